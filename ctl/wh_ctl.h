@@ -1,0 +1,15 @@
+/*
+ * wh_ctl.h - webhookctl's subcommands.  Each lives in its own file and is
+ * listed once in main.c's command table; each parses its own flags and
+ * returns the process exit status (0 success, 1 failure, 2 usage error).
+ */
+#ifndef WH_CTL_H
+#define WH_CTL_H
+
+typedef struct wh_ctl_command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
+} wh_ctl_command;
+
+#endif
