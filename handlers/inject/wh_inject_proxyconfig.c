@@ -428,6 +428,11 @@ static int is_zero(const struct pc_field *f, const json_t *v)
     }
 }
 
+static int cmp_keys(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 wh_code wh_inject_proxy_config_json(const json_t *pc, wh_buf *out)
 {
     json_t *def = wh_inject_default_proxy_config(), *ordered = json_object(), *v;
@@ -440,6 +445,27 @@ wh_code wh_inject_proxy_config_json(const json_t *pc, wh_buf *out)
         const struct pc_field *f = &pc_fields[i];
         if ((v = json_object_get(pc, f->name)) == NULL || is_cleared_default(f->name, v, def) || is_zero(f, v))
             continue;
+        if (f->kind == PC_MAP) {
+            /* maps print with sorted keys */
+            json_t *m = json_object();
+            const char **keys = calloc(json_object_size(v) + 1, sizeof(*keys));
+            const char *k;
+            json_t *e;
+            size_t n = 0;
+            if (m == NULL || keys == NULL) {
+                json_decref(m);
+                free(keys);
+                goto out;
+            }
+            json_object_foreach(v, k, e) keys[n++] = k;
+            qsort(keys, n, sizeof(*keys), cmp_keys);
+            for (size_t j = 0; j < n; j++)
+                json_object_set(m, keys[j], json_object_get(v, keys[j]));
+            free(keys);
+            if (json_object_set_new(ordered, f->name, m) != 0)
+                goto out;
+            continue;
+        }
         if (json_object_set(ordered, f->name, v) != 0)
             goto out;
     }
