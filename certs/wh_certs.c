@@ -60,8 +60,15 @@ static void describe(X509 *leaf, int chain_len, wh_certs_info *info)
     BIGNUM *bn = ASN1_INTEGER_to_BN(serial, NULL);
     char *hex = bn != NULL ? BN_bn2hex(bn) : NULL;
 
+    BIO *bio = BIO_new(BIO_s_mem());
+    char *text;
+    long n;
+
     memset(info, 0, sizeof(*info));
-    X509_NAME_oneline(X509_get_subject_name(leaf), info->subject, sizeof(info->subject));
+    if (bio != NULL && X509_NAME_print_ex(bio, X509_get_subject_name(leaf), 0, XN_FLAG_RFC2253) >= 0 &&
+        (n = BIO_get_mem_data(bio, &text)) > 0)
+        snprintf(info->subject, sizeof(info->subject), "%.*s", (int)n, text);
+    BIO_free(bio);
     snprintf(info->serial, sizeof(info->serial), "%s", hex != NULL ? hex : "");
     info->not_before = asn1_to_time(X509_get0_notBefore(leaf));
     info->not_after = asn1_to_time(X509_get0_notAfter(leaf));

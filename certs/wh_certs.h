@@ -22,7 +22,7 @@
 
 /* What a loaded certificate is, for logs, metrics and /readyz. */
 typedef struct wh_certs_info {
-    char subject[256];  /* one-line subject, e.g. "CN=webhookd.istio-system.svc" */
+    char subject[256]; /* RFC 2253 subject, e.g. "CN=webhookd.istio-system.svc,O=webhookd" */
     char serial[80];    /* hex */
     time_t not_before;
     time_t not_after;

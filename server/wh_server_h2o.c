@@ -12,6 +12,7 @@
 #error "define H2O_USE_LIBUV=0: webhookd embeds libh2o-evloop (P1)"
 #endif
 
+#define _GNU_SOURCE /* accept4 */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include <h2o/http1.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -27,13 +29,26 @@
 #include "wh_log.h"
 #include "wh_server.h"
 
-/* Idle HTTP/1.1 keep-alive connections are closed this long after their last
- * byte once shutdown starts (2.2.5 has no close-idle call: P10). */
-#define IDLE_CLOSE_MS 50
+/* Once shutdown starts, a connection that has received nothing and written
+ * nothing for this long is idle (a keep-alive waiting for its next request)
+ * and is closed; 2.2.5 has no close-idle call (P10). */
+#define IDLE_QUIET_MS 100
 /* Accepts per wake-up, like h2o's own server. */
 #define ACCEPT_BATCH 16
 
 typedef struct worker worker;
+
+/* One accepted connection (we accept ourselves to know its fd). */
+typedef struct conn {
+    h2o_linklist_t link; /* in worker.conns */
+    worker *w;
+    h2o_socket_t *sock;
+    int fd;
+    int shut;           /* shutdown(2) already called during the drain */
+    size_t seen_read;   /* sock->bytes_read at the last drain check */
+    size_t seen_written;
+    uint64_t quiet_since;
+} conn;
 
 struct wh_http_server {
     wh_http_config cfg;
@@ -57,6 +72,7 @@ struct worker {
     h2o_socket_t *listener;
     h2o_multithread_receiver_t receiver;
     SSL_CTX *retired; /* the previous generation (P11) */
+    h2o_linklist_t conns;
     size_t num_conns;
     int stop;
     uint64_t stop_timeout_ms;
@@ -148,26 +164,43 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 
 static void on_sock_close(void *data)
 {
-    worker *w = data;
+    conn *c = data;
+    worker *w = c->w;
 
+    h2o_linklist_unlink(&c->link);
+    free(c);
     w->num_conns--;
     wh_metric_add(w->server->open_connections, NULL, -1);
 }
 
 static void accept_some(worker *w, size_t max)
 {
+    struct sockaddr_storage peer;
+    socklen_t peerlen;
     size_t i;
+    int fd, on = 1;
 
     for (i = 0; i < max; i++) {
-        h2o_socket_t *sock = h2o_evloop_socket_accept(w->listener);
-        if (sock == NULL)
-            break;
+        conn *c;
+        peerlen = sizeof(peer);
+        if ((fd = accept4(w->listen_fd, (struct sockaddr *)&peer, &peerlen, SOCK_NONBLOCK | SOCK_CLOEXEC)) == -1)
+            break; /* EAGAIN, or a connection reset before we got to it */
+        if ((c = calloc(1, sizeof(*c))) == NULL) {
+            close(fd);
+            continue;
+        }
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+        c->w = w;
+        c->fd = fd;
+        c->sock = h2o_evloop_socket_create(w->loop, fd, H2O_SOCKET_FLAG_IS_ACCEPTED_CONNECTION);
+        h2o_socket_setpeername(c->sock, (struct sockaddr *)&peer, peerlen);
+        h2o_linklist_insert(&w->conns, &c->link);
         w->num_conns++;
         wh_metric_add(w->server->open_connections, NULL, 1);
         wh_metric_add(w->server->accepted, NULL, 1);
-        sock->on_close.cb = on_sock_close; /* the only per-connection close hook in 2.2.5 */
-        sock->on_close.data = w;
-        h2o_accept(&w->accept_ctx, sock); /* reads accept_ctx.ssl_ctx now */
+        c->sock->on_close.cb = on_sock_close; /* the only per-connection close hook in 2.2.5 */
+        c->sock->on_close.data = c;
+        h2o_accept(&w->accept_ctx, c->sock); /* reads accept_ctx.ssl_ctx now */
     }
 }
 
@@ -215,9 +248,32 @@ static wh_code send_control(worker *w, int type, SSL_CTX *ssl_ctx, uint64_t time
 
 /* --- worker threads ------------------------------------------------------- */
 
+/* Close connections that have been quiet for IDLE_QUIET_MS: nothing read
+ * and nothing being written.  shutdown(2) makes h2o see EOF and close the
+ * connection through its own path. */
+static void close_quiet(worker *w)
+{
+    uint64_t now = h2o_now(w->loop);
+    h2o_linklist_t *node;
+
+    for (node = w->conns.next; node != &w->conns; node = node->next) {
+        conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
+        if (c->sock->bytes_read != c->seen_read || c->sock->bytes_written != c->seen_written ||
+            h2o_socket_is_writing(c->sock)) {
+            c->seen_read = c->sock->bytes_read;
+            c->seen_written = c->sock->bytes_written;
+            c->quiet_since = now;
+        } else if (!c->shut && now - c->quiet_since >= IDLE_QUIET_MS) {
+            shutdown(c->fd, SHUT_RDWR);
+            c->shut = 1;
+        }
+    }
+}
+
 static void drain(worker *w)
 {
-    uint64_t deadline;
+    h2o_linklist_t *node;
+    uint64_t deadline, now = h2o_now(w->loop);
 
     /* Take what the kernel already queued on this listener: closing a
      * SO_REUSEPORT socket resets its pending connections (P9). */
@@ -225,15 +281,23 @@ static void drain(worker *w)
     h2o_socket_read_stop(w->listener);
     h2o_socket_close(w->listener);
     w->listener = NULL;
+    w->listen_fd = -1;
 
-    /* h2: GOAWAY; h1: "Connection: close" on the next response.  Idle h1
-     * keep-alives are closed by shrinking the request-read timeout they wait
-     * on (P10). */
+    /* h2: GOAWAY; h1: "Connection: close" on the next response, so busy
+     * connections end after their current request.  Idle ones are closed by
+     * close_quiet(). */
     h2o_context_request_shutdown(&w->ctx);
-    w->ctx.http1.req_timeout.timeout = IDLE_CLOSE_MS;
-    deadline = h2o_now(w->loop) + w->stop_timeout_ms;
-    while (w->num_conns != 0 && h2o_now(w->loop) < deadline)
+    for (node = w->conns.next; node != &w->conns; node = node->next) {
+        conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
+        c->seen_read = c->sock->bytes_read;
+        c->seen_written = c->sock->bytes_written;
+        c->quiet_since = now;
+    }
+    deadline = now + w->stop_timeout_ms;
+    while (w->num_conns != 0 && h2o_now(w->loop) < deadline) {
         h2o_evloop_run(w->loop, 10);
+        close_quiet(w);
+    }
     w->cut = w->num_conns;
 }
 
@@ -247,8 +311,9 @@ static void *worker_main(void *arg)
     w->accept_ctx.ctx = &w->ctx;
     w->accept_ctx.hosts = s->globalconf.hosts;
     h2o_multithread_register_receiver(w->ctx.queue, &w->receiver, on_control);
+    h2o_linklist_init_anchor(&w->conns);
+    /* The listener socket only reports readiness; accept_some() accepts. */
     w->listener = h2o_evloop_socket_create(w->loop, w->listen_fd, H2O_SOCKET_FLAG_DONT_READ);
-    w->listen_fd = -1; /* owned by the socket now */
     w->listener->data = w;
     h2o_socket_read_start(w->listener, on_accept);
     h2o_barrier_wait(&s->started); /* every receiver exists before main sends anything */
