@@ -77,8 +77,8 @@ static void describe(X509 *leaf, int chain_len, wh_certs_info *info)
     BN_free(bn);
 }
 
-wh_code wh_certs_ctx_from_pem(const char *cert_pem, size_t cert_len, const char *key_pem, size_t key_len,
-                              SSL_CTX **out, wh_certs_info *info, wh_err *err)
+wh_code wh_certs_ctx_from_pem(const char *cert_pem, size_t cert_len, const char *key_pem, size_t key_len, SSL_CTX **out,
+                              wh_certs_info *info, wh_err *err)
 {
     SSL_CTX *ctx = NULL;
     BIO *bio = NULL;
@@ -133,7 +133,8 @@ wh_code wh_certs_ctx_from_pem(const char *cert_pem, size_t cert_len, const char 
         goto out;
     }
     if ((key = PEM_read_bio_PrivateKey(bio, NULL, no_password, NULL)) == NULL) {
-        rc = tls_error(err, WH_E_PARSE, "no usable PEM private key found in the key file (encrypted keys are not supported)");
+        rc = tls_error(err, WH_E_PARSE,
+                       "no usable PEM private key found in the key file (encrypted keys are not supported)");
         goto out;
     }
     if (SSL_CTX_use_PrivateKey(ctx, key) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
@@ -239,8 +240,7 @@ wh_code wh_certs_generate_self_signed(const char *const *names, size_t nnames, i
             rc = wh_err_set(err, WH_E_INVALID, "\"%s\" is neither a DNS name nor an IP address", names[i]);
             goto out;
         }
-        if ((rc = wh_buf_printf(&san, "%s%s:%s", i == 0 ? "" : ",", is_ip(names[i]) ? "IP" : "DNS", names[i])) !=
-            WH_OK)
+        if ((rc = wh_buf_printf(&san, "%s%s:%s", i == 0 ? "" : ",", is_ip(names[i]) ? "IP" : "DNS", names[i])) != WH_OK)
             goto out;
     }
     if ((key = EVP_EC_gen("P-256")) == NULL) {

@@ -23,10 +23,10 @@
 /* What a loaded certificate is, for logs, metrics and /readyz. */
 typedef struct wh_certs_info {
     char subject[256]; /* RFC 2253 subject, e.g. "CN=webhookd.istio-system.svc,O=webhookd" */
-    char serial[80];    /* hex */
+    char serial[80];   /* hex */
     time_t not_before;
     time_t not_after;
-    int chain_len;      /* certificates after the leaf */
+    int chain_len; /* certificates after the leaf */
 } wh_certs_info;
 
 /* Build a server SSL_CTX from PEM text: the leaf certificate followed by its
@@ -34,8 +34,8 @@ typedef struct wh_certs_info {
  * encrypted).  TLS >= 1.2, server cipher preference, ECDHE AEAD suites only
  * for TLS 1.2, no renegotiation.  Fails when the key does not match.
  * *out is a new reference (SSL_CTX_free).  `info` may be NULL. */
-wh_code wh_certs_ctx_from_pem(const char *cert_pem, size_t cert_len, const char *key_pem, size_t key_len,
-                              SSL_CTX **out, wh_certs_info *info, wh_err *err);
+wh_code wh_certs_ctx_from_pem(const char *cert_pem, size_t cert_len, const char *key_pem, size_t key_len, SSL_CTX **out,
+                              wh_certs_info *info, wh_err *err);
 
 /* The same from two files (read whole, then parsed: a half-written pair is
  * an error, never a half-loaded context). */

@@ -78,11 +78,12 @@ static wh_code build_flags(app *a)
 
 static void usage(const app *a, FILE *out)
 {
-    fprintf(out, "webhookd %s: Istio's admission webhooks (sidecar injection, validation) over HTTPS.\n\n"
-                 "Usage:\n  webhookd [flags]\n\n"
-                 "Endpoints: POST /inject[/...], POST /validate[/...], GET /healthz, /readyz, /metrics, /version.\n"
-                 "Signals: SIGHUP reloads the certificate (and endpoint configuration); SIGTERM/SIGINT drain and "
-                 "exit.\n\nFlags (each also read from the environment variable shown):\n",
+    fprintf(out,
+            "webhookd %s: Istio's admission webhooks (sidecar injection, validation) over HTTPS.\n\n"
+            "Usage:\n  webhookd [flags]\n\n"
+            "Endpoints: POST /inject[/...], POST /validate[/...], GET /healthz, /readyz, /metrics, /version.\n"
+            "Signals: SIGHUP reloads the certificate (and endpoint configuration); SIGTERM/SIGINT drain and "
+            "exit.\n\nFlags (each also read from the environment variable shown):\n",
             WH_VERSION);
     wh_server_flags_usage(a->flags, out);
 }
@@ -316,8 +317,9 @@ static int run(app *a, char **argv, int argc)
     wh_metric_set(wh_metrics_gauge(a->metrics, "webhookd_build_info", "webhookd's version (value is always 1).",
                                    (const char *const[]){"version", NULL}),
                   (const char *const[]){WH_VERSION}, 1);
-    a->cert_reloads = wh_metrics_counter(a->metrics, "webhookd_certificate_loads_total",
-                                         "Serving certificate loads, by result.", (const char *const[]){"result", NULL});
+    a->cert_reloads =
+        wh_metrics_counter(a->metrics, "webhookd_certificate_loads_total", "Serving certificate loads, by result.",
+                           (const char *const[]){"result", NULL});
     a->cert_expiry = wh_metrics_gauge(a->metrics, "webhookd_certificate_expiry_timestamp_seconds",
                                       "notAfter of the serving certificate, in Unix seconds.", NULL);
     if (create_endpoints(a, impls, routes, &err) != WH_OK ||
@@ -325,8 +327,7 @@ static int run(app *a, char **argv, int argc)
         goto fail;
     if (load_tls(a, &ctx, &err) != WH_OK)
         goto fail;
-    hc = (wh_http_config){a->cfg.listen, a->cfg.threads, a->cfg.http2, a->cfg.max_request_bytes, a->router,
-                          a->metrics};
+    hc = (wh_http_config){a->cfg.listen, a->cfg.threads, a->cfg.http2, a->cfg.max_request_bytes, a->router, a->metrics};
     if (wh_http_start(&hc, ctx, &a->http, &err) != WH_OK)
         goto fail;
     snprintf(threads, sizeof(threads), "%d", a->cfg.threads);

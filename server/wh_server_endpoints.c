@@ -29,8 +29,7 @@ typedef struct not_configured {
     char message[160];
 } not_configured;
 
-static wh_code deny_not_configured(void *ctx, const wh_admission_request *req, wh_admission_response *resp,
-                                   wh_err *err)
+static wh_code deny_not_configured(void *ctx, const wh_admission_request *req, wh_admission_response *resp, wh_err *err)
 {
     const not_configured *self = ctx;
     return wh_admission_deny(resp, 0, "%s", self->message);

@@ -55,9 +55,8 @@ wh_code wh_server_parse_bytes(const char *text, size_t *out)
     static const struct {
         const char *suffix;
         unsigned shift;
-    } units[] = {{"", 0},   {"B", 0},   {"K", 10},   {"KB", 10}, {"Ki", 10}, {"KiB", 10},
-                 {"M", 20}, {"MB", 20}, {"Mi", 20},  {"MiB", 20}, {"G", 30}, {"GB", 30},
-                 {"Gi", 30}, {"GiB", 30}};
+    } units[] = {{"", 0},    {"B", 0},   {"K", 10},   {"KB", 10}, {"Ki", 10}, {"KiB", 10}, {"M", 20},
+                 {"MB", 20}, {"Mi", 20}, {"MiB", 20}, {"G", 30},  {"GB", 30}, {"Gi", 30},  {"GiB", 30}};
     unsigned long long n;
     char *end;
     size_t i;
@@ -186,8 +185,8 @@ wh_code wh_server_flags_parse(const wh_server_flag *rows, int argc, char **argv,
         arg += 2;
         eq = strchr(arg, '=');
         if ((f = find(rows, arg, eq != NULL ? (size_t)(eq - arg) : strlen(arg))) == NULL)
-            return wh_err_set(err, WH_E_INVALID, "unknown flag --%.*s", (int)(eq != NULL ? eq - arg : (long)strlen(arg)),
-                              arg);
+            return wh_err_set(err, WH_E_INVALID, "unknown flag --%.*s",
+                              (int)(eq != NULL ? eq - arg : (long)strlen(arg)), arg);
         if (eq != NULL)
             v = eq + 1;
         else if (f->type == WH_FLAG_BOOL)

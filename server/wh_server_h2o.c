@@ -44,8 +44,8 @@ typedef struct conn {
     worker *w;
     h2o_socket_t *sock;
     int fd;
-    int shut;           /* shutdown(2) already called during the drain */
-    size_t seen_read;   /* sock->bytes_read at the last drain check */
+    int shut;         /* shutdown(2) already called during the drain */
+    size_t seen_read; /* sock->bytes_read at the last drain check */
     size_t seen_written;
     uint64_t quiet_since;
 } conn;
@@ -96,14 +96,22 @@ typedef struct handler {
 static const char *reason_phrase(int status)
 {
     switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 413: return "Payload Too Large";
-    case 415: return "Unsupported Media Type";
-    case 503: return "Service Unavailable";
-    default: return status < 500 ? "Client Error" : "Internal Server Error";
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 413:
+        return "Payload Too Large";
+    case 415:
+        return "Unsupported Media Type";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return status < 500 ? "Client Error" : "Internal Server Error";
     }
 }
 
@@ -463,7 +471,8 @@ wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_serve
     for (i = 0; i < s->nworkers; i++)
         s->workers[i].listen_fd = -1;
     s->open_connections = wh_metrics_gauge(cfg->metrics, "webhookd_open_connections", "Open client connections.", NULL);
-    s->accepted = wh_metrics_counter(cfg->metrics, "webhookd_connections_accepted_total", "Accepted connections.", NULL);
+    s->accepted =
+        wh_metrics_counter(cfg->metrics, "webhookd_connections_accepted_total", "Accepted connections.", NULL);
 
     /* Bind every listener before starting anything, so a busy port is an
      * error at start-up.  With port 0 the first bind picks the port. */

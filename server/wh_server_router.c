@@ -24,9 +24,9 @@ struct wh_router {
     size_t nroutes;
     size_t max_body;
     wh_metrics *metrics;
-    wh_metric *requests; /* webhookd_http_requests_total{path,code} */
-    wh_metric *duration; /* webhookd_http_request_duration_seconds{path} */
-    wh_metric *reviews;  /* webhookd_admission_reviews_total{endpoint,result} */
+    wh_metric *requests;  /* webhookd_http_requests_total{path,code} */
+    wh_metric *duration;  /* webhookd_http_request_duration_seconds{path} */
+    wh_metric *reviews;   /* webhookd_admission_reviews_total{endpoint,result} */
     pthread_mutex_t lock; /* guards the two fields below */
     int certs_loaded;
     char *certs_detail;
@@ -192,8 +192,7 @@ static double seconds_since(const struct timespec *start)
     return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
-static void access_log(const wh_endpoint *ep, const wh_http_request *req, const wh_http_response *res,
-                       double elapsed)
+static void access_log(const wh_endpoint *ep, const wh_http_request *req, const wh_http_response *res, double elapsed)
 {
     char status[16], micros[32], bytes_in[32], bytes_out[32];
 
@@ -203,8 +202,9 @@ static void access_log(const wh_endpoint *ep, const wh_http_request *req, const 
     snprintf(bytes_out, sizeof(bytes_out), "%zu", res->body.len);
     wh_log(WH_LOG_DEBUG, "review", "endpoint", ep->name, "path", req->path, "status", status, "result",
            review_result(&res->review, res->status), "uid", res->review.uid, "kind", res->review.kind, "operation",
-           res->review.operation, "apiVersion", res->review.api_version, "dryRun", res->review.dry_run ? "true" : "false",
-           "bytesIn", bytes_in, "bytesOut", bytes_out, "durationMicros", micros, NULL);
+           res->review.operation, "apiVersion", res->review.api_version, "dryRun",
+           res->review.dry_run ? "true" : "false", "bytesIn", bytes_in, "bytesOut", bytes_out, "durationMicros", micros,
+           NULL);
 }
 
 void wh_router_serve(wh_router *r, const wh_http_request *req, wh_http_response *res)

@@ -21,15 +21,15 @@
 #include "wh_result.h"
 
 typedef struct wh_http_request {
-    const char *method;       /* "POST", "GET", ... (NUL-terminated) */
-    const char *path;         /* path without query string, e.g. "/inject/rev/1-24/cluster/c1" (NUL-terminated) */
+    const char *method; /* "POST", "GET", ... (NUL-terminated) */
+    const char *path;   /* path without query string, e.g. "/inject/rev/1-24/cluster/c1" (NUL-terminated) */
     size_t path_len;
-    const char *prefix;       /* the route prefix that matched, e.g. "/inject" */
-    const char *query;        /* after '?', or NULL */
+    const char *prefix; /* the route prefix that matched, e.g. "/inject" */
+    const char *query;  /* after '?', or NULL */
     size_t query_len;
     const char *content_type; /* Content-Type header value, or NULL (not NUL-terminated: use the length) */
     size_t content_type_len;
-    const char *body;         /* NULL when the request had no body */
+    const char *body; /* NULL when the request had no body */
     size_t body_len;
 } wh_http_request;
 
