@@ -19,6 +19,7 @@ static int cmd_version(int argc, char **argv)
 
 static const wh_ctl_command commands[] = {
     {"version", "Print the webhookctl version", cmd_version},
+    {"validate", "Validate Istio resources offline, exactly as webhookd's /validate does", wh_ctl_validate},
 };
 
 static void usage(FILE *out)

@@ -12,4 +12,7 @@ typedef struct wh_ctl_command {
     int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
 } wh_ctl_command;
 
+/* The subcommands (one file each). */
+int wh_ctl_validate(int argc, char **argv);
+
 #endif

@@ -56,9 +56,7 @@ wh_code wh_validate_admit(void *ctx, const wh_admission_request *req, wh_admissi
 {
     const wh_validate_metrics *m = ctx;
     const json_t *request = req->request;
-    const char *rkind = json_string_value(json_object_get(json_object_get(request, "kind"), "kind"));
-    const char *rns = json_string_value(json_object_get(request, "namespace"));
-    wh_validate_input in = {rkind ? rkind : "", rns ? rns : "", NULL};
+    wh_validate_input in = {req->kind, req->namespace, NULL};
     wh_validate_verdict v;
     wh_code rc;
 
@@ -95,9 +93,8 @@ typedef struct validate_endpoint {
 static void serve(wh_endpoint *self, const wh_http_request *req, wh_http_response *res)
 {
     validate_endpoint *ve = self->data;
-    wh_admission_outcome outcome;
 
-    wh_admission_serve(req, wh_validate_admit, &ve->metrics, res, &outcome);
+    wh_admission_serve(req, wh_validate_admit, &ve->metrics, res, NULL);
     if (res->status != 200 && ve->metrics.http_error != NULL) {
         char status[16];
         const char *labels[1] = {status};
@@ -106,6 +103,7 @@ static void serve(wh_endpoint *self, const wh_http_request *req, wh_http_respons
     }
 }
 
+/* Nothing to load: validation has no configuration. */
 static int ready(wh_endpoint *self, wh_buf *detail)
 {
     (void)self;
@@ -118,22 +116,23 @@ static void destroy(wh_endpoint *self)
     free(self->data);
 }
 
-wh_endpoint *wh_validate_endpoint_new(wh_metrics *registry, wh_err *err)
+wh_code wh_validate_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh_err *err)
 {
     validate_endpoint *ve = calloc(1, sizeof(*ve));
+    wh_code rc;
 
-    if (ve == NULL) {
-        wh_err_set(err, WH_E_NOMEM, "out of memory");
-        return NULL;
-    }
-    if (wh_validate_metrics_init(&ve->metrics, registry, err) != WH_OK) {
+    *out = NULL;
+    if (ve == NULL)
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    if ((rc = wh_validate_metrics_init(&ve->metrics, env->metrics, err)) != WH_OK) {
         free(ve);
-        return NULL;
+        return rc;
     }
-    ve->ep.name = "validate";
+    ve->ep.name = env->name;
     ve->ep.serve = serve;
     ve->ep.ready = ready;
     ve->ep.destroy = destroy;
     ve->ep.data = ve;
-    return &ve->ep;
+    *out = &ve->ep;
+    return WH_OK;
 }

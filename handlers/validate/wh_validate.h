@@ -79,7 +79,9 @@ wh_code wh_validate_metrics_init(wh_validate_metrics *m, wh_metrics *registry, w
  * then metrics.  ctx is a wh_validate_metrics * (or NULL). */
 wh_code wh_validate_admit(void *ctx, const wh_admission_request *req, wh_admission_response *resp, wh_err *err);
 
-/* The /validate endpoint (new object, owned by the caller via destroy).  `registry` may be NULL. */
-wh_endpoint *wh_validate_endpoint_new(wh_metrics *registry, wh_err *err);
+/* The /validate endpoint (a wh_endpoint_create_fn for the server's endpoint table): serves every
+ * AdmissionReview through wh_admission_serve + wh_validate_admit and registers the metrics in
+ * env->metrics (when not NULL). */
+wh_code wh_validate_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh_err *err);
 
 #endif
