@@ -792,7 +792,7 @@ FN(fn_sortalpha)
         if ((rc = wh_tmpl_list_push(ctx, &c, wh_tmpl_list_at(&l, (size_t)i))) != WH_OK)
             return rc;
     if (len > 1)
-        qsort(((wh_tmpl_value **)c.u.list)[1], (size_t)len, sizeof(wh_tmpl_value), str_cmp);
+        qsort(tm_list_items(&c), (size_t)len, sizeof(wh_tmpl_value), str_cmp);
     *out = c;
     return WH_OK;
 }
@@ -2784,7 +2784,7 @@ FN(fn_semvercompare)
         {
             char *h = strstr(tbuf, " - ");
             if (h != NULL) {
-                char lo[256], hi[256];
+                char lo[600], hi[600];
                 int r1, r2;
                 *h = 0;
                 snprintf(lo, sizeof(lo), ">=%s", tbuf);

@@ -191,6 +191,7 @@ void tm_put_rune(wh_buf *out, unsigned r);
 void tm_quote_with(wh_buf *out, const char *s, size_t len, char q, int ascii_only);
 void tm_json_string(wh_buf *out, const char *s, size_t len, int escape_html);
 void tm_query_escape(wh_buf *b, const char *s, size_t len);
+wh_tmpl_value *tm_list_items(wh_tmpl_value *list);
 void tm_map_delete(wh_tmpl_value *map, const char *key, size_t key_len);
 
 /* ---- render context ---- */

@@ -402,6 +402,11 @@ wh_code wh_tmpl_map_set(wh_tmpl_ctx *ctx, wh_tmpl_value *map, const char *key, s
     return WH_OK;
 }
 
+wh_tmpl_value *tm_list_items(wh_tmpl_value *list)
+{
+    return list->rep == WH_TMPL_REP_ENGINE && list->u.list != NULL ? list->u.list->items : NULL;
+}
+
 /* Remove a key from an engine map (sprig's unset). */
 void tm_map_delete(wh_tmpl_value *map, const char *key, size_t key_len)
 {
