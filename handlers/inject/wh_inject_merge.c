@@ -143,7 +143,10 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
                 return rc;
         } else if (json_is_object(ov)) {
             if ((rc = merge_map(ov, pv, f != NULL ? f->type : NULL, err)) != WH_OK)
-                return wh_err_prefix(err, "%s", key);
+                {
+                wh_err_prefix(err, "%s", key);
+                return rc;
+            }
             continue;
         } else if (json_is_array(ov)) {
             if ((rc = merge_list(ov, pv, f, &nv, err)) != WH_OK)
@@ -157,15 +160,15 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
     return WH_OK;
 }
 
-typedef struct item {
+typedef struct merge_item {
     json_t *value;  /* owned reference */
     long orig_idx;  /* position in the (post-delete) original list, -1 when new */
     long patch_idx; /* position among the patch's items, -1 when server-only */
-} item;
+} merge_item;
 
 static int cmp_patch(const void *a, const void *b)
 {
-    const item *x = a, *y = b;
+    const merge_item *x = a, *y = b;
     return x->patch_idx < y->patch_idx ? -1 : x->patch_idx > y->patch_idx;
 }
 
@@ -174,7 +177,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
 {
     const char *mk = f->merge_key;
     size_t n = json_array_size(orig_list), np = json_array_size(patch), i, j, k, nitems = 0, npatch = 0, nserver = 0;
-    item *items = NULL, *pitems = NULL, *sitems = NULL;
+    merge_item *items = NULL, *pitems = NULL, *sitems = NULL;
     json_t *result = NULL;
     wh_code rc = WH_OK;
 
@@ -280,7 +283,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
         goto out;
     }
     for (i = 0, j = 0, k = 0; k < npatch + nserver; k++) {
-        const item *take;
+        const merge_item *take;
         if (i >= nserver)
             take = &pitems[j++];
         else if (j >= npatch)
@@ -383,12 +386,20 @@ static wh_code canonical_quantity(json_t *parent, const char *key, json_t *v, wh
         return wh_err_set(err, WH_E_INVALID, "%s: a quantity must be a string or a number", key);
     }
     if ((rc = wh_inject_quantity_canonical(text, out, sizeof(out), err)) != WH_OK)
-        return wh_err_prefix(err, "%s", key);
+        {
+                wh_err_prefix(err, "%s", key);
+                return rc;
+            }
     if (json_is_string(v) && strcmp(out, text) == 0)
         return WH_OK;
     if (json_object_set_new(parent, key, json_string(out)) != 0)
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
     return WH_OK;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 static int is_zero(const json_t *v)
@@ -460,7 +471,10 @@ wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err
                     continue;
                 }
                 if ((rc = canonical_quantity(v, qk, qv, err)) != WH_OK)
-                    return wh_err_prefix(err, "%s", key);
+                    {
+                wh_err_prefix(err, "%s", key);
+                return rc;
+            }
             }
             break;
         }
@@ -468,4 +482,237 @@ wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err
         }
     }
     return WH_OK;
+}
+
+static json_t *sorted_copy(const json_t *map)
+{
+    const char **keys;
+    const char *key;
+    json_t *v, *out = json_object();
+    size_t n = 0, i;
+
+    if (out == NULL || (keys = malloc((json_object_size(map) + 1) * sizeof(*keys))) == NULL) {
+        json_decref(out);
+        return NULL;
+    }
+    json_object_foreach((json_t *)map, key, v) keys[n++] = key;
+    qsort(keys, n, sizeof(*keys), cmp_str);
+    for (i = 0; i < n; i++)
+        if (json_object_set_new(out, keys[i], json_deep_copy(json_object_get(map, keys[i]))) != 0) {
+            json_decref(out);
+            out = NULL;
+            break;
+        }
+    free(keys);
+    return out;
+}
+
+json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type)
+{
+    const wh_inject_field *f;
+    json_t *out;
+
+    if (!json_is_object(value) || type == NULL)
+        return json_deep_copy(value);
+    if ((out = json_object()) == NULL)
+        return NULL;
+    for (f = type->fields; f->name != NULL; f++) {
+        const json_t *v = json_object_get(value, f->name);
+        json_t *nv = NULL;
+        if (v == NULL || json_is_null(v)) {
+            if (!(f->flags & WH_F_ALWAYS))
+                continue;
+            nv = json_object();
+        } else if ((f->flags & WH_F_OMIT) && is_zero(v)) {
+            continue;
+        } else if (f->kind == WH_K_OBJ) {
+            nv = wh_inject_go_ordered(v, f->type);
+        } else if (f->kind == WH_K_LIST && f->type != NULL && json_is_array(v)) {
+            size_t i;
+            if ((nv = json_array()) != NULL)
+                for (i = 0; i < json_array_size(v); i++)
+                    if (json_array_append_new(nv, wh_inject_go_ordered(json_array_get(v, i), f->type)) != 0) {
+                        json_decref(nv);
+                        nv = NULL;
+                        break;
+                    }
+        } else if ((f->kind == WH_K_MAP || f->kind == WH_K_QMAP) && json_is_object(v)) {
+            nv = sorted_copy(v);
+        } else {
+            nv = json_deep_copy(v);
+        }
+        if (nv == NULL || json_object_set_new(out, f->name, nv) != 0) {
+            json_decref(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+wh_code wh_inject_json_go(const json_t *value, wh_buf *out)
+{
+    char *text = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
+    const unsigned char *p;
+    wh_code rc = WH_OK;
+
+    if (text == NULL)
+        return WH_E_NOMEM;
+    for (p = (const unsigned char *)text; *p != '\0' && rc == WH_OK; p++) {
+        if (*p == '<')
+            rc = wh_buf_puts(out, "\\u003c");
+        else if (*p == '>')
+            rc = wh_buf_puts(out, "\\u003e");
+        else if (*p == '&')
+            rc = wh_buf_puts(out, "\\u0026");
+        else if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9)) {
+            rc = wh_buf_puts(out, p[2] == 0xa8 ? "\\u2028" : "\\u2029");
+            p += 2;
+        } else if (p[0] == '\\' && p[1] == 'u') { /* jansson writes upper-case hex, Go lower-case */
+            char esc[7];
+            int i;
+            for (i = 0; i < 6 && p[i] != '\0'; i++)
+                esc[i] = (char)(i >= 2 && p[i] >= 'A' && p[i] <= 'F' ? p[i] - 'A' + 'a' : p[i]);
+            rc = wh_buf_append(out, esc, (size_t)i);
+            p += i - 1;
+        } else if (p[0] == '\\' && p[1] != '\0') {
+            rc = wh_buf_append(out, p, 2);
+            p++;
+        } else {
+            rc = wh_buf_putc(out, (char)*p);
+        }
+    }
+    free(text);
+    return rc;
+}
+
+static const char *json_kind_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "object";
+    case JSON_ARRAY: return "array";
+    case JSON_STRING: return "string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "bool";
+    default: return "null";
+    }
+}
+
+static wh_code check_field(const json_t *v, const wh_inject_field *f, const wh_inject_type *owner, wh_buf *path,
+                           wh_err *err);
+
+static wh_code check_object(const json_t *value, const wh_inject_type *type, wh_buf *path, wh_err *err)
+{
+    const char *key;
+    json_t *v;
+    wh_code rc;
+
+    json_object_foreach((json_t *)value, key, v)
+    {
+        const wh_inject_field *f = wh_inject_schema_field(type, key);
+        size_t mark = path->len;
+        if (f == NULL || json_is_null(v))
+            continue;
+        if (wh_buf_printf(path, "%s%s", path->len != 0 ? "." : "", key) != WH_OK)
+            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        if ((rc = check_field(v, f, type, path, err)) != WH_OK)
+            return rc;
+        path->len = mark;
+        path->data[mark] = '\0';
+    }
+    return WH_OK;
+}
+
+static wh_code check_field(const json_t *v, const wh_inject_field *f, const wh_inject_type *owner, wh_buf *path,
+                           wh_err *err)
+{
+    const char *want = NULL;
+    size_t i;
+    wh_code rc;
+
+    switch (f->kind) {
+    case WH_K_STR:
+        if (!json_is_string(v))
+            want = "string";
+        break;
+    case WH_K_INT:
+        if (!json_is_integer(v) && !(json_is_real(v) && json_real_value(v) == (double)(long long)json_real_value(v)))
+            want = "int32";
+        break;
+    case WH_K_BOOL:
+        if (!json_is_boolean(v))
+            want = "bool";
+        break;
+    case WH_K_OBJ:
+        if (!json_is_object(v))
+            want = f->type->name;
+        else if ((rc = check_object(v, f->type, path, err)) != WH_OK)
+            return rc;
+        break;
+    case WH_K_MAP:
+    case WH_K_QMAP: {
+        const char *key;
+        json_t *mv;
+        if (!json_is_object(v)) {
+            want = "map[string]string";
+            break;
+        }
+        json_object_foreach((json_t *)v, key, mv) if (!json_is_null(mv) && !json_is_string(mv) &&
+                                                      !(f->kind == WH_K_QMAP && json_is_number(mv)))
+        {
+            return wh_err_set(err, WH_E_INVALID,
+                              "json: cannot unmarshal %s into Go struct field %s.%s of type string",
+                              json_kind_name(mv), owner->name, path->data);
+        }
+        break;
+    }
+    case WH_K_LIST:
+    case WH_K_PLIST:
+        if (!json_is_array(v)) {
+            want = f->kind == WH_K_LIST && f->type != NULL ? f->type->name : "list";
+            break;
+        }
+        for (i = 0; i < json_array_size(v); i++) {
+            const json_t *item = json_array_get(v, i);
+            size_t mark = path->len;
+            if (json_is_null(item))
+                continue;
+            if (f->kind == WH_K_PLIST ? (json_is_object(item) || json_is_array(item)) : !json_is_object(item)) {
+                return wh_err_set(err, WH_E_INVALID,
+                                  "json: cannot unmarshal %s into Go struct field %s.%s[%zu] of type %s",
+                                  json_kind_name(item), owner->name, path->data, i,
+                                  f->kind == WH_K_PLIST ? "scalar" : (f->type != NULL ? f->type->name : "object"));
+            }
+            if (f->kind == WH_K_LIST && f->type != NULL) {
+                if (wh_buf_printf(path, "[%zu]", i) != WH_OK)
+                    return wh_err_set(err, WH_E_NOMEM, "out of memory");
+                if ((rc = check_object(item, f->type, path, err)) != WH_OK)
+                    return rc;
+                path->len = mark;
+                path->data[mark] = '\0';
+            }
+        }
+        break;
+    default: break;
+    }
+    if (want != NULL)
+        return wh_err_set(err, WH_E_INVALID, "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
+                          json_kind_name(v), owner->name, path->data, want);
+    return WH_OK;
+}
+
+wh_code wh_inject_go_check(const json_t *value, const wh_inject_type *type, wh_err *err)
+{
+    wh_buf path = WH_BUF_INIT;
+    wh_code rc;
+
+    if (!json_is_object(value))
+        return wh_err_set(err, WH_E_INVALID, "json: cannot unmarshal %s into Go value of type %s",
+                          json_kind_name(value), type->name);
+    if (wh_buf_puts(&path, "") != WH_OK)
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    rc = check_object(value, type, &path, err);
+    wh_buf_free(&path);
+    return rc;
 }

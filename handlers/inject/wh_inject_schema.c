@@ -29,7 +29,7 @@ static const wh_inject_type t_owner_ref, t_local_ref, t_pod_security_context, t_
     t_volume, t_empty_dir, t_secret_vs, t_config_map_vs, t_key_to_path, t_downward_vs, t_downward_file, t_projected,
     t_volume_projection, t_secret_proj, t_config_map_proj, t_downward_proj, t_sa_token_proj, t_container_port,
     t_env_var, t_env_source, t_field_selector, t_resource_selector, t_resources, t_volume_mount, t_probe, t_exec,
-    t_http_get, t_http_header, t_tcp_socket, t_grpc, t_lifecycle, t_lifecycle_handler, t_security_context,
+     t_http_header,   t_lifecycle, t_lifecycle_handler, t_security_context,
     t_capabilities, t_seccomp;
 
 static const wh_inject_field f_object_meta[] = {
@@ -151,18 +151,18 @@ static const wh_inject_type t_http_header = {"HTTPHeader", f_http_header};
 
 static const wh_inject_field f_http_get[] = {S("path"),   ANY("port"), S("host"), S("scheme"),
                                              LIST("httpHeaders", NULL, &t_http_header), END};
-static const wh_inject_type t_http_get = {"HTTPGetAction", f_http_get};
+const wh_inject_type wh_inject_type_http_get = {"HTTPGetAction", f_http_get};
 
 static const wh_inject_field f_tcp_socket[] = {ANY("port"), S("host"), END};
-static const wh_inject_type t_tcp_socket = {"TCPSocketAction", f_tcp_socket};
+const wh_inject_type wh_inject_type_tcp_socket = {"TCPSocketAction", f_tcp_socket};
 
 static const wh_inject_field f_grpc[] = {IREQ("port"), P("service"), END};
-static const wh_inject_type t_grpc = {"GRPCAction", f_grpc};
+const wh_inject_type wh_inject_type_grpc = {"GRPCAction", f_grpc};
 
 static const wh_inject_field f_probe[] = {OBJ("exec", t_exec),
-                                          OBJ("httpGet", t_http_get),
-                                          OBJ("tcpSocket", t_tcp_socket),
-                                          OBJ("grpc", t_grpc),
+                                          OBJ("httpGet", wh_inject_type_http_get),
+                                          OBJ("tcpSocket", wh_inject_type_tcp_socket),
+                                          OBJ("grpc", wh_inject_type_grpc),
                                           I("initialDelaySeconds"),
                                           I("timeoutSeconds"),
                                           I("periodSeconds"),
@@ -172,8 +172,8 @@ static const wh_inject_field f_probe[] = {OBJ("exec", t_exec),
                                           END};
 static const wh_inject_type t_probe = {"Probe", f_probe};
 
-static const wh_inject_field f_lifecycle_handler[] = {OBJ("exec", t_exec), OBJ("httpGet", t_http_get),
-                                                      OBJ("tcpSocket", t_tcp_socket), ANY("sleep"), END};
+static const wh_inject_field f_lifecycle_handler[] = {OBJ("exec", t_exec), OBJ("httpGet", wh_inject_type_http_get),
+                                                      OBJ("tcpSocket", wh_inject_type_tcp_socket), ANY("sleep"), END};
 static const wh_inject_type t_lifecycle_handler = {"LifecycleHandler", f_lifecycle_handler};
 
 static const wh_inject_field f_lifecycle[] = {OBJ("postStart", t_lifecycle_handler),
@@ -197,7 +197,7 @@ static const wh_inject_field f_container[] = {SREQ("name"),
                                               LIST("ports", "containerPort", &t_container_port),
                                               LIST("envFrom", NULL, NULL),
                                               LIST("env", "name", &t_env_var),
-                                              OBJ("resources", t_resources),
+                                              {"resources", WH_K_OBJ, WH_F_ALWAYS, NULL, &t_resources},
                                               LIST("resizePolicy", NULL, NULL),
                                               P("restartPolicy"),
                                               LIST("restartPolicyRules", NULL, NULL),

@@ -29,6 +29,7 @@ typedef enum wh_inject_kind {
 enum {
     WH_F_OMIT = 1,  /* omitempty: a zero value ("" / 0 / false) is dropped by Go */
     WH_F_MERGE = 2, /* patchStrategy merge on a scalar list */
+    WH_F_ALWAYS = 4 /* a struct without omitempty: Go always prints it (`"resources":{}`) */
 };
 
 typedef struct wh_inject_type wh_inject_type;
@@ -50,6 +51,9 @@ extern const wh_inject_type wh_inject_type_pod;
 extern const wh_inject_type wh_inject_type_pod_spec;
 extern const wh_inject_type wh_inject_type_container;
 extern const wh_inject_type wh_inject_type_object_meta;
+extern const wh_inject_type wh_inject_type_http_get;
+extern const wh_inject_type wh_inject_type_tcp_socket;
+extern const wh_inject_type wh_inject_type_grpc;
 
 /* The field `name` of `type`, or NULL when unknown (or type is NULL). */
 const wh_inject_field *wh_inject_schema_field(const wh_inject_type *type, const char *name);
