@@ -1,6 +1,6 @@
 /*
- * wh_inject_post.c - overlay merge, user overrides and post-processing
- * (spec 3.1 steps 6-8, 3.7, 3.8, 3.10); see wh_inject_post.h.
+ * wh_inject_post.c - istiod's post-processing of the merged pod (spec 3.1
+ * step 8, 3.10, 3.7 ordering); see wh_inject_post.h.
  */
 #include "wh_inject_post.h"
 
@@ -12,339 +12,12 @@
 
 #include "wh_buf.h"
 #include "wh_inject_merge.h"
+#include "wh_inject_pod.h"
 
-#define PROXY "istio-proxy"
-#define INIT "istio-init"
-#define VALIDATION "istio-validation"
-#define CORE_DUMP "enable-core-dump"
-#define A_STATUS "sidecar.istio.io/status"
-#define A_OVERRIDES "proxy.istio.io/overrides"
 
 static wh_code nomem(wh_err *err)
 {
     return wh_err_set(err, WH_E_NOMEM, "out of memory");
-}
-
-int wh_inject_parse_bool(const char *s)
-{
-    static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
-    static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
-    size_t i;
-
-    if (s == NULL)
-        return -1;
-    for (i = 0; i < 6; i++) {
-        if (strcmp(s, yes[i]) == 0)
-            return 1;
-        if (strcmp(s, no[i]) == 0)
-            return 0;
-    }
-    return -1;
-}
-
-/* ---- small accessors ---- */
-
-static json_t *obj_child(json_t *parent, const char *key, int create)
-{
-    json_t *v = json_object_get(parent, key);
-
-    if (json_is_object(v) || !create || !json_is_object(parent))
-        return json_is_object(v) ? v : NULL;
-    v = json_object();
-    if (v == NULL || json_object_set_new(parent, key, v) != 0)
-        return NULL;
-    return v;
-}
-
-static json_t *spec_list(const json_t *pod, const char *key)
-{
-    json_t *l = json_object_get(json_object_get(pod, "spec"), key);
-    return json_is_array(l) ? l : NULL;
-}
-
-static const char *str_of(const json_t *o, const char *key)
-{
-    return json_string_value(json_object_get(o, key));
-}
-
-/* First container called `name` in list (may be NULL); *idx its index. */
-static json_t *find_named(const json_t *list, const char *name, size_t *idx)
-{
-    size_t i;
-
-    for (i = 0; i < json_array_size(list); i++) {
-        const char *n = str_of(json_array_get(list, i), "name");
-        if (n != NULL && strcmp(n, name) == 0) {
-            if (idx != NULL)
-                *idx = i;
-            return json_array_get(list, i);
-        }
-    }
-    return NULL;
-}
-
-/* istiod's FindSidecar: istio-proxy in containers, else in initContainers. */
-static json_t *find_sidecar(const json_t *pod)
-{
-    json_t *c = find_named(spec_list(pod, "containers"), PROXY, NULL);
-    return c != NULL ? c : find_named(spec_list(pod, "initContainers"), PROXY, NULL);
-}
-
-static const char *annotation(const json_t *pod, const char *key)
-{
-    return str_of(json_object_get(json_object_get(pod, "metadata"), "annotations"), key);
-}
-
-static wh_code set_string(json_t *obj, const char *key, const char *value, wh_err *err)
-{
-    if (obj == NULL || json_object_set_new(obj, key, json_string(value)) != 0)
-        return nomem(err);
-    return WH_OK;
-}
-
-static wh_code set_env(json_t *container, const char *name, const char *value, wh_err *err)
-{
-    json_t *env = json_object_get(container, "env"), *e;
-
-    if (!json_is_array(env)) {
-        if ((env = json_array()) == NULL || json_object_set_new(container, "env", env) != 0)
-            return nomem(err);
-    }
-    if ((e = json_pack("{s:s,s:s}", "name", name, "value", value)) == NULL || json_array_append_new(env, e) != 0)
-        return nomem(err);
-    return WH_OK;
-}
-
-/* ---- step 6 ---- */
-
-static wh_code move_proxy_to_init(json_t *pod, wh_err *err)
-{
-    json_t *spec = obj_child(pod, "spec", 1), *containers = spec_list(pod, "containers"), *init, *proxy;
-    size_t idx;
-
-    if ((proxy = find_named(containers, PROXY, &idx)) == NULL)
-        return WH_OK;
-    if ((init = spec_list(pod, "initContainers")) == NULL) {
-        if ((init = json_array()) == NULL || json_object_set_new(spec, "initContainers", init) != 0)
-            return nomem(err);
-    }
-    if (json_array_append(init, proxy) != 0 || json_array_remove(containers, idx) != 0)
-        return nomem(err);
-    return WH_OK;
-}
-
-wh_code wh_inject_apply_overlays(const json_t *merge_pod, const json_t *overlays, const char *const *names,
-                                 int native, json_t **merged_out, json_t **tmpl_out, wh_err *err)
-{
-    json_t *merged = json_deep_copy(merge_pod), *tmpl = json_object();
-    size_t i;
-    wh_code rc = WH_OK;
-
-    *merged_out = *tmpl_out = NULL;
-    if (merged == NULL || tmpl == NULL) {
-        rc = nomem(err);
-        goto out;
-    }
-    if ((rc = wh_inject_go_roundtrip(merged, &wh_inject_type_pod, err)) != WH_OK) {
-        wh_err_prefix(err, "could not decode pod");
-        goto out;
-    }
-    for (i = 0; i < json_array_size(overlays); i++) {
-        const json_t *overlay = json_array_get(overlays, i);
-        const char *name = names != NULL ? names[i] : "?";
-        if (!json_is_object(overlay)) {
-            rc = wh_err_set(err, WH_E_RENDER,
-                            "failed parsing generated injected YAML (check Istio sidecar injector configuration): "
-                            "template %s did not render a YAML object",
-                            name);
-            goto out;
-        }
-        if ((rc = wh_inject_smp(tmpl, overlay, &wh_inject_type_pod, err)) != WH_OK ||
-            (rc = wh_inject_go_roundtrip(tmpl, &wh_inject_type_pod, err)) != WH_OK) {
-            wh_err_prefix(err, "failed parsing generated injected YAML (check Istio sidecar injector "
-                               "configuration): template %s",
-                          name);
-            goto out;
-        }
-        if (native && find_named(spec_list(tmpl, "initContainers"), PROXY, NULL) != NULL &&
-            (rc = move_proxy_to_init(merged, err)) != WH_OK)
-            goto out;
-        if ((rc = wh_inject_smp(merged, overlay, &wh_inject_type_pod, err)) != WH_OK ||
-            (rc = wh_inject_go_roundtrip(merged, &wh_inject_type_pod, err)) != WH_OK) {
-            wh_err_prefix(err, "failed applying injection overlay: template %s", name);
-            goto out;
-        }
-    }
-    *merged_out = merged;
-    *tmpl_out = tmpl;
-    merged = tmpl = NULL;
-out:
-    json_decref(merged);
-    json_decref(tmpl);
-    return rc;
-}
-
-/* ---- step 7 ---- */
-
-/* Names listed under `key` in a parsed status/overrides object. */
-static int listed(const json_t *parsed, const char *key, const char *name)
-{
-    const json_t *l = json_object_get(parsed, key);
-    size_t i;
-
-    for (i = 0; i < json_array_size(l); i++) {
-        const json_t *e = json_array_get(l, i);
-        const char *n = json_is_string(e) ? json_string_value(e) : str_of(e, "name");
-        if (n != NULL && strcmp(n, name) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-static wh_code apply_container(json_t *pod, const char *list, const json_t *overlay, wh_err *err)
-{
-    json_t *patch = json_pack("{s:{s:[O]}}", "spec", list, overlay);
-    wh_code rc;
-
-    if (patch == NULL)
-        return nomem(err);
-    if ((rc = wh_inject_smp(pod, patch, &wh_inject_type_pod, err)) == WH_OK)
-        rc = wh_inject_go_roundtrip(pod, &wh_inject_type_pod, err);
-    json_decref(patch);
-    if (rc != WH_OK)
-        wh_err_prefix(err, "failed to apply sidecar container");
-    return rc;
-}
-
-/* 3.8.3: the user's runAsUser/runAsGroup on istio-proxy reach the init container. */
-static wh_code adjust_init_user(json_t *pod, const json_t *original, int tproxy, wh_err *err)
-{
-    const json_t *user = find_sidecar(original), *sc = json_object_get(user, "securityContext");
-    const json_t *uid = json_object_get(sc, "runAsUser"), *gid = json_object_get(sc, "runAsGroup");
-    json_t *init, *args, *proxy;
-    size_t i;
-
-    if (!json_is_integer(uid))
-        uid = NULL;
-    if (!json_is_integer(gid))
-        gid = NULL;
-    if (uid == NULL && gid == NULL)
-        return WH_OK;
-    init = find_named(spec_list(pod, "initContainers"), INIT, NULL);
-    if (init == NULL)
-        init = find_named(spec_list(pod, "initContainers"), VALIDATION, NULL);
-    if (init == NULL)
-        return WH_OK;
-    if (tproxy && uid != NULL && (proxy = find_sidecar(pod)) != NULL) {
-        json_t *psc = obj_child(proxy, "securityContext", 1);
-        if (psc == NULL || json_object_set_new(psc, "runAsUser", json_integer(0)) != 0)
-            return nomem(err);
-    }
-    if (!tproxy && strcmp(str_of(init, "name"), VALIDATION) == 0) {
-        json_t *isc = obj_child(init, "securityContext", 1);
-        if (isc == NULL || (uid != NULL && json_object_set(isc, "runAsUser", (json_t *)uid) != 0) ||
-            (gid != NULL && json_object_set(isc, "runAsGroup", (json_t *)gid) != 0))
-            return nomem(err);
-    }
-    if (uid != NULL && json_integer_value(uid) != 0 && json_is_array(args = json_object_get(init, "args"))) {
-        char text[32];
-        snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT, json_integer_value(uid));
-        for (i = 0; i + 1 < json_array_size(args); i++) {
-            const char *a = json_string_value(json_array_get(args, i));
-            if (a != NULL && strcmp(a, "-u") == 0) {
-                if (json_array_set_new(args, i + 1, json_string(text)) != 0)
-                    return nomem(err);
-                break;
-            }
-        }
-    }
-    return WH_OK;
-}
-
-wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const json_t *tmpl, int tproxy,
-                                    wh_err *err)
-{
-    static const char *const lists[2] = {"containers", "initContainers"};
-    const char *status_text = annotation(original, A_STATUS), *overrides_text = annotation(original, A_OVERRIDES);
-    json_t *status = NULL, *existing = NULL, *recorded = NULL;
-    json_error_t jerr;
-    wh_buf text = WH_BUF_INIT;
-    wh_code rc = WH_OK;
-    int l;
-
-    if (overrides_text != NULL && ((existing = json_loads(overrides_text, 0, &jerr)) == NULL || !json_is_object(existing))) {
-        rc = wh_err_set(err, WH_E_INVALID, "invalid %s annotation: %s", A_OVERRIDES,
-                        existing == NULL ? jerr.text : "not a JSON object");
-        goto out;
-    }
-    if (status_text != NULL)
-        status = json_loads(status_text, 0, NULL); /* unparsable: as if absent, like istiod */
-    if ((recorded = json_object()) == NULL) {
-        rc = nomem(err);
-        goto out;
-    }
-    for (l = 0; l < 2; l++) {
-        const json_t *tlist = spec_list(tmpl, lists[l]);
-        json_t *rlist = NULL;
-        size_t i;
-        for (i = 0; i < json_array_size(tlist); i++) {
-            const char *name = str_of(json_array_get(tlist, i), "name");
-            const json_t *match;
-            json_t *overlay, *ordered;
-            if (name == NULL || listed(status, lists[l], name))
-                continue;
-            match = find_named(json_object_get(existing, lists[l]), name, NULL);
-            if (match == NULL)
-                match = find_named(spec_list(original, "containers"), name, NULL);
-            if (match == NULL && l == 1)
-                match = find_named(spec_list(original, "initContainers"), name, NULL);
-            if (match == NULL || !json_is_object(match))
-                continue;
-            if ((overlay = json_deep_copy(match)) == NULL) {
-                rc = nomem(err);
-                goto out;
-            }
-            if ((rc = wh_inject_go_roundtrip(overlay, &wh_inject_type_container, err)) != WH_OK) {
-                json_decref(overlay);
-                goto out;
-            }
-            if (json_is_string(json_object_get(overlay, "image")) && strcmp(str_of(overlay, "image"), "auto") == 0)
-                json_object_del(overlay, "image");
-            ordered = wh_inject_go_ordered(overlay, &wh_inject_type_container);
-            json_decref(overlay);
-            if (ordered == NULL) {
-                rc = nomem(err);
-                goto out;
-            }
-            if (rlist == NULL && ((rlist = json_array()) == NULL || json_object_set_new(recorded, lists[l], rlist) != 0)) {
-                json_decref(ordered);
-                rc = nomem(err);
-                goto out;
-            }
-            if (json_array_append_new(rlist, ordered) != 0) {
-                rc = nomem(err);
-                goto out;
-            }
-            if ((rc = apply_container(pod, lists[l], ordered, err)) != WH_OK)
-                goto out;
-        }
-    }
-    if (status_text == NULL && json_object_size(recorded) != 0) {
-        json_t *ann = obj_child(obj_child(pod, "metadata", 1), "annotations", 1);
-        if (ann == NULL || wh_inject_json_go(recorded, &text) != WH_OK) {
-            rc = nomem(err);
-            goto out;
-        }
-        if ((rc = set_string(ann, A_OVERRIDES, text.data, err)) != WH_OK)
-            goto out;
-    }
-    rc = adjust_init_user(pod, original, tproxy, err);
-out:
-    json_decref(status);
-    json_decref(existing);
-    json_decref(recorded);
-    wh_buf_free(&text);
-    return rc;
 }
 
 /* ---- step 8 ---- */
@@ -352,7 +25,7 @@ out:
 /* 3.10.1 */
 static wh_code cluster_envs(json_t *pod, const json_t *envs, wh_err *err)
 {
-    json_t *proxy = find_sidecar(pod), *env;
+    json_t *proxy = wh_inject_find_sidecar(pod), *env;
     const char **keys = NULL;
     const char *key;
     json_t *v;
@@ -363,7 +36,7 @@ static wh_code cluster_envs(json_t *pod, const json_t *envs, wh_err *err)
         return WH_OK;
     if (json_is_array(env = json_object_get(proxy, "env")))
         for (i = json_array_size(env); i-- > 0;) {
-            const char *name = str_of(json_array_get(env, i), "name");
+            const char *name = wh_inject_str(json_array_get(env, i), "name");
             if (name != NULL && json_object_get(envs, name) != NULL)
                 json_array_remove(env, i);
         }
@@ -379,7 +52,7 @@ static wh_code cluster_envs(json_t *pod, const json_t *envs, wh_err *err)
     }
     for (i = 0; i < n && rc == WH_OK; i++) {
         const char *value = json_string_value(json_object_get(envs, keys[i]));
-        rc = set_env(proxy, keys[i], value != NULL ? value : "", err);
+        rc = wh_inject_append_env(proxy, keys[i], value != NULL ? value : "", err);
     }
     free(keys);
     return rc;
@@ -485,7 +158,7 @@ static wh_code parse_targets(const char *list, json_t *targets, wh_err *err)
 /* 3.10.2 */
 static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_err *err)
 {
-    json_t *ann = obj_child(obj_child(pod, "metadata", 1), "annotations", 1), *cfg = NULL, *targets = NULL;
+    json_t *ann = wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1), *cfg = NULL, *targets = NULL;
     const json_t *mesh = wh_inject_revision_mesh(rev);
     const char *key, *merge, *port, *path, *scrape, *tlist;
     json_t *v, *proxy;
@@ -499,7 +172,7 @@ static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_e
         return nomem(err);
     json_object_foreach(ann, key, v) if (json_is_string(v) && sanitized_is(key, "prometheus_io_scrape") &&
                                          wh_inject_parse_bool(json_string_value(v)) == 0) return WH_OK;
-    merge = str_of(ann, "prometheus.istio.io/merge-metrics");
+    merge = wh_inject_str(ann, "prometheus.istio.io/merge-metrics");
     if (merge != NULL && wh_inject_parse_bool(merge) >= 0)
         enabled = wh_inject_parse_bool(merge);
     else if (json_is_boolean(json_object_get(mesh, "enablePrometheusMerge")))
@@ -521,15 +194,15 @@ static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_e
         goto out;
     if (json_array_size(targets) > 0) {
         size_t i;
-        port = str_of(json_array_get(targets, 0), "port");
-        path = str_of(json_array_get(targets, 0), "path");
+        port = wh_inject_str(json_array_get(targets, 0), "port");
+        path = wh_inject_str(json_array_get(targets, 0), "path");
         for (i = 0; i < json_array_size(targets); i++)
-            if ((rc = check_scrape_port(str_of(json_array_get(targets, i), "port"), target, err)) != WH_OK)
+            if ((rc = check_scrape_port(wh_inject_str(json_array_get(targets, i), "port"), target, err)) != WH_OK)
                 goto out;
     } else if (port != NULL && (rc = check_scrape_port(port, target, err)) != WH_OK) {
         goto out;
     }
-    proxy = find_sidecar(pod);
+    proxy = wh_inject_find_sidecar(pod);
     if (proxy != NULL && (scrape != NULL || path != NULL || port != NULL || json_array_size(targets) > 0)) {
         cfg = json_pack("{s:s,s:s,s:s}", "scrape", scrape != NULL ? scrape : "", "path", path != NULL ? path : "",
                         "port", port != NULL ? port : "");
@@ -538,7 +211,7 @@ static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_e
             rc = nomem(err);
             goto out;
         }
-        if ((rc = set_env(proxy, "ISTIO_PROMETHEUS_ANNOTATIONS", text.data, err)) != WH_OK)
+        if ((rc = wh_inject_append_env(proxy, "ISTIO_PROMETHEUS_ANNOTATIONS", text.data, err)) != WH_OK)
             goto out;
     }
     json_object_foreach_safe(ann, tmp, key, v)
@@ -547,9 +220,9 @@ static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_e
             sanitized_is(key, "prometheus_io_scrape") || sanitized_is(key, "prometheus_istio_io_scrape_targets"))
             json_object_del(ann, key);
     }
-    if ((rc = set_string(ann, "prometheus.io/port", target_text, err)) != WH_OK ||
-        (rc = set_string(ann, "prometheus.io/path", "/stats/prometheus", err)) != WH_OK ||
-        (rc = set_string(ann, "prometheus.io/scrape", "true", err)) != WH_OK)
+    if ((rc = wh_inject_set_string(ann, "prometheus.io/port", target_text, err)) != WH_OK ||
+        (rc = wh_inject_set_string(ann, "prometheus.io/path", "/stats/prometheus", err)) != WH_OK ||
+        (rc = wh_inject_set_string(ann, "prometheus.io/scrape", "true", err)) != WH_OK)
         goto out;
 out:
     json_decref(cfg);
@@ -561,7 +234,7 @@ out:
 /* 3.10.3 */
 static wh_code secure_port(json_t *pod, wh_err *err)
 {
-    json_t *ann = obj_child(obj_child(pod, "metadata", 1), "annotations", 1), *proxy = find_sidecar(pod);
+    json_t *ann = wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1), *proxy = wh_inject_find_sidecar(pod);
     const json_t *env = json_object_get(proxy, "env");
     size_t i;
 
@@ -571,10 +244,10 @@ static wh_code secure_port(json_t *pod, wh_err *err)
         return WH_OK;
     for (i = 0; i < json_array_size(env); i++) {
         const json_t *e = json_array_get(env, i);
-        const char *name = str_of(e, "name"), *value = str_of(e, "value");
+        const char *name = wh_inject_str(e, "name"), *value = wh_inject_str(e, "value");
         if (name != NULL && strcmp(name, "ENVOY_SECURE_MERGED_METRICS_PORT") == 0 && value != NULL &&
             *value != '\0' && strcmp(value, "0") != 0)
-            return set_string(ann, "prometheus.istio.io/secure-port", value, err);
+            return wh_inject_set_string(ann, "prometheus.istio.io/secure-port", value, err);
     }
     return WH_OK;
 }
@@ -621,7 +294,7 @@ static json_t *prober_of(const json_t *container, const json_t *handler, int is_
         const json_t *ports = json_object_get(container, "ports");
         size_t i;
         for (i = 0; i < json_array_size(ports); i++) {
-            const char *n = str_of(json_array_get(ports, i), "name");
+            const char *n = wh_inject_str(json_array_get(ports, i), "name");
             if (n != NULL && *n != '\0' && strcmp(n, json_string_value(port)) == 0)
                 break;
         }
@@ -676,12 +349,12 @@ static wh_code collect_probers(const json_t *pod, int status_port, json_t *probe
     int l;
 
     for (l = 0; l < 2; l++) {
-        const json_t *list = spec_list(pod, lists[l]);
+        const json_t *list = wh_inject_spec_list(pod, lists[l]);
         size_t i, s;
         for (i = 0; i < json_array_size(list); i++) {
             const json_t *c = json_array_get(list, i);
-            const char *name = str_of(c, "name");
-            if (name == NULL || strcmp(name, PROXY) == 0)
+            const char *name = wh_inject_str(c, "name");
+            if (name == NULL || strcmp(name, WH_PROXY) == 0)
                 continue;
             for (s = 0; s < N_SLOTS; s++) {
                 const json_t *h = slot_handler(c, s);
@@ -713,15 +386,15 @@ static wh_code rewrite_handler(json_t *h, const char *url, long port, wh_err *er
     if (json_object_set_new(get, "path", json_string(url)) != 0 ||
         json_object_set_new(get, "port", json_integer(port)) != 0)
         return nomem(err);
-    if (json_is_string(json_object_get(get, "scheme")) && strcmp(str_of(get, "scheme"), "HTTPS") == 0)
-        return set_string(get, "scheme", "HTTP", err);
+    if (json_is_string(json_object_get(get, "scheme")) && strcmp(wh_inject_str(get, "scheme"), "HTTPS") == 0)
+        return wh_inject_set_string(get, "scheme", "HTTP", err);
     return WH_OK;
 }
 
 static wh_code rewrite_probes(json_t *pod, const json_t *ann, int status_port, wh_err *err)
 {
     static const char *const lists[2] = {"containers", "initContainers"};
-    const char *ann_port = str_of(ann, "status.sidecar.istio.io/port");
+    const char *ann_port = wh_inject_str(ann, "status.sidecar.istio.io/port");
     long port = status_port;
     int l;
     wh_code rc;
@@ -734,12 +407,12 @@ static wh_code rewrite_probes(json_t *pod, const json_t *ann, int status_port, w
             return WH_OK; /* istiod logs and leaves the probes alone */
     }
     for (l = 0; l < 2; l++) {
-        json_t *list = spec_list(pod, lists[l]);
+        json_t *list = wh_inject_spec_list(pod, lists[l]);
         size_t i, s;
         for (i = 0; i < json_array_size(list); i++) {
             json_t *c = json_array_get(list, i);
-            const char *name = str_of(c, "name");
-            if (name == NULL || strcmp(name, PROXY) == 0)
+            const char *name = wh_inject_str(c, "name");
+            if (name == NULL || strcmp(name, WH_PROXY) == 0)
                 continue;
             for (s = 0; s < N_SLOTS; s++) {
                 json_t *h = slot_handler(c, s);
@@ -759,10 +432,10 @@ static wh_code rewrite_probes(json_t *pod, const json_t *ann, int status_port, w
 
 static wh_code app_probes(json_t *pod, const wh_inject_revision *rev, wh_err *err)
 {
-    json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations"), *proxy = find_sidecar(pod);
+    json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations"), *proxy = wh_inject_find_sidecar(pod);
     const json_t *values_flag = json_object_get(json_object_get(wh_inject_revision_values(rev), "sidecarInjectorWebhook"),
                                                 "rewriteAppHTTPProbe");
-    const char *a = str_of(ann, "sidecar.istio.io/rewriteAppHTTPProbers");
+    const char *a = wh_inject_str(ann, "sidecar.istio.io/rewriteAppHTTPProbers");
     int status_port = wh_inject_revision_status_port(rev), enabled;
     json_t *probers = NULL, *env, *old = NULL;
     wh_buf text = WH_BUF_INIT;
@@ -781,9 +454,9 @@ static wh_code app_probes(json_t *pod, const wh_inject_revision *rev, wh_err *er
     if (json_object_size(probers) > 0) {
         json_t *existing = NULL;
         env = json_object_get(proxy, "env");
-        if (str_of(ann, A_STATUS) != NULL)
+        if (wh_inject_str(ann, WH_A_STATUS) != NULL)
             for (i = 0; i < json_array_size(env); i++)
-                if (strcmp(str_of(json_array_get(env, i), "name") ? str_of(json_array_get(env, i), "name") : "",
+                if (strcmp(wh_inject_str(json_array_get(env, i), "name") ? wh_inject_str(json_array_get(env, i), "name") : "",
                            "ISTIO_KUBE_APP_PROBERS") == 0) {
                     existing = json_array_get(env, i);
                     break;
@@ -791,7 +464,7 @@ static wh_code app_probes(json_t *pod, const wh_inject_revision *rev, wh_err *er
         if (existing != NULL) {
             const char *key;
             json_t *v;
-            old = json_loads(str_of(existing, "value") != NULL ? str_of(existing, "value") : "", 0, NULL);
+            old = json_loads(wh_inject_str(existing, "value") != NULL ? wh_inject_str(existing, "value") : "", 0, NULL);
             if (json_is_object(old))
                 json_object_foreach(old, key, v) json_object_set(probers, key, v);
         }
@@ -799,8 +472,8 @@ static wh_code app_probes(json_t *pod, const wh_inject_revision *rev, wh_err *er
             rc = nomem(err);
             goto out;
         }
-        rc = existing != NULL ? set_string(existing, "value", text.data, err)
-                              : set_env(proxy, "ISTIO_KUBE_APP_PROBERS", text.data, err);
+        rc = existing != NULL ? wh_inject_set_string(existing, "value", text.data, err)
+                              : wh_inject_append_env(proxy, "ISTIO_KUBE_APP_PROBERS", text.data, err);
         if (rc != WH_OK)
             goto out;
     }
@@ -824,7 +497,7 @@ static json_t *names_of(const json_t *list)
     if ((out = json_array()) == NULL)
         return NULL;
     for (i = 0; i < json_array_size(list); i++) {
-        const char *n = str_of(json_array_get(list, i), "name");
+        const char *n = wh_inject_str(json_array_get(list, i), "name");
         if (json_array_append_new(out, json_string(n != NULL ? n : "")) != 0) {
             json_decref(out);
             return NULL;
@@ -835,7 +508,7 @@ static json_t *names_of(const json_t *list)
 
 static wh_code metadata(json_t *pod, const wh_inject_post_params *p, wh_err *err)
 {
-    json_t *meta = obj_child(pod, "metadata", 1), *ann = obj_child(meta, "annotations", 1), *status;
+    json_t *meta = wh_inject_obj_child(pod, "metadata", 1), *ann = wh_inject_obj_child(meta, "annotations", 1), *status;
     const char *key;
     json_t *v;
     wh_buf text = WH_BUF_INIT;
@@ -844,12 +517,12 @@ static wh_code metadata(json_t *pod, const wh_inject_post_params *p, wh_err *err
     if (ann == NULL)
         return nomem(err);
     if (p->r->network != NULL && *p->r->network != '\0' &&
-        (rc = set_string(obj_child(meta, "labels", 1), "topology.istio.io/network", p->r->network, err)) != WH_OK)
+        (rc = wh_inject_set_string(wh_inject_obj_child(meta, "labels", 1), "topology.istio.io/network", p->r->network, err)) != WH_OK)
         return rc;
-    status = json_pack("{s:o*,s:o*,s:o*,s:o*,s:s}", "initContainers", names_of(spec_list(p->tmpl, "initContainers")),
-                       "containers", names_of(spec_list(p->tmpl, "containers")), "volumes",
-                       names_of(spec_list(p->tmpl, "volumes")), "imagePullSecrets",
-                       names_of(spec_list(p->tmpl, "imagePullSecrets")), "revision",
+    status = json_pack("{s:o*,s:o*,s:o*,s:o*,s:s}", "initContainers", names_of(wh_inject_spec_list(p->tmpl, "initContainers")),
+                       "containers", names_of(wh_inject_spec_list(p->tmpl, "containers")), "volumes",
+                       names_of(wh_inject_spec_list(p->tmpl, "volumes")), "imagePullSecrets",
+                       names_of(wh_inject_spec_list(p->tmpl, "imagePullSecrets")), "revision",
                        p->r->revision != NULL && *p->r->revision != '\0' ? p->r->revision : "default");
     if (status == NULL || wh_inject_json_go(status, &text) != WH_OK) {
         json_decref(status);
@@ -857,13 +530,13 @@ static wh_code metadata(json_t *pod, const wh_inject_post_params *p, wh_err *err
         return nomem(err);
     }
     json_decref(status);
-    rc = set_string(ann, A_STATUS, text.data, err);
+    rc = wh_inject_set_string(ann, WH_A_STATUS, text.data, err);
     wh_buf_free(&text);
     if (rc != WH_OK || p->kube_inject)
         return rc;
     json_object_foreach((json_t *)wh_inject_revision_injected_annotations(p->rev), key, v)
     {
-        if (json_is_string(v) && (rc = set_string(ann, key, json_string_value(v), err)) != WH_OK)
+        if (json_is_string(v) && (rc = wh_inject_set_string(ann, key, json_string_value(v), err)) != WH_OK)
             return rc;
     }
     return WH_OK;
@@ -874,7 +547,7 @@ static wh_code metadata(json_t *pod, const wh_inject_post_params *p, wh_err *err
 static wh_code move_named(json_t *list, const char *name, int first, wh_err *err)
 {
     size_t idx;
-    json_t *c = find_named(list, name, &idx);
+    json_t *c = wh_inject_find_named(list, name, &idx);
 
     if (c == NULL)
         return WH_OK;
@@ -887,19 +560,19 @@ static wh_code move_named(json_t *list, const char *name, int first, wh_err *err
 
 static wh_code reorder(json_t *pod, int hold, wh_err *err)
 {
-    json_t *containers = spec_list(pod, "containers"), *init = spec_list(pod, "initContainers");
+    json_t *containers = wh_inject_spec_list(pod, "containers"), *init = wh_inject_spec_list(pod, "initContainers");
     wh_code rc;
 
-    if ((rc = move_named(containers, PROXY, hold, err)) != WH_OK)
+    if ((rc = move_named(containers, WH_PROXY, hold, err)) != WH_OK)
         return rc;
-    if (find_named(init, PROXY, NULL) != NULL) {
-        if ((rc = move_named(init, CORE_DUMP, 1, err)) != WH_OK || (rc = move_named(init, PROXY, 1, err)) != WH_OK ||
-            (rc = move_named(init, VALIDATION, 1, err)) != WH_OK || (rc = move_named(init, INIT, 1, err)) != WH_OK)
+    if (wh_inject_find_named(init, WH_PROXY, NULL) != NULL) {
+        if ((rc = move_named(init, WH_CORE_DUMP, 1, err)) != WH_OK || (rc = move_named(init, WH_PROXY, 1, err)) != WH_OK ||
+            (rc = move_named(init, WH_VALIDATION, 1, err)) != WH_OK || (rc = move_named(init, WH_INIT, 1, err)) != WH_OK)
             return rc;
         return WH_OK;
     }
-    if ((rc = move_named(init, VALIDATION, 1, err)) != WH_OK || (rc = move_named(init, INIT, 0, err)) != WH_OK ||
-        (rc = move_named(init, CORE_DUMP, 0, err)) != WH_OK)
+    if ((rc = move_named(init, WH_VALIDATION, 1, err)) != WH_OK || (rc = move_named(init, WH_INIT, 0, err)) != WH_OK ||
+        (rc = move_named(init, WH_CORE_DUMP, 0, err)) != WH_OK)
         return rc;
     return WH_OK;
 }
@@ -908,7 +581,7 @@ wh_code wh_inject_postprocess(json_t *pod, const wh_inject_post_params *p, wh_er
 {
     wh_code rc;
 
-    if (obj_child(obj_child(pod, "metadata", 1), "annotations", 1) == NULL)
+    if (wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1) == NULL)
         return nomem(err);
     if ((rc = cluster_envs(pod, p->r->proxy_envs, err)) != WH_OK || (rc = prometheus_merge(pod, p->rev, err)) != WH_OK ||
         (rc = secure_port(pod, err)) != WH_OK || (rc = app_probes(pod, p->rev, err)) != WH_OK ||

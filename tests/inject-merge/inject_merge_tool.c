@@ -7,6 +7,8 @@
  *   inject_merge_tool roundtrip TYPE DOC
  *   inject_merge_tool diff FROM TO
  *   inject_merge_tool quantity TEXT
+ *   inject_merge_tool overlays NATIVE(0|1) POD OVERLAYS   -> {"merged":…,"template":…}
+ *   inject_merge_tool reapply TPROXY(0|1) POD ORIGINAL TEMPLATE
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 
 #include "wh_inject_jsonpatch.h"
 #include "wh_inject_merge.h"
+#include "wh_inject_post.h"
 
 static const wh_inject_type *type_named(const char *name)
 {
@@ -85,7 +88,27 @@ int main(int argc, char **argv)
         status = print(ops);
         goto out;
     }
-    fprintf(stderr, "usage: inject_merge_tool smp|roundtrip|diff|quantity ...\n");
+    if (argc == 5 && strcmp(argv[1], "overlays") == 0) {
+        json_t *merged = NULL, *tmpl = NULL;
+        if ((a = load(argv[3])) == NULL || (b = load(argv[4])) == NULL)
+            goto out;
+        if (wh_inject_apply_overlays(a, b, NULL, atoi(argv[2]), &merged, &tmpl, &err) != WH_OK)
+            goto fail;
+        ops = json_pack("{s:o,s:o}", "merged", merged, "template", tmpl);
+        status = print(ops);
+        goto out;
+    }
+    if (argc == 6 && strcmp(argv[1], "reapply") == 0) {
+        json_t *tmpl;
+        if ((a = load(argv[3])) == NULL || (b = load(argv[4])) == NULL || (ops = load(argv[5])) == NULL)
+            goto out;
+        tmpl = ops;
+        if (wh_inject_reapply_overrides(a, b, tmpl, atoi(argv[2]), &err) != WH_OK)
+            goto fail;
+        status = print(a);
+        goto out;
+    }
+    fprintf(stderr, "usage: inject_merge_tool smp|roundtrip|diff|quantity|overlays|reapply ...\n");
     return 2;
 fail:
     fprintf(stderr, "error: %s\n", wh_err_msg(&err));

@@ -8,6 +8,8 @@ Each case file names an op:
   diff      from -> to: the generated patch applied with python3-jsonpatch
             must give `to`.
   quantity  text -> canonical form; `invalid` texts must be rejected.
+  overlays  pod + overlays (+ native) -> expected {merged, template} (step 6).
+  reapply   pod + original + template (+ tproxy) -> expected pod (step 7).
 A seeded property check then diffs random mutations of every document.
 """
 import argparse
@@ -124,6 +126,23 @@ def main():
                     rc, out, err = run_tool(args.tool, "quantity", str(text))
                     if rc == 0:
                         errs.append("quantity %r accepted as %r" % (text, out.strip()))
+            elif op in ("overlays", "reapply"):
+                if op == "overlays":
+                    argv = ["overlays", "1" if case.get("native") else "0", write_json(tmp, "o.json", case["pod"]),
+                            write_json(tmp, "p.json", case["overlays"])]
+                else:
+                    argv = ["reapply", "1" if case.get("tproxy") else "0", write_json(tmp, "o.json", case["pod"]),
+                            write_json(tmp, "p.json", case["original"]), write_json(tmp, "t.json", case["template"])]
+                rc, out, err = run_tool(args.tool, *argv)
+                if "error" in case:
+                    if rc == 0 or case["error"] not in err:
+                        errs.append("expected an error containing %r, got %s%s" % (case["error"], out.strip(), err.strip()))
+                elif rc != 0:
+                    errs.append("failed: " + err.strip())
+                else:
+                    got = json.loads(out)
+                    if got != case["expected"]:
+                        errs.append("got %s\n    want %s" % (json.dumps(got), json.dumps(case["expected"])))
             else:
                 errs.append("unknown op " + op)
             if errs:
