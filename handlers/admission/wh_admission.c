@@ -412,7 +412,7 @@ static void copy_field(char *dst, size_t size, const char *src)
 void wh_admission_serve(const wh_http_request *http, wh_admit_fn admit, void *ctx, wh_http_response *res,
                         wh_admission_outcome *outcome)
 {
-    wh_admission_outcome scratch;
+    wh_admission_outcome *result = &res->review;
     wh_admission_request req;
     wh_admission_response resp;
     json_t *review = NULL;
@@ -420,20 +420,19 @@ void wh_admission_serve(const wh_http_request *http, wh_admit_fn admit, void *ct
     size_t prefix_len;
     int typed;
 
-    if (outcome == NULL)
-        outcome = &scratch;
-    memset(outcome, 0, sizeof(*outcome));
+    memset(result, 0, sizeof(*result));
+    result->reviewed = 1;
     memset(&resp, 0, sizeof(resp));
     wh_err_clear(&err);
 
     if (http->body == NULL || http->body_len == 0) {
         plain(res, 400, "no body found");
-        return;
+        goto out;
     }
     if (http->content_type == NULL || http->content_type_len != sizeof(CT_JSON) - 1 ||
         memcmp(http->content_type, CT_JSON, sizeof(CT_JSON) - 1) != 0) {
         plain(res, 415, "invalid Content-Type, want `application/json`");
-        return;
+        goto out;
     }
 
     if (wh_admission_decode(http->body, http->body_len, &review, &req, &err) != WH_OK) {
@@ -441,16 +440,16 @@ void wh_admission_serve(const wh_http_request *http, wh_admit_fn admit, void *ct
         if (wh_admission_deny(&resp, 0, DECODE_PREFIX "%s", wh_err_msg(&err)) != WH_OK)
             goto nomem;
         if (typed)
-            copy_field(outcome->api_version, sizeof(outcome->api_version), req.api_version);
+            copy_field(result->api_version, sizeof(result->api_version), req.api_version);
     } else {
         prefix_len = http->prefix != NULL ? strlen(http->prefix) : 0;
         req.path_suffix = http->path != NULL && http->path_len >= prefix_len ? http->path + prefix_len : "";
-        outcome->decoded = 1;
-        outcome->dry_run = req.dry_run;
-        copy_field(outcome->uid, sizeof(outcome->uid), req.uid);
-        copy_field(outcome->kind, sizeof(outcome->kind), req.kind);
-        copy_field(outcome->operation, sizeof(outcome->operation), req.operation);
-        copy_field(outcome->api_version, sizeof(outcome->api_version), req.api_version);
+        result->decoded = 1;
+        result->dry_run = req.dry_run;
+        copy_field(result->uid, sizeof(result->uid), req.uid);
+        copy_field(result->kind, sizeof(result->kind), req.kind);
+        copy_field(result->operation, sizeof(result->operation), req.operation);
+        copy_field(result->api_version, sizeof(result->api_version), req.api_version);
         if (admit(ctx, &req, &resp, &err) != WH_OK && wh_admission_deny(&resp, 0, "%s", wh_err_msg(&err)) != WH_OK)
             goto nomem;
         if (!resp.allowed) {
@@ -463,8 +462,8 @@ void wh_admission_serve(const wh_http_request *http, wh_admit_fn admit, void *ct
         }
     }
 
-    outcome->allowed = resp.allowed;
-    outcome->has_patch = resp.patch != NULL;
+    result->allowed = resp.allowed;
+    result->has_patch = resp.patch != NULL;
     res->status = 200;
     res->content_type = CT_JSON;
     wh_buf_reset(&res->body);
@@ -475,6 +474,8 @@ void wh_admission_serve(const wh_http_request *http, wh_admit_fn admit, void *ct
 nomem:
     plain(res, 500, "could not encode response: out of memory");
 out:
+    if (outcome != NULL)
+        *outcome = *result;
     wh_admission_response_clear(&resp);
     json_decref(review);
 }

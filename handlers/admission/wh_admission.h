@@ -75,21 +75,10 @@ wh_code wh_admission_warn(wh_admission_response *resp, const char *fmt, ...) __a
  * Called concurrently from every worker thread. */
 typedef wh_code (*wh_admit_fn)(void *ctx, const wh_admission_request *req, wh_admission_response *resp, wh_err *err);
 
-/* What happened, for metrics and access logs. */
-typedef struct wh_admission_outcome {
-    int decoded; /* 1 when the body was a usable AdmissionReview */
-    int allowed;
-    int has_patch;
-    int dry_run;
-    char uid[128];
-    char kind[64]; /* request.kind.kind, e.g. "Pod" */
-    char operation[16];
-    char api_version[32];
-} wh_admission_outcome;
-
 /* Serve one HTTP request end to end: checks, decode, admit, encode.  Fills
- * res->status, res->content_type and res->body.  Never fails to answer (out
- * of memory becomes a 500).  `outcome` may be NULL. */
+ * res->status, res->content_type, res->body and res->review (the outcome,
+ * wh_endpoint.h; also copied to `outcome` unless NULL).  Never fails to
+ * answer (out of memory becomes a 500). */
 void wh_admission_serve(const wh_http_request *http, wh_admit_fn admit, void *ctx, wh_http_response *res,
                         wh_admission_outcome *outcome);
 
