@@ -6,6 +6,7 @@
  */
 #include "wh_inject_endpoint.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -77,16 +78,35 @@ static void destroy(wh_endpoint *self)
     free(ep);
 }
 
-/* --env: one KEY=VALUE per line (the flag repeats). */
+/* --env KEY=VALUE[,KEY=VALUE...]: a comma starts a new pair only when a
+ * KEY= follows it, so values may contain commas. */
 static wh_code set_envs(wh_inject_settings *s, const char *list, wh_err *err)
 {
-    char *copy = strdup(list), *save = NULL, *line;
+    char *copy = strdup(list), *start, *p;
     wh_code rc = WH_OK;
 
     if (copy == NULL)
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
-    for (line = strtok_r(copy, "\n", &save); line != NULL && rc == WH_OK; line = strtok_r(NULL, "\n", &save))
-        rc = wh_inject_settings_set(s, "env", line, err);
+    for (start = p = copy; rc == WH_OK; p++) {
+        if (*p == ',' || *p == '\n') {
+            const char *k = p + 1;
+            while (isalnum((unsigned char)*k) || *k == '_')
+                k++;
+            if (k == p + 1 || *k != '=' || isdigit((unsigned char)p[1]))
+                continue;
+        } else if (*p != '\0') {
+            continue;
+        }
+        {
+            int end = *p == '\0';
+            *p = '\0';
+            if (*start != '\0')
+                rc = wh_inject_settings_set(s, "env", start, err);
+            if (end)
+                break;
+            start = p + 1;
+        }
+    }
     free(copy);
     return rc;
 }

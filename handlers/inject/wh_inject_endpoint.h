@@ -5,7 +5,8 @@
  *   --native-sidecars MODE      true|false|auto (istiod's ENABLE_NATIVE_SIDECARS)
  *   --compliance-policy NAME    istiod's COMPLIANCE_POLICY
  *   --platform NAME             istiod's PLATFORM (openshift)
- *   --env KEY=VALUE             environment the templates read (repeatable)
+ *   --env KEY=VALUE[,KEY=VALUE] environment the templates read (a comma starts a new
+ *                               pair only before KEY=, so values may hold commas)
  */
 #ifndef WH_INJECT_ENDPOINT_H
 #define WH_INJECT_ENDPOINT_H
