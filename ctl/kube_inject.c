@@ -27,22 +27,21 @@ typedef struct kube_inject {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "Inject the Istio sidecar into Kubernetes workload manifests.\n\n"
-            "Usage:\n  webhookctl kube-inject -f FILE|- [-o FILE] [flags]\n\n"
-            "Flags:\n"
-            "  -f, --filename FILE            input manifests (\"-\" for stdin)\n"
-            "  -o, --output FILE              write the result here instead of stdout\n"
-            "      --injectConfigFile FILE    injection config (the `config` key of istio-sidecar-injector)\n"
-            "      --meshConfigFile FILE      mesh config (the `mesh` key of the istio ConfigMap)\n"
-            "      --valuesFile FILE          injection values (the `values` key of istio-sidecar-injector)\n"
-            "  -r, --revision REV             the revision to inject as (istio.io/rev)\n"
-            "      --native-sidecars MODE     true|false (auto needs a cluster: treated as true)\n"
-            "      --compliance-policy NAME   istiod's COMPLIANCE_POLICY, e.g. fips-140-3\n"
-            "      --platform NAME            istiod's PLATFORM, e.g. openshift\n"
-            "      --env KEY=VALUE            istiod environment seen by the templates (repeatable)\n"
-            "Without the three files the built-in default revision is used.\n"
-            "Kebab-case spellings (--inject-config-file, ...) are accepted too.\n");
+    fprintf(out, "Inject the Istio sidecar into Kubernetes workload manifests.\n\n"
+                 "Usage:\n  webhookctl kube-inject -f FILE|- [-o FILE] [flags]\n\n"
+                 "Flags:\n"
+                 "  -f, --filename FILE            input manifests (\"-\" for stdin)\n"
+                 "  -o, --output FILE              write the result here instead of stdout\n"
+                 "      --injectConfigFile FILE    injection config (the `config` key of istio-sidecar-injector)\n"
+                 "      --meshConfigFile FILE      mesh config (the `mesh` key of the istio ConfigMap)\n"
+                 "      --valuesFile FILE          injection values (the `values` key of istio-sidecar-injector)\n"
+                 "  -r, --revision REV             the revision to inject as (istio.io/rev)\n"
+                 "      --native-sidecars MODE     true|false (auto needs a cluster: treated as true)\n"
+                 "      --compliance-policy NAME   istiod's COMPLIANCE_POLICY, e.g. fips-140-3\n"
+                 "      --platform NAME            istiod's PLATFORM, e.g. openshift\n"
+                 "      --env KEY=VALUE            istiod environment seen by the templates (repeatable)\n"
+                 "Without the three files the built-in default revision is used.\n"
+                 "Kebab-case spellings (--inject-config-file, ...) are accepted too.\n");
 }
 
 static const char *kind_of(const json_t *doc)
@@ -60,8 +59,8 @@ static const char *meta_str(const json_t *obj, const char *key)
 /* The pod template of a workload object (borrowed), or NULL. */
 static json_t *pod_template(json_t *doc)
 {
-    static const char *const kinds[] = {"Deployment", "DaemonSet", "StatefulSet", "ReplicaSet",
-                                        "ReplicationController", "Job", "DeploymentConfig"};
+    static const char *const kinds[] = {
+        "Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "ReplicationController", "Job", "DeploymentConfig"};
     const char *kind = kind_of(doc);
     json_t *spec = json_object_get(doc, "spec"), *t;
     size_t i;
@@ -220,15 +219,29 @@ int wh_ctl_kube_inject(int argc, char **argv)
             goto out;
         }
         switch (id) {
-        case 'f': in_path = value; break;
-        case 'o': out_path = value; break;
-        case 'c': config_path = value; break;
-        case 'm': mesh_path = value; break;
-        case 'v': values_path = value; break;
-        case 'r': rev_name = value; break;
+        case 'f':
+            in_path = value;
+            break;
+        case 'o':
+            out_path = value;
+            break;
+        case 'c':
+            config_path = value;
+            break;
+        case 'm':
+            mesh_path = value;
+            break;
+        case 'v':
+            values_path = value;
+            break;
+        case 'r':
+            rev_name = value;
+            break;
         default: {
-            const char *key = id == 'n' ? "native-sidecars" : id == 'p' ? "compliance-policy"
-                              : id == 'P' ? "platform" : "env";
+            const char *key = id == 'n'   ? "native-sidecars"
+                              : id == 'p' ? "compliance-policy"
+                              : id == 'P' ? "platform"
+                                          : "env";
             if (wh_inject_settings_set(&ki.settings, key, value, &err) != WH_OK) {
                 fprintf(stderr, "Error: --%s: %s\n", key, wh_err_msg(&err));
                 status = 2;
@@ -253,9 +266,9 @@ int wh_ctl_kube_inject(int argc, char **argv)
     if (config_path != NULL) {
         if (read_optional(config_path, &config, &err) != WH_OK || read_optional(values_path, &values, &err) != WH_OK ||
             read_optional(mesh_path, &mesh, &err) != WH_OK ||
-            wh_inject_revision_load(rev_name != NULL ? rev_name : "default", config.data ? config.data : "",
-                                    config.len, values.data ? values.data : "", values.len, mesh.data, mesh.len,
-                                    &ki.rev, &err) != WH_OK) {
+            wh_inject_revision_load(rev_name != NULL ? rev_name : "default", config.data ? config.data : "", config.len,
+                                    values.data ? values.data : "", values.len, mesh.data, mesh.len, &ki.rev,
+                                    &err) != WH_OK) {
             fprintf(stderr, "Error: %s\n", wh_err_msg(&err));
             goto out;
         }

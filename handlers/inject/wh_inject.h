@@ -41,9 +41,9 @@ void wh_inject_pod_result_clear(wh_inject_pod_result *res);
 
 /* What one admission call did (filled by wh_inject_admit for metrics). */
 typedef struct wh_inject_call {
-    wh_inject_registry *registry;      /* borrowed */
+    wh_inject_registry *registry;       /* borrowed */
     const wh_inject_settings *settings; /* borrowed */
-    char revision[64];                 /* the revision that answered ("" when none) */
+    char revision[64];                  /* the revision that answered ("" when none) */
     int skipped, failed;
 } wh_inject_call;
 

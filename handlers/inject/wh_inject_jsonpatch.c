@@ -61,7 +61,8 @@ static wh_code diff(json_t *ops, wh_buf *path, const json_t *a, const json_t *b,
         {
             if (json_object_get(b, key) != NULL)
                 continue;
-            if ((rc = push_token(path, key, strlen(key))) != WH_OK || (rc = emit(ops, "remove", path, NULL, err)) != WH_OK)
+            if ((rc = push_token(path, key, strlen(key))) != WH_OK ||
+                (rc = emit(ops, "remove", path, NULL, err)) != WH_OK)
                 goto out;
             path->len = mark;
             path->data[mark] = '\0';

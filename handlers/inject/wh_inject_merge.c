@@ -16,8 +16,7 @@
 #define SET_ORDER "$setElementOrder/"
 
 static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type *t, wh_err *err);
-static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inject_field *f, json_t **out,
-                          wh_err *err);
+static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inject_field *f, json_t **out, wh_err *err);
 
 static int same_kind(const json_t *a, const json_t *b)
 {
@@ -142,8 +141,7 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
             if ((rc = fresh_value(pv, f, &nv, err)) != WH_OK)
                 return rc;
         } else if (json_is_object(ov)) {
-            if ((rc = merge_map(ov, pv, f != NULL ? f->type : NULL, err)) != WH_OK)
-                {
+            if ((rc = merge_map(ov, pv, f != NULL ? f->type : NULL, err)) != WH_OK) {
                 wh_err_prefix(err, "%s", key);
                 return rc;
             }
@@ -309,8 +307,7 @@ out:
     return rc;
 }
 
-static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inject_field *f, json_t **out,
-                          wh_err *err)
+static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inject_field *f, json_t **out, wh_err *err)
 {
     size_t i, j;
     json_t *result;
@@ -385,11 +382,10 @@ static wh_code canonical_quantity(json_t *parent, const char *key, json_t *v, wh
     } else {
         return wh_err_set(err, WH_E_INVALID, "%s: a quantity must be a string or a number", key);
     }
-    if ((rc = wh_inject_quantity_canonical(text, out, sizeof(out), err)) != WH_OK)
-        {
-                wh_err_prefix(err, "%s", key);
-                return rc;
-            }
+    if ((rc = wh_inject_quantity_canonical(text, out, sizeof(out), err)) != WH_OK) {
+        wh_err_prefix(err, "%s", key);
+        return rc;
+    }
     if (json_is_string(v) && strcmp(out, text) == 0)
         return WH_OK;
     if (json_object_set_new(parent, key, json_string(out)) != 0)
@@ -405,11 +401,16 @@ static int cmp_str(const void *a, const void *b)
 static int is_zero(const json_t *v)
 {
     switch (json_typeof(v)) {
-    case JSON_STRING: return json_string_length(v) == 0;
-    case JSON_INTEGER: return json_integer_value(v) == 0;
-    case JSON_REAL: return json_real_value(v) == 0.0;
-    case JSON_FALSE: return 1;
-    default: return 0;
+    case JSON_STRING:
+        return json_string_length(v) == 0;
+    case JSON_INTEGER:
+        return json_integer_value(v) == 0;
+    case JSON_REAL:
+        return json_real_value(v) == 0.0;
+    case JSON_FALSE:
+        return 1;
+    default:
+        return 0;
     }
 }
 
@@ -470,15 +471,15 @@ wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err
                     json_object_del(v, qk);
                     continue;
                 }
-                if ((rc = canonical_quantity(v, qk, qv, err)) != WH_OK)
-                    {
-                wh_err_prefix(err, "%s", key);
-                return rc;
-            }
+                if ((rc = canonical_quantity(v, qk, qv, err)) != WH_OK) {
+                    wh_err_prefix(err, "%s", key);
+                    return rc;
+                }
             }
             break;
         }
-        default: break;
+        default:
+            break;
         }
     }
     return WH_OK;
@@ -588,14 +589,20 @@ wh_code wh_inject_json_go(const json_t *value, wh_buf *out)
 static const char *json_kind_name(const json_t *v)
 {
     switch (json_typeof(v)) {
-    case JSON_OBJECT: return "object";
-    case JSON_ARRAY: return "array";
-    case JSON_STRING: return "string";
+    case JSON_OBJECT:
+        return "object";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_STRING:
+        return "string";
     case JSON_INTEGER:
-    case JSON_REAL: return "number";
+    case JSON_REAL:
+        return "number";
     case JSON_TRUE:
-    case JSON_FALSE: return "bool";
-    default: return "null";
+    case JSON_FALSE:
+        return "bool";
+    default:
+        return "null";
     }
 }
 
@@ -661,8 +668,7 @@ static wh_code check_field(const json_t *v, const wh_inject_field *f, const wh_i
         json_object_foreach((json_t *)v, key, mv) if (!json_is_null(mv) && !json_is_string(mv) &&
                                                       !(f->kind == WH_K_QMAP && json_is_number(mv)))
         {
-            return wh_err_set(err, WH_E_INVALID,
-                              "json: cannot unmarshal %s into Go struct field %s.%s of type string",
+            return wh_err_set(err, WH_E_INVALID, "json: cannot unmarshal %s into Go struct field %s.%s of type string",
                               json_kind_name(mv), owner->name, path->data);
         }
         break;
@@ -694,7 +700,8 @@ static wh_code check_field(const json_t *v, const wh_inject_field *f, const wh_i
             }
         }
         break;
-    default: break;
+    default:
+        break;
     }
     if (want != NULL)
         return wh_err_set(err, WH_E_INVALID, "json: cannot unmarshal %s into Go struct field %s.%s of type %s",

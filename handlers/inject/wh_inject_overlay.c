@@ -14,7 +14,6 @@
 #include "wh_inject_merge.h"
 #include "wh_inject_pod.h"
 
-
 static wh_code nomem(wh_err *err)
 {
     return wh_err_set(err, WH_E_NOMEM, "out of memory");
@@ -24,7 +23,8 @@ static wh_code nomem(wh_err *err)
 
 static wh_code move_proxy_to_init(json_t *pod, wh_err *err)
 {
-    json_t *spec = wh_inject_obj_child(pod, "spec", 1), *containers = wh_inject_spec_list(pod, "containers"), *init, *proxy;
+    json_t *spec = wh_inject_obj_child(pod, "spec", 1), *containers = wh_inject_spec_list(pod, "containers"), *init,
+           *proxy;
     size_t idx;
 
     if ((proxy = wh_inject_find_named(containers, WH_PROXY, &idx)) == NULL)
@@ -38,8 +38,8 @@ static wh_code move_proxy_to_init(json_t *pod, wh_err *err)
     return WH_OK;
 }
 
-wh_code wh_inject_apply_overlays(const json_t *merge_pod, const json_t *overlays, const char *const *names,
-                                 int native, json_t **merged_out, json_t **tmpl_out, wh_err *err)
+wh_code wh_inject_apply_overlays(const json_t *merge_pod, const json_t *overlays, const char *const *names, int native,
+                                 json_t **merged_out, json_t **tmpl_out, wh_err *err)
 {
     json_t *merged = json_deep_copy(merge_pod), *tmpl = json_object();
     size_t i;
@@ -66,8 +66,9 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, const json_t *overlays
         }
         if ((rc = wh_inject_smp(tmpl, overlay, &wh_inject_type_pod, err)) != WH_OK ||
             (rc = wh_inject_go_roundtrip(tmpl, &wh_inject_type_pod, err)) != WH_OK) {
-            wh_err_prefix(err, "failed parsing generated injected YAML (check Istio sidecar injector "
-                               "configuration): template %s",
+            wh_err_prefix(err,
+                          "failed parsing generated injected YAML (check Istio sidecar injector "
+                          "configuration): template %s",
                           name);
             goto out;
         }
@@ -166,18 +167,19 @@ static wh_code adjust_init_user(json_t *pod, const json_t *original, int tproxy,
     return WH_OK;
 }
 
-wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const json_t *tmpl, int tproxy,
-                                    wh_err *err)
+wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const json_t *tmpl, int tproxy, wh_err *err)
 {
     static const char *const lists[2] = {"containers", "initContainers"};
-    const char *status_text = wh_inject_annotation(original, WH_A_STATUS), *overrides_text = wh_inject_annotation(original, WH_A_OVERRIDES);
+    const char *status_text = wh_inject_annotation(original, WH_A_STATUS),
+               *overrides_text = wh_inject_annotation(original, WH_A_OVERRIDES);
     json_t *status = NULL, *existing = NULL, *recorded = NULL;
     json_error_t jerr;
     wh_buf text = WH_BUF_INIT;
     wh_code rc = WH_OK;
     int l;
 
-    if (overrides_text != NULL && ((existing = json_loads(overrides_text, 0, &jerr)) == NULL || !json_is_object(existing))) {
+    if (overrides_text != NULL &&
+        ((existing = json_loads(overrides_text, 0, &jerr)) == NULL || !json_is_object(existing))) {
         rc = wh_err_set(err, WH_E_INVALID, "invalid %s annotation: %s", WH_A_OVERRIDES,
                         existing == NULL ? jerr.text : "not a JSON object");
         goto out;
@@ -213,7 +215,8 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
                 json_decref(overlay);
                 goto out;
             }
-            if (json_is_string(json_object_get(overlay, "image")) && strcmp(wh_inject_str(overlay, "image"), "auto") == 0)
+            if (json_is_string(json_object_get(overlay, "image")) &&
+                strcmp(wh_inject_str(overlay, "image"), "auto") == 0)
                 json_object_del(overlay, "image");
             ordered = wh_inject_go_ordered(overlay, &wh_inject_type_container);
             json_decref(overlay);
@@ -221,7 +224,8 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
                 rc = nomem(err);
                 goto out;
             }
-            if (rlist == NULL && ((rlist = json_array()) == NULL || json_object_set_new(recorded, lists[l], rlist) != 0)) {
+            if (rlist == NULL &&
+                ((rlist = json_array()) == NULL || json_object_set_new(recorded, lists[l], rlist) != 0)) {
                 json_decref(ordered);
                 rc = nomem(err);
                 goto out;
@@ -251,4 +255,3 @@ out:
     wh_buf_free(&text);
     return rc;
 }
-

@@ -27,11 +27,10 @@ static wh_code prepare(const wh_inject_pod_request *req, json_t **out, wh_err *e
     const char *ns;
     wh_code rc;
 
-    if ((rc = wh_inject_go_check(req->pod, &wh_inject_type_pod, err)) != WH_OK)
-        {
-                wh_err_prefix(err, "could not decode pod");
-                return rc;
-            }
+    if ((rc = wh_inject_go_check(req->pod, &wh_inject_type_pod, err)) != WH_OK) {
+        wh_err_prefix(err, "could not decode pod");
+        return rc;
+    }
     if ((pod = json_deep_copy(req->pod)) == NULL)
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
     meta = json_object_get(pod, "metadata");
@@ -79,8 +78,8 @@ wh_code wh_inject_pod(const wh_inject_pod_request *req, wh_inject_pod_result *re
         wh_err_prefix(err, "%s", TEMPLATE_PREFIX); /* "failed to run injection template: <why>" */
         goto out;
     }
-    if ((rc = wh_inject_apply_overlays(r.merge_pod, r.overlays, (const char *const *)r.names, r.native, &merged,
-                                       &tmpl, err)) != WH_OK ||
+    if ((rc = wh_inject_apply_overlays(r.merge_pod, r.overlays, (const char *const *)r.names, r.native, &merged, &tmpl,
+                                       err)) != WH_OK ||
         (rc = wh_inject_reapply_overrides(merged, r.merge_pod, tmpl, r.tproxy, err)) != WH_OK)
         goto out;
     post.rev = req->rev;

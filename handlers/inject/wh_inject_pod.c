@@ -100,4 +100,3 @@ wh_code wh_inject_append_env(json_t *container, const char *name, const char *va
         return nomem(err);
     return WH_OK;
 }
-

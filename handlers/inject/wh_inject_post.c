@@ -14,7 +14,6 @@
 #include "wh_inject_merge.h"
 #include "wh_inject_pod.h"
 
-
 static wh_code nomem(wh_err *err)
 {
     return wh_err_set(err, WH_E_NOMEM, "out of memory");
@@ -83,8 +82,8 @@ static const char *sanitized_get(const json_t *ann, const char *want)
     const char *key;
     json_t *v;
 
-    json_object_foreach((json_t *)ann, key, v) if (json_is_string(v) && sanitized_is(key, want)) return
-        json_string_value(v);
+    json_object_foreach((json_t *)ann, key,
+                        v) if (json_is_string(v) && sanitized_is(key, want)) return json_string_value(v);
     return NULL;
 }
 
@@ -158,7 +157,8 @@ static wh_code parse_targets(const char *list, json_t *targets, wh_err *err)
 /* 3.10.2 */
 static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_err *err)
 {
-    json_t *ann = wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1), *cfg = NULL, *targets = NULL;
+    json_t *ann = wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1), *cfg = NULL,
+           *targets = NULL;
     const json_t *mesh = wh_inject_revision_mesh(rev);
     const char *key, *merge, *port, *path, *scrape, *tlist;
     json_t *v, *proxy;
@@ -234,7 +234,8 @@ out:
 /* 3.10.3 */
 static wh_code secure_port(json_t *pod, wh_err *err)
 {
-    json_t *ann = wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1), *proxy = wh_inject_find_sidecar(pod);
+    json_t *ann = wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1),
+           *proxy = wh_inject_find_sidecar(pod);
     const json_t *env = json_object_get(proxy, "env");
     size_t i;
 
@@ -245,8 +246,8 @@ static wh_code secure_port(json_t *pod, wh_err *err)
     for (i = 0; i < json_array_size(env); i++) {
         const json_t *e = json_array_get(env, i);
         const char *name = wh_inject_str(e, "name"), *value = wh_inject_str(e, "value");
-        if (name != NULL && strcmp(name, "ENVOY_SECURE_MERGED_METRICS_PORT") == 0 && value != NULL &&
-            *value != '\0' && strcmp(value, "0") != 0)
+        if (name != NULL && strcmp(name, "ENVOY_SECURE_MERGED_METRICS_PORT") == 0 && value != NULL && *value != '\0' &&
+            strcmp(value, "0") != 0)
             return wh_inject_set_string(ann, "prometheus.istio.io/secure-port", value, err);
     }
     return WH_OK;
@@ -258,8 +259,10 @@ static const struct {
     const char *field, *sub, *suffix;
     int is_probe;
 } probe_slots[] = {
-    {"readinessProbe", NULL, "/app-health/%s/readyz", 1},    {"livenessProbe", NULL, "/app-health/%s/livez", 1},
-    {"startupProbe", NULL, "/app-health/%s/startupz", 1},    {"lifecycle", "preStop", "/app-lifecycle/%s/prestopz", 0},
+    {"readinessProbe", NULL, "/app-health/%s/readyz", 1},
+    {"livenessProbe", NULL, "/app-health/%s/livez", 1},
+    {"startupProbe", NULL, "/app-health/%s/startupz", 1},
+    {"lifecycle", "preStop", "/app-lifecycle/%s/prestopz", 0},
     {"lifecycle", "postStart", "/app-lifecycle/%s/poststartz", 0},
 };
 #define N_SLOTS (sizeof(probe_slots) / sizeof(probe_slots[0]))
@@ -432,9 +435,10 @@ static wh_code rewrite_probes(json_t *pod, const json_t *ann, int status_port, w
 
 static wh_code app_probes(json_t *pod, const wh_inject_revision *rev, wh_err *err)
 {
-    json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations"), *proxy = wh_inject_find_sidecar(pod);
-    const json_t *values_flag = json_object_get(json_object_get(wh_inject_revision_values(rev), "sidecarInjectorWebhook"),
-                                                "rewriteAppHTTPProbe");
+    json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations"),
+           *proxy = wh_inject_find_sidecar(pod);
+    const json_t *values_flag = json_object_get(
+        json_object_get(wh_inject_revision_values(rev), "sidecarInjectorWebhook"), "rewriteAppHTTPProbe");
     const char *a = wh_inject_str(ann, "sidecar.istio.io/rewriteAppHTTPProbers");
     int status_port = wh_inject_revision_status_port(rev), enabled;
     json_t *probers = NULL, *env, *old = NULL;
@@ -456,7 +460,8 @@ static wh_code app_probes(json_t *pod, const wh_inject_revision *rev, wh_err *er
         env = json_object_get(proxy, "env");
         if (wh_inject_str(ann, WH_A_STATUS) != NULL)
             for (i = 0; i < json_array_size(env); i++)
-                if (strcmp(wh_inject_str(json_array_get(env, i), "name") ? wh_inject_str(json_array_get(env, i), "name") : "",
+                if (strcmp(wh_inject_str(json_array_get(env, i), "name") ? wh_inject_str(json_array_get(env, i), "name")
+                                                                         : "",
                            "ISTIO_KUBE_APP_PROBERS") == 0) {
                     existing = json_array_get(env, i);
                     break;
@@ -517,10 +522,12 @@ static wh_code metadata(json_t *pod, const wh_inject_post_params *p, wh_err *err
     if (ann == NULL)
         return nomem(err);
     if (p->r->network != NULL && *p->r->network != '\0' &&
-        (rc = wh_inject_set_string(wh_inject_obj_child(meta, "labels", 1), "topology.istio.io/network", p->r->network, err)) != WH_OK)
+        (rc = wh_inject_set_string(wh_inject_obj_child(meta, "labels", 1), "topology.istio.io/network", p->r->network,
+                                   err)) != WH_OK)
         return rc;
-    status = json_pack("{s:o*,s:o*,s:o*,s:o*,s:s}", "initContainers", names_of(wh_inject_spec_list(p->tmpl, "initContainers")),
-                       "containers", names_of(wh_inject_spec_list(p->tmpl, "containers")), "volumes",
+    status = json_pack("{s:o*,s:o*,s:o*,s:o*,s:s}", "initContainers",
+                       names_of(wh_inject_spec_list(p->tmpl, "initContainers")), "containers",
+                       names_of(wh_inject_spec_list(p->tmpl, "containers")), "volumes",
                        names_of(wh_inject_spec_list(p->tmpl, "volumes")), "imagePullSecrets",
                        names_of(wh_inject_spec_list(p->tmpl, "imagePullSecrets")), "revision",
                        p->r->revision != NULL && *p->r->revision != '\0' ? p->r->revision : "default");
@@ -566,8 +573,10 @@ static wh_code reorder(json_t *pod, int hold, wh_err *err)
     if ((rc = move_named(containers, WH_PROXY, hold, err)) != WH_OK)
         return rc;
     if (wh_inject_find_named(init, WH_PROXY, NULL) != NULL) {
-        if ((rc = move_named(init, WH_CORE_DUMP, 1, err)) != WH_OK || (rc = move_named(init, WH_PROXY, 1, err)) != WH_OK ||
-            (rc = move_named(init, WH_VALIDATION, 1, err)) != WH_OK || (rc = move_named(init, WH_INIT, 1, err)) != WH_OK)
+        if ((rc = move_named(init, WH_CORE_DUMP, 1, err)) != WH_OK ||
+            (rc = move_named(init, WH_PROXY, 1, err)) != WH_OK ||
+            (rc = move_named(init, WH_VALIDATION, 1, err)) != WH_OK ||
+            (rc = move_named(init, WH_INIT, 1, err)) != WH_OK)
             return rc;
         return WH_OK;
     }
@@ -583,9 +592,10 @@ wh_code wh_inject_postprocess(json_t *pod, const wh_inject_post_params *p, wh_er
 
     if (wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1) == NULL)
         return nomem(err);
-    if ((rc = cluster_envs(pod, p->r->proxy_envs, err)) != WH_OK || (rc = prometheus_merge(pod, p->rev, err)) != WH_OK ||
-        (rc = secure_port(pod, err)) != WH_OK || (rc = app_probes(pod, p->rev, err)) != WH_OK ||
-        (rc = metadata(pod, p, err)) != WH_OK || (rc = reorder(pod, p->r->hold, err)) != WH_OK)
+    if ((rc = cluster_envs(pod, p->r->proxy_envs, err)) != WH_OK ||
+        (rc = prometheus_merge(pod, p->rev, err)) != WH_OK || (rc = secure_port(pod, err)) != WH_OK ||
+        (rc = app_probes(pod, p->rev, err)) != WH_OK || (rc = metadata(pod, p, err)) != WH_OK ||
+        (rc = reorder(pod, p->r->hold, err)) != WH_OK)
         return rc;
     return wh_inject_go_roundtrip(pod, &wh_inject_type_pod, err);
 }

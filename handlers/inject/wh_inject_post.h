@@ -16,14 +16,13 @@
  * copy of `merge_pod`, moving the pod's own istio-proxy to initContainers
  * first when `native` and the template put it there.  *merged and *tmpl are
  * new references. */
-wh_code wh_inject_apply_overlays(const json_t *merge_pod, const json_t *overlays, const char *const *names,
-                                 int native, json_t **merged, json_t **tmpl, wh_err *err);
+wh_code wh_inject_apply_overlays(const json_t *merge_pod, const json_t *overlays, const char *const *names, int native,
+                                 json_t **merged, json_t **tmpl, wh_err *err);
 
 /* Step 7 (3.8): re-apply the containers of `original` (and of its
  * proxy.istio.io/overrides annotation) that the template also defines, record
  * them in proxy.istio.io/overrides, fix the init container's -u / UIDs. */
-wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const json_t *tmpl, int tproxy,
-                                    wh_err *err);
+wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const json_t *tmpl, int tproxy, wh_err *err);
 
 typedef struct wh_inject_post_params {
     const wh_inject_revision *rev;

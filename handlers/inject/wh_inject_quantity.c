@@ -43,16 +43,26 @@ static void u128_str(u128 v, char *out)
 static const char *decimal_suffix(int exp)
 {
     switch (exp) {
-    case -9: return "n";
-    case -6: return "u";
-    case -3: return "m";
-    case 0: return "";
-    case 3: return "k";
-    case 6: return "M";
-    case 9: return "G";
-    case 12: return "T";
-    case 15: return "P";
-    case 18: return "E";
+    case -9:
+        return "n";
+    case -6:
+        return "u";
+    case -3:
+        return "m";
+    case 0:
+        return "";
+    case 3:
+        return "k";
+    case 6:
+        return "M";
+    case 9:
+        return "G";
+    case 12:
+        return "T";
+    case 15:
+        return "P";
+    case 18:
+        return "E";
     }
     return NULL;
 }
@@ -170,6 +180,8 @@ wh_code wh_inject_quantity_canonical(const char *text, char *out, size_t out_len
         snprintf(out, out_len, "%s%se%d", negative ? "-" : "", digits, x);
     return WH_OK;
 invalid:
-    return wh_err_set(err, WH_E_INVALID, "quantities must match the regular expression "
-                                         "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': \"%s\"", text);
+    return wh_err_set(err, WH_E_INVALID,
+                      "quantities must match the regular expression "
+                      "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': \"%s\"",
+                      text);
 }

@@ -9,38 +9,93 @@
 
 #include <string.h>
 
-#define S(n) {n, WH_K_STR, WH_F_OMIT, NULL, NULL}
-#define SREQ(n) {n, WH_K_STR, 0, NULL, NULL}
-#define I(n) {n, WH_K_INT, WH_F_OMIT, NULL, NULL}
-#define IREQ(n) {n, WH_K_INT, 0, NULL, NULL}
-#define B(n) {n, WH_K_BOOL, WH_F_OMIT, NULL, NULL}
-#define P(n) {n, WH_K_PTR, 0, NULL, NULL}
-#define ANY(n) {n, WH_K_ANY, 0, NULL, NULL}
-#define OBJ(n, t) {n, WH_K_OBJ, 0, NULL, &t}
-#define LIST(n, key, t) {n, WH_K_LIST, 0, key, t}
-#define PLIST(n) {n, WH_K_PLIST, 0, NULL, NULL}
-#define PLIST_MERGE(n) {n, WH_K_PLIST, WH_F_MERGE, NULL, NULL}
-#define MAP(n) {n, WH_K_MAP, 0, NULL, NULL}
-#define QTY(n) {n, WH_K_QTY, 0, NULL, NULL}
-#define QMAP(n) {n, WH_K_QMAP, 0, NULL, NULL}
-#define END {NULL, 0, 0, NULL, NULL}
+#define S(n)                                                                                                           \
+    {                                                                                                                  \
+        n, WH_K_STR, WH_F_OMIT, NULL, NULL                                                                             \
+    }
+#define SREQ(n)                                                                                                        \
+    {                                                                                                                  \
+        n, WH_K_STR, 0, NULL, NULL                                                                                     \
+    }
+#define I(n)                                                                                                           \
+    {                                                                                                                  \
+        n, WH_K_INT, WH_F_OMIT, NULL, NULL                                                                             \
+    }
+#define IREQ(n)                                                                                                        \
+    {                                                                                                                  \
+        n, WH_K_INT, 0, NULL, NULL                                                                                     \
+    }
+#define B(n)                                                                                                           \
+    {                                                                                                                  \
+        n, WH_K_BOOL, WH_F_OMIT, NULL, NULL                                                                            \
+    }
+#define P(n)                                                                                                           \
+    {                                                                                                                  \
+        n, WH_K_PTR, 0, NULL, NULL                                                                                     \
+    }
+#define ANY(n)                                                                                                         \
+    {                                                                                                                  \
+        n, WH_K_ANY, 0, NULL, NULL                                                                                     \
+    }
+#define OBJ(n, t)                                                                                                      \
+    {                                                                                                                  \
+        n, WH_K_OBJ, 0, NULL, &t                                                                                       \
+    }
+#define LIST(n, key, t)                                                                                                \
+    {                                                                                                                  \
+        n, WH_K_LIST, 0, key, t                                                                                        \
+    }
+#define PLIST(n)                                                                                                       \
+    {                                                                                                                  \
+        n, WH_K_PLIST, 0, NULL, NULL                                                                                   \
+    }
+#define PLIST_MERGE(n)                                                                                                 \
+    {                                                                                                                  \
+        n, WH_K_PLIST, WH_F_MERGE, NULL, NULL                                                                          \
+    }
+#define MAP(n)                                                                                                         \
+    {                                                                                                                  \
+        n, WH_K_MAP, 0, NULL, NULL                                                                                     \
+    }
+#define QTY(n)                                                                                                         \
+    {                                                                                                                  \
+        n, WH_K_QTY, 0, NULL, NULL                                                                                     \
+    }
+#define QMAP(n)                                                                                                        \
+    {                                                                                                                  \
+        n, WH_K_QMAP, 0, NULL, NULL                                                                                    \
+    }
+#define END                                                                                                            \
+    {                                                                                                                  \
+        NULL, 0, 0, NULL, NULL                                                                                         \
+    }
 
 static const wh_inject_type t_owner_ref, t_local_ref, t_pod_security_context, t_sysctl, t_toleration, t_host_alias,
     t_volume, t_empty_dir, t_secret_vs, t_config_map_vs, t_key_to_path, t_downward_vs, t_downward_file, t_projected,
     t_volume_projection, t_secret_proj, t_config_map_proj, t_downward_proj, t_sa_token_proj, t_container_port,
     t_env_var, t_env_source, t_field_selector, t_resource_selector, t_resources, t_volume_mount, t_probe, t_exec,
-     t_http_header,   t_lifecycle, t_lifecycle_handler, t_security_context,
-    t_capabilities, t_seccomp;
+    t_http_header, t_lifecycle, t_lifecycle_handler, t_security_context, t_capabilities, t_seccomp;
 
-static const wh_inject_field f_object_meta[] = {
-    S("name"), S("generateName"), S("namespace"), S("selfLink"), S("uid"), S("resourceVersion"), I("generation"),
-    ANY("creationTimestamp"), P("deletionTimestamp"), P("deletionGracePeriodSeconds"), MAP("labels"),
-    MAP("annotations"), LIST("ownerReferences", "uid", &t_owner_ref), PLIST_MERGE("finalizers"),
-    LIST("managedFields", NULL, NULL), END};
+static const wh_inject_field f_object_meta[] = {S("name"),
+                                                S("generateName"),
+                                                S("namespace"),
+                                                S("selfLink"),
+                                                S("uid"),
+                                                S("resourceVersion"),
+                                                I("generation"),
+                                                ANY("creationTimestamp"),
+                                                P("deletionTimestamp"),
+                                                P("deletionGracePeriodSeconds"),
+                                                MAP("labels"),
+                                                MAP("annotations"),
+                                                LIST("ownerReferences", "uid", &t_owner_ref),
+                                                PLIST_MERGE("finalizers"),
+                                                LIST("managedFields", NULL, NULL),
+                                                END};
 const wh_inject_type wh_inject_type_object_meta = {"ObjectMeta", f_object_meta};
 
-static const wh_inject_field f_owner_ref[] = {SREQ("apiVersion"), SREQ("kind"),        SREQ("name"), SREQ("uid"),
-                                              P("controller"),    P("blockOwnerDeletion"), END};
+static const wh_inject_field f_owner_ref[] = {
+    SREQ("apiVersion"), SREQ("kind"), SREQ("name"), SREQ("uid"), P("controller"), P("blockOwnerDeletion"), END};
 static const wh_inject_type t_owner_ref = {"OwnerReference", f_owner_ref};
 
 static const wh_inject_field f_local_ref[] = {S("name"), END};
@@ -52,15 +107,24 @@ static const wh_inject_type t_sysctl = {"Sysctl", f_sysctl};
 static const wh_inject_field f_seccomp[] = {SREQ("type"), P("localhostProfile"), END};
 static const wh_inject_type t_seccomp = {"SeccompProfile", f_seccomp};
 
-static const wh_inject_field f_pod_security_context[] = {
-    ANY("seLinuxOptions"), ANY("windowsOptions"), P("runAsUser"), P("runAsGroup"), P("runAsNonRoot"),
-    PLIST("supplementalGroups"), P("supplementalGroupsPolicy"), P("fsGroup"), LIST("sysctls", NULL, &t_sysctl),
-    P("fsGroupChangePolicy"), OBJ("seccompProfile", t_seccomp), ANY("appArmorProfile"), P("seLinuxChangePolicy"),
-    END};
+static const wh_inject_field f_pod_security_context[] = {ANY("seLinuxOptions"),
+                                                         ANY("windowsOptions"),
+                                                         P("runAsUser"),
+                                                         P("runAsGroup"),
+                                                         P("runAsNonRoot"),
+                                                         PLIST("supplementalGroups"),
+                                                         P("supplementalGroupsPolicy"),
+                                                         P("fsGroup"),
+                                                         LIST("sysctls", NULL, &t_sysctl),
+                                                         P("fsGroupChangePolicy"),
+                                                         OBJ("seccompProfile", t_seccomp),
+                                                         ANY("appArmorProfile"),
+                                                         P("seLinuxChangePolicy"),
+                                                         END};
 static const wh_inject_type t_pod_security_context = {"PodSecurityContext", f_pod_security_context};
 
-static const wh_inject_field f_toleration[] = {S("key"), S("operator"), S("value"), S("effect"),
-                                               P("tolerationSeconds"), END};
+static const wh_inject_field f_toleration[] = {S("key"),    S("operator"),          S("value"),
+                                               S("effect"), P("tolerationSeconds"), END};
 static const wh_inject_type t_toleration = {"Toleration", f_toleration};
 
 static const wh_inject_field f_host_alias[] = {SREQ("ip"), PLIST("hostnames"), END};
@@ -103,9 +167,13 @@ static const wh_inject_type t_downward_proj = {"DownwardAPIProjection", f_downwa
 static const wh_inject_field f_sa_token_proj[] = {S("audience"), P("expirationSeconds"), SREQ("path"), END};
 static const wh_inject_type t_sa_token_proj = {"ServiceAccountTokenProjection", f_sa_token_proj};
 
-static const wh_inject_field f_volume_projection[] = {
-    OBJ("secret", t_secret_proj), OBJ("downwardAPI", t_downward_proj), OBJ("configMap", t_config_map_proj),
-    OBJ("serviceAccountToken", t_sa_token_proj), ANY("clusterTrustBundle"), ANY("podCertificate"), END};
+static const wh_inject_field f_volume_projection[] = {OBJ("secret", t_secret_proj),
+                                                      OBJ("downwardAPI", t_downward_proj),
+                                                      OBJ("configMap", t_config_map_proj),
+                                                      OBJ("serviceAccountToken", t_sa_token_proj),
+                                                      ANY("clusterTrustBundle"),
+                                                      ANY("podCertificate"),
+                                                      END};
 static const wh_inject_type t_volume_projection = {"VolumeProjection", f_volume_projection};
 
 static const wh_inject_field f_projected[] = {LIST("sources", NULL, &t_volume_projection), P("defaultMode"), END};
@@ -138,9 +206,9 @@ static const wh_inject_type t_env_var = {"EnvVar", f_env_var};
 static const wh_inject_field f_resources[] = {QMAP("limits"), QMAP("requests"), LIST("claims", "name", NULL), END};
 static const wh_inject_type t_resources = {"ResourceRequirements", f_resources};
 
-static const wh_inject_field f_volume_mount[] = {SREQ("name"),       B("readOnly"),         P("recursiveReadOnly"),
-                                                 SREQ("mountPath"),  S("subPath"),          P("mountPropagation"),
-                                                 S("subPathExpr"),   END};
+static const wh_inject_field f_volume_mount[] = {
+    SREQ("name"), B("readOnly"),         P("recursiveReadOnly"), SREQ("mountPath"),
+    S("subPath"), P("mountPropagation"), S("subPathExpr"),       END};
 static const wh_inject_type t_volume_mount = {"VolumeMount", f_volume_mount};
 
 static const wh_inject_field f_exec[] = {PLIST("command"), END};
@@ -149,8 +217,8 @@ static const wh_inject_type t_exec = {"ExecAction", f_exec};
 static const wh_inject_field f_http_header[] = {SREQ("name"), SREQ("value"), END};
 static const wh_inject_type t_http_header = {"HTTPHeader", f_http_header};
 
-static const wh_inject_field f_http_get[] = {S("path"),   ANY("port"), S("host"), S("scheme"),
-                                             LIST("httpHeaders", NULL, &t_http_header), END};
+static const wh_inject_field f_http_get[] = {
+    S("path"), ANY("port"), S("host"), S("scheme"), LIST("httpHeaders", NULL, &t_http_header), END};
 const wh_inject_type wh_inject_type_http_get = {"HTTPGetAction", f_http_get};
 
 static const wh_inject_field f_tcp_socket[] = {ANY("port"), S("host"), END};
@@ -183,10 +251,19 @@ static const wh_inject_type t_lifecycle = {"Lifecycle", f_lifecycle};
 static const wh_inject_field f_capabilities[] = {PLIST("add"), PLIST("drop"), END};
 static const wh_inject_type t_capabilities = {"Capabilities", f_capabilities};
 
-static const wh_inject_field f_security_context[] = {
-    OBJ("capabilities", t_capabilities), P("privileged"), ANY("seLinuxOptions"), ANY("windowsOptions"),
-    P("runAsUser"), P("runAsGroup"), P("runAsNonRoot"), P("readOnlyRootFilesystem"), P("allowPrivilegeEscalation"),
-    P("procMount"), OBJ("seccompProfile", t_seccomp), ANY("appArmorProfile"), END};
+static const wh_inject_field f_security_context[] = {OBJ("capabilities", t_capabilities),
+                                                     P("privileged"),
+                                                     ANY("seLinuxOptions"),
+                                                     ANY("windowsOptions"),
+                                                     P("runAsUser"),
+                                                     P("runAsGroup"),
+                                                     P("runAsNonRoot"),
+                                                     P("readOnlyRootFilesystem"),
+                                                     P("allowPrivilegeEscalation"),
+                                                     P("procMount"),
+                                                     OBJ("seccompProfile", t_seccomp),
+                                                     ANY("appArmorProfile"),
+                                                     END};
 static const wh_inject_type t_security_context = {"SecurityContext", f_security_context};
 
 static const wh_inject_field f_container[] = {SREQ("name"),
@@ -260,8 +337,9 @@ static const wh_inject_field f_pod_spec[] = {LIST("volumes", "name", &t_volume),
                                              END};
 const wh_inject_type wh_inject_type_pod_spec = {"PodSpec", f_pod_spec};
 
-static const wh_inject_field f_pod[] = {S("apiVersion"), S("kind"), OBJ("metadata", wh_inject_type_object_meta),
-                                        OBJ("spec", wh_inject_type_pod_spec), ANY("status"), END};
+static const wh_inject_field f_pod[] = {
+    S("apiVersion"), S("kind"), OBJ("metadata", wh_inject_type_object_meta), OBJ("spec", wh_inject_type_pod_spec),
+    ANY("status"),   END};
 const wh_inject_type wh_inject_type_pod = {"Pod", f_pod};
 
 const wh_inject_field *wh_inject_schema_field(const wh_inject_type *type, const char *name)

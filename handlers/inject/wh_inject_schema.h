@@ -13,17 +13,17 @@
 #include <stddef.h>
 
 typedef enum wh_inject_kind {
-    WH_K_STR,    /* string value field */
-    WH_K_INT,    /* integer value field */
-    WH_K_BOOL,   /* bool value field */
-    WH_K_PTR,    /* pointer to a scalar: any non-null value is kept (false, 0 too) */
-    WH_K_ANY,    /* opaque (IntOrString, RawExtension, unknown): kept as is */
-    WH_K_OBJ,    /* struct of type `type` */
-    WH_K_LIST,   /* list of struct `type`: merged by `merge_key`, atomic when NULL */
-    WH_K_PLIST,  /* list of scalars: union when WH_F_MERGE, else atomic */
-    WH_K_MAP,    /* map[string]string: merged key by key */
-    WH_K_QTY,    /* resource.Quantity */
-    WH_K_QMAP,   /* map[string]Quantity (ResourceList) */
+    WH_K_STR,   /* string value field */
+    WH_K_INT,   /* integer value field */
+    WH_K_BOOL,  /* bool value field */
+    WH_K_PTR,   /* pointer to a scalar: any non-null value is kept (false, 0 too) */
+    WH_K_ANY,   /* opaque (IntOrString, RawExtension, unknown): kept as is */
+    WH_K_OBJ,   /* struct of type `type` */
+    WH_K_LIST,  /* list of struct `type`: merged by `merge_key`, atomic when NULL */
+    WH_K_PLIST, /* list of scalars: union when WH_F_MERGE, else atomic */
+    WH_K_MAP,   /* map[string]string: merged key by key */
+    WH_K_QTY,   /* resource.Quantity */
+    WH_K_QMAP,  /* map[string]Quantity (ResourceList) */
 } wh_inject_kind;
 
 enum {

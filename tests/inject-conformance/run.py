@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 import jsonpatch
@@ -219,7 +220,7 @@ def drop_status(pod):
 # ---- webhookd ---------------------------------------------------------------
 
 class Server:
-    def __init__(self, binary, settings, tmp, log):
+    def __init__(self, binary, revdir, flags, tmp, log):
         self.port = free_port()
         self.cert = os.path.join(tmp, "tls.crt")
         self.key = os.path.join(tmp, "tls.key")
@@ -229,7 +230,7 @@ class Server:
                             "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
                            check=True, capture_output=True)
         cmd = [binary, "--listen", "127.0.0.1:%d" % self.port, "--tls-cert-file", self.cert,
-               "--tls-key-file", self.key, "--threads", "1", "--revisions-dir", settings.revdir] + settings.flags
+               "--tls-key-file", self.key, "--threads", "1", "--revisions-dir", revdir] + flags
         self.log = open(log, "ab")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log)
         self.ctx = ssl.create_default_context(cafile=self.cert)
@@ -252,10 +253,28 @@ class Server:
     def review(self, pod, namespace, uid):
         body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
                            "request": {"uid": uid, "namespace": namespace, "object": pod}}).encode()
-        req = urllib.request.Request("https://127.0.0.1:%d/inject" % self.port, data=body, method="POST",
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, context=self.ctx, timeout=30) as r:
-            return json.loads(r.read())
+        status, reply = self.post("/inject", body)
+        if status != 200:
+            raise RuntimeError("HTTP %d: %r" % (status, reply[:200]))
+        return json.loads(reply)
+
+    def post(self, path, body, content_type="application/json", timeout=60):
+        """(HTTP status, body bytes) of a POST."""
+        req = urllib.request.Request("https://127.0.0.1:%d%s" % (self.port, path), data=body, method="POST",
+                                     headers={"Content-Type": content_type} if content_type else {})
+        try:
+            with urllib.request.urlopen(req, context=self.ctx, timeout=timeout) as r:
+                return r.status, r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+
+    def get(self, path):
+        try:
+            with urllib.request.urlopen("https://127.0.0.1:%d%s" % (self.port, path), context=self.ctx,
+                                        timeout=10) as r:
+                return r.status, r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
 
     def stop(self):
         if self.proc.poll() is None:
@@ -402,7 +421,8 @@ def main():
             if "webhook" in paths and case.get("webhook") and case.get("golden"):
                 if st.key not in servers:
                     try:
-                        servers[st.key] = Server(args.webhookd, st, tmp, os.path.join(tmp, "webhookd-%s.log" % st.key))
+                        servers[st.key] = Server(args.webhookd, st.revdir, st.flags, tmp,
+                                                 os.path.join(tmp, "webhookd-%s.log" % st.key))
                     except RuntimeError as e:
                         servers[st.key] = str(e)
                 srv = servers[st.key]
