@@ -121,6 +121,19 @@ def main():
                     failures.append("%s: server not healthy afterwards" % name)
                     break
                 print("ok  %-26s HTTP %s in %.2fs" % (name, status, took))
+            # istiod's metric names, plus our per-revision series
+            ms, metrics = srv.get("/metrics")
+            text = metrics.decode(errors="replace")
+            for want in ("sidecar_injection_requests_total", "sidecar_injection_success_total",
+                         "sidecar_injection_failure_total", "sidecar_injection_skip_total",
+                         "sidecar_injection_time_seconds_bucket", 'webhookd_inject_requests_total{revision="broken"'):
+                if want not in text:
+                    failures.append("/metrics lacks %s" % want)
+            for line in text.splitlines():
+                if line.startswith("sidecar_injection_requests_total "):
+                    if float(line.split()[1]) < len(cases) - 2:
+                        failures.append("sidecar_injection_requests_total is %s after %d reviews" %
+                                        (line.split()[1], len(cases) - 2))
         finally:
             srv.stop()
     finally:

@@ -9,6 +9,8 @@
  *   inject_merge_tool quantity TEXT
  *   inject_merge_tool overlays NATIVE(0|1) POD OVERLAYS   -> {"merged":…,"template":…}
  *   inject_merge_tool reapply TPROXY(0|1) POD ORIGINAL TEMPLATE
+ *   inject_merge_tool post CASE   (CASE: {"revision": {config, values, mesh}, "pod", "template",
+ *                                  "rendered": {proxy_envs, network, revision, hold}, "kube_inject"})
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,7 +110,43 @@ int main(int argc, char **argv)
         status = print(a);
         goto out;
     }
-    fprintf(stderr, "usage: inject_merge_tool smp|roundtrip|diff|quantity|overlays|reapply ...\n");
+    if (argc == 3 && strcmp(argv[1], "post") == 0) {
+        const json_t *files, *rend;
+        wh_inject_revision *rev = NULL;
+        wh_inject_rendered r;
+        wh_inject_post_params p;
+        const char *cfg, *vals, *mesh;
+        if ((a = load(argv[2])) == NULL)
+            goto out;
+        files = json_object_get(a, "revision");
+        rend = json_object_get(a, "rendered");
+        cfg = json_string_value(json_object_get(files, "config"));
+        vals = json_string_value(json_object_get(files, "values"));
+        mesh = json_string_value(json_object_get(files, "mesh"));
+        if (wh_inject_revision_load("default", cfg ? cfg : "", cfg ? strlen(cfg) : 0, vals ? vals : "{}",
+                                    vals ? strlen(vals) : 2, mesh, mesh ? strlen(mesh) : 0, &rev, &err) != WH_OK)
+            goto fail;
+        memset(&r, 0, sizeof(r));
+        r.proxy_envs = json_object_get(rend, "proxy_envs");
+        r.network = (char *)json_string_value(json_object_get(rend, "network"));
+        r.revision = (char *)json_string_value(json_object_get(rend, "revision"));
+        r.hold = json_is_true(json_object_get(rend, "hold"));
+        memset(&p, 0, sizeof(p));
+        p.rev = rev;
+        p.r = &r;
+        p.original = json_object_get(a, "pod");
+        p.tmpl = json_object_get(a, "template");
+        p.kube_inject = json_is_true(json_object_get(a, "kube_inject"));
+        b = json_deep_copy(json_object_get(a, "pod"));
+        if (wh_inject_postprocess(b, &p, &err) != WH_OK) {
+            wh_inject_revision_unref(rev);
+            goto fail;
+        }
+        wh_inject_revision_unref(rev);
+        status = print(b);
+        goto out;
+    }
+    fprintf(stderr, "usage: inject_merge_tool smp|roundtrip|diff|quantity|overlays|reapply|post ...\n");
     return 2;
 fail:
     fprintf(stderr, "error: %s\n", wh_err_msg(&err));

@@ -10,6 +10,8 @@ Each case file names an op:
   quantity  text -> canonical form; `invalid` texts must be rejected.
   overlays  pod + overlays (+ native) -> expected {merged, template} (step 6).
   reapply   pod + original + template (+ tproxy) -> expected pod (step 7).
+  post      revision files + pod + template + rendered fields -> expected
+            pod, or `error` (step 8, istiod's post-processing).
 A seeded property check then diffs random mutations of every document.
 """
 import argparse
@@ -134,6 +136,17 @@ def main():
                     argv = ["reapply", "1" if case.get("tproxy") else "0", write_json(tmp, "o.json", case["pod"]),
                             write_json(tmp, "p.json", case["original"]), write_json(tmp, "t.json", case["template"])]
                 rc, out, err = run_tool(args.tool, *argv)
+                if "error" in case:
+                    if rc == 0 or case["error"] not in err:
+                        errs.append("expected an error containing %r, got %s%s" % (case["error"], out.strip(), err.strip()))
+                elif rc != 0:
+                    errs.append("failed: " + err.strip())
+                else:
+                    got = json.loads(out)
+                    if got != case["expected"]:
+                        errs.append("got %s\n    want %s" % (json.dumps(got), json.dumps(case["expected"])))
+            elif op == "post":
+                rc, out, err = run_tool(args.tool, "post", write_json(tmp, "c.json", case))
                 if "error" in case:
                     if rc == 0 or case["error"] not in err:
                         errs.append("expected an error containing %r, got %s%s" % (case["error"], out.strip(), err.strip()))
