@@ -5,9 +5,9 @@
  * answer and never crash, leak or hang.
  *
  * The revision comes from $WH_FUZZ_REVISIONS_DIR (a --revisions-dir layout,
- * revision `default`), else the embedded one.  Built with clang and
- * -DWH_FUZZ=ON it is a libFuzzer binary; otherwise main() below replays the
- * files named on the command line once (ctest's smoke run).
+ * e.g. one holding the conformance corpus' files as revision `default`),
+ * else the embedded default revision.  Registered with wh_add_fuzz_target:
+ * a libFuzzer binary with -DWH_FUZZ=ON, and always a replay of corpus/.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -26,20 +26,7 @@ static void cleanup(void)
     wh_inject_settings_clear(&settings);
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    wh_err err = {0};
-
-    if (wh_inject_registry_open(getenv("WH_FUZZ_REVISIONS_DIR"), NULL, &registry, &err) != WH_OK) {
-        fprintf(stderr, "fuzz_inject: %s\n", wh_err_msg(&err));
-        exit(1);
-    }
-    atexit(cleanup);
-    return 0;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -49,6 +36,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wh_admission_outcome outcome;
     wh_inject_call call;
     const char *path = paths[size % 3];
+
+    if (registry == NULL) {
+        wh_err err = {0};
+        if (wh_inject_registry_open(getenv("WH_FUZZ_REVISIONS_DIR"), NULL, &registry, &err) != WH_OK) {
+            fprintf(stderr, "fuzz_inject: %s\n", wh_err_msg(&err));
+            abort();
+        }
+        atexit(cleanup);
+    }
 
     memset(&req, 0, sizeof(req));
     memset(&res, 0, sizeof(res));
@@ -69,25 +65,3 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wh_buf_free(&res.body);
     return 0;
 }
-
-#ifndef WH_LIBFUZZER
-int main(int argc, char **argv)
-{
-    int i, n = 0;
-
-    LLVMFuzzerInitialize(&argc, &argv);
-    for (i = 1; i < argc; i++) {
-        wh_buf b = WH_BUF_INIT;
-        wh_err err = {0};
-        if (wh_buf_read_file(&b, argv[i], (size_t)16 << 20, &err) != WH_OK) {
-            fprintf(stderr, "%s: %s\n", argv[i], wh_err_msg(&err));
-            return 1;
-        }
-        LLVMFuzzerTestOneInput((const uint8_t *)(b.data != NULL ? b.data : ""), b.len);
-        wh_buf_free(&b);
-        n++;
-    }
-    printf("fuzz_inject: replayed %d inputs\n", n);
-    return 0;
-}
-#endif
