@@ -12,27 +12,12 @@
 #include <string.h>
 
 #include "wh_admission.h"
-#include "wh_inject_endpoint.h"
 #include "wh_server.h"
 
 /* --- the table ------------------------------------------------------------ */
 
-static const wh_server_endpoint_flag inject_flags[] = {
-    {"revisions-dir", "",
-     "directory with one subdirectory per injection revision, named after it, holding the files config, values "
-     "and mesh (the ConfigMaps istio-sidecar-injector-<rev> and istio-<rev>); reloaded when they change. "
-     "/inject serves the revision `default`, else the built-in one; /inject/rev/<rev> a named one"},
-    {"native-sidecars", "auto", "istiod's ENABLE_NATIVE_SIDECARS: true, false or auto"},
-    {"compliance-policy", "", "istiod's COMPLIANCE_POLICY (e.g. fips-140-3)"},
-    {"platform", "", "istiod's PLATFORM (openshift: proxy UID/GID from the namespace)"},
-    {"env", "",
-     "istiod environment the injection templates read, KEY=VALUE[,KEY=VALUE...] (e.g. "
-     "ENABLE_NATIVE_SIDECARS=false)"},
-    {NULL, NULL, NULL},
-};
-
 const wh_server_endpoint_def wh_server_endpoint_defs[] = {
-    {"inject", "/inject", inject_flags, wh_inject_endpoint_new},
+    {"inject", "/inject", NULL, wh_server_not_configured_new},
     {"validate", "/validate", NULL, wh_server_not_configured_new},
 };
 const size_t wh_server_endpoint_ndefs = sizeof(wh_server_endpoint_defs) / sizeof(wh_server_endpoint_defs[0]);
