@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "wh_ctl.h"
+#include "wh_ctl_tag.h"
 
 static int cmd_version(int argc, char **argv)
 {
@@ -19,6 +20,7 @@ static int cmd_version(int argc, char **argv)
 
 static const wh_ctl_command commands[] = {
     {"version", "Print the webhookctl version", cmd_version},
+    {"tag", "Create, list and remove revision tags (aliases of control plane revisions)", wh_ctl_tag},
 };
 
 static void usage(FILE *out)
