@@ -7,6 +7,9 @@
  * is pure: bytes in, status + bytes out, no h2o and no I/O on the request
  * path, so it is unit-testable and fuzzable alone.  serve() is called
  * concurrently from every worker thread.
+ *
+ * Endpoints are built by a wh_endpoint_create_fn listed, with the flags it
+ * reads, in the table of server/wh_server_endpoints.c.
  */
 #ifndef WH_ENDPOINT_H
 #define WH_ENDPOINT_H
@@ -15,24 +18,41 @@
 
 #include "wh_buf.h"
 #include "wh_metrics.h"
+#include "wh_result.h"
 
 typedef struct wh_http_request {
-    const char *method;       /* "POST", "GET", ... */
-    const char *path;         /* path without query string, e.g. "/inject/rev/1-24/cluster/c1" */
+    const char *method; /* "POST", "GET", ... (NUL-terminated) */
+    const char *path;   /* path without query string, e.g. "/inject/rev/1-24/cluster/c1" (NUL-terminated) */
     size_t path_len;
-    const char *prefix;       /* the route prefix that matched, e.g. "/inject" */
-    const char *query;        /* after '?', or NULL */
+    const char *prefix; /* the route prefix that matched, e.g. "/inject" */
+    const char *query;  /* after '?', or NULL */
     size_t query_len;
-    const char *content_type; /* Content-Type header value, or NULL */
+    const char *content_type; /* Content-Type header value, or NULL (not NUL-terminated: use the length) */
     size_t content_type_len;
-    const char *body;         /* NULL when the request had no body */
+    const char *body; /* NULL when the request had no body */
     size_t body_len;
 } wh_http_request;
+
+/* What an AdmissionReview exchange amounted to, for metrics and the access
+ * log.  wh_admission_serve() fills it; other responses leave it zeroed. */
+typedef struct wh_admission_outcome {
+    int reviewed; /* 1 when wh_admission_serve answered (any status) */
+    int decoded;  /* 1 when the body was a usable AdmissionReview */
+    int allowed;
+    int has_patch;
+    int dry_run;
+    char uid[128];
+    char kind[64]; /* request.kind.kind, e.g. "Pod" */
+    char operation[16];
+    char api_version[32];
+} wh_admission_outcome;
 
 typedef struct wh_http_response {
     int status;               /* HTTP status code */
     const char *content_type; /* static string; "application/json" when NULL */
+    const char *allow;        /* static string for the Allow header (405), or NULL */
     wh_buf body;              /* owned by the response; server frees it */
+    wh_admission_outcome review;
 } wh_http_response;
 
 typedef struct wh_endpoint wh_endpoint;
@@ -45,8 +65,32 @@ struct wh_endpoint {
     /* 1 when ready to serve; append a one-line reason to `detail` when not (or
      * when degraded, e.g. a revision whose new config failed to load). */
     int (*ready)(wh_endpoint *self, wh_buf *detail);
+    /* Optional (NULL = nothing to reload).  Called from the main thread only,
+     * once a second with forced = 0 (reload if your inputs changed) and on
+     * SIGHUP with forced = 1, while serve() keeps running on the workers: swap
+     * state atomically.  On failure keep serving the previous state, report
+     * it through ready()'s detail, and return an error (the server logs it). */
+    wh_code (*reload)(wh_endpoint *self, int forced, wh_err *err);
     void (*destroy)(wh_endpoint *self);
     void *data; /* the implementation's state */
 };
+
+/* What a constructor gets from the server. */
+typedef struct wh_endpoint_env wh_endpoint_env;
+struct wh_endpoint_env {
+    const char *name;    /* "inject", "validate" (set it as wh_endpoint.name) */
+    const char *prefix;  /* "/inject", "/validate" */
+    wh_metrics *metrics; /* the server's registry: register families at creation */
+    /* The value of one of this endpoint's own flags (declared beside it in
+     * server/wh_server_endpoints.c), e.g. flag(env, "inject-config"); the
+     * default when unset; NULL when unset without default.  Borrowed, lives as
+     * long as the process. */
+    const char *(*flag)(const wh_endpoint_env *env, const char *name);
+    const void *impl; /* the server's */
+};
+
+/* Build an endpoint.  Called once at start-up in the main thread; a failure
+ * stops webhookd with err's message. *out is owned by the server (destroy()). */
+typedef wh_code (*wh_endpoint_create_fn)(const wh_endpoint_env *env, wh_endpoint **out, wh_err *err);
 
 #endif

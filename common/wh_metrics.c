@@ -1,0 +1,362 @@
+/*
+ * wh_metrics.c - Prometheus registry (see wh_metrics.h).
+ *
+ * Families are few and registered at startup; series are created on first
+ * use and never removed, so a family keeps a simple list guarded by its own
+ * mutex.  An update costs one lock and a short label comparison, far below
+ * the cost of the JSON work each admission does.
+ */
+#include "wh_metrics.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum metric_type { MT_COUNTER, MT_GAUGE, MT_HISTOGRAM } metric_type;
+
+typedef struct series {
+    struct series *next;
+    char **values;     /* one per label */
+    double value;      /* counter / gauge; histogram sum */
+    unsigned long long count;
+    unsigned long long *buckets; /* histogram: per-bucket (not cumulative) counts */
+} series;
+
+struct wh_metric {
+    struct wh_metric *next;
+    metric_type type;
+    char *name, *help;
+    char **labels;
+    size_t nlabels;
+    double *bounds;
+    size_t nbounds;
+    pthread_mutex_t lock;
+    series *head, **tail;
+};
+
+struct wh_metrics {
+    pthread_mutex_t lock;
+    wh_metric *head, **tail;
+};
+
+wh_metrics *wh_metrics_new(void)
+{
+    wh_metrics *r = calloc(1, sizeof(*r));
+    if (r == NULL)
+        return NULL;
+    pthread_mutex_init(&r->lock, NULL);
+    r->tail = &r->head;
+    return r;
+}
+
+static void free_strv(char **v, size_t n)
+{
+    if (v == NULL)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static void metric_free(wh_metric *m)
+{
+    series *s = m->head, *next;
+    for (; s != NULL; s = next) {
+        next = s->next;
+        free_strv(s->values, m->nlabels);
+        free(s->buckets);
+        free(s);
+    }
+    free_strv(m->labels, m->nlabels);
+    free(m->bounds);
+    free(m->name);
+    free(m->help);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+void wh_metrics_free(wh_metrics *r)
+{
+    wh_metric *m, *next;
+    if (r == NULL)
+        return;
+    for (m = r->head; m != NULL; m = next) {
+        next = m->next;
+        metric_free(m);
+    }
+    pthread_mutex_destroy(&r->lock);
+    free(r);
+}
+
+static int same_labels(const wh_metric *m, const char *const *labels)
+{
+    size_t n = 0;
+    while (labels != NULL && labels[n] != NULL)
+        n++;
+    if (n != m->nlabels)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(m->labels[i], labels[i]) != 0)
+            return 0;
+    return 1;
+}
+
+static wh_metric *reg(wh_metrics *r, metric_type type, const char *name, const char *help, const char *const *labels,
+                      const double *bounds, size_t nbounds)
+{
+    wh_metric *m;
+    size_t n = 0;
+
+    pthread_mutex_lock(&r->lock);
+    for (m = r->head; m != NULL; m = m->next) {
+        if (strcmp(m->name, name) == 0) {
+            wh_metric *found = m->type == type && same_labels(m, labels) ? m : NULL;
+            pthread_mutex_unlock(&r->lock);
+            return found;
+        }
+    }
+    while (labels != NULL && labels[n] != NULL)
+        n++;
+    if ((m = calloc(1, sizeof(*m))) == NULL)
+        goto fail;
+    pthread_mutex_init(&m->lock, NULL);
+    m->tail = &m->head;
+    m->type = type;
+    m->nlabels = n;
+    if ((m->name = strdup(name)) == NULL || (m->help = strdup(help != NULL ? help : "")) == NULL)
+        goto fail;
+    if (n != 0) {
+        if ((m->labels = calloc(n, sizeof(char *))) == NULL)
+            goto fail;
+        for (size_t i = 0; i < n; i++)
+            if ((m->labels[i] = strdup(labels[i])) == NULL)
+                goto fail;
+    }
+    if (type == MT_HISTOGRAM && nbounds != 0) {
+        if ((m->bounds = malloc(nbounds * sizeof(double))) == NULL)
+            goto fail;
+        memcpy(m->bounds, bounds, nbounds * sizeof(double));
+        m->nbounds = nbounds;
+    }
+    *r->tail = m;
+    r->tail = &m->next;
+    pthread_mutex_unlock(&r->lock);
+    return m;
+fail:
+    pthread_mutex_unlock(&r->lock);
+    if (m != NULL)
+        metric_free(m);
+    return NULL;
+}
+
+wh_metric *wh_metrics_counter(wh_metrics *r, const char *name, const char *help, const char *const *labels)
+{
+    return reg(r, MT_COUNTER, name, help, labels, NULL, 0);
+}
+
+wh_metric *wh_metrics_gauge(wh_metrics *r, const char *name, const char *help, const char *const *labels)
+{
+    return reg(r, MT_GAUGE, name, help, labels, NULL, 0);
+}
+
+wh_metric *wh_metrics_histogram(wh_metrics *r, const char *name, const char *help, const char *const *labels,
+                                const double *bounds, size_t nbounds)
+{
+    return reg(r, MT_HISTOGRAM, name, help, labels, bounds, nbounds);
+}
+
+/* Find or create the series; called with m->lock held.  NULL when out of memory. */
+static series *get_series(wh_metric *m, const char *const *values, int create)
+{
+    series *s;
+    for (s = m->head; s != NULL; s = s->next) {
+        size_t i;
+        for (i = 0; i < m->nlabels; i++)
+            if (strcmp(s->values[i], values != NULL && values[i] != NULL ? values[i] : "") != 0)
+                break;
+        if (i == m->nlabels)
+            return s;
+    }
+    if (!create || (s = calloc(1, sizeof(*s))) == NULL)
+        return NULL;
+    if (m->nlabels != 0 && (s->values = calloc(m->nlabels, sizeof(char *))) == NULL)
+        goto fail;
+    for (size_t i = 0; i < m->nlabels; i++)
+        if ((s->values[i] = strdup(values != NULL && values[i] != NULL ? values[i] : "")) == NULL)
+            goto fail;
+    if (m->type == MT_HISTOGRAM && (s->buckets = calloc(m->nbounds + 1, sizeof(*s->buckets))) == NULL)
+        goto fail;
+    *m->tail = s;
+    m->tail = &s->next;
+    return s;
+fail:
+    free_strv(s->values, m->nlabels);
+    free(s);
+    return NULL;
+}
+
+void wh_metric_add(wh_metric *m, const char *const *values, double delta)
+{
+    series *s;
+    if (m == NULL || (m->type == MT_COUNTER && !(delta >= 0)))
+        return;
+    pthread_mutex_lock(&m->lock);
+    if ((s = get_series(m, values, 1)) != NULL)
+        s->value += delta;
+    pthread_mutex_unlock(&m->lock);
+}
+
+void wh_metric_set(wh_metric *m, const char *const *values, double value)
+{
+    series *s;
+    if (m == NULL || m->type != MT_GAUGE)
+        return;
+    pthread_mutex_lock(&m->lock);
+    if ((s = get_series(m, values, 1)) != NULL)
+        s->value = value;
+    pthread_mutex_unlock(&m->lock);
+}
+
+void wh_metric_observe(wh_metric *m, const char *const *values, double value)
+{
+    series *s;
+    size_t b;
+    if (m == NULL || m->type != MT_HISTOGRAM)
+        return;
+    for (b = 0; b < m->nbounds && value > m->bounds[b]; b++)
+        ;
+    pthread_mutex_lock(&m->lock);
+    if ((s = get_series(m, values, 1)) != NULL) {
+        s->buckets[b]++;
+        s->count++;
+        s->value += value;
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+double wh_metric_get(wh_metric *m, const char *const *values)
+{
+    series *s;
+    double v = 0;
+    if (m == NULL)
+        return 0;
+    pthread_mutex_lock(&m->lock);
+    if ((s = get_series(m, values, 0)) != NULL)
+        v = m->type == MT_HISTOGRAM ? (double)s->count : s->value;
+    pthread_mutex_unlock(&m->lock);
+    return v;
+}
+
+/* Shortest decimal that reads back as the same double; Prometheus spellings for the rest. */
+static void format_value(double v, char *out, size_t cap)
+{
+    if (isnan(v)) {
+        snprintf(out, cap, "NaN");
+        return;
+    }
+    if (isinf(v)) {
+        snprintf(out, cap, v > 0 ? "+Inf" : "-Inf");
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(out, cap, "%.*g", prec, v);
+        if (strtod(out, NULL) == v)
+            return;
+    }
+}
+
+static wh_code put_escaped(wh_buf *out, const char *s, int is_help)
+{
+    wh_code rc = WH_OK;
+    for (; *s && rc == WH_OK; s++) {
+        if (*s == '\\')
+            rc = wh_buf_puts(out, "\\\\");
+        else if (*s == '\n')
+            rc = wh_buf_puts(out, "\\n");
+        else if (*s == '"' && !is_help)
+            rc = wh_buf_puts(out, "\\\"");
+        else
+            rc = wh_buf_putc(out, *s);
+    }
+    return rc;
+}
+
+/* `{a="x",b="y"` plus an optional extra label, then `}`; nothing when empty. */
+static wh_code put_labels(wh_buf *out, const wh_metric *m, const series *s, const char *extra_name,
+                          const char *extra_value)
+{
+    wh_code rc = WH_OK;
+    int first = 1;
+    if (m->nlabels == 0 && extra_name == NULL)
+        return WH_OK;
+    rc = wh_buf_putc(out, '{');
+    for (size_t i = 0; i < m->nlabels && rc == WH_OK; i++) {
+        rc = wh_buf_printf(out, "%s%s=\"", first ? "" : ",", m->labels[i]);
+        if (rc == WH_OK)
+            rc = put_escaped(out, s->values[i], 0);
+        if (rc == WH_OK)
+            rc = wh_buf_putc(out, '"');
+        first = 0;
+    }
+    if (extra_name != NULL && rc == WH_OK)
+        rc = wh_buf_printf(out, "%s%s=\"%s\"", first ? "" : ",", extra_name, extra_value);
+    if (rc == WH_OK)
+        rc = wh_buf_putc(out, '}');
+    return rc;
+}
+
+static wh_code render_family(wh_metric *m, wh_buf *out)
+{
+    static const char *const type_names[] = {"counter", "gauge", "histogram"};
+    char num[64], le[64];
+    wh_code rc;
+    series *s;
+
+    if ((rc = wh_buf_printf(out, "# HELP %s ", m->name)) != WH_OK || (rc = put_escaped(out, m->help, 1)) != WH_OK ||
+        (rc = wh_buf_printf(out, "\n# TYPE %s %s\n", m->name, type_names[m->type])) != WH_OK)
+        return rc;
+    for (s = m->head; s != NULL && rc == WH_OK; s = s->next) {
+        if (m->type != MT_HISTOGRAM) {
+            format_value(s->value, num, sizeof(num));
+            if ((rc = wh_buf_puts(out, m->name)) == WH_OK && (rc = put_labels(out, m, s, NULL, NULL)) == WH_OK)
+                rc = wh_buf_printf(out, " %s\n", num);
+            continue;
+        }
+        unsigned long long cum = 0;
+        for (size_t b = 0; b <= m->nbounds && rc == WH_OK; b++) {
+            cum += s->buckets[b];
+            if (b < m->nbounds)
+                format_value(m->bounds[b], le, sizeof(le));
+            else
+                snprintf(le, sizeof(le), "+Inf");
+            if ((rc = wh_buf_printf(out, "%s_bucket", m->name)) == WH_OK &&
+                (rc = put_labels(out, m, s, "le", le)) == WH_OK)
+                rc = wh_buf_printf(out, " %llu\n", cum);
+        }
+        format_value(s->value, num, sizeof(num));
+        if (rc == WH_OK && (rc = wh_buf_printf(out, "%s_sum", m->name)) == WH_OK &&
+            (rc = put_labels(out, m, s, NULL, NULL)) == WH_OK)
+            rc = wh_buf_printf(out, " %s\n", num);
+        if (rc == WH_OK && (rc = wh_buf_printf(out, "%s_count", m->name)) == WH_OK &&
+            (rc = put_labels(out, m, s, NULL, NULL)) == WH_OK)
+            rc = wh_buf_printf(out, " %llu\n", s->count);
+    }
+    return rc;
+}
+
+wh_code wh_metrics_render(wh_metrics *r, wh_buf *out)
+{
+    wh_metric *m;
+    wh_code rc = WH_OK;
+
+    pthread_mutex_lock(&r->lock);
+    for (m = r->head; m != NULL && rc == WH_OK; m = m->next) {
+        pthread_mutex_lock(&m->lock);
+        rc = render_family(m, out);
+        pthread_mutex_unlock(&m->lock);
+    }
+    pthread_mutex_unlock(&r->lock);
+    return rc;
+}

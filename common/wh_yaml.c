@@ -1,0 +1,1226 @@
+/*
+ * wh_yaml.c - YAML <-> JSON with the semantics of sigs.k8s.io/yaml.
+ *
+ * Kubernetes manifests, Istio's injector ConfigMap and kubeconfig files are
+ * all read by Go through sigs.k8s.io/yaml, which resolves plain scalars with
+ * go-yaml v2's YAML 1.1 rules (yes/on are booleans, 0x1f is an int, a
+ * timestamp stays a string).  Reading them any other way gives different
+ * objects, so the loader reimplements that resolution on top of libyaml's
+ * event parser.  The dumper drives libyaml's emitter (go-yaml's emitter is a
+ * port of it) with the scalar styles and key order go-yaml v2 chooses, so
+ * that toYaml output and kube-inject output match byte for byte.
+ */
+#include "wh_yaml.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+/* ------------------------------------------------------------------------ */
+/* Scalar resolution (go-yaml v2 resolve())                                 */
+
+typedef enum scalar_kind { SK_STR, SK_NULL, SK_BOOL, SK_INT, SK_FLOAT, SK_TIMESTAMP } scalar_kind;
+
+typedef struct resolved {
+    scalar_kind kind;
+    int b;
+    long long i;
+    double f;
+    int is_uint; /* an integer that only fits in uint64 */
+    unsigned long long u;
+} resolved;
+
+static int in_list(const char *s, const char *const *list)
+{
+    for (; *list != NULL; list++)
+        if (strcmp(s, *list) == 0)
+            return 1;
+    return 0;
+}
+
+/* Go's strconv.ParseInt/ParseUint with base 0 (0x, 0o, 0b, leading-0 octal);
+ * `s` has had its underscores removed.  Returns 1 on success. */
+static int parse_go_int(const char *s, int allow_sign, long long *out_i, unsigned long long *out_u, int *is_uint)
+{
+    int neg = 0, base = 10;
+    const char *p = s;
+    unsigned long long v = 0;
+
+    if (*p == '+' || *p == '-') {
+        if (!allow_sign)
+            return 0;
+        neg = *p == '-';
+        p++;
+    }
+    if (*p == '\0')
+        return 0;
+    if (p[0] == '0' && p[1] != '\0') {
+        if (p[1] == 'x' || p[1] == 'X')
+            base = 16, p += 2;
+        else if (p[1] == 'o' || p[1] == 'O')
+            base = 8, p += 2;
+        else if (p[1] == 'b' || p[1] == 'B')
+            base = 2, p += 2;
+        else
+            base = 8, p += 1;
+        if (*p == '\0')
+            return 0;
+    }
+    for (; *p != '\0'; p++) {
+        int d;
+        if (*p >= '0' && *p <= '9')
+            d = *p - '0';
+        else if (*p >= 'a' && *p <= 'f')
+            d = *p - 'a' + 10;
+        else if (*p >= 'A' && *p <= 'F')
+            d = *p - 'A' + 10;
+        else
+            return 0;
+        if (d >= base)
+            return 0;
+        if (v > (ULLONG_MAX - (unsigned long long)d) / (unsigned long long)base)
+            return 0;
+        v = v * (unsigned long long)base + (unsigned long long)d;
+    }
+    if (neg) {
+        if (v > (unsigned long long)LLONG_MAX + 1ULL)
+            return 0;
+        *out_i = v == (unsigned long long)LLONG_MAX + 1ULL ? LLONG_MIN : -(long long)v;
+        *is_uint = 0;
+        return 1;
+    }
+    if (v <= (unsigned long long)LLONG_MAX) {
+        *out_i = (long long)v;
+        *is_uint = 0;
+    } else {
+        *out_u = v;
+        *is_uint = 1;
+    }
+    return 1;
+}
+
+/* ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ */
+static int is_yaml_style_float(const char *s)
+{
+    const char *p = s;
+    if (*p == '+' || *p == '-')
+        p++;
+    if (*p == '.') {
+        p++;
+        if (!isdigit((unsigned char)*p))
+            return 0;
+        while (isdigit((unsigned char)*p))
+            p++;
+    } else {
+        if (!isdigit((unsigned char)*p))
+            return 0;
+        while (isdigit((unsigned char)*p))
+            p++;
+        if (*p == '.') {
+            p++;
+            while (isdigit((unsigned char)*p))
+                p++;
+        }
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (!isdigit((unsigned char)*p))
+            return 0;
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    return *p == '\0';
+}
+
+static int parse_float_full(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtod(s, &end);
+    if (end == s || *end != '\0')
+        return 0;
+    /* Go's ParseFloat rejects hex floats, infinities and nan spelled out. */
+    for (const char *p = s; *p; p++)
+        if (*p == 'x' || *p == 'X' || *p == 'n' || *p == 'N' || *p == 'i' || *p == 'I')
+            return 0;
+    if (errno == ERANGE && isinf(*out))
+        return 0; /* Go: value out of range -> error */
+    return 1;
+}
+
+static int digits_n(const char *s, int min, int max, int *n)
+{
+    int k = 0, v = 0;
+    while (k < max && isdigit((unsigned char)s[k])) {
+        v = v * 10 + (s[k] - '0');
+        k++;
+    }
+    if (k < min)
+        return 0;
+    *n = v;
+    return k;
+}
+
+/* go-yaml v2 parseTimestamp(): 4-digit year, '-', then one of the formats
+ * "2006-1-2T15:4:5.999999999Z07:00" (T or t), "2006-1-2 15:4:5.999999999",
+ * "2006-1-2".  Only the shape matters here (it decides quoting). */
+static int looks_like_timestamp(const char *s)
+{
+    int n, k, v;
+    const char *p = s;
+
+    if ((k = digits_n(p, 4, 4, &v)) != 4 || p[4] != '-')
+        return 0;
+    p += 5;
+    if ((k = digits_n(p, 1, 2, &v)) == 0 || v < 1 || v > 12)
+        return 0;
+    p += k;
+    if (*p++ != '-')
+        return 0;
+    if ((k = digits_n(p, 1, 2, &n)) == 0 || n < 1 || n > 31)
+        return 0;
+    p += k;
+    if (*p == '\0')
+        return 1;
+    int tz_required;
+    if (*p == 'T' || *p == 't')
+        tz_required = 1;
+    else if (*p == ' ')
+        tz_required = 0;
+    else
+        return 0;
+    p++;
+    if ((k = digits_n(p, 1, 2, &v)) == 0 || v > 23)
+        return 0;
+    p += k;
+    if (*p++ != ':')
+        return 0;
+    if ((k = digits_n(p, 1, 2, &v)) == 0 || v > 59)
+        return 0;
+    p += k;
+    if (*p++ != ':')
+        return 0;
+    if ((k = digits_n(p, 1, 2, &v)) == 0 || v > 59)
+        return 0;
+    p += k;
+    if (*p == '.') {
+        p++;
+        if (!isdigit((unsigned char)*p))
+            return 0;
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    if (!tz_required)
+        return *p == '\0';
+    if (*p == 'Z')
+        return p[1] == '\0';
+    if (*p != '+' && *p != '-')
+        return 0;
+    p++;
+    if (digits_n(p, 2, 2, &v) != 2 || p[2] != ':' || digits_n(p + 3, 2, 2, &v) != 2)
+        return 0;
+    return p[5] == '\0';
+}
+
+static void resolve_plain(const char *in, resolved *r)
+{
+    static const char *const yes[] = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", NULL};
+    static const char *const no[] = {"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", NULL};
+    static const char *const nul[] = {"", "~", "null", "Null", "NULL", NULL};
+    static const char *const nan[] = {".nan", ".NaN", ".NAN", NULL};
+    static const char *const pinf[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", NULL};
+    static const char *const ninf[] = {"-.inf", "-.Inf", "-.INF", NULL};
+    char c = in[0];
+
+    memset(r, 0, sizeof(*r));
+    r->kind = SK_STR;
+    if (in_list(in, nul)) {
+        r->kind = SK_NULL;
+        return;
+    }
+    if (!(c == '+' || c == '-' || isdigit((unsigned char)c) || c == '.' || strchr("yYnNtTfFoO~", c) != NULL))
+        return;
+    if (in_list(in, yes)) {
+        r->kind = SK_BOOL, r->b = 1;
+        return;
+    }
+    if (in_list(in, no)) {
+        r->kind = SK_BOOL, r->b = 0;
+        return;
+    }
+    if (in_list(in, nan)) {
+        r->kind = SK_FLOAT, r->f = NAN;
+        return;
+    }
+    if (in_list(in, pinf)) {
+        r->kind = SK_FLOAT, r->f = INFINITY;
+        return;
+    }
+    if (in_list(in, ninf)) {
+        r->kind = SK_FLOAT, r->f = -INFINITY;
+        return;
+    }
+    if (c == '.') {
+        if (parse_float_full(in, &r->f))
+            r->kind = SK_FLOAT;
+        return;
+    }
+    if (!(c == '+' || c == '-' || isdigit((unsigned char)c)))
+        return;
+    if (looks_like_timestamp(in)) {
+        r->kind = SK_TIMESTAMP;
+        return;
+    }
+    size_t n = strlen(in);
+    char small[64], *plain = n < sizeof(small) ? small : malloc(n + 1);
+    if (plain == NULL)
+        return;
+    size_t k = 0;
+    for (size_t j = 0; j < n; j++)
+        if (in[j] != '_')
+            plain[k++] = in[j];
+    plain[k] = '\0';
+    if (parse_go_int(plain, 1, &r->i, &r->u, &r->is_uint)) {
+        r->kind = SK_INT;
+    } else if (is_yaml_style_float(plain) && parse_float_full(plain, &r->f)) {
+        r->kind = SK_FLOAT;
+    } else if (strncmp(plain, "0b", 2) == 0 || strncmp(plain, "-0b", 3) == 0) {
+        /* Binary without Go's base-0 prefix rules: digits only after the prefix. */
+        const char *d = plain[0] == '-' ? plain + 3 : plain + 2;
+        unsigned long long v = 0;
+        int ok = *d != '\0';
+        for (; *d && ok; d++) {
+            if (*d != '0' && *d != '1')
+                ok = 0;
+            else if (v > (ULLONG_MAX >> 1))
+                ok = 0;
+            else
+                v = v * 2 + (unsigned long long)(*d - '0');
+        }
+        if (ok) {
+            r->kind = SK_INT;
+            if (plain[0] == '-')
+                r->i = -(long long)v;
+            else if (v <= (unsigned long long)LLONG_MAX)
+                r->i = (long long)v;
+            else
+                r->is_uint = 1, r->u = v;
+        }
+    }
+    if (plain != small)
+        free(plain);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Loading                                                                  */
+
+typedef struct anchor {
+    char *name;
+    json_t *value;
+} anchor;
+
+typedef struct loader {
+    yaml_parser_t parser;
+    anchor *anchors;
+    size_t nanchors, cap_anchors;
+    size_t nodes;      /* values produced from the text itself */
+    size_t expanded;   /* values produced by alias expansion */
+    wh_err *err;
+} loader;
+
+static wh_code parse_error(loader *ld)
+{
+    yaml_parser_t *p = &ld->parser;
+    if (p->error == YAML_MEMORY_ERROR)
+        return wh_err_set(ld->err, WH_E_NOMEM, "yaml: out of memory");
+    if (p->context != NULL)
+        return wh_err_set(ld->err, WH_E_PARSE, "yaml: line %zu: %s %s", p->problem_mark.line + 1, p->context,
+                          p->problem != NULL ? p->problem : "");
+    return wh_err_set(ld->err, WH_E_PARSE, "yaml: line %zu: %s", p->problem_mark.line + 1,
+                      p->problem != NULL ? p->problem : "invalid YAML");
+}
+
+static wh_code next_event(loader *ld, yaml_event_t *ev)
+{
+    if (!yaml_parser_parse(&ld->parser, ev))
+        return parse_error(ld);
+    return WH_OK;
+}
+
+static size_t json_size(const json_t *v, size_t limit)
+{
+    size_t n = 1, i;
+    const char *k;
+    json_t *c;
+
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, c)
+        {
+            n += json_size(c, limit);
+            if (n > limit)
+                return n;
+        }
+    } else if (json_is_object(v)) {
+        json_object_foreach((json_t *)v, k, c)
+        {
+            n += json_size(c, limit);
+            if (n > limit)
+                return n;
+        }
+    }
+    return n;
+}
+
+static wh_code add_anchor(loader *ld, const char *name, json_t *value)
+{
+    for (size_t i = 0; i < ld->nanchors; i++) {
+        if (strcmp(ld->anchors[i].name, name) == 0) { /* redefinition: the later one wins */
+            json_decref(ld->anchors[i].value);
+            ld->anchors[i].value = json_incref(value);
+            return WH_OK;
+        }
+    }
+    if (ld->nanchors == ld->cap_anchors) {
+        size_t cap = ld->cap_anchors ? ld->cap_anchors * 2 : 8;
+        anchor *a = realloc(ld->anchors, cap * sizeof(*a));
+        if (a == NULL)
+            return WH_E_NOMEM;
+        ld->anchors = a;
+        ld->cap_anchors = cap;
+    }
+    if ((ld->anchors[ld->nanchors].name = strdup(name)) == NULL)
+        return WH_E_NOMEM;
+    ld->anchors[ld->nanchors++].value = json_incref(value);
+    return WH_OK;
+}
+
+static json_t *scalar_to_json(const yaml_event_t *ev)
+{
+    const char *text = (const char *)ev->data.scalar.value;
+    size_t len = ev->data.scalar.length;
+    const char *tag = (const char *)ev->data.scalar.tag;
+    resolved r;
+
+    if (tag != NULL && strcmp(tag, "!") != 0) {
+        if (strcmp(tag, YAML_STR_TAG) == 0 || strcmp(tag, YAML_TIMESTAMP_TAG) == 0 ||
+            strcmp(tag, "tag:yaml.org,2002:binary") == 0)
+            return json_stringn(text, len);
+        if (strcmp(tag, YAML_NULL_TAG) == 0)
+            return json_null();
+        resolve_plain(text, &r);
+        if (strcmp(tag, YAML_BOOL_TAG) == 0 && r.kind == SK_BOOL)
+            return json_boolean(r.b);
+        if (strcmp(tag, YAML_INT_TAG) == 0 && r.kind == SK_INT)
+            return r.is_uint ? json_real((double)r.u) : json_integer(r.i);
+        if (strcmp(tag, YAML_FLOAT_TAG) == 0 && (r.kind == SK_INT || r.kind == SK_FLOAT))
+            return json_real(r.kind == SK_INT ? (r.is_uint ? (double)r.u : (double)r.i) : r.f);
+        /* Unknown or mismatching tags: keep the text, as a string. */
+        return json_stringn(text, len);
+    }
+    if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || tag != NULL)
+        return json_stringn(text, len);
+    if (strlen(text) != len) /* embedded NUL: cannot be anything but a string */
+        return json_stringn(text, len);
+    resolve_plain(text, &r);
+    switch (r.kind) {
+    case SK_NULL:
+        return json_null();
+    case SK_BOOL:
+        return json_boolean(r.b);
+    case SK_INT:
+        return r.is_uint ? json_real((double)r.u) : json_integer(r.i);
+    case SK_FLOAT:
+        if (!isfinite(r.f)) /* JSON has no NaN/Inf: sigs.k8s.io/yaml fails too */
+            return NULL;
+        return json_real(r.f);
+    case SK_STR:
+    case SK_TIMESTAMP:
+        break;
+    }
+    return json_stringn(text, len);
+}
+
+/* A mapping key as JSON would hold it (sigs.k8s.io/yaml stringifies keys). */
+static char *key_string(const yaml_event_t *ev)
+{
+    const char *text = (const char *)ev->data.scalar.value;
+    resolved r;
+    char tmp[64];
+
+    if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && ev->data.scalar.tag == NULL) {
+        resolve_plain(text, &r);
+        if (r.kind == SK_BOOL)
+            return strdup(r.b ? "true" : "false");
+        if (r.kind == SK_INT && !r.is_uint) {
+            snprintf(tmp, sizeof(tmp), "%lld", r.i);
+            return strdup(tmp);
+        }
+        if (r.kind == SK_NULL)
+            return strdup("null");
+    }
+    return strndup(text, ev->data.scalar.length);
+}
+
+static wh_code load_node(loader *ld, yaml_event_t *ev, int depth, json_t **out);
+
+static wh_code apply_merge(loader *ld, json_t *target, json_t *merged, json_t *explicit_keys)
+{
+    const char *k;
+    json_t *v;
+
+    if (json_is_object(merged)) {
+        json_object_foreach(merged, k, v)
+        {
+            if (json_object_get(explicit_keys, k) != NULL)
+                continue;
+            if (json_object_set(target, k, v) != 0 || json_object_set(explicit_keys, k, json_true()) != 0)
+                return WH_E_NOMEM;
+        }
+        return WH_OK;
+    }
+    if (json_is_array(merged)) {
+        size_t i;
+        json_array_foreach(merged, i, v)
+        {
+            if (!json_is_object(v))
+                return wh_err_set(ld->err, WH_E_PARSE, "yaml: map merge requires map or sequence of maps as the value");
+            wh_code rc = apply_merge(ld, target, v, explicit_keys);
+            if (rc != WH_OK)
+                return rc;
+        }
+        return WH_OK;
+    }
+    return wh_err_set(ld->err, WH_E_PARSE, "yaml: map merge requires map or sequence of maps as the value");
+}
+
+static wh_code load_mapping(loader *ld, int depth, json_t **out)
+{
+    json_t *obj = json_object(), *merges = NULL, *seen = NULL, *value = NULL;
+    yaml_event_t ev;
+    wh_code rc = WH_OK;
+    char *key = NULL;
+    int have_event = 0;
+
+    if (obj == NULL)
+        return WH_E_NOMEM;
+    for (;;) {
+        if ((rc = next_event(ld, &ev)) != WH_OK)
+            goto out;
+        have_event = 1;
+        if (ev.type == YAML_MAPPING_END_EVENT)
+            break;
+        int is_merge = 0;
+        if (ev.type == YAML_SCALAR_EVENT) {
+            if (ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && ev.data.scalar.tag == NULL &&
+                strcmp((const char *)ev.data.scalar.value, "<<") == 0)
+                is_merge = 1;
+            if ((key = key_string(&ev)) == NULL) {
+                rc = WH_E_NOMEM;
+                goto out;
+            }
+            if (ev.data.scalar.anchor != NULL) {
+                json_t *ks = json_string(key);
+                rc = ks == NULL ? WH_E_NOMEM : add_anchor(ld, (const char *)ev.data.scalar.anchor, ks);
+                json_decref(ks);
+                if (rc != WH_OK)
+                    goto out;
+            }
+        } else if (ev.type == YAML_ALIAS_EVENT) {
+            json_t *kv = NULL;
+            if ((rc = load_node(ld, &ev, depth + 1, &kv)) != WH_OK)
+                goto out;
+            have_event = 0; /* load_node consumed (deleted) it */
+            if (!json_is_string(kv)) {
+                json_decref(kv);
+                rc = wh_err_set(ld->err, WH_E_UNSUPPORTED, "yaml: line %zu: non-scalar mapping keys are not supported",
+                                ld->parser.mark.line + 1);
+                goto out;
+            }
+            key = strdup(json_string_value(kv));
+            json_decref(kv);
+            if (key == NULL) {
+                rc = WH_E_NOMEM;
+                goto out;
+            }
+        } else {
+            rc = wh_err_set(ld->err, WH_E_UNSUPPORTED, "yaml: line %zu: non-scalar mapping keys are not supported",
+                            ev.start_mark.line + 1);
+            goto out;
+        }
+        if (have_event) {
+            yaml_event_delete(&ev);
+            have_event = 0;
+        }
+        if ((rc = next_event(ld, &ev)) != WH_OK)
+            goto out;
+        rc = load_node(ld, &ev, depth + 1, &value); /* consumes ev */
+        if (rc != WH_OK)
+            goto out;
+        if (is_merge) {
+            if (merges == NULL && (merges = json_array()) == NULL) {
+                rc = WH_E_NOMEM;
+                goto out;
+            }
+            if (json_array_append_new(merges, value) != 0) {
+                value = NULL;
+                rc = WH_E_NOMEM;
+                goto out;
+            }
+        } else {
+            if (json_object_set_new(obj, key, value) != 0) {
+                value = NULL;
+                rc = WH_E_NOMEM;
+                goto out;
+            }
+        }
+        value = NULL;
+        free(key);
+        key = NULL;
+    }
+    if (merges != NULL) {
+        /* Explicit keys win over merged ones; earlier merges win over later. */
+        const char *k;
+        json_t *v;
+        size_t i;
+        if ((seen = json_object()) == NULL) {
+            rc = WH_E_NOMEM;
+            goto out;
+        }
+        json_object_foreach(obj, k, v) json_object_set(seen, k, json_true());
+        json_array_foreach(merges, i, v)
+        {
+            if ((rc = apply_merge(ld, obj, v, seen)) != WH_OK)
+                goto out;
+        }
+    }
+out:
+    if (have_event)
+        yaml_event_delete(&ev);
+    free(key);
+    json_decref(value);
+    json_decref(merges);
+    json_decref(seen);
+    if (rc != WH_OK) {
+        json_decref(obj);
+        return rc;
+    }
+    *out = obj;
+    return WH_OK;
+}
+
+static wh_code load_sequence(loader *ld, int depth, json_t **out)
+{
+    json_t *arr = json_array(), *value = NULL;
+    yaml_event_t ev;
+    wh_code rc = WH_OK;
+
+    if (arr == NULL)
+        return WH_E_NOMEM;
+    for (;;) {
+        if ((rc = next_event(ld, &ev)) != WH_OK)
+            goto out;
+        if (ev.type == YAML_SEQUENCE_END_EVENT) {
+            yaml_event_delete(&ev);
+            break;
+        }
+        if ((rc = load_node(ld, &ev, depth + 1, &value)) != WH_OK)
+            goto out;
+        if (json_array_append_new(arr, value) != 0) {
+            rc = WH_E_NOMEM;
+            goto out;
+        }
+    }
+out:
+    if (rc != WH_OK) {
+        json_decref(arr);
+        return rc;
+    }
+    *out = arr;
+    return WH_OK;
+}
+
+/* Build the value that starts with `ev` (which this function deletes). */
+static wh_code load_node(loader *ld, yaml_event_t *ev, int depth, json_t **out)
+{
+    wh_code rc = WH_OK;
+    json_t *v = NULL;
+    char *anchor_name = NULL;
+    *out = NULL;
+    if (depth > WH_YAML_MAX_DEPTH) {
+        rc = wh_err_set(ld->err, WH_E_LIMIT, "yaml: line %zu: nesting deeper than %d levels", ev->start_mark.line + 1,
+                        WH_YAML_MAX_DEPTH);
+        goto out;
+    }
+    ld->nodes++;
+    switch (ev->type) {
+    case YAML_SCALAR_EVENT:
+        if (ev->data.scalar.anchor && (anchor_name = strdup((const char *)ev->data.scalar.anchor)) == NULL) {
+            rc = WH_E_NOMEM;
+            goto out;
+        }
+        if ((v = scalar_to_json(ev)) == NULL) {
+            rc = wh_err_set(ld->err, WH_E_PARSE, "yaml: line %zu: cannot represent %s in JSON",
+                            ev->start_mark.line + 1, (const char *)ev->data.scalar.value);
+            goto out;
+        }
+        break;
+    case YAML_SEQUENCE_START_EVENT:
+        if (ev->data.sequence_start.anchor &&
+            (anchor_name = strdup((const char *)ev->data.sequence_start.anchor)) == NULL) {
+            rc = WH_E_NOMEM;
+            goto out;
+        }
+        yaml_event_delete(ev);
+        ev->type = YAML_NO_EVENT;
+        if ((rc = load_sequence(ld, depth, &v)) != WH_OK)
+            goto out;
+        break;
+    case YAML_MAPPING_START_EVENT:
+        if (ev->data.mapping_start.anchor &&
+            (anchor_name = strdup((const char *)ev->data.mapping_start.anchor)) == NULL) {
+            rc = WH_E_NOMEM;
+            goto out;
+        }
+        yaml_event_delete(ev);
+        ev->type = YAML_NO_EVENT;
+        if ((rc = load_mapping(ld, depth, &v)) != WH_OK)
+            goto out;
+        break;
+    case YAML_ALIAS_EVENT: {
+        const char *name = (const char *)ev->data.alias.anchor;
+        size_t i;
+        for (i = 0; i < ld->nanchors; i++)
+            if (strcmp(ld->anchors[i].name, name) == 0)
+                break;
+        if (i == ld->nanchors) {
+            rc = wh_err_set(ld->err, WH_E_PARSE, "yaml: line %zu: unknown anchor '%s' referenced",
+                            ev->start_mark.line + 1, name);
+            goto out;
+        }
+        /* Every alias is a copy: callers mutate what they load.  Bound the
+         * expansion so that a "billion laughs" document cannot exhaust memory. */
+        size_t limit = 4 * ld->nodes + 100000;
+        ld->expanded += json_size(ld->anchors[i].value, limit);
+        if (ld->expanded > limit) {
+            rc = wh_err_set(ld->err, WH_E_LIMIT, "yaml: document contains excessive aliasing");
+            goto out;
+        }
+        if ((v = json_deep_copy(ld->anchors[i].value)) == NULL) {
+            rc = WH_E_NOMEM;
+            goto out;
+        }
+        break;
+    }
+    default:
+        rc = wh_err_set(ld->err, WH_E_PARSE, "yaml: line %zu: unexpected event", ev->start_mark.line + 1);
+        goto out;
+    }
+    if (anchor_name != NULL && (rc = add_anchor(ld, anchor_name, v)) != WH_OK)
+        goto out;
+    *out = v;
+    v = NULL;
+out:
+    if (ev->type != YAML_NO_EVENT)
+        yaml_event_delete(ev);
+    free(anchor_name);
+    json_decref(v);
+    return rc;
+}
+
+static void loader_clear_anchors(loader *ld)
+{
+    for (size_t i = 0; i < ld->nanchors; i++) {
+        free(ld->anchors[i].name);
+        json_decref(ld->anchors[i].value);
+    }
+    ld->nanchors = 0;
+}
+
+wh_code wh_yaml_load_all(const char *text, size_t len, json_t **docs, wh_err *err)
+{
+    loader ld;
+    yaml_event_t ev;
+    json_t *arr = NULL, *doc = NULL;
+    wh_code rc = WH_OK;
+
+    memset(&ld, 0, sizeof(ld));
+    ld.err = err;
+    *docs = NULL;
+    if (!yaml_parser_initialize(&ld.parser))
+        return wh_err_set(err, WH_E_NOMEM, "yaml: out of memory");
+    yaml_parser_set_input_string(&ld.parser, (const unsigned char *)text, len);
+    if ((arr = json_array()) == NULL) {
+        rc = WH_E_NOMEM;
+        goto out;
+    }
+    for (;;) {
+        if ((rc = next_event(&ld, &ev)) != WH_OK)
+            goto out;
+        yaml_event_type_t type = ev.type;
+        yaml_event_delete(&ev);
+        if (type == YAML_STREAM_END_EVENT)
+            break;
+        if (type != YAML_DOCUMENT_START_EVENT)
+            continue; /* STREAM_START */
+        if ((rc = next_event(&ld, &ev)) != WH_OK)
+            goto out;
+        if ((rc = load_node(&ld, &ev, 0, &doc)) != WH_OK)
+            goto out;
+        if ((rc = next_event(&ld, &ev)) != WH_OK) /* DOCUMENT_END */
+            goto out;
+        yaml_event_delete(&ev);
+        if (json_array_append_new(arr, doc) != 0) {
+            doc = NULL;
+            rc = WH_E_NOMEM;
+            goto out;
+        }
+        doc = NULL;
+        loader_clear_anchors(&ld); /* anchors do not cross documents */
+    }
+    *docs = arr;
+    arr = NULL;
+out:
+    if (rc == WH_E_NOMEM && err != NULL && err->msg[0] == '\0')
+        wh_err_set(err, WH_E_NOMEM, "yaml: out of memory");
+    loader_clear_anchors(&ld);
+    free(ld.anchors);
+    yaml_parser_delete(&ld.parser);
+    json_decref(arr);
+    json_decref(doc);
+    return rc;
+}
+
+wh_code wh_yaml_load(const char *text, size_t len, json_t **out, wh_err *err)
+{
+    json_t *docs = NULL;
+    wh_code rc;
+
+    *out = NULL;
+    if ((rc = wh_yaml_load_all(text, len, &docs, err)) != WH_OK)
+        return rc;
+    if (json_array_size(docs) > 1) {
+        json_decref(docs);
+        return wh_err_set(err, WH_E_PARSE, "yaml: expected a single document, found %zu", json_array_size(docs));
+    }
+    *out = json_array_size(docs) == 1 ? json_incref(json_array_get(docs, 0)) : json_null();
+    json_decref(docs);
+    return WH_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Dumping (sigs.k8s.io/yaml JSONToYAML: JSON -> go-yaml v2 -> Marshal)      */
+
+/* go-yaml v2's isBase60Float: ^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$ */
+static int is_base60_float(const char *s)
+{
+    const char *p = s;
+    if (*p == '+' || *p == '-')
+        p++;
+    if (!isdigit((unsigned char)*p))
+        return 0;
+    if (strchr(s, ':') == NULL)
+        return 0;
+    while (isdigit((unsigned char)*p) || *p == '_')
+        p++;
+    int groups = 0;
+    while (*p == ':') {
+        p++;
+        if (isdigit((unsigned char)p[0]) && isdigit((unsigned char)p[1])) {
+            if (p[0] > '5')
+                return 0;
+            p += 2;
+        } else if (isdigit((unsigned char)p[0])) {
+            p += 1;
+        } else {
+            return 0;
+        }
+        groups++;
+    }
+    if (groups == 0)
+        return 0;
+    if (*p == '.') {
+        p++;
+        while (isdigit((unsigned char)*p) || *p == '_')
+            p++;
+    }
+    return *p == '\0';
+}
+
+/* Would go-yaml v2 write this string as a plain scalar (before the emitter's
+ * own analysis)?  Only when reading it back gives the same string. */
+static int plain_allowed(const char *s, size_t len)
+{
+    resolved r;
+    if (strlen(s) != len)
+        return 0;
+    resolve_plain(s, &r);
+    return r.kind == SK_STR && !is_base60_float(s);
+}
+
+/* Go's strconv.FormatFloat(f, 'g', -1, 64). */
+static void format_go_g(double f, char *out, size_t cap)
+{
+    char buf[64];
+    int prec;
+
+    if (isnan(f)) {
+        snprintf(out, cap, ".nan");
+        return;
+    }
+    if (isinf(f)) {
+        snprintf(out, cap, f > 0 ? ".inf" : "-.inf");
+        return;
+    }
+    /* Shortest representation that round-trips. */
+    for (prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof(buf), "%.*e", prec - 1, f);
+        if (strtod(buf, NULL) == f)
+            break;
+    }
+    /* buf is d.ddde±XX: split digits and exponent. */
+    char digits[32];
+    size_t nd = 0;
+    const char *p = buf;
+    int neg = 0;
+    if (*p == '-')
+        neg = 1, p++;
+    for (; *p && *p != 'e'; p++)
+        if (isdigit((unsigned char)*p))
+            digits[nd++] = *p;
+    digits[nd] = '\0';
+    int exp = atoi(p + 1);
+    /* Drop trailing zeros of the mantissa. */
+    while (nd > 1 && digits[nd - 1] == '0')
+        digits[--nd] = '\0';
+    char *o = out;
+    size_t left = cap;
+#define PUT(c)                                                                                                         \
+    do {                                                                                                               \
+        if (left > 1) {                                                                                                \
+            *o++ = (c);                                                                                                \
+            left--;                                                                                                    \
+        }                                                                                                              \
+    } while (0)
+    if (neg)
+        PUT('-');
+    if (exp < -4 || exp >= 6) { /* shortest 'g' decides with precision 6 */
+        PUT(digits[0]);
+        if (nd > 1) {
+            PUT('.');
+            for (size_t i = 1; i < nd; i++)
+                PUT(digits[i]);
+        }
+        PUT('e');
+        PUT(exp < 0 ? '-' : '+');
+        int ae = exp < 0 ? -exp : exp;
+        char eb[16];
+        snprintf(eb, sizeof(eb), "%02d", ae);
+        for (char *q = eb; *q; q++)
+            PUT(*q);
+    } else if (exp < 0) {
+        PUT('0');
+        PUT('.');
+        for (int i = -1; i > exp; i--)
+            PUT('0');
+        for (size_t i = 0; i < nd; i++)
+            PUT(digits[i]);
+    } else {
+        for (int i = 0; i <= exp; i++)
+            PUT((size_t)i < nd ? digits[i] : '0');
+        if ((size_t)exp + 1 < nd) {
+            PUT('.');
+            for (size_t i = (size_t)exp + 1; i < nd; i++)
+                PUT(digits[i]);
+        }
+    }
+#undef PUT
+    *o = '\0';
+}
+
+/* The text go-yaml v2 writes for a JSON number, after sigs.k8s.io/yaml's
+ * JSON round trip: encoding/json prints float64 in 'f' form for 1e-6 <= |f| <
+ * 1e21 (else 'e'); go-yaml reads that back as an int when it is integral and
+ * fits in int64, otherwise as a float it prints with 'g'. */
+static void format_number(const json_t *v, char *out, size_t cap)
+{
+    if (json_is_integer(v)) {
+        snprintf(out, cap, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        return;
+    }
+    double f = json_real_value(v);
+    double a = fabs(f);
+    if (f == floor(f) && a < 9.2233720368547758e18 && (a >= 1e-6 || f == 0)) {
+        snprintf(out, cap, "%lld", (long long)f);
+        return;
+    }
+    /* A non-integral 'f' form such as "0.5" parses as float and is printed
+     * with 'g'; an 'e' form "1e+21" also parses as float. */
+    format_go_g(f, out, cap);
+}
+
+typedef struct key_ref {
+    const char *key;
+    size_t len;
+    json_t *value;
+} key_ref;
+
+/* go-yaml v2 keyList.Less for string keys (runes compared as code points;
+ * letters and digits per unicode, here for the ASCII range and multi-byte
+ * runes treated as letters). */
+static int is_letter_at(const unsigned char *s)
+{
+    return isalpha(*s) || *s >= 0x80;
+}
+
+static int utf8_len(unsigned char c)
+{
+    if (c < 0x80)
+        return 1;
+    if ((c & 0xE0) == 0xC0)
+        return 2;
+    if ((c & 0xF0) == 0xE0)
+        return 3;
+    if ((c & 0xF8) == 0xF0)
+        return 4;
+    return 1;
+}
+
+static unsigned decode_rune(const unsigned char *s, int n)
+{
+    unsigned r;
+    if (n == 1)
+        return s[0];
+    r = s[0] & (0x7F >> n);
+    for (int i = 1; i < n; i++)
+        r = (r << 6) | (s[i] & 0x3F);
+    return r;
+}
+
+static int go_key_less(const char *as, size_t alen, const char *bs, size_t blen)
+{
+    const unsigned char *a = (const unsigned char *)as, *b = (const unsigned char *)bs;
+    size_t i = 0, j = 0;
+
+    while (i < alen && j < blen) {
+        int an_ = utf8_len(a[i]), bn_ = utf8_len(b[j]);
+        unsigned ar = decode_rune(a + i, an_), br = decode_rune(b + j, bn_);
+        if (ar == br) {
+            i += (size_t)an_;
+            j += (size_t)bn_;
+            continue;
+        }
+        int al = is_letter_at(a + i), bl = is_letter_at(b + j);
+        if (al && bl)
+            return ar < br;
+        if (al || bl)
+            return bl;
+        long long anum = 0, bnum = 0;
+        size_t ai, bi;
+        if (a[i] == '0' || b[j] == '0') {
+            for (size_t k = i; k > 0 && isdigit(a[k - 1]); k--) {
+                if (a[k - 1] != '0') {
+                    anum = 1;
+                    bnum = 1;
+                    break;
+                }
+            }
+        }
+        for (ai = i; ai < alen && isdigit(a[ai]); ai++)
+            anum = anum * 10 + (a[ai] - '0');
+        for (bi = j; bi < blen && isdigit(b[bi]); bi++)
+            bnum = bnum * 10 + (b[bi] - '0');
+        if (anum != bnum)
+            return anum < bnum;
+        if (ai - i != bi - j)
+            return ai - i < bi - j;
+        return ar < br;
+    }
+    /* Remaining rune counts decide. */
+    size_t ra = 0, rb = 0;
+    for (; i < alen; i += (size_t)utf8_len(a[i]))
+        ra++;
+    for (; j < blen; j += (size_t)utf8_len(b[j]))
+        rb++;
+    return ra < rb;
+}
+
+static int key_cmp(const void *x, const void *y)
+{
+    const key_ref *a = x, *b = y;
+    if (go_key_less(a->key, a->len, b->key, b->len))
+        return -1;
+    if (go_key_less(b->key, b->len, a->key, a->len))
+        return 1;
+    return 0;
+}
+
+typedef struct dumper {
+    yaml_emitter_t em;
+    wh_buf *out;
+    wh_err *err;
+    int failed_nomem;
+} dumper;
+
+static int write_handler(void *data, unsigned char *buffer, size_t size)
+{
+    dumper *d = data;
+    if (wh_buf_append(d->out, buffer, size) != WH_OK) {
+        d->failed_nomem = 1;
+        return 0;
+    }
+    return 1;
+}
+
+static wh_code emit(dumper *d, yaml_event_t *ev)
+{
+    if (!yaml_emitter_emit(&d->em, ev)) {
+        if (d->failed_nomem || d->em.error == YAML_MEMORY_ERROR)
+            return wh_err_set(d->err, WH_E_NOMEM, "yaml: out of memory");
+        return wh_err_set(d->err, WH_E_INVALID, "yaml: %s", d->em.problem ? d->em.problem : "emitter error");
+    }
+    return WH_OK;
+}
+
+static wh_code emit_scalar(dumper *d, const char *s, size_t len, yaml_scalar_style_t style)
+{
+    yaml_event_t ev;
+    if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)len, 1, 1, style))
+        return WH_E_NOMEM;
+    return emit(d, &ev);
+}
+
+static wh_code emit_string(dumper *d, const char *s, size_t len)
+{
+    yaml_scalar_style_t style;
+    if (memchr(s, '\n', len) != NULL)
+        style = YAML_LITERAL_SCALAR_STYLE;
+    else if (plain_allowed(s, len))
+        style = YAML_PLAIN_SCALAR_STYLE;
+    else
+        style = YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+    return emit_scalar(d, s, len, style);
+}
+
+static wh_code dump_value(dumper *d, const json_t *v, int depth)
+{
+    yaml_event_t ev;
+    wh_code rc = WH_OK;
+    char num[64];
+
+    if (depth > WH_YAML_MAX_DEPTH)
+        return wh_err_set(d->err, WH_E_LIMIT, "yaml: value nested deeper than %d levels", WH_YAML_MAX_DEPTH);
+    switch (json_typeof(v)) {
+    case JSON_NULL:
+        return emit_scalar(d, "null", 4, YAML_PLAIN_SCALAR_STYLE);
+    case JSON_TRUE:
+        return emit_scalar(d, "true", 4, YAML_PLAIN_SCALAR_STYLE);
+    case JSON_FALSE:
+        return emit_scalar(d, "false", 5, YAML_PLAIN_SCALAR_STYLE);
+    case JSON_INTEGER:
+    case JSON_REAL:
+        format_number(v, num, sizeof(num));
+        return emit_scalar(d, num, strlen(num), YAML_PLAIN_SCALAR_STYLE);
+    case JSON_STRING:
+        return emit_string(d, json_string_value(v), json_string_length(v));
+    case JSON_ARRAY: {
+        size_t i;
+        json_t *c;
+        if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE))
+            return WH_E_NOMEM;
+        if ((rc = emit(d, &ev)) != WH_OK)
+            return rc;
+        json_array_foreach(v, i, c)
+        {
+            if ((rc = dump_value(d, c, depth + 1)) != WH_OK)
+                return rc;
+        }
+        if (!yaml_sequence_end_event_initialize(&ev))
+            return WH_E_NOMEM;
+        return emit(d, &ev);
+    }
+    case JSON_OBJECT: {
+        size_t n = json_object_size(v), i = 0;
+        key_ref *keys = n ? malloc(n * sizeof(*keys)) : NULL;
+        const char *k;
+        json_t *c;
+        if (n && keys == NULL)
+            return WH_E_NOMEM;
+        json_object_foreach((json_t *)v, k, c)
+        {
+            keys[i].key = k;
+            keys[i].len = strlen(k);
+            keys[i].value = c;
+            i++;
+        }
+        qsort(keys, n, sizeof(*keys), key_cmp);
+        if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE)) {
+            free(keys);
+            return WH_E_NOMEM;
+        }
+        if ((rc = emit(d, &ev)) != WH_OK)
+            goto obj_out;
+        for (i = 0; i < n; i++) {
+            if ((rc = emit_string(d, keys[i].key, keys[i].len)) != WH_OK)
+                goto obj_out;
+            if ((rc = dump_value(d, keys[i].value, depth + 1)) != WH_OK)
+                goto obj_out;
+        }
+        if (!yaml_mapping_end_event_initialize(&ev)) {
+            rc = WH_E_NOMEM;
+            goto obj_out;
+        }
+        rc = emit(d, &ev);
+    obj_out:
+        free(keys);
+        return rc;
+    }
+    }
+    return WH_E_INTERNAL;
+}
+
+wh_code wh_yaml_dump(const json_t *value, wh_buf *out, wh_err *err)
+{
+    dumper d;
+    yaml_event_t ev;
+    wh_code rc = WH_OK;
+    size_t start = out->len;
+
+    memset(&d, 0, sizeof(d));
+    d.out = out;
+    d.err = err;
+    if (!yaml_emitter_initialize(&d.em))
+        return wh_err_set(err, WH_E_NOMEM, "yaml: out of memory");
+    yaml_emitter_set_output(&d.em, write_handler, &d);
+    yaml_emitter_set_unicode(&d.em, 1);
+    yaml_emitter_set_width(&d.em, 80);
+    yaml_emitter_set_indent(&d.em, 2);
+    if (!yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) || (rc = emit(&d, &ev)) != WH_OK)
+        goto out;
+    if (!yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) || (rc = emit(&d, &ev)) != WH_OK)
+        goto out;
+    if ((rc = dump_value(&d, value, 0)) != WH_OK)
+        goto out;
+    if (!yaml_document_end_event_initialize(&ev, 1) || (rc = emit(&d, &ev)) != WH_OK)
+        goto out;
+    if (!yaml_stream_end_event_initialize(&ev) || (rc = emit(&d, &ev)) != WH_OK)
+        goto out;
+    if (!yaml_emitter_flush(&d.em))
+        rc = wh_err_set(err, WH_E_NOMEM, "yaml: out of memory");
+out:
+    if (rc == WH_OK && d.em.error != YAML_NO_ERROR)
+        rc = WH_E_NOMEM;
+    yaml_emitter_delete(&d.em);
+    if (rc != WH_OK) {
+        out->len = start;
+        if (out->data != NULL)
+            out->data[start] = '\0';
+    }
+    return rc;
+}

@@ -1,0 +1,481 @@
+/*
+ * wh_admission.c - the AdmissionReview codec (see wh_admission.h).
+ *
+ * Every webhook answers through wh_admission_serve(), so the HTTP rules
+ * (400/415/413 texts), the review versions, uid echo, key order and patch
+ * encoding are decided here once, the way istiod decides them.
+ */
+#include "wh_admission.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CT_JSON "application/json"
+#define CT_TEXT "text/plain; charset=utf-8"
+#define DECODE_PREFIX "could not decode body: "
+
+void wh_admission_response_clear(wh_admission_response *resp)
+{
+    free(resp->message);
+    free(resp->reason);
+    free(resp->patch);
+    json_decref(resp->warnings);
+    json_decref(resp->audit_annotations);
+    memset(resp, 0, sizeof(*resp));
+}
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 when it is not one. */
+static size_t utf8_len(const unsigned char *s)
+{
+    size_t n, i;
+    unsigned cp;
+
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xc2 && s[0] <= 0xdf)
+        n = 2, cp = s[0] & 0x1f;
+    else if (s[0] >= 0xe0 && s[0] <= 0xef)
+        n = 3, cp = s[0] & 0x0f;
+    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+        n = 4, cp = s[0] & 0x07;
+    else
+        return 0;
+    for (i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+        return 0;
+    return n;
+}
+
+/* A JSON string of `s` (new reference, NULL when out of memory).  Messages
+ * are built from user input and may have been cut mid-character, so bytes
+ * that are not UTF-8 become U+FFFD instead of failing the whole reply. */
+static json_t *string_value(const char *s)
+{
+    wh_buf clean = WH_BUF_INIT;
+    const unsigned char *p = (const unsigned char *)s;
+    json_t *str = json_string(s);
+    size_t n;
+
+    if (str != NULL)
+        return str;
+    while (*p != '\0') {
+        if ((n = utf8_len(p)) == 0) {
+            if (wh_buf_puts(&clean, "\xef\xbf\xbd") != WH_OK)
+                goto out;
+            p++;
+        } else {
+            if (wh_buf_append(&clean, p, n) != WH_OK)
+                goto out;
+            p += n;
+        }
+    }
+    str = json_stringn(clean.data != NULL ? clean.data : "", clean.len);
+out:
+    wh_buf_free(&clean);
+    return str;
+}
+
+wh_code wh_admission_deny(wh_admission_response *resp, int status_code, const char *fmt, ...)
+{
+    wh_buf msg = WH_BUF_INIT;
+    va_list ap;
+    wh_code rc;
+
+    va_start(ap, fmt);
+    rc = wh_buf_vprintf(&msg, fmt, ap);
+    va_end(ap);
+    if (rc != WH_OK)
+        goto out;
+    wh_admission_response_clear(resp);
+    resp->allowed = 0;
+    resp->status_code = status_code;
+    resp->message = wh_buf_steal(&msg, NULL);
+    if (resp->message == NULL)
+        rc = WH_E_NOMEM;
+out:
+    wh_buf_free(&msg);
+    return rc;
+}
+
+wh_code wh_admission_warn(wh_admission_response *resp, const char *fmt, ...)
+{
+    wh_buf msg = WH_BUF_INIT;
+    json_t *s = NULL;
+    va_list ap;
+    wh_code rc;
+
+    va_start(ap, fmt);
+    rc = wh_buf_vprintf(&msg, fmt, ap);
+    va_end(ap);
+    if (rc != WH_OK)
+        goto out;
+    if (resp->warnings == NULL && (resp->warnings = json_array()) == NULL) {
+        rc = WH_E_NOMEM;
+        goto out;
+    }
+    if ((s = string_value(msg.data != NULL ? msg.data : "")) == NULL || json_array_append_new(resp->warnings, s) != 0) {
+        rc = WH_E_NOMEM; /* json_array_append_new released s */
+        goto out;
+    }
+out:
+    wh_buf_free(&msg);
+    return rc;
+}
+
+wh_code wh_admission_base64(const void *data, size_t len, wh_buf *out)
+{
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const unsigned char *p = data;
+    size_t i, n = 4 * ((len + 2) / 3);
+    char *dst;
+    wh_code rc;
+
+    if ((rc = wh_buf_reserve(out, n)) != WH_OK)
+        return rc;
+    dst = out->data + out->len;
+    for (i = 0; i + 2 < len; i += 3) {
+        unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
+        *dst++ = alphabet[v >> 18];
+        *dst++ = alphabet[(v >> 12) & 63];
+        *dst++ = alphabet[(v >> 6) & 63];
+        *dst++ = alphabet[v & 63];
+    }
+    if (i < len) {
+        unsigned v = (unsigned)p[i] << 16 | (i + 1 < len ? (unsigned)p[i + 1] << 8 : 0);
+        *dst++ = alphabet[v >> 18];
+        *dst++ = alphabet[(v >> 12) & 63];
+        *dst++ = i + 1 < len ? alphabet[(v >> 6) & 63] : '=';
+        *dst++ = '=';
+    }
+    out->len += n;
+    out->data[out->len] = '\0';
+    return WH_OK;
+}
+
+/* --- decoding ------------------------------------------------------------- */
+
+static const char *type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "object";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+    case JSON_REAL:
+        return "number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "boolean";
+    case JSON_NULL:
+        return "null";
+    }
+    return "value";
+}
+
+/* The typed fields of AdmissionRequest: a value of another JSON type fails
+ * decoding (as Go's typed decode does); null is the zero value, so it passes.
+ * object/oldObject/options are raw and take anything. */
+typedef enum field_type { F_STRING, F_BOOL, F_OBJECT, F_GVK, F_GVR } field_type;
+
+static const struct {
+    const char *name;
+    field_type type;
+} request_fields[] = {
+    {"uid", F_STRING},
+    {"kind", F_GVK},
+    {"resource", F_GVR},
+    {"subResource", F_STRING},
+    {"requestKind", F_GVK},
+    {"requestResource", F_GVR},
+    {"requestSubResource", F_STRING},
+    {"name", F_STRING},
+    {"namespace", F_STRING},
+    {"operation", F_STRING},
+    {"userInfo", F_OBJECT},
+    {"dryRun", F_BOOL},
+};
+
+static wh_code check_strings(const json_t *obj, const char *field, const char *const *keys, wh_err *err)
+{
+    for (; *keys != NULL; keys++) {
+        const json_t *v = json_object_get(obj, *keys);
+        if (v != NULL && !json_is_string(v) && !json_is_null(v))
+            return wh_err_set(err, WH_E_PARSE, "request.%s.%s must be a string, got %s", field, *keys, type_name(v));
+    }
+    return WH_OK;
+}
+
+static wh_code check_request_fields(const json_t *request, wh_err *err)
+{
+    static const char *const gvk[] = {"group", "version", "kind", NULL};
+    static const char *const gvr[] = {"group", "version", "resource", NULL};
+    size_t i;
+
+    for (i = 0; i < sizeof(request_fields) / sizeof(request_fields[0]); i++) {
+        const json_t *v = json_object_get(request, request_fields[i].name);
+        const char *want = NULL;
+
+        if (v == NULL || json_is_null(v))
+            continue;
+        switch (request_fields[i].type) {
+        case F_STRING:
+            if (!json_is_string(v))
+                want = "a string";
+            break;
+        case F_BOOL:
+            if (!json_is_boolean(v))
+                want = "a boolean";
+            break;
+        case F_OBJECT:
+        case F_GVK:
+        case F_GVR:
+            if (!json_is_object(v))
+                want = "an object";
+            break;
+        }
+        if (want != NULL)
+            return wh_err_set(err, WH_E_PARSE, "request.%s must be %s, got %s", request_fields[i].name, want,
+                              type_name(v));
+        if (request_fields[i].type == F_GVK && check_strings(v, request_fields[i].name, gvk, err) != WH_OK)
+            return WH_E_PARSE;
+        if (request_fields[i].type == F_GVR && check_strings(v, request_fields[i].name, gvr, err) != WH_OK)
+            return WH_E_PARSE;
+    }
+    return WH_OK;
+}
+
+static const char *string_or_empty(const json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s != NULL ? s : "";
+}
+
+wh_code wh_admission_decode(const char *body, size_t len, json_t **review, wh_admission_request *req, wh_err *err)
+{
+    json_error_t jerr;
+    const json_t *kind, *api_version, *request;
+    const char *k, *v;
+
+    memset(req, 0, sizeof(*req));
+    req->uid = req->operation = req->name = req->namespace = req->kind = req->path_suffix = "";
+    *review = json_loadb(body, len, JSON_ALLOW_NUL, &jerr);
+    if (*review == NULL)
+        return wh_err_set(err, WH_E_PARSE, "invalid JSON at line %d, column %d: %s", jerr.line, jerr.column, jerr.text);
+    if (!json_is_object(*review))
+        return wh_err_set(err, WH_E_PARSE, "expected an AdmissionReview object, got a JSON %s", type_name(*review));
+
+    kind = json_object_get(*review, "kind");
+    api_version = json_object_get(*review, "apiVersion");
+    if (kind != NULL && !json_is_string(kind) && !json_is_null(kind))
+        return wh_err_set(err, WH_E_PARSE, "kind must be a string, got %s", type_name(kind));
+    if (api_version != NULL && !json_is_string(api_version) && !json_is_null(api_version))
+        return wh_err_set(err, WH_E_PARSE, "apiVersion must be a string, got %s", type_name(api_version));
+    k = json_string_value(kind);
+    v = json_string_value(api_version);
+    if (k == NULL || *k == '\0')
+        return wh_err_set(err, WH_E_PARSE, "Object 'Kind' is missing: the body is not an AdmissionReview");
+    if (v == NULL || *v == '\0')
+        return wh_err_set(err, WH_E_PARSE, "Object 'apiVersion' is missing: the body is not an AdmissionReview");
+    if (strcmp(k, "AdmissionReview") != 0 || (strcmp(v, WH_ADMISSION_V1) != 0 && strcmp(v, WH_ADMISSION_V1BETA1) != 0))
+        return wh_err_set(err, WH_E_PARSE,
+                          "no kind \"%s\" is registered for version \"%s\" (want AdmissionReview in %s or %s)", k, v,
+                          WH_ADMISSION_V1, WH_ADMISSION_V1BETA1);
+    req->api_version = strcmp(v, WH_ADMISSION_V1) == 0 ? WH_ADMISSION_V1 : WH_ADMISSION_V1BETA1;
+    req->review = *review;
+
+    request = json_object_get(*review, "request");
+    if (request == NULL || json_is_null(request))
+        return wh_err_set(err, WH_E_PARSE, "the AdmissionReview has no request");
+    if (!json_is_object(request))
+        return wh_err_set(err, WH_E_PARSE, "request must be an object, got %s", type_name(request));
+    if (check_request_fields(request, err) != WH_OK)
+        return WH_E_PARSE;
+
+    req->request = request;
+    req->uid = string_or_empty(request, "uid");
+    req->operation = string_or_empty(request, "operation");
+    req->name = string_or_empty(request, "name");
+    req->namespace = string_or_empty(request, "namespace");
+    req->kind = string_or_empty(json_object_get(request, "kind"), "kind");
+    req->dry_run = json_is_true(json_object_get(request, "dryRun"));
+    return WH_OK;
+}
+
+/* --- encoding ------------------------------------------------------------- */
+
+static int dump_to_buf(const char *data, size_t size, void *ctx)
+{
+    return wh_buf_append(ctx, data, size) == WH_OK ? 0 : -1;
+}
+
+/* Append `value` as compact JSON (a string, an array, an object). */
+static wh_code put_json(wh_buf *out, const json_t *value)
+{
+    return json_dump_callback(value, dump_to_buf, out, JSON_COMPACT | JSON_ENCODE_ANY) == 0 ? WH_OK : WH_E_NOMEM;
+}
+
+static wh_code put_string(wh_buf *out, const char *s)
+{
+    json_t *str = string_value(s);
+    wh_code rc;
+
+    if (str == NULL)
+        return WH_E_NOMEM;
+    rc = put_json(out, str);
+    json_decref(str);
+    return rc;
+}
+
+wh_code wh_admission_encode(const wh_admission_request *req, const wh_admission_response *resp, wh_buf *out)
+{
+    wh_code rc;
+    int typed = req != NULL && req->api_version != NULL;
+
+    /* Written by hand rather than through a json_t tree: the key order is
+     * part of the contract, and the request path stays allocation-light. */
+    if (typed) {
+        if ((rc = wh_buf_printf(out, "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"%s\",\"response\":{\"uid\":",
+                                req->api_version)) != WH_OK)
+            return rc;
+    } else if ((rc = wh_buf_puts(out, "{\"response\":{\"uid\":")) != WH_OK) {
+        return rc;
+    }
+    if ((rc = put_string(out, req != NULL && req->uid != NULL ? req->uid : "")) != WH_OK)
+        return rc;
+    if ((rc = wh_buf_puts(out, resp->allowed ? ",\"allowed\":true" : ",\"allowed\":false")) != WH_OK)
+        return rc;
+    if (resp->message != NULL || resp->reason != NULL || resp->status_code != 0) {
+        if ((rc = wh_buf_puts(out, ",\"status\":{\"metadata\":{}")) != WH_OK)
+            return rc;
+        if (resp->message != NULL &&
+            ((rc = wh_buf_puts(out, ",\"message\":")) != WH_OK || (rc = put_string(out, resp->message)) != WH_OK))
+            return rc;
+        if (resp->reason != NULL &&
+            ((rc = wh_buf_puts(out, ",\"reason\":")) != WH_OK || (rc = put_string(out, resp->reason)) != WH_OK))
+            return rc;
+        if (resp->status_code != 0 && (rc = wh_buf_printf(out, ",\"code\":%d", resp->status_code)) != WH_OK)
+            return rc;
+        if ((rc = wh_buf_putc(out, '}')) != WH_OK)
+            return rc;
+    }
+    if (resp->patch != NULL) {
+        if ((rc = wh_buf_puts(out, ",\"patch\":\"")) != WH_OK ||
+            (rc = wh_admission_base64(resp->patch, resp->patch_len, out)) != WH_OK ||
+            (rc = wh_buf_puts(out, "\",\"patchType\":\"JSONPatch\"")) != WH_OK)
+            return rc;
+    }
+    if (resp->audit_annotations != NULL && json_object_size(resp->audit_annotations) != 0) {
+        if ((rc = wh_buf_puts(out, ",\"auditAnnotations\":")) != WH_OK ||
+            (rc = put_json(out, resp->audit_annotations)) != WH_OK)
+            return rc;
+    }
+    if (resp->warnings != NULL && json_array_size(resp->warnings) != 0) {
+        if ((rc = wh_buf_puts(out, ",\"warnings\":")) != WH_OK || (rc = put_json(out, resp->warnings)) != WH_OK)
+            return rc;
+    }
+    return wh_buf_puts(out, "}}");
+}
+
+/* --- serving -------------------------------------------------------------- */
+
+static void plain(wh_http_response *res, int status, const char *text)
+{
+    res->status = status;
+    res->content_type = CT_TEXT;
+    wh_buf_reset(&res->body);
+    if (wh_buf_puts(&res->body, text) != WH_OK || wh_buf_putc(&res->body, '\n') != WH_OK)
+        wh_buf_reset(&res->body); /* out of memory: the status alone still answers */
+}
+
+void wh_admission_too_large(size_t limit, wh_http_response *res)
+{
+    char text[96];
+
+    snprintf(text, sizeof(text), "Request entity too large: limit is %zu", limit);
+    plain(res, 413, text);
+}
+
+static void copy_field(char *dst, size_t size, const char *src)
+{
+    snprintf(dst, size, "%s", src != NULL ? src : "");
+}
+
+void wh_admission_serve(const wh_http_request *http, wh_admit_fn admit, void *ctx, wh_http_response *res,
+                        wh_admission_outcome *outcome)
+{
+    wh_admission_outcome *result = &res->review;
+    wh_admission_request req;
+    wh_admission_response resp;
+    json_t *review = NULL;
+    wh_err err;
+    size_t prefix_len;
+    int typed;
+
+    memset(result, 0, sizeof(*result));
+    result->reviewed = 1;
+    memset(&resp, 0, sizeof(resp));
+    wh_err_clear(&err);
+
+    if (http->body == NULL || http->body_len == 0) {
+        plain(res, 400, "no body found");
+        goto out;
+    }
+    if (http->content_type == NULL || http->content_type_len != sizeof(CT_JSON) - 1 ||
+        memcmp(http->content_type, CT_JSON, sizeof(CT_JSON) - 1) != 0) {
+        plain(res, 415, "invalid Content-Type, want `application/json`");
+        goto out;
+    }
+
+    if (wh_admission_decode(http->body, http->body_len, &review, &req, &err) != WH_OK) {
+        typed = req.api_version != NULL;
+        if (wh_admission_deny(&resp, 0, DECODE_PREFIX "%s", wh_err_msg(&err)) != WH_OK)
+            goto nomem;
+        if (typed)
+            copy_field(result->api_version, sizeof(result->api_version), req.api_version);
+    } else {
+        prefix_len = http->prefix != NULL ? strlen(http->prefix) : 0;
+        req.path_suffix = http->path != NULL && http->path_len >= prefix_len ? http->path + prefix_len : "";
+        result->decoded = 1;
+        result->dry_run = req.dry_run;
+        copy_field(result->uid, sizeof(result->uid), req.uid);
+        copy_field(result->kind, sizeof(result->kind), req.kind);
+        copy_field(result->operation, sizeof(result->operation), req.operation);
+        copy_field(result->api_version, sizeof(result->api_version), req.api_version);
+        if (admit(ctx, &req, &resp, &err) != WH_OK && wh_admission_deny(&resp, 0, "%s", wh_err_msg(&err)) != WH_OK)
+            goto nomem;
+        if (!resp.allowed) {
+            /* A denial never carries a patch or warnings (istiod drops them). */
+            free(resp.patch);
+            resp.patch = NULL;
+            resp.patch_len = 0;
+            json_decref(resp.warnings);
+            resp.warnings = NULL;
+        }
+    }
+
+    result->allowed = resp.allowed;
+    result->has_patch = resp.patch != NULL;
+    res->status = 200;
+    res->content_type = CT_JSON;
+    wh_buf_reset(&res->body);
+    if (wh_admission_encode(req.api_version != NULL ? &req : NULL, &resp, &res->body) != WH_OK)
+        goto nomem;
+    goto out;
+
+nomem:
+    plain(res, 500, "could not encode response: out of memory");
+out:
+    if (outcome != NULL)
+        *outcome = *result;
+    wh_admission_response_clear(&resp);
+    json_decref(review);
+}

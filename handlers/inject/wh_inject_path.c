@@ -1,0 +1,158 @@
+/*
+ * wh_inject_path.c - the URL path of an injection request (spec 2.2).
+ *
+ * webhookd serves every revision under /inject: a leading "rev/<name>" pair
+ * picks the revision; what follows are istiod's own key/value segments
+ * (cluster, net, anything else upper-cased) that become proxy env vars.
+ */
+#include "wh_inject_render.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* istiod's URL parameter names with a fixed env name. */
+static const char *param_env(const char *key)
+{
+    if (strcmp(key, "cluster") == 0)
+        return "ISTIO_META_CLUSTER_ID";
+    if (strcmp(key, "net") == 0)
+        return "ISTIO_META_NETWORK";
+    return NULL;
+}
+
+/* Record key=value under the env name the key maps to. */
+static wh_code add_env(json_t *envs, const char *key, size_t klen, const char *val, size_t vlen, int unslash)
+{
+    char *k = strndup(key, klen), *name = NULL;
+    wh_buf v = WH_BUF_INIT;
+    const char *mapped;
+    wh_code rc = WH_E_NOMEM;
+    json_t *js;
+
+    if (k == NULL)
+        goto out;
+    if ((mapped = param_env(k)) != NULL) {
+        name = strdup(mapped);
+    } else {
+        name = k;
+        k = NULL;
+        for (char *p = name; *p; p++)
+            if (*p >= 'a' && *p <= 'z')
+                *p = (char)(*p - 'a' + 'A');
+    }
+    if (name == NULL)
+        goto out;
+    if (name[0] == '\0') {
+        rc = WH_OK;
+        goto out;
+    }
+    for (size_t i = 0; i < vlen;) {
+        if (unslash && vlen - i >= 9 && memcmp(val + i, "--slash--", 9) == 0) {
+            if (wh_buf_putc(&v, '/') != WH_OK)
+                goto out;
+            i += 9;
+        } else {
+            if (wh_buf_putc(&v, val[i]) != WH_OK)
+                goto out;
+            i++;
+        }
+    }
+    if ((js = json_stringn(v.data ? v.data : "", v.len)) == NULL || json_object_set_new(envs, name, js) != 0)
+        goto out;
+    rc = WH_OK;
+out:
+    free(k);
+    free(name);
+    wh_buf_free(&v);
+    return rc;
+}
+
+/* The deprecated ":ENV:K=V:ENV:K2=V2" form. */
+static wh_code parse_env_form(const char *s, size_t len, json_t *envs)
+{
+    static const char sep[] = ":ENV:";
+    const size_t seplen = sizeof(sep) - 1;
+    size_t i = seplen;
+    wh_code rc;
+
+    while (i <= len) {
+        size_t end = i;
+        while (end < len && !(len - end >= seplen && memcmp(s + end, sep, seplen) == 0))
+            end++;
+        const char *eq = memchr(s + i, '=', end - i);
+        if (eq != NULL && eq > s + i) {
+            if ((rc = add_env(envs, s + i, (size_t)(eq - (s + i)), eq + 1, (size_t)(s + end - eq - 1), 0)) !=
+                WH_OK)
+                return rc;
+        }
+        i = end + seplen;
+    }
+    return WH_OK;
+}
+
+wh_code wh_inject_path_parse(const char *suffix, size_t len, char **rev_name, json_t **envs, wh_err *err)
+{
+    json_t *out = json_object();
+    const char *rest;
+    size_t rlen;
+    wh_code rc = WH_E_NOMEM;
+
+    *rev_name = NULL;
+    *envs = NULL;
+    if (out == NULL)
+        goto out;
+    if (suffix == NULL)
+        len = 0;
+    if (len > 0 && suffix[len - 1] == '/')
+        len--;
+    if (len == 0 || suffix[0] != '/') {
+        /* "/inject" alone (or a suffix that is not a path segment). */
+        *envs = out;
+        return WH_OK;
+    }
+    rest = suffix + 1;
+    rlen = len - 1;
+
+    /* Our own leading "rev/<name>" pair. */
+    if (rlen > 4 && memcmp(rest, "rev/", 4) == 0) {
+        const char *name = rest + 4, *slash = memchr(name, '/', rlen - 4);
+        size_t nlen = slash ? (size_t)(slash - name) : rlen - 4;
+        if (nlen > 0) {
+            if ((*rev_name = strndup(name, nlen)) == NULL)
+                goto out;
+            rest = slash ? slash + 1 : rest + rlen;
+            rlen = (size_t)(suffix + len - rest);
+            if (slash == NULL) {
+                *envs = out;
+                return WH_OK;
+            }
+        }
+    }
+
+    if (rlen >= 5 && memcmp(rest, ":ENV:", 5) == 0) {
+        if ((rc = parse_env_form(rest, rlen, out)) != WH_OK)
+            goto out;
+    } else {
+        /* Alternating key/value segments; an odd trailing key is ignored. */
+        size_t i = 0;
+        for (;;) {
+            const char *k = rest + i, *ks = memchr(k, '/', rlen - i);
+            if (ks == NULL)
+                break; /* last key without a value */
+            const char *v = ks + 1, *vs = memchr(v, '/', (size_t)(rest + rlen - v));
+            size_t vlen = vs ? (size_t)(vs - v) : (size_t)(rest + rlen - v);
+            if ((rc = add_env(out, k, (size_t)(ks - k), v, vlen, 1)) != WH_OK)
+                goto out;
+            if (vs == NULL)
+                break;
+            i = (size_t)(vs + 1 - rest);
+        }
+    }
+    *envs = out;
+    return WH_OK;
+out:
+    json_decref(out);
+    free(*rev_name);
+    *rev_name = NULL;
+    return wh_err_set(err, rc, "out of memory while parsing the injection path");
+}

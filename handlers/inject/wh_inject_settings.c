@@ -1,0 +1,173 @@
+/*
+ * wh_inject_settings.c - what istiod reads from its process environment
+ * rather than from the ConfigMaps (native sidecars, compliance policy,
+ * platform, the env the templates see), as flags shared by webhookd and
+ * webhookctl kube-inject.
+ */
+#include "wh_inject_render.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int parse_native(const char *v, wh_inject_native_mode *mode)
+{
+    if (strcmp(v, "auto") == 0)
+        *mode = WH_INJECT_NATIVE_AUTO;
+    else if (strcmp(v, "true") == 0)
+        *mode = WH_INJECT_NATIVE_TRUE;
+    else if (strcmp(v, "false") == 0)
+        *mode = WH_INJECT_NATIVE_FALSE;
+    else
+        return -1;
+    return 0;
+}
+
+static wh_code set_str(char **field, const char *value)
+{
+    char *copy = NULL;
+
+    if (value != NULL && value[0] != '\0' && (copy = strdup(value)) == NULL)
+        return WH_E_NOMEM;
+    free(*field);
+    *field = copy;
+    return WH_OK;
+}
+
+wh_code wh_inject_settings_set(wh_inject_settings *s, const char *key, const char *value, wh_err *err)
+{
+    if (key == NULL || value == NULL)
+        return wh_err_set(err, WH_E_INVALID, "injection setting needs a name and a value");
+    if (strcmp(key, "native-sidecars") == 0) {
+        if (parse_native(value, &s->native_mode) != 0)
+            return wh_err_set(err, WH_E_INVALID, "--native-sidecars: want true, false or auto, got \"%s\"", value);
+        s->native_mode_set = 1;
+        return WH_OK;
+    }
+    if (strcmp(key, "compliance-policy") == 0)
+        return set_str(&s->compliance_policy, value) == WH_OK ? WH_OK : wh_err_set(err, WH_E_NOMEM, "out of memory");
+    if (strcmp(key, "platform") == 0) {
+        if (value[0] != '\0' && strcmp(value, "openshift") != 0)
+            return wh_err_set(err, WH_E_INVALID, "--platform: want openshift (or empty), got \"%s\"", value);
+        return set_str(&s->platform, value) == WH_OK ? WH_OK : wh_err_set(err, WH_E_NOMEM, "out of memory");
+    }
+    if (strcmp(key, "env") == 0) {
+        const char *eq = strchr(value, '=');
+        char *name;
+        json_t *js;
+        int bad;
+
+        if (eq == NULL || eq == value)
+            return wh_err_set(err, WH_E_INVALID, "--env: want KEY=VALUE, got \"%s\"", value);
+        if (s->env == NULL && (s->env = json_object()) == NULL)
+            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        if ((name = strndup(value, (size_t)(eq - value))) == NULL)
+            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        js = json_string(eq + 1);
+        bad = js == NULL || json_object_set_new(s->env, name, js) != 0;
+        free(name);
+        if (bad)
+            return wh_err_set(err, WH_E_INVALID, "--env: value of \"%s\" is not valid UTF-8", value);
+        return WH_OK;
+    }
+    return wh_err_set(err, WH_E_INVALID, "unknown injection setting \"%s\"", key);
+}
+
+wh_code wh_inject_settings_set_node(wh_inject_settings *s, const char *node, const char *kubelet_version)
+{
+    if (s->nodes == NULL && (s->nodes = json_object()) == NULL)
+        return WH_E_NOMEM;
+    if (json_object_set_new(s->nodes, node, json_string(kubelet_version ? kubelet_version : "")) != 0)
+        return WH_E_INVALID;
+    return WH_OK;
+}
+
+void wh_inject_settings_clear(wh_inject_settings *s)
+{
+    free(s->compliance_policy);
+    free(s->platform);
+    json_decref(s->env);
+    json_decref(s->nodes);
+    memset(s, 0, sizeof(*s));
+}
+
+/* The environment value of `key` from the --env pairs, or NULL. */
+const char *wh_inject_settings_env(const wh_inject_settings *s, const char *key)
+{
+    return s != NULL && s->env != NULL ? json_string_value(json_object_get(s->env, key)) : NULL;
+}
+
+const char *wh_inject_settings_platform(const wh_inject_settings *s)
+{
+    const char *v;
+
+    if (s == NULL)
+        return "";
+    if (s->platform != NULL)
+        return s->platform;
+    v = wh_inject_settings_env(s, "PLATFORM");
+    return v != NULL ? v : "";
+}
+
+const char *wh_inject_settings_compliance(const wh_inject_settings *s)
+{
+    const char *v;
+
+    if (s == NULL)
+        return "";
+    if (s->compliance_policy != NULL)
+        return s->compliance_policy;
+    v = wh_inject_settings_env(s, "COMPLIANCE_POLICY");
+    return v != NULL ? v : "";
+}
+
+/* A kubelet version at least 1.33 (Kubernetes' generic version parse:
+ * optional "v", at least major.minor, anything may follow). */
+static int kubelet_eligible(const char *v)
+{
+    unsigned long major, minor;
+    char *end;
+
+    if (v == NULL)
+        return 0;
+    while (isspace((unsigned char)*v))
+        v++;
+    if (*v == 'v')
+        v++;
+    if (!isdigit((unsigned char)*v))
+        return 0;
+    major = strtoul(v, &end, 10);
+    if (*end != '.' || !isdigit((unsigned char)end[1]))
+        return 0;
+    minor = strtoul(end + 1, &end, 10);
+    return major > 1 || (major == 1 && minor >= 33);
+}
+
+int wh_inject_settings_native(const wh_inject_settings *s, const char *node_name)
+{
+    wh_inject_native_mode mode = WH_INJECT_NATIVE_AUTO;
+    const char *key;
+    json_t *val;
+
+    if (s != NULL) {
+        mode = s->native_mode;
+        if (!s->native_mode_set) {
+            const char *env = wh_inject_settings_env(s, "ENABLE_NATIVE_SIDECARS");
+            /* istiod: an unknown value disables native sidecars. */
+            if (env != NULL && parse_native(env, &mode) != 0)
+                mode = WH_INJECT_NATIVE_FALSE;
+        }
+    }
+    if (mode != WH_INJECT_NATIVE_AUTO)
+        return mode == WH_INJECT_NATIVE_TRUE;
+    if (s == NULL || s->nodes == NULL)
+        return 1; /* no nodes known: nothing is ineligible */
+    if (node_name != NULL && node_name[0] != '\0' && (val = json_object_get(s->nodes, node_name)) != NULL)
+        return kubelet_eligible(json_string_value(val));
+    json_object_foreach(s->nodes, key, val)
+    {
+        if (!kubelet_eligible(json_string_value(val)))
+            return 0;
+    }
+    return 1;
+}

@@ -1,0 +1,584 @@
+/*
+ * wh_server_h2o.c - the one file that talks to libh2o 2.2.5.
+ *
+ * One event loop per worker thread, each with its own SO_REUSEPORT listener,
+ * h2o context and control-message receiver; the global configuration is
+ * shared read-only.  Requests are turned into a wh_http_request and answered
+ * by the router; nothing above this file knows h2o exists.  The h2o 2.2.5
+ * pitfalls this file handles are numbered as in shared/spec/ecosystem.md
+ * §1.4 (P1..P13).
+ */
+#if !defined(H2O_USE_LIBUV) || H2O_USE_LIBUV
+#error "define H2O_USE_LIBUV=0: webhookd embeds libh2o-evloop (P1)"
+#endif
+
+#define _GNU_SOURCE /* accept4 */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <h2o.h>
+#include <h2o/http1.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "wh_log.h"
+#include "wh_server.h"
+
+/* Once shutdown starts, a connection that has received nothing and written
+ * nothing for this long is idle (a keep-alive waiting for its next request)
+ * and is closed; 2.2.5 has no close-idle call (P10). */
+#define IDLE_QUIET_MS 100
+/* Accepts per wake-up, like h2o's own server. */
+#define ACCEPT_BATCH 16
+
+typedef struct worker worker;
+
+/* One accepted connection (we accept ourselves to know its fd). */
+typedef struct conn {
+    h2o_linklist_t link; /* in worker.conns */
+    worker *w;
+    h2o_socket_t *sock;
+    int fd;
+    int shut;         /* shutdown(2) already called during the drain */
+    size_t seen_read; /* sock->bytes_read at the last drain check */
+    size_t seen_written;
+    uint64_t quiet_since;
+} conn;
+
+struct wh_http_server {
+    wh_http_config cfg;
+    h2o_globalconf_t globalconf;
+    worker *workers;
+    size_t nworkers;
+    h2o_barrier_t started;
+    char bound[INET6_ADDRSTRLEN + 16];
+    wh_metric *open_connections;
+    wh_metric *accepted;
+};
+
+struct worker {
+    wh_http_server *server;
+    pthread_t tid;
+    int thread_started;
+    int listen_fd;
+    h2o_evloop_t *loop;
+    h2o_context_t ctx;
+    h2o_accept_ctx_t accept_ctx;
+    h2o_socket_t *listener;
+    h2o_multithread_receiver_t receiver;
+    SSL_CTX *retired; /* the previous generation (P11) */
+    h2o_linklist_t conns;
+    size_t num_conns;
+    int stop;
+    uint64_t stop_timeout_ms;
+    size_t cut; /* connections still open at the deadline */
+};
+
+typedef struct control {
+    h2o_multithread_message_t super;
+    enum { CONTROL_TLS, CONTROL_STOP } type;
+    SSL_CTX *ssl_ctx;    /* CONTROL_TLS: one reference, handed over */
+    uint64_t timeout_ms; /* CONTROL_STOP */
+} control;
+
+typedef struct handler {
+    h2o_handler_t super;
+    wh_http_server *server;
+} handler;
+
+/* --- requests ------------------------------------------------------------- */
+
+static const char *reason_phrase(int status)
+{
+    switch (status) {
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 413:
+        return "Payload Too Large";
+    case 415:
+        return "Unsupported Media Type";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return status < 500 ? "Client Error" : "Internal Server Error";
+    }
+}
+
+static char *pool_strndup(h2o_mem_pool_t *pool, const char *s, size_t len)
+{
+    char *copy = h2o_mem_alloc_pool(pool, len + 1);
+    memcpy(copy, s, len);
+    copy[len] = '\0';
+    return copy;
+}
+
+static int on_req(h2o_handler_t *self, h2o_req_t *req)
+{
+    static h2o_generator_t generator = {NULL, NULL};
+    wh_http_server *server = ((handler *)self)->server;
+    wh_http_request in = {0};
+    wh_http_response out = {0};
+    const char *content_type;
+    ssize_t ct;
+    h2o_iovec_t body;
+
+    in.method = pool_strndup(&req->pool, req->method.base, req->method.len);
+    in.path = pool_strndup(&req->pool, req->path_normalized.base, req->path_normalized.len);
+    in.path_len = req->path_normalized.len;
+    if (req->query_at != SIZE_MAX) {
+        in.query = req->path.base + req->query_at + 1;
+        in.query_len = req->path.len - req->query_at - 1;
+    }
+    if ((ct = h2o_find_header(&req->headers, H2O_TOKEN_CONTENT_TYPE, -1)) != -1) {
+        in.content_type = req->headers.entries[ct].value.base;
+        in.content_type_len = req->headers.entries[ct].value.len;
+    }
+    in.body = req->entity.base; /* NULL when there was no body (P6) */
+    in.body_len = req->entity.len;
+
+    wh_router_serve(server->cfg.router, &in, &out);
+
+    /* Content-Length, never chunked (P7); the body lives in the request pool
+     * until h2o has written it. */
+    content_type = out.content_type != NULL ? out.content_type : "application/json";
+    req->res.status = out.status;
+    req->res.reason = reason_phrase(out.status);
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, content_type, strlen(content_type));
+    if (out.allow != NULL)
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, out.allow, strlen(out.allow));
+    req->res.content_length = out.body.len;
+    body.len = out.body.len;
+    body.base = body.len != 0 ? h2o_mem_alloc_pool(&req->pool, body.len) : NULL;
+    if (body.len != 0)
+        memcpy(body.base, out.body.data, body.len);
+    wh_buf_free(&out.body);
+    h2o_start_response(req, &generator);
+    h2o_send(req, &body, 1, H2O_SEND_STATE_FINAL);
+    return 0;
+}
+
+/* --- connections ---------------------------------------------------------- */
+
+static void on_sock_close(void *data)
+{
+    conn *c = data;
+    worker *w = c->w;
+
+    h2o_linklist_unlink(&c->link);
+    free(c);
+    w->num_conns--;
+    wh_metric_add(w->server->open_connections, NULL, -1);
+}
+
+static void accept_some(worker *w, size_t max)
+{
+    struct sockaddr_storage peer;
+    socklen_t peerlen;
+    size_t i;
+    int fd, on = 1;
+
+    for (i = 0; i < max; i++) {
+        conn *c;
+        peerlen = sizeof(peer);
+        if ((fd = accept4(w->listen_fd, (struct sockaddr *)&peer, &peerlen, SOCK_NONBLOCK | SOCK_CLOEXEC)) == -1)
+            break; /* EAGAIN, or a connection reset before we got to it */
+        if ((c = calloc(1, sizeof(*c))) == NULL) {
+            close(fd);
+            continue;
+        }
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+        c->w = w;
+        c->fd = fd;
+        c->sock = h2o_evloop_socket_create(w->loop, fd, H2O_SOCKET_FLAG_IS_ACCEPTED_CONNECTION);
+        h2o_socket_setpeername(c->sock, (struct sockaddr *)&peer, peerlen);
+        h2o_linklist_insert(&w->conns, &c->link);
+        w->num_conns++;
+        wh_metric_add(w->server->open_connections, NULL, 1);
+        wh_metric_add(w->server->accepted, NULL, 1);
+        c->sock->on_close.cb = on_sock_close; /* the only per-connection close hook in 2.2.5 */
+        c->sock->on_close.data = c;
+        h2o_accept(&w->accept_ctx, c->sock); /* reads accept_ctx.ssl_ctx now */
+    }
+}
+
+static void on_accept(h2o_socket_t *listener, const char *err)
+{
+    if (err == NULL)
+        accept_some(listener->data, ACCEPT_BATCH);
+}
+
+/* --- control messages (from the main thread) ------------------------------ */
+
+static void on_control(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)
+{
+    worker *w = H2O_STRUCT_FROM_MEMBER(worker, receiver, receiver);
+
+    while (!h2o_linklist_is_empty(messages)) {
+        control *m = H2O_STRUCT_FROM_MEMBER(control, super.link, messages->next);
+        h2o_linklist_unlink(&m->super.link);
+        if (m->type == CONTROL_TLS) {
+            /* h2o keeps a borrowed SSL_CTX* in sockets mid-handshake, so the
+             * old context is freed one generation late (P11). */
+            SSL_CTX_free(w->retired);
+            w->retired = w->accept_ctx.ssl_ctx;
+            w->accept_ctx.ssl_ctx = m->ssl_ctx;
+        } else {
+            w->stop = 1;
+            w->stop_timeout_ms = m->timeout_ms;
+        }
+        free(m);
+    }
+}
+
+static wh_code send_control(worker *w, int type, SSL_CTX *ssl_ctx, uint64_t timeout_ms)
+{
+    control *m = calloc(1, sizeof(*m));
+
+    if (m == NULL)
+        return WH_E_NOMEM;
+    m->type = type;
+    m->ssl_ctx = ssl_ctx;
+    m->timeout_ms = timeout_ms;
+    h2o_multithread_send_message(&w->receiver, &m->super);
+    return WH_OK;
+}
+
+/* --- worker threads ------------------------------------------------------- */
+
+/* Close connections that have been quiet for IDLE_QUIET_MS: nothing read
+ * and nothing being written.  shutdown(2) makes h2o see EOF and close the
+ * connection through its own path. */
+static void close_quiet(worker *w)
+{
+    uint64_t now = h2o_now(w->loop);
+    h2o_linklist_t *node;
+
+    for (node = w->conns.next; node != &w->conns; node = node->next) {
+        conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
+        if (c->sock->bytes_read != c->seen_read || c->sock->bytes_written != c->seen_written ||
+            h2o_socket_is_writing(c->sock)) {
+            c->seen_read = c->sock->bytes_read;
+            c->seen_written = c->sock->bytes_written;
+            c->quiet_since = now;
+        } else if (!c->shut && now - c->quiet_since >= IDLE_QUIET_MS) {
+            shutdown(c->fd, SHUT_RDWR);
+            c->shut = 1;
+        }
+    }
+}
+
+static void drain(worker *w)
+{
+    h2o_linklist_t *node;
+    uint64_t deadline, now = h2o_now(w->loop);
+
+    /* Take what the kernel already queued on this listener: closing a
+     * SO_REUSEPORT socket resets its pending connections (P9). */
+    accept_some(w, SIZE_MAX);
+    h2o_socket_read_stop(w->listener);
+    h2o_socket_close(w->listener);
+    w->listener = NULL;
+    w->listen_fd = -1;
+
+    /* h2: GOAWAY; h1: "Connection: close" on the next response, so busy
+     * connections end after their current request.  Idle ones are closed by
+     * close_quiet(). */
+    h2o_context_request_shutdown(&w->ctx);
+    for (node = w->conns.next; node != &w->conns; node = node->next) {
+        conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
+        c->seen_read = c->sock->bytes_read;
+        c->seen_written = c->sock->bytes_written;
+        c->quiet_since = now;
+    }
+    deadline = now + w->stop_timeout_ms;
+    while (w->num_conns != 0 && h2o_now(w->loop) < deadline) {
+        h2o_evloop_run(w->loop, 10);
+        close_quiet(w);
+    }
+    w->cut = w->num_conns;
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    wh_http_server *s = w->server;
+
+    w->loop = h2o_evloop_create();
+    h2o_context_init(&w->ctx, w->loop, &s->globalconf);
+    w->accept_ctx.ctx = &w->ctx;
+    w->accept_ctx.hosts = s->globalconf.hosts;
+    h2o_multithread_register_receiver(w->ctx.queue, &w->receiver, on_control);
+    h2o_linklist_init_anchor(&w->conns);
+    /* The listener socket only reports readiness; accept_some() accepts. */
+    w->listener = h2o_evloop_socket_create(w->loop, w->listen_fd, H2O_SOCKET_FLAG_DONT_READ);
+    w->listener->data = w;
+    h2o_socket_read_start(w->listener, on_accept);
+    h2o_barrier_wait(&s->started); /* every receiver exists before main sends anything */
+
+    while (!w->stop)
+        h2o_evloop_run(w->loop, INT32_MAX);
+    drain(w);
+
+    h2o_multithread_unregister_receiver(w->ctx.queue, &w->receiver);
+    if (w->cut == 0) {
+        /* The 1-second GOAWAY re-send timer must not be pending at dispose
+         * (P10); with no connection left it has nothing to do. */
+        if (h2o_timeout_is_linked(&w->ctx.http2._graceful_shutdown_timeout))
+            h2o_timeout_unlink(&w->ctx.http2._graceful_shutdown_timeout);
+        h2o_context_dispose(&w->ctx);
+        h2o_evloop_destroy(w->loop);
+        w->loop = NULL;
+    }
+    /* else: connections are still open and own parts of the loop; the process
+     * is about to exit, so they are left to it. */
+    return NULL;
+}
+
+/* --- listeners ------------------------------------------------------------ */
+
+static wh_code resolve(const char *listen, struct sockaddr_storage *addr, socklen_t *addrlen, wh_err *err)
+{
+    const char *colon = strrchr(listen, ':');
+    char host[256];
+    size_t hlen;
+    struct addrinfo hints = {0}, *res = NULL;
+    int gai;
+
+    if (colon == NULL || colon[1] == '\0')
+        return wh_err_set(err, WH_E_INVALID, "--listen %s: want [HOST]:PORT", listen);
+    hlen = (size_t)(colon - listen);
+    if (hlen >= 2 && listen[0] == '[' && listen[hlen - 1] == ']')
+        listen++, hlen -= 2;
+    if (hlen >= sizeof(host))
+        return wh_err_set(err, WH_E_INVALID, "--listen %s: host name too long", listen);
+    memcpy(host, listen, hlen);
+    host[hlen] = '\0';
+
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    if (hlen == 0) {
+        /* Every address: dual-stack IPv6 when the host has it (see listen_one). */
+        struct sockaddr_in6 *any = (struct sockaddr_in6 *)addr;
+        char *end;
+        long port = strtol(colon + 1, &end, 10);
+        if (*end != '\0' || port < 0 || port > 65535)
+            return wh_err_set(err, WH_E_INVALID, "--listen: invalid port \"%s\"", colon + 1);
+        memset(addr, 0, sizeof(*addr));
+        any->sin6_family = AF_INET6;
+        any->sin6_addr = in6addr_any;
+        any->sin6_port = htons((uint16_t)port);
+        *addrlen = sizeof(*any);
+        return WH_OK;
+    }
+    if ((gai = getaddrinfo(host, colon + 1, &hints, &res)) != 0)
+        return wh_err_set(err, WH_E_INVALID, "--listen %s: %s", listen, gai_strerror(gai));
+    memcpy(addr, res->ai_addr, res->ai_addrlen);
+    *addrlen = res->ai_addrlen;
+    freeaddrinfo(res);
+    return WH_OK;
+}
+
+static int listen_one(struct sockaddr_storage *addr, socklen_t *addrlen)
+{
+    int fd, on = 1, off = 0;
+
+    if ((fd = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) == -1 &&
+        addr->ss_family == AF_INET6 && (errno == EAFNOSUPPORT || errno == EPROTONOSUPPORT) &&
+        IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)addr)->sin6_addr)) {
+        /* No IPv6 here: every address means every IPv4 address. */
+        uint16_t port = ((struct sockaddr_in6 *)addr)->sin6_port;
+        struct sockaddr_in *v4 = (struct sockaddr_in *)addr;
+        memset(addr, 0, sizeof(*addr));
+        v4->sin_family = AF_INET;
+        v4->sin_addr.s_addr = htonl(INADDR_ANY);
+        v4->sin_port = port;
+        *addrlen = sizeof(*v4);
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    }
+    if (fd == -1)
+        return -1;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0 ||
+        (addr->ss_family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) != 0) ||
+        bind(fd, (struct sockaddr *)addr, *addrlen) != 0 || listen(fd, SOMAXCONN) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+static void format_address(const struct sockaddr_storage *addr, char *out, size_t size)
+{
+    char host[INET6_ADDRSTRLEN];
+
+    if (addr->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)addr;
+        inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+        snprintf(out, size, "[%s]:%u", host, ntohs(a->sin6_port));
+    } else {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)addr;
+        inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+        snprintf(out, size, "%s:%u", host, ntohs(a->sin_port));
+    }
+}
+
+/* --- the server ----------------------------------------------------------- */
+
+static const h2o_iovec_t alpn_http1_only[] = {{H2O_STRLIT("http/1.1")}, {NULL}};
+
+static void register_alpn(wh_http_server *s, SSL_CTX *ssl_ctx)
+{
+    /* Without h2 in ALPN every connection is HTTP/1.1 (P3, P5). */
+    h2o_ssl_register_alpn_protocols(ssl_ctx, s->cfg.http2 ? h2o_alpn_protocols : alpn_http1_only);
+}
+
+wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_server **out, wh_err *err)
+{
+    wh_http_server *s = NULL;
+    struct sockaddr_storage addr;
+    socklen_t addrlen;
+    h2o_hostconf_t *hostconf;
+    h2o_pathconf_t *pathconf;
+    handler *h;
+    size_t i;
+    wh_code rc = WH_OK;
+
+    *out = NULL;
+    if (cfg->threads < 1)
+        return wh_err_set(err, WH_E_INVALID, "need at least one thread");
+    if ((rc = resolve(cfg->listen, &addr, &addrlen, err)) != WH_OK)
+        return rc;
+    if ((s = calloc(1, sizeof(*s))) == NULL || (s->workers = calloc((size_t)cfg->threads, sizeof(worker))) == NULL) {
+        free(s);
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    }
+    s->cfg = *cfg;
+    s->nworkers = (size_t)cfg->threads;
+    for (i = 0; i < s->nworkers; i++)
+        s->workers[i].listen_fd = -1;
+    s->open_connections = wh_metrics_gauge(cfg->metrics, "webhookd_open_connections", "Open client connections.", NULL);
+    s->accepted =
+        wh_metrics_counter(cfg->metrics, "webhookd_connections_accepted_total", "Accepted connections.", NULL);
+
+    /* Bind every listener before starting anything, so a busy port is an
+     * error at start-up.  With port 0 the first bind picks the port. */
+    for (i = 0; i < s->nworkers; i++) {
+        if ((s->workers[i].listen_fd = listen_one(&addr, &addrlen)) == -1) {
+            rc = wh_err_set(err, WH_E_IO, "cannot listen on %s: %s", cfg->listen, strerror(errno));
+            goto fail;
+        }
+        if (i == 0) {
+            getsockname(s->workers[0].listen_fd, (struct sockaddr *)&addr, &addrlen);
+            format_address(&addr, s->bound, sizeof(s->bound));
+        }
+    }
+
+    h2o_config_init(&s->globalconf);
+    s->globalconf.server_name = h2o_iovec_init(H2O_STRLIT("webhookd")); /* P7 */
+    /* h2o buffers the whole body first (P6).  Its own limit sits above the
+     * router's cap, so that ordinary oversize bodies get the router's 413
+     * with istiod's text rather than h2o's reply (or, on h2, a retried
+     * REFUSED_STREAM); only absurd bodies hit h2o's limit. */
+    s->globalconf.max_request_entity_size =
+        cfg->max_request_bytes > SIZE_MAX / 2 ? SIZE_MAX : cfg->max_request_bytes * 2 + 65536;
+    s->globalconf.http1.upgrade_to_http2 = cfg->http2; /* P5: refuse the h2 preface unless h2 is on */
+    hostconf = h2o_config_register_host(&s->globalconf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
+    pathconf = h2o_config_register_path(hostconf, "/", 0);
+    h = (handler *)h2o_create_handler(pathconf, sizeof(*h));
+    h->super.on_req = on_req;
+    h->server = s;
+
+    register_alpn(s, ssl_ctx);
+    h2o_barrier_init(&s->started, s->nworkers + 1);
+    for (i = 0; i < s->nworkers; i++) {
+        worker *w = &s->workers[i];
+        w->server = s;
+        SSL_CTX_up_ref(ssl_ctx);
+        w->accept_ctx.ssl_ctx = ssl_ctx;
+        h2o_multithread_create_thread(&w->tid, NULL, worker_main, w); /* aborts on failure */
+        w->thread_started = 1;
+    }
+    h2o_barrier_wait(&s->started);
+    *out = s;
+    return WH_OK;
+
+fail:
+    for (i = 0; i < s->nworkers; i++)
+        if (s->workers[i].listen_fd != -1)
+            close(s->workers[i].listen_fd);
+    free(s->workers);
+    free(s);
+    return rc;
+}
+
+const char *wh_http_bound_address(const wh_http_server *s)
+{
+    return s->bound;
+}
+
+wh_code wh_http_set_tls(wh_http_server *s, SSL_CTX *ssl_ctx, wh_err *err)
+{
+    size_t i;
+
+    register_alpn(s, ssl_ctx);
+    for (i = 0; i < s->nworkers; i++) {
+        SSL_CTX_up_ref(ssl_ctx);
+        if (send_control(&s->workers[i], CONTROL_TLS, ssl_ctx, 0) != WH_OK) {
+            SSL_CTX_free(ssl_ctx);
+            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        }
+    }
+    return WH_OK;
+}
+
+size_t wh_http_shutdown(wh_http_server *s, double timeout)
+{
+    uint64_t ms = timeout <= 0 ? 0 : (uint64_t)(timeout * 1000);
+    size_t i, cut = 0;
+
+    for (i = 0; i < s->nworkers; i++)
+        while (send_control(&s->workers[i], CONTROL_STOP, NULL, ms) != WH_OK)
+            usleep(1000); /* out of memory: try again, the stop must get through */
+    for (i = 0; i < s->nworkers; i++) {
+        if (s->workers[i].thread_started) {
+            pthread_join(s->workers[i].tid, NULL);
+            s->workers[i].thread_started = 0;
+            cut += s->workers[i].cut;
+        }
+    }
+    return cut;
+}
+
+void wh_http_free(wh_http_server *s)
+{
+    size_t i, cut = 0;
+
+    if (s == NULL)
+        return;
+    for (i = 0; i < s->nworkers; i++)
+        cut += s->workers[i].cut;
+    for (i = 0; i < s->nworkers; i++) {
+        SSL_CTX_free(s->workers[i].retired);
+        if (cut == 0)
+            SSL_CTX_free(s->workers[i].accept_ctx.ssl_ctx);
+    }
+    if (cut == 0) {
+        h2o_config_dispose(&s->globalconf); /* P13: silences the mimemap blocks */
+        free(s->workers);
+        free(s);
+    }
+}

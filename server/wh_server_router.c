@@ -1,0 +1,267 @@
+/*
+ * wh_server_router.c - what webhookd answers, independent of how bytes
+ * arrive: admission endpoints by prefix, health, readiness, metrics and
+ * version, 404/405/413, plus the request metrics and the access log.
+ *
+ * Kept apart from the h2o adapter so that every routing rule is unit-tested
+ * without a socket.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "wh_admission.h"
+#include "wh_log.h"
+#include "wh_server.h"
+
+#define CT_TEXT "text/plain; charset=utf-8"
+#define CT_JSON "application/json"
+#define CT_METRICS "text/plain; version=0.0.4; charset=utf-8"
+
+struct wh_router {
+    wh_router_route *routes;
+    size_t nroutes;
+    size_t max_body;
+    wh_metrics *metrics;
+    wh_metric *requests;  /* webhookd_http_requests_total{path,code} */
+    wh_metric *duration;  /* webhookd_http_request_duration_seconds{path} */
+    wh_metric *reviews;   /* webhookd_admission_reviews_total{endpoint,result} */
+    pthread_mutex_t lock; /* guards the two fields below */
+    int certs_loaded;
+    char *certs_detail;
+    atomic_int shutting_down;
+};
+
+static const double duration_bounds[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                         0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,    10};
+
+wh_code wh_router_new(const wh_router_route *routes, size_t nroutes, size_t max_body, wh_metrics *metrics,
+                      wh_router **out, wh_err *err)
+{
+    static const char *const path_code[] = {"path", "code", NULL};
+    static const char *const path_only[] = {"path", NULL};
+    static const char *const review_labels[] = {"endpoint", "result", NULL};
+    wh_router *r = calloc(1, sizeof(*r));
+    wh_code rc = WH_OK;
+
+    *out = NULL;
+    if (r == NULL || (nroutes != 0 && (r->routes = calloc(nroutes, sizeof(*routes))) == NULL)) {
+        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
+        goto out;
+    }
+    if (nroutes != 0)
+        memcpy(r->routes, routes, nroutes * sizeof(*routes));
+    r->nroutes = nroutes;
+    r->max_body = max_body;
+    r->metrics = metrics;
+    pthread_mutex_init(&r->lock, NULL);
+    r->requests = wh_metrics_counter(metrics, "webhookd_http_requests_total",
+                                     "HTTP requests answered, by route and status code.", path_code);
+    r->duration = wh_metrics_histogram(metrics, "webhookd_http_request_duration_seconds",
+                                       "Time from a complete request to its answer, by route.", path_only,
+                                       duration_bounds, sizeof(duration_bounds) / sizeof(duration_bounds[0]));
+    r->reviews = wh_metrics_counter(metrics, "webhookd_admission_reviews_total",
+                                    "AdmissionReviews answered, by endpoint and result "
+                                    "(allowed, patched, denied, undecodable, rejected = not reviewed: 4xx/5xx).",
+                                    review_labels);
+    if (r->requests == NULL || r->duration == NULL || r->reviews == NULL) {
+        rc = wh_err_set(err, WH_E_CONFLICT, "cannot register the router's metrics");
+        goto out;
+    }
+    *out = r;
+    r = NULL;
+out:
+    wh_router_free(r);
+    return rc;
+}
+
+void wh_router_free(wh_router *r)
+{
+    if (r == NULL)
+        return;
+    pthread_mutex_destroy(&r->lock);
+    free(r->certs_detail);
+    free(r->routes);
+    free(r);
+}
+
+void wh_router_set_certs(wh_router *r, int loaded, const char *detail)
+{
+    char *copy = strdup(detail != NULL ? detail : "");
+
+    pthread_mutex_lock(&r->lock);
+    r->certs_loaded = loaded && copy != NULL;
+    free(r->certs_detail);
+    r->certs_detail = copy;
+    pthread_mutex_unlock(&r->lock);
+}
+
+void wh_router_set_shutting_down(wh_router *r)
+{
+    atomic_store(&r->shutting_down, 1);
+}
+
+/* --- answers -------------------------------------------------------------- */
+
+static void answer(wh_http_response *res, int status, const char *content_type, const char *text)
+{
+    res->status = status;
+    res->content_type = content_type;
+    wh_buf_reset(&res->body);
+    if (wh_buf_puts(&res->body, text) != WH_OK)
+        res->status = 500;
+}
+
+static void method_not_allowed(wh_http_response *res, const char *allow)
+{
+    answer(res, 405, CT_JSON, "{\"error\":\"method not allowed\"}");
+    res->allow = allow;
+}
+
+static void readyz(wh_router *r, wh_http_response *res)
+{
+    wh_buf detail = WH_BUF_INIT;
+    int ready;
+    size_t i;
+
+    pthread_mutex_lock(&r->lock);
+    ready = r->certs_loaded;
+    wh_buf_printf(&res->body, "[%c]certificates %s: %s\n", ready ? '+' : '-', ready ? "ok" : "not loaded",
+                  r->certs_detail != NULL ? r->certs_detail : "");
+    pthread_mutex_unlock(&r->lock);
+    for (i = 0; i < r->nroutes; i++) {
+        wh_endpoint *ep = r->routes[i].endpoint;
+        int ok;
+
+        wh_buf_reset(&detail);
+        ok = ep->ready(ep, &detail);
+        ready = ready && ok;
+        wh_buf_printf(&res->body, "[%c]%s %s%s%s\n", ok ? '+' : '-', ep->name, ok ? "ok" : "not ready",
+                      detail.len != 0 ? ": " : "", detail.len != 0 ? detail.data : "");
+    }
+    if (atomic_load(&r->shutting_down)) {
+        ready = 0;
+        wh_buf_puts(&res->body, "[-]shutdown: webhookd is shutting down\n");
+    }
+    wh_buf_puts(&res->body, ready ? "readyz check passed\n" : "readyz check failed\n");
+    wh_buf_free(&detail);
+    res->status = ready ? 200 : 503;
+    res->content_type = CT_TEXT;
+}
+
+static void metrics(wh_router *r, wh_http_response *res)
+{
+    res->content_type = CT_METRICS;
+    res->status = wh_metrics_render(r->metrics, &res->body) == WH_OK ? 200 : 500;
+}
+
+/* --- dispatch ------------------------------------------------------------- */
+
+static int has_prefix(const wh_http_request *req, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return req->path_len >= n && memcmp(req->path, prefix, n) == 0 && (req->path_len == n || req->path[n] == '/');
+}
+
+static int is_path(const wh_http_request *req, const char *path)
+{
+    return req->path_len == strlen(path) && memcmp(req->path, path, req->path_len) == 0;
+}
+
+static int is_get(const wh_http_request *req)
+{
+    return strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
+}
+
+static const char *review_result(const wh_admission_outcome *o, int status)
+{
+    if (status != 200)
+        return "rejected";
+    if (!o->decoded)
+        return "undecodable";
+    if (!o->allowed)
+        return "denied";
+    return o->has_patch ? "patched" : "allowed";
+}
+
+static double seconds_since(const struct timespec *start)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+static void access_log(const wh_endpoint *ep, const wh_http_request *req, const wh_http_response *res, double elapsed)
+{
+    char status[16], micros[32], bytes_in[32], bytes_out[32];
+
+    snprintf(status, sizeof(status), "%d", res->status);
+    snprintf(micros, sizeof(micros), "%.0f", elapsed * 1e6);
+    snprintf(bytes_in, sizeof(bytes_in), "%zu", req->body_len);
+    snprintf(bytes_out, sizeof(bytes_out), "%zu", res->body.len);
+    wh_log(WH_LOG_DEBUG, "review", "endpoint", ep->name, "path", req->path, "status", status, "result",
+           review_result(&res->review, res->status), "uid", res->review.uid, "kind", res->review.kind, "operation",
+           res->review.operation, "apiVersion", res->review.api_version, "dryRun",
+           res->review.dry_run ? "true" : "false", "bytesIn", bytes_in, "bytesOut", bytes_out, "durationMicros", micros,
+           NULL);
+}
+
+void wh_router_serve(wh_router *r, const wh_http_request *req, wh_http_response *res)
+{
+    struct timespec start;
+    const char *label = "other";
+    wh_endpoint *ep = NULL;
+    char code[16];
+    double elapsed;
+    size_t i;
+
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (i = 0; i < r->nroutes; i++) {
+        if (has_prefix(req, r->routes[i].prefix)) {
+            ep = r->routes[i].endpoint;
+            label = r->routes[i].prefix;
+            break;
+        }
+    }
+    if (ep == NULL) {
+        static const char *const system_paths[] = {"/healthz", "/readyz", "/metrics", "/version"};
+        for (i = 0; i < sizeof(system_paths) / sizeof(system_paths[0]); i++)
+            if (is_path(req, system_paths[i]))
+                label = system_paths[i];
+    }
+
+    if (req->body_len > r->max_body) {
+        wh_admission_too_large(r->max_body, res);
+    } else if (ep != NULL) {
+        if (strcmp(req->method, "POST") != 0) {
+            method_not_allowed(res, "POST");
+        } else {
+            wh_http_request routed = *req;
+            routed.prefix = label;
+            ep->serve(ep, &routed, res);
+        }
+    } else if (strcmp(label, "other") == 0) {
+        answer(res, 404, CT_JSON, "{\"error\":\"not found\"}");
+    } else if (!is_get(req)) {
+        method_not_allowed(res, "GET, HEAD");
+    } else if (strcmp(label, "/healthz") == 0) {
+        answer(res, 200, CT_TEXT, "ok\n");
+    } else if (strcmp(label, "/readyz") == 0) {
+        readyz(r, res);
+    } else if (strcmp(label, "/metrics") == 0) {
+        metrics(r, res);
+    } else {
+        answer(res, 200, CT_JSON, "{\"name\":\"webhookd\",\"version\":\"" WH_VERSION "\"}");
+    }
+
+    elapsed = seconds_since(&start);
+    snprintf(code, sizeof(code), "%d", res->status);
+    wh_metric_add(r->requests, (const char *const[]){label, code}, 1);
+    wh_metric_observe(r->duration, (const char *const[]){label}, elapsed);
+    if (ep != NULL) {
+        wh_metric_add(r->reviews, (const char *const[]){ep->name, review_result(&res->review, res->status)}, 1);
+        if (wh_log_enabled(WH_LOG_DEBUG))
+            access_log(ep, req, res, elapsed);
+    }
+}

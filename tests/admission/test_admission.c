@@ -1,0 +1,286 @@
+/*
+ * test_admission.c - unit tests of the AdmissionReview codec.
+ *
+ * Most behaviour is pinned declaratively in cases.json (an HTTP request and
+ * an admit behaviour in, the exact status, Content-Type and body out); this
+ * runner turns each case into a cmocka test.  The helpers the handlers call
+ * directly (base64, deny, warn, encode, too_large) are tested below.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wh_admission.h"
+
+/* --- the admit behaviours cases.json can ask for ------------------------- */
+
+static wh_code set_patch(wh_admission_response *resp, const char *patch)
+{
+    resp->patch = strdup(patch);
+    resp->patch_len = strlen(patch);
+    return resp->patch != NULL ? WH_OK : WH_E_NOMEM;
+}
+
+static wh_code annotate(wh_admission_response *resp, const char *key, const char *value)
+{
+    if (resp->audit_annotations == NULL)
+        resp->audit_annotations = json_object();
+    return json_object_set_new(resp->audit_annotations, key, json_string(value)) == 0 ? WH_OK : WH_E_NOMEM;
+}
+
+static wh_code test_admit(void *ctx, const wh_admission_request *req, wh_admission_response *resp, wh_err *err)
+{
+    const char *mode = ctx;
+
+    assert_non_null(req->request);
+    assert_true(json_is_object(req->request));
+    assert_ptr_equal(json_object_get(req->review, "request"), req->request);
+    if (strcmp(mode, "allow") == 0) {
+        resp->allowed = 1;
+    } else if (strcmp(mode, "deny") == 0) {
+        return wh_admission_deny(resp, 0, "denied by test: \"%s\" \xc3\xa9", "quoted");
+    } else if (strcmp(mode, "deny_code") == 0) {
+        assert_int_equal(wh_admission_deny(resp, 403, "nope"), WH_OK);
+        resp->reason = strdup("Forbidden");
+    } else if (strcmp(mode, "deny_bad_utf8") == 0) {
+        return wh_admission_deny(resp, 0, "cut \xc3");
+    } else if (strcmp(mode, "patch") == 0) {
+        resp->allowed = 1;
+        return set_patch(resp, "[{\"op\":\"add\",\"path\":\"/metadata/labels/a\",\"value\":\"b\"}]");
+    } else if (strcmp(mode, "warn") == 0) {
+        resp->allowed = 1;
+        assert_int_equal(wh_admission_warn(resp, "first warning"), WH_OK);
+        assert_int_equal(wh_admission_warn(resp, "second %d", 2), WH_OK);
+        return annotate(resp, "k", "v");
+    } else if (strcmp(mode, "deny_after_patch") == 0) {
+        resp->allowed = 1;
+        assert_int_equal(set_patch(resp, "[]"), WH_OK);
+        assert_int_equal(wh_admission_warn(resp, "w"), WH_OK);
+        resp->allowed = 0;
+        resp->message = strdup("late denial");
+    } else if (strcmp(mode, "fail") == 0) {
+        resp->allowed = 1;
+        assert_int_equal(set_patch(resp, "[]"), WH_OK);
+        return wh_err_set(err, WH_E_INVALID, "admit failed: %s", "bad input");
+    } else if (strcmp(mode, "echo") == 0) {
+        resp->allowed = 1;
+        annotate(resp, "suffix", req->path_suffix);
+        annotate(resp, "operation", req->operation);
+        annotate(resp, "name", req->name);
+        annotate(resp, "namespace", req->namespace);
+        annotate(resp, "kind", req->kind);
+        annotate(resp, "dryRun", req->dry_run ? "true" : "false");
+        return annotate(resp, "apiVersion", req->api_version);
+    } else {
+        fail_msg("unknown admit mode %s", mode);
+    }
+    return WH_OK;
+}
+
+/* --- the declarative cases ------------------------------------------------ */
+
+static const char *str(const json_t *c, const char *key, const char *dflt)
+{
+    const json_t *v = json_object_get(c, key);
+    return v == NULL ? dflt : json_string_value(v); /* JSON null -> NULL */
+}
+
+static size_t base64_decode(const char *in, unsigned char *out)
+{
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t n = 0;
+    unsigned acc = 0;
+    int bits = 0;
+
+    for (; *in != '\0' && *in != '='; in++) {
+        acc = acc << 6 | (unsigned)(strchr(alphabet, *in) - alphabet);
+        if ((bits += 6) >= 8) {
+            bits -= 8;
+            out[n++] = (unsigned char)(acc >> bits);
+        }
+    }
+    return n;
+}
+
+static void run_case(void **state)
+{
+    const json_t *c = *state;
+    const char *path = str(c, "path", "/validate");
+    wh_http_request http = {.method = "POST", .path = path, .path_len = strlen(path)};
+    wh_http_response res = {0};
+    wh_admission_outcome outcome;
+    char *dumped = NULL;
+    unsigned char raw[256];
+    const char *expect;
+    const json_t *body_json = json_object_get(c, "body_json");
+
+    http.prefix = str(c, "prefix", "/validate");
+    http.content_type = str(c, "content_type", "application/json");
+    http.content_type_len = http.content_type != NULL ? strlen(http.content_type) : 0;
+    if (body_json != NULL) {
+        dumped = json_dumps(body_json, JSON_COMPACT);
+        http.body = dumped;
+    } else if (str(c, "body_base64", NULL) != NULL) {
+        http.body = (const char *)raw;
+        http.body_len = base64_decode(str(c, "body_base64", NULL), raw);
+    } else {
+        http.body = str(c, "body", NULL);
+    }
+    if (http.body != NULL && http.body_len == 0)
+        http.body_len = strlen(http.body);
+
+    wh_admission_serve(&http, test_admit, (void *)str(c, "admit", "allow"), &res, &outcome);
+
+    assert_int_equal(res.status, json_integer_value(json_object_get(c, "status")));
+    if ((expect = str(c, "content_type_out", NULL)) != NULL)
+        assert_string_equal(res.content_type, expect);
+    assert_non_null(res.body.data);
+    if ((expect = str(c, "expect_body", NULL)) != NULL)
+        assert_string_equal(res.body.data, expect);
+    if ((expect = str(c, "expect_prefix", NULL)) != NULL && strncmp(res.body.data, expect, strlen(expect)) != 0)
+        fail_msg("body %s\ndoes not start with %s", res.body.data, expect);
+    if ((expect = str(c, "expect_contains", NULL)) != NULL && strstr(res.body.data, expect) == NULL)
+        fail_msg("body %s\ndoes not contain %s", res.body.data, expect);
+    if (res.status == 200) {
+        /* Every 200 is a well-formed review whose outcome matches the body. */
+        json_t *doc = json_loads(res.body.data, 0, NULL);
+        assert_non_null(doc);
+        assert_int_equal(outcome.allowed, json_is_true(json_object_get(json_object_get(doc, "response"), "allowed")));
+        json_decref(doc);
+    }
+    wh_buf_free(&res.body);
+    free(dumped);
+}
+
+/* --- the helpers ---------------------------------------------------------- */
+
+static void test_base64_vectors(void **state)
+{
+    /* RFC 4648 §10 */
+    static const char *const in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
+    static const char *const out[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
+    size_t i;
+
+    for (i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+        wh_buf b = WH_BUF_INIT;
+        assert_int_equal(wh_admission_base64(in[i], strlen(in[i]), &b), WH_OK);
+        assert_string_equal(b.data, out[i]);
+        assert_int_equal(b.len, strlen(out[i]));
+        wh_buf_free(&b);
+    }
+}
+
+static void test_base64_binary_roundtrip(void **state)
+{
+    unsigned char data[256], back[256];
+    wh_buf b = WH_BUF_INIT;
+    size_t i;
+
+    for (i = 0; i < sizeof(data); i++)
+        data[i] = (unsigned char)(255 - i);
+    assert_int_equal(wh_admission_base64(data, sizeof(data), &b), WH_OK);
+    assert_int_equal(base64_decode(b.data, back), sizeof(data));
+    assert_memory_equal(back, data, sizeof(data));
+    wh_buf_free(&b);
+}
+
+static void test_too_large(void **state)
+{
+    wh_http_response res = {0};
+
+    wh_admission_too_large(6291456, &res);
+    assert_int_equal(res.status, 413);
+    assert_string_equal(res.content_type, "text/plain; charset=utf-8");
+    assert_string_equal(res.body.data, "Request entity too large: limit is 6291456\n");
+    wh_buf_free(&res.body);
+}
+
+static void test_deny_clears_previous(void **state)
+{
+    wh_admission_response resp = {0};
+
+    resp.allowed = 1;
+    assert_int_equal(set_patch(&resp, "[]"), WH_OK);
+    assert_int_equal(wh_admission_warn(&resp, "w%d", 1), WH_OK);
+    assert_int_equal(wh_admission_deny(&resp, 0, "no %s", "way"), WH_OK);
+    assert_false(resp.allowed);
+    assert_null(resp.patch);
+    assert_null(resp.warnings);
+    assert_string_equal(resp.message, "no way");
+    wh_admission_response_clear(&resp);
+    assert_null(resp.message);
+}
+
+static void test_encode_untyped(void **state)
+{
+    wh_admission_response resp = {0};
+    wh_buf out = WH_BUF_INIT;
+
+    resp.allowed = 1;
+    assert_int_equal(wh_admission_encode(NULL, &resp, &out), WH_OK);
+    assert_string_equal(out.data, "{\"response\":{\"uid\":\"\",\"allowed\":true}}");
+    wh_buf_free(&out);
+}
+
+static void test_decode_direct(void **state)
+{
+    static const char body[] = "{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"kind\":\"AdmissionReview\","
+                               "\"request\":{\"uid\":\"x\",\"operation\":\"DELETE\",\"namespace\":\"n\"}}";
+    wh_admission_request req;
+    json_t *review = NULL;
+    wh_err err;
+
+    assert_int_equal(wh_admission_decode(body, strlen(body), &review, &req, &err), WH_OK);
+    assert_string_equal(req.api_version, WH_ADMISSION_V1BETA1);
+    assert_string_equal(req.uid, "x");
+    assert_string_equal(req.operation, "DELETE");
+    assert_string_equal(req.namespace, "n");
+    assert_string_equal(req.name, "");
+    json_decref(review);
+
+    assert_int_equal(wh_admission_decode("nope", 4, &review, &req, &err), WH_E_PARSE);
+    assert_null(review);
+    assert_null(req.api_version);
+    assert_non_null(strstr(wh_err_msg(&err), "invalid JSON"));
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest helpers[] = {
+        cmocka_unit_test(test_base64_vectors), cmocka_unit_test(test_base64_binary_roundtrip),
+        cmocka_unit_test(test_too_large),      cmocka_unit_test(test_deny_clears_previous),
+        cmocka_unit_test(test_encode_untyped), cmocka_unit_test(test_decode_direct),
+    };
+    struct CMUnitTest *cases = NULL;
+    json_error_t jerr;
+    json_t *doc;
+    size_t i, n;
+    int failed;
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s cases.json\n", argv[0]);
+        return 2;
+    }
+    if ((doc = json_load_file(argv[1], 0, &jerr)) == NULL || !json_is_array(doc) || json_array_size(doc) == 0) {
+        fprintf(stderr, "%s: cannot load cases: %s\n", argv[1], jerr.text);
+        return 2;
+    }
+    n = json_array_size(doc);
+    cases = calloc(n, sizeof(*cases));
+    for (i = 0; i < n; i++) {
+        cases[i].name = json_string_value(json_object_get(json_array_get(doc, i), "name"));
+        cases[i].test_func = run_case;
+        cases[i].initial_state = json_array_get(doc, i);
+    }
+    failed = cmocka_run_group_tests_name("admission helpers", helpers, NULL, NULL);
+    failed += _cmocka_run_group_tests("admission cases", cases, n, NULL, NULL);
+    free(cases);
+    json_decref(doc);
+    return failed != 0;
+}

@@ -1,0 +1,224 @@
+/*
+ * test_router.c - webhookd's routing rules, without sockets: which path and
+ * method reach which answer, readiness, metrics, the body cap.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "wh_server.h"
+
+/* An endpoint that answers 200 with "<name> <prefix> <path>" and whose
+ * readiness the test controls. */
+typedef struct fake {
+    wh_endpoint super;
+    int ready;
+    int calls;
+} fake;
+
+static void fake_serve(wh_endpoint *self, const wh_http_request *req, wh_http_response *res)
+{
+    fake *f = self->data;
+    f->calls++;
+    res->status = 200;
+    res->content_type = "text/plain";
+    wh_buf_printf(&res->body, "%s %s %.*s", self->name, req->prefix, (int)req->path_len, req->path);
+}
+
+static int fake_ready(wh_endpoint *self, wh_buf *detail)
+{
+    fake *f = self->data;
+    if (!f->ready)
+        wh_buf_puts(detail, "config missing");
+    return f->ready;
+}
+
+typedef struct fixture {
+    wh_metrics *metrics;
+    fake inject, validate;
+    wh_router *router;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof(*fx));
+    wh_router_route routes[2];
+
+    fx->metrics = wh_metrics_new();
+    fx->inject = (fake){{"inject", fake_serve, fake_ready, NULL, NULL, &fx->inject}, 1, 0};
+    fx->validate = (fake){{"validate", fake_serve, fake_ready, NULL, NULL, &fx->validate}, 1, 0};
+    routes[0] = (wh_router_route){"/inject", &fx->inject.super};
+    routes[1] = (wh_router_route){"/validate", &fx->validate.super};
+    assert_int_equal(wh_router_new(routes, 2, 1000, fx->metrics, &fx->router, NULL), WH_OK);
+    wh_router_set_certs(fx->router, 1, "CN=test");
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *fx = *state;
+    wh_router_free(fx->router);
+    wh_metrics_free(fx->metrics);
+    free(fx);
+    return 0;
+}
+
+/* Serve one request; returns the status and leaves the body in *body
+ * (caller frees). */
+static int serve(fixture *fx, const char *method, const char *path, size_t body_len, wh_http_response *res)
+{
+    static char body[2000];
+    wh_http_request req = {.method = method, .path = path, .path_len = strlen(path)};
+
+    memset(body, 'x', sizeof(body));
+    if (body_len != 0) {
+        req.body = body;
+        req.body_len = body_len;
+    }
+    memset(res, 0, sizeof(*res));
+    wh_router_serve(fx->router, &req, res);
+    return res->status;
+}
+
+static void expect(fixture *fx, const char *method, const char *path, int status, const char *body)
+{
+    wh_http_response res;
+
+    assert_int_equal(serve(fx, method, path, 0, &res), status);
+    if (body != NULL)
+        assert_string_equal(res.body.data != NULL ? res.body.data : "", body);
+    wh_buf_free(&res.body);
+}
+
+static void test_endpoint_prefixes(void **state)
+{
+    fixture *fx = *state;
+
+    expect(fx, "POST", "/inject", 200, "inject /inject /inject");
+    expect(fx, "POST", "/inject/cluster/c1/net/n1", 200, "inject /inject /inject/cluster/c1/net/n1");
+    expect(fx, "POST", "/inject/", 200, "inject /inject /inject/");
+    expect(fx, "POST", "/validate", 200, "validate /validate /validate");
+    expect(fx, "POST", "/validate/networking", 200, "validate /validate /validate/networking");
+    /* Prefixes match at segment boundaries only. */
+    expect(fx, "POST", "/injectfoo", 404, "{\"error\":\"not found\"}");
+    expect(fx, "POST", "/validatex/y", 404, "{\"error\":\"not found\"}");
+    expect(fx, "POST", "/", 404, NULL);
+    expect(fx, "POST", "/admitpilot", 404, NULL);
+    assert_int_equal(fx->inject.calls, 3);
+    assert_int_equal(fx->validate.calls, 2);
+}
+
+static void test_methods(void **state)
+{
+    fixture *fx = *state;
+    wh_http_response res;
+
+    assert_int_equal(serve(fx, "GET", "/inject", 0, &res), 405);
+    assert_string_equal(res.allow, "POST");
+    wh_buf_free(&res.body);
+    assert_int_equal(serve(fx, "PUT", "/validate/x", 0, &res), 405);
+    wh_buf_free(&res.body);
+    assert_int_equal(serve(fx, "POST", "/healthz", 0, &res), 405);
+    assert_string_equal(res.allow, "GET, HEAD");
+    wh_buf_free(&res.body);
+    expect(fx, "DELETE", "/metrics", 405, NULL);
+    expect(fx, "HEAD", "/healthz", 200, "ok\n");
+    assert_int_equal(fx->inject.calls + fx->validate.calls, 0);
+}
+
+static void test_system_paths(void **state)
+{
+    fixture *fx = *state;
+    wh_http_response res;
+
+    expect(fx, "GET", "/healthz", 200, "ok\n");
+    expect(fx, "GET", "/healthz/x", 404, NULL);
+    expect(fx, "GET", "/version", 200, "{\"name\":\"webhookd\",\"version\":\"" WH_VERSION "\"}");
+    expect(fx, "GET", "/nope", 404, "{\"error\":\"not found\"}");
+    assert_int_equal(serve(fx, "GET", "/metrics", 0, &res), 200);
+    assert_string_equal(res.content_type, "text/plain; version=0.0.4; charset=utf-8");
+    assert_non_null(strstr(res.body.data, "webhookd_http_requests_total{path=\"/healthz\",code=\"200\"} 1"));
+    assert_non_null(strstr(res.body.data, "webhookd_http_requests_total{path=\"other\",code=\"404\"} 2"));
+    assert_non_null(strstr(res.body.data, "# TYPE webhookd_http_request_duration_seconds histogram"));
+    wh_buf_free(&res.body);
+}
+
+static void test_readiness(void **state)
+{
+    fixture *fx = *state;
+    wh_http_response res;
+
+    assert_int_equal(serve(fx, "GET", "/readyz", 0, &res), 200);
+    assert_string_equal(res.body.data,
+                        "[+]certificates ok: CN=test\n[+]inject ok\n[+]validate ok\nreadyz check passed\n");
+    wh_buf_free(&res.body);
+
+    fx->validate.ready = 0;
+    assert_int_equal(serve(fx, "GET", "/readyz", 0, &res), 503);
+    assert_non_null(strstr(res.body.data, "[-]validate not ready: config missing\n"));
+    assert_non_null(strstr(res.body.data, "readyz check failed\n"));
+    wh_buf_free(&res.body);
+    fx->validate.ready = 1;
+
+    wh_router_set_certs(fx->router, 0, "no certificate yet");
+    assert_int_equal(serve(fx, "GET", "/readyz", 0, &res), 503);
+    assert_non_null(strstr(res.body.data, "[-]certificates not loaded: no certificate yet\n"));
+    wh_buf_free(&res.body);
+    wh_router_set_certs(fx->router, 1, "CN=again");
+    expect(fx, "GET", "/readyz", 200, NULL);
+
+    wh_router_set_shutting_down(fx->router);
+    assert_int_equal(serve(fx, "GET", "/readyz", 0, &res), 503);
+    assert_non_null(strstr(res.body.data, "shutting down"));
+    wh_buf_free(&res.body);
+    expect(fx, "GET", "/healthz", 200, NULL); /* alive while draining */
+}
+
+static void test_body_cap(void **state)
+{
+    fixture *fx = *state;
+    wh_http_response res;
+
+    assert_int_equal(serve(fx, "POST", "/validate", 1000, &res), 200);
+    wh_buf_free(&res.body);
+    assert_int_equal(serve(fx, "POST", "/validate", 1001, &res), 413);
+    assert_string_equal(res.body.data, "Request entity too large: limit is 1000\n");
+    wh_buf_free(&res.body);
+    assert_int_equal(fx->validate.calls, 1);
+}
+
+static void test_review_metrics(void **state)
+{
+    fixture *fx = *state;
+    wh_http_response res;
+
+    expect(fx, "POST", "/inject/x", 200, NULL);
+    expect(fx, "GET", "/inject", 405, NULL);
+    assert_int_equal(serve(fx, "GET", "/metrics", 0, &res), 200);
+    /* The fake endpoint does not fill res->review: it counts as undecodable. */
+    assert_non_null(
+        strstr(res.body.data, "webhookd_admission_reviews_total{endpoint=\"inject\",result=\"undecodable\"} 1"));
+    assert_non_null(
+        strstr(res.body.data, "webhookd_admission_reviews_total{endpoint=\"inject\",result=\"rejected\"} 1"));
+    assert_non_null(strstr(res.body.data, "webhookd_http_requests_total{path=\"/inject\",code=\"405\"} 1"));
+    wh_buf_free(&res.body);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_endpoint_prefixes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_methods, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_system_paths, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_readiness, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_body_cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_review_metrics, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
