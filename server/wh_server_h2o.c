@@ -29,9 +29,9 @@
 #include "wh_log.h"
 #include "wh_server.h"
 
-/* Once shutdown starts, a connection that has received nothing and written
- * nothing for this long is idle (a keep-alive waiting for its next request)
- * and is closed; 2.2.5 has no close-idle call (P10). */
+/* Once shutdown starts, a connection on which no data has moved either way
+ * for this long is idle (a keep-alive waiting for its next request) and is
+ * closed; 2.2.5 has no close-idle call (P10). */
 #define IDLE_QUIET_MS 100
 /* Accepts per wake-up, like h2o's own server. */
 #define ACCEPT_BATCH 16
@@ -158,6 +158,11 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     if (out.allow != NULL)
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, out.allow, strlen(out.allow));
     req->res.content_length = out.body.len;
+    /* 2.2.5 does not end HTTP/1.1 keep-alives on shutdown by itself (P10):
+     * answer "Connection: close" so each busy connection ends after its
+     * current request instead of running into the deadline. */
+    if (req->conn->ctx->shutdown_requested)
+        req->http1_is_persistent = 0;
     body.len = out.body.len;
     body.base = body.len != 0 ? h2o_mem_alloc_pool(&req->pool, body.len) : NULL;
     if (body.len != 0)
@@ -256,22 +261,22 @@ static wh_code send_control(worker *w, int type, SSL_CTX *ssl_ctx, uint64_t time
 
 /* --- worker threads ------------------------------------------------------- */
 
-/* Close connections that have been quiet for IDLE_QUIET_MS: nothing read
- * and nothing being written.  shutdown(2) makes h2o see EOF and close the
- * connection through its own path. */
+/* Close connections that have been quiet for IDLE_QUIET_MS: the kernel has
+ * neither received nor sent data on them for that long (TCP_INFO), and h2o
+ * has nothing waiting to be written.  shutdown(2) makes h2o see EOF and
+ * close the connection through its own path. */
 static void close_quiet(worker *w)
 {
-    uint64_t now = h2o_now(w->loop);
     h2o_linklist_t *node;
 
     for (node = w->conns.next; node != &w->conns; node = node->next) {
         conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
-        if (c->sock->bytes_read != c->seen_read || c->sock->bytes_written != c->seen_written ||
-            h2o_socket_is_writing(c->sock)) {
-            c->seen_read = c->sock->bytes_read;
-            c->seen_written = c->sock->bytes_written;
-            c->quiet_since = now;
-        } else if (!c->shut && now - c->quiet_since >= IDLE_QUIET_MS) {
+        struct tcp_info ti;
+        socklen_t len = sizeof(ti);
+
+        if (c->shut || h2o_socket_is_writing(c->sock) || getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+            continue;
+        if (ti.tcpi_last_data_recv >= IDLE_QUIET_MS && ti.tcpi_last_data_sent >= IDLE_QUIET_MS) {
             shutdown(c->fd, SHUT_RDWR);
             c->shut = 1;
         }
@@ -280,8 +285,7 @@ static void close_quiet(worker *w)
 
 static void drain(worker *w)
 {
-    h2o_linklist_t *node;
-    uint64_t deadline, now = h2o_now(w->loop);
+    uint64_t deadline;
 
     /* Take what the kernel already queued on this listener: closing a
      * SO_REUSEPORT socket resets its pending connections (P9). */
@@ -291,17 +295,11 @@ static void drain(worker *w)
     w->listener = NULL;
     w->listen_fd = -1;
 
-    /* h2: GOAWAY; h1: "Connection: close" on the next response, so busy
-     * connections end after their current request.  Idle ones are closed by
-     * close_quiet(). */
+    /* h2: GOAWAY; h1: on_req() answers "Connection: close" from now on, so
+     * busy connections end after their current request.  Idle ones are
+     * closed by close_quiet(). */
     h2o_context_request_shutdown(&w->ctx);
-    for (node = w->conns.next; node != &w->conns; node = node->next) {
-        conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
-        c->seen_read = c->sock->bytes_read;
-        c->seen_written = c->sock->bytes_written;
-        c->quiet_since = now;
-    }
-    deadline = now + w->stop_timeout_ms;
+    deadline = h2o_now(w->loop) + w->stop_timeout_ms;
     while (w->num_conns != 0 && h2o_now(w->loop) < deadline) {
         h2o_evloop_run(w->loop, 10);
         close_quiet(w);
