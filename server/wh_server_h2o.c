@@ -304,7 +304,21 @@ static void drain(worker *w)
         h2o_evloop_run(w->loop, 10);
         close_quiet(w);
     }
+
+    /* Deadline: cut the stragglers, and let h2o close them through its own
+     * EOF path so that the context can be disposed of cleanly. */
     w->cut = w->num_conns;
+    if (w->cut != 0) {
+        h2o_linklist_t *node;
+        for (node = w->conns.next; node != &w->conns; node = node->next) {
+            conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
+            shutdown(c->fd, SHUT_RDWR);
+            c->shut = 1;
+        }
+        deadline = h2o_now(w->loop) + 1000;
+        while (w->num_conns != 0 && h2o_now(w->loop) < deadline)
+            h2o_evloop_run(w->loop, 10);
+    }
 }
 
 static void *worker_main(void *arg)
@@ -329,17 +343,19 @@ static void *worker_main(void *arg)
     drain(w);
 
     h2o_multithread_unregister_receiver(w->ctx.queue, &w->receiver);
-    if (w->cut == 0) {
+    if (w->num_conns == 0) {
         /* The 1-second GOAWAY re-send timer must not be pending at dispose
          * (P10); with no connection left it has nothing to do. */
         if (h2o_timeout_is_linked(&w->ctx.http2._graceful_shutdown_timeout))
             h2o_timeout_unlink(&w->ctx.http2._graceful_shutdown_timeout);
+        h2o_multithread_queue_t *queue = w->ctx.queue;
         h2o_context_dispose(&w->ctx);
+        free(queue); /* 2.2.5: dispose destroys the queue but never frees it */
         h2o_evloop_destroy(w->loop);
         w->loop = NULL;
     }
-    /* else: connections are still open and own parts of the loop; the process
-     * is about to exit, so they are left to it. */
+    /* else: a connection h2o would not close even after shutdown(2) still
+     * owns parts of the loop; the process is about to exit, so it is left. */
     return NULL;
 }
 
@@ -563,18 +579,18 @@ size_t wh_http_shutdown(wh_http_server *s, double timeout)
 
 void wh_http_free(wh_http_server *s)
 {
-    size_t i, cut = 0;
+    size_t i, undisposed = 0;
 
     if (s == NULL)
         return;
     for (i = 0; i < s->nworkers; i++)
-        cut += s->workers[i].cut;
+        undisposed += s->workers[i].loop != NULL;
     for (i = 0; i < s->nworkers; i++) {
         SSL_CTX_free(s->workers[i].retired);
-        if (cut == 0)
+        if (undisposed == 0)
             SSL_CTX_free(s->workers[i].accept_ctx.ssl_ctx);
     }
-    if (cut == 0) {
+    if (undisposed == 0) {
         h2o_config_dispose(&s->globalconf); /* P13: silences the mimemap blocks */
         free(s->workers);
         free(s);
