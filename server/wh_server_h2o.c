@@ -20,7 +20,7 @@
 #include <h2o/http1.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <linux/tcp.h> /* struct tcp_info with tcpi_bytes_received */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -29,10 +29,12 @@
 #include "wh_log.h"
 #include "wh_server.h"
 
-/* Once shutdown starts, a connection on which no data has moved either way
- * for this long is idle (a keep-alive waiting for its next request) and is
- * closed; 2.2.5 has no close-idle call (P10). */
+/* Once shutdown starts, idle connections are closed (2.2.5 has no close-idle
+ * call: P10).  A connection is idle when nothing arrived since its last
+ * answer and no data moved for IDLE_QUIET_MS; one that never completed a
+ * request (or stalls mid-request) counts as idle after STALLED_QUIET_MS. */
 #define IDLE_QUIET_MS 100
+#define STALLED_QUIET_MS 1000
 /* Accepts per wake-up, like h2o's own server. */
 #define ACCEPT_BATCH 16
 
@@ -44,10 +46,9 @@ typedef struct conn {
     worker *w;
     h2o_socket_t *sock;
     int fd;
-    int shut;         /* shutdown(2) already called during the drain */
-    size_t seen_read; /* sock->bytes_read at the last drain check */
-    size_t seen_written;
-    uint64_t quiet_since;
+    int shut;                    /* shutdown(2) already called during the drain */
+    int answered;                /* a request was answered on it */
+    uint64_t received_at_answer; /* tcpi_bytes_received when the last answer started */
 } conn;
 
 struct wh_http_server {
@@ -123,6 +124,33 @@ static char *pool_strndup(h2o_mem_pool_t *pool, const char *s, size_t len)
     return copy;
 }
 
+/* The connection object of both protocols starts with h2o_conn_t followed
+ * by its socket (2.2.5's h2o_http1_conn_t and h2o_http2_conn_t). */
+struct conn_head {
+    h2o_conn_t super;
+    h2o_socket_t *sock;
+};
+
+static void on_sock_close(void *data);
+
+/* Remember how many bytes had arrived when this answer started: if no more
+ * arrive before shutdown, the connection is between requests. */
+static void note_answer(h2o_req_t *req)
+{
+    h2o_socket_t *sock = ((struct conn_head *)req->conn)->sock;
+    struct tcp_info ti;
+    socklen_t len = sizeof(ti);
+    conn *c;
+
+    if (sock == NULL || sock->on_close.cb != on_sock_close)
+        return;
+    c = sock->on_close.data;
+    if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 && len >= sizeof(ti)) {
+        c->answered = 1;
+        c->received_at_answer = ti.tcpi_bytes_received;
+    }
+}
+
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     static h2o_generator_t generator = {NULL, NULL};
@@ -148,6 +176,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     in.body_len = req->entity.len;
 
     wh_router_serve(server->cfg.router, &in, &out);
+    if (req->version < 0x200)
+        note_answer(req);
 
     /* Content-Length, never chunked (P7); the body lives in the request pool
      * until h2o has written it. */
@@ -261,11 +291,9 @@ static wh_code send_control(worker *w, int type, SSL_CTX *ssl_ctx, uint64_t time
 
 /* --- worker threads ------------------------------------------------------- */
 
-/* Close connections that have been quiet for IDLE_QUIET_MS: the kernel has
- * neither received nor sent data on them for that long (TCP_INFO), and h2o
- * has nothing waiting to be written.  shutdown(2) makes h2o see EOF and
- * close the connection through its own path. */
-static void close_quiet(worker *w)
+/* Close the idle connections (see IDLE_QUIET_MS): shutdown(2) makes h2o see
+ * EOF and close each through its own path. */
+static void close_idle(worker *w)
 {
     h2o_linklist_t *node;
 
@@ -273,10 +301,15 @@ static void close_quiet(worker *w)
         conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
         struct tcp_info ti;
         socklen_t len = sizeof(ti);
+        uint32_t quiet;
+        int between_requests;
 
-        if (c->shut || h2o_socket_is_writing(c->sock) || getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+        if (c->shut || h2o_socket_is_writing(c->sock) || getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+            len < sizeof(ti))
             continue;
-        if (ti.tcpi_last_data_recv >= IDLE_QUIET_MS && ti.tcpi_last_data_sent >= IDLE_QUIET_MS) {
+        quiet = ti.tcpi_last_data_recv < ti.tcpi_last_data_sent ? ti.tcpi_last_data_recv : ti.tcpi_last_data_sent;
+        between_requests = c->answered && ti.tcpi_bytes_received == c->received_at_answer;
+        if (quiet >= (between_requests ? IDLE_QUIET_MS : STALLED_QUIET_MS)) {
             shutdown(c->fd, SHUT_RDWR);
             c->shut = 1;
         }
@@ -297,12 +330,12 @@ static void drain(worker *w)
 
     /* h2: GOAWAY; h1: on_req() answers "Connection: close" from now on, so
      * busy connections end after their current request.  Idle ones are
-     * closed by close_quiet(). */
+     * closed by close_idle(). */
     h2o_context_request_shutdown(&w->ctx);
     deadline = h2o_now(w->loop) + w->stop_timeout_ms;
     while (w->num_conns != 0 && h2o_now(w->loop) < deadline) {
         h2o_evloop_run(w->loop, 10);
-        close_quiet(w);
+        close_idle(w);
     }
 
     /* Deadline: cut the stragglers, and let h2o close them through its own

@@ -487,7 +487,7 @@ class TestShutdown(unittest.TestCase):
             threads = [threading.Thread(target=hammer, args=(n,)) for n in range(4)]
             for t in threads:
                 t.start()
-            time.sleep(0.5)
+            time.sleep(scaled(0.5))
             status, took = server.stop(signal.SIGTERM)
             stop.set()
             for t in threads:
@@ -505,7 +505,7 @@ class TestShutdown(unittest.TestCase):
                 self.assertEqual(request(s, "GET", "/healthz")[0], 200)
             status, took = server.stop(signal.SIGINT)
             self.assertEqual(status, 0, server.log())
-            self.assertLess(took, scaled(2))
+            self.assertLess(took, scaled(0.8))  # idle keep-alives go at once, not after 1 s
             for s in conns:
                 s.close()
             with self.assertRaises(OSError):

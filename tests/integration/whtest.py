@@ -63,6 +63,8 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        if self.proc:
+            self.proc.stderr.close()
 
     def start(self):
         cmd = WRAPPER + [BINARY] + self.args
