@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "wh_inject_render.h"
+#include "wh_inject_render_int.h"
 
 static int failures;
 
@@ -91,6 +92,158 @@ static void check_native(size_t i, json_t *c)
     wh_inject_settings_clear(&s);
 }
 
+
+static void expect_str(size_t i, const char *what, const json_t *want, const char *got)
+{
+    json_t *g = got ? json_string(got) : json_null();
+    if (!json_equal(want ? want : json_null(), g))
+        fail(i, what, want, g);
+    json_decref(g);
+}
+
+/* A revision from {"config": "...yaml...", "values": {...}, "mesh": "...yaml..."}. */
+static wh_inject_revision *load_rev(size_t i, json_t *c)
+{
+    const char *config = json_string_value(json_object_get(c, "config"));
+    const char *mesh = json_string_value(json_object_get(c, "mesh"));
+    char *values = json_object_get(c, "values") ? json_dumps(json_object_get(c, "values"), 0) : NULL;
+    wh_inject_revision *rev = NULL;
+    wh_err err;
+
+    if (wh_inject_revision_load("default", config ? config : "", config ? strlen(config) : 0, values,
+                                values ? strlen(values) : 0, mesh, mesh ? strlen(mesh) : 0, &rev, &err) != WH_OK) {
+        json_t *m = json_string(wh_err_msg(&err));
+        fail(i, "revision load", NULL, m);
+        json_decref(m);
+    }
+    free(values);
+    return rev;
+}
+
+/* {"config": yaml, "pod": {...}, "kubeInject": bool, "inject": bool, "reason": s} */
+static void check_decide(size_t i, json_t *c)
+{
+    wh_inject_revision *rev = load_rev(i, c);
+    const char *reason = NULL;
+    int got;
+
+    if (rev == NULL)
+        return;
+    got = wh_inject_decide(rev, json_object_get(c, "pod"), json_is_true(json_object_get(c, "kubeInject")), &reason);
+    if (got != json_is_true(json_object_get(c, "inject"))) {
+        json_t *g = json_boolean(got);
+        fail(i, "inject", json_object_get(c, "inject"), g);
+        json_decref(g);
+    }
+    if (json_object_get(c, "reason"))
+        expect_str(i, "reason", json_object_get(c, "reason"), reason);
+    wh_inject_revision_unref(rev);
+}
+
+/* {"annotations": {...}, "error": s|null} */
+static void check_validate(size_t i, json_t *c)
+{
+    char *msg = wh_inject_validate_annotations(json_object_get(c, "annotations"));
+    expect_str(i, "error", json_object_get(c, "error"), msg);
+    free(msg);
+}
+
+/* {"pod": {...}, "name": s, "namespace": s, "kind": s, "apiVersion": s} */
+static void check_deploymeta(size_t i, json_t *c)
+{
+    wh_inject_owner o;
+
+    if (wh_inject_deploy_meta_of(json_object_get(c, "pod"), &o) != WH_OK) {
+        fail(i, "deploy meta failed", NULL, NULL);
+        return;
+    }
+    expect_str(i, "name", json_object_get(c, "name"), o.name);
+    expect_str(i, "namespace", json_object_get(c, "namespace"), o.namespace_);
+    expect_str(i, "kind", json_object_get(c, "kind"), o.kind);
+    expect_str(i, "apiVersion", json_object_get(c, "apiVersion"), o.api_version);
+    wh_inject_owner_clear(&o);
+}
+
+/* {"mesh": yaml|null, "annotation": yaml|null, "proxyConfig": s (protoToJSON) | "error": s,
+ *  "mode": s, "statusPort": n} */
+static void check_proxyconfig(size_t i, json_t *c)
+{
+    wh_inject_revision *rev = load_rev(i, c);
+    const char *ann = json_string_value(json_object_get(c, "annotation"));
+    json_t *pc, *doc = NULL;
+    wh_buf b = WH_BUF_INIT;
+    wh_err err;
+
+    if (rev == NULL) {
+        return;
+    }
+    pc = json_deep_copy(json_object_get(wh_inject_revision_mesh(rev), "defaultConfig"));
+    wh_err_clear(&err);
+    if (ann != NULL && (wh_yaml_load(ann, strlen(ann), &doc, &err) != WH_OK ||
+                        wh_inject_proxy_config_apply(pc, doc, &err) != WH_OK)) {
+        expect_str(i, "error", json_object_get(c, "error"), wh_err_msg(&err));
+    } else {
+        wh_inject_proxy_config_json(pc, &b);
+        expect_str(i, "proxyConfig", json_object_get(c, "proxyConfig"), b.data);
+        if (json_object_get(c, "mode"))
+            expect_str(i, "mode", json_object_get(c, "mode"), wh_inject_interception_mode(pc));
+        if (json_object_get(c, "statusPort") &&
+            json_integer_value(json_object_get(c, "statusPort")) != wh_inject_revision_status_port(rev))
+            fail(i, "statusPort", json_object_get(c, "statusPort"), NULL);
+        if (json_object_get(c, "invalid")) {
+            char *m = wh_inject_proxy_config_invalid(pc);
+            expect_str(i, "invalid", json_object_get(c, "invalid"), m);
+            free(m);
+        }
+    }
+    wh_buf_free(&b);
+    json_decref(doc);
+    json_decref(pc);
+    wh_inject_revision_unref(rev);
+}
+
+/* {"values": {...}, "annotations": {...}, "imageType": s|null, "proxy": s, "init": s} */
+static void check_image(size_t i, json_t *c)
+{
+    const json_t *v = json_object_get(c, "values"), *a = json_object_get(c, "annotations");
+    char *p = wh_inject_image(v, "proxy", json_string_value(json_object_get(c, "imageType")), a);
+    char *n = wh_inject_image(v, "proxy_init", NULL, a);
+    expect_str(i, "proxy", json_object_get(c, "proxy"), p);
+    expect_str(i, "init", json_object_get(c, "init"), n);
+    free(p);
+    free(n);
+}
+
+/* {"pod": {...}, "statusPort": n, "stripped": {...}} */
+static void check_strip(size_t i, json_t *c)
+{
+    json_t *s = wh_inject_strip(json_object_get(c, "pod"), (int)json_integer_value(json_object_get(c, "statusPort")));
+    if (!json_equal(s, json_object_get(c, "stripped")))
+        fail(i, "stripped", json_object_get(c, "stripped"), s);
+    json_decref(s);
+}
+
+/* {"namespace": {...}, "uid": n, "gid": n} */
+static void check_openshift(size_t i, json_t *c)
+{
+    long long uid = 1337, gid = 1337;
+    wh_inject_openshift_ids(json_object_get(c, "namespace"), &uid, &gid);
+    if (uid != json_integer_value(json_object_get(c, "uid")) || gid != json_integer_value(json_object_get(c, "gid"))) {
+        json_t *g = json_pack("{sIsI}", "uid", (json_int_t)uid, "gid", (json_int_t)gid);
+        fail(i, "ids", c, g);
+        json_decref(g);
+    }
+}
+
+/* {"value": any, "text": s} */
+static void check_gojson(size_t i, json_t *c)
+{
+    wh_buf b = WH_BUF_INIT;
+    wh_inject_gojson(json_object_get(c, "value"), &b);
+    expect_str(i, "text", json_object_get(c, "text"), b.data);
+    wh_buf_free(&b);
+}
+
 struct family {
     const char *name;
     void (*check)(size_t i, json_t *c);
@@ -99,6 +252,14 @@ struct family {
 static const struct family families[] = {
     {"path", check_path},
     {"native", check_native},
+    {"decide", check_decide},
+    {"validate", check_validate},
+    {"deploymeta", check_deploymeta},
+    {"proxyconfig", check_proxyconfig},
+    {"image", check_image},
+    {"strip", check_strip},
+    {"openshift", check_openshift},
+    {"gojson", check_gojson},
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,760 @@
+/*
+ * wh_inject_data.c - the value injection templates execute with, shaped
+ * like istiod's SidecarTemplateData: Go field names over the pod's JSON
+ * (ObjectMeta, PodSpec, Container, ContainerPort), over the proxy and mesh
+ * config (proto messages with nil-safe GetX getters, enums that print their
+ * names, wrapper types with .GetValue), plus Values as a plain
+ * map[string]interface{}.  Fields resolve lazily, straight from the JSON.
+ */
+#include "wh_inject_render_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum fkind {
+    F_STR,    /* string ("" when absent) */
+    F_I32,    /* int32 */
+    F_I64,    /* int64 */
+    F_BOOL,   /* bool */
+    F_MAPSS,  /* map[string]string */
+    F_LSTR,   /* []string */
+    F_LIST,   /* []sub (structs) */
+    F_STRUCT, /* sub, by value */
+    F_PTR,    /* *sub */
+    F_ANY,    /* anything else: the JSON as encoding/json would decode it */
+    F_ENUM,   /* proto enum: int with a name */
+    F_BOOLW,  /* *wrapperspb.BoolValue */
+    F_I32W,   /* *wrapperspb.Int32Value */
+    F_DUR     /* *durationpb.Duration */
+};
+
+struct stype;
+
+struct sfield {
+    const char *go;   /* Go field name */
+    const char *json; /* JSON name */
+    enum fkind kind;
+    const struct stype *sub;  /* F_LIST / F_STRUCT / F_PTR */
+    const char *const *enums; /* F_ENUM names by value */
+    int always;               /* no omitempty: encoded even when zero */
+};
+
+/* A Go struct type backed by a JSON object (u.host is the json_t*, NULL for
+ * a nil pointer or an absent value struct). */
+struct stype {
+    wh_tmpl_type t; /* first: the engine hands us &t */
+    const struct sfield *fields;
+    size_t n;
+    int proto;       /* generated proto message: GetX getters, nil-safe */
+    int ordered;     /* encoding/json output rebuilt in Go field order */
+    const wh_tmpl_type *list; /* []T of this struct */
+};
+
+static wh_code struct_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
+                            size_t nargs, wh_tmpl_value *out);
+static json_t *struct_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v);
+
+#define STRUCT_TYPE(var, goname, ptr, fieldtab, isproto, isordered, listtype)                                        \
+    static const struct stype var = {                                                                              \
+        {goname, WH_TMPL_HOST, NULL, struct_field, NULL, struct_json, ptr},                                          \
+        fieldtab,                                                                                                    \
+        sizeof(fieldtab) / sizeof(fieldtab[0]),                                                                      \
+        isproto,                                                                                                     \
+        isordered,                                                                                                   \
+        listtype}
+
+/* ---- Kubernetes core/v1 ---- */
+
+static const struct sfield port_fields[] = {
+    {"Name", "name", F_STR, NULL, NULL, 0},          {"HostPort", "hostPort", F_I32, NULL, NULL, 0},
+    {"ContainerPort", "containerPort", F_I32, NULL, NULL, 1}, {"Protocol", "protocol", F_STR, NULL, NULL, 0},
+    {"HostIP", "hostIP", F_STR, NULL, NULL, 0},
+};
+static const wh_tmpl_type port_list_type;
+STRUCT_TYPE(port_type, "v1.ContainerPort", 0, port_fields, 0, 1, &port_list_type);
+static const wh_tmpl_type port_list_type = {"[]v1.ContainerPort", WH_TMPL_LIST, &port_type.t, NULL, NULL, NULL, 0};
+
+static const struct sfield container_fields[] = {
+    {"Name", "name", F_STR, NULL, NULL, 0},
+    {"Image", "image", F_STR, NULL, NULL, 0},
+    {"Command", "command", F_LSTR, NULL, NULL, 0},
+    {"Args", "args", F_LSTR, NULL, NULL, 0},
+    {"WorkingDir", "workingDir", F_STR, NULL, NULL, 0},
+    {"Ports", "ports", F_LIST, &port_type, NULL, 0},
+    {"EnvFrom", "envFrom", F_ANY, NULL, NULL, 0},
+    {"Env", "env", F_ANY, NULL, NULL, 0},
+    {"Resources", "resources", F_ANY, NULL, NULL, 0},
+    {"ResizePolicy", "resizePolicy", F_ANY, NULL, NULL, 0},
+    {"RestartPolicy", "restartPolicy", F_ANY, NULL, NULL, 0},
+    {"VolumeMounts", "volumeMounts", F_ANY, NULL, NULL, 0},
+    {"VolumeDevices", "volumeDevices", F_ANY, NULL, NULL, 0},
+    {"LivenessProbe", "livenessProbe", F_ANY, NULL, NULL, 0},
+    {"ReadinessProbe", "readinessProbe", F_ANY, NULL, NULL, 0},
+    {"StartupProbe", "startupProbe", F_ANY, NULL, NULL, 0},
+    {"Lifecycle", "lifecycle", F_ANY, NULL, NULL, 0},
+    {"TerminationMessagePath", "terminationMessagePath", F_STR, NULL, NULL, 0},
+    {"TerminationMessagePolicy", "terminationMessagePolicy", F_STR, NULL, NULL, 0},
+    {"ImagePullPolicy", "imagePullPolicy", F_STR, NULL, NULL, 0},
+    {"SecurityContext", "securityContext", F_ANY, NULL, NULL, 0},
+    {"Stdin", "stdin", F_BOOL, NULL, NULL, 0},
+    {"StdinOnce", "stdinOnce", F_BOOL, NULL, NULL, 0},
+    {"TTY", "tty", F_BOOL, NULL, NULL, 0},
+};
+static const wh_tmpl_type container_list_type;
+STRUCT_TYPE(container_type, "v1.Container", 0, container_fields, 0, 0, &container_list_type);
+static const wh_tmpl_type container_list_type = {"[]v1.Container", WH_TMPL_LIST, &container_type.t, NULL, NULL, NULL, 0};
+
+static const struct sfield meta_fields[] = {
+    {"Name", "name", F_STR, NULL, NULL, 0},
+    {"GenerateName", "generateName", F_STR, NULL, NULL, 0},
+    {"Namespace", "namespace", F_STR, NULL, NULL, 0},
+    {"SelfLink", "selfLink", F_STR, NULL, NULL, 0},
+    {"UID", "uid", F_STR, NULL, NULL, 0},
+    {"ResourceVersion", "resourceVersion", F_STR, NULL, NULL, 0},
+    {"Generation", "generation", F_I64, NULL, NULL, 0},
+    {"CreationTimestamp", "creationTimestamp", F_ANY, NULL, NULL, 0},
+    {"DeletionTimestamp", "deletionTimestamp", F_ANY, NULL, NULL, 0},
+    {"DeletionGracePeriodSeconds", "deletionGracePeriodSeconds", F_ANY, NULL, NULL, 0},
+    {"Labels", "labels", F_MAPSS, NULL, NULL, 0},
+    {"Annotations", "annotations", F_MAPSS, NULL, NULL, 0},
+    {"OwnerReferences", "ownerReferences", F_ANY, NULL, NULL, 0},
+    {"Finalizers", "finalizers", F_LSTR, NULL, NULL, 0},
+    {"ManagedFields", "managedFields", F_ANY, NULL, NULL, 0},
+};
+STRUCT_TYPE(meta_type, "v1.ObjectMeta", 0, meta_fields, 0, 0, NULL);
+
+static const struct sfield spec_fields[] = {
+    {"Volumes", "volumes", F_ANY, NULL, NULL, 0},
+    {"InitContainers", "initContainers", F_LIST, &container_type, NULL, 0},
+    {"Containers", "containers", F_LIST, &container_type, NULL, 0},
+    {"EphemeralContainers", "ephemeralContainers", F_ANY, NULL, NULL, 0},
+    {"RestartPolicy", "restartPolicy", F_STR, NULL, NULL, 0},
+    {"TerminationGracePeriodSeconds", "terminationGracePeriodSeconds", F_ANY, NULL, NULL, 0},
+    {"ActiveDeadlineSeconds", "activeDeadlineSeconds", F_ANY, NULL, NULL, 0},
+    {"DNSPolicy", "dnsPolicy", F_STR, NULL, NULL, 0},
+    {"NodeSelector", "nodeSelector", F_MAPSS, NULL, NULL, 0},
+    {"ServiceAccountName", "serviceAccountName", F_STR, NULL, NULL, 0},
+    {"DeprecatedServiceAccount", "serviceAccount", F_STR, NULL, NULL, 0},
+    {"AutomountServiceAccountToken", "automountServiceAccountToken", F_ANY, NULL, NULL, 0},
+    {"NodeName", "nodeName", F_STR, NULL, NULL, 0},
+    {"HostNetwork", "hostNetwork", F_BOOL, NULL, NULL, 0},
+    {"HostPID", "hostPID", F_BOOL, NULL, NULL, 0},
+    {"HostIPC", "hostIPC", F_BOOL, NULL, NULL, 0},
+    {"ShareProcessNamespace", "shareProcessNamespace", F_ANY, NULL, NULL, 0},
+    {"SecurityContext", "securityContext", F_ANY, NULL, NULL, 0},
+    {"ImagePullSecrets", "imagePullSecrets", F_ANY, NULL, NULL, 0},
+    {"Hostname", "hostname", F_STR, NULL, NULL, 0},
+    {"Subdomain", "subdomain", F_STR, NULL, NULL, 0},
+    {"Affinity", "affinity", F_ANY, NULL, NULL, 0},
+    {"SchedulerName", "schedulerName", F_STR, NULL, NULL, 0},
+    {"Tolerations", "tolerations", F_ANY, NULL, NULL, 0},
+    {"HostAliases", "hostAliases", F_ANY, NULL, NULL, 0},
+    {"PriorityClassName", "priorityClassName", F_STR, NULL, NULL, 0},
+    {"Priority", "priority", F_ANY, NULL, NULL, 0},
+    {"DNSConfig", "dnsConfig", F_ANY, NULL, NULL, 0},
+    {"ReadinessGates", "readinessGates", F_ANY, NULL, NULL, 0},
+    {"RuntimeClassName", "runtimeClassName", F_ANY, NULL, NULL, 0},
+    {"EnableServiceLinks", "enableServiceLinks", F_ANY, NULL, NULL, 0},
+    {"PreemptionPolicy", "preemptionPolicy", F_ANY, NULL, NULL, 0},
+    {"Overhead", "overhead", F_ANY, NULL, NULL, 0},
+    {"TopologySpreadConstraints", "topologySpreadConstraints", F_ANY, NULL, NULL, 0},
+    {"SetHostnameAsFQDN", "setHostnameAsFQDN", F_ANY, NULL, NULL, 0},
+    {"OS", "os", F_ANY, NULL, NULL, 0},
+    {"HostUsers", "hostUsers", F_ANY, NULL, NULL, 0},
+    {"SchedulingGates", "schedulingGates", F_ANY, NULL, NULL, 0},
+    {"ResourceClaims", "resourceClaims", F_ANY, NULL, NULL, 0},
+};
+STRUCT_TYPE(spec_type, "v1.PodSpec", 0, spec_fields, 0, 0, NULL);
+
+/* ---- Istio mesh/v1alpha1 protos ---- */
+
+static const char *const interception_names[] = {"REDIRECT", "TPROXY", "NONE", NULL};
+static const char *const auth_policy_names[] = {"NONE", "MUTUAL_TLS", NULL};
+static const char *const tracing_service_names[] = {"APP_LABEL_AND_NAMESPACE", "CANONICAL_NAME_ONLY",
+                                                     "CANONICAL_NAME_AND_NAMESPACE", NULL};
+
+static const struct sfield tls_fields[] = {
+    {"Mode", "mode", F_ANY, NULL, NULL, 0},
+    {"ClientCertificate", "clientCertificate", F_STR, NULL, NULL, 0},
+    {"PrivateKey", "privateKey", F_STR, NULL, NULL, 0},
+    {"CaCertificates", "caCertificates", F_STR, NULL, NULL, 0},
+    {"CredentialName", "credentialName", F_STR, NULL, NULL, 0},
+    {"SubjectAltNames", "subjectAltNames", F_LSTR, NULL, NULL, 0},
+    {"Sni", "sni", F_STR, NULL, NULL, 0},
+    {"InsecureSkipVerify", "insecureSkipVerify", F_BOOLW, NULL, NULL, 0},
+    {"CaCrl", "caCrl", F_STR, NULL, NULL, 0},
+};
+STRUCT_TYPE(tls_type, "*v1alpha3.ClientTLSSettings", 1, tls_fields, 1, 0, NULL);
+
+static const struct sfield tracing_fields[] = {
+    {"Zipkin", "zipkin", F_ANY, NULL, NULL, 0},
+    {"Lightstep", "lightstep", F_ANY, NULL, NULL, 0},
+    {"Datadog", "datadog", F_ANY, NULL, NULL, 0},
+    {"Stackdriver", "stackdriver", F_ANY, NULL, NULL, 0},
+    {"OpenCensusAgent", "openCensusAgent", F_ANY, NULL, NULL, 0},
+    {"CustomTags", "customTags", F_ANY, NULL, NULL, 0},
+    {"MaxPathTagLength", "maxPathTagLength", F_I32, NULL, NULL, 0},
+    {"Sampling", "sampling", F_ANY, NULL, NULL, 0},
+    {"TlsSettings", "tlsSettings", F_PTR, &tls_type, NULL, 0},
+    {"EnableIstioTags", "enableIstioTags", F_BOOLW, NULL, NULL, 0},
+};
+STRUCT_TYPE(tracing_type, "*v1alpha1.Tracing", 1, tracing_fields, 1, 0, NULL);
+
+static const struct sfield image_fields[] = {
+    {"ImageType", "imageType", F_STR, NULL, NULL, 0},
+};
+STRUCT_TYPE(proxy_image_type, "*v1beta1.ProxyImage", 1, image_fields, 1, 0, NULL);
+
+static const struct sfield pc_fields[] = {
+    {"ConfigPath", "configPath", F_STR, NULL, NULL, 0},
+    {"BinaryPath", "binaryPath", F_STR, NULL, NULL, 0},
+    {"ServiceCluster", "serviceCluster", F_STR, NULL, NULL, 0},
+    {"TracingServiceName", "tracingServiceName", F_ENUM, NULL, tracing_service_names, 0},
+    {"DrainDuration", "drainDuration", F_DUR, NULL, NULL, 0},
+    {"ParentShutdownDuration", "parentShutdownDuration", F_DUR, NULL, NULL, 0},
+    {"DiscoveryAddress", "discoveryAddress", F_STR, NULL, NULL, 0},
+    {"DiscoveryRefreshDelay", "discoveryRefreshDelay", F_DUR, NULL, NULL, 0},
+    {"ZipkinAddress", "zipkinAddress", F_STR, NULL, NULL, 0},
+    {"StatsdUdpAddress", "statsdUdpAddress", F_STR, NULL, NULL, 0},
+    {"EnvoyMetricsServiceAddress", "envoyMetricsServiceAddress", F_STR, NULL, NULL, 0},
+    {"ProxyAdminPort", "proxyAdminPort", F_I32, NULL, NULL, 0},
+    {"AvailabilityZone", "availabilityZone", F_STR, NULL, NULL, 0},
+    {"ControlPlaneAuthPolicy", "controlPlaneAuthPolicy", F_ENUM, NULL, auth_policy_names, 0},
+    {"CustomConfigFile", "customConfigFile", F_STR, NULL, NULL, 0},
+    {"StatNameLength", "statNameLength", F_I32, NULL, NULL, 0},
+    {"Concurrency", "concurrency", F_I32W, NULL, NULL, 0},
+    {"ProxyBootstrapTemplatePath", "proxyBootstrapTemplatePath", F_STR, NULL, NULL, 0},
+    {"InterceptionMode", "interceptionMode", F_ENUM, NULL, interception_names, 0},
+    {"Tracing", "tracing", F_PTR, &tracing_type, NULL, 0},
+    {"Sds", "sds", F_ANY, NULL, NULL, 0},
+    {"EnvoyAccessLogService", "envoyAccessLogService", F_ANY, NULL, NULL, 0},
+    {"EnvoyMetricsService", "envoyMetricsService", F_ANY, NULL, NULL, 0},
+    {"ProxyMetadata", "proxyMetadata", F_MAPSS, NULL, NULL, 0},
+    {"RuntimeValues", "runtimeValues", F_MAPSS, NULL, NULL, 0},
+    {"StatusPort", "statusPort", F_I32, NULL, NULL, 0},
+    {"ExtraStatTags", "extraStatTags", F_LSTR, NULL, NULL, 0},
+    {"GatewayTopology", "gatewayTopology", F_ANY, NULL, NULL, 0},
+    {"TerminationDrainDuration", "terminationDrainDuration", F_DUR, NULL, NULL, 0},
+    {"MeshId", "meshId", F_STR, NULL, NULL, 0},
+    {"ReadinessProbe", "readinessProbe", F_ANY, NULL, NULL, 0},
+    {"ProxyStatsMatcher", "proxyStatsMatcher", F_ANY, NULL, NULL, 0},
+    {"HoldApplicationUntilProxyStarts", "holdApplicationUntilProxyStarts", F_BOOLW, NULL, NULL, 0},
+    {"CaCertificatesPem", "caCertificatesPem", F_LSTR, NULL, NULL, 0},
+    {"Image", "image", F_PTR, &proxy_image_type, NULL, 0},
+    {"PrivateKeyProvider", "privateKeyProvider", F_ANY, NULL, NULL, 0},
+    {"ProxyHeaders", "proxyHeaders", F_ANY, NULL, NULL, 0},
+    {"FileFlushInterval", "fileFlushInterval", F_DUR, NULL, NULL, 0},
+    {"FileFlushMinSizeKb", "fileFlushMinSizeKb", F_ANY, NULL, NULL, 0},
+};
+STRUCT_TYPE(pc_type, "*v1alpha1.ProxyConfig", 1, pc_fields, 1, 0, NULL);
+
+static const struct sfield mesh_fields[] = {
+    {"ProxyListenPort", "proxyListenPort", F_I32, NULL, NULL, 0},
+    {"ProxyInboundListenPort", "proxyInboundListenPort", F_I32, NULL, NULL, 0},
+    {"ProxyHttpPort", "proxyHttpPort", F_I32, NULL, NULL, 0},
+    {"ConnectTimeout", "connectTimeout", F_DUR, NULL, NULL, 0},
+    {"ProtocolDetectionTimeout", "protocolDetectionTimeout", F_DUR, NULL, NULL, 0},
+    {"TcpKeepalive", "tcpKeepalive", F_ANY, NULL, NULL, 0},
+    {"IngressClass", "ingressClass", F_STR, NULL, NULL, 0},
+    {"IngressService", "ingressService", F_STR, NULL, NULL, 0},
+    {"IngressControllerMode", "ingressControllerMode", F_ANY, NULL, NULL, 0},
+    {"IngressSelector", "ingressSelector", F_STR, NULL, NULL, 0},
+    {"EnableTracing", "enableTracing", F_BOOL, NULL, NULL, 0},
+    {"AccessLogFile", "accessLogFile", F_STR, NULL, NULL, 0},
+    {"AccessLogFormat", "accessLogFormat", F_STR, NULL, NULL, 0},
+    {"AccessLogEncoding", "accessLogEncoding", F_ANY, NULL, NULL, 0},
+    {"EnableEnvoyAccessLogService", "enableEnvoyAccessLogService", F_BOOL, NULL, NULL, 0},
+    {"DisableEnvoyListenerLog", "disableEnvoyListenerLog", F_BOOL, NULL, NULL, 0},
+    {"DefaultConfig", "defaultConfig", F_PTR, &pc_type, NULL, 0},
+    {"OutboundTrafficPolicy", "outboundTrafficPolicy", F_ANY, NULL, NULL, 0},
+    {"InboundTrafficPolicy", "inboundTrafficPolicy", F_ANY, NULL, NULL, 0},
+    {"ConfigSources", "configSources", F_ANY, NULL, NULL, 0},
+    {"EnableAutoMtls", "enableAutoMtls", F_BOOLW, NULL, NULL, 0},
+    {"TrustDomain", "trustDomain", F_STR, NULL, NULL, 0},
+    {"TrustDomainAliases", "trustDomainAliases", F_LSTR, NULL, NULL, 0},
+    {"CaCertificates", "caCertificates", F_ANY, NULL, NULL, 0},
+    {"DefaultServiceExportTo", "defaultServiceExportTo", F_LSTR, NULL, NULL, 0},
+    {"DefaultVirtualServiceExportTo", "defaultVirtualServiceExportTo", F_LSTR, NULL, NULL, 0},
+    {"DefaultDestinationRuleExportTo", "defaultDestinationRuleExportTo", F_LSTR, NULL, NULL, 0},
+    {"RootNamespace", "rootNamespace", F_STR, NULL, NULL, 0},
+    {"LocalityLbSetting", "localityLbSetting", F_ANY, NULL, NULL, 0},
+    {"DnsRefreshRate", "dnsRefreshRate", F_DUR, NULL, NULL, 0},
+    {"H2UpgradePolicy", "h2UpgradePolicy", F_ANY, NULL, NULL, 0},
+    {"InboundClusterStatName", "inboundClusterStatName", F_STR, NULL, NULL, 0},
+    {"OutboundClusterStatName", "outboundClusterStatName", F_STR, NULL, NULL, 0},
+    {"Certificates", "certificates", F_ANY, NULL, NULL, 0},
+    {"ServiceSettings", "serviceSettings", F_ANY, NULL, NULL, 0},
+    {"EnablePrometheusMerge", "enablePrometheusMerge", F_BOOLW, NULL, NULL, 0},
+    {"VerifyCertificateAtClient", "verifyCertificateAtClient", F_BOOLW, NULL, NULL, 0},
+    {"Ca", "ca", F_ANY, NULL, NULL, 0},
+    {"ExtensionProviders", "extensionProviders", F_ANY, NULL, NULL, 0},
+    {"DefaultProviders", "defaultProviders", F_ANY, NULL, NULL, 0},
+    {"DiscoverySelectors", "discoverySelectors", F_ANY, NULL, NULL, 0},
+    {"PathNormalization", "pathNormalization", F_ANY, NULL, NULL, 0},
+    {"DefaultHttpRetryPolicy", "defaultHttpRetryPolicy", F_ANY, NULL, NULL, 0},
+    {"MeshMTLS", "meshMTLS", F_ANY, NULL, NULL, 0},
+    {"TlsDefaults", "tlsDefaults", F_ANY, NULL, NULL, 0},
+    {"ServiceScopeConfigs", "serviceScopeConfigs", F_ANY, NULL, NULL, 0},
+};
+STRUCT_TYPE(mesh_type, "*v1alpha1.MeshConfig", 1, mesh_fields, 1, 0, NULL);
+
+
+/* ---- enums, wrappers, durations ---- */
+
+static wh_code enum_format(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out);
+static wh_code enum_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
+                          size_t nargs, wh_tmpl_value *out);
+/* An enum type carries its names through the elem-less type table below. */
+struct etype {
+    wh_tmpl_type t;
+    const char *const *names;
+};
+static const struct etype interception_enum = {
+    {"v1alpha1.ProxyConfig_InboundInterceptionMode", WH_TMPL_INT, NULL, enum_field, enum_format, NULL, 0},
+    interception_names};
+static const struct etype auth_enum = {
+    {"v1alpha1.AuthenticationPolicy", WH_TMPL_INT, NULL, enum_field, enum_format, NULL, 0}, auth_policy_names};
+static const struct etype tracing_name_enum = {
+    {"v1alpha1.ProxyConfig_TracingServiceName", WH_TMPL_INT, NULL, enum_field, enum_format, NULL, 0},
+    tracing_service_names};
+
+static const char *enum_name(const wh_tmpl_value *v)
+{
+    const struct etype *e = (const struct etype *)v->type;
+    for (int64_t i = 0; e->names[i]; i++)
+        if (i == v->u.i)
+            return e->names[i];
+    if (e == &auth_enum && v->u.i == 1000)
+        return "INHERIT";
+    return NULL;
+}
+
+static wh_code enum_format(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out)
+{
+    const char *n = enum_name(v);
+    return n != NULL ? wh_buf_puts(out, n) : wh_buf_printf(out, "%lld", (long long)v->u.i);
+}
+
+static wh_code enum_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
+                          size_t nargs, wh_tmpl_value *out)
+{
+    if (strcmp(name, "String") == 0) {
+        const char *n = enum_name(recv);
+        if (n != NULL) {
+            *out = wh_tmpl_str(n);
+            return WH_OK;
+        }
+        return wh_tmpl_printf(ctx, out, "%lld", (long long)recv->u.i);
+    }
+    if (strcmp(name, "Number") == 0) {
+        *out = wh_tmpl_int_typed(recv->u.i, &wh_tmpl_type_int32);
+        return WH_OK;
+    }
+    return WH_E_NOTFOUND;
+}
+
+static wh_code wrapper_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
+                             size_t nargs, wh_tmpl_value *out);
+static wh_code wrapper_format(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out);
+static json_t *wrapper_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v);
+static const wh_tmpl_type boolw_type = {"*wrapperspb.BoolValue", WH_TMPL_HOST, NULL, wrapper_field,
+                                        wrapper_format,          wrapper_json, 1};
+static const wh_tmpl_type i32w_type = {"*wrapperspb.Int32Value", WH_TMPL_HOST, NULL, wrapper_field,
+                                       wrapper_format,           wrapper_json, 1};
+
+static wh_tmpl_value wrapper_value(const wh_tmpl_value *recv)
+{
+    const json_t *j = recv->u.host;
+    if (recv->type == &boolw_type)
+        return wh_tmpl_bool(json_is_true(j));
+    return wh_tmpl_int_typed(json_is_integer(j) ? json_integer_value(j) : 0, &wh_tmpl_type_int32);
+}
+
+static wh_code wrapper_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
+                             size_t nargs, wh_tmpl_value *out)
+{
+    if (strcmp(name, "GetValue") == 0 || strcmp(name, "Value") == 0) {
+        if (recv->u.host == NULL && name[0] == 'V')
+            return wh_tmpl_errorf(ctx, "nil pointer evaluating %s.Value", recv->type->name);
+        *out = wrapper_value(recv);
+        return WH_OK;
+    }
+    return WH_E_NOTFOUND;
+}
+
+static wh_code wrapper_format(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out)
+{
+    wh_tmpl_value inner = wrapper_value(v);
+    if (v->u.host == NULL)
+        return wh_buf_puts(out, "<nil>");
+    wh_buf_puts(out, "value:");
+    return wh_tmpl_sprint(ctx, &inner, out);
+}
+
+static json_t *wrapper_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v)
+{
+    if (v->u.host == NULL)
+        return json_null();
+    return json_pack("{sO}", "value", (json_t *)v->u.host);
+}
+
+/* Go's time.Duration.String() for a protobuf Duration ("45s", "1m30s",
+ * "1.5s", "500ms"). */
+static wh_code go_duration_string(const char *proto, wh_buf *out)
+{
+    long long sec = 0, frac = 0;
+    int nd = 0, neg = 0;
+    const char *p = proto;
+    unsigned long long ns;
+
+    if (*p == '-') {
+        neg = 1;
+        p++;
+    }
+    while (*p >= '0' && *p <= '9')
+        sec = sec * 10 + (*p++ - '0');
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9' && nd < 9; p++, nd++)
+            frac = frac * 10 + (*p - '0');
+    while (nd++ < 9)
+        frac *= 10;
+    ns = (unsigned long long)sec * 1000000000ULL + (unsigned long long)frac;
+    if (neg)
+        wh_buf_putc(out, '-');
+    if (ns == 0)
+        return wh_buf_puts(out, "0s");
+    if (ns < 1000000000ULL) {
+        /* sub-second: ns, µs or ms with a fraction */
+        const char *unit = "ns";
+        unsigned long long div = 1;
+        if (ns >= 1000000ULL) {
+            unit = "ms";
+            div = 1000000ULL;
+        } else if (ns >= 1000ULL) {
+            unit = "µs";
+            div = 1000ULL;
+        }
+        wh_buf_printf(out, "%llu", ns / div);
+        if (ns % div) {
+            char digits[16];
+            int w = div == 1000000ULL ? 6 : 3;
+            snprintf(digits, sizeof(digits), "%0*llu", w, ns % div);
+            for (int i = w - 1; i >= 0 && digits[i] == '0'; i--)
+                digits[i] = '\0';
+            wh_buf_printf(out, ".%s", digits);
+        }
+        return wh_buf_puts(out, unit);
+    }
+    {
+        unsigned long long h = ns / 3600000000000ULL, m = (ns / 60000000000ULL) % 60, s = (ns / 1000000000ULL) % 60,
+                           f = ns % 1000000000ULL;
+        if (h > 0)
+            wh_buf_printf(out, "%lluh", h);
+        if (h > 0 || m > 0)
+            wh_buf_printf(out, "%llum", m);
+        wh_buf_printf(out, "%llu", s);
+        if (f) {
+            char digits[16];
+            snprintf(digits, sizeof(digits), "%09llu", f);
+            for (int i = 8; i >= 0 && digits[i] == '0'; i--)
+                digits[i] = '\0';
+            wh_buf_printf(out, ".%s", digits);
+        }
+        return wh_buf_putc(out, 's');
+    }
+}
+
+static wh_code dur_format(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out)
+{
+    if (v->u.host == NULL)
+        return wh_buf_puts(out, "<nil>");
+    return go_duration_string(json_string_value(v->u.host), out);
+}
+
+static wh_code dur_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
+                         size_t nargs, wh_tmpl_value *out)
+{
+    if (strcmp(name, "AsDuration") == 0 || strcmp(name, "String") == 0) {
+        wh_buf *b = wh_tmpl_tmpbuf(ctx);
+        if (recv->u.host == NULL)
+            wh_buf_puts(b, "0s");
+        else
+            go_duration_string(json_string_value(recv->u.host), b);
+        return wh_tmpl_strdup(ctx, b->data ? b->data : "", b->len, out);
+    }
+    return WH_E_NOTFOUND;
+}
+
+static const wh_tmpl_type dur_type = {"*durationpb.Duration", WH_TMPL_HOST, NULL, dur_field, dur_format, NULL, 1};
+
+/* formatDuration's helper: the Go duration text of a Duration value. */
+wh_code wh_inject_duration_text(const wh_tmpl_value *v, wh_buf *out)
+{
+    if (v->kind != WH_TMPL_HOST || v->type != &dur_type || v->u.host == NULL)
+        return wh_buf_puts(out, "0s");
+    return go_duration_string(json_string_value(v->u.host), out);
+}
+
+/* ---- generic struct access ---- */
+
+static const struct sfield *find_field(const struct stype *st, const char *name)
+{
+    for (size_t i = 0; i < st->n; i++)
+        if (strcmp(st->fields[i].go, name) == 0)
+            return &st->fields[i];
+    return NULL;
+}
+
+static wh_code field_value(wh_tmpl_ctx *ctx, const struct sfield *f, const json_t *j, wh_tmpl_value *out)
+{
+    if (json_is_null(j))
+        j = NULL;
+    switch (f->kind) {
+    case F_STR:
+        *out = json_is_string(j) ? wh_tmpl_strn(json_string_value(j), json_string_length(j)) : wh_tmpl_str("");
+        return WH_OK;
+    case F_I32:
+    case F_I64:
+        *out = wh_tmpl_int_typed(json_is_integer(j) ? json_integer_value(j) : (int64_t)json_number_value(j),
+                                 f->kind == F_I32 ? &wh_tmpl_type_int32 : &wh_tmpl_type_int64);
+        return WH_OK;
+    case F_BOOL:
+        *out = wh_tmpl_bool(json_is_true(j));
+        return WH_OK;
+    case F_MAPSS:
+        *out = wh_tmpl_json_typed(json_is_object(j) ? j : NULL, &wh_tmpl_type_map_string_string);
+        return WH_OK;
+    case F_LSTR:
+        *out = wh_tmpl_json_typed(json_is_array(j) ? j : NULL, &wh_tmpl_type_string_slice);
+        return WH_OK;
+    case F_LIST: {
+        size_t i;
+        json_t *e;
+        if (!json_is_array(j)) {
+            wh_tmpl_value nil = {0};
+            nil.kind = WH_TMPL_LIST;
+            nil.rep = WH_TMPL_REP_ENGINE;
+            nil.type = f->sub->list;
+            *out = nil;
+            return WH_OK;
+        }
+        *out = wh_tmpl_list_new(ctx, json_array_size(j), f->sub->list);
+        json_array_foreach(j, i, e)
+        {
+            wh_code rc = wh_tmpl_list_push(ctx, out, wh_tmpl_host(&f->sub->t, json_is_object(e) ? e : NULL));
+            if (rc != WH_OK)
+                return rc;
+        }
+        return WH_OK;
+    }
+    case F_STRUCT:
+    case F_PTR:
+        *out = wh_tmpl_host(&f->sub->t, json_is_object(j) ? j : NULL);
+        return WH_OK;
+    case F_ENUM: {
+        const struct etype *et = f->enums == interception_names ? &interception_enum
+                                 : f->enums == auth_policy_names ? &auth_enum
+                                                                 : &tracing_name_enum;
+        int64_t n = 0;
+        if (json_is_string(j)) {
+            for (int64_t i = 0; f->enums[i]; i++)
+                if (strcmp(f->enums[i], json_string_value(j)) == 0)
+                    n = i;
+            if (et == &auth_enum && strcmp(json_string_value(j), "INHERIT") == 0)
+                n = 1000;
+        } else if (json_is_integer(j)) {
+            n = json_integer_value(j);
+        }
+        *out = wh_tmpl_int_typed(n, &et->t);
+        return WH_OK;
+    }
+    case F_BOOLW:
+        *out = wh_tmpl_host(&boolw_type, j);
+        return WH_OK;
+    case F_I32W:
+        *out = wh_tmpl_host(&i32w_type, j);
+        return WH_OK;
+    case F_DUR:
+        *out = wh_tmpl_host(&dur_type, json_is_string(j) ? j : NULL);
+        return WH_OK;
+    case F_ANY:
+    default:
+        *out = wh_tmpl_json(j);
+        return WH_OK;
+    }
+}
+
+static wh_code struct_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
+                            size_t nargs, wh_tmpl_value *out)
+{
+    const struct stype *st = (const struct stype *)recv->type;
+    const json_t *obj = recv->u.host;
+    const struct sfield *f = find_field(st, name);
+    int getter = 0;
+
+    if (f == NULL && st->proto && strncmp(name, "Get", 3) == 0 && (f = find_field(st, name + 3)) != NULL)
+        getter = 1; /* generated getters are nil-safe */
+    if (f == NULL)
+        return WH_E_NOTFOUND;
+    if (obj == NULL && st->t.pointer && !getter)
+        return wh_tmpl_errorf(ctx, "nil pointer evaluating %s.%s", st->t.name, name);
+    return field_value(ctx, f, json_object_get(obj, f->json), out);
+}
+
+static int json_zero(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        return json_string_length(v) == 0;
+    case JSON_INTEGER:
+        return json_integer_value(v) == 0;
+    case JSON_REAL:
+        return json_real_value(v) == 0;
+    case JSON_FALSE:
+    case JSON_NULL:
+        return 1;
+    case JSON_ARRAY:
+        return json_array_size(v) == 0;
+    case JSON_OBJECT:
+        return json_object_size(v) == 0;
+    default:
+        return 0;
+    }
+}
+
+/* encoding/json of the Go struct: fields in declaration order, omitempty. */
+static json_t *struct_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v)
+{
+    const struct stype *st = (const struct stype *)v->type;
+    const json_t *obj = v->u.host;
+    json_t *out;
+
+    if (obj == NULL)
+        return st->t.pointer ? json_null() : json_object();
+    if (!st->ordered)
+        return json_deep_copy(obj);
+    if ((out = json_object()) == NULL)
+        return NULL;
+    for (size_t i = 0; i < st->n; i++) {
+        json_t *fv = json_object_get(obj, st->fields[i].json);
+        if (fv == NULL && st->fields[i].always)
+            json_object_set_new(out, st->fields[i].json, json_integer(0));
+        else if (fv != NULL && (st->fields[i].always || !json_zero(fv)))
+            json_object_set(out, st->fields[i].json, fv);
+    }
+    return out;
+}
+
+/* ---- SidecarTemplateData itself ---- */
+
+static wh_code typemeta_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
+                              size_t nargs, wh_tmpl_value *out)
+{
+    const wh_inject_data *d = recv->u.host;
+    if (strcmp(name, "Kind") == 0)
+        *out = wh_tmpl_str(d->type_kind);
+    else if (strcmp(name, "APIVersion") == 0)
+        *out = wh_tmpl_str(d->type_api_version);
+    else
+        return WH_E_NOTFOUND;
+    return WH_OK;
+}
+
+static wh_code deploymeta_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name,
+                                const wh_tmpl_value *args, size_t nargs, wh_tmpl_value *out)
+{
+    const wh_inject_data *d = recv->u.host;
+    if (strcmp(name, "Name") == 0)
+        *out = wh_tmpl_str(d->deploy_name);
+    else if (strcmp(name, "Namespace") == 0)
+        *out = wh_tmpl_str(d->deploy_namespace);
+    else
+        return WH_E_NOTFOUND;
+    return WH_OK;
+}
+
+static json_t *typemeta_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v)
+{
+    const wh_inject_data *d = v->u.host;
+    json_t *o = json_object();
+    if (d->type_kind[0])
+        json_object_set_new(o, "kind", json_string(d->type_kind));
+    if (d->type_api_version[0])
+        json_object_set_new(o, "apiVersion", json_string(d->type_api_version));
+    return o;
+}
+
+static json_t *deploymeta_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v)
+{
+    const wh_inject_data *d = v->u.host;
+    return json_pack("{ssss}", "Namespace", d->deploy_namespace, "Name", d->deploy_name);
+}
+
+static const wh_tmpl_type typemeta_type = {"v1.TypeMeta", WH_TMPL_HOST, NULL, typemeta_field, NULL, typemeta_json, 0};
+static const wh_tmpl_type deploymeta_type = {"types.NamespacedName", WH_TMPL_HOST, NULL, deploymeta_field,
+                                             NULL,                   deploymeta_json, 0};
+
+static wh_code data_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
+                          size_t nargs, wh_tmpl_value *out)
+{
+    const wh_inject_data *d = recv->u.host;
+
+    if (strcmp(name, "TypeMeta") == 0)
+        *out = wh_tmpl_host(&typemeta_type, d);
+    else if (strcmp(name, "DeploymentMeta") == 0)
+        *out = wh_tmpl_host(&deploymeta_type, d);
+    else if (strcmp(name, "ObjectMeta") == 0)
+        *out = wh_tmpl_host(&meta_type.t, d->object_meta);
+    else if (strcmp(name, "Spec") == 0)
+        *out = wh_tmpl_host(&spec_type.t, d->spec);
+    else if (strcmp(name, "ProxyConfig") == 0)
+        *out = wh_tmpl_host(&pc_type.t, d->proxy_config);
+    else if (strcmp(name, "MeshConfig") == 0)
+        *out = wh_tmpl_host(&mesh_type.t, d->mesh);
+    else if (strcmp(name, "Values") == 0)
+        *out = wh_tmpl_json_typed(d->values, &wh_tmpl_type_map_string_interface);
+    else if (strcmp(name, "Revision") == 0)
+        *out = wh_tmpl_str(d->revision);
+    else if (strcmp(name, "NativeSidecars") == 0)
+        *out = wh_tmpl_bool(d->native);
+    else if (strcmp(name, "ProxyImage") == 0)
+        *out = wh_tmpl_str(d->proxy_image);
+    else if (strcmp(name, "ProxyInitImage") == 0)
+        *out = wh_tmpl_str(d->proxy_init_image);
+    else if (strcmp(name, "ProxyUID") == 0)
+        *out = wh_tmpl_int_typed(d->proxy_uid, &wh_tmpl_type_int64);
+    else if (strcmp(name, "ProxyGID") == 0)
+        *out = wh_tmpl_int_typed(d->proxy_gid, &wh_tmpl_type_int64);
+    else if (strcmp(name, "InboundTrafficPolicyMode") == 0)
+        *out = wh_tmpl_str(d->inbound_mode);
+    else if (strcmp(name, "CompliancePolicy") == 0)
+        *out = wh_tmpl_str(d->compliance);
+    else
+        return WH_E_NOTFOUND;
+    return WH_OK;
+}
+
+static const wh_tmpl_type data_type = {"*inject.SidecarTemplateData", WH_TMPL_HOST, NULL, data_field, NULL, NULL, 1};
+
+wh_tmpl_value wh_inject_data_value(const wh_inject_data *d)
+{
+    return wh_tmpl_host(&data_type, d);
+}
+
+/* ---- for the functions ---- */
+
+/* The JSON behind an ObjectMeta / Container / ... value, or NULL. */
+const json_t *wh_inject_host_json(const wh_tmpl_value *v, const char *go_type)
+{
+    if (v->kind != WH_TMPL_HOST || v->type == NULL || v->type->field != struct_field)
+        return NULL;
+    if (go_type != NULL && strcmp(v->type->name, go_type) != 0)
+        return NULL;
+    return v->u.host;
+}
+
+/* 1 if v is the *ProxyConfig host value. */
+int wh_inject_is_proxy_config(const wh_tmpl_value *v)
+{
+    return v->kind == WH_TMPL_HOST && v->type == &pc_type.t;
+}

@@ -1,0 +1,140 @@
+/*
+ * wh_inject_decide.c - istiod's injectRequired rule chain (spec 1.3): host
+ * network, system namespaces, the sidecar.istio.io/inject label/annotation,
+ * never/always selectors, then the config's policy.
+ */
+#include "wh_inject_render_int.h"
+
+#include <string.h>
+
+static const char *const system_namespaces[] = {"kube-system", "kube-public", "kube-node-lease",
+                                                "local-path-storage", NULL};
+
+static int in_values(const json_t *values, const char *v)
+{
+    size_t i;
+    json_t *e;
+
+    json_array_foreach(values, i, e) if (json_is_string(e) && strcmp(json_string_value(e), v) == 0) return 1;
+    return 0;
+}
+
+int wh_inject_selector_matches(const json_t *selector, const json_t *labels)
+{
+    const json_t *ml, *me, *req, *val;
+    const char *key;
+    size_t i, n = 0;
+    int match = 1;
+
+    if (!json_is_object(selector))
+        return json_is_null(selector) ? 0 : -1;
+    ml = json_object_get(selector, "matchLabels");
+    me = json_object_get(selector, "matchExpressions");
+    if ((ml != NULL && !json_is_object(ml) && !json_is_null(ml)) ||
+        (me != NULL && !json_is_array(me) && !json_is_null(me)))
+        return -1;
+    json_object_foreach((json_t *)ml, key, val)
+    {
+        const char *have;
+        if (!json_is_string(val))
+            return -1;
+        n++;
+        have = wh_inject_jstr(labels, key);
+        if (have == NULL || strcmp(have, json_string_value(val)) != 0)
+            match = 0;
+    }
+    json_array_foreach(me, i, req)
+    {
+        const char *k = wh_inject_jstr(req, "key"), *op = wh_inject_jstr(req, "operator"), *have;
+        const json_t *values = json_object_get(req, "values");
+        size_t nv = json_array_size(values);
+        if (k == NULL || op == NULL || (values != NULL && !json_is_array(values) && !json_is_null(values)))
+            return -1;
+        n++;
+        have = wh_inject_jstr(labels, k);
+        if (strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0) {
+            if (nv == 0)
+                return -1;
+            int in = have != NULL && in_values(values, have);
+            if (op[0] == 'I' ? !in : in)
+                match = 0;
+        } else if (strcmp(op, "Exists") == 0 || strcmp(op, "DoesNotExist") == 0) {
+            if (nv != 0)
+                return -1;
+            if ((op[0] == 'E') != (have != NULL))
+                match = 0;
+        } else {
+            return -1;
+        }
+    }
+    return n == 0 ? 0 : match;
+}
+
+/* The first of `selectors` that matches; invalid ones are skipped. */
+static int any_selector(const json_t *selectors, const json_t *labels)
+{
+    size_t i;
+    json_t *s;
+
+    json_array_foreach(selectors, i, s) if (wh_inject_selector_matches(s, labels) == 1) return 1;
+    return 0;
+}
+
+int wh_inject_decide(const wh_inject_revision *rev, const json_t *pod, int kube_inject, const char **reason)
+{
+    const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
+    const json_t *labels = json_object_get(meta, "labels"), *annotations = json_object_get(meta, "annotations");
+    const char *ns = wh_inject_jstr(meta, "namespace"), *value, *policy;
+    int use_default = 0, inject = 0;
+
+    *reason = NULL;
+    if (json_is_true(json_object_get(spec, "hostNetwork"))) {
+        *reason = "host network";
+        return 0;
+    }
+    for (size_t i = 0; ns != NULL && system_namespaces[i]; i++)
+        if (strcmp(ns, system_namespaces[i]) == 0) {
+            *reason = "system namespace";
+            return 0;
+        }
+    /* The label, if present at all, beats the annotation. */
+    if (json_object_get(labels, "sidecar.istio.io/inject") != NULL)
+        value = wh_inject_jstr(labels, "sidecar.istio.io/inject");
+    else
+        value = wh_inject_jstr(annotations, "sidecar.istio.io/inject");
+    if (value == NULL)
+        value = "";
+    if (strcmp(value, "true") == 0)
+        inject = 1;
+    else if (strcmp(value, "false") == 0)
+        inject = 0;
+    else
+        use_default = 1; /* "", or an unrecognised value (istiod warns) */
+
+    if (use_default && !kube_inject && rev != NULL) {
+        if (any_selector(rev->never_selectors, labels)) {
+            use_default = 0;
+            inject = 0;
+            *reason = "neverInjectSelector";
+        } else if (any_selector(rev->always_selectors, labels)) {
+            use_default = 0;
+            inject = 1;
+        }
+    }
+    policy = kube_inject || rev == NULL ? "enabled" : rev->policy;
+    if (strcmp(policy, "enabled") == 0) {
+        if (use_default)
+            return 1;
+    } else if (strcmp(policy, "disabled") == 0) {
+        if (use_default) {
+            *reason = "policy disabled";
+            return 0;
+        }
+    } else {
+        *reason = "unknown injection policy";
+        return 0;
+    }
+    if (!inject && *reason == NULL)
+        *reason = "sidecar.istio.io/inject=false";
+    return inject;
+}

@@ -1,0 +1,372 @@
+/*
+ * wh_inject_derive.c - inputs the injection templates need that istiod
+ * derives from the pod before rendering (spec 3.1-3.2): the owning workload
+ * (DeploymentMeta/TypeMeta), proxy images, OpenShift UID/GID, removal of a
+ * previous injection, and the list of templates to render.
+ */
+#include "wh_inject_render_int.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void wh_inject_owner_clear(wh_inject_owner *o)
+{
+    free(o->name);
+    free(o->namespace_);
+    free(o->kind);
+    free(o->api_version);
+    memset(o, 0, sizeof(*o));
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return b <= a && memcmp(s + a - b, suffix, b) == 0;
+}
+
+/* The name without "-<suffix>" when it ends that way (strings.TrimSuffix). */
+static char *trim_dash_suffix(const char *name, const char *suffix)
+{
+    size_t a = strlen(name), b = strlen(suffix);
+    if (b + 1 <= a && name[a - b - 1] == '-' && memcmp(name + a - b, suffix, b) == 0)
+        return strndup(name, a - b - 1);
+    return strdup(name);
+}
+
+/* ^(.+)-\d{8,10}$ -> length of group 1, or 0. */
+static size_t cronjob_prefix(const char *name)
+{
+    size_t n = strlen(name), d = 0;
+
+    while (d < n && isdigit((unsigned char)name[n - 1 - d]))
+        d++;
+    /* The regexp is greedy on (.+): it takes the last 8-10 digits. */
+    if (d < 8)
+        return 0;
+    for (size_t take = 8; take <= 10 && take <= d; take++) {
+        size_t dash = n - take - 1;
+        if (take < n && name[dash] == '-' && dash >= 1)
+            return dash;
+    }
+    return 0;
+}
+
+wh_code wh_inject_deploy_meta_of(const json_t *pod, wh_inject_owner *out)
+{
+    const json_t *meta = json_object_get(pod, "metadata"), *labels = json_object_get(meta, "labels"), *ref, *r;
+    const char *pod_name = wh_inject_jstr(meta, "name"), *gen = wh_inject_jstr(meta, "generateName");
+    const char *ns = wh_inject_jstr(meta, "namespace");
+    char *name = NULL, *kind = NULL, *api = NULL;
+    size_t i;
+
+    memset(out, 0, sizeof(*out));
+    if (pod_name == NULL)
+        pod_name = "";
+    name = strdup(pod_name);
+    kind = strdup("Pod");
+    api = strdup("v1");
+    ref = NULL;
+    if (gen != NULL && gen[0] != '\0') {
+        json_array_foreach(json_object_get(meta, "ownerReferences"), i, r)
+        {
+            if (json_is_true(json_object_get(r, "controller"))) {
+                ref = r;
+                break;
+            }
+        }
+    }
+    if (ref != NULL && name && kind && api) {
+        const char *rk = wh_inject_jstr(ref, "kind"), *rn = wh_inject_jstr(ref, "name"),
+                   *ra = wh_inject_jstr(ref, "apiVersion");
+        const char *hash = wh_inject_jstr(labels, "pod-template-hash"),
+                   *rhash = wh_inject_jstr(labels, "rollouts-pod-template-hash"),
+                   *dc = wh_inject_jstr(labels, "deploymentconfig");
+        free(kind);
+        free(api);
+        free(name);
+        kind = strdup(rk ? rk : "");
+        api = strdup(ra ? ra : "");
+        name = strdup(rn ? rn : "");
+        if (kind && name && api) {
+            if (strcmp(kind, "ReplicaSet") == 0 && hash && hash[0] && ends_with(name, hash)) {
+                char *t = trim_dash_suffix(name, hash);
+                free(name);
+                name = t;
+                free(kind);
+                kind = strdup("Deployment");
+            } else if (strcmp(kind, "ReplicaSet") == 0 && rhash && rhash[0] && ends_with(name, rhash)) {
+                char *t = trim_dash_suffix(name, rhash);
+                free(name);
+                name = t;
+                free(kind);
+                kind = strdup("Rollout");
+                free(api);
+                api = strdup("v1alpha1");
+            } else if (strcmp(kind, "ReplicationController") == 0 && dc && dc[0]) {
+                free(name);
+                name = strdup(dc);
+                free(kind);
+                kind = strdup("DeploymentConfig");
+            } else if (strcmp(kind, "Job") == 0) {
+                size_t p = cronjob_prefix(name);
+                if (p > 0) {
+                    char *t = strndup(name, p);
+                    free(name);
+                    name = t;
+                    free(kind);
+                    kind = strdup("CronJob");
+                    free(api);
+                    api = strdup("batch/v1");
+                }
+            }
+        }
+    }
+    if (name != NULL && name[0] == '\0') {
+        free(name);
+        name = strdup(pod_name);
+    }
+    out->name = name;
+    out->kind = kind;
+    out->api_version = api;
+    out->namespace_ = strdup(ns ? ns : "");
+    if (!out->name || !out->kind || !out->api_version || !out->namespace_) {
+        wh_inject_owner_clear(out);
+        return WH_E_NOMEM;
+    }
+    return WH_OK;
+}
+
+/* global.tag printed with %v. */
+static void tag_text(const json_t *tag, char *buf, size_t size)
+{
+    if (json_is_string(tag))
+        snprintf(buf, size, "%s", json_string_value(tag));
+    else if (json_is_integer(tag))
+        snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(tag));
+    else if (json_is_real(tag))
+        wh_inject_format_float(json_real_value(tag), buf, size);
+    else if (json_is_boolean(tag))
+        snprintf(buf, size, "%s", json_is_true(tag) ? "true" : "false");
+    else if (tag == NULL || json_is_null(tag))
+        snprintf(buf, size, "%s", tag ? "<nil>" : "");
+    else
+        buf[0] = '\0';
+}
+
+char *wh_inject_image(const json_t *values, const char *name_key, const char *image_type, const json_t *annotations)
+{
+    const json_t *global = json_object_get(values, "global");
+    const char *name = wh_inject_jstr(json_object_get(global, name_key), "image"), *hub = wh_inject_jstr(global, "hub");
+    const char *type = image_type, *ann;
+    char tag[256];
+    wh_buf b = WH_BUF_INIT;
+    size_t tl;
+
+    if (name == NULL || name[0] == '\0')
+        name = "proxyv2";
+    if (type == NULL || type[0] == '\0')
+        type = wh_inject_jstr(global, "variant");
+    if ((ann = wh_inject_jstr(annotations, "sidecar.istio.io/proxyImageType")) != NULL)
+        type = ann;
+    tag_text(json_object_get(global, "tag"), tag, sizeof(tag));
+    if (type != NULL && type[0] != '\0') {
+        tl = strlen(tag);
+        if (tl >= 11 && strcmp(tag + tl - 11, "-distroless") == 0)
+            tag[tl - 11] = '\0';
+        else if (tl >= 6 && strcmp(tag + tl - 6, "-debug") == 0)
+            tag[tl - 6] = '\0';
+        if (strcmp(type, "default") != 0) {
+            size_t n = strlen(tag);
+            snprintf(tag + n, sizeof(tag) - n, "-%s", type);
+        }
+    }
+    wh_buf_printf(&b, "%s/%s:%s", hub ? hub : "", name, tag);
+    return wh_buf_steal(&b, NULL);
+}
+
+/* The largest id of "start/size" or "start-end" (first block of a comma
+ * list); -1 when it does not parse. */
+static long long range_max(const char *s)
+{
+    char *end;
+    long long start, n;
+
+    if (s == NULL)
+        return -1;
+    while (isspace((unsigned char)*s))
+        s++;
+    start = strtoll(s, &end, 10);
+    if (end == s || start < 0)
+        return -1;
+    if (*end == '/') {
+        const char *p = end + 1;
+        n = strtoll(p, &end, 10);
+        if (end == p || n <= 0)
+            return -1;
+        return start + n - 1;
+    }
+    if (*end == '-') {
+        const char *p = end + 1;
+        n = strtoll(p, &end, 10);
+        if (end == p || n < start)
+            return -1;
+        return n;
+    }
+    return -1;
+}
+
+void wh_inject_openshift_ids(const json_t *ns, long long *uid, long long *gid)
+{
+    const json_t *ann = wh_inject_jpath(ns, "metadata", "annotations", NULL);
+    const char *uids = wh_inject_jstr(ann, "openshift.io/sa.scc.uid-range"),
+               *groups = wh_inject_jstr(ann, "openshift.io/sa.scc.supplemental-groups");
+    long long u = range_max(uids), g = range_max(groups != NULL ? groups : uids);
+
+    if (u >= 0)
+        *uid = u;
+    if (g >= 0)
+        *gid = g;
+    else if (groups != NULL && (g = range_max(uids)) >= 0)
+        *gid = g;
+}
+
+/* Remove every entry named `name` from the container list `list`. */
+static void remove_named(json_t *list, const char *name)
+{
+    for (size_t i = 0; i < json_array_size(list);) {
+        const char *n = wh_inject_jstr(json_array_get(list, i), "name");
+        if (n != NULL && strcmp(n, name) == 0)
+            json_array_remove(list, i);
+        else
+            i++;
+    }
+}
+
+static int has_named(const json_t *list, const char *name)
+{
+    size_t i;
+    json_t *c;
+
+    json_array_foreach((json_t *)list, i, c)
+    {
+        const char *n = wh_inject_jstr(c, "name");
+        if (n != NULL && strcmp(n, name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+json_t *wh_inject_strip(const json_t *pod, int status_port)
+{
+    const json_t *ann = wh_inject_jpath(pod, "metadata", "annotations", NULL);
+    const char *status = wh_inject_jstr(ann, "sidecar.istio.io/status");
+    json_t *st, *copy, *spec, *meta_ann, *list, *c, *ov;
+    const char *port, *overrides;
+    char target[16];
+    size_t i;
+
+    if (status == NULL || (st = json_loads(status, 0, NULL)) == NULL)
+        return json_incref((json_t *)pod);
+    if (!json_is_object(st) || (copy = json_deep_copy(pod)) == NULL) {
+        json_decref(st);
+        return json_incref((json_t *)pod);
+    }
+    spec = json_object_get(copy, "spec");
+    json_array_foreach(json_object_get(st, "containers"), i, c) if (json_is_string(c))
+        remove_named(json_object_get(spec, "containers"), json_string_value(c));
+    json_array_foreach(json_object_get(st, "initContainers"), i, c) if (json_is_string(c))
+        remove_named(json_object_get(spec, "initContainers"), json_string_value(c));
+    json_decref(st);
+
+    meta_ann = (json_t *)wh_inject_jpath(copy, "metadata", "annotations", NULL);
+    snprintf(target, sizeof(target), "%d", status_port);
+    if ((port = wh_inject_jstr(meta_ann, "prometheus.io/port")) != NULL && strcmp(port, target) == 0) {
+        json_object_del(meta_ann, "prometheus.io/scrape");
+        json_object_del(meta_ann, "prometheus.io/port");
+        json_object_del(meta_ann, "prometheus.io/path");
+    }
+    json_object_del(meta_ann, "sidecar.istio.io/status");
+
+    /* Containers the user had overridden come back (they were recorded). */
+    if ((overrides = wh_inject_jstr(meta_ann, "proxy.istio.io/overrides")) != NULL &&
+        (ov = json_loads(overrides, 0, NULL)) != NULL) {
+        static const char *const lists[] = {"containers", "initContainers"};
+        for (size_t l = 0; l < 2; l++) {
+            json_array_foreach(json_object_get(ov, lists[l]), i, c)
+            {
+                const char *n = wh_inject_jstr(c, "name");
+                if (n == NULL || !json_is_object(spec))
+                    continue;
+                if ((list = json_object_get(spec, lists[l])) == NULL) {
+                    list = json_array();
+                    json_object_set_new(spec, lists[l], list);
+                }
+                if (!has_named(list, n))
+                    json_array_append(list, c);
+            }
+        }
+        json_decref(ov);
+    }
+    return copy;
+}
+
+wh_code wh_inject_select_templates(const wh_inject_revision *rev, const json_t *annotations, json_t **out,
+                                   wh_err *err)
+{
+    const char *ann = wh_inject_jstr(annotations, "inject.istio.io/templates");
+    json_t *names = json_array(), *res = json_array(), *n;
+    size_t i;
+
+    *out = NULL;
+    if (names == NULL || res == NULL)
+        goto nomem;
+    if (ann != NULL) {
+        for (const char *s = ann;;) {
+            const char *c = strchr(s, ','), *e = c ? c : s + strlen(s);
+            while (s < e && isspace((unsigned char)*s))
+                s++;
+            while (e > s && isspace((unsigned char)e[-1]))
+                e--;
+            if (json_array_append_new(names, json_stringn(s, (size_t)(e - s))) != 0)
+                goto nomem;
+            if (!c)
+                break;
+            s = c + 1;
+        }
+    } else {
+        json_array_extend(names, rev->default_templates);
+    }
+    json_array_foreach(names, i, n)
+    {
+        const json_t *alias = json_object_get(rev->aliases, json_string_value(n));
+        if (json_is_array(alias))
+            json_array_extend(res, (json_t *)alias);
+        else
+            json_array_append(res, n);
+    }
+    json_array_foreach(res, i, n)
+    {
+        if (wh_inject_revision_template(rev, json_string_value(n)) == NULL) {
+            wh_buf have = WH_BUF_INIT;
+            size_t k;
+            json_t *t;
+            json_array_foreach(rev->template_names, k, t)
+                wh_buf_printf(&have, "%s%s", k ? ", " : "", json_string_value(t));
+            wh_err_set(err, WH_E_NOTFOUND, "requested template \"%s\" not found; have %s", json_string_value(n),
+                       have.data ? have.data : "");
+            wh_buf_free(&have);
+            json_decref(names);
+            json_decref(res);
+            return WH_E_NOTFOUND;
+        }
+    }
+    json_decref(names);
+    *out = res;
+    return WH_OK;
+nomem:
+    json_decref(names);
+    json_decref(res);
+    return wh_err_set(err, WH_E_NOMEM, "out of memory");
+}

@@ -1,0 +1,267 @@
+/*
+ * wh_inject_render.c - the render step of sidecar injection (spec 3.1 steps
+ * 1-6a): derive the template inputs from the pod and the revision, validate
+ * the annotations, strip a previous injection, render every selected
+ * template and parse each result into a JSON overlay for the merge side.
+ */
+#include "wh_inject_render_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void wh_inject_rendered_clear(wh_inject_rendered *out)
+{
+    for (size_t i = 0; out->names != NULL && i < out->n; i++)
+        free(out->names[i]);
+    free(out->names);
+    json_decref(out->overlays);
+    json_decref(out->merge_pod);
+    json_decref(out->template_pod);
+    json_decref(out->proxy_config);
+    json_decref(out->proxy_envs);
+    free(out->network);
+    free(out->revision);
+    memset(out, 0, sizeof(*out));
+}
+
+/* OpenShift (3.8.4): a user istio-proxy running as the "app user" gets its
+ * runAsUser/runAsGroup cleared so that the namespace's UID applies. */
+static json_t *openshift_reset(const json_t *pod)
+{
+    const json_t *containers = wh_inject_jpath(pod, "spec", "containers", NULL), *c;
+    json_t *copy, *sc;
+    long long app_user = 0;
+    size_t i, proxy = (size_t)-1;
+
+    json_array_foreach((json_t *)containers, i, c)
+    {
+        const char *n = wh_inject_jstr(c, "name");
+        const json_t *u = wh_inject_jpath(c, "securityContext", "runAsUser", NULL);
+        if (n != NULL && strcmp(n, "istio-proxy") == 0) {
+            proxy = i;
+            continue;
+        }
+        if (n != NULL && (strcmp(n, "istio-init") == 0 || strcmp(n, "istio-validation") == 0))
+            continue;
+        if (json_is_integer(u))
+            app_user = json_integer_value(u);
+    }
+    if (proxy == (size_t)-1)
+        return json_incref((json_t *)pod);
+    c = json_array_get(containers, proxy);
+    sc = json_object_get(c, "securityContext");
+    if (!json_is_object(sc) || json_integer_value(json_object_get(sc, "runAsUser")) != app_user)
+        return json_incref((json_t *)pod);
+    if ((copy = json_deep_copy(pod)) == NULL)
+        return NULL;
+    sc = (json_t *)wh_inject_jpath(json_array_get(wh_inject_jpath(copy, "spec", "containers", NULL), proxy),
+                                   "securityContext", NULL);
+    json_object_del(sc, "runAsUser");
+    json_object_del(sc, "runAsGroup");
+    return copy;
+}
+
+/* Cluster and network envs (3.1 step 3) on top of the URL's. */
+static wh_code proxy_envs(const wh_inject_input *in, const json_t *labels, json_t **envs, char **network)
+{
+    const json_t *global = json_object_get(in->rev->values, "global");
+    const char *cluster = wh_inject_jstr(json_object_get(global, "multiCluster"), "clusterName");
+    const char *vnet = wh_inject_jstr(global, "network"), *lnet = wh_inject_jstr(labels, "topology.istio.io/network");
+    const char *net;
+    json_t *e = in->url_envs != NULL ? json_deep_copy(in->url_envs) : json_object();
+
+    *envs = NULL;
+    *network = NULL;
+    if (e == NULL)
+        return WH_E_NOMEM;
+    if (json_object_get(e, "ISTIO_META_CLUSTER_ID") == NULL && cluster != NULL && cluster[0] != '\0')
+        json_object_set_new(e, "ISTIO_META_CLUSTER_ID", json_string(cluster));
+    if (lnet != NULL && lnet[0] != '\0')
+        json_object_set_new(e, "ISTIO_META_NETWORK", json_string(lnet));
+    else if (json_object_get(e, "ISTIO_META_NETWORK") == NULL && vnet != NULL && vnet[0] != '\0')
+        json_object_set_new(e, "ISTIO_META_NETWORK", json_string(vnet));
+    net = wh_inject_jstr(e, "ISTIO_META_NETWORK");
+    if (net != NULL && net[0] != '\0' && (*network = strdup(net)) == NULL) {
+        json_decref(e);
+        return WH_E_NOMEM;
+    }
+    *envs = e;
+    return WH_OK;
+}
+
+wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_err *err)
+{
+    const wh_inject_revision *rev = in->rev;
+    const json_t *meta, *annotations, *labels, *pca, *hold;
+    const char *platform, *mode_ann, *native_ann, *node, *revision;
+    json_t *names = NULL, *pc = NULL, *pc_doc = NULL, *doc = NULL;
+    wh_inject_owner owner = {0};
+    char *bad = NULL, *proxy_image = NULL, *init_image = NULL;
+    wh_buf text = WH_BUF_INIT;
+    wh_inject_data data;
+    wh_code rc = WH_E_NOMEM;
+    size_t i;
+    int native_global;
+
+    memset(out, 0, sizeof(*out));
+    memset(&data, 0, sizeof(data));
+    if (rev == NULL || !json_is_object(in->pod))
+        return wh_err_set(err, WH_E_INVALID, "injection needs a revision and a pod object");
+    out->proxy_uid = out->proxy_gid = 1337;
+
+    /* The pod as istiod works on it (OpenShift may reset the proxy's user). */
+    platform = wh_inject_settings_platform(in->settings);
+    if (strcmp(platform, "openshift") == 0) {
+        if (in->namespace_obj != NULL)
+            wh_inject_openshift_ids(in->namespace_obj, &out->proxy_uid, &out->proxy_gid);
+        out->merge_pod = openshift_reset(in->pod);
+    } else {
+        out->merge_pod = json_incref((json_t *)in->pod);
+    }
+    if (out->merge_pod == NULL)
+        goto nomem;
+    meta = json_object_get(out->merge_pod, "metadata");
+    annotations = json_object_get(meta, "annotations");
+    labels = json_object_get(meta, "labels");
+
+    /* 2. annotations */
+    if ((bad = wh_inject_validate_annotations(annotations)) != NULL) {
+        rc = wh_err_set(err, WH_E_INVALID, "%s", bad);
+        goto fail;
+    }
+
+    /* 1. proxy config: mesh defaultConfig + the pod's annotation */
+    if ((pc = json_deep_copy(wh_inject_jpath(rev->mesh, "defaultConfig", NULL))) == NULL)
+        goto nomem;
+    if ((pca = json_object_get(annotations, "proxy.istio.io/config")) != NULL && json_is_string(pca)) {
+        if ((rc = wh_yaml_load(json_string_value(pca), json_string_length(pca), &pc_doc, err)) != WH_OK ||
+            (rc = wh_inject_proxy_config_apply(pc, pc_doc, err)) != WH_OK) {
+            wh_err_prefix(err, "invalid value for annotation 'proxy.istio.io/config'");
+            goto fail;
+        }
+    }
+
+    /* deploy meta */
+    if (in->deploy != NULL) {
+        owner.name = strdup(in->deploy->name ? in->deploy->name : "");
+        owner.namespace_ = strdup(in->deploy->namespace_ ? in->deploy->namespace_ : "");
+        owner.kind = strdup(in->deploy->kind ? in->deploy->kind : "");
+        owner.api_version = strdup(in->deploy->api_version ? in->deploy->api_version : "");
+        if (!owner.name || !owner.namespace_ || !owner.kind || !owner.api_version)
+            goto nomem;
+    } else if (wh_inject_deploy_meta_of(out->merge_pod, &owner) != WH_OK) {
+        goto nomem;
+    }
+
+    /* native sidecars: global flag, then the per-pod annotation */
+    node = wh_inject_jstr(json_object_get(out->merge_pod, "spec"), "nodeName");
+    native_global = wh_inject_settings_native(in->settings, node);
+    native_ann = wh_inject_jstr(annotations, "sidecar.istio.io/nativeSidecar");
+    out->native = native_global;
+    if (native_ann != NULL && strcmp(native_ann, "true") == 0)
+        out->native = 1;
+    else if (native_ann != NULL && strcmp(native_ann, "false") == 0)
+        out->native = 0;
+
+    /* 3. cluster / network */
+    if (proxy_envs(in, labels, &out->proxy_envs, &out->network) != WH_OK)
+        goto nomem;
+
+    /* 4. strip a previous injection */
+    if ((out->template_pod = wh_inject_strip(out->merge_pod, wh_inject_revision_status_port(rev))) == NULL)
+        goto nomem;
+
+    /* 5. templates */
+    if ((rc = wh_inject_select_templates(rev, annotations, &names, err)) != WH_OK)
+        goto fail;
+
+    /* template data */
+    revision = in->revision != NULL ? in->revision : rev->name;
+    if ((out->revision = strdup(revision[0] ? revision : "default")) == NULL)
+        goto nomem;
+    proxy_image = wh_inject_image(rev->values, "proxy", wh_inject_jstr(json_object_get(pc, "image"), "imageType"),
+                                  annotations);
+    init_image = wh_inject_image(rev->values, "proxy_init", NULL, annotations);
+    if (proxy_image == NULL || init_image == NULL)
+        goto nomem;
+    data.type_api_version = owner.api_version;
+    data.type_kind = owner.kind;
+    data.deploy_name = owner.name;
+    data.deploy_namespace = owner.namespace_;
+    data.object_meta = json_object_get(out->template_pod, "metadata");
+    data.spec = json_object_get(out->template_pod, "spec");
+    data.proxy_config = pc;
+    data.mesh = rev->mesh;
+    data.values = rev->values;
+    data.revision = revision;
+    data.native = native_global;
+    data.proxy_image = proxy_image;
+    data.proxy_init_image = init_image;
+    data.proxy_uid = out->proxy_uid;
+    data.proxy_gid = out->proxy_gid;
+    {
+        const char *m = wh_inject_jstr(json_object_get(rev->mesh, "inboundTrafficPolicy"), "mode");
+        data.inbound_mode = m != NULL && strcmp(m, "LOCALHOST") == 0 ? "localhost" : "passthrough";
+    }
+    data.compliance = wh_inject_settings_compliance(in->settings);
+    data.settings = in->settings;
+
+    /* 6a. render and parse each template */
+    out->n = json_array_size(names);
+    if ((out->names = calloc(out->n + 1, sizeof(*out->names))) == NULL || (out->overlays = json_array()) == NULL)
+        goto nomem;
+    for (i = 0; i < out->n; i++) {
+        const char *name = json_string_value(json_array_get(names, i));
+        wh_tmpl_opts opts = {0};
+        if ((out->names[i] = strdup(name)) == NULL)
+            goto nomem;
+        opts.user = &data;
+        opts.max_output = 16u << 20;
+        wh_buf_reset(&text);
+        if ((rc = wh_tmpl_render(wh_inject_revision_template(rev, name), "inject", wh_inject_data_value(&data), &opts,
+                                 &text, err)) != WH_OK)
+            goto fail;
+        if ((rc = wh_yaml_load(text.data ? text.data : "", text.len, &doc, err)) != WH_OK) {
+            wh_err_prefix(err, "template \"%s\" rendered invalid YAML", name);
+            goto fail;
+        }
+        if (json_is_null(doc)) {
+            json_decref(doc);
+            doc = json_object();
+        }
+        if (!json_is_object(doc)) {
+            rc = wh_err_set(err, WH_E_RENDER, "template \"%s\" did not render a YAML mapping", name);
+            goto fail;
+        }
+        if (json_array_append_new(out->overlays, doc) != 0) {
+            doc = NULL;
+            goto nomem;
+        }
+        doc = NULL;
+    }
+
+    /* what post-processing needs */
+    mode_ann = wh_inject_jstr(annotations, "sidecar.istio.io/interceptionMode");
+    out->tproxy = strcmp(mode_ann != NULL ? mode_ann : wh_inject_interception_mode(pc), "TPROXY") == 0;
+    hold = wh_inject_jpath(rev->values, "global", "proxy", "holdApplicationUntilProxyStarts", NULL);
+    out->hold = json_is_true(json_object_get(pc, "holdApplicationUntilProxyStarts")) || json_is_true(hold);
+    out->proxy_config = pc;
+    pc = NULL;
+    rc = WH_OK;
+    goto out;
+nomem:
+    rc = wh_err_set(err, WH_E_NOMEM, "out of memory while rendering the injection templates");
+fail:
+    wh_inject_rendered_clear(out);
+out:
+    json_decref(doc);
+    json_decref(names);
+    json_decref(pc);
+    json_decref(pc_doc);
+    wh_inject_owner_clear(&owner);
+    free(bad);
+    free(proxy_image);
+    free(init_image);
+    wh_buf_free(&text);
+    return rc;
+}
