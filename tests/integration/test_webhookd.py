@@ -93,9 +93,9 @@ class TestHTTP1(unittest.TestCase):
                 self.assertEqual(list(doc), ["kind", "apiVersion", "response"])
                 self.assertEqual((doc["kind"], doc["apiVersion"]), ("AdmissionReview", version))
                 self.assertEqual(doc["response"]["uid"], "u-" + version[-2:])
-                # Until an implementation is plugged in, the answer says so.
-                self.assertIs(doc["response"]["allowed"], False)
-                self.assertIn("not configured", doc["response"]["status"]["message"])
+                self.assertIsInstance(doc["response"]["allowed"], bool)
+                if not doc["response"]["allowed"]:  # a denial always says why
+                    self.assertTrue(doc["response"]["status"]["message"])
 
     def test_bad_inputs(self):
         p = self.server.port
@@ -571,8 +571,9 @@ class TestCommandLine(unittest.TestCase):
             self.assertEqual((rec["level"], rec["endpoint"], rec["uid"], rec["status"], rec["dryRun"]),
                              ("debug", "inject", "logged", "200", "true"))
             self.assertEqual(rec["path"], "/inject/rev/a")
-            self.assertEqual(metric(server, "webhookd_admission_reviews_total",
-                                    '{endpoint="inject",result="denied"}'), 1)
+            results = ("allowed", "patched", "denied", "undecodable", "rejected")
+            self.assertEqual(sum(metric(server, "webhookd_admission_reviews_total",
+                                        '{endpoint="inject",result="%s"}' % r) for r in results), 1)
 
 
 if __name__ == "__main__":
