@@ -156,6 +156,9 @@ def pod_of(doc):
     tmpl = (spec.get("jobTemplate", {}).get("spec", {}) if kind == "CronJob" else spec).get("template") or {}
     tmpl = copy.deepcopy(tmpl)
     pm = tmpl.setdefault("metadata", {}) or {}
+    if kind == "CronJob" and not pm:
+        # kube-inject writes a CronJob's pod metadata onto its jobTemplate
+        pm = copy.deepcopy(spec.get("jobTemplate", {}).get("metadata") or {})
     tmpl["metadata"] = pm
     name = meta.get("name", "")
     if kind == "Deployment":
@@ -185,8 +188,22 @@ def compare(res, pod, golden):
     """None when what was rendered is in the golden pod, else the first difference."""
     envs = set((res.get("proxyEnvs") or {}).keys())
     user = by_name(containers_of(pod))
-    gold = by_name(containers_of(golden))
     gmeta = golden.get("metadata") or {}
+    rendered = set()
+    for ov in res["overlays"]:
+        ospec = ov.get("spec") or {}
+        rendered |= {c.get("name") for c in (ospec.get("initContainers") or []) + (ospec.get("containers") or [])}
+    if rendered & set(user):
+        return None  # the user overrides injected containers: the merge side's business
+    # Later templates override what earlier ones rendered (per container/volume, field by field).
+    merged_c, merged_v = {}, {}
+    for ov in res["overlays"]:
+        ospec = normalize(ov).get("spec") or {}
+        for lst in ("initContainers", "containers"):
+            for c in ospec.get(lst) or []:
+                merged_c.setdefault((lst, c.get("name")), {}).update(c)
+        for v in ospec.get("volumes") or []:
+            merged_v.setdefault(v.get("name"), {}).update(v)
     for ov in res["overlays"]:
         ov = normalize(ov)
         om = ov.get("metadata") or {}
@@ -198,30 +215,31 @@ def compare(res, pod, golden):
                 continue
             if (gmeta.get("annotations") or {}).get(k) != v:
                 return "annotation %s: rendered %r, golden %r" % (k, v, (gmeta.get("annotations") or {}).get(k))
-        ospec = ov.get("spec") or {}
-        for c in (ospec.get("initContainers") or []) + (ospec.get("containers") or []):
-            name = c.get("name")
-            if name in user:
-                continue  # merged with the user's container: the merge side's business
-            if name not in gold:
-                return "container %s rendered but not in the golden pod" % name
-            g = normalize(gold[name])
-            c = dict(c)
-            if "env" in c:
-                c["env"] = [e for e in c["env"] if e.get("name") not in envs]
-                g = dict(g)
-                g["env"] = [e for e in g.get("env", []) if e.get("name") not in envs | POST_ENVS]
-            for k in c:
-                d = first_diff(c[k], g.get(k), "/%s/%s" % (name, k))
-                if d:
-                    return d
-        gvol = by_name((golden.get("spec") or {}).get("volumes") or [])
-        for v in ospec.get("volumes") or []:
-            d = first_diff(v, normalize(gvol.get(v.get("name"))), "/volumes/%s" % v.get("name"))
+    gspec = golden.get("spec") or {}
+    for (lst, name), c in merged_c.items():
+        same = by_name(gspec.get(lst) or [])
+        other = by_name(gspec.get("containers" if lst == "initContainers" else "initContainers") or [])
+        g = same.get(name) or other.get(name)
+        if g is None:
+            return "container %s rendered but not in the golden pod" % name
+        g = normalize(g)
+        c = dict(c)
+        if "env" in c:
+            c["env"] = [e for e in c["env"] if e.get("name") not in envs]
+            g = dict(g)
+            g["env"] = [e for e in g.get("env", []) if e.get("name") not in envs | POST_ENVS]
+        for k in c:
+            d = first_diff(c[k], g.get(k), "/%s/%s" % (name, k))
             if d:
                 return d
-        gsec = [s.get("name") for s in (golden.get("spec") or {}).get("imagePullSecrets") or []]
-        for s in ospec.get("imagePullSecrets") or []:
+    gvol = by_name(gspec.get("volumes") or [])
+    for name, v in merged_v.items():
+        d = first_diff(v, normalize(gvol.get(name)), "/volumes/%s" % name)
+        if d:
+            return d
+    gsec = [s.get("name") for s in gspec.get("imagePullSecrets") or []]
+    for ov in res["overlays"]:
+        for s in (ov.get("spec") or {}).get("imagePullSecrets") or []:
             if s.get("name") not in gsec:
                 return "imagePullSecret %s missing from golden" % s.get("name")
     return None
@@ -301,16 +319,15 @@ def main():
                     if "sidecar.istio.io/status" in ((golden.get("metadata") or {}).get("annotations") or {}):
                         problem = "skipped (%s) but the golden pod is injected" % res["reason"]
                     continue
-                if embedded and not case.get("differsFromDefault"):
+                if embedded and not case.get("differsFromDefault") and res["names"] == ["sidecar"]:
                     emb = run_tool(tool, files, flags, pod, ns_file, embedded=True)
                     if "error" in emb:
                         problem = "embedded render failed: " + emb["error"]
                         break
-                    if res["names"] == ["sidecar"]:
-                        d = first_diff(normalize(emb["overlays"]), normalize(res["overlays"]), "/embedded")
-                        if d:
-                            problem = d
-                            break
+                    d = first_diff(normalize(emb["overlays"]), normalize(res["overlays"]), "/embedded")
+                    if d:
+                        problem = d
+                        break
                 annotations = (pod.get("metadata") or {}).get("annotations") or {}
                 if "sidecar.istio.io/status" in annotations:
                     continue  # re-injection: the merge side's business

@@ -23,16 +23,19 @@ static char root[256];
 
 static void put(const char *rev, const char *file, const char *text)
 {
-    char path[512];
+    char path[512], final[512];
     FILE *f;
 
     snprintf(path, sizeof(path), "%s/%s", root, rev);
     mkdir(path, 0755);
-    snprintf(path, sizeof(path), "%s/%s/%s", root, rev, file);
+    snprintf(path, sizeof(path), "%s/%s/.%s.tmp", root, rev, file);
     f = fopen(path, "w");
     assert_non_null(f);
     fputs(text, f);
     fclose(f);
+    /* Replace atomically, as a ConfigMap volume update does. */
+    snprintf(final, sizeof(final), "%s/%s/%s", root, rev, file);
+    assert_int_equal(rename(path, final), 0);
 }
 
 static void rm_rev(const char *rev)
