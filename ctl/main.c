@@ -18,7 +18,10 @@ static int cmd_version(int argc, char **argv)
 }
 
 static const wh_ctl_command commands[] = {
+    {"kube-inject", "Inject the Istio sidecar into workload manifests (like istioctl kube-inject)",
+     wh_ctl_kube_inject},
     {"version", "Print the webhookctl version", cmd_version},
+    {"validate", "Validate Istio resources offline, exactly as webhookd's /validate does", wh_ctl_validate},
 };
 
 static void usage(FILE *out)

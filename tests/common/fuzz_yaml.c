@@ -1,0 +1,79 @@
+/*
+ * fuzz_yaml.c - libFuzzer target for wh_yaml.
+ *
+ * Any byte string must load without crashing; whatever loads must dump, and
+ * the dump must load back to the same values (numbers compared by value, as
+ * 1 and 1.0 are the same number to Go's float64).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wh_yaml.h"
+
+static int same(const json_t *a, const json_t *b)
+{
+    if (json_is_number(a) && json_is_number(b))
+        return json_number_value(a) == json_number_value(b);
+    if (json_typeof(a) != json_typeof(b))
+        return 0;
+    if (json_is_array(a)) {
+        if (json_array_size(a) != json_array_size(b))
+            return 0;
+        for (size_t i = 0; i < json_array_size(a); i++)
+            if (!same(json_array_get(a, i), json_array_get(b, i)))
+                return 0;
+        return 1;
+    }
+    if (json_is_object(a)) {
+        const char *k;
+        json_t *v;
+        if (json_object_size(a) != json_object_size(b))
+            return 0;
+        json_object_foreach((json_t *)a, k, v)
+        {
+            json_t *w = json_object_get(b, k);
+            if (w == NULL || !same(v, w))
+                return 0;
+        }
+        return 1;
+    }
+    return json_equal(a, b);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    json_t *docs = NULL, *back = NULL;
+    wh_buf out = WH_BUF_INIT;
+    wh_err err;
+    size_t i;
+    json_t *doc;
+
+    if (wh_yaml_load_all((const char *)data, size, &docs, &err) != WH_OK)
+        return 0;
+    json_array_foreach(docs, i, doc)
+    {
+        wh_buf_reset(&out);
+        if (wh_yaml_dump(doc, &out, &err) != WH_OK) {
+            if (err.code == WH_E_LIMIT)
+                continue;
+            fprintf(stderr, "dump failed: %s\n", wh_err_msg(&err));
+            abort();
+        }
+        if (wh_yaml_load(out.data, out.len, &back, &err) != WH_OK) {
+            fprintf(stderr, "reload failed: %s\n%s\n", wh_err_msg(&err), out.data);
+            abort();
+        }
+        if (!same(doc, back)) {
+            fprintf(stderr, "round trip changed the value:\n%s\n", out.data);
+            abort();
+        }
+        json_decref(back);
+        back = NULL;
+    }
+    json_decref(docs);
+    wh_buf_free(&out);
+    return 0;
+}
