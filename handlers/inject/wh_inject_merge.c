@@ -414,6 +414,22 @@ static int is_zero(const json_t *v)
     }
 }
 
+/* Fields Go prints even when the input lacked them (WH_F_FILL). */
+static wh_code fill_zero_fields(json_t *value, const wh_inject_type *type)
+{
+    const wh_inject_field *f;
+
+    for (f = type->fields; f->name != NULL; f++) {
+        json_t *zero;
+        if (!(f->flags & WH_F_FILL) || json_object_get(value, f->name) != NULL)
+            continue;
+        zero = f->kind == WH_K_INT ? json_integer(0) : f->kind == WH_K_BOOL ? json_false() : json_object();
+        if (zero == NULL || json_object_set_new(value, f->name, zero) != 0)
+            return WH_E_NOMEM;
+    }
+    return WH_OK;
+}
+
 wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err *err)
 {
     const char *key;
@@ -423,6 +439,8 @@ wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err
 
     if (!json_is_object(value) || type == NULL)
         return WH_OK;
+    if ((rc = fill_zero_fields(value, type)) != WH_OK)
+        return wh_err_set(err, rc, "out of memory");
     json_object_foreach_safe(value, tmp, key, v)
     {
         const wh_inject_field *f = wh_inject_schema_field(type, key);
