@@ -63,8 +63,8 @@ static const char *meta_str(const json_t *obj, const char *key)
  * spec of the job's pod template. */
 static void pod_holders(json_t *doc, json_t **meta_holder, json_t **spec_holder)
 {
-    static const char *const kinds[] = {"Deployment", "DaemonSet", "StatefulSet", "ReplicaSet",
-                                        "ReplicationController", "Job", "DeploymentConfig"};
+    static const char *const kinds[] = {
+        "Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "ReplicationController", "Job", "DeploymentConfig"};
     const char *kind = kind_of(doc);
     json_t *spec = json_object_get(doc, "spec"), *t;
     size_t i;

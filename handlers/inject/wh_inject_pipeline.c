@@ -31,10 +31,13 @@ static wh_code prepare(const wh_inject_pod_request *req, json_t **out, wh_err *e
         wh_err_prefix(err, "could not decode pod");
         return rc;
     }
-    if ((pod = json_deep_copy(req->pod)) == NULL)
+    /* Shallow copies: only the top level and metadata's own keys change here,
+     * and nothing downstream modifies the original pod in place. */
+    if ((pod = json_copy((json_t *)req->pod)) == NULL)
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
     meta = json_object_get(pod, "metadata");
-    if (!json_is_object(meta) && ((meta = json_object()) == NULL || json_object_set_new(pod, "metadata", meta) != 0)) {
+    meta = json_is_object(meta) ? json_copy(meta) : json_object();
+    if (meta == NULL || json_object_set_new(pod, "metadata", meta) != 0) {
         json_decref(pod);
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
     }
