@@ -14,5 +14,7 @@ typedef struct wh_ctl_command {
 
 /* kube_inject.c */
 int wh_ctl_kube_inject(int argc, char **argv);
+/* validate.c */
+int wh_ctl_validate(int argc, char **argv);
 
 #endif
