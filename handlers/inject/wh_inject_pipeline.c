@@ -135,6 +135,10 @@ wh_code wh_inject_admit(void *ctx, const wh_admission_request *req, wh_admission
     preq.pod = object;
     preq.namespace_ = req->namespace;
     preq.url_envs = envs;
+    if (call->namespaces != NULL) {
+        const char *ns = json_string_value(json_object_get(json_object_get(object, "metadata"), "namespace"));
+        preq.namespace_obj = json_object_get(call->namespaces, ns != NULL && *ns != '\0' ? ns : req->namespace);
+    }
     if ((rc = wh_inject_pod(&preq, &res, err)) != WH_OK) {
         call->failed = 1;
         if (rc == WH_E_NOMEM)
