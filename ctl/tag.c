@@ -506,7 +506,7 @@ static int cmd_set(tag_cli *cli, const subcommand *s, int generate)
     int is_default, rc = 1;
     wh_kube_client *c = NULL;
     json_t *svcs = NULL, *mwcs = NULL, *tag_mwcs = NULL, *tag_svcs = NULL, *legacy = NULL, *all = NULL;
-    json_t *mwc = NULL, *vwc = NULL, *svc = NULL, *existing_vwc = NULL, *findings = json_array(), *planned = NULL;
+    json_t *mwc = NULL, *vwc = NULL, *svc = NULL, *existing_vwc = NULL, *findings = NULL, *planned = NULL;
     wh_buf sel = WH_BUF_INIT, sel2 = WH_BUF_INIT, mwc_name = WH_BUF_INIT;
     tag_render_opts ro;
     wh_err err = {0};
@@ -525,6 +525,8 @@ static int cmd_set(tag_cli *cli, const subcommand *s, int generate)
     if ((rc = check_names(cli, tag)) != 0)
         return rc;
     rc = 1;
+    if ((findings = json_array()) == NULL)
+        return fail("out of memory");
     is_default = strcmp(tag, TAG_DEFAULT) == 0;
     ro = (tag_render_opts){tag, rev, ns, cli->webhook_name, cli->auto_inject && is_default};
     if (tag_mwc_name(&ro, &mwc_name) != WH_OK || make_client(cli, &c) != 0)
@@ -792,7 +794,7 @@ static int cmd_list(tag_cli *cli, const subcommand *s)
 {
     const char *fmt = cli->output != NULL ? cli->output : "table";
     wh_kube_client *c = NULL;
-    json_t *mwcs = NULL, *svcs = NULL, *nss = NULL, *rows = json_array(), *kept = json_array(), **sorted = NULL;
+    json_t *mwcs = NULL, *svcs = NULL, *nss = NULL, *rows = NULL, *kept = NULL, **sorted = NULL;
     size_t i, j, n;
     json_t *it;
     int rc = 1;
@@ -801,7 +803,7 @@ static int cmd_list(tag_cli *cli, const subcommand *s)
         return usage_error(s, "tag list command does not accept arguments");
     if (strcmp(fmt, "table") != 0 && strcmp(fmt, "json") != 0 && strcmp(fmt, "yaml") != 0)
         return fail("unknown format: %s", fmt);
-    if (make_client(cli, &c) != 0)
+    if ((rows = json_array()) == NULL || (kept = json_array()) == NULL || make_client(cli, &c) != 0)
         goto out;
     if (list_or_fail(c, &wh_kube_mutating_webhooks, NULL, REV_LABEL, &mwcs, "failed to retrieve revision tags") ||
         list_or_fail(c, &wh_kube_services, cli->istio_ns, REV_LABEL, &svcs, "failed to retrieve revision tag services") ||
