@@ -1159,7 +1159,8 @@ static wh_code dump_value(dumper *d, const json_t *v, int depth)
             keys[i].value = c;
             i++;
         }
-        qsort(keys, n, sizeof(*keys), key_cmp);
+        if (n > 1) /* qsort(NULL, 0, ...) is undefined behaviour */
+            qsort(keys, n, sizeof(*keys), key_cmp);
         if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE)) {
             free(keys);
             return WH_E_NOMEM;

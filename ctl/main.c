@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "wh_ctl.h"
+#include "wh_ctl_tag.h"
 
 static int cmd_version(int argc, char **argv)
 {
@@ -18,7 +19,11 @@ static int cmd_version(int argc, char **argv)
 }
 
 static const wh_ctl_command commands[] = {
+    {"kube-inject", "Inject the Istio sidecar into workload manifests (like istioctl kube-inject)",
+     wh_ctl_kube_inject},
     {"version", "Print the webhookctl version", cmd_version},
+    {"validate", "Validate Istio resources offline, exactly as webhookd's /validate does", wh_ctl_validate},
+    {"tag", "Create, list and remove revision tags (aliases of control plane revisions)", wh_ctl_tag},
 };
 
 static void usage(FILE *out)

@@ -12,4 +12,9 @@ typedef struct wh_ctl_command {
     int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
 } wh_ctl_command;
 
+/* kube_inject.c */
+int wh_ctl_kube_inject(int argc, char **argv);
+/* validate.c */
+int wh_ctl_validate(int argc, char **argv);
+
 #endif

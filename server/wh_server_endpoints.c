@@ -13,12 +13,13 @@
 
 #include "wh_admission.h"
 #include "wh_server.h"
+#include "wh_validate.h"
 
 /* --- the table ------------------------------------------------------------ */
 
 const wh_server_endpoint_def wh_server_endpoint_defs[] = {
     {"inject", "/inject", NULL, wh_server_not_configured_new},
-    {"validate", "/validate", NULL, wh_server_not_configured_new},
+    {"validate", "/validate", NULL, wh_validate_endpoint_new},
 };
 const size_t wh_server_endpoint_ndefs = sizeof(wh_server_endpoint_defs) / sizeof(wh_server_endpoint_defs[0]);
 

@@ -20,7 +20,7 @@
 #include <h2o/http1.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <linux/tcp.h> /* struct tcp_info with tcpi_bytes_received */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -29,10 +29,12 @@
 #include "wh_log.h"
 #include "wh_server.h"
 
-/* Once shutdown starts, a connection that has received nothing and written
- * nothing for this long is idle (a keep-alive waiting for its next request)
- * and is closed; 2.2.5 has no close-idle call (P10). */
+/* Once shutdown starts, idle connections are closed (2.2.5 has no close-idle
+ * call: P10).  A connection is idle when nothing arrived since its last
+ * answer and no data moved for IDLE_QUIET_MS; one that never completed a
+ * request (or stalls mid-request) counts as idle after STALLED_QUIET_MS. */
 #define IDLE_QUIET_MS 100
+#define STALLED_QUIET_MS 1000
 /* Accepts per wake-up, like h2o's own server. */
 #define ACCEPT_BATCH 16
 
@@ -44,10 +46,9 @@ typedef struct conn {
     worker *w;
     h2o_socket_t *sock;
     int fd;
-    int shut;         /* shutdown(2) already called during the drain */
-    size_t seen_read; /* sock->bytes_read at the last drain check */
-    size_t seen_written;
-    uint64_t quiet_since;
+    int shut;                    /* shutdown(2) already called during the drain */
+    int answered;                /* a request was answered on it */
+    uint64_t received_at_answer; /* tcpi_bytes_received when the last answer started */
 } conn;
 
 struct wh_http_server {
@@ -123,6 +124,33 @@ static char *pool_strndup(h2o_mem_pool_t *pool, const char *s, size_t len)
     return copy;
 }
 
+/* The connection object of both protocols starts with h2o_conn_t followed
+ * by its socket (2.2.5's h2o_http1_conn_t and h2o_http2_conn_t). */
+struct conn_head {
+    h2o_conn_t super;
+    h2o_socket_t *sock;
+};
+
+static void on_sock_close(void *data);
+
+/* Remember how many bytes had arrived when this answer started: if no more
+ * arrive before shutdown, the connection is between requests. */
+static void note_answer(h2o_req_t *req)
+{
+    h2o_socket_t *sock = ((struct conn_head *)req->conn)->sock;
+    struct tcp_info ti;
+    socklen_t len = sizeof(ti);
+    conn *c;
+
+    if (sock == NULL || sock->on_close.cb != on_sock_close)
+        return;
+    c = sock->on_close.data;
+    if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 && len >= sizeof(ti)) {
+        c->answered = 1;
+        c->received_at_answer = ti.tcpi_bytes_received;
+    }
+}
+
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     static h2o_generator_t generator = {NULL, NULL};
@@ -148,6 +176,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     in.body_len = req->entity.len;
 
     wh_router_serve(server->cfg.router, &in, &out);
+    if (req->version < 0x200)
+        note_answer(req);
 
     /* Content-Length, never chunked (P7); the body lives in the request pool
      * until h2o has written it. */
@@ -158,6 +188,11 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     if (out.allow != NULL)
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, out.allow, strlen(out.allow));
     req->res.content_length = out.body.len;
+    /* 2.2.5 does not end HTTP/1.1 keep-alives on shutdown by itself (P10):
+     * answer "Connection: close" so each busy connection ends after its
+     * current request instead of running into the deadline. */
+    if (req->conn->ctx->shutdown_requested)
+        req->http1_is_persistent = 0;
     body.len = out.body.len;
     body.base = body.len != 0 ? h2o_mem_alloc_pool(&req->pool, body.len) : NULL;
     if (body.len != 0)
@@ -256,22 +291,25 @@ static wh_code send_control(worker *w, int type, SSL_CTX *ssl_ctx, uint64_t time
 
 /* --- worker threads ------------------------------------------------------- */
 
-/* Close connections that have been quiet for IDLE_QUIET_MS: nothing read
- * and nothing being written.  shutdown(2) makes h2o see EOF and close the
- * connection through its own path. */
-static void close_quiet(worker *w)
+/* Close the idle connections (see IDLE_QUIET_MS): shutdown(2) makes h2o see
+ * EOF and close each through its own path. */
+static void close_idle(worker *w)
 {
-    uint64_t now = h2o_now(w->loop);
     h2o_linklist_t *node;
 
     for (node = w->conns.next; node != &w->conns; node = node->next) {
         conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
-        if (c->sock->bytes_read != c->seen_read || c->sock->bytes_written != c->seen_written ||
-            h2o_socket_is_writing(c->sock)) {
-            c->seen_read = c->sock->bytes_read;
-            c->seen_written = c->sock->bytes_written;
-            c->quiet_since = now;
-        } else if (!c->shut && now - c->quiet_since >= IDLE_QUIET_MS) {
+        struct tcp_info ti;
+        socklen_t len = sizeof(ti);
+        uint32_t quiet;
+        int between_requests;
+
+        if (c->shut || h2o_socket_is_writing(c->sock) || getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+            len < sizeof(ti))
+            continue;
+        quiet = ti.tcpi_last_data_recv < ti.tcpi_last_data_sent ? ti.tcpi_last_data_recv : ti.tcpi_last_data_sent;
+        between_requests = c->answered && ti.tcpi_bytes_received == c->received_at_answer;
+        if (quiet >= (between_requests ? IDLE_QUIET_MS : STALLED_QUIET_MS)) {
             shutdown(c->fd, SHUT_RDWR);
             c->shut = 1;
         }
@@ -280,8 +318,7 @@ static void close_quiet(worker *w)
 
 static void drain(worker *w)
 {
-    h2o_linklist_t *node;
-    uint64_t deadline, now = h2o_now(w->loop);
+    uint64_t deadline;
 
     /* Take what the kernel already queued on this listener: closing a
      * SO_REUSEPORT socket resets its pending connections (P9). */
@@ -291,22 +328,30 @@ static void drain(worker *w)
     w->listener = NULL;
     w->listen_fd = -1;
 
-    /* h2: GOAWAY; h1: "Connection: close" on the next response, so busy
-     * connections end after their current request.  Idle ones are closed by
-     * close_quiet(). */
+    /* h2: GOAWAY; h1: on_req() answers "Connection: close" from now on, so
+     * busy connections end after their current request.  Idle ones are
+     * closed by close_idle(). */
     h2o_context_request_shutdown(&w->ctx);
-    for (node = w->conns.next; node != &w->conns; node = node->next) {
-        conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
-        c->seen_read = c->sock->bytes_read;
-        c->seen_written = c->sock->bytes_written;
-        c->quiet_since = now;
-    }
-    deadline = now + w->stop_timeout_ms;
+    deadline = h2o_now(w->loop) + w->stop_timeout_ms;
     while (w->num_conns != 0 && h2o_now(w->loop) < deadline) {
         h2o_evloop_run(w->loop, 10);
-        close_quiet(w);
+        close_idle(w);
     }
+
+    /* Deadline: cut the stragglers, and let h2o close them through its own
+     * EOF path so that the context can be disposed of cleanly. */
     w->cut = w->num_conns;
+    if (w->cut != 0) {
+        h2o_linklist_t *node;
+        for (node = w->conns.next; node != &w->conns; node = node->next) {
+            conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
+            shutdown(c->fd, SHUT_RDWR);
+            c->shut = 1;
+        }
+        deadline = h2o_now(w->loop) + 1000;
+        while (w->num_conns != 0 && h2o_now(w->loop) < deadline)
+            h2o_evloop_run(w->loop, 10);
+    }
 }
 
 static void *worker_main(void *arg)
@@ -331,17 +376,19 @@ static void *worker_main(void *arg)
     drain(w);
 
     h2o_multithread_unregister_receiver(w->ctx.queue, &w->receiver);
-    if (w->cut == 0) {
+    if (w->num_conns == 0) {
         /* The 1-second GOAWAY re-send timer must not be pending at dispose
          * (P10); with no connection left it has nothing to do. */
         if (h2o_timeout_is_linked(&w->ctx.http2._graceful_shutdown_timeout))
             h2o_timeout_unlink(&w->ctx.http2._graceful_shutdown_timeout);
+        h2o_multithread_queue_t *queue = w->ctx.queue;
         h2o_context_dispose(&w->ctx);
+        free(queue); /* 2.2.5: dispose destroys the queue but never frees it */
         h2o_evloop_destroy(w->loop);
         w->loop = NULL;
     }
-    /* else: connections are still open and own parts of the loop; the process
-     * is about to exit, so they are left to it. */
+    /* else: a connection h2o would not close even after shutdown(2) still
+     * owns parts of the loop; the process is about to exit, so it is left. */
     return NULL;
 }
 
@@ -565,18 +612,18 @@ size_t wh_http_shutdown(wh_http_server *s, double timeout)
 
 void wh_http_free(wh_http_server *s)
 {
-    size_t i, cut = 0;
+    size_t i, undisposed = 0;
 
     if (s == NULL)
         return;
     for (i = 0; i < s->nworkers; i++)
-        cut += s->workers[i].cut;
+        undisposed += s->workers[i].loop != NULL;
     for (i = 0; i < s->nworkers; i++) {
         SSL_CTX_free(s->workers[i].retired);
-        if (cut == 0)
+        if (undisposed == 0)
             SSL_CTX_free(s->workers[i].accept_ctx.ssl_ctx);
     }
-    if (cut == 0) {
+    if (undisposed == 0) {
         h2o_config_dispose(&s->globalconf); /* P13: silences the mimemap blocks */
         free(s->workers);
         free(s);

@@ -309,7 +309,9 @@ void *wh_tmpl_func_data(wh_tmpl_ctx *ctx);
 enum {
     WH_TMPL_SPRIG = 1 << 0,         /* add Sprig's text functions (sprig.TxtFuncMap) */
     WH_TMPL_MISSINGKEY_ERROR = 1 << 1, /* Option("missingkey=error"): a missing map key fails */
-    WH_TMPL_MISSINGKEY_ZERO = 1 << 2   /* Option("missingkey=zero") */
+    WH_TMPL_MISSINGKEY_ZERO = 1 << 2,  /* Option("missingkey=zero") */
+    WH_TMPL_HELM = 1 << 3              /* add Helm 3's toYaml, fromYaml, fromYamlArray, fromJsonArray,
+                                        * include, tpl and required */
 };
 
 /* A new empty set with Go's builtins (and Sprig's with WH_TMPL_SPRIG).
@@ -343,7 +345,7 @@ int wh_tmpl_has(const wh_tmpl_set *set, const char *name);
 typedef struct wh_tmpl_pos {
     char name[128]; /* template name */
     int line;       /* 1-based; 0 if unknown */
-    int col;        /* 1-based byte column; 0 if unknown */
+    int col;        /* byte offset in the line, as Go reports it (0-based) */
 } wh_tmpl_pos;
 
 typedef struct wh_tmpl_opts {

@@ -210,6 +210,39 @@ static void test_review_metrics(void **state)
     wh_buf_free(&res.body);
 }
 
+/* The placeholder endpoint: a clear denial in the review's own version. */
+static void test_not_configured(void **state)
+{
+    static const char body[] = "{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"kind\":\"AdmissionReview\","
+                               "\"request\":{\"uid\":\"nc\"}}";
+    wh_endpoint_env env = {"inject", "/inject", NULL, NULL, NULL};
+    wh_http_request req = {.method = "POST",
+                           .path = "/inject/x",
+                           .path_len = 9,
+                           .prefix = "/inject",
+                           .content_type = "application/json",
+                           .content_type_len = 16,
+                           .body = body,
+                           .body_len = sizeof(body) - 1};
+    wh_http_response res = {0};
+    wh_buf detail = WH_BUF_INIT;
+    wh_endpoint *ep = NULL;
+
+    assert_int_equal(wh_server_not_configured_new(&env, &ep, NULL), WH_OK);
+    ep->serve(ep, &req, &res);
+    assert_int_equal(res.status, 200);
+    assert_string_equal(res.body.data,
+                        "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1beta1\",\"response\":{"
+                        "\"uid\":\"nc\",\"allowed\":false,\"status\":{\"metadata\":{},\"message\":\"webhookd: the "
+                        "inject endpoint is not configured in this build; no inject decision was made\"}}}");
+    assert_true(res.review.reviewed && res.review.decoded && !res.review.allowed);
+    assert_int_equal(ep->ready(ep, &detail), 1);
+    assert_string_equal(detail.data, "not configured in this build");
+    wh_buf_free(&detail);
+    wh_buf_free(&res.body);
+    ep->destroy(ep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -219,6 +252,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_readiness, setup, teardown),
         cmocka_unit_test_setup_teardown(test_body_cap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_review_metrics, setup, teardown),
+        cmocka_unit_test(test_not_configured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,137 @@
+/*
+ * bench_inject.c - CPU cost of one injection review, in process, split by
+ * stage: request decode, render (template data + templates + YAML parse of
+ * the overlays), merge (overlays + overrides), post-processing, JSON Patch
+ * diff, response encode.  Reported, not asserted.
+ *
+ *   bench_inject REVISIONS_DIR REVIEW.json [ITERATIONS]
+ *
+ * Prints µs of CPU per review (total and per stage) and the patch size.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "wh_admission.h"
+#include "wh_inject.h"
+#include "wh_inject_jsonpatch.h"
+#include "wh_inject_post.h"
+
+enum { S_DECODE, S_RENDER, S_MERGE, S_POST, S_DIFF, S_ENCODE, S_N };
+static const char *const stage_names[S_N] = {"decode", "render", "merge", "post", "diff", "encode"};
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+int main(int argc, char **argv)
+{
+    wh_inject_registry *reg = NULL;
+    wh_inject_revision *rev = NULL;
+    wh_buf body = WH_BUF_INIT;
+    wh_err err = {0};
+    double stage[S_N] = {0}, t, t0, full = 0;
+    long i, n = argc > 3 ? atol(argv[3]) : 200;
+    size_t patch_len = 0;
+    int status = 1;
+
+    if (argc < 3) {
+        fprintf(stderr, "usage: bench_inject REVISIONS_DIR REVIEW.json [ITERATIONS]\n");
+        return 2;
+    }
+    if (wh_inject_registry_open(argv[1], NULL, &reg, &err) != WH_OK ||
+        wh_buf_read_file(&body, argv[2], (size_t)64 << 20, &err) != WH_OK) {
+        fprintf(stderr, "bench_inject: %s\n", wh_err_msg(&err));
+        goto out;
+    }
+    rev = wh_inject_registry_get(reg, NULL);
+    for (i = 0; i < n; i++) {
+        json_t *review, *ops = NULL, *merged = NULL, *tmpl = NULL;
+        const json_t *pod;
+        wh_inject_rendered r;
+        wh_inject_input in;
+        wh_inject_post_params post;
+        wh_buf enc = WH_BUF_INIT;
+        char *patch;
+
+        t = cpu_now();
+        review = json_loadb(body.data, body.len, 0, NULL);
+        pod = json_object_get(json_object_get(review, "request"), "object");
+        t0 = cpu_now(), stage[S_DECODE] += t0 - t, t = t0;
+        memset(&in, 0, sizeof(in));
+        in.rev = rev;
+        in.pod = pod;
+        if (wh_inject_render(&in, &r, &err) != WH_OK) {
+            fprintf(stderr, "render: %s\n", wh_err_msg(&err));
+            json_decref(review);
+            goto out;
+        }
+        t0 = cpu_now(), stage[S_RENDER] += t0 - t, t = t0;
+        if (wh_inject_apply_overlays(r.merge_pod, r.overlays, (const char *const *)r.names, r.native, &merged, &tmpl,
+                                     &err) != WH_OK ||
+            wh_inject_reapply_overrides(merged, r.merge_pod, tmpl, r.tproxy, &err) != WH_OK) {
+            fprintf(stderr, "merge: %s\n", wh_err_msg(&err));
+            goto out;
+        }
+        t0 = cpu_now(), stage[S_MERGE] += t0 - t, t = t0;
+        post.rev = rev;
+        post.r = &r;
+        post.original = r.merge_pod;
+        post.tmpl = tmpl;
+        post.kube_inject = 0;
+        if (wh_inject_postprocess(merged, &post, &err) != WH_OK) {
+            fprintf(stderr, "post: %s\n", wh_err_msg(&err));
+            goto out;
+        }
+        t0 = cpu_now(), stage[S_POST] += t0 - t, t = t0;
+        wh_inject_json_diff(pod, merged, &ops, &err);
+        t0 = cpu_now(), stage[S_DIFF] += t0 - t, t = t0;
+        patch = json_dumps(ops, JSON_COMPACT);
+        wh_admission_base64(patch, strlen(patch), &enc);
+        patch_len = strlen(patch);
+        free(patch);
+        t0 = cpu_now(), stage[S_ENCODE] += t0 - t, t = t0;
+        wh_buf_free(&enc);
+        json_decref(ops);
+        json_decref(merged);
+        json_decref(tmpl);
+        wh_inject_rendered_clear(&r);
+        json_decref(review);
+    }
+    /* The whole path as webhookd runs it (codec included), for comparison. */
+    t = cpu_now();
+    for (i = 0; i < n; i++) {
+        wh_http_request req;
+        wh_http_response res;
+        wh_inject_call call;
+        memset(&req, 0, sizeof(req));
+        memset(&res, 0, sizeof(res));
+        memset(&call, 0, sizeof(call));
+        call.registry = reg;
+        req.method = "POST";
+        req.path = "/inject";
+        req.path_len = 7;
+        req.prefix = "/inject";
+        req.content_type = "application/json";
+        req.content_type_len = 16;
+        req.body = body.data;
+        req.body_len = body.len;
+        wh_admission_serve(&req, wh_inject_admit, &call, &res, NULL);
+        wh_buf_free(&res.body);
+    }
+    full = (cpu_now() - t) / (double)n;
+    printf("%s: %zu bytes in, %zu bytes of JSON Patch, %ld iterations\n", argv[2], body.len, patch_len, n);
+    printf("  whole review (wh_admission_serve): %.1f us CPU\n", full);
+    for (i = 0; i < S_N; i++)
+        printf("  %-7s %9.1f us\n", stage_names[i], stage[i] / (double)n);
+    status = 0;
+out:
+    wh_inject_revision_unref(rev);
+    wh_inject_registry_free(reg);
+    wh_buf_free(&body);
+    return status;
+}

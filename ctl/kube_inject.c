@@ -1,0 +1,319 @@
+/*
+ * kube_inject.c - `webhookctl kube-inject`: istioctl kube-inject on files.
+ *
+ * Reads Kubernetes manifests (multi-document YAML, v1 Lists), injects every
+ * pod template with the same pipeline the /inject webhook runs
+ * (wh_inject_pod), and prints the manifests back as YAML.  Objects without a
+ * pod template pass through; skipped pods say why on stderr.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "wh_buf.h"
+#include "wh_ctl.h"
+#include "wh_inject.h"
+#include "wh_yaml.h"
+
+#define MAX_INPUT ((size_t)64 * 1024 * 1024)
+
+typedef struct kube_inject {
+    wh_inject_revision *rev;
+    wh_inject_settings settings;
+    const char *revision; /* .Revision: "" unless --revision */
+} kube_inject;
+
+static void usage(FILE *out)
+{
+    fprintf(out, "Inject the Istio sidecar into Kubernetes workload manifests.\n\n"
+                 "Usage:\n  webhookctl kube-inject -f FILE|- [-o FILE] [flags]\n\n"
+                 "Flags:\n"
+                 "  -f, --filename FILE            input manifests (\"-\" for stdin)\n"
+                 "  -o, --output FILE              write the result here instead of stdout\n"
+                 "      --injectConfigFile FILE    injection config (the `config` key of istio-sidecar-injector)\n"
+                 "      --meshConfigFile FILE      mesh config (the `mesh` key of the istio ConfigMap)\n"
+                 "      --valuesFile FILE          injection values (the `values` key of istio-sidecar-injector)\n"
+                 "  -r, --revision REV             the revision to inject as (istio.io/rev)\n"
+                 "      --native-sidecars MODE     true|false (auto needs a cluster: treated as true)\n"
+                 "      --compliance-policy NAME   istiod's COMPLIANCE_POLICY, e.g. fips-140-3\n"
+                 "      --platform NAME            istiod's PLATFORM, e.g. openshift\n"
+                 "      --env KEY=VALUE            istiod environment seen by the templates (repeatable)\n"
+                 "Without the three files the built-in default revision is used.\n"
+                 "Kebab-case spellings (--inject-config-file, ...) are accepted too.\n");
+}
+
+static const char *kind_of(const json_t *doc)
+{
+    const char *k = json_string_value(json_object_get(doc, "kind"));
+    return k != NULL ? k : "";
+}
+
+static const char *meta_str(const json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
+    return s != NULL ? s : "";
+}
+
+/* The pod template of a workload object (borrowed), or NULL. */
+static json_t *pod_template(json_t *doc)
+{
+    static const char *const kinds[] = {
+        "Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "ReplicationController", "Job", "DeploymentConfig"};
+    const char *kind = kind_of(doc);
+    json_t *spec = json_object_get(doc, "spec"), *t;
+    size_t i;
+
+    if (strcmp(kind, "CronJob") == 0)
+        t = json_object_get(json_object_get(json_object_get(spec, "jobTemplate"), "spec"), "template");
+    else {
+        for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+            if (strcmp(kind, kinds[i]) == 0)
+                break;
+        if (i == sizeof(kinds) / sizeof(kinds[0]))
+            return NULL;
+        t = json_object_get(spec, "template");
+    }
+    return json_is_object(t) ? t : NULL;
+}
+
+/* Inject one object in place (a Pod, or a workload's pod template). */
+static int inject_object(kube_inject *ki, json_t *doc)
+{
+    const char *kind = kind_of(doc), *ns = meta_str(doc, "namespace"), *name = meta_str(doc, "name");
+    int is_pod = strcmp(kind, "Pod") == 0;
+    json_t *holder = is_pod ? doc : pod_template(doc), *pod = NULL, *spec;
+    wh_inject_deploy_meta deploy;
+    wh_inject_pod_request req;
+    wh_inject_pod_result res = {0};
+    wh_err err = {0};
+    char full[512];
+    int status = 0;
+
+    if (holder == NULL)
+        return 0; /* nothing to inject: passes through */
+    snprintf(full, sizeof(full), "%s%s%s", ns, *ns != '\0' ? "/" : "", name);
+    spec = json_object_get(holder, "spec");
+    if (json_is_true(json_object_get(spec, "hostNetwork"))) {
+        fprintf(stderr, "===> Skipping injection because %s \"%s\" has host networking enabled\n", kind, full);
+        return 0;
+    }
+    pod = json_pack("{s:O?,s:O?}", "metadata", json_object_get(holder, "metadata"), "spec", spec);
+    if (pod == NULL) {
+        fprintf(stderr, "Error: out of memory\n");
+        return 1;
+    }
+    if (json_is_null(json_object_get(pod, "metadata")))
+        json_object_set_new(pod, "metadata", json_object());
+    if (json_is_null(json_object_get(pod, "spec")))
+        json_object_set_new(pod, "spec", json_object());
+    deploy.name = name;
+    deploy.namespace_ = ns;
+    deploy.kind = kind;
+    deploy.api_version = json_string_value(json_object_get(doc, "apiVersion")) != NULL
+                             ? json_string_value(json_object_get(doc, "apiVersion"))
+                             : "";
+    memset(&req, 0, sizeof(req));
+    req.rev = ki->rev;
+    req.settings = &ki->settings;
+    req.pod = pod;
+    req.revision = ki->revision;
+    req.deploy = &deploy;
+    req.kube_inject = 1;
+    if (wh_inject_pod(&req, &res, &err) != WH_OK) {
+        fprintf(stderr, "Error: %s\n", wh_err_msg(&err));
+        status = 1;
+        goto out;
+    }
+    if (res.final == NULL) {
+        fprintf(stderr, "===> Skipping injection because %s \"%s\": %s\n", kind, full, res.skip_reason);
+        goto out;
+    }
+    if (json_object_set(holder, "metadata", json_object_get(res.final, "metadata")) != 0 ||
+        json_object_set(holder, "spec", json_object_get(res.final, "spec")) != 0) {
+        fprintf(stderr, "Error: out of memory\n");
+        status = 1;
+    }
+out:
+    wh_inject_pod_result_clear(&res);
+    json_decref(pod);
+    return status;
+}
+
+static int inject_doc(kube_inject *ki, json_t *doc)
+{
+    if (strcmp(kind_of(doc), "List") == 0) {
+        json_t *items = json_object_get(doc, "items");
+        size_t i;
+        for (i = 0; i < json_array_size(items); i++)
+            if (json_is_object(json_array_get(items, i)) && inject_doc(ki, json_array_get(items, i)) != 0)
+                return 1;
+        return 0;
+    }
+    return inject_object(ki, doc);
+}
+
+static wh_code read_optional(const char *path, wh_buf *b, wh_err *err)
+{
+    if (path == NULL)
+        return WH_OK;
+    return wh_buf_read_file(b, path, MAX_INPUT, err);
+}
+
+int wh_ctl_kube_inject(int argc, char **argv)
+{
+    const char *in_path = NULL, *out_path = NULL, *config_path = NULL, *mesh_path = NULL, *values_path = NULL;
+    const char *rev_name = NULL;
+    kube_inject ki;
+    wh_buf input = WH_BUF_INIT, config = WH_BUF_INIT, mesh = WH_BUF_INIT, values = WH_BUF_INIT, output = WH_BUF_INIT;
+    json_t *docs = NULL;
+    wh_err err = {0};
+    FILE *out = NULL;
+    size_t i;
+    int status = 1;
+
+    memset(&ki, 0, sizeof(ki));
+    ki.settings = (wh_inject_settings)WH_INJECT_SETTINGS_INIT;
+    for (i = 1; i < (size_t)argc; i++) {
+        static const struct {
+            const char *names[3];
+            int id;
+        } opts[] = {
+            {{"-f", "--filename", NULL}, 'f'},
+            {{"-o", "--output", NULL}, 'o'},
+            {{"--injectConfigFile", "--inject-config-file", NULL}, 'c'},
+            {{"--meshConfigFile", "--mesh-config-file", NULL}, 'm'},
+            {{"--valuesFile", "--values-file", NULL}, 'v'},
+            {{"-r", "--revision", NULL}, 'r'},
+            {{"--native-sidecars", NULL, NULL}, 'n'},
+            {{"--compliance-policy", NULL, NULL}, 'p'},
+            {{"--platform", NULL, NULL}, 'P'},
+            {{"--env", NULL, NULL}, 'e'},
+        };
+        const char *arg = argv[i], *value = NULL, *eq = strchr(arg, '=');
+        size_t o, n, len = eq != NULL && arg[0] == '-' && arg[1] == '-' ? (size_t)(eq - arg) : strlen(arg);
+        int id = 0;
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            usage(stdout);
+            status = 0;
+            goto out;
+        }
+        for (o = 0; o < sizeof(opts) / sizeof(opts[0]) && id == 0; o++)
+            for (n = 0; n < 3 && opts[o].names[n] != NULL; n++)
+                if (strlen(opts[o].names[n]) == len && strncmp(arg, opts[o].names[n], len) == 0)
+                    id = opts[o].id;
+        if (id == 0) {
+            fprintf(stderr, "Error: unknown flag: %s\n", arg);
+            usage(stderr);
+            status = 2;
+            goto out;
+        }
+        if (len < strlen(arg))
+            value = arg + len + 1;
+        else if (i + 1 < (size_t)argc)
+            value = argv[++i];
+        else {
+            fprintf(stderr, "Error: flag needs an argument: %s\n", arg);
+            status = 2;
+            goto out;
+        }
+        switch (id) {
+        case 'f':
+            in_path = value;
+            break;
+        case 'o':
+            out_path = value;
+            break;
+        case 'c':
+            config_path = value;
+            break;
+        case 'm':
+            mesh_path = value;
+            break;
+        case 'v':
+            values_path = value;
+            break;
+        case 'r':
+            rev_name = value;
+            break;
+        default: {
+            const char *key = id == 'n'   ? "native-sidecars"
+                              : id == 'p' ? "compliance-policy"
+                              : id == 'P' ? "platform"
+                                          : "env";
+            if (wh_inject_settings_set(&ki.settings, key, value, &err) != WH_OK) {
+                fprintf(stderr, "Error: --%s: %s\n", key, wh_err_msg(&err));
+                status = 2;
+                goto out;
+            }
+        }
+        }
+    }
+    if (in_path == NULL) {
+        fprintf(stderr, "Error: filename not specified (-f)\n");
+        usage(stderr);
+        status = 2;
+        goto out;
+    }
+    if ((config_path == NULL) != (values_path == NULL)) {
+        fprintf(stderr, "Error: --injectConfigFile and --valuesFile go together (or neither, for the built-in "
+                        "default revision)\n");
+        status = 2;
+        goto out;
+    }
+    ki.revision = rev_name != NULL ? rev_name : "";
+    if (config_path != NULL) {
+        if (read_optional(config_path, &config, &err) != WH_OK || read_optional(values_path, &values, &err) != WH_OK ||
+            read_optional(mesh_path, &mesh, &err) != WH_OK ||
+            wh_inject_revision_load(rev_name != NULL ? rev_name : "default", config.data ? config.data : "", config.len,
+                                    values.data ? values.data : "", values.len, mesh.data, mesh.len, &ki.rev,
+                                    &err) != WH_OK) {
+            fprintf(stderr, "Error: %s\n", wh_err_msg(&err));
+            goto out;
+        }
+    } else if (wh_inject_revision_embedded(rev_name, &ki.rev, &err) != WH_OK) {
+        fprintf(stderr, "Error: %s\n", wh_err_msg(&err));
+        goto out;
+    }
+    if (wh_buf_read_file(&input, in_path, MAX_INPUT, &err) != WH_OK ||
+        wh_yaml_load_all(input.data != NULL ? input.data : "", input.len, &docs, &err) != WH_OK) {
+        fprintf(stderr, "Error: %s: %s\n", in_path, wh_err_msg(&err));
+        goto out;
+    }
+    for (i = 0; i < json_array_size(docs); i++) {
+        json_t *doc = json_array_get(docs, i);
+        if (json_is_null(doc))
+            continue;
+        if (json_is_object(doc) && inject_doc(&ki, doc) != 0)
+            goto out;
+        if (wh_yaml_dump(doc, &output, &err) != WH_OK || wh_buf_puts(&output, "---\n") != WH_OK) {
+            fprintf(stderr, "Error: %s\n", wh_err_msg(&err));
+            goto out;
+        }
+    }
+    out = out_path != NULL ? fopen(out_path, "w") : stdout;
+    if (out == NULL) {
+        perror(out_path);
+        goto out;
+    }
+    if (output.len != 0 && fwrite(output.data, 1, output.len, out) != output.len) {
+        perror(out_path != NULL ? out_path : "stdout");
+        goto out;
+    }
+    status = 0;
+out:
+    if (out != NULL && out != stdout && fclose(out) != 0 && status == 0) {
+        perror(out_path);
+        status = 1;
+    }
+    json_decref(docs);
+    wh_inject_revision_unref(ki.rev);
+    wh_inject_settings_clear(&ki.settings);
+    wh_buf_free(&input);
+    wh_buf_free(&config);
+    wh_buf_free(&mesh);
+    wh_buf_free(&values);
+    wh_buf_free(&output);
+    return status;
+}

@@ -1,0 +1,249 @@
+/*
+ * validate.c - `webhookctl validate -f FILE|DIR|-`: judges Istio objects
+ * offline exactly as webhookd's /validate would (same wh_validate_object), in
+ * the spirit of `istioctl validate -f`.  Input is multi-document YAML or JSON
+ * (a `kind: List` is expanded); one line per object; exit status 0 only when
+ * every object is valid.
+ */
+#define _GNU_SOURCE /* asprintf, strndup */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "wh_buf.h"
+#include "wh_ctl.h"
+#include "wh_validate.h"
+#include "wh_yaml.h"
+
+#define VALIDATE_MAX_FILE (64u * 1024 * 1024)
+
+typedef struct run {
+    const char *ns; /* default namespace for objects without one */
+    int valid, invalid, errors;
+} run;
+
+static void usage(FILE *out)
+{
+    fprintf(out, "Validate Istio resources the way webhookd's /validate does, without a cluster.\n\n"
+                 "Usage:\n  webhookctl validate -f FILE|DIR|- [-f ...] [-n NAMESPACE]\n\n"
+                 "Flags:\n"
+                 "  -f, --filename    file, directory (*.yaml, *.yml, *.json, recursively) or - for stdin\n"
+                 "  -n, --namespace   namespace for objects that have none (default \"default\")\n"
+                 "  -h, --help        show this help\n\n"
+                 "Prints one line per object; exits 0 only when every object is valid.\n");
+}
+
+static void judge(run *r, const char *source, size_t index, const json_t *obj)
+{
+    wh_validate_input in = {NULL, NULL, r->ns};
+    wh_validate_verdict v;
+    wh_err err;
+    char id[512];
+    size_t i;
+
+    wh_err_clear(&err);
+    if (wh_validate_object(obj, &in, &v, &err) != WH_OK) {
+        fprintf(stdout, "%s: document %zu: %s\n", source, index, wh_err_msg(&err));
+        r->errors++;
+        return;
+    }
+    snprintf(id, sizeof(id), "\"%s/%s/%s\"", v.kind, v.namespace_, v.name);
+    if (v.allowed) {
+        r->valid++;
+        if (v.warnings == NULL) {
+            printf("%s is valid\n", id);
+        } else {
+            printf("%s is valid with warnings:", id);
+            for (i = 0; i < json_array_size(v.warnings); i++)
+                printf("%s %s", i ? ";" : "", json_string_value(json_array_get(v.warnings, i)));
+            printf("\n");
+        }
+    } else {
+        r->invalid++;
+        printf("%s is invalid: %s\n", id, v.message ? v.message : "");
+    }
+    wh_validate_verdict_clear(&v);
+}
+
+/* One document: an object, or a List whose items are judged one by one. */
+static void judge_doc(run *r, const char *source, size_t index, const json_t *doc)
+{
+    const json_t *items = json_object_get(doc, "items");
+    const char *kind = json_string_value(json_object_get(doc, "kind"));
+    size_t i;
+
+    if (json_is_null(doc))
+        return;
+    if (kind != NULL && strcmp(kind, "List") == 0 && json_is_array(items)) {
+        for (i = 0; i < json_array_size(items); i++)
+            judge(r, source, index, json_array_get(items, i));
+        return;
+    }
+    judge(r, source, index, doc);
+}
+
+static int looks_like_json(const char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
+        s++;
+    return *s == '{' || *s == '[';
+}
+
+static void validate_text(run *r, const char *source, const char *text, size_t len)
+{
+    json_t *docs = NULL;
+    json_error_t jerr;
+    wh_err err;
+    size_t i;
+
+    wh_err_clear(&err);
+    if (looks_like_json(text)) {
+        /* A JSON stream: one or more concatenated values. */
+        size_t off = 0, index = 0;
+        while (off < len) {
+            json_t *doc = json_loadb(text + off, len - off, JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY, &jerr);
+            size_t k;
+            if (doc == NULL) {
+                for (k = off; k < len && (text[k] == ' ' || text[k] == '\n' || text[k] == '\t' || text[k] == '\r'); k++)
+                    ;
+                if (k < len) {
+                    printf("%s: document %zu: cannot parse JSON: %s (line %d)\n", source, index, jerr.text, jerr.line);
+                    r->errors++;
+                }
+                return;
+            }
+            judge_doc(r, source, index++, doc);
+            json_decref(doc);
+            off += jerr.position;
+        }
+        return;
+    }
+    if (wh_yaml_load_all(text, len, &docs, &err) != WH_OK) {
+        printf("%s: cannot parse YAML: %s\n", source, wh_err_msg(&err));
+        r->errors++;
+        return;
+    }
+    for (i = 0; i < json_array_size(docs); i++)
+        judge_doc(r, source, i, json_array_get(docs, i));
+    json_decref(docs);
+}
+
+static int has_manifest_ext(const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    return dot && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0 || strcmp(dot, ".json") == 0);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void validate_path(run *r, const char *path, int depth);
+
+static void validate_dir(run *r, const char *path, int depth)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    char **names = NULL;
+    size_t n = 0, cap = 0, i;
+
+    if (d == NULL) {
+        printf("%s: cannot open directory\n", path);
+        r->errors++;
+        return;
+    }
+    while ((e = readdir(d)) != NULL) {
+        char *full;
+        if (e->d_name[0] == '.')
+            continue;
+        if (asprintf(&full, "%s/%s", path, e->d_name) < 0)
+            break;
+        if (n == cap) {
+            char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*nn));
+            if (nn == NULL) {
+                free(full);
+                break;
+            }
+            names = nn;
+        }
+        names[n++] = full;
+    }
+    closedir(d);
+    qsort(names, n, sizeof(*names), cmp_names);
+    for (i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(names[i], &st) == 0 && (S_ISDIR(st.st_mode) || has_manifest_ext(names[i])))
+            validate_path(r, names[i], depth + 1);
+        free(names[i]);
+    }
+    free(names);
+}
+
+static void validate_path(run *r, const char *path, int depth)
+{
+    struct stat st;
+    wh_buf b = WH_BUF_INIT;
+    wh_err err;
+
+    wh_err_clear(&err);
+    if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (depth < 32)
+            validate_dir(r, path, depth);
+        return;
+    }
+    if (wh_buf_read_file(&b, path, VALIDATE_MAX_FILE, &err) != WH_OK) {
+        printf("%s: %s\n", path, wh_err_msg(&err));
+        r->errors++;
+    } else {
+        validate_text(r, strcmp(path, "-") == 0 ? "<stdin>" : path, b.data, b.len);
+    }
+    wh_buf_free(&b);
+}
+
+int wh_ctl_validate(int argc, char **argv)
+{
+    run r = {"default", 0, 0, 0};
+    const char **files = calloc((size_t)argc, sizeof(*files));
+    size_t nfiles = 0, i;
+    int a, status;
+
+    if (files == NULL)
+        return 1;
+    for (a = 1; a < argc; a++) {
+        const char *arg = argv[a];
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            usage(stdout);
+            free(files);
+            return 0;
+        } else if ((strcmp(arg, "-f") == 0 || strcmp(arg, "--filename") == 0) && a + 1 < argc) {
+            files[nfiles++] = argv[++a];
+        } else if (strncmp(arg, "--filename=", 11) == 0) {
+            files[nfiles++] = arg + 11;
+        } else if ((strcmp(arg, "-n") == 0 || strcmp(arg, "--namespace") == 0) && a + 1 < argc) {
+            r.ns = argv[++a];
+        } else if (strncmp(arg, "--namespace=", 12) == 0) {
+            r.ns = arg + 12;
+        } else {
+            fprintf(stderr, "Error: unknown or incomplete flag %s\n\n", arg);
+            usage(stderr);
+            free(files);
+            return 2;
+        }
+    }
+    if (nfiles == 0) {
+        fprintf(stderr, "Error: -f FILE|DIR|- is required\n\n");
+        usage(stderr);
+        free(files);
+        return 2;
+    }
+    for (i = 0; i < nfiles; i++)
+        validate_path(&r, files[i], 0);
+    free(files);
+    status = r.invalid == 0 && r.errors == 0 && r.valid > 0 ? 0 : 1;
+    if (r.valid + r.invalid == 0 && r.errors == 0)
+        fprintf(stderr, "Error: no objects found\n");
+    return status;
+}

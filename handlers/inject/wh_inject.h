@@ -1,0 +1,53 @@
+/*
+ * wh_inject.h - sidecar injection end to end, the one code path shared by
+ * the /inject webhook and `webhookctl kube-inject`.
+ *
+ * wh_inject_pod() takes a pod and a revision and returns the injected pod
+ * (or why it was skipped); wh_inject_admit() wraps it as the admit function
+ * of the AdmissionReview codec and answers a JSON Patch.
+ */
+#ifndef WH_INJECT_H
+#define WH_INJECT_H
+
+#include <jansson.h>
+
+#include "wh_admission.h"
+#include "wh_inject_render.h"
+#include "wh_result.h"
+
+typedef struct wh_inject_pod_request {
+    const wh_inject_revision *rev;       /* required (borrowed) */
+    const wh_inject_settings *settings;  /* NULL: defaults */
+    const json_t *pod;                   /* the pod as received (borrowed, not modified) */
+    const char *namespace_;              /* request.namespace: fills an empty metadata.namespace; NULL ok */
+    const json_t *url_envs;              /* istiod's URL key/values (wh_inject_path_parse), or NULL */
+    const json_t *namespace_obj;         /* the pod's Namespace object (OpenShift), or NULL */
+    const char *revision;                /* NULL: the revision's name; kube-inject passes "" */
+    const wh_inject_deploy_meta *deploy; /* kube-inject: the top-level object; NULL: from the pod */
+    int kube_inject;                     /* istioctl's variant of the decision, no injectedAnnotations */
+} wh_inject_pod_request;
+
+typedef struct wh_inject_pod_result {
+    json_t *original;        /* the pod, namespace filled, managedFields dropped (new reference) */
+    json_t *final;           /* the injected pod (new reference); NULL when skipped */
+    const char *skip_reason; /* static text when skipped */
+} wh_inject_pod_result;
+
+/* Run the pipeline of spec 3.1.  A skip is a success with final == NULL.
+ * Errors carry istiod's wording (template errors prefixed with "failed to
+ * run injection template: "). */
+wh_code wh_inject_pod(const wh_inject_pod_request *req, wh_inject_pod_result *res, wh_err *err);
+void wh_inject_pod_result_clear(wh_inject_pod_result *res);
+
+/* What one admission call did (filled by wh_inject_admit for metrics). */
+typedef struct wh_inject_call {
+    wh_inject_registry *registry;       /* borrowed */
+    const wh_inject_settings *settings; /* borrowed */
+    char revision[64];                  /* the revision that answered ("" when none) */
+    int skipped, failed;
+} wh_inject_call;
+
+/* Admit function for wh_admission_serve; ctx is a wh_inject_call. */
+wh_code wh_inject_admit(void *ctx, const wh_admission_request *req, wh_admission_response *resp, wh_err *err);
+
+#endif

@@ -1,0 +1,18 @@
+/*
+ * wh_inject_jsonpatch.h - the RFC 6902 JSON Patch from the request's pod to
+ * the injected pod, which is what the AdmissionResponse carries.
+ */
+#ifndef WH_INJECT_JSONPATCH_H
+#define WH_INJECT_JSONPATCH_H
+
+#include <jansson.h>
+
+#include "wh_result.h"
+
+/* Ops turning `from` into `to` (both borrowed): objects are diffed key by key
+ * (add/remove/replace), lists of equal length element by element, lists
+ * whose length changed are replaced whole.  *ops is a new array (empty when
+ * the documents are equal). */
+wh_code wh_inject_json_diff(const json_t *from, const json_t *to, json_t **ops, wh_err *err);
+
+#endif

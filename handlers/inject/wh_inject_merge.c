@@ -1,0 +1,725 @@
+/*
+ * wh_inject_merge.c - strategic merge patch and Go round trip (see wh_inject_merge.h).
+ *
+ * Follows k8s.io/apimachinery's strategicpatch with the options istiod uses
+ * (IgnoreUnmatchedNulls, MergeParallelList): nulls delete, `$patch:
+ * replace|delete` on maps and list items, `$retainKeys`,
+ * `$deleteFromPrimitiveList/<field>`, and the merged-list ordering of
+ * normalizeElementOrder/mergeSortedSlice.
+ */
+#include "wh_inject_merge.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DELETE_PRIMITIVE "$deleteFromPrimitiveList/"
+#define SET_ORDER "$setElementOrder/"
+
+static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type *t, wh_err *err);
+static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inject_field *f, json_t **out, wh_err *err);
+
+static int same_kind(const json_t *a, const json_t *b)
+{
+    if (json_is_number(a) && json_is_number(b))
+        return 1;
+    if (json_is_boolean(a) && json_is_boolean(b))
+        return 1;
+    return json_typeof(a) == json_typeof(b);
+}
+
+static int value_equal(const json_t *a, const json_t *b)
+{
+    if (json_is_number(a) && json_is_number(b))
+        return json_number_value(a) == json_number_value(b);
+    return json_equal(a, b);
+}
+
+/* A fresh value for a key the target does not have: the patch value with
+ * its nulls and directives resolved against nothing. */
+static wh_code fresh_value(const json_t *pv, const wh_inject_field *f, json_t **out, wh_err *err)
+{
+    wh_code rc;
+
+    *out = NULL;
+    if (json_is_object(pv)) {
+        json_t *o = json_object();
+        if (o == NULL)
+            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        if ((rc = merge_map(o, pv, f != NULL ? f->type : NULL, err)) != WH_OK) {
+            json_decref(o);
+            return rc;
+        }
+        *out = o;
+        return WH_OK;
+    }
+    if (json_is_array(pv)) {
+        json_t *empty = json_array();
+        if (empty == NULL)
+            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        rc = merge_list(empty, pv, f, out, err);
+        json_decref(empty);
+        return rc;
+    }
+    if ((*out = json_deep_copy(pv)) == NULL)
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    return WH_OK;
+}
+
+static wh_code delete_from_primitive_list(json_t *orig, const char *field, const json_t *values, wh_err *err)
+{
+    json_t *list = json_object_get(orig, field);
+    size_t i, j;
+
+    if (!json_is_array(values))
+        return wh_err_set(err, WH_E_INVALID, "%s%s must be a list", DELETE_PRIMITIVE, field);
+    if (!json_is_array(list))
+        return WH_OK;
+    for (i = json_array_size(list); i-- > 0;)
+        for (j = 0; j < json_array_size(values); j++)
+            if (value_equal(json_array_get(list, i), json_array_get(values, j))) {
+                json_array_remove(list, i);
+                break;
+            }
+    return WH_OK;
+}
+
+static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type *t, wh_err *err)
+{
+    const json_t *directive = json_object_get(patch, "$patch"), *retain = json_object_get(patch, "$retainKeys");
+    const char *key;
+    json_t *pv;
+    wh_code rc;
+
+    if (directive != NULL) {
+        const char *d = json_string_value(directive);
+        if (d != NULL && strcmp(d, "delete") == 0) {
+            json_object_clear(orig);
+            return WH_OK;
+        }
+        if (d != NULL && strcmp(d, "replace") == 0) {
+            json_object_clear(orig);
+        } else if (d == NULL || strcmp(d, "merge") != 0) {
+            return wh_err_set(err, WH_E_INVALID, "unknown patch type: %s", d != NULL ? d : "(not a string)");
+        }
+    }
+    if (retain != NULL) {
+        void *tmp;
+        size_t i;
+        if (!json_is_array(retain))
+            return wh_err_set(err, WH_E_INVALID, "$retainKeys must be a list of strings");
+        json_object_foreach_safe(orig, tmp, key, pv)
+        {
+            int keep = 0;
+            for (i = 0; i < json_array_size(retain); i++)
+                if (json_is_string(json_array_get(retain, i)) &&
+                    strcmp(json_string_value(json_array_get(retain, i)), key) == 0)
+                    keep = 1;
+            if (!keep)
+                json_object_del(orig, key);
+        }
+    }
+    json_object_foreach((json_t *)patch, key, pv)
+    {
+        const wh_inject_field *f;
+        json_t *ov, *nv = NULL;
+
+        if (strcmp(key, "$patch") == 0 || strcmp(key, "$retainKeys") == 0 ||
+            strncmp(key, SET_ORDER, strlen(SET_ORDER)) == 0)
+            continue;
+        if (strncmp(key, DELETE_PRIMITIVE, strlen(DELETE_PRIMITIVE)) == 0) {
+            if ((rc = delete_from_primitive_list(orig, key + strlen(DELETE_PRIMITIVE), pv, err)) != WH_OK)
+                return rc;
+            continue;
+        }
+        if (json_is_null(pv)) {
+            json_object_del(orig, key);
+            continue;
+        }
+        f = wh_inject_schema_field(t, key);
+        ov = json_object_get(orig, key);
+        if (ov == NULL || !same_kind(ov, pv)) {
+            if ((rc = fresh_value(pv, f, &nv, err)) != WH_OK)
+                return rc;
+        } else if (json_is_object(ov)) {
+            if ((rc = merge_map(ov, pv, f != NULL ? f->type : NULL, err)) != WH_OK) {
+                wh_err_prefix(err, "%s", key);
+                return rc;
+            }
+            continue;
+        } else if (json_is_array(ov)) {
+            if ((rc = merge_list(ov, pv, f, &nv, err)) != WH_OK)
+                return rc;
+        } else if ((nv = json_deep_copy(pv)) == NULL) {
+            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        }
+        if (json_object_set_new(orig, key, nv) != 0)
+            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    }
+    return WH_OK;
+}
+
+typedef struct merge_item {
+    json_t *value;  /* owned reference */
+    long orig_idx;  /* position in the (post-delete) original list, -1 when new */
+    long patch_idx; /* position among the patch's items, -1 when server-only */
+} merge_item;
+
+static int cmp_patch(const void *a, const void *b)
+{
+    const merge_item *x = a, *y = b;
+    return x->patch_idx < y->patch_idx ? -1 : x->patch_idx > y->patch_idx;
+}
+
+static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const wh_inject_field *f, json_t **out,
+                           wh_err *err)
+{
+    const char *mk = f->merge_key;
+    size_t n = json_array_size(orig_list), np = json_array_size(patch), i, j, k, nitems = 0, npatch = 0, nserver = 0;
+    merge_item *items = NULL, *pitems = NULL, *sitems = NULL;
+    json_t *result = NULL;
+    wh_code rc = WH_OK;
+
+    *out = NULL;
+    /* `$patch: replace` anywhere in the list: the list becomes the patch's other items. */
+    for (i = 0; i < np; i++) {
+        const json_t *d = json_object_get(json_array_get(patch, i), "$patch");
+        if (json_is_string(d) && strcmp(json_string_value(d), "replace") == 0) {
+            json_t *empty = json_array(), *rest = json_array();
+            if (empty == NULL || rest == NULL) {
+                json_decref(empty);
+                json_decref(rest);
+                return wh_err_set(err, WH_E_NOMEM, "out of memory");
+            }
+            for (j = 0; j < np; j++)
+                if (j != i)
+                    json_array_append(rest, json_array_get(patch, j));
+            rc = merge_keyed(empty, rest, f, out, err);
+            json_decref(empty);
+            json_decref(rest);
+            return rc;
+        }
+    }
+    if ((items = calloc(n + np + 1, sizeof(*items))) == NULL)
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    for (i = 0; i < n; i++) {
+        items[nitems].value = json_deep_copy(json_array_get(orig_list, i));
+        if (items[nitems].value == NULL) {
+            rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
+            goto out;
+        }
+        items[nitems].orig_idx = (long)nitems;
+        items[nitems].patch_idx = -1;
+        nitems++;
+    }
+    for (i = 0; i < np; i++) {
+        const json_t *pi = json_array_get(patch, i), *pkey, *d;
+        if (!json_is_object(pi)) {
+            rc = wh_err_set(err, WH_E_INVALID, "%s: list items must be objects with the merge key %s", f->name, mk);
+            goto out;
+        }
+        pkey = json_object_get(pi, mk);
+        d = json_object_get(pi, "$patch");
+        if (pkey == NULL) {
+            rc = wh_err_set(err, WH_E_INVALID, "%s: map does not contain declared merge key: %s", f->name, mk);
+            goto out;
+        }
+        if (d != NULL) {
+            const char *ds = json_string_value(d);
+            if (ds != NULL && strcmp(ds, "delete") == 0) {
+                for (j = nitems; j-- > 0;)
+                    if (value_equal(json_object_get(items[j].value, mk), pkey)) {
+                        json_decref(items[j].value);
+                        memmove(&items[j], &items[j + 1], (nitems - j - 1) * sizeof(*items));
+                        nitems--;
+                    }
+                continue;
+            }
+            if (ds == NULL || strcmp(ds, "merge") != 0) {
+                rc = wh_err_set(err, WH_E_INVALID, "%s: unknown patch type in list: %s", f->name,
+                                ds != NULL ? ds : "(not a string)");
+                goto out;
+            }
+        }
+        for (j = 0; j < nitems; j++)
+            if (value_equal(json_object_get(items[j].value, mk), pkey))
+                break;
+        if (j == nitems) {
+            json_t *o = json_object();
+            if (o == NULL) {
+                rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
+                goto out;
+            }
+            items[nitems].value = o;
+            items[nitems].orig_idx = -1;
+            items[nitems].patch_idx = (long)i;
+            nitems++;
+        } else if (items[j].patch_idx < 0) {
+            items[j].patch_idx = (long)i;
+        }
+        if ((rc = merge_map(items[j].value, pi, f->type, err)) != WH_OK) {
+            wh_err_prefix(err, "%s[%s=%s]", f->name, mk, json_is_string(pkey) ? json_string_value(pkey) : "?");
+            goto out;
+        }
+    }
+    /* Kubernetes' order: patch items sorted by patch position, server-only
+     * items by original position, merged so that a server-only item goes
+     * first only when both were in the original and it came first there. */
+    if ((pitems = calloc(nitems + 1, sizeof(*pitems))) == NULL ||
+        (sitems = calloc(nitems + 1, sizeof(*sitems))) == NULL) {
+        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
+        goto out;
+    }
+    for (i = 0; i < nitems; i++) {
+        if (items[i].patch_idx >= 0)
+            pitems[npatch++] = items[i];
+        else
+            sitems[nserver++] = items[i];
+    }
+    qsort(pitems, npatch, sizeof(*pitems), cmp_patch); /* ties impossible: one item per patch index */
+    if ((result = json_array()) == NULL) {
+        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
+        goto out;
+    }
+    for (i = 0, j = 0, k = 0; k < npatch + nserver; k++) {
+        const merge_item *take;
+        if (i >= nserver)
+            take = &pitems[j++];
+        else if (j >= npatch)
+            take = &sitems[i++];
+        else if (sitems[i].orig_idx >= 0 && pitems[j].orig_idx >= 0 && sitems[i].orig_idx < pitems[j].orig_idx)
+            take = &sitems[i++];
+        else
+            take = &pitems[j++];
+        if (json_array_append(result, take->value) != 0) {
+            rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
+            goto out;
+        }
+    }
+    *out = result;
+    result = NULL;
+out:
+    for (i = 0; i < nitems; i++)
+        json_decref(items[i].value);
+    free(items);
+    free(pitems);
+    free(sitems);
+    json_decref(result);
+    return rc;
+}
+
+static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inject_field *f, json_t **out, wh_err *err)
+{
+    size_t i, j;
+    json_t *result;
+
+    *out = NULL;
+    if (f != NULL && f->kind == WH_K_LIST && f->merge_key != NULL) {
+        if (json_array_size(orig) == 0 && json_array_size(patch) == 0)
+            return (*out = json_array()) != NULL ? WH_OK : wh_err_set(err, WH_E_NOMEM, "out of memory");
+        return merge_keyed(orig, patch, f, out, err);
+    }
+    if ((result = json_array()) == NULL)
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    if (f != NULL && f->kind == WH_K_PLIST && (f->flags & WH_F_MERGE)) {
+        const json_t *lists[2] = {orig, patch};
+        int l;
+        for (l = 0; l < 2; l++)
+            for (i = 0; i < json_array_size(lists[l]); i++) {
+                const json_t *v = json_array_get(lists[l], i);
+                for (j = 0; j < json_array_size(result); j++)
+                    if (value_equal(json_array_get(result, j), v))
+                        break;
+                if (j == json_array_size(result) && json_array_append_new(result, json_deep_copy(v)) != 0)
+                    goto nomem;
+            }
+        *out = result;
+        return WH_OK;
+    }
+    /* Atomic list: the patch's, with nulls inside its objects resolved. */
+    for (i = 0; i < json_array_size(patch); i++) {
+        const json_t *pi = json_array_get(patch, i);
+        json_t *nv = NULL;
+        wh_code rc;
+        if (json_is_null(pi))
+            continue;
+        if ((rc = fresh_value(pi, f != NULL && f->kind == WH_K_LIST ? f : NULL, &nv, err)) != WH_OK) {
+            json_decref(result);
+            return rc;
+        }
+        if (json_array_append_new(result, nv) != 0)
+            goto nomem;
+    }
+    *out = result;
+    return WH_OK;
+nomem:
+    json_decref(result);
+    return wh_err_set(err, WH_E_NOMEM, "out of memory");
+}
+
+wh_code wh_inject_smp(json_t *target, const json_t *patch, const wh_inject_type *type, wh_err *err)
+{
+    if (!json_is_object(target) || !json_is_object(patch))
+        return wh_err_set(err, WH_E_INVALID, "strategic merge patch needs two objects");
+    return merge_map(target, patch, type, err);
+}
+
+/* ---- Go round trip ---- */
+
+static wh_code canonical_quantity(json_t *parent, const char *key, json_t *v, wh_err *err)
+{
+    char buf[96], out[96];
+    const char *text;
+    wh_code rc;
+
+    if (json_is_string(v)) {
+        text = json_string_value(v);
+    } else if (json_is_integer(v)) {
+        snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        text = buf;
+    } else if (json_is_real(v)) {
+        snprintf(buf, sizeof(buf), "%.9f", json_real_value(v));
+        text = buf;
+    } else {
+        return wh_err_set(err, WH_E_INVALID, "%s: a quantity must be a string or a number", key);
+    }
+    if ((rc = wh_inject_quantity_canonical(text, out, sizeof(out), err)) != WH_OK) {
+        wh_err_prefix(err, "%s", key);
+        return rc;
+    }
+    if (json_is_string(v) && strcmp(out, text) == 0)
+        return WH_OK;
+    if (json_object_set_new(parent, key, json_string(out)) != 0)
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    return WH_OK;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int is_zero(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        return json_string_length(v) == 0;
+    case JSON_INTEGER:
+        return json_integer_value(v) == 0;
+    case JSON_REAL:
+        return json_real_value(v) == 0.0;
+    case JSON_FALSE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err *err)
+{
+    const char *key;
+    json_t *v;
+    void *tmp;
+    wh_code rc;
+
+    if (!json_is_object(value) || type == NULL)
+        return WH_OK;
+    json_object_foreach_safe(value, tmp, key, v)
+    {
+        const wh_inject_field *f = wh_inject_schema_field(type, key);
+        if (json_is_null(v)) {
+            json_object_del(value, key);
+            continue;
+        }
+        if (f == NULL)
+            continue;
+        switch (f->kind) {
+        case WH_K_STR:
+        case WH_K_INT:
+        case WH_K_BOOL:
+            if ((f->flags & WH_F_OMIT) && is_zero(v))
+                json_object_del(value, key);
+            break;
+        case WH_K_OBJ:
+            if ((rc = wh_inject_go_roundtrip(v, f->type, err)) != WH_OK)
+                return rc;
+            break;
+        case WH_K_LIST: {
+            size_t i;
+            if (!json_is_array(v) || f->type == NULL)
+                break;
+            for (i = json_array_size(v); i-- > 0;) {
+                if (json_is_null(json_array_get(v, i)))
+                    continue;
+                if ((rc = wh_inject_go_roundtrip(json_array_get(v, i), f->type, err)) != WH_OK)
+                    return rc;
+            }
+            break;
+        }
+        case WH_K_QTY:
+            if ((rc = canonical_quantity(value, key, v, err)) != WH_OK)
+                return rc;
+            break;
+        case WH_K_QMAP: {
+            const char *qk;
+            json_t *qv;
+            void *qtmp;
+            if (!json_is_object(v))
+                break;
+            json_object_foreach_safe(v, qtmp, qk, qv)
+            {
+                if (json_is_null(qv)) {
+                    json_object_del(v, qk);
+                    continue;
+                }
+                if ((rc = canonical_quantity(v, qk, qv, err)) != WH_OK) {
+                    wh_err_prefix(err, "%s", key);
+                    return rc;
+                }
+            }
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    return WH_OK;
+}
+
+static json_t *sorted_copy(const json_t *map)
+{
+    const char **keys;
+    const char *key;
+    json_t *v, *out = json_object();
+    size_t n = 0, i;
+
+    if (out == NULL || (keys = malloc((json_object_size(map) + 1) * sizeof(*keys))) == NULL) {
+        json_decref(out);
+        return NULL;
+    }
+    json_object_foreach((json_t *)map, key, v) keys[n++] = key;
+    qsort(keys, n, sizeof(*keys), cmp_str);
+    for (i = 0; i < n; i++)
+        if (json_object_set_new(out, keys[i], json_deep_copy(json_object_get(map, keys[i]))) != 0) {
+            json_decref(out);
+            out = NULL;
+            break;
+        }
+    free(keys);
+    return out;
+}
+
+json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type)
+{
+    const wh_inject_field *f;
+    json_t *out;
+
+    if (!json_is_object(value) || type == NULL)
+        return json_deep_copy(value);
+    if ((out = json_object()) == NULL)
+        return NULL;
+    for (f = type->fields; f->name != NULL; f++) {
+        const json_t *v = json_object_get(value, f->name);
+        json_t *nv = NULL;
+        if (v == NULL || json_is_null(v)) {
+            if (!(f->flags & WH_F_ALWAYS))
+                continue;
+            nv = json_object();
+        } else if ((f->flags & WH_F_OMIT) && is_zero(v)) {
+            continue;
+        } else if (f->kind == WH_K_OBJ) {
+            nv = wh_inject_go_ordered(v, f->type);
+        } else if (f->kind == WH_K_LIST && f->type != NULL && json_is_array(v)) {
+            size_t i;
+            if ((nv = json_array()) != NULL)
+                for (i = 0; i < json_array_size(v); i++)
+                    if (json_array_append_new(nv, wh_inject_go_ordered(json_array_get(v, i), f->type)) != 0) {
+                        json_decref(nv);
+                        nv = NULL;
+                        break;
+                    }
+        } else if ((f->kind == WH_K_MAP || f->kind == WH_K_QMAP) && json_is_object(v)) {
+            nv = sorted_copy(v);
+        } else {
+            nv = json_deep_copy(v);
+        }
+        if (nv == NULL || json_object_set_new(out, f->name, nv) != 0) {
+            json_decref(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+wh_code wh_inject_json_go(const json_t *value, wh_buf *out)
+{
+    char *text = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
+    const unsigned char *p;
+    wh_code rc = WH_OK;
+
+    if (text == NULL)
+        return WH_E_NOMEM;
+    for (p = (const unsigned char *)text; *p != '\0' && rc == WH_OK; p++) {
+        if (*p == '<')
+            rc = wh_buf_puts(out, "\\u003c");
+        else if (*p == '>')
+            rc = wh_buf_puts(out, "\\u003e");
+        else if (*p == '&')
+            rc = wh_buf_puts(out, "\\u0026");
+        else if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9)) {
+            rc = wh_buf_puts(out, p[2] == 0xa8 ? "\\u2028" : "\\u2029");
+            p += 2;
+        } else if (p[0] == '\\' && p[1] == 'u') { /* jansson writes upper-case hex, Go lower-case */
+            char esc[7];
+            int i;
+            for (i = 0; i < 6 && p[i] != '\0'; i++)
+                esc[i] = (char)(i >= 2 && p[i] >= 'A' && p[i] <= 'F' ? p[i] - 'A' + 'a' : p[i]);
+            rc = wh_buf_append(out, esc, (size_t)i);
+            p += i - 1;
+        } else if (p[0] == '\\' && p[1] != '\0') {
+            rc = wh_buf_append(out, p, 2);
+            p++;
+        } else {
+            rc = wh_buf_putc(out, (char)*p);
+        }
+    }
+    free(text);
+    return rc;
+}
+
+static const char *json_kind_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "object";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+    case JSON_REAL:
+        return "number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "bool";
+    default:
+        return "null";
+    }
+}
+
+static wh_code check_field(const json_t *v, const wh_inject_field *f, const wh_inject_type *owner, wh_buf *path,
+                           wh_err *err);
+
+static wh_code check_object(const json_t *value, const wh_inject_type *type, wh_buf *path, wh_err *err)
+{
+    const char *key;
+    json_t *v;
+    wh_code rc;
+
+    json_object_foreach((json_t *)value, key, v)
+    {
+        const wh_inject_field *f = wh_inject_schema_field(type, key);
+        size_t mark = path->len;
+        if (f == NULL || json_is_null(v))
+            continue;
+        if (wh_buf_printf(path, "%s%s", path->len != 0 ? "." : "", key) != WH_OK)
+            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        if ((rc = check_field(v, f, type, path, err)) != WH_OK)
+            return rc;
+        path->len = mark;
+        path->data[mark] = '\0';
+    }
+    return WH_OK;
+}
+
+static wh_code check_field(const json_t *v, const wh_inject_field *f, const wh_inject_type *owner, wh_buf *path,
+                           wh_err *err)
+{
+    const char *want = NULL;
+    size_t i;
+    wh_code rc;
+
+    switch (f->kind) {
+    case WH_K_STR:
+        if (!json_is_string(v))
+            want = "string";
+        break;
+    case WH_K_INT:
+        if (!json_is_integer(v) && !(json_is_real(v) && json_real_value(v) == (double)(long long)json_real_value(v)))
+            want = "int32";
+        break;
+    case WH_K_BOOL:
+        if (!json_is_boolean(v))
+            want = "bool";
+        break;
+    case WH_K_OBJ:
+        if (!json_is_object(v))
+            want = f->type->name;
+        else if ((rc = check_object(v, f->type, path, err)) != WH_OK)
+            return rc;
+        break;
+    case WH_K_MAP:
+    case WH_K_QMAP: {
+        const char *key;
+        json_t *mv;
+        if (!json_is_object(v)) {
+            want = "map[string]string";
+            break;
+        }
+        json_object_foreach((json_t *)v, key, mv) if (!json_is_null(mv) && !json_is_string(mv) &&
+                                                      !(f->kind == WH_K_QMAP && json_is_number(mv)))
+        {
+            return wh_err_set(err, WH_E_INVALID, "json: cannot unmarshal %s into Go struct field %s.%s of type string",
+                              json_kind_name(mv), owner->name, path->data);
+        }
+        break;
+    }
+    case WH_K_LIST:
+    case WH_K_PLIST:
+        if (!json_is_array(v)) {
+            want = f->kind == WH_K_LIST && f->type != NULL ? f->type->name : "list";
+            break;
+        }
+        for (i = 0; i < json_array_size(v); i++) {
+            const json_t *item = json_array_get(v, i);
+            size_t mark = path->len;
+            if (json_is_null(item))
+                continue;
+            if (f->kind == WH_K_PLIST ? (json_is_object(item) || json_is_array(item)) : !json_is_object(item)) {
+                return wh_err_set(err, WH_E_INVALID,
+                                  "json: cannot unmarshal %s into Go struct field %s.%s[%zu] of type %s",
+                                  json_kind_name(item), owner->name, path->data, i,
+                                  f->kind == WH_K_PLIST ? "scalar" : (f->type != NULL ? f->type->name : "object"));
+            }
+            if (f->kind == WH_K_LIST && f->type != NULL) {
+                if (wh_buf_printf(path, "[%zu]", i) != WH_OK)
+                    return wh_err_set(err, WH_E_NOMEM, "out of memory");
+                if ((rc = check_object(item, f->type, path, err)) != WH_OK)
+                    return rc;
+                path->len = mark;
+                path->data[mark] = '\0';
+            }
+        }
+        break;
+    default:
+        break;
+    }
+    if (want != NULL)
+        return wh_err_set(err, WH_E_INVALID, "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
+                          json_kind_name(v), owner->name, path->data, want);
+    return WH_OK;
+}
+
+wh_code wh_inject_go_check(const json_t *value, const wh_inject_type *type, wh_err *err)
+{
+    wh_buf path = WH_BUF_INIT;
+    wh_code rc;
+
+    if (!json_is_object(value))
+        return wh_err_set(err, WH_E_INVALID, "json: cannot unmarshal %s into Go value of type %s",
+                          json_kind_name(value), type->name);
+    if (wh_buf_puts(&path, "") != WH_OK)
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    rc = check_object(value, type, &path, err);
+    wh_buf_free(&path);
+    return rc;
+}

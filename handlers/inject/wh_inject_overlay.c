@@ -1,0 +1,257 @@
+/*
+ * wh_inject_overlay.c - overlay merge and user overrides (spec 3.1 steps 6
+ * and 7, 3.8); see wh_inject_post.h.
+ */
+#include "wh_inject_post.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wh_buf.h"
+#include "wh_inject_merge.h"
+#include "wh_inject_pod.h"
+
+static wh_code nomem(wh_err *err)
+{
+    return wh_err_set(err, WH_E_NOMEM, "out of memory");
+}
+
+/* ---- step 6 ---- */
+
+static wh_code move_proxy_to_init(json_t *pod, wh_err *err)
+{
+    json_t *spec = wh_inject_obj_child(pod, "spec", 1), *containers = wh_inject_spec_list(pod, "containers"), *init,
+           *proxy;
+    size_t idx;
+
+    if ((proxy = wh_inject_find_named(containers, WH_PROXY, &idx)) == NULL)
+        return WH_OK;
+    if ((init = wh_inject_spec_list(pod, "initContainers")) == NULL) {
+        if ((init = json_array()) == NULL || json_object_set_new(spec, "initContainers", init) != 0)
+            return nomem(err);
+    }
+    if (json_array_append(init, proxy) != 0 || json_array_remove(containers, idx) != 0)
+        return nomem(err);
+    return WH_OK;
+}
+
+wh_code wh_inject_apply_overlays(const json_t *merge_pod, const json_t *overlays, const char *const *names, int native,
+                                 json_t **merged_out, json_t **tmpl_out, wh_err *err)
+{
+    json_t *merged = json_deep_copy(merge_pod), *tmpl = json_object();
+    size_t i;
+    wh_code rc = WH_OK;
+
+    *merged_out = *tmpl_out = NULL;
+    if (merged == NULL || tmpl == NULL) {
+        rc = nomem(err);
+        goto out;
+    }
+    if ((rc = wh_inject_go_roundtrip(merged, &wh_inject_type_pod, err)) != WH_OK) {
+        wh_err_prefix(err, "could not decode pod");
+        goto out;
+    }
+    for (i = 0; i < json_array_size(overlays); i++) {
+        const json_t *overlay = json_array_get(overlays, i);
+        const char *name = names != NULL ? names[i] : "?";
+        if (!json_is_object(overlay)) {
+            rc = wh_err_set(err, WH_E_RENDER,
+                            "failed parsing generated injected YAML (check Istio sidecar injector configuration): "
+                            "template %s did not render a YAML object",
+                            name);
+            goto out;
+        }
+        if ((rc = wh_inject_smp(tmpl, overlay, &wh_inject_type_pod, err)) != WH_OK ||
+            (rc = wh_inject_go_roundtrip(tmpl, &wh_inject_type_pod, err)) != WH_OK) {
+            wh_err_prefix(err,
+                          "failed parsing generated injected YAML (check Istio sidecar injector "
+                          "configuration): template %s",
+                          name);
+            goto out;
+        }
+        if (native && wh_inject_find_named(wh_inject_spec_list(tmpl, "initContainers"), WH_PROXY, NULL) != NULL &&
+            (rc = move_proxy_to_init(merged, err)) != WH_OK)
+            goto out;
+        if ((rc = wh_inject_smp(merged, overlay, &wh_inject_type_pod, err)) != WH_OK ||
+            (rc = wh_inject_go_roundtrip(merged, &wh_inject_type_pod, err)) != WH_OK) {
+            wh_err_prefix(err, "failed applying injection overlay: template %s", name);
+            goto out;
+        }
+    }
+    *merged_out = merged;
+    *tmpl_out = tmpl;
+    merged = tmpl = NULL;
+out:
+    json_decref(merged);
+    json_decref(tmpl);
+    return rc;
+}
+
+/* ---- step 7 ---- */
+
+/* Names listed under `key` in a parsed status/overrides object. */
+static int listed(const json_t *parsed, const char *key, const char *name)
+{
+    const json_t *l = json_object_get(parsed, key);
+    size_t i;
+
+    for (i = 0; i < json_array_size(l); i++) {
+        const json_t *e = json_array_get(l, i);
+        const char *n = json_is_string(e) ? json_string_value(e) : wh_inject_str(e, "name");
+        if (n != NULL && strcmp(n, name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static wh_code apply_container(json_t *pod, const char *list, const json_t *overlay, wh_err *err)
+{
+    json_t *patch = json_pack("{s:{s:[O]}}", "spec", list, overlay);
+    wh_code rc;
+
+    if (patch == NULL)
+        return nomem(err);
+    if ((rc = wh_inject_smp(pod, patch, &wh_inject_type_pod, err)) == WH_OK)
+        rc = wh_inject_go_roundtrip(pod, &wh_inject_type_pod, err);
+    json_decref(patch);
+    if (rc != WH_OK)
+        wh_err_prefix(err, "failed to apply sidecar container");
+    return rc;
+}
+
+/* 3.8.3: the user's runAsUser/runAsGroup on istio-proxy reach the init container. */
+static wh_code adjust_init_user(json_t *pod, const json_t *original, int tproxy, wh_err *err)
+{
+    const json_t *user = wh_inject_find_sidecar(original), *sc = json_object_get(user, "securityContext");
+    const json_t *uid = json_object_get(sc, "runAsUser"), *gid = json_object_get(sc, "runAsGroup");
+    json_t *init, *args, *proxy;
+    size_t i;
+
+    if (!json_is_integer(uid))
+        uid = NULL;
+    if (!json_is_integer(gid))
+        gid = NULL;
+    if (uid == NULL && gid == NULL)
+        return WH_OK;
+    init = wh_inject_find_named(wh_inject_spec_list(pod, "initContainers"), WH_INIT, NULL);
+    if (init == NULL)
+        init = wh_inject_find_named(wh_inject_spec_list(pod, "initContainers"), WH_VALIDATION, NULL);
+    if (init == NULL)
+        return WH_OK;
+    if (tproxy && uid != NULL && (proxy = wh_inject_find_sidecar(pod)) != NULL) {
+        json_t *psc = wh_inject_obj_child(proxy, "securityContext", 1);
+        if (psc == NULL || json_object_set_new(psc, "runAsUser", json_integer(0)) != 0)
+            return nomem(err);
+    }
+    if (!tproxy && strcmp(wh_inject_str(init, "name"), WH_VALIDATION) == 0) {
+        json_t *isc = wh_inject_obj_child(init, "securityContext", 1);
+        if (isc == NULL || (uid != NULL && json_object_set(isc, "runAsUser", (json_t *)uid) != 0) ||
+            (gid != NULL && json_object_set(isc, "runAsGroup", (json_t *)gid) != 0))
+            return nomem(err);
+    }
+    if (uid != NULL && json_integer_value(uid) != 0 && json_is_array(args = json_object_get(init, "args"))) {
+        char text[32];
+        snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT, json_integer_value(uid));
+        for (i = 0; i + 1 < json_array_size(args); i++) {
+            const char *a = json_string_value(json_array_get(args, i));
+            if (a != NULL && strcmp(a, "-u") == 0) {
+                if (json_array_set_new(args, i + 1, json_string(text)) != 0)
+                    return nomem(err);
+                break;
+            }
+        }
+    }
+    return WH_OK;
+}
+
+wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const json_t *tmpl, int tproxy, wh_err *err)
+{
+    static const char *const lists[2] = {"containers", "initContainers"};
+    const char *status_text = wh_inject_annotation(original, WH_A_STATUS),
+               *overrides_text = wh_inject_annotation(original, WH_A_OVERRIDES);
+    json_t *status = NULL, *existing = NULL, *recorded = NULL;
+    json_error_t jerr;
+    wh_buf text = WH_BUF_INIT;
+    wh_code rc = WH_OK;
+    int l;
+
+    if (overrides_text != NULL &&
+        ((existing = json_loads(overrides_text, 0, &jerr)) == NULL || !json_is_object(existing))) {
+        rc = wh_err_set(err, WH_E_INVALID, "invalid %s annotation: %s", WH_A_OVERRIDES,
+                        existing == NULL ? jerr.text : "not a JSON object");
+        goto out;
+    }
+    if (status_text != NULL)
+        status = json_loads(status_text, 0, NULL); /* unparsable: as if absent, like istiod */
+    if ((recorded = json_object()) == NULL) {
+        rc = nomem(err);
+        goto out;
+    }
+    for (l = 0; l < 2; l++) {
+        const json_t *tlist = wh_inject_spec_list(tmpl, lists[l]);
+        json_t *rlist = NULL;
+        size_t i;
+        for (i = 0; i < json_array_size(tlist); i++) {
+            const char *name = wh_inject_str(json_array_get(tlist, i), "name");
+            const json_t *match;
+            json_t *overlay, *ordered;
+            if (name == NULL || listed(status, lists[l], name))
+                continue;
+            match = wh_inject_find_named(json_object_get(existing, lists[l]), name, NULL);
+            if (match == NULL)
+                match = wh_inject_find_named(wh_inject_spec_list(original, "containers"), name, NULL);
+            if (match == NULL && l == 1)
+                match = wh_inject_find_named(wh_inject_spec_list(original, "initContainers"), name, NULL);
+            if (match == NULL || !json_is_object(match))
+                continue;
+            if ((overlay = json_deep_copy(match)) == NULL) {
+                rc = nomem(err);
+                goto out;
+            }
+            if ((rc = wh_inject_go_roundtrip(overlay, &wh_inject_type_container, err)) != WH_OK) {
+                json_decref(overlay);
+                goto out;
+            }
+            if (json_is_string(json_object_get(overlay, "image")) &&
+                strcmp(wh_inject_str(overlay, "image"), "auto") == 0)
+                json_object_del(overlay, "image");
+            ordered = wh_inject_go_ordered(overlay, &wh_inject_type_container);
+            json_decref(overlay);
+            if (ordered == NULL) {
+                rc = nomem(err);
+                goto out;
+            }
+            if (rlist == NULL &&
+                ((rlist = json_array()) == NULL || json_object_set_new(recorded, lists[l], rlist) != 0)) {
+                json_decref(ordered);
+                rc = nomem(err);
+                goto out;
+            }
+            if (json_array_append_new(rlist, ordered) != 0) {
+                rc = nomem(err);
+                goto out;
+            }
+            if ((rc = apply_container(pod, lists[l], ordered, err)) != WH_OK)
+                goto out;
+        }
+    }
+    if (status_text == NULL && json_object_size(recorded) != 0) {
+        json_t *ann = wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1);
+        if (ann == NULL || wh_inject_json_go(recorded, &text) != WH_OK) {
+            rc = nomem(err);
+            goto out;
+        }
+        if ((rc = wh_inject_set_string(ann, WH_A_OVERRIDES, text.data, err)) != WH_OK)
+            goto out;
+    }
+    rc = adjust_init_user(pod, original, tproxy, err);
+out:
+    json_decref(status);
+    json_decref(existing);
+    json_decref(recorded);
+    wh_buf_free(&text);
+    return rc;
+}

@@ -1,0 +1,161 @@
+/*
+ * wh_inject_pipeline.c - the injection pipeline (spec 3.1) and the admit
+ * function that answers an AdmissionReview with its JSON Patch (spec 2.5).
+ */
+#include "wh_inject.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "wh_inject_jsonpatch.h"
+#include "wh_inject_merge.h"
+#include "wh_inject_post.h"
+
+#define TEMPLATE_PREFIX "failed to run injection template"
+
+void wh_inject_pod_result_clear(wh_inject_pod_result *res)
+{
+    json_decref(res->original);
+    json_decref(res->final);
+    memset(res, 0, sizeof(*res));
+}
+
+/* The pod as istiod sees it before anything else (2.3). */
+static wh_code prepare(const wh_inject_pod_request *req, json_t **out, wh_err *err)
+{
+    json_t *pod, *meta;
+    const char *ns;
+    wh_code rc;
+
+    if ((rc = wh_inject_go_check(req->pod, &wh_inject_type_pod, err)) != WH_OK) {
+        wh_err_prefix(err, "could not decode pod");
+        return rc;
+    }
+    if ((pod = json_deep_copy(req->pod)) == NULL)
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    meta = json_object_get(pod, "metadata");
+    if (!json_is_object(meta) && ((meta = json_object()) == NULL || json_object_set_new(pod, "metadata", meta) != 0)) {
+        json_decref(pod);
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    }
+    json_object_del(meta, "managedFields");
+    ns = json_string_value(json_object_get(meta, "namespace"));
+    if ((ns == NULL || *ns == '\0') && req->namespace_ != NULL && *req->namespace_ != '\0' &&
+        json_object_set_new(meta, "namespace", json_string(req->namespace_)) != 0) {
+        json_decref(pod);
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    }
+    *out = pod;
+    return WH_OK;
+}
+
+wh_code wh_inject_pod(const wh_inject_pod_request *req, wh_inject_pod_result *res, wh_err *err)
+{
+    wh_inject_rendered r;
+    wh_inject_input in;
+    wh_inject_post_params post;
+    json_t *merged = NULL, *tmpl = NULL;
+    const char *reason = NULL;
+    wh_code rc;
+
+    memset(res, 0, sizeof(*res));
+    memset(&r, 0, sizeof(r));
+    if ((rc = prepare(req, &res->original, err)) != WH_OK)
+        return rc;
+    if (!wh_inject_decide(req->rev, res->original, req->kube_inject, &reason)) {
+        res->skip_reason = reason != NULL ? reason : "not selected";
+        return WH_OK;
+    }
+    memset(&in, 0, sizeof(in));
+    in.rev = req->rev;
+    in.settings = req->settings;
+    in.pod = res->original;
+    in.url_envs = req->url_envs;
+    in.namespace_obj = req->namespace_obj;
+    in.revision = req->revision;
+    in.deploy = req->deploy;
+    if ((rc = wh_inject_render(&in, &r, err)) != WH_OK) {
+        wh_err_prefix(err, "%s", TEMPLATE_PREFIX); /* "failed to run injection template: <why>" */
+        goto out;
+    }
+    if ((rc = wh_inject_apply_overlays(r.merge_pod, r.overlays, (const char *const *)r.names, r.native, &merged, &tmpl,
+                                       err)) != WH_OK ||
+        (rc = wh_inject_reapply_overrides(merged, r.merge_pod, tmpl, r.tproxy, err)) != WH_OK)
+        goto out;
+    post.rev = req->rev;
+    post.r = &r;
+    post.original = r.merge_pod;
+    post.tmpl = tmpl;
+    post.kube_inject = req->kube_inject;
+    if ((rc = wh_inject_postprocess(merged, &post, err)) != WH_OK)
+        goto out;
+    res->final = merged;
+    merged = NULL;
+out:
+    json_decref(merged);
+    json_decref(tmpl);
+    wh_inject_rendered_clear(&r);
+    if (rc != WH_OK)
+        wh_inject_pod_result_clear(res);
+    return rc;
+}
+
+wh_code wh_inject_admit(void *ctx, const wh_admission_request *req, wh_admission_response *resp, wh_err *err)
+{
+    wh_inject_call *call = ctx;
+    wh_inject_pod_request preq;
+    wh_inject_pod_result res = {0};
+    wh_inject_revision *rev = NULL;
+    const json_t *object = json_object_get(req->request, "object");
+    json_t *envs = NULL, *ops = NULL;
+    char *rev_name = NULL;
+    wh_code rc;
+
+    if ((rc = wh_inject_path_parse(req->path_suffix, strlen(req->path_suffix), &rev_name, &envs, err)) != WH_OK)
+        goto out;
+    if ((rev = wh_inject_registry_get(call->registry, rev_name)) == NULL) {
+        call->failed = 1;
+        rc = wh_admission_deny(resp, 0, "unknown revision \"%s\": this webhookd serves no such revision",
+                               rev_name != NULL ? rev_name : "default");
+        goto out;
+    }
+    snprintf(call->revision, sizeof(call->revision), "%s", wh_inject_revision_name(rev));
+    if (!json_is_object(object)) {
+        call->failed = 1;
+        rc = wh_admission_deny(resp, 0, "could not decode pod: request.object is %s",
+                               object == NULL ? "missing" : "not a JSON object");
+        goto out;
+    }
+    memset(&preq, 0, sizeof(preq));
+    preq.rev = rev;
+    preq.settings = call->settings;
+    preq.pod = object;
+    preq.namespace_ = req->namespace;
+    preq.url_envs = envs;
+    if ((rc = wh_inject_pod(&preq, &res, err)) != WH_OK) {
+        call->failed = 1;
+        if (rc == WH_E_NOMEM)
+            goto out;
+        rc = wh_admission_deny(resp, 0, "%s", wh_err_msg(err));
+        goto out;
+    }
+    resp->allowed = 1;
+    if (res.final == NULL) {
+        call->skipped = 1;
+        goto out;
+    }
+    if ((rc = wh_inject_json_diff(res.original, res.final, &ops, err)) != WH_OK)
+        goto out;
+    if ((resp->patch = json_dumps(ops, JSON_COMPACT)) == NULL) {
+        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
+        goto out;
+    }
+    resp->patch_len = strlen(resp->patch);
+out:
+    wh_inject_pod_result_clear(&res);
+    wh_inject_revision_unref(rev);
+    json_decref(envs);
+    json_decref(ops);
+    free(rev_name);
+    return rc;
+}

@@ -1,0 +1,35 @@
+/*
+ * wh_inject_pod.h - small accessors on pod JSON shared by the merge side's
+ * files (internal to wh_inject).
+ */
+#ifndef WH_INJECT_POD_H
+#define WH_INJECT_POD_H
+
+#include <jansson.h>
+
+#include "wh_result.h"
+
+#define WH_PROXY "istio-proxy"
+#define WH_INIT "istio-init"
+#define WH_VALIDATION "istio-validation"
+#define WH_CORE_DUMP "enable-core-dump"
+#define WH_A_STATUS "sidecar.istio.io/status"
+#define WH_A_OVERRIDES "proxy.istio.io/overrides"
+
+/* `parent[key]` when it is an object; created when `create` (NULL on OOM). */
+json_t *wh_inject_obj_child(json_t *parent, const char *key, int create);
+/* pod.spec[key] when it is an array, else NULL. */
+json_t *wh_inject_spec_list(const json_t *pod, const char *key);
+/* o[key] when it is a string, else NULL. */
+const char *wh_inject_str(const json_t *o, const char *key);
+/* First item of `list` named `name` (NULL if none); *idx its index. */
+json_t *wh_inject_find_named(const json_t *list, const char *name, size_t *idx);
+/* istiod's FindSidecar: istio-proxy in containers, else in initContainers. */
+json_t *wh_inject_find_sidecar(const json_t *pod);
+/* A pod annotation's value, or NULL. */
+const char *wh_inject_annotation(const json_t *pod, const char *key);
+wh_code wh_inject_set_string(json_t *obj, const char *key, const char *value, wh_err *err);
+/* Append {name, value} to container.env. */
+wh_code wh_inject_append_env(json_t *container, const char *name, const char *value, wh_err *err);
+
+#endif

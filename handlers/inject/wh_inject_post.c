@@ -1,0 +1,601 @@
+/*
+ * wh_inject_post.c - istiod's post-processing of the merged pod (spec 3.1
+ * step 8, 3.10, 3.7 ordering); see wh_inject_post.h.
+ */
+#include "wh_inject_post.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wh_buf.h"
+#include "wh_inject_merge.h"
+#include "wh_inject_pod.h"
+
+static wh_code nomem(wh_err *err)
+{
+    return wh_err_set(err, WH_E_NOMEM, "out of memory");
+}
+
+/* ---- step 8 ---- */
+
+/* 3.10.1 */
+static wh_code cluster_envs(json_t *pod, const json_t *envs, wh_err *err)
+{
+    json_t *proxy = wh_inject_find_sidecar(pod), *env;
+    const char **keys = NULL;
+    const char *key;
+    json_t *v;
+    size_t n = 0, i;
+    wh_code rc = WH_OK;
+
+    if (json_object_size(envs) == 0 || proxy == NULL)
+        return WH_OK;
+    if (json_is_array(env = json_object_get(proxy, "env")))
+        for (i = json_array_size(env); i-- > 0;) {
+            const char *name = wh_inject_str(json_array_get(env, i), "name");
+            if (name != NULL && json_object_get(envs, name) != NULL)
+                json_array_remove(env, i);
+        }
+    if ((keys = malloc(json_object_size(envs) * sizeof(*keys))) == NULL)
+        return nomem(err);
+    json_object_foreach((json_t *)envs, key, v) keys[n++] = key;
+    for (i = 1; i < n; i++) { /* insertion sort: a handful of keys */
+        const char *k = keys[i];
+        size_t j = i;
+        for (; j > 0 && strcmp(keys[j - 1], k) > 0; j--)
+            keys[j] = keys[j - 1];
+        keys[j] = k;
+    }
+    for (i = 0; i < n && rc == WH_OK; i++) {
+        const char *value = json_string_value(json_object_get(envs, keys[i]));
+        rc = wh_inject_append_env(proxy, keys[i], value != NULL ? value : "", err);
+    }
+    free(keys);
+    return rc;
+}
+
+/* Annotation keys compared the way istiod's prometheus code does. */
+static void sanitize(const char *in, char *out, size_t size)
+{
+    size_t i;
+
+    for (i = 0; in[i] != '\0' && i + 1 < size; i++)
+        out[i] = (char)(isalnum((unsigned char)in[i]) || in[i] == '_' ? in[i] : '_');
+    out[i] = '\0';
+}
+
+static int sanitized_is(const char *key, const char *want)
+{
+    char buf[256];
+
+    if (strlen(key) >= sizeof(buf))
+        return 0;
+    sanitize(key, buf, sizeof(buf));
+    return strcmp(buf, want) == 0;
+}
+
+static const char *sanitized_get(const json_t *ann, const char *want)
+{
+    const char *key;
+    json_t *v;
+
+    json_object_foreach((json_t *)ann, key,
+                        v) if (json_is_string(v) && sanitized_is(key, want)) return json_string_value(v);
+    return NULL;
+}
+
+static int reserved_port(long p)
+{
+    static const long ports[] = {15000, 15001, 15004, 15006, 15008, 15020, 15021, 15053, 15090};
+    size_t i;
+
+    for (i = 0; i < sizeof(ports) / sizeof(ports[0]); i++)
+        if (ports[i] == p)
+            return 1;
+    return 0;
+}
+
+static wh_code check_scrape_port(const char *port, long target, wh_err *err)
+{
+    char *end;
+    long p;
+
+    errno = 0;
+    p = strtol(port, &end, 10);
+    if (*port == '\0' || *end != '\0' || errno != 0 || p < 1 || p > 65535)
+        return wh_err_set(err, WH_E_INVALID, "invalid prometheus scrape port \"%s\": must be an integer in 1-65535",
+                          port);
+    if (p == target || reserved_port(p))
+        return wh_err_set(err, WH_E_INVALID,
+                          "invalid prometheus scrape port \"%s\": the port is reserved by the Istio sidecar", port);
+    return WH_OK;
+}
+
+/* Trim ASCII whitespace at both ends, in place. */
+static char *trim(char *s)
+{
+    char *e;
+
+    while (isspace((unsigned char)*s))
+        s++;
+    for (e = s + strlen(s); e > s && isspace((unsigned char)e[-1]);)
+        *--e = '\0';
+    return s;
+}
+
+/* prometheus.istio.io/scrape-targets: "port[:path],...", path default
+ * /metrics; entries without a port are ignored. */
+static wh_code parse_targets(const char *list, json_t *targets, wh_err *err)
+{
+    char *copy = strdup(list), *save = NULL, *tok;
+    wh_code rc = WH_OK;
+
+    if (copy == NULL)
+        return nomem(err);
+    for (tok = strtok_r(copy, ",", &save); tok != NULL && rc == WH_OK; tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(tok, ':'), *port, *path = "/metrics";
+        json_t *t;
+        if (colon != NULL) {
+            *colon = '\0';
+            path = trim(colon + 1);
+            if (*path == '\0')
+                path = "/metrics";
+        }
+        port = trim(tok);
+        if (*port == '\0')
+            continue;
+        if ((t = json_pack("{s:s,s:s}", "port", port, "path", path)) == NULL || json_array_append_new(targets, t) != 0)
+            rc = nomem(err);
+    }
+    free(copy);
+    return rc;
+}
+
+/* 3.10.2 */
+static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_err *err)
+{
+    json_t *ann = wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1), *cfg = NULL,
+           *targets = NULL;
+    const json_t *mesh = wh_inject_revision_mesh(rev);
+    const char *key, *merge, *port, *path, *scrape, *tlist;
+    json_t *v, *proxy;
+    void *tmp;
+    int target = wh_inject_revision_status_port(rev), enabled = 1;
+    char target_text[16];
+    wh_buf text = WH_BUF_INIT;
+    wh_code rc = WH_OK;
+
+    if (ann == NULL)
+        return nomem(err);
+    json_object_foreach(ann, key, v) if (json_is_string(v) && sanitized_is(key, "prometheus_io_scrape") &&
+                                         wh_inject_parse_bool(json_string_value(v)) == 0) return WH_OK;
+    merge = wh_inject_str(ann, "prometheus.istio.io/merge-metrics");
+    if (merge != NULL && wh_inject_parse_bool(merge) >= 0)
+        enabled = wh_inject_parse_bool(merge);
+    else if (json_is_boolean(json_object_get(mesh, "enablePrometheusMerge")))
+        enabled = json_is_true(json_object_get(mesh, "enablePrometheusMerge"));
+    if (!enabled)
+        return WH_OK;
+    snprintf(target_text, sizeof(target_text), "%d", target);
+    port = sanitized_get(ann, "prometheus_io_port");
+    if (port != NULL && strcmp(port, target_text) == 0)
+        return WH_OK;
+    scrape = sanitized_get(ann, "prometheus_io_scrape");
+    path = sanitized_get(ann, "prometheus_io_path");
+    tlist = sanitized_get(ann, "prometheus_istio_io_scrape_targets");
+    if ((targets = json_array()) == NULL) {
+        rc = nomem(err);
+        goto out;
+    }
+    if (tlist != NULL && (rc = parse_targets(tlist, targets, err)) != WH_OK)
+        goto out;
+    if (json_array_size(targets) > 0) {
+        size_t i;
+        port = wh_inject_str(json_array_get(targets, 0), "port");
+        path = wh_inject_str(json_array_get(targets, 0), "path");
+        for (i = 0; i < json_array_size(targets); i++)
+            if ((rc = check_scrape_port(wh_inject_str(json_array_get(targets, i), "port"), target, err)) != WH_OK)
+                goto out;
+    } else if (port != NULL && (rc = check_scrape_port(port, target, err)) != WH_OK) {
+        goto out;
+    }
+    proxy = wh_inject_find_sidecar(pod);
+    if (proxy != NULL && (scrape != NULL || path != NULL || port != NULL || json_array_size(targets) > 0)) {
+        cfg = json_pack("{s:s,s:s,s:s}", "scrape", scrape != NULL ? scrape : "", "path", path != NULL ? path : "",
+                        "port", port != NULL ? port : "");
+        if (cfg == NULL || (json_array_size(targets) > 0 && json_object_set(cfg, "targets", targets) != 0) ||
+            wh_inject_json_go(cfg, &text) != WH_OK) {
+            rc = nomem(err);
+            goto out;
+        }
+        if ((rc = wh_inject_append_env(proxy, "ISTIO_PROMETHEUS_ANNOTATIONS", text.data, err)) != WH_OK)
+            goto out;
+    }
+    json_object_foreach_safe(ann, tmp, key, v)
+    {
+        if (sanitized_is(key, "prometheus_io_path") || sanitized_is(key, "prometheus_io_port") ||
+            sanitized_is(key, "prometheus_io_scrape") || sanitized_is(key, "prometheus_istio_io_scrape_targets"))
+            json_object_del(ann, key);
+    }
+    if ((rc = wh_inject_set_string(ann, "prometheus.io/port", target_text, err)) != WH_OK ||
+        (rc = wh_inject_set_string(ann, "prometheus.io/path", "/stats/prometheus", err)) != WH_OK ||
+        (rc = wh_inject_set_string(ann, "prometheus.io/scrape", "true", err)) != WH_OK)
+        goto out;
+out:
+    json_decref(cfg);
+    json_decref(targets);
+    wh_buf_free(&text);
+    return rc;
+}
+
+/* 3.10.3 */
+static wh_code secure_port(json_t *pod, wh_err *err)
+{
+    json_t *ann = wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1),
+           *proxy = wh_inject_find_sidecar(pod);
+    const json_t *env = json_object_get(proxy, "env");
+    size_t i;
+
+    if (ann == NULL)
+        return nomem(err);
+    if (proxy == NULL || sanitized_get(ann, "prometheus_istio_io_secure_port") != NULL)
+        return WH_OK;
+    for (i = 0; i < json_array_size(env); i++) {
+        const json_t *e = json_array_get(env, i);
+        const char *name = wh_inject_str(e, "name"), *value = wh_inject_str(e, "value");
+        if (name != NULL && strcmp(name, "ENVOY_SECURE_MERGED_METRICS_PORT") == 0 && value != NULL && *value != '\0' &&
+            strcmp(value, "0") != 0)
+            return wh_inject_set_string(ann, "prometheus.istio.io/secure-port", value, err);
+    }
+    return WH_OK;
+}
+
+/* ---- 3.10.4 application probes ---- */
+
+static const struct {
+    const char *field, *sub, *suffix;
+    int is_probe;
+} probe_slots[] = {
+    {"readinessProbe", NULL, "/app-health/%s/readyz", 1},
+    {"livenessProbe", NULL, "/app-health/%s/livez", 1},
+    {"startupProbe", NULL, "/app-health/%s/startupz", 1},
+    {"lifecycle", "preStop", "/app-lifecycle/%s/prestopz", 0},
+    {"lifecycle", "postStart", "/app-lifecycle/%s/poststartz", 0},
+};
+#define N_SLOTS (sizeof(probe_slots) / sizeof(probe_slots[0]))
+
+static json_t *slot_handler(const json_t *container, size_t s)
+{
+    json_t *h = json_object_get(container, probe_slots[s].field);
+    if (h != NULL && probe_slots[s].sub != NULL)
+        h = json_object_get(h, probe_slots[s].sub);
+    return json_is_object(h) ? h : NULL;
+}
+
+/* The prober istio-agent runs for one handler, or NULL when none applies
+ * (named port unknown, already pointing at the status port, exec). */
+static json_t *prober_of(const json_t *container, const json_t *handler, int is_probe, int status_port)
+{
+    static const char *const kinds[3] = {"httpGet", "tcpSocket", "grpc"};
+    const wh_inject_type *types[3] = {&wh_inject_type_http_get, &wh_inject_type_tcp_socket, &wh_inject_type_grpc};
+    const json_t *action = NULL, *port, *timeout;
+    json_t *copy, *out;
+    int k;
+
+    for (k = 0; k < (is_probe ? 3 : 2); k++)
+        if (json_is_object(action = json_object_get(handler, kinds[k])))
+            break;
+    if (k == (is_probe ? 3 : 2))
+        return NULL;
+    if ((copy = json_deep_copy(action)) == NULL)
+        return NULL;
+    port = json_object_get(copy, "port");
+    if (k < 2 && json_is_string(port)) {
+        const json_t *ports = json_object_get(container, "ports");
+        size_t i;
+        for (i = 0; i < json_array_size(ports); i++) {
+            const char *n = wh_inject_str(json_array_get(ports, i), "name");
+            if (n != NULL && *n != '\0' && strcmp(n, json_string_value(port)) == 0)
+                break;
+        }
+        if (i == json_array_size(ports)) {
+            json_decref(copy);
+            return NULL;
+        }
+        json_object_set(copy, "port", json_object_get(json_array_get(ports, i), "containerPort"));
+    } else if (k < 2 && json_is_integer(port) && json_integer_value(port) == status_port) {
+        json_decref(copy);
+        return NULL;
+    }
+    out = json_object();
+    if (out != NULL)
+        json_object_set_new(out, kinds[k], wh_inject_go_ordered(copy, types[k]));
+    json_decref(copy);
+    timeout = json_object_get(handler, "timeoutSeconds");
+    if (out != NULL && is_probe && json_is_integer(timeout) && json_integer_value(timeout) != 0)
+        json_object_set(out, "timeoutSeconds", (json_t *)timeout);
+    return out;
+}
+
+static int cmp_cstr(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static wh_code dump_sorted(const json_t *map, wh_buf *out)
+{
+    const char **keys = malloc((json_object_size(map) + 1) * sizeof(*keys)), *key;
+    json_t *v, *sorted = json_object();
+    size_t n = 0, i;
+    wh_code rc = WH_E_NOMEM;
+
+    if (keys == NULL || sorted == NULL)
+        goto out;
+    json_object_foreach((json_t *)map, key, v) keys[n++] = key;
+    qsort(keys, n, sizeof(*keys), cmp_cstr);
+    for (i = 0; i < n; i++)
+        if (json_object_set(sorted, keys[i], json_object_get(map, keys[i])) != 0)
+            goto out;
+    rc = wh_inject_json_go(sorted, out);
+out:
+    free(keys);
+    json_decref(sorted);
+    return rc;
+}
+
+static wh_code collect_probers(const json_t *pod, int status_port, json_t *probers, wh_err *err)
+{
+    static const char *const lists[2] = {"initContainers", "containers"};
+    int l;
+
+    for (l = 0; l < 2; l++) {
+        const json_t *list = wh_inject_spec_list(pod, lists[l]);
+        size_t i, s;
+        for (i = 0; i < json_array_size(list); i++) {
+            const json_t *c = json_array_get(list, i);
+            const char *name = wh_inject_str(c, "name");
+            if (name == NULL || strcmp(name, WH_PROXY) == 0)
+                continue;
+            for (s = 0; s < N_SLOTS; s++) {
+                const json_t *h = slot_handler(c, s);
+                char url[512];
+                json_t *p;
+                if (h == NULL || (p = prober_of(c, h, probe_slots[s].is_probe, status_port)) == NULL)
+                    continue;
+                snprintf(url, sizeof(url), probe_slots[s].suffix, name);
+                if (json_object_set_new(probers, url, p) != 0)
+                    return nomem(err);
+            }
+        }
+    }
+    return WH_OK;
+}
+
+static wh_code rewrite_handler(json_t *h, const char *url, long port, wh_err *err)
+{
+    json_t *get = json_object_get(h, "httpGet");
+
+    if (!json_is_object(get)) {
+        if (json_object_get(h, "tcpSocket") == NULL && json_object_get(h, "grpc") == NULL)
+            return WH_OK;
+        json_object_del(h, "tcpSocket");
+        json_object_del(h, "grpc");
+        if ((get = json_object()) == NULL || json_object_set_new(h, "httpGet", get) != 0)
+            return nomem(err);
+    }
+    if (json_object_set_new(get, "path", json_string(url)) != 0 ||
+        json_object_set_new(get, "port", json_integer(port)) != 0)
+        return nomem(err);
+    if (json_is_string(json_object_get(get, "scheme")) && strcmp(wh_inject_str(get, "scheme"), "HTTPS") == 0)
+        return wh_inject_set_string(get, "scheme", "HTTP", err);
+    return WH_OK;
+}
+
+static wh_code rewrite_probes(json_t *pod, const json_t *ann, int status_port, wh_err *err)
+{
+    static const char *const lists[2] = {"containers", "initContainers"};
+    const char *ann_port = wh_inject_str(ann, "status.sidecar.istio.io/port");
+    long port = status_port;
+    int l;
+    wh_code rc;
+
+    if (ann_port != NULL) {
+        char *end;
+        errno = 0;
+        port = strtol(ann_port, &end, 10);
+        if (*ann_port == '\0' || *end != '\0' || errno != 0)
+            return WH_OK; /* istiod logs and leaves the probes alone */
+    }
+    for (l = 0; l < 2; l++) {
+        json_t *list = wh_inject_spec_list(pod, lists[l]);
+        size_t i, s;
+        for (i = 0; i < json_array_size(list); i++) {
+            json_t *c = json_array_get(list, i);
+            const char *name = wh_inject_str(c, "name");
+            if (name == NULL || strcmp(name, WH_PROXY) == 0)
+                continue;
+            for (s = 0; s < N_SLOTS; s++) {
+                json_t *h = slot_handler(c, s);
+                char url[512];
+                if (h == NULL)
+                    continue;
+                snprintf(url, sizeof(url), probe_slots[s].suffix, name);
+                if (!probe_slots[s].is_probe && json_object_get(h, "grpc") != NULL)
+                    continue;
+                if ((rc = rewrite_handler(h, url, port, err)) != WH_OK)
+                    return rc;
+            }
+        }
+    }
+    return WH_OK;
+}
+
+static wh_code app_probes(json_t *pod, const wh_inject_revision *rev, wh_err *err)
+{
+    json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations"),
+           *proxy = wh_inject_find_sidecar(pod);
+    const json_t *values_flag = json_object_get(
+        json_object_get(wh_inject_revision_values(rev), "sidecarInjectorWebhook"), "rewriteAppHTTPProbe");
+    const char *a = wh_inject_str(ann, "sidecar.istio.io/rewriteAppHTTPProbers");
+    int status_port = wh_inject_revision_status_port(rev), enabled;
+    json_t *probers = NULL, *env, *old = NULL;
+    wh_buf text = WH_BUF_INIT;
+    wh_code rc = WH_OK;
+    size_t i;
+
+    if (proxy == NULL)
+        return WH_OK;
+    enabled = a != NULL && wh_inject_parse_bool(a) >= 0 ? wh_inject_parse_bool(a) : json_is_true(values_flag);
+    if (!enabled)
+        return WH_OK;
+    if ((probers = json_object()) == NULL)
+        return nomem(err);
+    if ((rc = collect_probers(pod, status_port, probers, err)) != WH_OK)
+        goto out;
+    if (json_object_size(probers) > 0) {
+        json_t *existing = NULL;
+        env = json_object_get(proxy, "env");
+        if (wh_inject_str(ann, WH_A_STATUS) != NULL)
+            for (i = 0; i < json_array_size(env); i++)
+                if (strcmp(wh_inject_str(json_array_get(env, i), "name") ? wh_inject_str(json_array_get(env, i), "name")
+                                                                         : "",
+                           "ISTIO_KUBE_APP_PROBERS") == 0) {
+                    existing = json_array_get(env, i);
+                    break;
+                }
+        if (existing != NULL) {
+            const char *key;
+            json_t *v;
+            old = json_loads(wh_inject_str(existing, "value") != NULL ? wh_inject_str(existing, "value") : "", 0, NULL);
+            if (json_is_object(old))
+                json_object_foreach(old, key, v) json_object_set(probers, key, v);
+        }
+        if (dump_sorted(probers, &text) != WH_OK) {
+            rc = nomem(err);
+            goto out;
+        }
+        rc = existing != NULL ? wh_inject_set_string(existing, "value", text.data, err)
+                              : wh_inject_append_env(proxy, "ISTIO_KUBE_APP_PROBERS", text.data, err);
+        if (rc != WH_OK)
+            goto out;
+    }
+    rc = rewrite_probes(pod, ann, status_port, err);
+out:
+    json_decref(probers);
+    json_decref(old);
+    wh_buf_free(&text);
+    return rc;
+}
+
+/* ---- 3.10.5 metadata ---- */
+
+static json_t *names_of(const json_t *list)
+{
+    json_t *out;
+    size_t i;
+
+    if (json_array_size(list) == 0)
+        return json_null();
+    if ((out = json_array()) == NULL)
+        return NULL;
+    for (i = 0; i < json_array_size(list); i++) {
+        const char *n = wh_inject_str(json_array_get(list, i), "name");
+        if (json_array_append_new(out, json_string(n != NULL ? n : "")) != 0) {
+            json_decref(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+static wh_code metadata(json_t *pod, const wh_inject_post_params *p, wh_err *err)
+{
+    json_t *meta = wh_inject_obj_child(pod, "metadata", 1), *ann = wh_inject_obj_child(meta, "annotations", 1), *status;
+    const char *key;
+    json_t *v;
+    wh_buf text = WH_BUF_INIT;
+    wh_code rc;
+
+    if (ann == NULL)
+        return nomem(err);
+    if (p->r->network != NULL && *p->r->network != '\0' &&
+        (rc = wh_inject_set_string(wh_inject_obj_child(meta, "labels", 1), "topology.istio.io/network", p->r->network,
+                                   err)) != WH_OK)
+        return rc;
+    status = json_pack("{s:o*,s:o*,s:o*,s:o*,s:s}", "initContainers",
+                       names_of(wh_inject_spec_list(p->tmpl, "initContainers")), "containers",
+                       names_of(wh_inject_spec_list(p->tmpl, "containers")), "volumes",
+                       names_of(wh_inject_spec_list(p->tmpl, "volumes")), "imagePullSecrets",
+                       names_of(wh_inject_spec_list(p->tmpl, "imagePullSecrets")), "revision",
+                       p->r->revision != NULL && *p->r->revision != '\0' ? p->r->revision : "default");
+    if (status == NULL || wh_inject_json_go(status, &text) != WH_OK) {
+        json_decref(status);
+        wh_buf_free(&text);
+        return nomem(err);
+    }
+    json_decref(status);
+    rc = wh_inject_set_string(ann, WH_A_STATUS, text.data, err);
+    wh_buf_free(&text);
+    if (rc != WH_OK || p->kube_inject)
+        return rc;
+    json_object_foreach((json_t *)wh_inject_revision_injected_annotations(p->rev), key, v)
+    {
+        if (json_is_string(v) && (rc = wh_inject_set_string(ann, key, json_string_value(v), err)) != WH_OK)
+            return rc;
+    }
+    return WH_OK;
+}
+
+/* ---- 3.10.6 / 3.7 reorder ---- */
+
+static wh_code move_named(json_t *list, const char *name, int first, wh_err *err)
+{
+    size_t idx;
+    json_t *c = wh_inject_find_named(list, name, &idx);
+
+    if (c == NULL)
+        return WH_OK;
+    json_incref(c);
+    if (json_array_remove(list, idx) != 0 ||
+        (first ? json_array_insert_new(list, 0, c) : json_array_append_new(list, c)) != 0)
+        return nomem(err);
+    return WH_OK;
+}
+
+static wh_code reorder(json_t *pod, int hold, wh_err *err)
+{
+    json_t *containers = wh_inject_spec_list(pod, "containers"), *init = wh_inject_spec_list(pod, "initContainers");
+    wh_code rc;
+
+    if ((rc = move_named(containers, WH_PROXY, hold, err)) != WH_OK)
+        return rc;
+    if (wh_inject_find_named(init, WH_PROXY, NULL) != NULL) {
+        if ((rc = move_named(init, WH_CORE_DUMP, 1, err)) != WH_OK ||
+            (rc = move_named(init, WH_PROXY, 1, err)) != WH_OK ||
+            (rc = move_named(init, WH_VALIDATION, 1, err)) != WH_OK ||
+            (rc = move_named(init, WH_INIT, 1, err)) != WH_OK)
+            return rc;
+        return WH_OK;
+    }
+    if ((rc = move_named(init, WH_VALIDATION, 1, err)) != WH_OK || (rc = move_named(init, WH_INIT, 0, err)) != WH_OK ||
+        (rc = move_named(init, WH_CORE_DUMP, 0, err)) != WH_OK)
+        return rc;
+    return WH_OK;
+}
+
+wh_code wh_inject_postprocess(json_t *pod, const wh_inject_post_params *p, wh_err *err)
+{
+    wh_code rc;
+
+    if (wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1) == NULL)
+        return nomem(err);
+    if ((rc = cluster_envs(pod, p->r->proxy_envs, err)) != WH_OK ||
+        (rc = prometheus_merge(pod, p->rev, err)) != WH_OK || (rc = secure_port(pod, err)) != WH_OK ||
+        (rc = app_probes(pod, p->rev, err)) != WH_OK || (rc = metadata(pod, p, err)) != WH_OK ||
+        (rc = reorder(pod, p->r->hold, err)) != WH_OK)
+        return rc;
+    return wh_inject_go_roundtrip(pod, &wh_inject_type_pod, err);
+}

@@ -1,0 +1,390 @@
+/*
+ * wh_inject_registry.c - every revision webhookd serves: one subdirectory
+ * of --revisions-dir per revision (files `config`, `values`, `mesh`, i.e.
+ * the mounted ConfigMaps), reloaded when the files change.  Requests take a
+ * reference to an immutable snapshot, so a reload never disturbs a request
+ * in flight; a broken new config keeps the previous snapshot serving and is
+ * reported in logs, metrics and the readiness detail.
+ */
+#include "wh_inject_render_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "wh_log.h"
+
+#define FILE_MAX (8u << 20) /* a ConfigMap is at most 1 MiB; leave room */
+
+static const char *const files[3] = {"config", "values", "mesh"};
+
+/* What a revision's files looked like when last read. */
+typedef struct sig {
+    long long mtime_ns[3], size[3], ino[3];
+    int present[3];
+} sig;
+
+typedef struct entry {
+    char *name;
+    wh_inject_revision *rev; /* serving snapshot, or NULL if never loaded */
+    sig loaded;              /* files of `rev` */
+    sig seen;                /* files last tried */
+    char *error;             /* why the last try failed, or NULL */
+    int mark;                /* still present in this scan */
+} entry;
+
+struct wh_inject_registry {
+    pthread_rwlock_t lock; /* guards entries / n */
+    pthread_mutex_t reload_mu;
+    entry *entries;
+    size_t n;
+    char *dir;
+    wh_inject_revision *embedded;
+    wh_metric *reloads, *loaded;
+    /* watcher */
+    pthread_mutex_t watch_mu;
+    pthread_cond_t watch_cv;
+    pthread_t thread;
+    int watching, stopping;
+    unsigned interval_ms;
+};
+
+static void read_sig(const char *dir, const char *name, sig *s)
+{
+    char path[4096];
+    struct stat st;
+
+    memset(s, 0, sizeof(*s));
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof(path), "%s/%s/%s", dir, name, files[i]);
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+            s->present[i] = 1;
+            s->mtime_ns[i] = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+            s->size[i] = (long long)st.st_size;
+            s->ino[i] = (long long)st.st_ino;
+        }
+    }
+}
+
+static void count(wh_inject_registry *reg, const char *rev, const char *result)
+{
+    const char *labels[] = {rev, result};
+    if (reg->reloads != NULL)
+        wh_metric_add(reg->reloads, labels, 1);
+}
+
+/* Read and parse one revision directory. */
+static wh_code load_dir(const char *dir, const char *name, wh_inject_revision **out, wh_err *err)
+{
+    wh_buf b[3] = {WH_BUF_INIT, WH_BUF_INIT, WH_BUF_INIT};
+    char path[4096];
+    wh_code rc = WH_OK;
+
+    for (int i = 0; i < 3 && rc == WH_OK; i++) {
+        snprintf(path, sizeof(path), "%s/%s/%s", dir, name, files[i]);
+        if (i == 2 && access(path, F_OK) != 0)
+            break; /* mesh is optional: Istio's defaults */
+        if ((rc = wh_buf_read_file(&b[i], path, FILE_MAX, err)) != WH_OK)
+            wh_err_prefix(err, "revision %s", name);
+    }
+    if (rc == WH_OK && (rc = wh_inject_revision_load(name, b[0].data ? b[0].data : "", b[0].len, b[1].data, b[1].len,
+                                                     b[2].data, b[2].len, out, err)) != WH_OK)
+        wh_err_prefix(err, "revision %s", name);
+    for (int i = 0; i < 3; i++)
+        wh_buf_free(&b[i]);
+    return rc;
+}
+
+static void entry_clear(entry *e)
+{
+    free(e->name);
+    free(e->error);
+    wh_inject_revision_unref(e->rev);
+}
+
+static entry *find(wh_inject_registry *reg, const char *name)
+{
+    for (size_t i = 0; i < reg->n; i++)
+        if (strcmp(reg->entries[i].name, name) == 0)
+            return &reg->entries[i];
+    return NULL;
+}
+
+static int valid_name(const char *n)
+{
+    /* a DNS-1123 label, as Istio revision names are */
+    size_t len = strlen(n);
+    if (len == 0 || len > 63 || n[0] == '-' || n[len - 1] == '-')
+        return 0;
+    return strspn(n, "abcdefghijklmnopqrstuvwxyz0123456789-") == len;
+}
+
+wh_code wh_inject_registry_reload(wh_inject_registry *reg, wh_err *err)
+{
+    DIR *d;
+    struct dirent *de;
+    int failures = 0;
+
+    if (reg->dir == NULL)
+        return WH_OK;
+    pthread_mutex_lock(&reg->reload_mu);
+    if ((d = opendir(reg->dir)) == NULL) {
+        int e = errno;
+        pthread_mutex_unlock(&reg->reload_mu);
+        return wh_err_set(err, WH_E_IO, "revisions dir %s: %s", reg->dir, strerror(e));
+    }
+    pthread_rwlock_wrlock(&reg->lock);
+    for (size_t i = 0; i < reg->n; i++)
+        reg->entries[i].mark = 0;
+    pthread_rwlock_unlock(&reg->lock);
+
+    while ((de = readdir(d)) != NULL) {
+        char path[4096];
+        struct stat st;
+        sig s;
+        entry *e;
+        wh_inject_revision *rev = NULL;
+        wh_err lerr;
+
+        if (de->d_name[0] == '.' || !valid_name(de->d_name))
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", reg->dir, de->d_name);
+        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        read_sig(reg->dir, de->d_name, &s);
+        if (!s.present[0] && !s.present[1] && !s.present[2])
+            continue; /* not a revision directory */
+
+        pthread_rwlock_wrlock(&reg->lock);
+        if ((e = find(reg, de->d_name)) == NULL) {
+            entry *grown = realloc(reg->entries, (reg->n + 1) * sizeof(*grown));
+            char *name = strdup(de->d_name);
+            if (grown == NULL || name == NULL) {
+                free(name);
+                if (grown != NULL)
+                    reg->entries = grown;
+                pthread_rwlock_unlock(&reg->lock);
+                continue;
+            }
+            reg->entries = grown;
+            e = &reg->entries[reg->n++];
+            memset(e, 0, sizeof(*e));
+            e->name = name;
+            e->seen.present[0] = -1; /* never tried */
+        }
+        e->mark = 1;
+        if (memcmp(&e->seen, &s, sizeof(s)) == 0) {
+            failures += e->error != NULL;
+            pthread_rwlock_unlock(&reg->lock);
+            continue; /* unchanged since the last attempt */
+        }
+        e->seen = s;
+        pthread_rwlock_unlock(&reg->lock);
+
+        /* Parse outside the lock: requests keep being served meanwhile. */
+        wh_err_clear(&lerr);
+        if (load_dir(reg->dir, de->d_name, &rev, &lerr) != WH_OK) {
+            char *msg = strdup(wh_err_msg(&lerr));
+            wh_log(WH_LOG_ERROR, "revision config rejected; previous config keeps serving", "revision", de->d_name,
+                   "error", wh_err_msg(&lerr), NULL);
+            count(reg, de->d_name, "failure");
+            failures++;
+            pthread_rwlock_wrlock(&reg->lock);
+            if ((e = find(reg, de->d_name)) != NULL) {
+                free(e->error);
+                e->error = msg;
+            } else {
+                free(msg);
+            }
+            pthread_rwlock_unlock(&reg->lock);
+            continue;
+        }
+        wh_log(WH_LOG_INFO, "revision loaded", "revision", de->d_name, NULL);
+        count(reg, de->d_name, "success");
+        pthread_rwlock_wrlock(&reg->lock);
+        if ((e = find(reg, de->d_name)) != NULL) {
+            wh_inject_revision *old = e->rev;
+            e->rev = rev;
+            e->loaded = s;
+            free(e->error);
+            e->error = NULL;
+            rev = old;
+        }
+        pthread_rwlock_unlock(&reg->lock);
+        wh_inject_revision_unref(rev);
+    }
+    closedir(d);
+
+    /* Revisions whose directory went away stop being served. */
+    pthread_rwlock_wrlock(&reg->lock);
+    for (size_t i = 0; i < reg->n;) {
+        if (!reg->entries[i].mark) {
+            wh_log(WH_LOG_INFO, "revision removed", "revision", reg->entries[i].name, NULL);
+            entry_clear(&reg->entries[i]);
+            reg->entries[i] = reg->entries[--reg->n];
+        } else {
+            i++;
+        }
+    }
+    if (reg->loaded != NULL)
+        for (size_t i = 0; i < reg->n; i++) {
+            const char *labels[] = {reg->entries[i].name};
+            wh_metric_set(reg->loaded, labels, reg->entries[i].rev != NULL);
+        }
+    pthread_rwlock_unlock(&reg->lock);
+    pthread_mutex_unlock(&reg->reload_mu);
+    if (failures > 0)
+        return wh_err_set(err, WH_E_INVALID, "%d revision(s) failed to load; see the readiness detail", failures);
+    return WH_OK;
+}
+
+wh_code wh_inject_registry_open(const char *dir, wh_metrics *metrics, wh_inject_registry **out, wh_err *err)
+{
+    static const char *const rl_labels[] = {"revision", "result", NULL};
+    static const char *const l_labels[] = {"revision", NULL};
+    wh_inject_registry *reg = calloc(1, sizeof(*reg));
+    wh_code rc;
+
+    *out = NULL;
+    if (reg == NULL)
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    pthread_rwlock_init(&reg->lock, NULL);
+    pthread_mutex_init(&reg->reload_mu, NULL);
+    pthread_mutex_init(&reg->watch_mu, NULL);
+    pthread_cond_init(&reg->watch_cv, NULL);
+    if ((rc = wh_inject_revision_embedded("default", &reg->embedded, err)) != WH_OK) {
+        wh_inject_registry_free(reg);
+        return rc;
+    }
+    if (metrics != NULL) {
+        reg->reloads = wh_metrics_counter(metrics, "webhookd_inject_revision_reload_total",
+                                          "Revision configuration loads by result.", rl_labels);
+        reg->loaded = wh_metrics_gauge(metrics, "webhookd_inject_revision_loaded",
+                                       "1 when the revision has a configuration serving.", l_labels);
+    }
+    if (dir != NULL) {
+        struct stat st;
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            wh_inject_registry_free(reg);
+            return wh_err_set(err, WH_E_IO, "--revisions-dir %s: not a directory", dir);
+        }
+        if ((reg->dir = strdup(dir)) == NULL) {
+            wh_inject_registry_free(reg);
+            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        }
+        /* A broken revision at startup is reported, not fatal. */
+        wh_inject_registry_reload(reg, NULL);
+    }
+    *out = reg;
+    return WH_OK;
+}
+
+static void *watch_main(void *arg)
+{
+    wh_inject_registry *reg = arg;
+
+    pthread_mutex_lock(&reg->watch_mu);
+    while (!reg->stopping) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += reg->interval_ms / 1000;
+        ts.tv_nsec += (long)(reg->interval_ms % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&reg->watch_cv, &reg->watch_mu, &ts);
+        if (reg->stopping)
+            break;
+        pthread_mutex_unlock(&reg->watch_mu);
+        wh_inject_registry_reload(reg, NULL);
+        pthread_mutex_lock(&reg->watch_mu);
+    }
+    pthread_mutex_unlock(&reg->watch_mu);
+    return NULL;
+}
+
+wh_code wh_inject_registry_watch(wh_inject_registry *reg, unsigned interval_ms, wh_err *err)
+{
+    if (reg->dir == NULL || reg->watching)
+        return WH_OK;
+    reg->interval_ms = interval_ms > 0 ? interval_ms : 1000;
+    if (pthread_create(&reg->thread, NULL, watch_main, reg) != 0)
+        return wh_err_set(err, WH_E_INTERNAL, "cannot start the revisions watcher thread");
+    reg->watching = 1;
+    return WH_OK;
+}
+
+void wh_inject_registry_free(wh_inject_registry *reg)
+{
+    if (reg == NULL)
+        return;
+    if (reg->watching) {
+        pthread_mutex_lock(&reg->watch_mu);
+        reg->stopping = 1;
+        pthread_cond_signal(&reg->watch_cv);
+        pthread_mutex_unlock(&reg->watch_mu);
+        pthread_join(reg->thread, NULL);
+    }
+    for (size_t i = 0; i < reg->n; i++)
+        entry_clear(&reg->entries[i]);
+    free(reg->entries);
+    free(reg->dir);
+    wh_inject_revision_unref(reg->embedded);
+    pthread_rwlock_destroy(&reg->lock);
+    pthread_mutex_destroy(&reg->reload_mu);
+    pthread_mutex_destroy(&reg->watch_mu);
+    pthread_cond_destroy(&reg->watch_cv);
+    free(reg);
+}
+
+wh_inject_revision *wh_inject_registry_get(wh_inject_registry *reg, const char *name)
+{
+    wh_inject_revision *rev = NULL;
+    const char *want = name != NULL && name[0] != '\0' ? name : "default";
+    entry *e;
+
+    pthread_rwlock_rdlock(&reg->lock);
+    if ((e = find(reg, want)) != NULL)
+        rev = wh_inject_revision_ref(e->rev);
+    pthread_rwlock_unlock(&reg->lock);
+    if (rev == NULL && strcmp(want, "default") == 0)
+        rev = wh_inject_revision_ref(reg->embedded);
+    return rev;
+}
+
+int wh_inject_registry_ready(wh_inject_registry *reg, wh_buf *detail)
+{
+    int ok = 1;
+
+    pthread_rwlock_rdlock(&reg->lock);
+    for (size_t i = 0; i < reg->n; i++) {
+        const entry *e = &reg->entries[i];
+        if (e->error == NULL)
+            continue;
+        ok = 0;
+        if (detail != NULL)
+            wh_buf_printf(detail, "revision %s: %s (%s)\n", e->name, e->error,
+                          e->rev != NULL ? "previous config still serving" : "not serving");
+    }
+    pthread_rwlock_unlock(&reg->lock);
+    return ok;
+}
+
+json_t *wh_inject_registry_names(wh_inject_registry *reg)
+{
+    json_t *a = json_array();
+
+    pthread_rwlock_rdlock(&reg->lock);
+    for (size_t i = 0; a != NULL && i < reg->n; i++)
+        if (reg->entries[i].rev != NULL)
+            json_array_append_new(a, json_string(reg->entries[i].name));
+    pthread_rwlock_unlock(&reg->lock);
+    return a;
+}

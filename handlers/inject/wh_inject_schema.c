@@ -1,0 +1,355 @@
+/*
+ * wh_inject_schema.c - the core/v1 Pod field table (see wh_inject_schema.h).
+ *
+ * Transcribed from the Kubernetes API types: json names, whether a scalar is a
+ * pointer (kept when zero) or an omitempty value (dropped when zero), and the
+ * patchStrategy/patchMergeKey tags strategic merge patch reads.
+ */
+#include "wh_inject_schema.h"
+
+#include <string.h>
+
+#define S(n)                                                                                                           \
+    {                                                                                                                  \
+        n, WH_K_STR, WH_F_OMIT, NULL, NULL                                                                             \
+    }
+#define SREQ(n)                                                                                                        \
+    {                                                                                                                  \
+        n, WH_K_STR, 0, NULL, NULL                                                                                     \
+    }
+#define I(n)                                                                                                           \
+    {                                                                                                                  \
+        n, WH_K_INT, WH_F_OMIT, NULL, NULL                                                                             \
+    }
+#define IREQ(n)                                                                                                        \
+    {                                                                                                                  \
+        n, WH_K_INT, 0, NULL, NULL                                                                                     \
+    }
+#define B(n)                                                                                                           \
+    {                                                                                                                  \
+        n, WH_K_BOOL, WH_F_OMIT, NULL, NULL                                                                            \
+    }
+#define P(n)                                                                                                           \
+    {                                                                                                                  \
+        n, WH_K_PTR, 0, NULL, NULL                                                                                     \
+    }
+#define ANY(n)                                                                                                         \
+    {                                                                                                                  \
+        n, WH_K_ANY, 0, NULL, NULL                                                                                     \
+    }
+#define OBJ(n, t)                                                                                                      \
+    {                                                                                                                  \
+        n, WH_K_OBJ, 0, NULL, &t                                                                                       \
+    }
+#define LIST(n, key, t)                                                                                                \
+    {                                                                                                                  \
+        n, WH_K_LIST, 0, key, t                                                                                        \
+    }
+#define PLIST(n)                                                                                                       \
+    {                                                                                                                  \
+        n, WH_K_PLIST, 0, NULL, NULL                                                                                   \
+    }
+#define PLIST_MERGE(n)                                                                                                 \
+    {                                                                                                                  \
+        n, WH_K_PLIST, WH_F_MERGE, NULL, NULL                                                                          \
+    }
+#define MAP(n)                                                                                                         \
+    {                                                                                                                  \
+        n, WH_K_MAP, 0, NULL, NULL                                                                                     \
+    }
+#define QTY(n)                                                                                                         \
+    {                                                                                                                  \
+        n, WH_K_QTY, 0, NULL, NULL                                                                                     \
+    }
+#define QMAP(n)                                                                                                        \
+    {                                                                                                                  \
+        n, WH_K_QMAP, 0, NULL, NULL                                                                                    \
+    }
+#define END                                                                                                            \
+    {                                                                                                                  \
+        NULL, 0, 0, NULL, NULL                                                                                         \
+    }
+
+static const wh_inject_type t_owner_ref, t_local_ref, t_pod_security_context, t_sysctl, t_toleration, t_host_alias,
+    t_volume, t_empty_dir, t_secret_vs, t_config_map_vs, t_key_to_path, t_downward_vs, t_downward_file, t_projected,
+    t_volume_projection, t_secret_proj, t_config_map_proj, t_downward_proj, t_sa_token_proj, t_container_port,
+    t_env_var, t_env_source, t_field_selector, t_resource_selector, t_resources, t_volume_mount, t_probe, t_exec,
+    t_http_header, t_lifecycle, t_lifecycle_handler, t_security_context, t_capabilities, t_seccomp;
+
+static const wh_inject_field f_object_meta[] = {S("name"),
+                                                S("generateName"),
+                                                S("namespace"),
+                                                S("selfLink"),
+                                                S("uid"),
+                                                S("resourceVersion"),
+                                                I("generation"),
+                                                ANY("creationTimestamp"),
+                                                P("deletionTimestamp"),
+                                                P("deletionGracePeriodSeconds"),
+                                                MAP("labels"),
+                                                MAP("annotations"),
+                                                LIST("ownerReferences", "uid", &t_owner_ref),
+                                                PLIST_MERGE("finalizers"),
+                                                LIST("managedFields", NULL, NULL),
+                                                END};
+const wh_inject_type wh_inject_type_object_meta = {"ObjectMeta", f_object_meta};
+
+static const wh_inject_field f_owner_ref[] = {
+    SREQ("apiVersion"), SREQ("kind"), SREQ("name"), SREQ("uid"), P("controller"), P("blockOwnerDeletion"), END};
+static const wh_inject_type t_owner_ref = {"OwnerReference", f_owner_ref};
+
+static const wh_inject_field f_local_ref[] = {S("name"), END};
+static const wh_inject_type t_local_ref = {"LocalObjectReference", f_local_ref};
+
+static const wh_inject_field f_sysctl[] = {SREQ("name"), SREQ("value"), END};
+static const wh_inject_type t_sysctl = {"Sysctl", f_sysctl};
+
+static const wh_inject_field f_seccomp[] = {SREQ("type"), P("localhostProfile"), END};
+static const wh_inject_type t_seccomp = {"SeccompProfile", f_seccomp};
+
+static const wh_inject_field f_pod_security_context[] = {ANY("seLinuxOptions"),
+                                                         ANY("windowsOptions"),
+                                                         P("runAsUser"),
+                                                         P("runAsGroup"),
+                                                         P("runAsNonRoot"),
+                                                         PLIST("supplementalGroups"),
+                                                         P("supplementalGroupsPolicy"),
+                                                         P("fsGroup"),
+                                                         LIST("sysctls", NULL, &t_sysctl),
+                                                         P("fsGroupChangePolicy"),
+                                                         OBJ("seccompProfile", t_seccomp),
+                                                         ANY("appArmorProfile"),
+                                                         P("seLinuxChangePolicy"),
+                                                         END};
+static const wh_inject_type t_pod_security_context = {"PodSecurityContext", f_pod_security_context};
+
+static const wh_inject_field f_toleration[] = {S("key"),    S("operator"),          S("value"),
+                                               S("effect"), P("tolerationSeconds"), END};
+static const wh_inject_type t_toleration = {"Toleration", f_toleration};
+
+static const wh_inject_field f_host_alias[] = {SREQ("ip"), PLIST("hostnames"), END};
+static const wh_inject_type t_host_alias = {"HostAlias", f_host_alias};
+
+static const wh_inject_field f_key_to_path[] = {SREQ("key"), SREQ("path"), P("mode"), END};
+static const wh_inject_type t_key_to_path = {"KeyToPath", f_key_to_path};
+
+static const wh_inject_field f_empty_dir[] = {S("medium"), QTY("sizeLimit"), END};
+static const wh_inject_type t_empty_dir = {"EmptyDirVolumeSource", f_empty_dir};
+
+static const wh_inject_field f_secret_vs[] = {S("secretName"), LIST("items", NULL, &t_key_to_path), P("defaultMode"),
+                                              P("optional"), END};
+static const wh_inject_type t_secret_vs = {"SecretVolumeSource", f_secret_vs};
+
+static const wh_inject_field f_config_map_vs[] = {S("name"), LIST("items", NULL, &t_key_to_path), P("defaultMode"),
+                                                  P("optional"), END};
+static const wh_inject_type t_config_map_vs = {"ConfigMapVolumeSource", f_config_map_vs};
+
+static const wh_inject_field f_field_selector[] = {S("apiVersion"), SREQ("fieldPath"), END};
+static const wh_inject_type t_field_selector = {"ObjectFieldSelector", f_field_selector};
+
+static const wh_inject_field f_resource_selector[] = {S("containerName"), SREQ("resource"), QTY("divisor"), END};
+static const wh_inject_type t_resource_selector = {"ResourceFieldSelector", f_resource_selector};
+
+static const wh_inject_field f_downward_file[] = {SREQ("path"), OBJ("fieldRef", t_field_selector),
+                                                  OBJ("resourceFieldRef", t_resource_selector), P("mode"), END};
+static const wh_inject_type t_downward_file = {"DownwardAPIVolumeFile", f_downward_file};
+
+static const wh_inject_field f_downward_vs[] = {LIST("items", NULL, &t_downward_file), P("defaultMode"), END};
+static const wh_inject_type t_downward_vs = {"DownwardAPIVolumeSource", f_downward_vs};
+
+static const wh_inject_field f_secret_proj[] = {S("name"), LIST("items", NULL, &t_key_to_path), P("optional"), END};
+static const wh_inject_type t_secret_proj = {"SecretProjection", f_secret_proj};
+static const wh_inject_type t_config_map_proj = {"ConfigMapProjection", f_secret_proj};
+
+static const wh_inject_field f_downward_proj[] = {LIST("items", NULL, &t_downward_file), END};
+static const wh_inject_type t_downward_proj = {"DownwardAPIProjection", f_downward_proj};
+
+static const wh_inject_field f_sa_token_proj[] = {S("audience"), P("expirationSeconds"), SREQ("path"), END};
+static const wh_inject_type t_sa_token_proj = {"ServiceAccountTokenProjection", f_sa_token_proj};
+
+static const wh_inject_field f_volume_projection[] = {OBJ("secret", t_secret_proj),
+                                                      OBJ("downwardAPI", t_downward_proj),
+                                                      OBJ("configMap", t_config_map_proj),
+                                                      OBJ("serviceAccountToken", t_sa_token_proj),
+                                                      ANY("clusterTrustBundle"),
+                                                      ANY("podCertificate"),
+                                                      END};
+static const wh_inject_type t_volume_projection = {"VolumeProjection", f_volume_projection};
+
+static const wh_inject_field f_projected[] = {LIST("sources", NULL, &t_volume_projection), P("defaultMode"), END};
+static const wh_inject_type t_projected = {"ProjectedVolumeSource", f_projected};
+
+static const wh_inject_field f_volume[] = {SREQ("name"),
+                                           OBJ("emptyDir", t_empty_dir),
+                                           OBJ("secret", t_secret_vs),
+                                           OBJ("configMap", t_config_map_vs),
+                                           OBJ("downwardAPI", t_downward_vs),
+                                           OBJ("projected", t_projected),
+                                           END};
+static const wh_inject_type t_volume = {"Volume", f_volume};
+
+static const wh_inject_field f_container_port[] = {S("name"),     I("hostPort"), IREQ("containerPort"),
+                                                   S("protocol"), S("hostIP"),   END};
+static const wh_inject_type t_container_port = {"ContainerPort", f_container_port};
+
+static const wh_inject_field f_env_source[] = {OBJ("fieldRef", t_field_selector),
+                                               OBJ("resourceFieldRef", t_resource_selector),
+                                               ANY("configMapKeyRef"),
+                                               ANY("secretKeyRef"),
+                                               ANY("fileKeyRef"),
+                                               END};
+static const wh_inject_type t_env_source = {"EnvVarSource", f_env_source};
+
+static const wh_inject_field f_env_var[] = {SREQ("name"), S("value"), OBJ("valueFrom", t_env_source), END};
+static const wh_inject_type t_env_var = {"EnvVar", f_env_var};
+
+static const wh_inject_field f_resources[] = {QMAP("limits"), QMAP("requests"), LIST("claims", "name", NULL), END};
+static const wh_inject_type t_resources = {"ResourceRequirements", f_resources};
+
+static const wh_inject_field f_volume_mount[] = {
+    SREQ("name"), B("readOnly"),         P("recursiveReadOnly"), SREQ("mountPath"),
+    S("subPath"), P("mountPropagation"), S("subPathExpr"),       END};
+static const wh_inject_type t_volume_mount = {"VolumeMount", f_volume_mount};
+
+static const wh_inject_field f_exec[] = {PLIST("command"), END};
+static const wh_inject_type t_exec = {"ExecAction", f_exec};
+
+static const wh_inject_field f_http_header[] = {SREQ("name"), SREQ("value"), END};
+static const wh_inject_type t_http_header = {"HTTPHeader", f_http_header};
+
+static const wh_inject_field f_http_get[] = {
+    S("path"), ANY("port"), S("host"), S("scheme"), LIST("httpHeaders", NULL, &t_http_header), END};
+const wh_inject_type wh_inject_type_http_get = {"HTTPGetAction", f_http_get};
+
+static const wh_inject_field f_tcp_socket[] = {ANY("port"), S("host"), END};
+const wh_inject_type wh_inject_type_tcp_socket = {"TCPSocketAction", f_tcp_socket};
+
+static const wh_inject_field f_grpc[] = {IREQ("port"), P("service"), END};
+const wh_inject_type wh_inject_type_grpc = {"GRPCAction", f_grpc};
+
+static const wh_inject_field f_probe[] = {OBJ("exec", t_exec),
+                                          OBJ("httpGet", wh_inject_type_http_get),
+                                          OBJ("tcpSocket", wh_inject_type_tcp_socket),
+                                          OBJ("grpc", wh_inject_type_grpc),
+                                          I("initialDelaySeconds"),
+                                          I("timeoutSeconds"),
+                                          I("periodSeconds"),
+                                          I("successThreshold"),
+                                          I("failureThreshold"),
+                                          P("terminationGracePeriodSeconds"),
+                                          END};
+static const wh_inject_type t_probe = {"Probe", f_probe};
+
+static const wh_inject_field f_lifecycle_handler[] = {OBJ("exec", t_exec), OBJ("httpGet", wh_inject_type_http_get),
+                                                      OBJ("tcpSocket", wh_inject_type_tcp_socket), ANY("sleep"), END};
+static const wh_inject_type t_lifecycle_handler = {"LifecycleHandler", f_lifecycle_handler};
+
+static const wh_inject_field f_lifecycle[] = {OBJ("postStart", t_lifecycle_handler),
+                                              OBJ("preStop", t_lifecycle_handler), P("stopSignal"), END};
+static const wh_inject_type t_lifecycle = {"Lifecycle", f_lifecycle};
+
+static const wh_inject_field f_capabilities[] = {PLIST("add"), PLIST("drop"), END};
+static const wh_inject_type t_capabilities = {"Capabilities", f_capabilities};
+
+static const wh_inject_field f_security_context[] = {OBJ("capabilities", t_capabilities),
+                                                     P("privileged"),
+                                                     ANY("seLinuxOptions"),
+                                                     ANY("windowsOptions"),
+                                                     P("runAsUser"),
+                                                     P("runAsGroup"),
+                                                     P("runAsNonRoot"),
+                                                     P("readOnlyRootFilesystem"),
+                                                     P("allowPrivilegeEscalation"),
+                                                     P("procMount"),
+                                                     OBJ("seccompProfile", t_seccomp),
+                                                     ANY("appArmorProfile"),
+                                                     END};
+static const wh_inject_type t_security_context = {"SecurityContext", f_security_context};
+
+static const wh_inject_field f_container[] = {SREQ("name"),
+                                              S("image"),
+                                              PLIST("command"),
+                                              PLIST("args"),
+                                              S("workingDir"),
+                                              LIST("ports", "containerPort", &t_container_port),
+                                              LIST("envFrom", NULL, NULL),
+                                              LIST("env", "name", &t_env_var),
+                                              {"resources", WH_K_OBJ, WH_F_ALWAYS, NULL, &t_resources},
+                                              LIST("resizePolicy", NULL, NULL),
+                                              P("restartPolicy"),
+                                              LIST("restartPolicyRules", NULL, NULL),
+                                              LIST("volumeMounts", "mountPath", &t_volume_mount),
+                                              LIST("volumeDevices", "devicePath", NULL),
+                                              OBJ("livenessProbe", t_probe),
+                                              OBJ("readinessProbe", t_probe),
+                                              OBJ("startupProbe", t_probe),
+                                              OBJ("lifecycle", t_lifecycle),
+                                              S("terminationMessagePath"),
+                                              S("terminationMessagePolicy"),
+                                              S("imagePullPolicy"),
+                                              OBJ("securityContext", t_security_context),
+                                              B("stdin"),
+                                              B("stdinOnce"),
+                                              B("tty"),
+                                              END};
+const wh_inject_type wh_inject_type_container = {"Container", f_container};
+
+static const wh_inject_field f_pod_spec[] = {LIST("volumes", "name", &t_volume),
+                                             LIST("initContainers", "name", &wh_inject_type_container),
+                                             LIST("containers", "name", &wh_inject_type_container),
+                                             LIST("ephemeralContainers", "name", &wh_inject_type_container),
+                                             S("restartPolicy"),
+                                             P("terminationGracePeriodSeconds"),
+                                             P("activeDeadlineSeconds"),
+                                             S("dnsPolicy"),
+                                             MAP("nodeSelector"),
+                                             S("serviceAccountName"),
+                                             S("serviceAccount"),
+                                             P("automountServiceAccountToken"),
+                                             S("nodeName"),
+                                             B("hostNetwork"),
+                                             B("hostPID"),
+                                             B("hostIPC"),
+                                             P("shareProcessNamespace"),
+                                             OBJ("securityContext", t_pod_security_context),
+                                             LIST("imagePullSecrets", "name", &t_local_ref),
+                                             S("hostname"),
+                                             S("subdomain"),
+                                             ANY("affinity"),
+                                             S("schedulerName"),
+                                             LIST("tolerations", NULL, &t_toleration),
+                                             LIST("hostAliases", "ip", &t_host_alias),
+                                             S("priorityClassName"),
+                                             P("priority"),
+                                             ANY("dnsConfig"),
+                                             LIST("readinessGates", NULL, NULL),
+                                             P("runtimeClassName"),
+                                             P("enableServiceLinks"),
+                                             P("preemptionPolicy"),
+                                             QMAP("overhead"),
+                                             LIST("topologySpreadConstraints", "topologyKey", NULL),
+                                             P("setHostnameAsFQDN"),
+                                             ANY("os"),
+                                             P("hostUsers"),
+                                             LIST("schedulingGates", "name", NULL),
+                                             LIST("resourceClaims", "name", NULL),
+                                             OBJ("resources", t_resources),
+                                             END};
+const wh_inject_type wh_inject_type_pod_spec = {"PodSpec", f_pod_spec};
+
+static const wh_inject_field f_pod[] = {
+    S("apiVersion"), S("kind"), OBJ("metadata", wh_inject_type_object_meta), OBJ("spec", wh_inject_type_pod_spec),
+    ANY("status"),   END};
+const wh_inject_type wh_inject_type_pod = {"Pod", f_pod};
+
+const wh_inject_field *wh_inject_schema_field(const wh_inject_type *type, const char *name)
+{
+    const wh_inject_field *f;
+
+    if (type == NULL)
+        return NULL;
+    for (f = type->fields; f->name != NULL; f++)
+        if (strcmp(f->name, name) == 0)
+            return f;
+    return NULL;
+}

@@ -1,0 +1,138 @@
+/*
+ * admit.c - the /validate webhook: istiod's admit function (operation check,
+ * then wh_validate_object on request.object), its metrics
+ * (galley_validation_passed / _failed / _http_error) and the endpoint that
+ * plugs it into the server through the AdmissionReview codec.
+ */
+#include "wh_validate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+wh_code wh_validate_metrics_init(wh_validate_metrics *m, wh_metrics *registry, wh_err *err)
+{
+    static const char *const passed_labels[] = {"group", "version", "resource", NULL};
+    static const char *const failed_labels[] = {"group", "version", "resource", "reason", NULL};
+    static const char *const http_labels[] = {"status", NULL};
+
+    memset(m, 0, sizeof(*m));
+    if (registry == NULL)
+        return WH_OK;
+    m->passed = wh_metrics_counter(registry, "galley_validation_passed", "Resource is valid.", passed_labels);
+    m->failed = wh_metrics_counter(registry, "galley_validation_failed", "Resource validation failed.", failed_labels);
+    m->http_error = wh_metrics_counter(registry, "galley_validation_http_error",
+                                       "Resource validation http serve errors", http_labels);
+    if (m->passed == NULL || m->failed == NULL || m->http_error == NULL)
+        return wh_err_set(err, WH_E_CONFLICT, "cannot register the galley_validation_* metrics");
+    return WH_OK;
+}
+
+/* request.kind.group / .version and request.resource.resource, as istiod labels its metrics. */
+static void request_labels(const json_t *request, const char *labels[4], const char *reason)
+{
+    const json_t *kind = json_object_get(request, "kind"), *res = json_object_get(request, "resource");
+    const char *g = json_string_value(json_object_get(kind, "group"));
+    const char *v = json_string_value(json_object_get(kind, "version"));
+    const char *r = json_string_value(json_object_get(res, "resource"));
+
+    labels[0] = g ? g : "";
+    labels[1] = v ? v : "";
+    labels[2] = r ? r : "";
+    labels[3] = reason;
+}
+
+static void count_failed(const wh_validate_metrics *m, const wh_admission_request *req, wh_validate_reason reason)
+{
+    const char *labels[4];
+
+    if (m == NULL || m->failed == NULL || req->dry_run)
+        return;
+    request_labels(req->request, labels, wh_validate_reason_name(reason));
+    wh_metric_add(m->failed, labels, 1);
+}
+
+wh_code wh_validate_admit(void *ctx, const wh_admission_request *req, wh_admission_response *resp, wh_err *err)
+{
+    const wh_validate_metrics *m = ctx;
+    const json_t *request = req->request;
+    wh_validate_input in = {req->kind, req->namespace, NULL};
+    wh_validate_verdict v;
+    wh_code rc;
+
+    if (strcmp(req->operation, "CREATE") != 0 && strcmp(req->operation, "UPDATE") != 0) {
+        count_failed(m, req, WH_VALIDATE_UNSUPPORTED_OPERATION);
+        resp->allowed = 1;
+        return WH_OK;
+    }
+    if ((rc = wh_validate_object(json_object_get(request, "object"), &in, &v, err)) != WH_OK)
+        return rc;
+    resp->allowed = v.allowed;
+    if (!v.allowed) {
+        count_failed(m, req, v.reason);
+        resp->message = v.message;
+        v.message = NULL;
+    } else {
+        if (m != NULL && m->passed != NULL) {
+            const char *labels[4];
+            request_labels(request, labels, NULL);
+            wh_metric_add(m->passed, labels, 1);
+        }
+        resp->warnings = v.warnings;
+        v.warnings = NULL;
+    }
+    wh_validate_verdict_clear(&v);
+    return WH_OK;
+}
+
+typedef struct validate_endpoint {
+    wh_endpoint ep;
+    wh_validate_metrics metrics;
+} validate_endpoint;
+
+static void serve(wh_endpoint *self, const wh_http_request *req, wh_http_response *res)
+{
+    validate_endpoint *ve = self->data;
+
+    wh_admission_serve(req, wh_validate_admit, &ve->metrics, res, NULL);
+    if (res->status != 200 && ve->metrics.http_error != NULL) {
+        char status[16];
+        const char *labels[1] = {status};
+        snprintf(status, sizeof(status), "%d", res->status);
+        wh_metric_add(ve->metrics.http_error, labels, 1);
+    }
+}
+
+/* Nothing to load: validation has no configuration. */
+static int ready(wh_endpoint *self, wh_buf *detail)
+{
+    (void)self;
+    (void)detail;
+    return 1;
+}
+
+static void destroy(wh_endpoint *self)
+{
+    free(self->data);
+}
+
+wh_code wh_validate_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh_err *err)
+{
+    validate_endpoint *ve = calloc(1, sizeof(*ve));
+    wh_code rc;
+
+    *out = NULL;
+    if (ve == NULL)
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    if ((rc = wh_validate_metrics_init(&ve->metrics, env->metrics, err)) != WH_OK) {
+        free(ve);
+        return rc;
+    }
+    ve->ep.name = env->name;
+    ve->ep.serve = serve;
+    ve->ep.ready = ready;
+    ve->ep.destroy = destroy;
+    ve->ep.data = ve;
+    *out = &ve->ep;
+    return WH_OK;
+}

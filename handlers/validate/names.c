@@ -1,0 +1,603 @@
+/*
+ * names.c - the small checks every kind reuses: DNS-1123 labels (Istio's
+ * flavour, upper case allowed), wildcard domains and FQDNs with istiod's
+ * exact messages, IPs and CIDRs, label maps, ports, port names, protocols,
+ * durations, percentages, host matching, and a syntax check for RE2 regexes.
+ */
+#define _GNU_SOURCE /* asprintf, strndup */
+#include "wh_validate_int.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static char *msgf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *msgf(const char *fmt, ...)
+{
+    va_list ap;
+    char *s = NULL;
+
+    va_start(ap, fmt);
+    if (vasprintf(&s, fmt, ap) < 0)
+        s = NULL;
+    va_end(ap);
+    return s;
+}
+
+/* A failed allocation of a message must still deny: fall back to a constant copy. */
+static char *msg_or_oom(wh_vctx *c, char *m)
+{
+    if (m == NULL)
+        c->nomem = 1;
+    return m;
+}
+
+static int is_alnum(char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+}
+
+static int label_n(const char *s, size_t n)
+{
+    size_t i;
+
+    if (n == 0 || n > 63 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
+        return 0;
+    for (i = 1; i + 1 < n; i++)
+        if (!is_alnum(s[i]) && s[i] != '-')
+            return 0;
+    return 1;
+}
+
+int wh_vis_dns1123_label(const char *s)
+{
+    return label_n(s, strlen(s));
+}
+
+int wh_vis_wildcard_label(const char *s, size_t n)
+{
+    if (n == 0 || n > 63)
+        return 0;
+    if (s[0] != '*')
+        return label_n(s, n);
+    if (n == 1)
+        return 1;
+    if (label_n(s + 1, n - 1))
+        return 1;
+    return s[1] == '-' && label_n(s + 2, n - 2);
+}
+
+int wh_vis_ipv4(const char *s)
+{
+    struct in_addr a4;
+    return inet_pton(AF_INET, s, &a4) == 1;
+}
+
+int wh_vis_ip(const char *s)
+{
+    struct in6_addr a6;
+    return wh_vis_ipv4(s) || inet_pton(AF_INET6, s, &a6) == 1;
+}
+
+/* strconv.Atoi succeeds: optional sign, digits, fits in int64. */
+static int go_atoi_ok(const char *s)
+{
+    char *end;
+
+    if (*s == '+' || *s == '-')
+        s++;
+    if (*s < '0' || *s > '9')
+        return 0;
+    errno = 0;
+    (void)strtoll(s, &end, 10);
+    return *end == '\0' && errno == 0;
+}
+
+/* ValidateDNS1123Labels over `domain` (the part after a first label). */
+static char *dns1123_labels(wh_vctx *c, const char *domain)
+{
+    const char *tld = strrchr(domain, '.');
+    const char *p = domain;
+
+    tld = tld ? tld + 1 : domain;
+    if (go_atoi_ok(tld))
+        return msgf("domain name %s invalid (top level domain %s cannot be all-numeric)", wh_vq(c, domain),
+                    wh_vq(c, tld));
+    for (;;) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        if (dot == NULL && n == 0)
+            return NULL; /* a single trailing dot */
+        if (!label_n(p, n)) {
+            char *l = strndup(p, n);
+            char *m = l ? msgf("domain name %s invalid (label %s invalid)", wh_vq(c, domain), wh_vq(c, l)) : NULL;
+            free(l);
+            return m;
+        }
+        if (dot == NULL)
+            return NULL;
+        p = dot + 1;
+    }
+}
+
+char *wh_vmsg_wildcard_domain(wh_vctx *c, const char *host)
+{
+    char *m;
+    const char *dot;
+    size_t n;
+
+    if (strlen(host) > 255)
+        return msg_or_oom(c, msgf("domain name %s too long (max 255)", wh_vq(c, host)));
+    if (*host == '\0')
+        return msg_or_oom(c, msgf("empty domain name not allowed"));
+    dot = strchr(host, '.');
+    n = dot ? (size_t)(dot - host) : strlen(host);
+    if (!wh_vis_wildcard_label(host, n)) {
+        char *l = strndup(host, n);
+        m = l ? msgf("domain name %s invalid (label %s invalid)", wh_vq(c, host), wh_vq(c, l)) : NULL;
+        free(l);
+        return msg_or_oom(c, m);
+    }
+    if (dot != NULL)
+        return dns1123_labels(c, dot + 1);
+    return NULL;
+}
+
+char *wh_vmsg_fqdn(wh_vctx *c, const char *host)
+{
+    if (strlen(host) > 255)
+        return msg_or_oom(c, msgf("domain name %s too long (max 255)", wh_vq(c, host)));
+    if (*host == '\0')
+        return msg_or_oom(c, msgf("empty domain name not allowed"));
+    return dns1123_labels(c, host);
+}
+
+char *wh_vmsg_partial_wildcard(wh_vctx *c, const char *host)
+{
+    if (strchr(host, '*') != NULL && strlen(host) != 1 && strncmp(host, "*.", 2) != 0)
+        return msg_or_oom(c, msgf("partial wildcard %s not allowed", wh_vq(c, host)));
+    return NULL;
+}
+
+static int is_cidr(const char *s)
+{
+    const char *slash = strchr(s, '/');
+    char ip[64];
+    size_t n;
+    int v4;
+    long bits;
+    char *end;
+
+    if (slash == NULL || (n = (size_t)(slash - s)) >= sizeof(ip))
+        return 0;
+    memcpy(ip, s, n);
+    ip[n] = '\0';
+    if (!wh_vis_ip(ip))
+        return 0;
+    v4 = wh_vis_ipv4(ip);
+    if (slash[1] < '0' || slash[1] > '9' || strlen(slash + 1) > 3)
+        return 0;
+    bits = strtol(slash + 1, &end, 10);
+    return *end == '\0' && bits >= 0 && bits <= (v4 ? 32 : 128);
+}
+
+char *wh_vmsg_ip_subnet(wh_vctx *c, const char *s)
+{
+    if (strchr(s, '/') != NULL)
+        return is_cidr(s) ? NULL : msg_or_oom(c, msgf("%s is not a valid CIDR block", s));
+    return wh_vis_ip(s) ? NULL : msg_or_oom(c, msgf("%s is not a valid IP", s));
+}
+
+void wh_vcheck_ip(wh_vctx *c, const char *s)
+{
+    if (!wh_vis_ip(s))
+        wh_verr(c, "%s is not a valid IP", s);
+}
+
+char *wh_vmsg_unix_address(wh_vctx *c, const char *path)
+{
+    size_t n = strlen(path);
+
+    if (n == 0)
+        return msg_or_oom(c, msgf("unix address must not be empty"));
+    if (path[0] == '@')
+        return NULL;
+    if (path[0] != '/' || path[n - 1] == '/')
+        return msg_or_oom(c, msgf("%s is not an absolute path to a file", path));
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ labels */
+
+/* ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] */
+static int qualified_name(const char *s, size_t n)
+{
+    size_t i;
+
+    if (n == 0 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
+        return 0;
+    for (i = 1; i + 1 < n; i++)
+        if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+            return 0;
+    return 1;
+}
+
+/* A DNS-1123 subdomain in Istio's regex form (labels joined by dots). */
+static int subdomain(const char *s, size_t n)
+{
+    size_t start = 0, i;
+
+    for (i = 0; i <= n; i++) {
+        if (i == n || s[i] == '.') {
+            size_t l = i - start;
+            size_t j;
+            if (l == 0 || !is_alnum(s[start]) || !is_alnum(s[i - 1]))
+                return 0;
+            for (j = start; j < i; j++)
+                if (!is_alnum(s[j]) && s[j] != '-')
+                    return 0;
+            start = i + 1;
+        }
+    }
+    return 1;
+}
+
+void wh_vcheck_labels(wh_vctx *c, const json_t *labels)
+{
+    const char *k;
+    json_t *v;
+
+    if (!json_is_object(labels))
+        return;
+    json_object_foreach((json_t *)labels, k, v)
+    {
+        const char *slash = strchr(k, '/');
+        const char *name = slash ? slash + 1 : k;
+        const char *val = json_string_value(v);
+
+        if ((slash && (strchr(name, '/') != NULL || !subdomain(k, (size_t)(slash - k)))) ||
+            !qualified_name(name, strlen(name)))
+            wh_verr_listed(c, "invalid tag key: %s", wh_vq(c, k));
+        else if (slash && (size_t)(slash - k) > 253)
+            wh_verr_listed(c, "invalid tag key: %s (DNS prefix is too long)", wh_vq(c, k));
+        else if (strlen(name) > 63)
+            wh_verr_listed(c, "invalid tag key: %s (name is too long)", wh_vq(c, k));
+        if (val != NULL && *val != '\0' && !qualified_name(val, strlen(val)))
+            wh_verr_listed(c, "invalid tag value: %s", wh_vq(c, val));
+    }
+}
+
+/* ------------------------------------------------------------------ ports, protocols, durations */
+
+void wh_vcheck_port(wh_vctx *c, long long port)
+{
+    if (port < 1 || port > 65535)
+        wh_verr(c, "port number %lld must be in the range 1..65535", port);
+}
+
+void wh_vcheck_port_name(wh_vctx *c, const char *name)
+{
+    if (!wh_vis_dns1123_label(name))
+        wh_verr(c, "invalid port name: %s", name);
+}
+
+int wh_vproto_parse(const char *s)
+{
+    static const struct {
+        const char *name;
+        int p;
+    } t[] = {{"tcp", WH_PROTO_TCP},           {"udp", WH_PROTO_UDP},     {"grpc", WH_PROTO_GRPC},
+             {"grpc-web", WH_PROTO_GRPC_WEB}, {"http", WH_PROTO_HTTP},   {"http_proxy", WH_PROTO_HTTP_PROXY},
+             {"http2", WH_PROTO_HTTP2},       {"https", WH_PROTO_HTTPS}, {"tls", WH_PROTO_TLS},
+             {"mongo", WH_PROTO_MONGO},       {"redis", WH_PROTO_REDIS}, {"mysql", WH_PROTO_MYSQL}};
+    size_t i;
+
+    for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+        if (strcasecmp(s, t[i].name) == 0)
+            return t[i].p;
+    return WH_PROTO_UNSUPPORTED;
+}
+
+int wh_vproto_is_http(int p)
+{
+    return p == WH_PROTO_HTTP || p == WH_PROTO_HTTP2 || p == WH_PROTO_HTTP_PROXY || p == WH_PROTO_GRPC ||
+           p == WH_PROTO_GRPC_WEB;
+}
+
+int wh_vproto_is_tls(int p)
+{
+    return p == WH_PROTO_HTTPS || p == WH_PROTO_TLS;
+}
+
+int wh_vproto_is_tcp(int p)
+{
+    return p == WH_PROTO_TCP || p == WH_PROTO_HTTPS || p == WH_PROTO_TLS || p == WH_PROTO_MONGO ||
+           p == WH_PROTO_REDIS || p == WH_PROTO_MYSQL;
+}
+
+void wh_vcheck_protocol(wh_vctx *c, const char *proto)
+{
+    if (*proto != '\0' && wh_vproto_parse(proto) == WH_PROTO_UNSUPPORTED)
+        wh_verr(c, "unsupported protocol: %s", proto);
+}
+
+void wh_vcheck_duration(wh_vctx *c, const json_t *dur)
+{
+    int64_t ns;
+
+    if (!json_is_string(dur) || wh_vparse_duration(json_string_value(dur), &ns) != 0)
+        return;
+    if (ns < 1000000)
+        wh_verr(c, "duration must be greater than 1ms");
+    else if (ns % 1000000 != 0)
+        wh_verr(c, "only durations to ms precision are supported");
+}
+
+void wh_vcheck_percent(wh_vctx *c, long long v)
+{
+    if (v < 0 || v > 100)
+        wh_verr(c, "percentage %lld is not in range 0..100", v);
+}
+
+/* ------------------------------------------------------------------ hosts */
+
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && memcmp(s + n - m, suffix, m) == 0;
+}
+
+int wh_vhost_matches(const char *a, const char *b)
+{
+    int aw = a[0] == '*', bw = b[0] == '*';
+
+    if (aw && bw)
+        return strlen(a) < strlen(b) ? has_suffix(b + 1, a + 1) : has_suffix(a + 1, b + 1);
+    if (aw)
+        return has_suffix(b, a + 1);
+    if (bw)
+        return has_suffix(a, b + 1);
+    return strcmp(a, b) == 0;
+}
+
+int wh_vhost_subset_of(const char *a, const char *b)
+{
+    if (a[0] == '*')
+        return b[0] == '*' && has_suffix(a + 1, b + 1);
+    if (b[0] == '*')
+        return has_suffix(a, b + 1);
+    return strcmp(a, b) == 0;
+}
+
+/* ------------------------------------------------------------------ RE2 syntax */
+
+static const char *re_escape(const char *p, const char **err)
+{
+    /* p points after the backslash */
+    if (*p == '\0') {
+        *err = "trailing backslash at end of expression";
+        return p;
+    }
+    if (strchr("aftnrvdDsSwWbBAz", *p) != NULL)
+        return p + 1;
+    if (*p == '0' || (*p >= '1' && *p <= '7' && p[1] >= '0' && p[1] <= '7'))
+        return p + 1;
+    if (*p == 'x') {
+        p++;
+        if (*p == '{') {
+            const char *e = strchr(p, '}');
+            if (e == NULL || e == p + 1) {
+                *err = "invalid escape sequence";
+                return p;
+            }
+            return e + 1;
+        }
+        if (!isxdigit((unsigned char)p[0]) || !isxdigit((unsigned char)p[1])) {
+            *err = "invalid escape sequence";
+            return p;
+        }
+        return p + 2;
+    }
+    if (*p == 'p' || *p == 'P') {
+        p++;
+        if (*p == '{') {
+            const char *e = strchr(p, '}');
+            if (e == NULL) {
+                *err = "invalid character class range";
+                return p;
+            }
+            return e + 1;
+        }
+        if (!isalpha((unsigned char)*p)) {
+            *err = "invalid character class range";
+            return p;
+        }
+        return p + 1;
+    }
+    if ((unsigned char)*p < 0x80 && !isalnum((unsigned char)*p) && *p != '_')
+        return p + 1;
+    *err = "invalid escape sequence";
+    return p;
+}
+
+static const char *re_class(const char *p, const char **err)
+{
+    /* p points after '[' */
+    int first = 1;
+
+    if (*p == '^')
+        p++;
+    for (;;) {
+        if (*p == '\0') {
+            *err = "missing closing ]";
+            return p;
+        }
+        if (*p == ']' && !first)
+            return p + 1;
+        first = 0;
+        if (p[0] == '[' && p[1] == ':') {
+            const char *e = strstr(p + 2, ":]");
+            if (e != NULL) {
+                p = e + 2;
+                continue;
+            }
+        }
+        if (*p == '\\') {
+            p = re_escape(p + 1, err);
+            if (*err)
+                return p;
+        } else {
+            p++;
+        }
+        if (p[0] == '-' && p[1] != ']' && p[1] != '\0') {
+            unsigned char lo = (unsigned char)p[-1], hi = (unsigned char)p[1];
+            if (p[1] != '\\' && hi < lo) {
+                *err = "invalid character class range";
+                return p;
+            }
+            p += 2;
+        }
+    }
+}
+
+/* 1 and the end when p starts a valid {n}, {n,}, {n,m}; Go treats anything else as a literal '{'. */
+static int re_repeat(const char *p, const char **end, int *bad)
+{
+    long lo, hi;
+    char *e;
+
+    *bad = 0;
+    if (!isdigit((unsigned char)p[1]))
+        return 0;
+    lo = strtol(p + 1, &e, 10);
+    hi = lo;
+    if (*e == ',') {
+        e++;
+        if (*e == '}')
+            hi = -1;
+        else if (isdigit((unsigned char)*e))
+            hi = strtol(e, &e, 10);
+        else
+            return 0;
+    }
+    if (*e != '}')
+        return 0;
+    if (lo > 1000 || hi > 1000 || (hi >= 0 && hi < lo))
+        *bad = 1;
+    *end = e + 1;
+    return 1;
+}
+
+void wh_vcheck_regex(wh_vctx *c, const char *re, const char *where)
+{
+    const char *p = re, *err = NULL;
+    int depth = 0, can_repeat = 0, after_repeat = 0;
+
+    if (strlen(re) > 1024) {
+        wh_verr(c, "%s: regex is too large, max length allowed is 1024", wh_vq(c, where));
+        return;
+    }
+    while (*p && err == NULL) {
+        const char *end;
+        int bad;
+        switch (*p) {
+        case '\\':
+            p = re_escape(p + 1, &err);
+            can_repeat = 1;
+            after_repeat = 0;
+            break;
+        case '[':
+            p = re_class(p + 1, &err);
+            can_repeat = 1;
+            after_repeat = 0;
+            break;
+        case '(':
+            p++;
+            if (*p == '?') {
+                p++;
+                if (*p == 'P' && p[1] == '<')
+                    p++;
+                if (*p == '<') {
+                    const char *e = strchr(p, '>');
+                    if (e == NULL || e == p + 1)
+                        err = "invalid named capture";
+                    else
+                        p = e + 1;
+                } else {
+                    const char *f = p;
+                    while (*f && strchr("imsU-", *f) != NULL)
+                        f++;
+                    if (*f == ')' && f != p) {
+                        p = f + 1;
+                        can_repeat = 0;
+                        after_repeat = 0;
+                        break;
+                    }
+                    if (*f != ':')
+                        err = "invalid or unsupported Perl syntax";
+                    else
+                        p = f + 1;
+                }
+            }
+            if (++depth > 1000)
+                err = "expression nests too deeply";
+            can_repeat = 0;
+            after_repeat = 0;
+            break;
+        case ')':
+            if (depth == 0)
+                err = "unexpected )";
+            depth--;
+            p++;
+            can_repeat = 1;
+            after_repeat = 0;
+            break;
+        case '|':
+            p++;
+            can_repeat = 0;
+            after_repeat = 0;
+            break;
+        case '*':
+        case '+':
+        case '?':
+            if (after_repeat && *p == '?' && after_repeat == 1) {
+                after_repeat = 2; /* non-greedy marker */
+                p++;
+                break;
+            }
+            if (!can_repeat || after_repeat)
+                err = after_repeat ? "invalid nested repetition operator" : "missing argument to repetition operator";
+            p++;
+            after_repeat = 1;
+            break;
+        case '{':
+            if (re_repeat(p, &end, &bad)) {
+                if (bad)
+                    err = "invalid repeat count";
+                else if (!can_repeat || after_repeat)
+                    err =
+                        after_repeat ? "invalid nested repetition operator" : "missing argument to repetition operator";
+                p = end;
+                after_repeat = 1;
+                break;
+            }
+            /* FALLTHRU - without a valid count '{' is a literal */
+        default:
+            p++;
+            can_repeat = 1;
+            after_repeat = 0;
+        }
+    }
+    if (err == NULL && depth > 0)
+        err = "missing closing )";
+    if (err != NULL)
+        wh_verr(c,
+                "%s: error parsing regexp: %s: `%s`; Istio uses RE2 style regex-based match "
+                "(https://github.com/google/re2/wiki/Syntax)",
+                wh_vq(c, where), err, re);
+}

@@ -1,0 +1,334 @@
+/*
+ * problems.c - the collector every validator writes into, plus the accessors
+ * over a decoded spec.  istiod accumulates every problem in a hashicorp
+ * multierror and keeps warnings apart; the joined text has to read the same,
+ * so the formatting rules (plain single error, "N errors occurred:" list,
+ * Go's %q and %v) live here once.
+ */
+#define _GNU_SOURCE /* asprintf, strndup */
+#include "wh_validate_int.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void wh_vctx_init(wh_vctx *c, const char *ns, const char *name)
+{
+    memset(c, 0, sizeof(*c));
+    c->ns = ns ? ns : "";
+    c->name = name ? name : "";
+}
+
+static void strs_free(wh_vstrs *s)
+{
+    size_t i;
+
+    for (i = 0; i < s->n; i++)
+        free(s->v[i]);
+    free(s->v);
+    memset(s, 0, sizeof(*s));
+}
+
+void wh_vctx_free(wh_vctx *c)
+{
+    strs_free(&c->errs);
+    strs_free(&c->warns);
+    strs_free(&c->arena);
+}
+
+/* Takes ownership of `s` (freed on failure). */
+static int strs_push(wh_vctx *c, wh_vstrs *s, char *str)
+{
+    if (str == NULL) {
+        c->nomem = 1;
+        return -1;
+    }
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 8;
+        char **v = realloc(s->v, cap * sizeof(*v));
+        if (v == NULL) {
+            free(str);
+            c->nomem = 1;
+            return -1;
+        }
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = str;
+    return 0;
+}
+
+static char *vfmt(const char *fmt, va_list ap)
+{
+    char *s = NULL;
+
+    if (vasprintf(&s, fmt, ap) < 0)
+        return NULL;
+    return s;
+}
+
+void wh_verr(wh_vctx *c, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    strs_push(c, &c->errs, vfmt(fmt, ap));
+    va_end(ap);
+    c->first_err_listed = 0;
+}
+
+void wh_verr_listed(wh_vctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    size_t before = c->errs.n;
+
+    va_start(ap, fmt);
+    strs_push(c, &c->errs, vfmt(fmt, ap));
+    va_end(ap);
+    c->first_err_listed = before == 0;
+}
+
+void wh_vwarn(wh_vctx *c, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    strs_push(c, &c->warns, vfmt(fmt, ap));
+    va_end(ap);
+}
+
+void wh_vadd_err(wh_vctx *c, char *owned_msg)
+{
+    if (owned_msg != NULL) {
+        strs_push(c, &c->errs, owned_msg);
+        c->first_err_listed = 0;
+    }
+}
+
+void wh_vadd_warn(wh_vctx *c, char *owned_msg)
+{
+    if (owned_msg != NULL)
+        strs_push(c, &c->warns, owned_msg);
+}
+
+void wh_vwarn_drop(wh_vctx *c, size_t mark)
+{
+    while (c->warns.n > mark)
+        free(c->warns.v[--c->warns.n]);
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
+static size_t utf8_len(const unsigned char *s)
+{
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xc2 && s[0] <= 0xdf)
+        return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+    if (s[0] >= 0xe0 && s[0] <= 0xef) {
+        if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
+            return 0;
+        if (s[0] == 0xe0 && s[1] < 0xa0)
+            return 0;
+        if (s[0] == 0xed && s[1] >= 0xa0)
+            return 0;
+        return 3;
+    }
+    if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+        if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80)
+            return 0;
+        if (s[0] == 0xf0 && s[1] < 0x90)
+            return 0;
+        if (s[0] == 0xf4 && s[1] >= 0x90)
+            return 0;
+        return 4;
+    }
+    return 0;
+}
+
+const char *wh_vq(wh_vctx *c, const char *s)
+{
+    wh_buf b = WH_BUF_INIT;
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    int ok = wh_buf_putc(&b, '"') == WH_OK;
+
+    while (ok && *p) {
+        size_t n = utf8_len(p);
+        if (n == 0) {
+            ok = wh_buf_printf(&b, "\\x%02x", *p) == WH_OK;
+            p++;
+            continue;
+        }
+        if (n > 1) {
+            ok = wh_buf_append(&b, p, n) == WH_OK;
+            p += n;
+            continue;
+        }
+        switch (*p) {
+        case '"':
+            ok = wh_buf_puts(&b, "\\\"") == WH_OK;
+            break;
+        case '\\':
+            ok = wh_buf_puts(&b, "\\\\") == WH_OK;
+            break;
+        case '\a':
+            ok = wh_buf_puts(&b, "\\a") == WH_OK;
+            break;
+        case '\b':
+            ok = wh_buf_puts(&b, "\\b") == WH_OK;
+            break;
+        case '\f':
+            ok = wh_buf_puts(&b, "\\f") == WH_OK;
+            break;
+        case '\n':
+            ok = wh_buf_puts(&b, "\\n") == WH_OK;
+            break;
+        case '\r':
+            ok = wh_buf_puts(&b, "\\r") == WH_OK;
+            break;
+        case '\t':
+            ok = wh_buf_puts(&b, "\\t") == WH_OK;
+            break;
+        case '\v':
+            ok = wh_buf_puts(&b, "\\v") == WH_OK;
+            break;
+        default:
+            if (*p < 0x20 || *p == 0x7f)
+                ok = wh_buf_printf(&b, "\\x%02x", *p) == WH_OK;
+            else
+                ok = wh_buf_putc(&b, (char)*p) == WH_OK;
+        }
+        p++;
+    }
+    if (ok)
+        ok = wh_buf_putc(&b, '"') == WH_OK;
+    if (!ok) {
+        wh_buf_free(&b);
+        c->nomem = 1;
+        return "\"\"";
+    }
+    {
+        char *str = wh_buf_steal(&b, NULL);
+        if (strs_push(c, &c->arena, str) != 0)
+            return "\"\"";
+        return str;
+    }
+}
+
+void wh_vgofloat(double d, char *out, size_t outlen)
+{
+    char tmp[64];
+    int prec, exp10;
+
+    if (isnan(d)) {
+        snprintf(out, outlen, "NaN");
+        return;
+    }
+    if (isinf(d)) {
+        snprintf(out, outlen, d > 0 ? "+Inf" : "-Inf");
+        return;
+    }
+    if (d == 0) {
+        snprintf(out, outlen, signbit(d) ? "-0" : "0");
+        return;
+    }
+    /* Shortest precision that round-trips, as strconv.FormatFloat(d, 'g', -1, 64). */
+    for (prec = 1; prec <= 17; prec++) {
+        snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, d);
+        if (strtod(tmp, NULL) == d)
+            break;
+    }
+    exp10 = atoi(strchr(tmp, 'e') + 1);
+    if (exp10 < -4 || exp10 >= 21) {
+        /* Go prints e.g. 1e-05 / 1.5e+21: mantissa digits, then e, sign, at least two digits. */
+        char mant[64];
+        char *e = strchr(tmp, 'e');
+        size_t ml = (size_t)(e - tmp);
+        memcpy(mant, tmp, ml);
+        mant[ml] = '\0';
+        snprintf(out, outlen, "%se%c%02d", mant, exp10 < 0 ? '-' : '+', abs(exp10));
+    } else {
+        int decimals = prec - 1 - exp10;
+        snprintf(out, outlen, "%.*f", decimals > 0 ? decimals : 0, d);
+    }
+}
+
+wh_code wh_vctx_error_text(const wh_vctx *c, wh_buf *out)
+{
+    size_t i;
+    wh_code rc;
+
+    if (c->errs.n == 1 && !c->first_err_listed)
+        return wh_buf_puts(out, c->errs.v[0]);
+    if (c->errs.n == 1)
+        return wh_buf_printf(out, "1 error occurred:\n\t* %s\n\n", c->errs.v[0]);
+    if ((rc = wh_buf_printf(out, "%zu errors occurred:", c->errs.n)) != WH_OK)
+        return rc;
+    for (i = 0; i < c->errs.n; i++)
+        if ((rc = wh_buf_printf(out, "\n\t* %s", c->errs.v[i])) != WH_OK)
+            return rc;
+    return wh_buf_puts(out, "\n\n");
+}
+
+/* ------------------------------------------------------------------ accessors */
+
+const json_t *wh_vget(const json_t *o, const char *key)
+{
+    if (o == NULL || !json_is_object(o))
+        return NULL;
+    return json_object_get(o, key);
+}
+
+const char *wh_vstr(const json_t *o, const char *key)
+{
+    const json_t *v = wh_vget(o, key);
+    return json_is_string(v) ? json_string_value(v) : "";
+}
+
+const json_t *wh_vobj(const json_t *o, const char *key)
+{
+    const json_t *v = wh_vget(o, key);
+    return json_is_object(v) ? v : NULL;
+}
+
+const json_t *wh_varr(const json_t *o, const char *key)
+{
+    const json_t *v = wh_vget(o, key);
+    return json_is_array(v) && json_array_size(v) > 0 ? v : NULL;
+}
+
+size_t wh_vlen(const json_t *o, const char *key)
+{
+    const json_t *v = wh_vget(o, key);
+    if (json_is_array(v))
+        return json_array_size(v);
+    if (json_is_object(v))
+        return json_object_size(v);
+    return 0;
+}
+
+long long wh_vint(const json_t *o, const char *key)
+{
+    const json_t *v = wh_vget(o, key);
+    return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
+}
+
+double wh_vnum(const json_t *o, const char *key)
+{
+    const json_t *v = wh_vget(o, key);
+    return json_is_number(v) ? json_number_value(v) : 0;
+}
+
+int wh_vbool(const json_t *o, const char *key)
+{
+    return json_is_true(wh_vget(o, key));
+}
+
+const char *wh_venum(const json_t *o, const char *key, const char *zero_name)
+{
+    const json_t *v = wh_vget(o, key);
+    if (v == NULL)
+        return zero_name;
+    return json_is_string(v) ? json_string_value(v) : "";
+}

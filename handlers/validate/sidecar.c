@@ -1,0 +1,302 @@
+/*
+ * sidecar.c - Sidecar: workload selector, emptiness, ingress listeners
+ * (ports, binds, default endpoints, TLS, connection pools), egress listeners
+ * (catch-all placement, ports, unix sockets, "namespace/dnsName" hosts and the
+ * duplicate-host warnings) and the outbound traffic policy.
+ */
+#define _GNU_SOURCE /* asprintf, strndup */
+#include "wh_validate_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void check_default_endpoint(wh_vctx *c, const char *ep)
+{
+    const char *colon;
+    char host[128];
+    const char *port;
+    size_t hl;
+    char *end;
+    long pn;
+
+    if (strncmp(ep, "unix://", 7) == 0) {
+        wh_vadd_err(c, wh_vmsg_unix_address(c, ep + 7));
+        return;
+    }
+    /* net.SplitHostPort */
+    if (ep[0] == '[') {
+        const char *rb = strchr(ep, ']');
+        if (rb == NULL || rb[1] != ':') {
+            wh_verr(c, "address %s: missing port in address", ep);
+            return;
+        }
+        hl = (size_t)(rb - ep - 1);
+        if (hl >= sizeof(host)) {
+            wh_verr(c, "address %s: too long", ep);
+            return;
+        }
+        memcpy(host, ep + 1, hl);
+        port = rb + 2;
+    } else {
+        colon = strrchr(ep, ':');
+        if (colon == NULL) {
+            wh_verr(c, "address %s: missing port in address", ep);
+            return;
+        }
+        if (strchr(ep, ':') != colon) {
+            wh_verr(c, "address %s: too many colons in address", ep);
+            return;
+        }
+        hl = (size_t)(colon - ep);
+        if (hl >= sizeof(host)) {
+            wh_verr(c, "address %s: too long", ep);
+            return;
+        }
+        memcpy(host, ep, hl);
+        port = colon + 1;
+    }
+    host[hl] = '\0';
+    if (*host && strcmp(host, "127.0.0.1") != 0 && strcmp(host, "0.0.0.0") != 0 && strcmp(host, "::1") != 0 &&
+        strcmp(host, "::") != 0)
+        wh_verr(c, "sidecar: defaultEndpoint must be of form 127.0.0.1:<port>,0.0.0.0:<port>,[::1]:port,[::]:port,"
+                   "unix://filepath, or unset");
+    pn = strtol(port, &end, 10);
+    if (*port == '\0' || *end != '\0')
+        wh_verr(c, "sidecar: defaultEndpoint port (%s) is not a number: strconv.Atoi: parsing %s: invalid syntax", port,
+                wh_vq(c, port));
+    else
+        wh_vcheck_port(c, pn);
+}
+
+static void check_ingress(wh_vctx *c, const json_t *ingress)
+{
+    size_t n = json_array_size(ingress), i, j;
+
+    for (i = 0; i < n; i++) {
+        const json_t *l = json_array_get(ingress, i);
+        const json_t *port = wh_vobj(l, "port"), *tls = wh_vobj(l, "tls"), *pool = wh_vobj(l, "connectionPool");
+        const char *bind = wh_vstr(l, "bind");
+        int proto;
+        if (port == NULL) {
+            wh_verr(c, "sidecar: port is required for ingress listeners");
+            continue;
+        }
+        proto = wh_vproto_parse(wh_vstr(port, "protocol"));
+        if (strncmp(bind, "unix://", 7) == 0)
+            wh_verr(c, "sidecar: unix domain sockets are not supported for ingress listeners");
+        else if (*bind)
+            wh_vcheck_ip(c, bind);
+        if (*wh_vstr(port, "name"))
+            wh_vcheck_port_name(c, wh_vstr(port, "name"));
+        wh_vcheck_protocol(c, wh_vstr(port, "protocol"));
+        wh_vcheck_port(c, wh_vint(port, "number"));
+        for (j = 0; j < i; j++) {
+            const json_t *prev = wh_vobj(json_array_get(ingress, j), "port");
+            if (prev != NULL && wh_vint(prev, "number") == wh_vint(port, "number"))
+                break;
+        }
+        if (j < i)
+            wh_verr(c, "sidecar: ports on IP bound listeners must be unique");
+        if (*wh_vstr(l, "defaultEndpoint"))
+            check_default_endpoint(c, wh_vstr(l, "defaultEndpoint"));
+        if (tls != NULL) {
+            const char *mode = wh_venum(tls, "mode", "PASSTHROUGH");
+            if (wh_varr(tls, "subjectAltNames") != NULL)
+                wh_verr(c, "sidecar: subjectAltNames is not supported in ingress tls");
+            if (wh_vbool(tls, "httpsRedirect"))
+                wh_verr(c, "sidecar: httpsRedirect is not supported");
+            if (*wh_vstr(tls, "credentialName"))
+                wh_verr(c, "sidecar: credentialName is not currently supported");
+            if (wh_varr(tls, "credentialNames") != NULL)
+                wh_verr(c, "sidecar: credentialNames is not currently supported");
+            if (wh_varr(tls, "tlsCertificates") != NULL)
+                wh_verr(c, "sidecar: tls_certificates is not currently supported");
+            if (strcmp(mode, "ISTIO_MUTUAL") == 0 || strcmp(mode, "AUTO_PASSTHROUGH") == 0)
+                wh_verr(c, "configuration is invalid: cannot set mode to %s in sidecar ingress tls", mode);
+            if (!wh_vproto_is_tls(proto))
+                wh_verr(c, "server cannot have TLS settings for non HTTPS/TLS ports");
+            wh_vcheck_server_tls(c, tls);
+        }
+        wh_vcheck_connection_pool(c, pool);
+        if (pool != NULL && wh_vobj(pool, "http") != NULL && !wh_vproto_is_http(proto))
+            wh_vwarn(c,
+                     "sidecar: HTTP connection pool settings are configured for port %lld (%s) but its protocol is "
+                     "not HTTP (%s); only TCP settings will be applied",
+                     wh_vint(port, "number"), wh_vq(c, wh_vstr(port, "name")), wh_vstr(port, "protocol"));
+    }
+}
+
+/* One namespace's egress hosts, for the duplicate-host warnings. */
+typedef struct ns_hosts {
+    const char *ns;
+    size_t nsl;
+    const char **svcs;
+    size_t n;
+} ns_hosts;
+
+static void check_egress_hosts(wh_vctx *c, const json_t *hosts)
+{
+    size_t n = json_array_size(hosts), i, j, k, ngroups = 0;
+    ns_hosts *groups = calloc(n ? n : 1, sizeof(*groups));
+    int star_star = 0;
+
+    if (groups == NULL) {
+        c->nomem = 1;
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        const char *h = json_string_value(json_array_get(hosts, i));
+        const char *slash = strchr(h, '/');
+        /* "~ns/..." excludes a namespace: it selects nothing, so it duplicates nothing. */
+        if (slash != NULL && h[0] != '~') {
+            const char *ns = h, *svc = slash + 1, **grown;
+            size_t nsl = (size_t)(slash - h);
+            ns_hosts *g = NULL;
+            if (nsl == 1 && h[0] == '.') {
+                ns = c->ns;
+                nsl = strlen(c->ns);
+            }
+            for (j = 0; j < ngroups && g == NULL; j++)
+                if (groups[j].nsl == nsl && memcmp(groups[j].ns, ns, nsl) == 0)
+                    g = &groups[j];
+            if (g == NULL) {
+                g = &groups[ngroups++];
+                g->ns = ns;
+                g->nsl = nsl;
+            }
+            if (strcmp(svc, "*") != 0) {
+                int dup = 0;
+                for (k = 0; k < g->n; k++)
+                    if (strcmp(g->svcs[k], svc) == 0 || strcmp(g->svcs[k], "*") == 0)
+                        dup = 1;
+                if (dup)
+                    wh_vwarn(c, "duplicated egress host: %s", h);
+            } else if (g->n != 0) {
+                wh_vwarn(c, "duplicated egress host: %s", h);
+            }
+            if (nsl == 1 && ns[0] == '*' && strcmp(svc, "*") == 0)
+                star_star = 1;
+            if ((grown = realloc(g->svcs, (g->n + 1) * sizeof(*grown))) == NULL) {
+                c->nomem = 1;
+                goto out;
+            }
+            g->svcs = grown;
+            g->svcs[g->n++] = svc;
+        }
+        wh_vcheck_ns_host(c, h, 0);
+    }
+    if (star_star && ngroups != 1)
+        wh_vwarn(c, "`*/*` host select all resources, no other hosts can be added");
+out:
+    for (j = 0; j < ngroups; j++)
+        free(groups[j].svcs);
+    free(groups);
+}
+
+static void check_egress(wh_vctx *c, const json_t *egress)
+{
+    size_t n = json_array_size(egress), i, j;
+    int catch_all = 0;
+
+    for (i = 0; i < n; i++) {
+        const json_t *l = json_array_get(egress, i);
+        const json_t *port = wh_vobj(l, "port");
+        const char *bind = wh_vstr(l, "bind");
+        if (port == NULL) {
+            if (!catch_all) {
+                if (i == n - 1)
+                    catch_all = 1;
+                else
+                    wh_verr(c, "sidecar: the egress listener with empty port should be the last listener in the list");
+            } else {
+                wh_verr(c, "sidecar: egress can have only one listener with empty port");
+                continue;
+            }
+        } else {
+            long long num = wh_vint(port, "number");
+            if (*wh_vstr(port, "name"))
+                wh_vcheck_port_name(c, wh_vstr(port, "name"));
+            if (num == 0) {
+                const char *mode = wh_venum(l, "captureMode", "DEFAULT");
+                wh_vcheck_protocol(c, wh_vstr(port, "protocol"));
+                if (strncmp(bind, "unix://", 7) != 0)
+                    wh_verr(c, "sidecar: ports on egress listeners must be valid: port number 0 requires a unix "
+                               "domain socket bind");
+                else
+                    wh_vadd_err(c, wh_vmsg_unix_address(c, bind + 7));
+                if (strcmp(mode, "DEFAULT") != 0 && strcmp(mode, "NONE") != 0)
+                    wh_verr(c, "sidecar: captureMode must be DEFAULT/NONE for unix domain socket listeners");
+                for (j = 0; j < i; j++) {
+                    const json_t *pl = json_array_get(egress, j), *pp = wh_vobj(pl, "port");
+                    if (pp != NULL && wh_vint(pp, "number") == 0 && strcmp(wh_vstr(pl, "bind"), bind) == 0)
+                        break;
+                }
+                if (j < i)
+                    wh_verr(c, "sidecar: unix domain socket values for listeners must be unique");
+            } else {
+                wh_vcheck_protocol(c, wh_vstr(port, "protocol"));
+                wh_vcheck_port(c, num);
+                if (*bind)
+                    wh_vcheck_ip(c, bind);
+                for (j = 0; j < i; j++) {
+                    const json_t *pp = wh_vobj(json_array_get(egress, j), "port");
+                    if (pp != NULL && wh_vint(pp, "number") == num)
+                        break;
+                }
+                if (j < i)
+                    wh_verr(c, "sidecar: ports on IP bound listeners must be unique");
+            }
+        }
+        if (wh_varr(l, "hosts") == NULL)
+            wh_verr(c, "sidecar: egress listener must contain at least one host");
+        else
+            check_egress_hosts(c, wh_varr(l, "hosts"));
+    }
+}
+
+static void check_outbound(wh_vctx *c, const json_t *tp)
+{
+    const char *mode;
+    const json_t *proxy;
+
+    if (tp == NULL)
+        return;
+    mode = wh_venum(tp, "mode", "REGISTRY_ONLY");
+    proxy = wh_vobj(tp, "egressProxy");
+    if (strcmp(mode, "ALLOW_ANY_DYNAMIC_DNS") == 0)
+        wh_verr(c, "sidecar: ALLOW_ANY_DYNAMIC_DNS outbound_traffic_policy mode is not supported");
+    if (proxy == NULL)
+        return;
+    if (strcmp(mode, "ALLOW_ANY") != 0) {
+        wh_verr(c, "sidecar: egress_proxy must be set only with ALLOW_ANY outbound_traffic_policy mode");
+        return;
+    }
+    wh_vadd_err(c, wh_vmsg_fqdn(c, wh_vstr(proxy, "host")));
+    if (wh_vobj(proxy, "port") == NULL) {
+        wh_verr(c, "sidecar: egress_proxy port must be non-nil");
+        return;
+    }
+    wh_vcheck_destination(c, proxy);
+}
+
+void wh_validate_sidecar(wh_vctx *c, const json_t *spec)
+{
+    size_t mark = wh_verr_mark(c);
+    int empty_selector = wh_vcheck_selector(c, wh_vobj(spec, "workloadSelector"), "labels");
+
+    if (wh_verr_mark(c) != mark)
+        return;
+    if (empty_selector)
+        wh_vwarn(c, "sidecar: workload selector specified without labels, will be applied to all services in "
+                    "namespace");
+    if (wh_varr(spec, "egress") == NULL && wh_varr(spec, "ingress") == NULL &&
+        wh_vget(spec, "outboundTrafficPolicy") == NULL && wh_vget(spec, "inboundConnectionPool") == NULL) {
+        wh_verr(c, "sidecar: empty configuration provided");
+        return;
+    }
+    check_ingress(c, wh_varr(spec, "ingress"));
+    check_egress(c, wh_varr(spec, "egress"));
+    check_outbound(c, wh_vobj(spec, "outboundTrafficPolicy"));
+    wh_vcheck_connection_pool(c, wh_vobj(spec, "inboundConnectionPool"));
+}

@@ -1,0 +1,895 @@
+/*
+ * virtual_service.c - VirtualService: delegates, gateway references, hosts,
+ * HTTP routes (conflicts, matches, headers, CORS, fault injection, mirrors,
+ * redirects, direct responses, retries, rewrites, destinations and weights),
+ * TLS and TCP routes, exportTo, and the unreachable-rule warnings.
+ */
+#define _GNU_SOURCE /* asprintf, strndup */
+#include "wh_validate_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define JWT_CLAIM_PREFIX "@request.auth.claims"
+
+static int is_jwt_claim(const char *name)
+{
+    const char *rest;
+    size_t n;
+
+    if (strncasecmp(name, JWT_CLAIM_PREFIX, strlen(JWT_CLAIM_PREFIX)) != 0)
+        return 0;
+    rest = name + strlen(JWT_CLAIM_PREFIX);
+    n = strlen(rest);
+    if (rest[0] == '.' && n > 1)
+        return 1;
+    return rest[0] == '[' && n > 2 && rest[n - 1] == ']';
+}
+
+static int is_tchar_token(const char *s)
+{
+    if (*s == '\0')
+        return 0;
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              strchr("!#$%&'*+-.^_`|~", ch) != NULL))
+            return 0;
+    }
+    return 1;
+}
+
+static int is_authority_header(const char *name)
+{
+    return strcasecmp(name, ":authority") == 0 || strcasecmp(name, "host") == 0;
+}
+
+static void check_header_name_or_claim(wh_vctx *c, const char *name)
+{
+    if (*name == '\0')
+        wh_verr(c, "header name cannot be empty");
+    else if (!is_jwt_claim(name) && !is_tchar_token(name[0] == ':' ? name + 1 : name))
+        wh_verr(c, "header name %s is not a valid header name", name);
+}
+
+static void check_header_op_name(wh_vctx *c, const char *name)
+{
+    if (*name == '\0')
+        wh_verr(c, "header name cannot be empty");
+    else if (strcasecmp(name, "host") == 0)
+        wh_verr(c, "invalid header %s: the host header cannot be modified here, use rewrite.authority", name);
+    else if (name[0] == ':')
+        wh_verr(c, "invalid header %s: pseudo-headers cannot be modified", name);
+    else if (!is_tchar_token(name))
+        wh_verr(c, "header name %s is not a valid header name", name);
+}
+
+/* Envoy's header formatter: "%%" is a literal percent, "%NAME%" / "%NAME(args)%" a command. */
+static void check_header_value(wh_vctx *c, const char *v)
+{
+    const char *p = v;
+
+    while ((p = strchr(p, '%')) != NULL) {
+        const char *end;
+        if (p[1] == '%') {
+            p += 2;
+            continue;
+        }
+        end = strchr(p + 1, '%');
+        if (end == NULL || end == p + 1 || !((p[1] >= 'A' && p[1] <= 'Z') || p[1] == '_')) {
+            wh_verr(c, "invalid header value %s: a literal %% must be escaped as %%%%", wh_vq(c, v));
+            return;
+        }
+        p = end + 1;
+    }
+}
+
+static void check_header_ops(wh_vctx *c, const json_t *ops, int request)
+{
+    const char *k;
+    json_t *v;
+    const char *which[] = {"add", "set"};
+    size_t i;
+
+    if (ops == NULL)
+        return;
+    for (i = 0; i < 2; i++) {
+        json_object_foreach((json_t *)wh_vobj(ops, which[i]), k, v)
+        {
+            if (!(request && is_authority_header(k)))
+                check_header_op_name(c, k);
+            check_header_value(c, json_string_value(v));
+        }
+    }
+    for (i = 0; i < json_array_size(wh_varr(ops, "remove")); i++)
+        check_header_op_name(c, json_string_value(json_array_get(wh_varr(ops, "remove"), i)));
+}
+
+static void check_headers(wh_vctx *c, const json_t *headers)
+{
+    check_header_ops(c, wh_vobj(headers, "request"), 1);
+    check_header_ops(c, wh_vobj(headers, "response"), 0);
+}
+
+static void check_string_match(wh_vctx *c, const json_t *sm, const char *where, int uri)
+{
+    const json_t *prefix = wh_vget(sm, "prefix"), *regex = wh_vget(sm, "regex");
+
+    if (sm == NULL)
+        return;
+    if (prefix != NULL && !uri && *json_string_value(prefix) == '\0')
+        wh_verr(c, "%s: prefix string match should not be empty", wh_vq(c, where));
+    if (regex != NULL) {
+        if (*json_string_value(regex) == '\0')
+            wh_verr(c, "%s: regex string match should not be empty", wh_vq(c, where));
+        else
+            wh_vcheck_regex(c, json_string_value(regex), where);
+    }
+}
+
+static void check_gateway_names(wh_vctx *c, const json_t *gws)
+{
+    size_t i;
+
+    for (i = 0; i < json_array_size(gws); i++) {
+        const char *g = json_string_value(json_array_get(gws, i));
+        const char *slash = strchr(g, '/');
+        if (slash == NULL) {
+            const char *dot = strchr(g, '.');
+            if (dot != NULL) {
+                const char *dot2 = strchr(dot + 1, '.');
+                char *first = strndup(g, (size_t)(dot - g));
+                char *second = strndup(dot + 1, dot2 ? (size_t)(dot2 - dot - 1) : strlen(dot + 1));
+                char *rec = NULL;
+                if (first && second && asprintf(&rec, "%s/%s", second, first) >= 0) {
+                    wh_vwarn(c, "using legacy gatewayName format %s; prefer the <namespace>/<name> format: %s",
+                             wh_vq(c, g), wh_vq(c, rec));
+                } else {
+                    c->nomem = 1;
+                }
+                free(rec);
+                free(first);
+                free(second);
+            }
+            wh_vadd_err(c, wh_vmsg_fqdn(c, g));
+            return; /* istiod stops at the first entry without a namespace */
+        }
+        {
+            char *ns = strndup(g, (size_t)(slash - g));
+            const char *name = slash + 1;
+            if (ns == NULL) {
+                c->nomem = 1;
+                return;
+            }
+            if (*ns == '\0' || *name == '\0')
+                wh_verr(c, "config namespace and gateway name cannot be empty");
+            if (!wh_vis_dns1123_label(ns))
+                wh_verr(c, "invalid value for namespace: %s", wh_vq(c, ns));
+            if (!wh_vis_dns1123_label(name))
+                wh_verr(c, "invalid value for gateway name: %s", wh_vq(c, name));
+            free(ns);
+        }
+    }
+}
+
+static void check_match_requests(wh_vctx *c, const json_t *route)
+{
+    const json_t *matches = wh_varr(route, "match");
+    size_t i;
+
+    for (i = 0; i < json_array_size(matches); i++) {
+        const json_t *m = json_array_get(matches, i);
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)wh_vobj(m, "headers"), k, v)
+        {
+            check_header_name_or_claim(c, k);
+            check_string_match(c, v, "headers", 0);
+        }
+        json_object_foreach((json_t *)wh_vobj(m, "withoutHeaders"), k, v)
+        {
+            check_header_name_or_claim(c, k);
+            if (strcmp(wh_vstr(v, "regex"), "*") != 0)
+                check_string_match(c, v, "withoutHeaders", 0);
+        }
+        check_string_match(c, wh_vobj(m, "uri"), "uri", 1);
+        check_string_match(c, wh_vobj(m, "scheme"), "scheme", 0);
+        check_string_match(c, wh_vobj(m, "method"), "method", 0);
+        check_string_match(c, wh_vobj(m, "authority"), "authority", 0);
+        json_object_foreach((json_t *)wh_vobj(m, "queryParams"), k, v)
+        {
+            check_string_match(c, v, "queryParams", 0);
+        }
+        if (wh_vint(m, "port") != 0)
+            wh_vcheck_port(c, wh_vint(m, "port"));
+        wh_vcheck_labels(c, wh_vobj(m, "sourceLabels"));
+        check_gateway_names(c, wh_varr(m, "gateways"));
+        if (*wh_vstr(m, "sourceNamespace") && !wh_vis_dns1123_label(wh_vstr(m, "sourceNamespace")))
+            wh_verr(c, "sourceNamespace match %s is invalid", wh_vstr(m, "sourceNamespace"));
+    }
+}
+
+static void check_percentage(wh_vctx *c, const json_t *p)
+{
+    double v;
+    char buf[64];
+
+    if (p == NULL)
+        return;
+    v = wh_vnum(p, "value");
+    if (v < 0.0 || v > 100.0 || (v > 0.0 && v < 0.0001)) {
+        wh_vgofloat(v, buf, sizeof(buf));
+        wh_verr(c, "percentage %s is neither 0.0, nor in range [0.0001, 100.0]", buf);
+    }
+}
+
+static void check_http_status(wh_vctx *c, long long status)
+{
+    if (status < 200 || status > 600)
+        wh_verr(c, "HTTP status %lld is not in range 200-599", status);
+}
+
+static void check_fault(wh_vctx *c, const json_t *fault)
+{
+    static const char *const grpc_codes[] = {
+        "OK",        "CANCELLED",      "UNKNOWN",           "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
+        "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+        "ABORTED",   "OUT_OF_RANGE",   "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",
+        "DATA_LOSS", "UNAUTHENTICATED"};
+    const json_t *abort = wh_vobj(fault, "abort"), *delay = wh_vobj(fault, "delay");
+
+    if (fault == NULL)
+        return;
+    if (abort == NULL && delay == NULL)
+        wh_verr(c, "HTTP fault injection must have an abort and/or a delay");
+    if (abort != NULL) {
+        check_percentage(c, wh_vobj(abort, "percentage"));
+        if (wh_vget(abort, "grpcStatus") != NULL) {
+            const char *g = wh_vstr(abort, "grpcStatus");
+            size_t i;
+            for (i = 0; i < sizeof(grpc_codes) / sizeof(grpc_codes[0]); i++)
+                if (strcmp(g, grpc_codes[i]) == 0)
+                    break;
+            if (i == sizeof(grpc_codes) / sizeof(grpc_codes[0]))
+                wh_verr(c,
+                        "gRPC status %s is not supported. See "
+                        "https://github.com/grpc/grpc/blob/master/doc/statuscodes.md for a list of supported codes",
+                        wh_vq(c, g));
+        } else if (wh_vget(abort, "http2Error") != NULL) {
+            wh_verr(c, "fault injection abort of type \"http2Error\" is not supported");
+        } else if (wh_vget(abort, "httpStatus") != NULL) {
+            check_http_status(c, wh_vint(abort, "httpStatus"));
+        } else {
+            wh_vwarn(c, "abort configured, but error type not set");
+        }
+    }
+    if (delay != NULL) {
+        check_percentage(c, wh_vobj(delay, "percentage"));
+        wh_vcheck_percent(c, wh_vint(delay, "percent"));
+        if (wh_vget(delay, "fixedDelay") != NULL) {
+            wh_vcheck_duration(c, wh_vget(delay, "fixedDelay"));
+        } else if (wh_vget(delay, "exponentialDelay") != NULL) {
+            wh_vcheck_duration(c, wh_vget(delay, "exponentialDelay"));
+            wh_verr(c, "exponentialDelay not supported yet");
+        }
+    }
+}
+
+static void check_cors(wh_vctx *c, const json_t *cors)
+{
+    static const char *const methods[] = {"GET",     "HEAD",    "POST",  "PUT",   "DELETE",
+                                          "CONNECT", "OPTIONS", "TRACE", "PATCH", "*"};
+    const json_t *a;
+    size_t i, j;
+
+    if (cors == NULL)
+        return;
+    a = wh_varr(cors, "allowOrigins");
+    for (i = 0; i < json_array_size(a); i++) {
+        const json_t *o = json_array_get(a, i);
+        const char *m = wh_vget(o, "exact")    ? wh_vstr(o, "exact")
+                        : wh_vget(o, "prefix") ? wh_vstr(o, "prefix")
+                                               : wh_vstr(o, "regex");
+        if (*m == '\0')
+            wh_verr(c, "'%s' is not a valid match type for CORS allow origins", m);
+        else if (wh_vget(o, "regex") != NULL)
+            wh_vcheck_regex(c, m, "corsPolicy.allowOrigins");
+    }
+    a = wh_varr(cors, "allowMethods");
+    for (i = 0; i < json_array_size(a); i++) {
+        const char *m = json_string_value(json_array_get(a, i));
+        for (j = 0; j < sizeof(methods) / sizeof(methods[0]); j++)
+            if (strcmp(m, methods[j]) == 0)
+                break;
+        if (j == sizeof(methods) / sizeof(methods[0]))
+            wh_verr(c, "%s is not a supported HTTP method", wh_vq(c, m));
+    }
+    for (j = 0; j < 2; j++) {
+        a = wh_varr(cors, j ? "exposeHeaders" : "allowHeaders");
+        for (i = 0; i < json_array_size(a); i++) {
+            const char *h = json_string_value(json_array_get(a, i));
+            if (strcmp(h, "*") != 0 && !is_tchar_token(h))
+                wh_verr(c, "%s is not a valid HTTP header name", wh_vq(c, h));
+        }
+    }
+    if (wh_vget(cors, "maxAge") != NULL) {
+        int64_t ns = 0;
+        wh_vcheck_duration(c, wh_vget(cors, "maxAge"));
+        if (wh_vparse_duration(wh_vstr(cors, "maxAge"), &ns) == 0 && ns % 1000000000LL != 0)
+            wh_verr(c, "max_age duration is accurate only to seconds precision");
+    }
+}
+
+static void check_mirrors(wh_vctx *c, const json_t *mirrors)
+{
+    size_t i;
+
+    for (i = 0; i < json_array_size(mirrors); i++) {
+        const json_t *m = json_array_get(mirrors, i);
+        const json_t *p = wh_vobj(m, "percentage");
+        if (wh_vget(m, "destination") == NULL) {
+            wh_verr(c, "destination is required for mirrors");
+            continue;
+        }
+        wh_vcheck_destination(c, wh_vobj(m, "destination"));
+        if (p != NULL) {
+            double v = wh_vnum(p, "value");
+            if (v > 100)
+                wh_verr(c, "mirror percentage must have a max value of 100 (it has %f)", v);
+            if (v < 0)
+                wh_verr(c, "mirror percentage must have a min value of 0 (it has %f)", v);
+        }
+    }
+}
+
+static void check_redirect(wh_vctx *c, const json_t *r)
+{
+    long long code;
+    const char *scheme;
+
+    if (r == NULL)
+        return;
+    if (*wh_vstr(r, "uri") == '\0' && *wh_vstr(r, "authority") == '\0' && wh_vget(r, "port") == NULL &&
+        wh_vget(r, "derivePort") == NULL && *wh_vstr(r, "scheme") == '\0') {
+        wh_verr(c, "redirect must specify URI, authority, scheme, or port");
+        return;
+    }
+    code = wh_vint(r, "redirectCode");
+    if (code != 0 && (code < 300 || code > 399)) {
+        wh_verr(c, "%lld is not a valid redirect code, must be 3xx", code);
+        return;
+    }
+    scheme = wh_vstr(r, "scheme");
+    if (*scheme && strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) {
+        wh_verr(c, "invalid redirect scheme, must be \"http\" or \"https\"");
+        return;
+    }
+    if (wh_vint(r, "port") > 0)
+        wh_vcheck_port(c, wh_vint(r, "port"));
+}
+
+/* Decoded length of a base64 string (padding ignored). */
+static size_t b64_len(const char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0 && s[n - 1] == '=')
+        n--;
+    return n * 3 / 4;
+}
+
+static void check_direct_response(wh_vctx *c, const json_t *dr)
+{
+    const json_t *body = wh_vobj(dr, "body");
+
+    if (dr == NULL)
+        return;
+    if (body != NULL) {
+        size_t size = wh_vget(body, "string") ? strlen(wh_vstr(body, "string")) : b64_len(wh_vstr(body, "bytes"));
+        if (size > 1024 * 1024)
+            wh_verr(c, "large direct_responses may impact control plane performance, must be less than 1MB");
+        else if (size > 100 * 1024)
+            wh_vwarn(c, "large direct_responses may impact control plane performance");
+    }
+    check_http_status(c, wh_vint(dr, "status"));
+}
+
+static int retry_policy_known(const char *p, size_t n)
+{
+    static const char *const policies[] = {"5xx",
+                                           "gateway-error",
+                                           "reset",
+                                           "reset-before-request",
+                                           "connect-failure",
+                                           "envoy-ratelimited",
+                                           "retriable-4xx",
+                                           "refused-stream",
+                                           "retriable-status-codes",
+                                           "retriable-headers",
+                                           "http3-post-connect-failure",
+                                           "cancelled",
+                                           "deadline-exceeded",
+                                           "internal",
+                                           "resource-exhausted",
+                                           "unavailable"};
+    static const int codes[] = {100, 101, 102, 103, 200, 201, 202, 203, 204, 205, 206, 207, 208, 226, 300, 301,
+                                302, 303, 304, 305, 307, 308, 400, 401, 402, 403, 404, 405, 406, 407, 408, 409,
+                                410, 411, 412, 413, 414, 415, 416, 417, 418, 421, 422, 423, 424, 425, 426, 428,
+                                429, 431, 451, 500, 501, 502, 503, 504, 505, 506, 507, 508, 510, 511};
+    size_t i;
+    char num[16];
+
+    for (i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
+        if (strlen(policies[i]) == n && memcmp(policies[i], p, n) == 0)
+            return 1;
+    if (n > 0 && n < sizeof(num)) {
+        char *end;
+        long v;
+        memcpy(num, p, n);
+        num[n] = '\0';
+        v = strtol(num, &end, 10);
+        if (*end == '\0' && (num[0] == '+' || num[0] == '-' || (num[0] >= '0' && num[0] <= '9')))
+            for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+                if (codes[i] == v)
+                    return 1;
+    }
+    return 0;
+}
+
+static void check_retry(wh_vctx *c, const json_t *r)
+{
+    long long attempts;
+    const char *on, *p;
+
+    if (r == NULL)
+        return;
+    attempts = wh_vint(r, "attempts");
+    on = wh_vstr(r, "retryOn");
+    if (attempts < 0)
+        wh_verr(c, "attempts cannot be negative");
+    if (attempts == 0 && (wh_vget(r, "perTryTimeout") != NULL || *on || wh_vget(r, "retryRemoteLocalities") != NULL))
+        wh_verr(c, "http retry policy configured when attempts are set to 0 (disabled)");
+    wh_vcheck_duration(c, wh_vget(r, "perTryTimeout"));
+    wh_vcheck_duration(c, wh_vget(r, "backoff"));
+    for (p = on; *on;) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        if (!retry_policy_known(p, n)) {
+            char *pol = strndup(p, n);
+            if (pol == NULL) {
+                c->nomem = 1;
+                return;
+            }
+            wh_verr(c, "%s is not a valid retryOn policy", wh_vq(c, pol));
+            free(pol);
+        }
+        if (comma == NULL)
+            break;
+        p = comma + 1;
+    }
+}
+
+static void check_rewrite(wh_vctx *c, const json_t *rw)
+{
+    const json_t *rr = wh_vobj(rw, "uriRegexRewrite");
+
+    if (rw == NULL)
+        return;
+    if (*wh_vstr(rw, "uri") && rr != NULL) {
+        wh_verr(c, "rewrite may only contain one of URI or UriRegexRewrite");
+        return;
+    }
+    if (*wh_vstr(rw, "uri") == '\0' && rr == NULL && *wh_vstr(rw, "authority") == '\0') {
+        wh_verr(c, "rewrite must specify at least one of URI, UriRegexRewrite, or authority. Only one of URI or "
+                   "UriRegexRewrite may be specified");
+        return;
+    }
+    if (rr != NULL) {
+        if (*wh_vstr(rr, "match") == '\0' || *wh_vstr(rr, "rewrite") == '\0')
+            wh_verr(c, "UriRegexRewrite requires both Rewrite and Match fields to be specified");
+        else
+            wh_vcheck_regex(c, wh_vstr(rr, "match"), "HTTPRewrite.UriRegexRewrite.Match");
+    }
+}
+
+static void check_authority_rewrite(wh_vctx *c, const json_t *rw, const json_t *headers)
+{
+    const char *current = wh_vstr(rw, "authority");
+    const json_t *req = wh_vobj(headers, "request");
+    const char *which[] = {"set", "add"};
+    size_t i;
+
+    for (i = 0; i < 2; i++) {
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)wh_vobj(req, which[i]), k, v)
+        {
+            if (!is_authority_header(k))
+                continue;
+            if (*current) {
+                wh_verr(c, "authority header cannot be set multiple times: have %s, attempting to set %s",
+                        wh_vq(c, current), wh_vq(c, json_string_value(v)));
+                return;
+            }
+            current = json_string_value(v);
+        }
+    }
+}
+
+static void check_route_destinations(wh_vctx *c, const json_t *dests, int http)
+{
+    size_t i;
+    unsigned int total = 0;
+
+    for (i = 0; i < json_array_size(dests); i++) {
+        const json_t *d = json_array_get(dests, i);
+        long long w = wh_vint(d, "weight");
+        if (wh_vget(d, "destination") == NULL) {
+            wh_verr(c, "destination is required");
+            continue;
+        }
+        wh_vcheck_destination(c, wh_vobj(d, "destination"));
+        if (w < 0)
+            wh_verr(c, "weight %lld < 0", w);
+        if (http)
+            check_headers(c, wh_vobj(d, "headers"));
+        total += (unsigned int)w;
+    }
+    if (json_array_size(dests) > 1 && total == 0)
+        wh_verr(c, "total destination weight = 0");
+}
+
+static void check_conflicts(wh_vctx *c, const json_t *h)
+{
+    int has_route = wh_varr(h, "route") != NULL;
+
+    if (wh_vget(h, "mirror") != NULL && wh_varr(h, "mirrors") != NULL)
+        wh_verr(c, "HTTP route cannot contain both mirror and mirrors");
+    if (wh_vget(h, "redirect") != NULL) {
+        if (has_route)
+            wh_verr(c, "HTTP route cannot contain both route and redirect");
+        if (wh_vget(h, "fault") != NULL)
+            wh_verr(c, "HTTP route cannot contain both fault and redirect");
+        if (wh_vget(h, "rewrite") != NULL)
+            wh_verr(c, "HTTP route rule cannot contain both rewrite and redirect");
+        if (wh_vget(h, "directResponse") != NULL)
+            wh_verr(c, "HTTP route cannot contain both redirect and direct_response");
+    } else if (!has_route && wh_vget(h, "directResponse") == NULL) {
+        wh_verr(c, "HTTP route, redirect or direct_response is required");
+    }
+    if (wh_vget(h, "directResponse") != NULL) {
+        if (has_route)
+            wh_verr(c, "HTTP route cannot contain both route and direct_response");
+        if (wh_vget(h, "fault") != NULL)
+            wh_verr(c, "HTTP route cannot contain both fault and direct_response");
+        if (wh_vget(h, "rewrite") != NULL)
+            wh_verr(c, "HTTP route rule cannot contain both rewrite and direct_response");
+    }
+}
+
+static void check_http_route_body(wh_vctx *c, const json_t *h)
+{
+    const json_t *mp = wh_vget(h, "mirrorPercent");
+
+    check_conflicts(c, h);
+    check_match_requests(c, h);
+    check_headers(c, wh_vobj(h, "headers"));
+    check_cors(c, wh_vobj(h, "corsPolicy"));
+    check_fault(c, wh_vobj(h, "fault"));
+    if (mp != NULL) {
+        if (json_integer_value(mp) > 100)
+            wh_verr(c, "mirror_percent must have a max value of 100 (it has %lld)", (long long)json_integer_value(mp));
+        wh_vwarn(c, "using deprecated setting \"mirrorPercent\", use \"mirrorPercentage\" instead");
+    }
+    if (wh_vobj(h, "mirrorPercentage") != NULL) {
+        double v = wh_vnum(wh_vobj(h, "mirrorPercentage"), "value");
+        if (v > 100)
+            wh_verr(c, "mirror_percentage must have a max value of 100 (it has %f)", v);
+        if (v < 0)
+            wh_verr(c, "mirror_percentage must have a min value of 0 (it has %f)", v);
+    }
+    wh_vcheck_destination(c, wh_vobj(h, "mirror"));
+    check_mirrors(c, wh_varr(h, "mirrors"));
+    check_redirect(c, wh_vobj(h, "redirect"));
+    check_direct_response(c, wh_vobj(h, "directResponse"));
+    check_retry(c, wh_vobj(h, "retries"));
+    check_rewrite(c, wh_vobj(h, "rewrite"));
+    check_authority_rewrite(c, wh_vobj(h, "rewrite"), wh_vobj(h, "headers"));
+    check_route_destinations(c, wh_varr(h, "route"), 1);
+    wh_vcheck_duration(c, wh_vget(h, "timeout"));
+}
+
+static void check_http_route(wh_vctx *c, const json_t *h, int delegate)
+{
+    const json_t *dlg = wh_vobj(h, "delegate");
+
+    if (delegate) {
+        if (dlg != NULL)
+            wh_verr(c, "http delegate only applies to root virtual service");
+        check_http_route_body(c, h);
+        return;
+    }
+    if (dlg != NULL) {
+        const char *name = wh_vstr(h, "name");
+        if (wh_varr(h, "route") != NULL)
+            wh_verr(c, "root HTTP route %s must not specify route", name);
+        if (wh_vget(h, "redirect") != NULL)
+            wh_verr(c, "root HTTP route %s must not specify redirect", name);
+        if (*wh_vstr(dlg, "name") == '\0')
+            wh_verr(c, "delegate name must be specified");
+        if (*wh_vstr(dlg, "namespace") && !wh_vis_dns1123_label(wh_vstr(dlg, "namespace")))
+            wh_verr(c, "delegate namespace %s is invalid", wh_vstr(dlg, "namespace"));
+        check_match_requests(c, h);
+        return;
+    }
+    check_http_route_body(c, h);
+}
+
+static void check_tls_route(wh_vctx *c, const json_t *t, const json_t *hosts)
+{
+    const json_t *matches = wh_varr(t, "match");
+    size_t i, j, k;
+
+    if (matches == NULL)
+        wh_verr(c, "TLS route must have at least one match condition");
+    for (i = 0; i < json_array_size(matches); i++) {
+        const json_t *m = json_array_get(matches, i);
+        const json_t *snis = wh_varr(m, "sniHosts"), *subnets = wh_varr(m, "destinationSubnets");
+        if (snis == NULL)
+            wh_verr(c, "TLS match must have at least one SNI host");
+        for (j = 0; j < json_array_size(snis); j++) {
+            const char *sni = json_string_value(json_array_get(snis, j));
+            char *e = wh_vmsg_wildcard_domain(c, sni);
+            if (e != NULL) {
+                if (wh_vis_ip(sni)) {
+                    free(e);
+                    wh_vwarn(c, "using an IP address (%s) goes against SNI spec and most clients do not support this",
+                             wh_vq(c, sni));
+                } else {
+                    wh_vadd_err(c, e);
+                }
+                continue;
+            }
+            for (k = 0; k < json_array_size(hosts); k++)
+                if (wh_vhost_subset_of(sni, json_string_value(json_array_get(hosts, k))))
+                    break;
+            if (k == json_array_size(hosts)) {
+                wh_buf list = WH_BUF_INIT;
+                for (k = 0; k < json_array_size(hosts); k++)
+                    if (wh_buf_printf(&list, "%s%s", k ? ", " : "", json_string_value(json_array_get(hosts, k))) !=
+                        WH_OK)
+                        c->nomem = 1;
+                wh_verr(c, "SNI host %s is not a compatible subset of any of the virtual service hosts: [%s]",
+                        wh_vq(c, sni), list.data ? list.data : "");
+                wh_buf_free(&list);
+            }
+        }
+        for (j = 0; j < json_array_size(subnets); j++)
+            wh_vadd_err(c, wh_vmsg_ip_subnet(c, json_string_value(json_array_get(subnets, j))));
+        if (wh_vint(m, "port") != 0)
+            wh_vcheck_port(c, wh_vint(m, "port"));
+        wh_vcheck_labels(c, wh_vobj(m, "sourceLabels"));
+        check_gateway_names(c, wh_varr(m, "gateways"));
+    }
+    if (wh_varr(t, "route") == NULL)
+        wh_verr(c, "TLS route is required");
+    check_route_destinations(c, wh_varr(t, "route"), 0);
+}
+
+static void check_tcp_route(wh_vctx *c, const json_t *t)
+{
+    const json_t *matches = wh_varr(t, "match");
+    size_t i, j;
+
+    for (i = 0; i < json_array_size(matches); i++) {
+        const json_t *m = json_array_get(matches, i);
+        const json_t *subnets = wh_varr(m, "destinationSubnets");
+        for (j = 0; j < json_array_size(subnets); j++)
+            wh_vadd_err(c, wh_vmsg_ip_subnet(c, json_string_value(json_array_get(subnets, j))));
+        if (wh_vint(m, "port") != 0)
+            wh_vcheck_port(c, wh_vint(m, "port"));
+        wh_vcheck_labels(c, wh_vobj(m, "sourceLabels"));
+        check_gateway_names(c, wh_varr(m, "gateways"));
+    }
+    if (wh_varr(t, "route") == NULL)
+        wh_verr(c, "TCP route is required");
+    check_route_destinations(c, wh_varr(t, "route"), 0);
+}
+
+/* "#<i>" or the quoted name, as istiod names rules and matches in warnings. */
+static const char *rule_name(wh_vctx *c, const json_t *o, size_t i, char *buf, size_t len)
+{
+    const char *name = wh_vstr(o, "name");
+
+    if (*name)
+        return wh_vq(c, name);
+    snprintf(buf, len, "#%zu", i);
+    return buf;
+}
+
+/* The match as JSON with its name removed: two matches that print alike route alike. */
+static char *match_key(const json_t *m)
+{
+    json_t *copy = json_copy((json_t *)m);
+    char *s;
+
+    if (copy == NULL)
+        return NULL;
+    json_object_del(copy, "name");
+    s = json_dumps(copy, JSON_SORT_KEYS | JSON_COMPACT);
+    json_decref(copy);
+    return s;
+}
+
+static void analyze_unreachable(wh_vctx *c, const json_t *routes)
+{
+    size_t n = json_array_size(routes), i, j, nkeys = 0, cap = 0;
+    char **keys = NULL;
+    size_t *owners = NULL;
+    long empty_seen = -1;
+    char a[32], b[32], d[32];
+
+    for (i = 0; i < n; i++) {
+        const json_t *r = json_array_get(routes, i);
+        const json_t *matches = wh_varr(r, "match");
+        size_t dups = 0;
+        if (matches == NULL) {
+            if (empty_seen >= 0)
+                wh_vwarn(c, "virtualService rule %s not used (only the last rule can have no matches)",
+                         rule_name(c, r, i, a, sizeof(a)));
+            empty_seen = (long)i;
+            continue;
+        }
+        if (empty_seen >= 0) {
+            wh_vwarn(c, "virtualService rule %s not used (route without matches defined before)",
+                     rule_name(c, r, i, a, sizeof(a)));
+            continue;
+        }
+        for (j = 0; j < json_array_size(matches); j++) {
+            const json_t *m = json_array_get(matches, j);
+            char *key = match_key(m);
+            size_t k;
+            if (key == NULL) {
+                c->nomem = 1;
+                goto out;
+            }
+            for (k = 0; k < nkeys; k++)
+                if (strcmp(keys[k], key) == 0)
+                    break;
+            if (k < nkeys) {
+                const json_t *owner = json_array_get(routes, owners[k]);
+                wh_vwarn(c, "virtualService rule %s match %s is not used (duplicate/overlapping match in rule %s)",
+                         rule_name(c, r, i, a, sizeof(a)), rule_name(c, m, j, b, sizeof(b)),
+                         rule_name(c, owner, owners[k], d, sizeof(d)));
+                owners[k] = i;
+                dups++;
+                free(key);
+                continue;
+            }
+            if (nkeys == cap) {
+                size_t ncap = cap ? cap * 2 : 8;
+                char **nk = realloc(keys, ncap * sizeof(*nk));
+                size_t *no;
+                if (nk == NULL) {
+                    free(key);
+                    c->nomem = 1;
+                    goto out;
+                }
+                keys = nk;
+                if ((no = realloc(owners, ncap * sizeof(*no))) == NULL) {
+                    free(key);
+                    c->nomem = 1;
+                    goto out;
+                }
+                owners = no;
+                cap = ncap;
+            }
+            keys[nkeys] = key;
+            owners[nkeys++] = i;
+        }
+        if (dups == json_array_size(matches))
+            wh_vwarn(c, "virtualService rule %s not used (all matches used by prior rules)",
+                     rule_name(c, r, i, a, sizeof(a)));
+    }
+out:
+    for (i = 0; i < nkeys; i++)
+        free(keys[i]);
+    free(keys);
+    free(owners);
+}
+
+static void check_jwt_claims(wh_vctx *c, const json_t *spec, const json_t *gateways)
+{
+    const json_t *http = wh_varr(spec, "http");
+    wh_buf list = WH_BUF_INIT;
+    size_t i, j, k;
+
+    for (k = 0; k < json_array_size(gateways); k++)
+        if (wh_buf_printf(&list, "%s%s", k ? " " : "", json_string_value(json_array_get(gateways, k))) != WH_OK)
+            c->nomem = 1;
+    for (i = 0; i < json_array_size(http); i++) {
+        const json_t *matches = wh_varr(json_array_get(http, i), "match");
+        for (j = 0; j < json_array_size(matches); j++) {
+            const char *which[] = {"headers", "withoutHeaders"};
+            for (k = 0; k < 2; k++) {
+                const char *key;
+                json_t *v;
+                json_object_foreach((json_t *)wh_vobj(json_array_get(matches, j), which[k]), key, v)
+                {
+                    if (is_jwt_claim(key))
+                        wh_verr(c,
+                                "JWT claim based routing (key: %s) is only supported for gateway, found no gateways: "
+                                "[%s]",
+                                key, list.data ? list.data : "");
+                }
+            }
+        }
+    }
+    wh_buf_free(&list);
+}
+
+void wh_validate_virtual_service(wh_vctx *c, const json_t *spec)
+{
+    const json_t *hosts = wh_varr(spec, "hosts"), *gateways = wh_varr(spec, "gateways");
+    const json_t *http = wh_varr(spec, "http"), *tls = wh_varr(spec, "tls"), *tcp = wh_varr(spec, "tcp");
+    int delegate = hosts == NULL, to_mesh = 0, to_gateway = 0, all_valid = 1;
+    size_t i, j;
+
+    if (delegate) {
+        if (gateways != NULL)
+            wh_verr(c, "delegate virtual service must have no gateways specified");
+        if (tls != NULL)
+            wh_verr(c, "delegate virtual service must have no tls route specified");
+        if (tcp != NULL)
+            wh_verr(c, "delegate virtual service must have no tcp route specified");
+    }
+    if (gateways == NULL) {
+        to_mesh = 1;
+    } else {
+        check_gateway_names(c, gateways);
+        for (i = 0; i < json_array_size(gateways); i++) {
+            if (strcmp(json_string_value(json_array_get(gateways, i)), "mesh") == 0)
+                to_mesh = 1;
+            else
+                to_gateway = 1;
+        }
+    }
+    if (!to_gateway)
+        check_jwt_claims(c, spec, gateways);
+
+    for (i = 0; i < json_array_size(hosts); i++) {
+        const char *h = json_string_value(json_array_get(hosts, i));
+        char *e = wh_vmsg_wildcard_domain(c, h);
+        if (e != NULL) {
+            if (!wh_vis_ip(h)) {
+                wh_vadd_err(c, e);
+                all_valid = 0;
+            } else {
+                free(e);
+            }
+        } else if (to_mesh && strcmp(h, "*") == 0) {
+            wh_verr(c, "wildcard host * is not allowed for virtual services bound to the mesh gateway");
+            all_valid = 0;
+        }
+    }
+    if (all_valid) {
+        for (i = 0; i < json_array_size(hosts); i++)
+            for (j = i + 1; j < json_array_size(hosts); j++) {
+                const char *a = json_string_value(json_array_get(hosts, i));
+                const char *b = json_string_value(json_array_get(hosts, j));
+                if (wh_vhost_matches(a, b))
+                    wh_verr(c, "duplicate hosts in virtual service: %s & %s", a, b);
+            }
+    }
+    if (http == NULL && tcp == NULL && tls == NULL)
+        wh_verr(c, "http, tcp or tls must be provided in virtual service");
+    for (i = 0; i < json_array_size(http); i++)
+        check_http_route(c, json_array_get(http, i), delegate);
+    for (i = 0; i < json_array_size(tls); i++)
+        check_tls_route(c, json_array_get(tls, i), hosts);
+    for (i = 0; i < json_array_size(tcp); i++)
+        check_tcp_route(c, json_array_get(tcp, i));
+    wh_vcheck_export_to(c, wh_varr(spec, "exportTo"), 0, 0);
+    analyze_unreachable(c, http);
+}

@@ -1,0 +1,231 @@
+/*
+ * wh_validate_int.h - what the validator's files share: the problem
+ * collector (errors and warnings, joined the way istiod joins them), JSON
+ * accessors over a decoded spec, the proto schema used for the typed decode,
+ * the shared building blocks (hosts, labels, ports, durations, exportTo, ...)
+ * and one validator per kind.  Not installed; only handlers/validate and its
+ * tests include it.
+ */
+#ifndef WH_VALIDATE_INT_H
+#define WH_VALIDATE_INT_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "wh_buf.h"
+#include "wh_result.h"
+
+/* ------------------------------------------------------------------ problems */
+
+typedef struct wh_vstrs {
+    char **v;
+    size_t n, cap;
+} wh_vstrs;
+
+/* One validation run.  Errors and warnings accumulate (istiod reports every
+ * problem, not only the first); any error means denial. */
+typedef struct wh_vctx {
+    const char *ns;            /* the object's namespace ("" when none) */
+    const char *name;          /* metadata.name ("" when none) */
+    const json_t *labels;      /* metadata.labels or NULL */
+    const json_t *annotations; /* metadata.annotations or NULL */
+    wh_vstrs errs;
+    wh_vstrs warns;
+    wh_vstrs arena;       /* scratch strings (quoted forms) freed with the context */
+    int first_err_listed; /* the only error came from a helper that returns a 1-element multierror */
+    int nomem;
+} wh_vctx;
+
+void wh_vctx_init(wh_vctx *c, const char *ns, const char *name);
+void wh_vctx_free(wh_vctx *c);
+
+/* Record an error / a warning (printf-style). */
+void wh_verr(wh_vctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void wh_vwarn(wh_vctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Record an error that istiod produces through a helper returning a multierror
+ * (labels), which prints as "1 error occurred:" when it is alone. */
+void wh_verr_listed(wh_vctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Warnings recorded after `mark` are dropped (istiod keeps only the errors of
+ * nested subset / port-level traffic policies). */
+static inline size_t wh_vwarn_mark(const wh_vctx *c)
+{
+    return c->warns.n;
+}
+void wh_vwarn_drop(wh_vctx *c, size_t mark);
+static inline size_t wh_verr_mark(const wh_vctx *c)
+{
+    return c->errs.n;
+}
+
+/* Go's %q of s (strconv.Quote), valid until wh_vctx_free. */
+const char *wh_vq(wh_vctx *c, const char *s);
+/* Go's %v of a float64 (shortest form, exponent outside [1e-4, 1e21)). */
+void wh_vgofloat(double d, char *out, size_t outlen);
+
+/* The joined error text: the error alone, or "N errors occurred:\n\t* a\n\t* b\n\n". */
+wh_code wh_vctx_error_text(const wh_vctx *c, wh_buf *out);
+
+/* ------------------------------------------------------------------ JSON access (decoded spec) */
+
+/* Decoded specs hold canonical JSON names, enum names as strings, integers as
+ * JSON integers and no nulls; empty lists/maps are dropped. */
+const json_t *wh_vget(const json_t *o, const char *key); /* any value or NULL */
+const char *wh_vstr(const json_t *o, const char *key);   /* "" when absent */
+const json_t *wh_vobj(const json_t *o, const char *key); /* object or NULL */
+const json_t *wh_varr(const json_t *o, const char *key); /* non-empty array or NULL */
+size_t wh_vlen(const json_t *o, const char *key);        /* array / object size, 0 when absent */
+long long wh_vint(const json_t *o, const char *key);     /* 0 when absent */
+double wh_vnum(const json_t *o, const char *key);        /* 0 when absent */
+int wh_vbool(const json_t *o, const char *key);          /* 0 when absent */
+/* Enum value name ("" for the zero value / absent); unknown numbers come back as "". */
+const char *wh_venum(const json_t *o, const char *key, const char *zero_name);
+
+/* ------------------------------------------------------------------ schema (typed decode of spec) */
+
+typedef enum wh_vtype {
+    WH_VT_STR = 1,
+    WH_VT_BOOL,
+    WH_VT_I32,
+    WH_VT_U32,
+    WH_VT_I64,
+    WH_VT_U64,
+    WH_VT_DBL,
+    WH_VT_BYTES,
+    WH_VT_ENUM,
+    WH_VT_DUR, /* google.protobuf.Duration: a Go duration string such as "1.5s" or "1m" */
+    WH_VT_MSG,
+    WH_VT_STRUCT, /* google.protobuf.Struct: any object */
+    WH_VT_VALUE,  /* google.protobuf.Value / JSON: anything */
+    WH_VT_ANYLIST /* google.protobuf.ListValue: any array */
+} wh_vtype;
+
+enum { WH_VC_ONE = 0, WH_VC_LIST, WH_VC_MAP };
+
+typedef struct wh_venum_desc {
+    const char *name;
+    const char *const *values; /* values[i] is the name of number i */
+    int n;
+} wh_venum_desc;
+
+typedef struct wh_vmsg wh_vmsg;
+
+typedef struct wh_vfield {
+    const char *json; /* lowerCamelCase JSON name */
+    unsigned char type;
+    unsigned char card;
+    unsigned char oneof; /* 0 = none; fields with the same number belong to one oneof */
+    const void *ref;     /* wh_vmsg for WH_VT_MSG, wh_venum_desc for WH_VT_ENUM */
+    const char *proto;   /* proto field name when it is not the snake_case of json */
+} wh_vfield;
+
+struct wh_vmsg {
+    const char *name;
+    const wh_vfield *fields;
+    size_t nfields;
+    int k8s; /* Kubernetes Go types (encoding/json): no proto names, no quoted numbers */
+};
+
+/* Decode `in` (borrowed) as message `m` into a canonical copy (*out, new
+ * reference).  Unknown fields are ignored (istiod retries with
+ * AllowUnknownFields); type errors fail with a message in err. */
+wh_code wh_vdecode(const wh_vmsg *m, const json_t *in, json_t **out, wh_err *err);
+
+/* Parse a Go duration string ("1h2m3.5s", "100ms", "0") into nanoseconds. */
+int wh_vparse_duration(const char *s, int64_t *ns);
+
+/* ------------------------------------------------------------------ building blocks */
+
+int wh_vis_dns1123_label(const char *s);
+int wh_vis_wildcard_label(const char *s, size_t n);
+int wh_vis_ip(const char *s);
+int wh_vis_ipv4(const char *s);
+/* Each check returns 1 when valid, 0 after recording nothing; the *_msg
+ * variants hand back istiod's error text (malloc'd) instead of recording it. */
+char *wh_vmsg_wildcard_domain(wh_vctx *c, const char *host);
+char *wh_vmsg_fqdn(wh_vctx *c, const char *host);
+char *wh_vmsg_partial_wildcard(wh_vctx *c, const char *host);
+char *wh_vmsg_ip_subnet(wh_vctx *c, const char *s);
+char *wh_vmsg_unix_address(wh_vctx *c, const char *path);
+void wh_vadd_err(wh_vctx *c, char *owned_msg);  /* NULL is a no-op */
+void wh_vadd_warn(wh_vctx *c, char *owned_msg); /* NULL is a no-op */
+
+void wh_vcheck_port(wh_vctx *c, long long port);
+void wh_vcheck_port_name(wh_vctx *c, const char *name);
+void wh_vcheck_protocol(wh_vctx *c, const char *proto);
+void wh_vcheck_duration(wh_vctx *c, const json_t *dur); /* string value; NULL = unset */
+void wh_vcheck_percent(wh_vctx *c, long long v);
+void wh_vcheck_labels(wh_vctx *c, const json_t *labels); /* map of strings; NULL ok */
+void wh_vcheck_ip(wh_vctx *c, const char *s);
+void wh_vcheck_export_to(wh_vctx *c, const json_t *export_to, int is_service_entry, int dr_with_selector);
+/* workloadSelector{matchLabels|labels}: errors recorded; returns 1 when the selector is present without labels. */
+int wh_vcheck_selector(wh_vctx *c, const json_t *selector, const char *labels_key);
+void wh_vcheck_destination(wh_vctx *c, const json_t *dest);
+void wh_vcheck_subset_name(wh_vctx *c, const char *name);
+void wh_vcheck_traffic_policy(wh_vctx *c, const json_t *policy);
+void wh_vcheck_connection_pool(wh_vctx *c, const json_t *pool);
+void wh_vcheck_server_tls(wh_vctx *c, const json_t *tls);
+void wh_vcheck_regex(wh_vctx *c, const char *re, const char *where);
+/* "namespace/dnsName" hosts of Gateway servers (gateway=1) and Sidecar egress listeners. */
+void wh_vcheck_ns_host(wh_vctx *c, const char *h, int gateway);
+
+/* Protocol predicates (case-insensitive names as istio's protocol.Parse). */
+enum {
+    WH_PROTO_UNSUPPORTED = 0,
+    WH_PROTO_TCP,
+    WH_PROTO_UDP,
+    WH_PROTO_GRPC,
+    WH_PROTO_GRPC_WEB,
+    WH_PROTO_HTTP,
+    WH_PROTO_HTTP_PROXY,
+    WH_PROTO_HTTP2,
+    WH_PROTO_HTTPS,
+    WH_PROTO_TLS,
+    WH_PROTO_MONGO,
+    WH_PROTO_REDIS,
+    WH_PROTO_MYSQL
+};
+int wh_vproto_parse(const char *s);
+int wh_vproto_is_http(int p);
+int wh_vproto_is_tls(int p);
+int wh_vproto_is_tcp(int p);
+
+/* Go's host.Name.Matches / SubsetOf. */
+int wh_vhost_matches(const char *a, const char *b);
+int wh_vhost_subset_of(const char *a, const char *b);
+
+/* ------------------------------------------------------------------ kinds */
+
+typedef void (*wh_vkind_fn)(wh_vctx *c, const json_t *spec);
+
+typedef struct wh_vkind {
+    const char *group;
+    const char *kind;
+    const char *resource; /* plural */
+    const wh_vmsg *schema;
+    wh_vkind_fn validate; /* NULL: metadata checks only */
+} wh_vkind;
+
+const wh_vkind *wh_vkind_find(const char *group, const char *kind);
+
+void wh_validate_destination_rule(wh_vctx *c, const json_t *spec);
+void wh_validate_virtual_service(wh_vctx *c, const json_t *spec);
+void wh_validate_service_entry(wh_vctx *c, const json_t *spec);
+void wh_validate_gateway(wh_vctx *c, const json_t *spec);
+void wh_validate_sidecar(wh_vctx *c, const json_t *spec);
+void wh_validate_workload_entry(wh_vctx *c, const json_t *spec);
+void wh_validate_workload_group(wh_vctx *c, const json_t *spec);
+void wh_validate_envoy_filter(wh_vctx *c, const json_t *spec);
+void wh_validate_proxy_config(wh_vctx *c, const json_t *spec);
+void wh_validate_authorization_policy(wh_vctx *c, const json_t *spec);
+void wh_validate_peer_authentication(wh_vctx *c, const json_t *spec);
+void wh_validate_request_authentication(wh_vctx *c, const json_t *spec);
+void wh_validate_telemetry(wh_vctx *c, const json_t *spec);
+void wh_validate_wasm_plugin(wh_vctx *c, const json_t *spec);
+void wh_validate_traffic_extension(wh_vctx *c, const json_t *spec);
+
+/* Shared with the ServiceEntry / WorkloadEntry validators. */
+void wh_vcheck_workload_entry(wh_vctx *c, const json_t *we, const json_t *service_ports, int in_service_entry,
+                              int allow_fqdn);
+
+#endif

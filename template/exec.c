@@ -1,0 +1,1019 @@
+/*
+ * exec.c - executing parse trees with Go's text/template semantics: pipelines,
+ * fields and methods, variables, if/with/range/template, argument conversion
+ * for function calls, and Go's error messages with their locations.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tmpl_int.h"
+
+#define TM_BREAK ((wh_code)1000)
+#define TM_CONTINUE ((wh_code)1001)
+
+/* ---- errors ---- */
+
+wh_code tm_fail(wh_tmpl_ctx *ctx, wh_code code, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!ctx->failed) {
+        va_start(ap, fmt);
+        vsnprintf(ctx->errmsg, sizeof(ctx->errmsg), fmt, ap);
+        va_end(ap);
+        ctx->failed = 1;
+        ctx->located = 0;
+    }
+    return code;
+}
+
+/* Go's ErrorContext: "NAME:LINE:COL" and the node's text. */
+static void locate(const tm_node *n, const char *def_name, char *out, size_t outlen, wh_tmpl_pos *pos)
+{
+    const tm_tree *t = n->tree;
+    int line = 1, col;
+    size_t i, last_nl = (size_t)-1;
+
+    for (i = 0; i < (size_t)n->pos && i < t->len; i++) {
+        if (t->text[i] == '\n') {
+            line++;
+            last_nl = i;
+        }
+    }
+    col = last_nl == (size_t)-1 ? n->pos : (int)((size_t)n->pos - (last_nl + 1));
+    snprintf(out, outlen, "%s:%d:%d", t->parse_name, line, col);
+    if (pos != NULL) {
+        snprintf(pos->name, sizeof(pos->name), "%s", def_name);
+        pos->line = line;
+        pos->col = col;
+    }
+}
+
+static wh_code verrorf(wh_tmpl_ctx *ctx, const char *fmt, va_list ap)
+{
+    char msg[WH_ERR_MSG_MAX], loc[300];
+    wh_buf context = WH_BUF_INIT;
+    const char *name = ctx->def != NULL ? ctx->def->name : "";
+
+    if (ctx->failed && ctx->located)
+        return WH_E_RENDER;
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    {
+        wh_buf m = WH_BUF_INIT;
+        if (ctx->node == NULL) {
+            wh_buf_printf(&m, "template: %s: %s", name, msg);
+            if (ctx->opts != NULL && ctx->opts->pos != NULL) {
+                snprintf(ctx->opts->pos->name, sizeof(ctx->opts->pos->name), "%s", name);
+                ctx->opts->pos->line = ctx->opts->pos->col = 0;
+            }
+        } else {
+            locate(ctx->node, name, loc, sizeof(loc), ctx->opts != NULL ? ctx->opts->pos : NULL);
+            tm_node_string(ctx->node, &context);
+            wh_buf_printf(&m, "template: %s: executing \"%s\" at <%s>: %s", loc, name,
+                          context.data ? context.data : "", msg);
+            wh_buf_free(&context);
+        }
+        if (m.data == NULL)
+            wh_buf_puts(&m, "template: out of memory");
+        if (m.len >= sizeof(ctx->errmsg))
+            m.len = sizeof(ctx->errmsg) - 1;
+        memcpy(ctx->errmsg, m.data ? m.data : "", m.len);
+        ctx->errmsg[m.len] = 0;
+        wh_buf_free(&m);
+    }
+    ctx->failed = 1;
+    ctx->located = 1;
+    return WH_E_RENDER;
+}
+
+wh_code tm_errorf(wh_tmpl_ctx *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    wh_code rc;
+
+    va_start(ap, fmt);
+    rc = verrorf(ctx, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* A lower-level failure (tm_fail, out of memory) gets its location now. */
+static wh_code located(wh_tmpl_ctx *ctx, wh_code rc)
+{
+    if (rc == TM_BREAK || rc == TM_CONTINUE || rc == WH_OK)
+        return rc;
+    if (ctx->failed && !ctx->located) {
+        char msg[WH_ERR_MSG_MAX];
+        memcpy(msg, ctx->errmsg, sizeof(msg));
+        ctx->failed = 0;
+        tm_errorf(ctx, "%s", msg);
+        return rc == WH_E_RENDER || rc == WH_E_LIMIT || rc == WH_E_NOMEM ? rc : WH_E_RENDER;
+    }
+    if (!ctx->failed)
+        tm_errorf(ctx, "%s", rc == WH_E_NOMEM ? "out of memory" : wh_strerror(rc));
+    return rc;
+}
+
+/* ---- variables ---- */
+
+static wh_code push_var(wh_tmpl_ctx *ctx, const char *name, wh_tmpl_value v)
+{
+    if (ctx->nvars == ctx->capvars) {
+        size_t cap = ctx->capvars ? ctx->capvars * 2 : 32;
+        tm_var *nv = realloc(ctx->vars, cap * sizeof(*nv));
+        if (nv == NULL)
+            return WH_E_NOMEM;
+        ctx->vars = nv;
+        ctx->capvars = cap;
+        if (ctx->scratch != NULL) {
+            ctx->scratch->vars = nv;
+            ctx->scratch->capvars = cap;
+        }
+    }
+    ctx->vars[ctx->nvars].name = name;
+    ctx->vars[ctx->nvars].val = v;
+    ctx->nvars++;
+    return WH_OK;
+}
+
+static tm_var *find_var(wh_tmpl_ctx *ctx, const char *name, size_t base)
+{
+    size_t i;
+
+    for (i = ctx->nvars; i > base; i--)
+        if (ctx->vars[i - 1].name == name) /* interned by the parser */
+            return &ctx->vars[i - 1];
+    return NULL;
+}
+
+/* ---- evaluation ---- */
+
+typedef struct frame {
+    size_t var_base; /* first variable of the current template invocation */
+} frame;
+
+static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *n);
+static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *pipe, wh_tmpl_value *out);
+static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, char ptype, const tm_node *n,
+                        wh_tmpl_value *out);
+static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_func *fn, const tm_node *node,
+                         tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out);
+static wh_code eval_function(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *ident,
+                             const tm_node *cmd, tm_node *const *args, size_t nargs, const wh_tmpl_value *final,
+                             wh_tmpl_value *out);
+
+static void node_str(const tm_node *n, char *buf, size_t len)
+{
+    wh_buf b = WH_BUF_INIT;
+    tm_node_string(n, &b);
+    snprintf(buf, len, "%s", b.data ? b.data : "");
+    wh_buf_free(&b);
+}
+
+static wh_code not_a_function(wh_tmpl_ctx *ctx, tm_node *const *args, size_t nargs, const wh_tmpl_value *final)
+{
+    if (nargs > 1 || final != NULL) {
+        char s[256];
+        node_str(args[0], s, sizeof(s));
+        return tm_errorf(ctx, "can't give argument to non-function %s", s);
+    }
+    return WH_OK;
+}
+
+static wh_code ideal_constant(wh_tmpl_ctx *ctx, const tm_node *n, wh_tmpl_value *out)
+{
+    const char *t = n->u.num.text;
+    int is_hex_int = strlen(t) > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X') && !strpbrk(t, "pP");
+    int is_rune = t[0] == '\'';
+
+    ctx->node = n;
+    if (n->u.num.is_float && !is_hex_int && !is_rune && strpbrk(t, ".eEpP") != NULL) {
+        *out = wh_tmpl_float(n->u.num.f);
+        return WH_OK;
+    }
+    if (n->u.num.is_int) {
+        *out = wh_tmpl_int(n->u.num.i);
+        return WH_OK;
+    }
+    if (n->u.num.is_uint)
+        return tm_errorf(ctx, "%s overflows int", t);
+    *out = wh_tmpl_invalid();
+    return WH_OK;
+}
+
+/* Go's evalField: one field/method/key step on `recv`. */
+static wh_code eval_field(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const char *name, const tm_node *node,
+                          tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value recv,
+                          wh_tmpl_value *out)
+{
+    int has_args = nargs > 1 || final != NULL;
+    wh_code rc;
+
+    if (recv.kind == WH_TMPL_INVALID) {
+        if (ctx->set->flags & WH_TMPL_MISSINGKEY_ERROR)
+            return tm_errorf(ctx, "nil data; no entry for key \"%s\"", name);
+        *out = wh_tmpl_invalid();
+        return WH_OK;
+    }
+    if (recv.kind == WH_TMPL_NIL)
+        return tm_errorf(ctx, "nil pointer evaluating interface {}.%s", name);
+    if (recv.type != NULL && recv.type->field != NULL) {
+        /* methods (and a host's fields): evaluate the call's arguments first */
+        wh_tmpl_value argv[16];
+        size_t n = 0, i;
+        if (nargs > 1) {
+            for (i = 1; i < nargs; i++) {
+                if (n == 15)
+                    return tm_errorf(ctx, "too many arguments for %s", name);
+                if ((rc = eval_arg(ctx, fr, dot, 'v', args[i], &argv[n++])) != WH_OK)
+                    return rc;
+            }
+        }
+        if (final != NULL)
+            argv[n++] = *final;
+        ctx->node = node;
+        rc = recv.type->field(ctx, &recv, name, argv, n, out);
+        if (rc == WH_OK)
+            return WH_OK;
+        if (rc != WH_E_NOTFOUND) {
+            if (ctx->failed && !ctx->located) {
+                char msg[WH_ERR_MSG_MAX];
+                memcpy(msg, ctx->errmsg, sizeof(msg));
+                ctx->failed = 0;
+                return tm_errorf(ctx, "error calling %s: %s", name, msg);
+            }
+            return located(ctx, rc);
+        }
+        ctx->failed = 0;
+    }
+    switch (recv.kind) {
+    case WH_TMPL_MAP:
+        if (has_args)
+            return tm_errorf(ctx, "%s is not a method but has arguments", name);
+        if (wh_tmpl_map_get(&recv, name, strlen(name), out) == WH_OK)
+            return WH_OK;
+        if (ctx->set->flags & WH_TMPL_MISSINGKEY_ERROR)
+            return tm_errorf(ctx, "map has no entry for key \"%s\"", name);
+        if (ctx->set->flags & WH_TMPL_MISSINGKEY_ZERO)
+            *out = tm_zero(tm_elem_type(&recv));
+        else
+            *out = wh_tmpl_invalid();
+        return WH_OK;
+    case WH_TMPL_HOST:
+        if (recv.u.host == NULL)
+            return tm_errorf(ctx, "nil pointer evaluating %s.%s", tm_type_name(&recv), name);
+        break;
+    default:
+        break;
+    }
+    return tm_errorf(ctx, "can't evaluate field %s in type %s", name,
+                     (recv.flags_ & TM_F_IFACE) ? "interface {}" : tm_type_name(&recv));
+}
+
+static wh_code eval_field_chain(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, wh_tmpl_value recv,
+                                const tm_node *node, const char *const *idents, size_t n, tm_node *const *args,
+                                size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
+{
+    size_t i;
+    wh_code rc;
+
+    for (i = 0; i + 1 < n; i++) {
+        if ((rc = eval_field(ctx, fr, dot, idents[i], node, NULL, 0, NULL, recv, &recv)) != WH_OK)
+            return rc;
+    }
+    return eval_field(ctx, fr, dot, idents[n - 1], node, args, nargs, final, recv, out);
+}
+
+static wh_code eval_field_node(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *field,
+                               tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
+{
+    ctx->node = field;
+    return eval_field_chain(ctx, fr, dot, dot, field, field->u.field.idents, field->u.field.n, args, nargs, final,
+                            out);
+}
+
+static wh_code eval_variable_node(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *var,
+                                  tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
+{
+    tm_var *v;
+
+    ctx->node = var;
+    v = find_var(ctx, var->u.field.idents[0], fr->var_base);
+    if (v == NULL)
+        return tm_errorf(ctx, "undefined variable: %s", var->u.field.idents[0]);
+    if (var->u.field.n == 1) {
+        wh_code rc = args != NULL ? not_a_function(ctx, args, nargs, final) : WH_OK;
+        if (rc != WH_OK)
+            return rc;
+        *out = v->val;
+        return WH_OK;
+    }
+    return eval_field_chain(ctx, fr, dot, v->val, var, var->u.field.idents + 1, var->u.field.n - 1, args, nargs,
+                            final, out);
+}
+
+static wh_code eval_chain_node(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *chain,
+                               tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
+{
+    wh_tmpl_value base;
+    wh_code rc;
+
+    ctx->node = chain;
+    if (chain->u.chain.base->kind == N_NIL) {
+        char s[256];
+        node_str(chain, s, sizeof(s));
+        return tm_errorf(ctx, "indirection through explicit nil in %s", s);
+    }
+    if ((rc = eval_arg(ctx, fr, dot, 0, chain->u.chain.base, &base)) != WH_OK)
+        return rc;
+    return eval_field_chain(ctx, fr, dot, base, chain, chain->u.chain.fields, chain->u.chain.n, args, nargs, final,
+                            out);
+}
+
+static const char *param_type_name(char t)
+{
+    switch (t) {
+    case 's':
+        return "string";
+    case 'i':
+        return "int";
+    case 'I':
+        return "int64";
+    case 'f':
+        return "float64";
+    case 'b':
+        return "bool";
+    case 'm':
+        return "map[string]interface {}";
+    case 'M':
+        return "map[string]string";
+    case 'l':
+        return "[]interface {}";
+    case 'L':
+        return "[]string";
+    case 'r':
+        return "reflect.Value";
+    default:
+        return "interface {}";
+    }
+}
+
+static int param_can_be_nil(char t)
+{
+    return t == 'v' || t == 'r' || t == 'm' || t == 'M' || t == 'l' || t == 'L' || t == 0;
+}
+
+static wh_tmpl_value param_zero(char t)
+{
+    switch (t) {
+    case 'm':
+        return wh_tmpl_json_typed(NULL, NULL);
+    case 'M':
+        return wh_tmpl_json_typed(NULL, &wh_tmpl_type_map_string_string);
+    case 'l':
+        return wh_tmpl_json_typed(NULL, &wh_tmpl_type_interface_slice);
+    case 'L':
+        return wh_tmpl_json_typed(NULL, &wh_tmpl_type_string_slice);
+    case 'r':
+    case 0:
+        return wh_tmpl_invalid();
+    default:
+        return wh_tmpl_nil();
+    }
+}
+
+/* Go's validateType: a computed value against a parameter type. */
+static wh_code validate_type(wh_tmpl_ctx *ctx, wh_tmpl_value v, char t, wh_tmpl_value *out)
+{
+    int ok;
+
+    if (v.kind == WH_TMPL_INVALID) {
+        if (param_can_be_nil(t)) {
+            *out = param_zero(t);
+            return WH_OK;
+        }
+        return tm_errorf(ctx, "invalid value; expected %s", param_type_name(t));
+    }
+    switch (t) {
+    case 0:
+    case 'v':
+    case 'r':
+        *out = v;
+        return WH_OK;
+    case 's':
+        ok = tm_same_type(&v, &wh_tmpl_type_string, WH_TMPL_STRING);
+        break;
+    case 'i':
+        ok = tm_same_type(&v, &wh_tmpl_type_int, WH_TMPL_INT);
+        break;
+    case 'I':
+        ok = tm_same_type(&v, &wh_tmpl_type_int64, WH_TMPL_INT);
+        break;
+    case 'f':
+        ok = tm_same_type(&v, &wh_tmpl_type_float64, WH_TMPL_FLOAT);
+        break;
+    case 'b':
+        ok = tm_same_type(&v, &wh_tmpl_type_bool, WH_TMPL_BOOL);
+        break;
+    case 'm':
+        ok = tm_same_type(&v, &wh_tmpl_type_map_string_interface, WH_TMPL_MAP);
+        break;
+    case 'M':
+        ok = tm_same_type(&v, &wh_tmpl_type_map_string_string, WH_TMPL_MAP);
+        break;
+    case 'l':
+        ok = tm_same_type(&v, &wh_tmpl_type_interface_slice, WH_TMPL_LIST);
+        break;
+    case 'L':
+        ok = tm_same_type(&v, &wh_tmpl_type_string_slice, WH_TMPL_LIST);
+        break;
+    default:
+        ok = 0;
+    }
+    if (!ok)
+        return tm_errorf(ctx, "wrong type for value; expected %s; got %s", param_type_name(t),
+                         v.kind == WH_TMPL_NIL ? "interface {}" : tm_type_name(&v));
+    *out = v;
+    return WH_OK;
+}
+
+/* Go's evalEmptyInterface for constants and everything else. */
+static wh_code eval_empty_interface(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *n,
+                                    wh_tmpl_value *out)
+{
+    ctx->node = n;
+    switch (n->kind) {
+    case N_BOOL:
+        *out = wh_tmpl_bool(n->u.boolean);
+        return WH_OK;
+    case N_NUMBER:
+        return ideal_constant(ctx, n, out);
+    case N_STRING:
+        *out = wh_tmpl_strn(n->u.str.s, n->u.str.len);
+        return WH_OK;
+    default:
+        return eval_arg(ctx, fr, dot, 'v', n, out);
+    }
+}
+
+static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, char t, const tm_node *n,
+                        wh_tmpl_value *out)
+{
+    wh_tmpl_value v;
+    wh_code rc;
+    char s[256];
+
+    ctx->node = n;
+    switch (n->kind) {
+    case N_DOT:
+        return validate_type(ctx, dot, t, out);
+    case N_NIL:
+        if (param_can_be_nil(t) && t != 0) {
+            *out = param_zero(t);
+            if (t == 'v')
+                *out = wh_tmpl_nil();
+            return WH_OK;
+        }
+        if (t == 0)
+            return tm_errorf(ctx, "cannot assign nil to <nil>");
+        return tm_errorf(ctx, "cannot assign nil to %s", param_type_name(t));
+    case N_FIELD: {
+        tm_node *self[1];
+        self[0] = (tm_node *)n;
+        if ((rc = eval_field_node(ctx, fr, dot, n, self, 1, NULL, &v)) != WH_OK)
+            return rc;
+        ctx->node = n;
+        return validate_type(ctx, v, t, out);
+    }
+    case N_VARIABLE:
+        if ((rc = eval_variable_node(ctx, fr, dot, n, NULL, 0, NULL, &v)) != WH_OK)
+            return rc;
+        ctx->node = n;
+        return validate_type(ctx, v, t, out);
+    case N_PIPE:
+        if ((rc = eval_pipeline(ctx, fr, dot, n, &v)) != WH_OK)
+            return rc;
+        ctx->node = n;
+        return validate_type(ctx, v, t, out);
+    case N_IDENT:
+        if ((rc = eval_function(ctx, fr, dot, n, n, NULL, 0, NULL, &v)) != WH_OK)
+            return rc;
+        ctx->node = n;
+        return validate_type(ctx, v, t, out);
+    case N_CHAIN:
+        if ((rc = eval_chain_node(ctx, fr, dot, n, NULL, 0, NULL, &v)) != WH_OK)
+            return rc;
+        ctx->node = n;
+        return validate_type(ctx, v, t, out);
+    default:
+        break;
+    }
+    node_str(n, s, sizeof(s));
+    switch (t) {
+    case 'b':
+        if (n->kind == N_BOOL) {
+            *out = wh_tmpl_bool(n->u.boolean);
+            return WH_OK;
+        }
+        return tm_errorf(ctx, "expected bool; found %s", s);
+    case 'f':
+        if (n->kind == N_NUMBER && n->u.num.is_float) {
+            *out = wh_tmpl_float(n->u.num.f);
+            return WH_OK;
+        }
+        return tm_errorf(ctx, "expected float; found %s", s);
+    case 'i':
+    case 'I':
+        if (n->kind == N_NUMBER && n->u.num.is_int) {
+            *out = wh_tmpl_int_typed(n->u.num.i, t == 'I' ? &wh_tmpl_type_int64 : NULL);
+            return WH_OK;
+        }
+        return tm_errorf(ctx, "expected integer; found %s", s);
+    case 's':
+        if (n->kind == N_STRING) {
+            *out = wh_tmpl_strn(n->u.str.s, n->u.str.len);
+            return WH_OK;
+        }
+        return tm_errorf(ctx, "expected string; found %s", s);
+    case 'v':
+    case 'r':
+    case 0:
+        return eval_empty_interface(ctx, fr, dot, n, out);
+    default:
+        return tm_errorf(ctx, "can't handle %s for arg of type %s", s, param_type_name(t));
+    }
+}
+
+static wh_code call_fn(wh_tmpl_ctx *ctx, const tm_func *fn, const tm_node *node, const char *name,
+                       const wh_tmpl_value *argv, size_t n, wh_tmpl_value *out)
+{
+    const tm_func *saved = ctx->fn;
+    wh_code rc;
+
+    ctx->fn = fn;
+    *out = wh_tmpl_invalid();
+    rc = fn->fn(ctx, argv, n, out);
+    ctx->fn = saved;
+    if (rc == WH_OK)
+        return WH_OK;
+    ctx->node = node;
+    if (ctx->failed && ctx->located)
+        return rc; /* an error from a nested template (include) is already complete */
+    if (ctx->failed) {
+        char msg[WH_ERR_MSG_MAX];
+        memcpy(msg, ctx->errmsg, sizeof(msg));
+        ctx->failed = 0;
+        tm_errorf(ctx, "error calling %s: %s", name, msg);
+        return rc == WH_E_LIMIT || rc == WH_E_NOMEM ? rc : WH_E_RENDER;
+    }
+    tm_errorf(ctx, "error calling %s: %s", name, rc == WH_E_NOMEM ? "out of memory" : wh_strerror(rc));
+    return rc;
+}
+
+static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_func *fn, const tm_node *node,
+                         tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
+{
+    wh_tmpl_value stackv[16], *argv = stackv;
+    size_t numin, numfixed, i, np = fn->nparams;
+    wh_code rc;
+    const char *name = fn->name;
+
+    if (args != NULL) {
+        args++;
+        nargs--;
+    } else {
+        nargs = 0;
+    }
+    numin = nargs + (final != NULL);
+    numfixed = nargs;
+    if (fn->variadic) {
+        numfixed = np - 1;
+        if (numin < numfixed)
+            return tm_errorf(ctx, "wrong number of args for %s: want at least %zu got %zu", name, np - 1, nargs);
+    } else if (numin != np) {
+        return tm_errorf(ctx, "wrong number of args for %s: want %zu got %zu", name, np, numin);
+    }
+    if (fn->special == FN_AND || fn->special == FN_OR) {
+        wh_tmpl_value v = wh_tmpl_invalid();
+        for (i = 0; i < nargs; i++) {
+            if ((rc = eval_arg(ctx, fr, dot, 'r', args[i], &v)) != WH_OK)
+                return rc;
+            if (tm_truth(&v) == (fn->special == FN_OR)) {
+                *out = v;
+                return WH_OK;
+            }
+        }
+        if (final != NULL)
+            v = *final;
+        *out = v;
+        return WH_OK;
+    }
+    if (numin > 16 && (argv = tm_alloc(ctx->arena, numin * sizeof(*argv))) == NULL)
+        return located(ctx, WH_E_NOMEM);
+    for (i = 0; i < numfixed && i < nargs; i++)
+        if ((rc = eval_arg(ctx, fr, dot, fn->params[i], args[i], &argv[i])) != WH_OK)
+            return rc;
+    if (fn->variadic) {
+        char t = fn->params[np - 1];
+        for (; i < nargs; i++)
+            if ((rc = eval_arg(ctx, fr, dot, t, args[i], &argv[i])) != WH_OK)
+                return rc;
+    }
+    if (final != NULL) {
+        char t = fn->params[np - 1];
+        if (fn->variadic && numin - 1 < numfixed)
+            t = fn->params[numin - 1];
+        if ((rc = validate_type(ctx, *final, t, &argv[i])) != WH_OK)
+            return rc;
+    }
+    return call_fn(ctx, fn, node, name, argv, numin, out);
+}
+
+static wh_code eval_function(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *ident,
+                             const tm_node *cmd, tm_node *const *args, size_t nargs, const wh_tmpl_value *final,
+                             wh_tmpl_value *out)
+{
+    ctx->node = ident;
+    return eval_call(ctx, fr, dot, ident->u.ident.fn, cmd, args, nargs, final, out);
+}
+
+static wh_code eval_command(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *cmd,
+                            const wh_tmpl_value *final, wh_tmpl_value *out)
+{
+    tm_node *const *args = cmd->u.cmd.args;
+    size_t nargs = cmd->u.cmd.nargs;
+    const tm_node *first = args[0];
+    wh_code rc;
+
+    switch (first->kind) {
+    case N_FIELD:
+        return eval_field_node(ctx, fr, dot, first, args, nargs, final, out);
+    case N_CHAIN:
+        return eval_chain_node(ctx, fr, dot, first, args, nargs, final, out);
+    case N_IDENT:
+        return eval_function(ctx, fr, dot, first, cmd, args, nargs, final, out);
+    case N_PIPE:
+        if ((rc = not_a_function(ctx, args, nargs, final)) != WH_OK)
+            return rc;
+        return eval_pipeline(ctx, fr, dot, first, out);
+    case N_VARIABLE:
+        return eval_variable_node(ctx, fr, dot, first, args, nargs, final, out);
+    default:
+        break;
+    }
+    ctx->node = first;
+    if ((rc = not_a_function(ctx, args, nargs, final)) != WH_OK)
+        return rc;
+    switch (first->kind) {
+    case N_BOOL:
+        *out = wh_tmpl_bool(first->u.boolean);
+        return WH_OK;
+    case N_DOT:
+        *out = dot;
+        return WH_OK;
+    case N_NIL:
+        return tm_errorf(ctx, "nil is not a command");
+    case N_NUMBER:
+        return ideal_constant(ctx, first, out);
+    case N_STRING:
+        *out = wh_tmpl_strn(first->u.str.s, first->u.str.len);
+        return WH_OK;
+    default: {
+        char s[256];
+        node_str(first, s, sizeof(s));
+        return tm_errorf(ctx, "can't evaluate command \"%s\"", s);
+    }
+    }
+}
+
+static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *pipe, wh_tmpl_value *out)
+{
+    wh_tmpl_value value = wh_tmpl_invalid();
+    size_t i;
+    wh_code rc;
+
+    if (pipe == NULL) {
+        *out = wh_tmpl_invalid();
+        return WH_OK;
+    }
+    ctx->node = pipe;
+    for (i = 0; i < pipe->u.pipe.ncmds; i++) {
+        wh_tmpl_value next;
+        if ((rc = eval_command(ctx, fr, dot, pipe->u.pipe.cmds[i], i > 0 ? &value : NULL, &next)) != WH_OK)
+            return rc;
+        /* a nil interface{} becomes no value, others leave their interface ("lovely!") */
+        if (next.kind == WH_TMPL_NIL)
+            next = wh_tmpl_invalid();
+        next.flags_ &= (uint16_t)~TM_F_IFACE;
+        value = next;
+    }
+    for (i = 0; i < pipe->u.pipe.ndecl; i++) {
+        const char *name = pipe->u.pipe.decl[i]->u.field.idents[0];
+        if (pipe->u.pipe.is_assign) {
+            tm_var *v = find_var(ctx, name, fr->var_base);
+            if (v == NULL)
+                return tm_errorf(ctx, "undefined variable: %s", name);
+            v->val = value;
+        } else if ((rc = push_var(ctx, name, value)) != WH_OK) {
+            return located(ctx, rc);
+        }
+    }
+    *out = value;
+    return WH_OK;
+}
+
+static wh_code check_limits(wh_tmpl_ctx *ctx)
+{
+    if (++ctx->steps > ctx->max_steps)
+        return tm_errorf(ctx, "template execution exceeded %llu steps", (unsigned long long)ctx->max_steps);
+    if (ctx->out->len > ctx->max_output) {
+        tm_errorf(ctx, "template output exceeded %zu bytes", ctx->max_output);
+        return WH_E_LIMIT;
+    }
+    return WH_OK;
+}
+
+static wh_code walk_if_with(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *n)
+{
+    size_t mark = ctx->nvars;
+    wh_tmpl_value val;
+    wh_code rc;
+
+    if ((rc = eval_pipeline(ctx, fr, dot, n->u.branch.pipe, &val)) != WH_OK)
+        return rc;
+    if (tm_truth(&val))
+        rc = walk(ctx, fr, n->kind == N_WITH ? val : dot, n->u.branch.list);
+    else if (n->u.branch.else_list != NULL)
+        rc = walk(ctx, fr, dot, n->u.branch.else_list);
+    ctx->nvars = mark;
+    return rc;
+}
+
+static wh_code one_iteration(wh_tmpl_ctx *ctx, frame *fr, const tm_node *r, size_t mark, wh_tmpl_value index,
+                             wh_tmpl_value elem)
+{
+    size_t nd = r->u.branch.pipe->u.pipe.ndecl;
+    wh_code rc;
+
+    if (nd > 0)
+        ctx->vars[mark - 1].val = elem;
+    if (nd > 1)
+        ctx->vars[mark - 2].val = index;
+    rc = walk(ctx, fr, elem, r->u.branch.list);
+    ctx->nvars = mark;
+    if (rc == TM_CONTINUE)
+        rc = WH_OK;
+    return rc;
+}
+
+static wh_code walk_range(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *r)
+{
+    size_t outer = ctx->nvars, mark;
+    wh_tmpl_value val;
+    wh_code rc = WH_OK;
+    long n, i;
+
+    ctx->node = r;
+    if ((rc = eval_pipeline(ctx, fr, dot, r->u.branch.pipe, &val)) != WH_OK)
+        return rc;
+    mark = ctx->nvars;
+    switch (val.kind) {
+    case WH_TMPL_LIST:
+        n = wh_tmpl_len(&val);
+        if (n == 0)
+            break;
+        for (i = 0; i < n && rc == WH_OK; i++)
+            rc = one_iteration(ctx, fr, r, mark, wh_tmpl_int(i), wh_tmpl_list_at(&val, (size_t)i));
+        goto done;
+    case WH_TMPL_MAP: {
+        wh_tmpl_kv *ents;
+        size_t cnt, k;
+        if (wh_tmpl_len(&val) == 0)
+            break;
+        if ((rc = wh_tmpl_map_entries(ctx, &val, &ents, &cnt)) != WH_OK) {
+            rc = located(ctx, rc);
+            goto done;
+        }
+        for (k = 0; k < cnt && rc == WH_OK; k++)
+            rc = one_iteration(ctx, fr, r, mark, wh_tmpl_strn(ents[k].key, ents[k].key_len), ents[k].val);
+        goto done;
+    }
+    case WH_TMPL_INVALID:
+        break;
+    default: {
+        wh_buf b = WH_BUF_INIT;
+        if (val.kind == WH_TMPL_HOST && val.u.host == NULL)
+            wh_buf_puts(&b, "<nil>");
+        else
+            tm_print_value(ctx, &val, &b, 1);
+        rc = tm_errorf(ctx, "range can't iterate over %s", b.data ? b.data : "");
+        wh_buf_free(&b);
+        goto done;
+    }
+    }
+    if (r->u.branch.else_list != NULL)
+        rc = walk(ctx, fr, dot, r->u.branch.else_list);
+done:
+    if (rc == TM_BREAK)
+        rc = WH_OK;
+    ctx->nvars = outer;
+    return rc;
+}
+
+static const tm_def *lookup_def(wh_tmpl_ctx *ctx, const char *name)
+{
+    const tm_def *d = NULL;
+
+    if (ctx->local_defs != NULL)
+        d = tm_find_def(ctx->local_defs, name);
+    if (d == NULL)
+        d = tm_find_def(&ctx->set->defs, name);
+    return d;
+}
+
+static wh_code walk_template(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *t)
+{
+    const tm_def *def, *saved_def;
+    wh_tmpl_value newdot;
+    wh_code rc;
+
+    ctx->node = t;
+    def = lookup_def(ctx, t->u.tmpl.name);
+    if (def == NULL)
+        return tm_errorf(ctx, "template \"%s\" not defined", t->u.tmpl.name);
+    if (ctx->depth >= ctx->max_depth)
+        return tm_errorf(ctx, "exceeded maximum template depth (%u)", ctx->max_depth);
+    if ((rc = eval_pipeline(ctx, fr, dot, t->u.tmpl.pipe, &newdot)) != WH_OK)
+        return rc;
+    saved_def = ctx->def;
+    ctx->def = def;
+    ctx->depth++;
+    rc = tm_exec_def(ctx, def, newdot);
+    ctx->depth--;
+    ctx->def = saved_def;
+    return rc;
+}
+
+static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *n)
+{
+    wh_code rc;
+    size_t i;
+
+    ctx->node = n;
+    if ((rc = check_limits(ctx)) != WH_OK)
+        return rc;
+    switch (n->kind) {
+    case N_ACTION: {
+        wh_tmpl_value val;
+        if ((rc = eval_pipeline(ctx, fr, dot, n->u.branch.pipe, &val)) != WH_OK)
+            return rc;
+        if (n->u.branch.pipe->u.pipe.ndecl == 0) {
+            ctx->node = n;
+            if (val.kind == WH_TMPL_STRING && (val.type == NULL || val.type->format == NULL))
+                rc = wh_buf_append(ctx->out, val.u.s, val.len);
+            else
+                rc = tm_print_value(ctx, &val, ctx->out, 1);
+            if (rc != WH_OK)
+                return located(ctx, rc);
+        }
+        return WH_OK;
+    }
+    case N_BREAK:
+        return TM_BREAK;
+    case N_CONTINUE:
+        return TM_CONTINUE;
+    case N_COMMENT:
+        return WH_OK;
+    case N_IF:
+    case N_WITH:
+        return walk_if_with(ctx, fr, dot, n);
+    case N_LIST:
+        for (i = 0; i < n->u.list.n; i++)
+            if ((rc = walk(ctx, fr, dot, n->u.list.items[i])) != WH_OK)
+                return rc;
+        return WH_OK;
+    case N_RANGE:
+        return walk_range(ctx, fr, dot, n);
+    case N_TEMPLATE:
+        return walk_template(ctx, fr, dot, n);
+    case N_TEXT:
+        if ((rc = wh_buf_append(ctx->out, n->u.text.s, n->u.text.len)) != WH_OK)
+            return located(ctx, rc);
+        return WH_OK;
+    default:
+        return tm_errorf(ctx, "unknown node");
+    }
+}
+
+wh_code tm_exec_def(wh_tmpl_ctx *ctx, const tm_def *def, wh_tmpl_value dot)
+{
+    frame fr;
+    size_t mark = ctx->nvars;
+    const tm_def *saved = ctx->def;
+    wh_code rc;
+
+    ctx->def = def;
+    fr.var_base = ctx->nvars;
+    if ((rc = push_var(ctx, tm_dollar, dot)) != WH_OK)
+        return located(ctx, rc);
+    rc = walk(ctx, &fr, dot, def->root);
+    ctx->nvars = mark;
+    ctx->def = saved;
+    return rc;
+}
+
+/* ---- comparisons (used by eq/ne/lt/...) ---- */
+
+typedef enum { K_INVALID, K_BOOL, K_INT, K_FLOAT, K_STRING, K_UINT } bkind;
+
+static bkind basic_kind(const wh_tmpl_value *v)
+{
+    switch (v->kind) {
+    case WH_TMPL_BOOL:
+        return K_BOOL;
+    case WH_TMPL_INT:
+        return K_INT;
+    case WH_TMPL_UINT:
+        return K_UINT;
+    case WH_TMPL_FLOAT:
+        return K_FLOAT;
+    case WH_TMPL_STRING:
+        return K_STRING;
+    default:
+        return K_INVALID;
+    }
+}
+
+static int is_zero_value(const wh_tmpl_value *v)
+{
+    return v->kind == WH_TMPL_INVALID || v->kind == WH_TMPL_NIL;
+}
+
+static int value_is_nil(const wh_tmpl_value *v)
+{
+    switch (v->kind) {
+    case WH_TMPL_INVALID:
+    case WH_TMPL_NIL:
+        return 1;
+    case WH_TMPL_LIST:
+    case WH_TMPL_MAP:
+        return v->rep == WH_TMPL_REP_JSON ? v->u.json == NULL : v->u.list == NULL;
+    case WH_TMPL_HOST:
+        return v->type != NULL && v->type->pointer && v->u.host == NULL;
+    default:
+        return 0;
+    }
+}
+
+/* Go's eq for one pair; *rc set on a comparison error. */
+int tm_eq(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, const wh_tmpl_value *b, wh_code *rc)
+{
+    bkind k1 = basic_kind(a), k2 = basic_kind(b);
+
+    *rc = WH_OK;
+    if (k1 != k2) {
+        if (k1 == K_INT && k2 == K_UINT)
+            return a->u.i >= 0 && (uint64_t)a->u.i == b->u.u;
+        if (k1 == K_UINT && k2 == K_INT)
+            return b->u.i >= 0 && a->u.u == (uint64_t)b->u.i;
+        if (!is_zero_value(a) && !is_zero_value(b))
+            *rc = tm_fail(ctx, WH_E_RENDER, "incompatible types for comparison");
+        return 0;
+    }
+    switch (k1) {
+    case K_BOOL:
+        return a->u.b == b->u.b;
+    case K_FLOAT:
+        return a->u.f == b->u.f;
+    case K_INT:
+        return a->u.i == b->u.i;
+    case K_UINT:
+        return a->u.u == b->u.u;
+    case K_STRING:
+        return a->len == b->len && (a->len == 0 || memcmp(a->u.s, b->u.s, a->len) == 0);
+    default:
+        break;
+    }
+    /* non-basic kinds */
+    if (!is_zero_value(a) && !is_zero_value(b) && a->kind != b->kind) {
+        wh_buf x = WH_BUF_INIT, y = WH_BUF_INIT;
+        tm_print_value(ctx, a, &x, 1);
+        tm_print_value(ctx, b, &y, 1);
+        *rc = tm_fail(ctx, WH_E_RENDER, "non-comparable types %s: %s, %s: %s", x.data ? x.data : "",
+                      tm_type_name(a), tm_type_name(b), y.data ? y.data : "");
+        wh_buf_free(&x);
+        wh_buf_free(&y);
+        return 0;
+    }
+    if (value_is_nil(a) || value_is_nil(b))
+        return value_is_nil(a) == value_is_nil(b);
+    if (b->kind == WH_TMPL_LIST || b->kind == WH_TMPL_MAP) {
+        wh_buf y = WH_BUF_INIT;
+        tm_print_value(ctx, b, &y, 1);
+        *rc = tm_fail(ctx, WH_E_RENDER, "non-comparable type %s: %s", y.data ? y.data : "", tm_type_name(b));
+        wh_buf_free(&y);
+        return 0;
+    }
+    return a->type == b->type && a->u.host == b->u.host;
+}

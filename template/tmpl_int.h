@@ -1,0 +1,297 @@
+/*
+ * tmpl_int.h - what the template engine's files share and its users never see:
+ * the arena, the parse tree, the template set, the render context and the
+ * function registry.
+ */
+#ifndef WH_TMPL_INT_H
+#define WH_TMPL_INT_H
+
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "wh_tmpl.h"
+
+/* ---- arena: bump allocation in blocks, released all at once ---- */
+typedef struct tm_block {
+    struct tm_block *next;
+    size_t size;
+    /* data follows */
+} tm_block;
+
+typedef struct tm_arena {
+    tm_block *head;
+    char *cur, *end;
+    tm_block *spare; /* blocks kept for reuse after a reset */
+} tm_arena;
+
+void tm_arena_init(tm_arena *a);
+void *tm_alloc(tm_arena *a, size_t size);
+char *tm_strndup(tm_arena *a, const char *s, size_t len);
+/* Forget everything allocated but keep the blocks for reuse. */
+void tm_arena_reset(tm_arena *a);
+void tm_arena_free(tm_arena *a);
+
+/* ---- functions ---- */
+enum {
+    FN_PLAIN = 0,
+    FN_AND,
+    FN_OR
+};
+
+/* Parameter codes beyond the public ones: 'r' is reflect.Value (a missing
+ * value stays WH_TMPL_INVALID, nil stays nil). */
+typedef struct tm_func {
+    const char *name;
+    wh_tmpl_fn fn;
+    void *data;
+    uint8_t special;  /* FN_AND / FN_OR */
+    uint8_t variadic; /* the last param repeats */
+    uint8_t nparams;
+    char params[14];
+} tm_func;
+
+/* ---- parse tree ---- */
+typedef enum {
+    N_LIST,
+    N_TEXT,
+    N_ACTION,
+    N_IF,
+    N_RANGE,
+    N_WITH,
+    N_TEMPLATE,
+    N_BREAK,
+    N_CONTINUE,
+    N_COMMENT,
+    N_PIPE,
+    N_COMMAND,
+    N_FIELD,
+    N_CHAIN,
+    N_VARIABLE,
+    N_IDENT,
+    N_DOT,
+    N_NIL,
+    N_BOOL,
+    N_NUMBER,
+    N_STRING,
+    N_END,
+    N_ELSE
+} tm_nkind;
+
+typedef struct tm_tree tm_tree;
+typedef struct tm_node tm_node;
+
+struct tm_node {
+    uint8_t kind;
+    int pos;  /* byte offset in the tree's text */
+    int line; /* for else/end/branches */
+    const tm_tree *tree;
+    union {
+        struct {
+            tm_node **items;
+            size_t n;
+        } list;
+        struct {
+            const char *s;
+            size_t len;
+        } text;
+        struct {
+            tm_node *pipe; /* N_PIPE */
+            tm_node *list;
+            tm_node *else_list;
+        } branch; /* N_ACTION uses pipe only */
+        struct {
+            const char *name;
+            tm_node *pipe; /* may be NULL */
+        } tmpl;
+        struct {
+            int is_assign;
+            tm_node **decl; /* N_VARIABLE */
+            size_t ndecl;
+            tm_node **cmds; /* N_COMMAND */
+            size_t ncmds;
+        } pipe;
+        struct {
+            tm_node **args;
+            size_t nargs;
+        } cmd;
+        struct {
+            const char **idents; /* N_FIELD: without dots; N_VARIABLE: idents[0] = "$x" */
+            size_t n;
+        } field;
+        struct {
+            tm_node *base;
+            const char **fields;
+            size_t n;
+        } chain;
+        struct {
+            const char *name;
+            const tm_func *fn;
+        } ident;
+        int boolean;
+        struct {
+            uint8_t is_int, is_uint, is_float;
+            int64_t i;
+            uint64_t u;
+            double f;
+            const char *text;
+        } num;
+        struct {
+            const char *quoted; /* as written, for messages */
+            const char *s;
+            size_t len;
+        } str;
+    } u;
+};
+
+/* One parse of one text: the defines it holds point back here for messages. */
+struct tm_tree {
+    const char *parse_name; /* the name given to wh_tmpl_parse */
+    const char *text;
+    size_t len;
+};
+
+/* A named template of the set. */
+typedef struct tm_def {
+    const char *name;
+    tm_node *root; /* N_LIST */
+    const tm_tree *tree;
+} tm_def;
+
+typedef struct tm_defs {
+    tm_def *items;
+    size_t n, cap;
+} tm_defs;
+
+struct wh_tmpl_set {
+    unsigned flags;
+    tm_arena arena; /* trees, texts, names */
+    tm_func *funcs; /* sorted by name */
+    size_t nfuncs, capfuncs;
+    tm_defs defs;
+    char *ldelim, *rdelim;
+};
+
+const tm_func *tm_find_func(const wh_tmpl_set *set, const char *name, size_t len);
+const tm_def *tm_find_def(const tm_defs *defs, const char *name);
+wh_code tm_add_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t n, int internal, wh_err *err);
+
+/* Parse `text` into `defs` (trees and strings in `arena`). */
+wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const tm_defs *outer, const char *name,
+                 const char *text, size_t len, char *errmsg, size_t errlen);
+/* Go's node.String() (for messages). */
+void tm_node_string(const tm_node *n, wh_buf *out);
+/* Go's strconv.Quote / Unquote. */
+void tm_quote(wh_buf *out, const char *s, size_t len, int ascii_only);
+int tm_unquote(const char *s, size_t len, wh_buf *out);
+
+/* Unicode helpers (parse.c / value.c). */
+int tm_is_print(unsigned r);
+size_t tm_utf8_decode(const char *s, size_t n, unsigned *cp);
+void tm_put_rune(wh_buf *out, unsigned r);
+void tm_quote_with(wh_buf *out, const char *s, size_t len, char q, int ascii_only);
+void tm_json_string(wh_buf *out, const char *s, size_t len, int escape_html);
+void tm_query_escape(wh_buf *b, const char *s, size_t len);
+wh_tmpl_value *tm_list_items(wh_tmpl_value *list);
+void tm_map_delete(wh_tmpl_value *map, const char *key, size_t key_len);
+
+/* The name of the `$` variable: variable names are interned per parse so
+ * that lookups compare pointers. */
+extern const char tm_dollar[];
+
+/* ---- render context ---- */
+typedef struct tm_var {
+    const char *name;
+    wh_tmpl_value val;
+} tm_var;
+
+struct wh_tmpl_scratch {
+    tm_arena arena;
+    tm_var *vars;
+    size_t capvars;
+    wh_buf tmp;
+    wh_buf tmp2;
+};
+
+struct wh_tmpl_ctx {
+    const wh_tmpl_set *set;
+    const tm_defs *local_defs; /* defines of a tpl text, searched first */
+    wh_tmpl_scratch *scratch;
+    tm_arena *arena;
+    wh_buf *out;
+    tm_var *vars;
+    size_t nvars, capvars;
+    const tm_def *def;   /* template being executed */
+    const tm_node *node; /* where we are, for messages */
+    const tm_func *fn;   /* function being called */
+    const wh_tmpl_opts *opts;
+    void *user;
+    unsigned depth, max_depth;
+    uint64_t steps, max_steps;
+    size_t max_output;
+    json_t *owned; /* JSON made during the render (fromJson, ...), released at its end */
+    int failed;  /* an error message is recorded */
+    int located; /* the message already carries "template: ...: executing ..." */
+    char errmsg[WH_ERR_MSG_MAX];
+};
+
+/* Record a message without location (the caller adds it). */
+wh_code tm_fail(wh_tmpl_ctx *ctx, wh_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Record a located error at ctx->node: Go's s.errorf. */
+wh_code tm_errorf(wh_tmpl_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- values (value.c) ---- */
+/* wh_tmpl_value.flags_: the value sits in an interface{} slot (an element
+ * of []interface{} or map[string]interface{}): Go names its type
+ * "interface {}" in some messages until a pipeline stage unwraps it. */
+#define TM_F_IFACE 1
+const char *tm_type_name(const wh_tmpl_value *v);
+int tm_truth(const wh_tmpl_value *v);
+/* fmt's %v for one operand (top level: pointers print their target). */
+wh_code tm_print_value(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out, int top);
+/* Zero value of a type (NULL = interface{} -> nil). */
+wh_tmpl_value tm_zero(const wh_tmpl_type *t);
+/* Element type of a collection value. */
+const wh_tmpl_type *tm_elem_type(const wh_tmpl_value *v);
+/* Element of a JSON-backed collection as a value of the collection's element type. */
+wh_tmpl_value tm_json_elem(const json_t *j, const wh_tmpl_type *elem);
+wh_code tm_put_int(wh_buf *out, int64_t v);
+/* Shortest float formatting like strconv.FormatFloat(f, fmt, -1, 64). */
+void tm_format_float(wh_buf *out, double f, char fmt, int prec);
+/* Go string compare for sort order. */
+int tm_strcmp(const char *a, size_t alen, const char *b, size_t blen);
+/* Same Go type (for assignability checks). */
+int tm_same_type(const wh_tmpl_value *v, const wh_tmpl_type *t, wh_tmpl_kind kind);
+
+/* ---- printf (fmt.c) ---- */
+wh_code tm_sprintf(wh_tmpl_ctx *ctx, wh_buf *out, const char *fmt, size_t fmtlen, const wh_tmpl_value *args,
+                   size_t nargs);
+/* fmt.Sprint / Sprintln semantics over several operands. */
+wh_code tm_sprint(wh_tmpl_ctx *ctx, wh_buf *out, const wh_tmpl_value *args, size_t nargs, int ln);
+
+/* ---- exec.c ---- */
+wh_code tm_exec_def(wh_tmpl_ctx *ctx, const tm_def *def, wh_tmpl_value dot);
+int tm_eq(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, const wh_tmpl_value *b, wh_code *rc);
+
+/* ---- function tables ---- */
+extern const wh_tmpl_func tm_builtin_funcs[];
+extern const size_t tm_builtin_nfuncs;
+extern const wh_tmpl_func tm_sprig_funcs[];
+extern const size_t tm_sprig_nfuncs;
+extern const wh_tmpl_func tm_helm_funcs[];
+extern const size_t tm_helm_nfuncs;
+
+/* Helpers for function implementations. */
+#define TM_STR(v) ((v).u.s)
+wh_code tm_ret_str(wh_tmpl_ctx *ctx, wh_tmpl_value *out, const char *s, size_t len);
+wh_code tm_ret_buf(wh_tmpl_ctx *ctx, wh_tmpl_value *out, const wh_buf *b);
+/* Sprig's strval / cast.ToString: fmt.Sprint of most things. */
+wh_code tm_tostring(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out);
+/* encoding/json.Marshal of v appended to out (HTML-escaped as Go does). */
+wh_code tm_json_encode(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out, const char *indent, int escape_html);
+/* Value -> JSON (new ref) for yaml dump etc. */
+wh_code tm_value_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, json_t **out);
+/* JSON (owned by nobody: caller keeps a reference in the arena) -> value.
+ * The json_t is registered with ctx so it lives until the render ends. */
+wh_tmpl_value tm_adopt_json(wh_tmpl_ctx *ctx, json_t *j);
+
+#endif

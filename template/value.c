@@ -1,0 +1,953 @@
+/*
+ * value.c - the engine's Go values: types, truth, collections (JSON-backed or
+ * built during a render), fmt's %v printing and encoding/json's encoding.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tmpl_int.h"
+
+const wh_tmpl_type wh_tmpl_type_bool = {.name = "bool", .kind = WH_TMPL_BOOL};
+const wh_tmpl_type wh_tmpl_type_string = {.name = "string", .kind = WH_TMPL_STRING};
+const wh_tmpl_type wh_tmpl_type_int = {.name = "int", .kind = WH_TMPL_INT};
+const wh_tmpl_type wh_tmpl_type_int32 = {.name = "int32", .kind = WH_TMPL_INT};
+const wh_tmpl_type wh_tmpl_type_int64 = {.name = "int64", .kind = WH_TMPL_INT};
+const wh_tmpl_type wh_tmpl_type_uint32 = {.name = "uint32", .kind = WH_TMPL_UINT};
+const wh_tmpl_type wh_tmpl_type_uint64 = {.name = "uint64", .kind = WH_TMPL_UINT};
+const wh_tmpl_type wh_tmpl_type_float64 = {.name = "float64", .kind = WH_TMPL_FLOAT};
+const wh_tmpl_type wh_tmpl_type_map_string_string = {
+    .name = "map[string]string", .kind = WH_TMPL_MAP, .elem = &wh_tmpl_type_string};
+const wh_tmpl_type wh_tmpl_type_string_slice = {.name = "[]string", .kind = WH_TMPL_LIST, .elem = &wh_tmpl_type_string};
+const wh_tmpl_type wh_tmpl_type_map_string_interface = {.name = "map[string]interface {}", .kind = WH_TMPL_MAP};
+const wh_tmpl_type wh_tmpl_type_interface_slice = {.name = "[]interface {}", .kind = WH_TMPL_LIST};
+
+struct wh_tmpl_list {
+    size_t len, cap;
+    wh_tmpl_value *items;
+};
+
+struct wh_tmpl_map {
+    size_t len, cap;
+    wh_tmpl_kv *ents; /* sorted by key */
+};
+
+/* ---- constructors ---- */
+
+wh_tmpl_value wh_tmpl_str(const char *s)
+{
+    return s != NULL ? wh_tmpl_strn(s, strlen(s)) : wh_tmpl_strn("", 0);
+}
+
+wh_tmpl_value wh_tmpl_json(const json_t *j)
+{
+    if (j == NULL)
+        return wh_tmpl_nil();
+    switch (json_typeof(j)) {
+    case JSON_OBJECT:
+    case JSON_ARRAY:
+        return wh_tmpl_json_typed(j, NULL);
+    case JSON_STRING:
+        return wh_tmpl_strn(json_string_value(j), json_string_length(j));
+    case JSON_INTEGER:
+        return wh_tmpl_float((double)json_integer_value(j));
+    case JSON_REAL:
+        return wh_tmpl_float(json_real_value(j));
+    case JSON_TRUE:
+        return wh_tmpl_bool(1);
+    case JSON_FALSE:
+        return wh_tmpl_bool(0);
+    default:
+        return wh_tmpl_nil();
+    }
+}
+
+wh_tmpl_value wh_tmpl_json_typed(const json_t *j, const wh_tmpl_type *type)
+{
+    wh_tmpl_value v = {0};
+
+    if (type != NULL)
+        v.kind = type->kind;
+    else
+        v.kind = (j != NULL && json_is_array(j)) ? WH_TMPL_LIST : WH_TMPL_MAP;
+    if (type == &wh_tmpl_type_map_string_interface || type == &wh_tmpl_type_interface_slice)
+        type = NULL;
+    v.rep = WH_TMPL_REP_JSON;
+    v.type = type;
+    v.u.json = j;
+    if (j != NULL && ((v.kind == WH_TMPL_LIST && !json_is_array(j)) || (v.kind == WH_TMPL_MAP && !json_is_object(j))))
+        v.u.json = NULL;
+    return v;
+}
+
+wh_tmpl_value tm_json_elem(const json_t *j, const wh_tmpl_type *elem)
+{
+    wh_tmpl_value v;
+
+    if (elem == NULL) {
+        v = wh_tmpl_json(j);
+        v.flags_ |= TM_F_IFACE;
+        return v;
+    }
+    switch (elem->kind) {
+    case WH_TMPL_STRING:
+        v = json_is_string(j) ? wh_tmpl_strn(json_string_value(j), json_string_length(j)) : wh_tmpl_strn("", 0);
+        break;
+    case WH_TMPL_INT:
+        v = wh_tmpl_int(json_is_integer(j) ? json_integer_value(j) : (int64_t)json_number_value(j));
+        break;
+    case WH_TMPL_UINT:
+        v = wh_tmpl_uint_typed(json_is_integer(j) ? (uint64_t)json_integer_value(j) : (uint64_t)json_number_value(j),
+                               elem);
+        break;
+    case WH_TMPL_FLOAT:
+        v = wh_tmpl_float(json_number_value(j));
+        break;
+    case WH_TMPL_BOOL:
+        v = wh_tmpl_bool(json_is_true(j));
+        break;
+    case WH_TMPL_LIST:
+    case WH_TMPL_MAP:
+        return wh_tmpl_json_typed(json_is_null(j) ? NULL : j, elem);
+    default:
+        return wh_tmpl_json(j);
+    }
+    v.type = elem;
+    return v;
+}
+
+/* ---- types ---- */
+
+static const char *const kind_names[] = {"<nil>",  "<nil>",  "bool",           "int",
+                                         "uint",   "float64", "string",        "[]interface {}",
+                                         "map[string]interface {}", "struct"};
+
+const char *tm_type_name(const wh_tmpl_value *v)
+{
+    if (v->type != NULL)
+        return v->type->name;
+    return kind_names[v->kind <= WH_TMPL_HOST ? v->kind : 0];
+}
+
+const char *wh_tmpl_type_name(const wh_tmpl_value *v)
+{
+    return tm_type_name(v);
+}
+
+int tm_same_type(const wh_tmpl_value *v, const wh_tmpl_type *t, wh_tmpl_kind kind)
+{
+    if (v->kind != kind)
+        return 0;
+    if (v->type == t)
+        return 1;
+    /* NULL and the engine's default descriptor are the same type. */
+    return strcmp(tm_type_name(v), t != NULL ? t->name : kind_names[kind]) == 0;
+}
+
+const wh_tmpl_type *tm_elem_type(const wh_tmpl_value *v)
+{
+    return v->type != NULL ? v->type->elem : NULL;
+}
+
+wh_tmpl_value tm_zero(const wh_tmpl_type *t)
+{
+    wh_tmpl_value v = {0};
+
+    if (t == NULL)
+        return wh_tmpl_nil();
+    v.kind = t->kind;
+    v.type = t;
+    if (t->kind == WH_TMPL_STRING)
+        v.u.s = "";
+    return v;
+}
+
+int tm_truth(const wh_tmpl_value *v)
+{
+    switch (v->kind) {
+    case WH_TMPL_BOOL:
+        return v->u.b;
+    case WH_TMPL_INT:
+        return v->u.i != 0;
+    case WH_TMPL_UINT:
+        return v->u.u != 0;
+    case WH_TMPL_FLOAT:
+        return v->u.f != 0;
+    case WH_TMPL_STRING:
+        return v->len != 0;
+    case WH_TMPL_LIST:
+    case WH_TMPL_MAP:
+        return wh_tmpl_len(v) > 0;
+    case WH_TMPL_HOST:
+        return !(v->type != NULL && v->type->pointer && v->u.host == NULL);
+    default:
+        return 0;
+    }
+}
+
+int wh_tmpl_truth(const wh_tmpl_value *v)
+{
+    return tm_truth(v);
+}
+
+/* ---- collections ---- */
+
+long wh_tmpl_len(const wh_tmpl_value *v)
+{
+    switch (v->kind) {
+    case WH_TMPL_STRING:
+        return (long)v->len;
+    case WH_TMPL_LIST:
+        if (v->rep == WH_TMPL_REP_JSON)
+            return v->u.json != NULL ? (long)json_array_size(v->u.json) : 0;
+        return v->u.list != NULL ? (long)v->u.list->len : 0;
+    case WH_TMPL_MAP:
+        if (v->rep == WH_TMPL_REP_JSON)
+            return v->u.json != NULL ? (long)json_object_size(v->u.json) : 0;
+        return v->u.map != NULL ? (long)v->u.map->len : 0;
+    default:
+        return -1;
+    }
+}
+
+wh_tmpl_value wh_tmpl_list_at(const wh_tmpl_value *list, size_t i)
+{
+    if (list->kind != WH_TMPL_LIST || (long)i >= wh_tmpl_len(list))
+        return wh_tmpl_invalid();
+    if (list->rep == WH_TMPL_REP_JSON)
+        return tm_json_elem(json_array_get(list->u.json, i), tm_elem_type(list));
+    if (list->type == NULL) {
+        wh_tmpl_value v = list->u.list->items[i];
+        v.flags_ |= TM_F_IFACE;
+        return v;
+    }
+    return list->u.list->items[i];
+}
+
+int tm_strcmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+    size_t n = alen < blen ? alen : blen;
+    int c = n ? memcmp(a, b, n) : 0;
+
+    if (c != 0)
+        return c;
+    return alen < blen ? -1 : alen > blen ? 1 : 0;
+}
+
+/* Binary search in an engine map: index of key, or -(insertion point)-1. */
+static long map_find(const wh_tmpl_map *m, const char *key, size_t key_len)
+{
+    long lo = 0, hi = (long)m->len - 1;
+
+    while (lo <= hi) {
+        long mid = (lo + hi) / 2;
+        int c = tm_strcmp(m->ents[mid].key, m->ents[mid].key_len, key, key_len);
+        if (c == 0)
+            return mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -lo - 1;
+}
+
+wh_code wh_tmpl_map_get(const wh_tmpl_value *map, const char *key, size_t key_len, wh_tmpl_value *out)
+{
+    if (map->kind != WH_TMPL_MAP)
+        return WH_E_NOTFOUND;
+    if (map->rep == WH_TMPL_REP_JSON) {
+        const json_t *j;
+        if (map->u.json == NULL || (j = json_object_getn(map->u.json, key, key_len)) == NULL)
+            return WH_E_NOTFOUND;
+        *out = tm_json_elem(j, tm_elem_type(map));
+        return WH_OK;
+    }
+    if (map->u.map != NULL) {
+        long i = map_find(map->u.map, key, key_len);
+        if (i >= 0) {
+            *out = map->u.map->ents[i].val;
+            if (map->type == NULL)
+                out->flags_ |= TM_F_IFACE;
+            return WH_OK;
+        }
+    }
+    return WH_E_NOTFOUND;
+}
+
+static int kv_cmp(const void *a, const void *b)
+{
+    const wh_tmpl_kv *x = a, *y = b;
+    return tm_strcmp(x->key, x->key_len, y->key, y->key_len);
+}
+
+wh_code wh_tmpl_map_entries(wh_tmpl_ctx *ctx, const wh_tmpl_value *map, wh_tmpl_kv **out, size_t *n)
+{
+    size_t len = (size_t)(wh_tmpl_len(map) > 0 ? wh_tmpl_len(map) : 0), i = 0;
+    wh_tmpl_kv *ents;
+    const char *k;
+    json_t *v;
+    const wh_tmpl_type *elem = tm_elem_type(map);
+
+    *out = NULL;
+    *n = 0;
+    if (map->kind != WH_TMPL_MAP || len == 0)
+        return WH_OK;
+    if (map->rep == WH_TMPL_REP_ENGINE) {
+        *out = map->u.map->ents;
+        *n = len;
+        return WH_OK;
+    }
+    if ((ents = tm_alloc(ctx->arena, len * sizeof(*ents))) == NULL)
+        return WH_E_NOMEM;
+    json_object_foreach((json_t *)map->u.json, k, v)
+    {
+        ents[i].key = k;
+        ents[i].key_len = strlen(k);
+        ents[i].val = tm_json_elem(v, elem);
+        i++;
+    }
+    qsort(ents, i, sizeof(*ents), kv_cmp);
+    *out = ents;
+    *n = i;
+    return WH_OK;
+}
+
+wh_tmpl_value wh_tmpl_list_new(wh_tmpl_ctx *ctx, size_t cap_hint, const wh_tmpl_type *type)
+{
+    wh_tmpl_value v = {0};
+    wh_tmpl_list *l = tm_alloc(ctx->arena, sizeof(*l));
+
+    v.kind = WH_TMPL_LIST;
+    v.rep = WH_TMPL_REP_ENGINE;
+    v.type = type == &wh_tmpl_type_interface_slice ? NULL : type;
+    if (l == NULL)
+        return wh_tmpl_invalid();
+    l->len = 0;
+    l->cap = cap_hint;
+    l->items = cap_hint ? tm_alloc(ctx->arena, cap_hint * sizeof(wh_tmpl_value)) : NULL;
+    if (cap_hint && l->items == NULL)
+        return wh_tmpl_invalid();
+    v.u.list = l;
+    return v;
+}
+
+wh_code wh_tmpl_list_push(wh_tmpl_ctx *ctx, wh_tmpl_value *list, wh_tmpl_value item)
+{
+    wh_tmpl_list *l = list->u.list;
+
+    if (list->kind != WH_TMPL_LIST || list->rep != WH_TMPL_REP_ENGINE || l == NULL)
+        return WH_E_INVALID;
+    if (l->len == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 4;
+        wh_tmpl_value *items = tm_alloc(ctx->arena, cap * sizeof(*items));
+        if (items == NULL)
+            return WH_E_NOMEM;
+        if (l->len)
+            memcpy(items, l->items, l->len * sizeof(*items));
+        l->items = items;
+        l->cap = cap;
+    }
+    l->items[l->len++] = item;
+    return WH_OK;
+}
+
+wh_tmpl_value wh_tmpl_map_new(wh_tmpl_ctx *ctx, const wh_tmpl_type *type)
+{
+    wh_tmpl_value v = {0};
+    wh_tmpl_map *m = tm_alloc(ctx->arena, sizeof(*m));
+
+    if (m == NULL)
+        return wh_tmpl_invalid();
+    memset(m, 0, sizeof(*m));
+    v.kind = WH_TMPL_MAP;
+    v.rep = WH_TMPL_REP_ENGINE;
+    v.type = type == &wh_tmpl_type_map_string_interface ? NULL : type;
+    v.u.map = m;
+    return v;
+}
+
+wh_code wh_tmpl_map_set(wh_tmpl_ctx *ctx, wh_tmpl_value *map, const char *key, size_t key_len, wh_tmpl_value val)
+{
+    wh_tmpl_map *m = map->u.map;
+    long i;
+    char *k;
+
+    if (map->kind != WH_TMPL_MAP || map->rep != WH_TMPL_REP_ENGINE || m == NULL)
+        return WH_E_INVALID;
+    i = map_find(m, key, key_len);
+    if (i >= 0) {
+        m->ents[i].val = val;
+        return WH_OK;
+    }
+    i = -i - 1;
+    if (m->len == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 8;
+        wh_tmpl_kv *ents = tm_alloc(ctx->arena, cap * sizeof(*ents));
+        if (ents == NULL)
+            return WH_E_NOMEM;
+        if (m->len)
+            memcpy(ents, m->ents, m->len * sizeof(*ents));
+        m->ents = ents;
+        m->cap = cap;
+    }
+    if ((k = tm_strndup(ctx->arena, key, key_len)) == NULL)
+        return WH_E_NOMEM;
+    memmove(&m->ents[i + 1], &m->ents[i], (m->len - (size_t)i) * sizeof(*m->ents));
+    m->ents[i].key = k;
+    m->ents[i].key_len = key_len;
+    m->ents[i].val = val;
+    m->len++;
+    return WH_OK;
+}
+
+wh_tmpl_value *tm_list_items(wh_tmpl_value *list)
+{
+    return list->rep == WH_TMPL_REP_ENGINE && list->u.list != NULL ? list->u.list->items : NULL;
+}
+
+/* Remove a key from an engine map (sprig's unset). */
+void tm_map_delete(wh_tmpl_value *map, const char *key, size_t key_len)
+{
+    wh_tmpl_map *m = map->u.map;
+    long i;
+
+    if (map->kind != WH_TMPL_MAP || map->rep != WH_TMPL_REP_ENGINE || m == NULL)
+        return;
+    if ((i = map_find(m, key, key_len)) < 0)
+        return;
+    memmove(&m->ents[i], &m->ents[i + 1], (m->len - (size_t)i - 1) * sizeof(*m->ents));
+    m->len--;
+}
+
+/* ---- floats ---- */
+
+/* Shortest decimal digits of f that read back as f: digits (no dot) and the
+ * decimal exponent `dp` (value = 0.DIGITS * 10^dp). */
+static int shortest_digits(double f, char *digits, int *dp)
+{
+    char buf[40];
+    int prec, nd = 0, e;
+    char *p;
+
+    for (prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof(buf), "%.*e", prec - 1, f);
+        if (strtod(buf, NULL) == f)
+            break;
+    }
+    p = buf;
+    if (*p == '-')
+        p++;
+    for (; *p && *p != 'e'; p++)
+        if (*p >= '0' && *p <= '9')
+            digits[nd++] = *p;
+    e = atoi(p + 1);
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    digits[nd] = '\0';
+    *dp = e + 1;
+    return nd;
+}
+
+/* Decimal digits of an integer-valued |f| < 2^53 (exact, no trailing-zero trim). */
+static int integral_digits(double f, char *digits, int *dp)
+{
+    char tmp[24];
+    uint64_t u = (uint64_t)f;
+    int n = 0, i;
+
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    for (i = 0; i < n; i++)
+        digits[i] = tmp[n - 1 - i];
+    *dp = n;
+    while (n > 1 && digits[n - 1] == '0')
+        n--;
+    digits[n] = 0;
+    return n;
+}
+
+/* Append a signed integer in decimal. */
+wh_code tm_put_int(wh_buf *out, int64_t v)
+{
+    char tmp[24];
+    int n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+
+    do {
+        tmp[sizeof(tmp) - 1 - n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0)
+        tmp[sizeof(tmp) - 1 - n++] = '-';
+    return wh_buf_append(out, tmp + sizeof(tmp) - n, (size_t)n);
+}
+
+/* strconv.FormatFloat(f, fmt, prec, 64) for fmt 'e', 'f', 'g' (prec -1 = shortest). */
+void tm_format_float(wh_buf *out, double f, char fmt, int prec)
+{
+    char digits[40], buf[400];
+    int nd, dp, i;
+
+    if (isnan(f)) {
+        wh_buf_puts(out, "NaN");
+        return;
+    }
+    if (isinf(f)) {
+        wh_buf_puts(out, f > 0 ? "+Inf" : "-Inf");
+        return;
+    }
+    if (prec >= 0) {
+        char spec[8] = {'%', '.', '*', fmt, 0};
+        snprintf(buf, sizeof(buf), spec, prec > 300 ? 300 : prec, f);
+        wh_buf_puts(out, buf);
+        return;
+    }
+    if (signbit(f))
+        wh_buf_putc(out, '-');
+    f = fabs(f);
+    if (f == 0) {
+        digits[0] = '0';
+        digits[1] = 0;
+        nd = 1;
+        dp = 1;
+    } else if (f < 9007199254740992.0 && f == floor(f)) {
+        nd = integral_digits(f, digits, &dp);
+    } else {
+        nd = shortest_digits(f, digits, &dp);
+    }
+    if (fmt == 'g') {
+        /* strconv's shortest %g: exponent form below 1e-4 or from 1e+06 on */
+        int exp = dp - 1;
+        fmt = (exp < -4 || exp >= 6) ? 'e' : 'f';
+    }
+    if (fmt == 'e') {
+        int exp = dp - 1;
+        wh_buf_putc(out, digits[0]);
+        if (nd > 1) {
+            wh_buf_putc(out, '.');
+            wh_buf_append(out, digits + 1, (size_t)nd - 1);
+        }
+        wh_buf_printf(out, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+        return;
+    }
+    /* 'f' with the shortest digits */
+    if (dp <= 0) {
+        wh_buf_puts(out, "0.");
+        for (i = 0; i < -dp; i++)
+            wh_buf_putc(out, '0');
+        wh_buf_append(out, digits, (size_t)nd);
+    } else if (dp >= nd) {
+        wh_buf_append(out, digits, (size_t)nd);
+        for (i = nd; i < dp; i++)
+            wh_buf_putc(out, '0');
+    } else {
+        wh_buf_append(out, digits, (size_t)dp);
+        wh_buf_putc(out, '.');
+        wh_buf_append(out, digits + dp, (size_t)(nd - dp));
+    }
+}
+
+/* ---- %v ---- */
+
+wh_code tm_print_value(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out, int top)
+{
+    wh_code rc = WH_OK;
+
+    if (v->type != NULL && v->type->format != NULL && !(v->kind == WH_TMPL_HOST && v->u.host == NULL &&
+                                                         v->type->pointer))
+        return v->type->format(ctx, v, out);
+    switch (v->kind) {
+    case WH_TMPL_INVALID:
+        return wh_buf_puts(out, "<no value>");
+    case WH_TMPL_NIL:
+        return wh_buf_puts(out, "<nil>");
+    case WH_TMPL_BOOL:
+        return wh_buf_puts(out, v->u.b ? "true" : "false");
+    case WH_TMPL_INT:
+        return tm_put_int(out, v->u.i);
+    case WH_TMPL_UINT:
+        return wh_buf_printf(out, "%llu", (unsigned long long)v->u.u);
+    case WH_TMPL_FLOAT:
+        tm_format_float(out, v->u.f, 'g', -1);
+        return WH_OK;
+    case WH_TMPL_STRING:
+        return wh_buf_append(out, v->u.s, v->len);
+    case WH_TMPL_LIST: {
+        long n = wh_tmpl_len(v), i;
+        wh_buf_putc(out, '[');
+        for (i = 0; i < n && rc == WH_OK; i++) {
+            wh_tmpl_value e = wh_tmpl_list_at(v, (size_t)i);
+            if (i > 0)
+                wh_buf_putc(out, ' ');
+            rc = tm_print_value(ctx, &e, out, 0);
+        }
+        if (rc == WH_OK)
+            rc = wh_buf_putc(out, ']');
+        return rc;
+    }
+    case WH_TMPL_MAP: {
+        wh_tmpl_kv *ents;
+        size_t n, i;
+        if ((rc = wh_tmpl_map_entries(ctx, v, &ents, &n)) != WH_OK)
+            return rc;
+        wh_buf_puts(out, "map[");
+        for (i = 0; i < n && rc == WH_OK; i++) {
+            if (i > 0)
+                wh_buf_putc(out, ' ');
+            wh_buf_append(out, ents[i].key, ents[i].key_len);
+            wh_buf_putc(out, ':');
+            rc = tm_print_value(ctx, &ents[i].val, out, 0);
+        }
+        if (rc == WH_OK)
+            rc = wh_buf_putc(out, ']');
+        return rc;
+    }
+    case WH_TMPL_HOST:
+        if (v->u.host == NULL)
+            return wh_buf_puts(out, "<nil>");
+        return wh_buf_printf(out, "%s{%s}", top || v->type == NULL || !v->type->pointer ? "" : "&",
+                             v->type != NULL ? v->type->name : "");
+    }
+    return WH_OK;
+}
+
+wh_code wh_tmpl_sprint(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out)
+{
+    if (v->kind == WH_TMPL_INVALID)
+        return wh_buf_puts(out, "<nil>");
+    return tm_print_value(ctx, v, out, 1);
+}
+
+/* ---- encoding/json ---- */
+
+static const char hexd[] = "0123456789abcdef";
+
+/* Length of the valid UTF-8 sequence at s (0 if invalid). */
+static size_t utf8_len(const unsigned char *s, size_t n, unsigned *cp)
+{
+    unsigned c = s[0];
+    size_t len, i;
+
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2, c &= 0x1f;
+    else if (c >= 0xe0 && c <= 0xef)
+        len = 3, c &= 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4)
+        len = 4, c &= 0x07;
+    else
+        return 0;
+    if (n < len)
+        return 0;
+    for (i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        c = (c << 6) | (s[i] & 0x3f);
+    }
+    if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) || (len == 4 && (c < 0x10000 || c > 0x10ffff)))
+        return 0;
+    *cp = c;
+    return len;
+}
+
+size_t tm_utf8_decode(const char *s, size_t n, unsigned *cp)
+{
+    return utf8_len((const unsigned char *)s, n, cp);
+}
+
+void tm_json_string(wh_buf *out, const char *s, size_t len, int escape_html)
+{
+    size_t i = 0, start = 0;
+    const unsigned char *u = (const unsigned char *)s;
+
+    wh_buf_putc(out, '"');
+    while (i < len) {
+        unsigned c = u[i], cp;
+        size_t l;
+        if (c < 0x80) {
+            if (c >= 0x20 && c != '"' && c != '\\' && (!escape_html || (c != '<' && c != '>' && c != '&'))) {
+                i++;
+                continue;
+            }
+            wh_buf_append(out, s + start, i - start);
+            switch (c) {
+            case '\\':
+            case '"':
+                wh_buf_putc(out, '\\');
+                wh_buf_putc(out, (char)c);
+                break;
+            case '\n':
+                wh_buf_puts(out, "\\n");
+                break;
+            case '\r':
+                wh_buf_puts(out, "\\r");
+                break;
+            case '\t':
+                wh_buf_puts(out, "\\t");
+                break;
+            default:
+                wh_buf_puts(out, "\\u00");
+                wh_buf_putc(out, hexd[c >> 4]);
+                wh_buf_putc(out, hexd[c & 15]);
+            }
+            i++;
+            start = i;
+            continue;
+        }
+        l = utf8_len(u + i, len - i, &cp);
+        if (l == 0) {
+            wh_buf_append(out, s + start, i - start);
+            wh_buf_puts(out, "\\ufffd");
+            i++;
+            start = i;
+            continue;
+        }
+        if (cp == 0x2028 || cp == 0x2029) {
+            wh_buf_append(out, s + start, i - start);
+            wh_buf_printf(out, "\\u202%c", hexd[cp & 15]);
+            i += l;
+            start = i;
+            continue;
+        }
+        i += l;
+    }
+    wh_buf_append(out, s + start, len - start);
+    wh_buf_putc(out, '"');
+}
+
+static void newline_indent(wh_buf *out, const char *indent, int depth)
+{
+    int i;
+
+    wh_buf_putc(out, '\n');
+    for (i = 0; i < depth; i++)
+        wh_buf_puts(out, indent);
+}
+
+static wh_code json_encode(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out, const char *indent, int depth,
+                           int escape_html)
+{
+    wh_code rc = WH_OK;
+
+    if (depth > 1000)
+        return tm_fail(ctx, WH_E_LIMIT, "json: nesting too deep");
+    if (v->type != NULL && v->type->to_json != NULL &&
+        !(v->kind == WH_TMPL_HOST && v->type->pointer && v->u.host == NULL)) {
+        json_t *j = v->type->to_json(ctx, v);
+        wh_tmpl_value jv;
+        if (j == NULL)
+            return ctx->failed ? WH_E_RENDER : tm_fail(ctx, WH_E_RENDER, "json: cannot encode %s", v->type->name);
+        jv = tm_adopt_json(ctx, j);
+        if (jv.kind == WH_TMPL_INVALID)
+            return WH_E_NOMEM;
+        return json_encode(ctx, &jv, out, indent, depth, escape_html);
+    }
+    switch (v->kind) {
+    case WH_TMPL_INVALID:
+    case WH_TMPL_NIL:
+        return wh_buf_puts(out, "null");
+    case WH_TMPL_BOOL:
+        return wh_buf_puts(out, v->u.b ? "true" : "false");
+    case WH_TMPL_INT:
+        return wh_buf_printf(out, "%lld", (long long)v->u.i);
+    case WH_TMPL_UINT:
+        return wh_buf_printf(out, "%llu", (unsigned long long)v->u.u);
+    case WH_TMPL_FLOAT: {
+        double a = fabs(v->u.f);
+        size_t n0 = out->len;
+        if (isnan(v->u.f) || isinf(v->u.f)) {
+            wh_buf tmp = WH_BUF_INIT;
+            tm_format_float(&tmp, v->u.f, 'g', -1);
+            tm_fail(ctx, WH_E_RENDER, "json: unsupported value: %s", tmp.data);
+            wh_buf_free(&tmp);
+            return WH_E_RENDER;
+        }
+        if (a != 0 && (a < 1e-6 || a >= 1e21)) {
+            tm_format_float(out, v->u.f, 'e', -1);
+            /* e-09 -> e-9 */
+            if (out->len - n0 >= 4 && out->data[out->len - 4] == 'e' && out->data[out->len - 3] == '-' &&
+                out->data[out->len - 2] == '0') {
+                out->data[out->len - 2] = out->data[out->len - 1];
+                out->len--;
+                out->data[out->len] = 0;
+            }
+        } else {
+            tm_format_float(out, v->u.f, 'f', -1);
+        }
+        return WH_OK;
+    }
+    case WH_TMPL_STRING:
+        tm_json_string(out, v->u.s, v->len, escape_html);
+        return WH_OK;
+    case WH_TMPL_LIST: {
+        long n = wh_tmpl_len(v), i;
+        if (v->rep == WH_TMPL_REP_JSON ? v->u.json == NULL : v->u.list == NULL)
+            return wh_buf_puts(out, "null");
+        wh_buf_putc(out, '[');
+        for (i = 0; i < n && rc == WH_OK; i++) {
+            wh_tmpl_value e = wh_tmpl_list_at(v, (size_t)i);
+            if (i > 0)
+                wh_buf_putc(out, ',');
+            if (indent)
+                newline_indent(out, indent, depth + 1);
+            rc = json_encode(ctx, &e, out, indent, depth + 1, escape_html);
+        }
+        if (indent && n > 0)
+            newline_indent(out, indent, depth);
+        return rc == WH_OK ? wh_buf_putc(out, ']') : rc;
+    }
+    case WH_TMPL_MAP: {
+        wh_tmpl_kv *ents;
+        size_t n, i;
+        if (v->rep == WH_TMPL_REP_JSON ? v->u.json == NULL : v->u.map == NULL)
+            return wh_buf_puts(out, "null");
+        if ((rc = wh_tmpl_map_entries(ctx, v, &ents, &n)) != WH_OK)
+            return rc;
+        wh_buf_putc(out, '{');
+        for (i = 0; i < n && rc == WH_OK; i++) {
+            if (i > 0)
+                wh_buf_putc(out, ',');
+            if (indent)
+                newline_indent(out, indent, depth + 1);
+            tm_json_string(out, ents[i].key, ents[i].key_len, escape_html);
+            wh_buf_puts(out, indent ? ": " : ":");
+            rc = json_encode(ctx, &ents[i].val, out, indent, depth + 1, escape_html);
+        }
+        if (indent && n > 0)
+            newline_indent(out, indent, depth);
+        return rc == WH_OK ? wh_buf_putc(out, '}') : rc;
+    }
+    case WH_TMPL_HOST:
+        if (v->u.host == NULL)
+            return wh_buf_puts(out, "null");
+        return tm_fail(ctx, WH_E_RENDER, "json: unsupported type: %s", tm_type_name(v));
+    }
+    return WH_OK;
+}
+
+wh_code tm_json_encode(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out, const char *indent, int escape_html)
+{
+    return json_encode(ctx, v, out, indent, 0, escape_html);
+}
+
+wh_code tm_value_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, json_t **out)
+{
+    wh_code rc = WH_OK;
+
+    *out = NULL;
+    if (v->type != NULL && v->type->to_json != NULL &&
+        !(v->kind == WH_TMPL_HOST && v->type->pointer && v->u.host == NULL)) {
+        if ((*out = v->type->to_json(ctx, v)) == NULL)
+            return ctx->failed ? WH_E_RENDER : tm_fail(ctx, WH_E_RENDER, "json: cannot encode %s", v->type->name);
+        return WH_OK;
+    }
+    switch (v->kind) {
+    case WH_TMPL_INVALID:
+    case WH_TMPL_NIL:
+        *out = json_null();
+        break;
+    case WH_TMPL_BOOL:
+        *out = json_boolean(v->u.b);
+        break;
+    case WH_TMPL_INT:
+        *out = json_integer(v->u.i);
+        break;
+    case WH_TMPL_UINT:
+        *out = json_integer((json_int_t)v->u.u);
+        break;
+    case WH_TMPL_FLOAT:
+        if (isnan(v->u.f) || isinf(v->u.f))
+            return tm_fail(ctx, WH_E_RENDER, "json: unsupported value: %s",
+                           isnan(v->u.f) ? "NaN" : v->u.f > 0 ? "+Inf" : "-Inf");
+        /* encoding/json prints integral floats without a fraction: keep them integers */
+        if (v->u.f == floor(v->u.f) && fabs(v->u.f) < 9.2e18)
+            *out = json_integer((json_int_t)v->u.f);
+        else
+            *out = json_real(v->u.f);
+        break;
+    case WH_TMPL_STRING:
+        *out = json_stringn_nocheck(v->u.s, v->len);
+        break;
+    case WH_TMPL_LIST: {
+        long n = wh_tmpl_len(v), i;
+        if (v->rep == WH_TMPL_REP_JSON ? v->u.json == NULL : v->u.list == NULL) {
+            *out = json_null();
+            break;
+        }
+        if (v->rep == WH_TMPL_REP_JSON && v->type == NULL) {
+            *out = json_incref((json_t *)v->u.json);
+            break;
+        }
+        if ((*out = json_array()) == NULL)
+            return WH_E_NOMEM;
+        for (i = 0; i < n; i++) {
+            wh_tmpl_value e = wh_tmpl_list_at(v, (size_t)i);
+            json_t *je;
+            if ((rc = tm_value_to_json(ctx, &e, &je)) != WH_OK || json_array_append_new(*out, je) != 0) {
+                json_decref(*out);
+                *out = NULL;
+                return rc != WH_OK ? rc : WH_E_NOMEM;
+            }
+        }
+        break;
+    }
+    case WH_TMPL_MAP: {
+        wh_tmpl_kv *ents;
+        size_t n, i;
+        if (v->rep == WH_TMPL_REP_JSON ? v->u.json == NULL : v->u.map == NULL) {
+            *out = json_null();
+            break;
+        }
+        if (v->rep == WH_TMPL_REP_JSON && v->type == NULL) {
+            *out = json_incref((json_t *)v->u.json);
+            break;
+        }
+        if ((rc = wh_tmpl_map_entries(ctx, v, &ents, &n)) != WH_OK)
+            return rc;
+        if ((*out = json_object()) == NULL)
+            return WH_E_NOMEM;
+        for (i = 0; i < n; i++) {
+            json_t *je;
+            if ((rc = tm_value_to_json(ctx, &ents[i].val, &je)) != WH_OK ||
+                json_object_setn_new_nocheck(*out, ents[i].key, ents[i].key_len, je) != 0) {
+                json_decref(*out);
+                *out = NULL;
+                return rc != WH_OK ? rc : WH_E_NOMEM;
+            }
+        }
+        break;
+    }
+    case WH_TMPL_HOST:
+        if (v->u.host == NULL) {
+            *out = json_null();
+            break;
+        }
+        return tm_fail(ctx, WH_E_RENDER, "json: unsupported type: %s", tm_type_name(v));
+    }
+    return *out != NULL ? WH_OK : WH_E_NOMEM;
+}
+
+wh_code wh_tmpl_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, json_t **out)
+{
+    return tm_value_to_json(ctx, v, out);
+}
+
+wh_tmpl_value tm_adopt_json(wh_tmpl_ctx *ctx, json_t *j)
+{
+    if (j == NULL)
+        return wh_tmpl_invalid();
+    if (ctx->owned == NULL && (ctx->owned = json_array()) == NULL) {
+        json_decref(j);
+        return wh_tmpl_invalid();
+    }
+    if (json_array_append_new(ctx->owned, j) != 0)
+        return wh_tmpl_invalid();
+    return wh_tmpl_json(j);
+}

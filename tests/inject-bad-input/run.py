@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Bad input against a running webhookd's /inject: every request gets a clear
+answer (a denial naming the problem, or a 4xx) and the server stays up.
+
+Cases: undecodable bodies, pods of the wrong shape, 10,000 containers, a
+1 MiB annotation, deep nesting, a revision whose template fails while
+rendering, an unknown revision, wrong content type, empty body.  After each
+one /healthz must still answer 200.
+
+  run.py --webhookd BIN --corpus DIR
+"""
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "inject-conformance"))
+import run as conformance  # noqa: E402
+
+BROKEN_CONFIG = """policy: enabled
+defaultTemplates: [sidecar]
+templates:
+  sidecar: |
+    metadata:
+      annotations:
+        broken: {{ fail "this template always fails" }}
+"""
+
+
+def review(pod, uid="bad"):
+    return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                       "request": {"uid": uid, "namespace": "default", "object": pod}}).encode()
+
+
+def hello(**spec):
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"containers": [{"name": "app", "image": "app:1"}]}}
+    pod["spec"].update(spec)
+    return pod
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--webhookd", required=True)
+    ap.add_argument("--corpus", required=True)
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="inject-bad-input-")
+    failures = []
+    try:
+        revs = os.path.join(tmp, "revisions")
+        for rev in ("default", "broken"):
+            os.makedirs(os.path.join(revs, rev))
+        for name, fname in (("config", "inject-config.yaml"), ("values", "values.json"), ("mesh", "mesh.yaml")):
+            shutil.copy(os.path.join(args.corpus, fname), os.path.join(revs, "default", name))
+            shutil.copy(os.path.join(args.corpus, fname), os.path.join(revs, "broken", name))
+        with open(os.path.join(revs, "broken", "config"), "w") as f:
+            f.write(BROKEN_CONFIG)
+        srv = conformance.Server(args.webhookd, revs, [], tmp, os.path.join(tmp, "webhookd.log"))
+        try:
+            many = hello()
+            many["spec"]["containers"] = [{"name": "c%05d" % i, "image": "img", "ports": [
+                {"containerPort": 1000 + i % 5000, "name": "p%d" % i}]} for i in range(10000)]
+            big_ann = hello()
+            big_ann["metadata"]["annotations"] = {"big": "x" * (1 << 20)}
+            deep = hello()
+            d = deep["metadata"]
+            for _ in range(5000):
+                d["x"] = {}
+                d = d["x"]
+            cases = [
+                # name, path, body, content type, expected HTTP status, expected allowed, text in message
+                ("not json", "/inject", b"{not json", "application/json", 200, False, "could not decode"),
+                ("not a review", "/inject", b"[1,2]", "application/json", 200, False, ""),
+                ("no object", "/inject", json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                                                     "request": {"uid": "x"}}).encode(),
+                 "application/json", 200, False, "request.object"),
+                ("object is a list", "/inject", review([1, 2]), "application/json", 200, False, "request.object"),
+                ("containers is a string", "/inject", review(hello(containers="nope")), "application/json", 200,
+                 False, "containers"),
+                ("container is a number", "/inject", review(hello(containers=[7])), "application/json", 200, False,
+                 "containers"),
+                ("annotations not strings", "/inject",
+                 review({"metadata": {"annotations": {"a": {"b": 1}}}, "spec": {"containers": []}}),
+                 "application/json", 200, False, "annotations"),
+                ("10k containers", "/inject", review(many), "application/json", 200, True, None),
+                ("1 MiB annotation", "/inject", review(big_ann), "application/json", 200, True, None),
+                ("deep nesting", "/inject", review(deep), "application/json", 200, None, None),
+                ("template fails to render", "/inject/rev/broken", review(hello()), "application/json", 200, False,
+                 "this template always fails"),
+                ("unknown revision", "/inject/rev/nosuch", review(hello()), "application/json", 200, False,
+                 "nosuch"),
+                ("empty body", "/inject", b"", "application/json", 400, None, None),
+                ("wrong content type", "/inject", review(hello()), "text/plain", 415, None, None),
+            ]
+            for name, path, body, ctype, want_status, want_allowed, text in cases:
+                t0 = time.time()
+                try:
+                    status, reply = srv.post(path, body, ctype, timeout=60)
+                except Exception as e:
+                    failures.append("%s: no answer: %s" % (name, e))
+                    status, reply = None, b""
+                took = time.time() - t0
+                if status is not None:
+                    if status != want_status:
+                        failures.append("%s: HTTP %s, want %s (%r)" % (name, status, want_status, reply[:200]))
+                    elif status == 200:
+                        resp = json.loads(reply).get("response") or {}
+                        msg = (resp.get("status") or {}).get("message") or ""
+                        if want_allowed is not None and bool(resp.get("allowed")) != want_allowed:
+                            failures.append("%s: allowed=%s, want %s (%s)" % (name, resp.get("allowed"),
+                                                                               want_allowed, msg[:200]))
+                        if text is not None and text not in msg:
+                            failures.append("%s: message %r lacks %r" % (name, msg[:300], text))
+                        if not resp.get("allowed") and not msg:
+                            failures.append("%s: denial without a message" % name)
+                hs, _ = srv.get("/healthz")
+                if hs != 200 or srv.proc.poll() is not None:
+                    failures.append("%s: server not healthy afterwards" % name)
+                    break
+                print("ok  %-26s HTTP %s in %.2fs" % (name, status, took))
+            # istiod's metric names, plus our per-revision series
+            ms, metrics = srv.get("/metrics")
+            text = metrics.decode(errors="replace")
+            for want in ("sidecar_injection_requests_total", "sidecar_injection_success_total",
+                         "sidecar_injection_failure_total", "sidecar_injection_skip_total",
+                         "sidecar_injection_time_seconds_bucket", 'webhookd_inject_requests_total{revision="broken"'):
+                if want not in text:
+                    failures.append("/metrics lacks %s" % want)
+            for line in text.splitlines():
+                if line.startswith("sidecar_injection_requests_total "):
+                    if float(line.split()[1]) < len(cases) - 2:
+                        failures.append("sidecar_injection_requests_total is %s after %d reviews" %
+                                        (line.split()[1], len(cases) - 2))
+        finally:
+            srv.stop()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    for f in failures:
+        print("FAIL", f)
+    print("%d failures" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,458 @@
+#!/usr/bin/env python3
+"""Istio sidecar-injection conformance: every case of the corpus through both paths.
+
+For each case folder under CORPUS/cases (see the corpus README for case.yaml):
+
+* kube-inject path: `webhookctl kube-inject` on input.yaml with the case's
+  settings; the output YAML is compared with golden.yaml (or the error text
+  with expectedError, the warning with expectedLog).
+* webhook path: every injectable document of input.yaml becomes a Pod the way
+  Istio's webhook test builds it (spec 5.1) and is sent to a running webhookd
+  over TLS as an admission.k8s.io/v1 AdmissionReview; the returned JSON Patch
+  is applied with python3-jsonpatch and the result compared with the golden
+  pod built the same way.
+
+Comparison is semantic: both sides parsed, keys whose value is null, {} or []
+dropped (Go omitempty artefacts), `sidecar.istio.io/status` dropped on the
+webhook path only (as Istio's test does), then compared exactly.
+
+One line per failing run with the first differing path, then `N passed, M
+failed`.  Runs listed in the expected-failures file (`<case>/<path> <reason>`)
+may fail; the runner fails when an unlisted run fails or a listed run passes,
+so the list can only shrink.
+"""
+import argparse
+import base64
+import copy
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import jsonpatch
+import yaml
+
+INJECTABLE = {"Deployment", "DeploymentConfig", "DaemonSet", "StatefulSet", "Job", "ReplicaSet",
+              "ReplicationController", "CronJob", "Pod"}
+STATUS = "sidecar.istio.io/status"
+
+
+# ---- settings -------------------------------------------------------------
+
+def merge(base, over):
+    """The corpus' merge rule: objects merge key by key, anything else replaces;
+    an object carrying `$patch: replace` replaces the base object."""
+    if isinstance(over, dict):
+        if over.get("$patch") == "replace":
+            return {k: copy.deepcopy(v) for k, v in over.items() if k != "$patch"}
+        if not isinstance(base, dict):
+            base = {}
+        out = dict(base)
+        for k, v in over.items():
+            out[k] = merge(base.get(k), v)
+        return out
+    return copy.deepcopy(over)
+
+
+class Settings:
+    """The three files and the flags of one case (shared by identical cases)."""
+
+    def __init__(self, corpus, case, tmp):
+        s = case.get("settings") or {}
+        self.flags = []
+        if s.get("nativeSidecars") is not None:
+            self.flags += ["--native-sidecars", "true" if s["nativeSidecars"] else "false"]
+        if s.get("compliancePolicy"):
+            self.flags += ["--compliance-policy", s["compliancePolicy"]]
+        if s.get("platform"):
+            self.flags += ["--platform", s["platform"]]
+        for k, v in sorted((s.get("env") or {}).items()):
+            self.flags += ["--env", "%s=%s" % (k, v)]
+        self.namespaces = s.get("namespaces") or []
+        texts = {}
+        for name, key, loader, dumper in (
+                ("config", "injectConfig", yaml.safe_load, lambda d: yaml.safe_dump(d, sort_keys=True)),
+                ("values", "values", json.loads, lambda d: json.dumps(d, indent=2, sort_keys=True)),
+                ("mesh", "mesh", yaml.safe_load, lambda d: yaml.safe_dump(d, sort_keys=True))):
+            base = corpus.files[name]
+            over = s.get(key) or {}
+            texts[name] = base if not over else dumper(merge(loader(base), over))
+        digest = hashlib.sha256(json.dumps([texts, self.flags], sort_keys=True).encode()).hexdigest()[:16]
+        self.key = digest
+        self.dir = os.path.join(tmp, "settings", digest)
+        self.revdir = os.path.join(self.dir, "revisions")
+        if not os.path.isdir(self.dir):
+            os.makedirs(os.path.join(self.revdir, "default"))
+            for name, text in texts.items():
+                for path in (os.path.join(self.dir, name), os.path.join(self.revdir, "default", name)):
+                    with open(path, "w") as f:
+                        f.write(text)
+        self.config = os.path.join(self.dir, "config")
+        self.values = os.path.join(self.dir, "values")
+        self.mesh = os.path.join(self.dir, "mesh")
+
+
+class Corpus:
+    def __init__(self, root):
+        self.root = root
+        self.files = {}
+        for name, fname in (("config", "inject-config.yaml"), ("values", "values.json"), ("mesh", "mesh.yaml")):
+            with open(os.path.join(root, fname)) as f:
+                self.files[name] = f.read()
+
+
+# ---- comparison -----------------------------------------------------------
+
+def prune(v):
+    """Drop keys whose value is null, {} or [] (after pruning their children)."""
+    if isinstance(v, dict):
+        out = {}
+        for k, x in v.items():
+            x = prune(x)
+            if x is None or x == {} or x == []:
+                continue
+            out[k] = x
+        return out
+    if isinstance(v, list):
+        return [prune(x) for x in v]
+    return v
+
+
+def first_diff(a, b, path=""):
+    """The first path where a and b differ, or None."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a:
+                return "%s/%s (missing in output)" % (path, k)
+            if k not in b:
+                return "%s/%s (unexpected in output)" % (path, k)
+            d = first_diff(a[k], b[k], "%s/%s" % (path, k))
+            if d:
+                return d
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = first_diff(x, y, "%s/%d" % (path, i))
+            if d:
+                return d
+        if len(a) != len(b):
+            return "%s (output has %d items, golden %d)" % (path or "/", len(a), len(b))
+        return None
+    if a != b or type(a) != type(b):
+        return "%s (output %s, golden %s)" % (path or "/", json.dumps(a)[:120], json.dumps(b)[:120])
+    return None
+
+
+def load_docs(text):
+    return [d for d in yaml.safe_load_all(text) if d is not None]
+
+
+# ---- the webhook side's pods (spec 5.1) -----------------------------------
+
+def pods_of(text):
+    """Injectable documents as Pods, with the namespace their object had."""
+    out = []
+
+    def one(doc):
+        if not isinstance(doc, dict):
+            return
+        kind = doc.get("kind")
+        if kind == "List":
+            for item in doc.get("items") or []:
+                one(item)
+            return
+        if kind not in INJECTABLE:
+            return
+        meta = doc.get("metadata") or {}
+        ns = meta.get("namespace", "")
+        if kind == "Pod":
+            out.append((copy.deepcopy(doc), ns))
+            return
+        name = meta.get("name", "")
+        if kind == "CronJob":
+            tmpl = copy.deepcopy(((doc.get("spec") or {}).get("jobTemplate") or {}).get("spec", {}).get("template") or {})
+        else:
+            tmpl = copy.deepcopy((doc.get("spec") or {}).get("template") or {})
+        tmeta = tmpl.setdefault("metadata", {}) or {}
+        tmpl["metadata"] = tmeta
+        if kind == "Deployment":
+            tmeta["generateName"] = name + "-fake-"
+            tmeta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": name + "-fake",
+                                         "controller": True}]
+            tmeta.setdefault("labels", {})
+            tmeta["labels"] = dict(tmeta["labels"] or {}, **{"pod-template-hash": "fake"})
+        else:
+            tmeta["generateName"] = name
+            tmeta["ownerReferences"] = [{"apiVersion": doc.get("apiVersion", ""), "kind": kind, "name": name,
+                                         "controller": True}]
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": tmeta, "spec": tmpl.get("spec") or {}}
+        out.append((pod, ns))
+
+    for doc in load_docs(text):
+        one(doc)
+    return out
+
+
+def clear_fieldref_api_version(pod):
+    for key in ("containers", "initContainers"):
+        for c in (pod.get("spec") or {}).get(key) or []:
+            for e in c.get("env") or []:
+                ref = (e.get("valueFrom") or {}).get("fieldRef")
+                if isinstance(ref, dict):
+                    ref.pop("apiVersion", None)
+
+
+def drop_status(pod):
+    ann = (pod.get("metadata") or {}).get("annotations")
+    if isinstance(ann, dict):
+        ann.pop(STATUS, None)
+
+
+# ---- webhookd ---------------------------------------------------------------
+
+class Server:
+    def __init__(self, binary, revdir, flags, tmp, log):
+        self.port = free_port()
+        self.cert = os.path.join(tmp, "tls.crt")
+        self.key = os.path.join(tmp, "tls.key")
+        if not os.path.exists(self.cert):
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                            "-nodes", "-keyout", self.key, "-out", self.cert, "-days", "2", "-subj", "/CN=localhost",
+                            "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                           check=True, capture_output=True)
+        cmd = [binary, "--listen", "127.0.0.1:%d" % self.port, "--tls-cert-file", self.cert,
+               "--tls-key-file", self.key, "--threads", "1", "--revisions-dir", revdir] + flags
+        self.log = open(log, "ab")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log)
+        self.ctx = ssl.create_default_context(cafile=self.cert)
+        deadline = time.time() + 20
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError("webhookd exited with %s (see %s)" % (self.proc.returncode, log))
+            try:
+                with urllib.request.urlopen("https://127.0.0.1:%d/readyz" % self.port, context=self.ctx,
+                                            timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except Exception:
+                pass
+            if time.time() > deadline:
+                self.stop()
+                raise RuntimeError("webhookd did not become ready (see %s)" % log)
+            time.sleep(0.05)
+
+    def review(self, pod, namespace, uid):
+        body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                           "request": {"uid": uid, "namespace": namespace, "object": pod}}).encode()
+        status, reply = self.post("/inject", body)
+        if status != 200:
+            raise RuntimeError("HTTP %d: %r" % (status, reply[:200]))
+        return json.loads(reply)
+
+    def post(self, path, body, content_type="application/json", timeout=60):
+        """(HTTP status, body bytes) of a POST."""
+        req = urllib.request.Request("https://127.0.0.1:%d%s" % (self.port, path), data=body, method="POST",
+                                     headers={"Content-Type": content_type} if content_type else {})
+        try:
+            with urllib.request.urlopen(req, context=self.ctx, timeout=timeout) as r:
+                return r.status, r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+
+    def get(self, path):
+        try:
+            with urllib.request.urlopen("https://127.0.0.1:%d%s" % (self.port, path), context=self.ctx,
+                                        timeout=10) as r:
+                return r.status, r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ---- the two paths --------------------------------------------------------
+
+def run_kube_inject(args, case, cdir, st):
+    cmd = [args.webhookctl, "kube-inject", "-f", os.path.join(cdir, case["input"]), "--injectConfigFile",
+           st.config, "--meshConfigFile", st.mesh, "--valuesFile", st.values] + st.flags
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if case.get("expectedError"):
+        if p.returncode == 0:
+            return "expected an error containing %r, got success" % case["expectedError"]
+        if case["expectedError"] not in p.stderr.lower():
+            return "error %r does not contain %r" % (p.stderr.strip()[:200], case["expectedError"])
+        return None
+    if p.returncode != 0:
+        return "kube-inject failed: %s" % p.stderr.strip()[:300]
+    if case.get("expectedLog") and case["expectedLog"] not in p.stderr:
+        return "expected a warning containing %r, stderr: %r" % (case["expectedLog"], p.stderr.strip()[:200])
+    with open(os.path.join(cdir, case["golden"])) as f:
+        want = [prune(d) for d in load_docs(f.read())]
+    try:
+        got = [prune(d) for d in load_docs(p.stdout)]
+    except yaml.YAMLError as e:
+        return "output is not YAML: %s" % e
+    if len(got) != len(want):
+        return "output has %d documents, golden %d" % (len(got), len(want))
+    for i, (g, w) in enumerate(zip(got, want)):
+        d = first_diff(g, w)
+        if d:
+            return "doc %d: %s" % (i, d)
+    return None
+
+
+def run_webhook(server, case, cdir):
+    with open(os.path.join(cdir, case["input"])) as f:
+        inputs = pods_of(f.read())
+    with open(os.path.join(cdir, case["golden"])) as f:
+        goldens = pods_of(f.read())
+    if len(inputs) != len(goldens):
+        return "input has %d pods, golden %d" % (len(inputs), len(goldens))
+    for i, ((pod, ns), (golden, _)) in enumerate(zip(inputs, goldens)):
+        try:
+            review = server.review(pod, ns, "case-%d" % i)
+        except Exception as e:
+            return "pod %d: request failed: %s" % (i, e)
+        resp = review.get("response") or {}
+        if review.get("apiVersion") != "admission.k8s.io/v1" or review.get("kind") != "AdmissionReview":
+            return "pod %d: reply is not a v1 AdmissionReview" % i
+        if resp.get("uid") != "case-%d" % i:
+            return "pod %d: response uid %r" % (i, resp.get("uid"))
+        if not resp.get("allowed"):
+            return "pod %d: denied: %s" % (i, ((resp.get("status") or {}).get("message") or "")[:300])
+        result = pod
+        if resp.get("patch"):
+            if resp.get("patchType") != "JSONPatch":
+                return "pod %d: patchType %r" % (i, resp.get("patchType"))
+            try:
+                ops = json.loads(base64.b64decode(resp["patch"]))
+                result = jsonpatch.JsonPatch(ops).apply(copy.deepcopy(pod))
+            except Exception as e:
+                return "pod %d: patch does not apply: %s" % (i, e)
+        for c in ((result.get("spec") or {}).get("containers") or []) + \
+                ((result.get("spec") or {}).get("initContainers") or []):
+            for e in c.get("env") or []:
+                if e.get("name", "").startswith("ISTIO_METAJSON_"):
+                    try:
+                        json.loads(e.get("value", ""))
+                    except ValueError:
+                        return "pod %d: %s is not JSON" % (i, e["name"])
+        clear_fieldref_api_version(result)
+        drop_status(result)
+        golden = copy.deepcopy(golden)
+        drop_status(golden)
+        d = first_diff(prune(result), prune(golden))
+        if d:
+            return "pod %d: %s" % (i, d)
+    return None
+
+
+def load_expected(path):
+    out = {}
+    if not path or not os.path.exists(path):
+        return out
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            run, _, reason = line.partition(" ")
+            if not reason.strip():
+                raise SystemExit("%s: %r needs a reason" % (path, run))
+            out[run] = reason.strip()
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", required=True, help="the istio-inject/<revision> folder")
+    ap.add_argument("--webhookctl", required=True)
+    ap.add_argument("--webhookd", help="webhookd binary (webhook path skipped when absent)")
+    ap.add_argument("--expected-failures", help="file of `<case>/<kube|webhook> <reason>` lines")
+    ap.add_argument("--only", help="substring filter on case folder names")
+    ap.add_argument("--paths", default="kube,webhook")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    args = ap.parse_args()
+
+    corpus = Corpus(args.corpus)
+    expected = load_expected(args.expected_failures)
+    paths = set(args.paths.split(","))
+    if "webhook" in paths and not args.webhookd:
+        print("webhook path skipped: no --webhookd given")
+        paths.discard("webhook")
+    tmp = tempfile.mkdtemp(prefix="inject-conformance-")
+    cases_dir = os.path.join(args.corpus, "cases")
+    results = {}
+    servers = {}
+    try:
+        names = sorted(n for n in os.listdir(cases_dir) if os.path.isfile(os.path.join(cases_dir, n, "case.yaml")))
+        for name in names:
+            if args.only and args.only not in name:
+                continue
+            cdir = os.path.join(cases_dir, name)
+            with open(os.path.join(cdir, "case.yaml")) as f:
+                case = yaml.safe_load(f)
+            st = Settings(corpus, case, tmp)
+            if "kube" in paths and case.get("kubeInject"):
+                results[name + "/kube"] = run_kube_inject(args, case, cdir, st)
+            if "webhook" in paths and case.get("webhook") and case.get("golden"):
+                if st.key not in servers:
+                    try:
+                        servers[st.key] = Server(args.webhookd, st.revdir, st.flags, tmp,
+                                                 os.path.join(tmp, "webhookd-%s.log" % st.key))
+                    except RuntimeError as e:
+                        servers[st.key] = str(e)
+                srv = servers[st.key]
+                results[name + "/webhook"] = ("webhookd: " + srv) if isinstance(srv, str) else run_webhook(srv, case, cdir)
+                if not isinstance(srv, str) and srv.proc.poll() is not None:
+                    results[name + "/webhook"] = "webhookd died (exit %s)" % srv.proc.returncode
+    finally:
+        for srv in servers.values():
+            if not isinstance(srv, str):
+                srv.stop()
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            print("kept", tmp)
+
+    passed = sum(1 for v in results.values() if v is None)
+    failed = len(results) - passed
+    bad = 0
+    for run in sorted(results):
+        why = results[run]
+        if why is not None:
+            tag = "XFAIL" if run in expected else "FAIL"
+            bad += run not in expected
+            print("%s %s: %s" % (tag, run, why))
+        elif run in expected:
+            bad += 1
+            print("XPASS %s: listed in %s but passes; remove it" % (run, os.path.basename(args.expected_failures)))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

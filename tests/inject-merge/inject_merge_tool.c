@@ -1,0 +1,158 @@
+/*
+ * inject_merge_tool.c - exposes the merge-side primitives of wh_inject to the
+ * declarative test runner (run.py): one operation per invocation, JSON in on
+ * files, JSON out on stdout, errors on stderr with exit status 1.
+ *
+ *   inject_merge_tool smp TYPE ORIGINAL PATCH   (TYPE: pod, container, none)
+ *   inject_merge_tool roundtrip TYPE DOC
+ *   inject_merge_tool diff FROM TO
+ *   inject_merge_tool quantity TEXT
+ *   inject_merge_tool overlays NATIVE(0|1) POD OVERLAYS   -> {"merged":…,"template":…}
+ *   inject_merge_tool reapply TPROXY(0|1) POD ORIGINAL TEMPLATE
+ *   inject_merge_tool post CASE   (CASE: {"revision": {config, values, mesh}, "pod", "template",
+ *                                  "rendered": {proxy_envs, network, revision, hold}, "kube_inject"})
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "wh_inject_jsonpatch.h"
+#include "wh_inject_merge.h"
+#include "wh_inject_post.h"
+
+static const wh_inject_type *type_named(const char *name)
+{
+    if (strcmp(name, "pod") == 0)
+        return &wh_inject_type_pod;
+    if (strcmp(name, "container") == 0)
+        return &wh_inject_type_container;
+    return NULL;
+}
+
+static json_t *load(const char *path)
+{
+    json_error_t jerr;
+    json_t *v = json_load_file(path, JSON_DECODE_ANY, &jerr);
+
+    if (v == NULL)
+        fprintf(stderr, "%s:%d: %s\n", path, jerr.line, jerr.text);
+    return v;
+}
+
+static int print(const json_t *v)
+{
+    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+
+    if (s == NULL)
+        return 1;
+    puts(s);
+    free(s);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    wh_err err = {0};
+    json_t *a = NULL, *b = NULL, *ops = NULL;
+    int status = 1;
+
+    if (argc == 3 && strcmp(argv[1], "quantity") == 0) {
+        char out[96];
+        if (wh_inject_quantity_canonical(argv[2], out, sizeof(out), &err) != WH_OK)
+            goto fail;
+        puts(out);
+        return 0;
+    }
+    if (argc == 5 && strcmp(argv[1], "smp") == 0) {
+        if ((a = load(argv[3])) == NULL || (b = load(argv[4])) == NULL)
+            goto out;
+        if (wh_inject_smp(a, b, type_named(argv[2]), &err) != WH_OK ||
+            wh_inject_go_roundtrip(a, type_named(argv[2]), &err) != WH_OK)
+            goto fail;
+        status = print(a);
+        goto out;
+    }
+    if (argc == 4 && strcmp(argv[1], "roundtrip") == 0) {
+        if ((a = load(argv[3])) == NULL)
+            goto out;
+        if (wh_inject_go_roundtrip(a, type_named(argv[2]), &err) != WH_OK)
+            goto fail;
+        status = print(a);
+        goto out;
+    }
+    if (argc == 4 && strcmp(argv[1], "diff") == 0) {
+        if ((a = load(argv[2])) == NULL || (b = load(argv[3])) == NULL)
+            goto out;
+        if (wh_inject_json_diff(a, b, &ops, &err) != WH_OK)
+            goto fail;
+        status = print(ops);
+        goto out;
+    }
+    if (argc == 5 && strcmp(argv[1], "overlays") == 0) {
+        json_t *merged = NULL, *tmpl = NULL;
+        if ((a = load(argv[3])) == NULL || (b = load(argv[4])) == NULL)
+            goto out;
+        if (wh_inject_apply_overlays(a, b, NULL, atoi(argv[2]), &merged, &tmpl, &err) != WH_OK)
+            goto fail;
+        ops = json_pack("{s:o,s:o}", "merged", merged, "template", tmpl);
+        status = print(ops);
+        goto out;
+    }
+    if (argc == 6 && strcmp(argv[1], "reapply") == 0) {
+        json_t *tmpl;
+        if ((a = load(argv[3])) == NULL || (b = load(argv[4])) == NULL || (ops = load(argv[5])) == NULL)
+            goto out;
+        tmpl = ops;
+        if (wh_inject_reapply_overrides(a, b, tmpl, atoi(argv[2]), &err) != WH_OK)
+            goto fail;
+        status = print(a);
+        goto out;
+    }
+    if (argc == 3 && strcmp(argv[1], "post") == 0) {
+        const json_t *files, *rend;
+        wh_inject_revision *rev = NULL;
+        wh_inject_rendered r;
+        wh_inject_post_params p;
+        const char *cfg, *vals, *mesh;
+        if ((a = load(argv[2])) == NULL)
+            goto out;
+        files = json_object_get(a, "revision");
+        rend = json_object_get(a, "rendered");
+        cfg = json_string_value(json_object_get(files, "config"));
+        vals = json_string_value(json_object_get(files, "values"));
+        mesh = json_string_value(json_object_get(files, "mesh"));
+        if (wh_inject_revision_load("default", cfg ? cfg : "", cfg ? strlen(cfg) : 0, vals ? vals : "{}",
+                                    vals ? strlen(vals) : 2, mesh, mesh ? strlen(mesh) : 0, &rev, &err) != WH_OK)
+            goto fail;
+        memset(&r, 0, sizeof(r));
+        r.proxy_envs = json_object_get(rend, "proxy_envs");
+        r.network = (char *)json_string_value(json_object_get(rend, "network"));
+        r.revision = (char *)json_string_value(json_object_get(rend, "revision"));
+        r.hold = json_is_true(json_object_get(rend, "hold"));
+        memset(&p, 0, sizeof(p));
+        p.rev = rev;
+        p.r = &r;
+        p.original = json_object_get(a, "pod");
+        p.tmpl = json_object_get(a, "template");
+        p.kube_inject = json_is_true(json_object_get(a, "kube_inject"));
+        b = json_deep_copy(json_object_get(a, "pod"));
+        if (wh_inject_postprocess(b, &p, &err) != WH_OK) {
+            wh_inject_revision_unref(rev);
+            goto fail;
+        }
+        wh_inject_revision_unref(rev);
+        status = print(b);
+        goto out;
+    }
+    fprintf(stderr, "usage: inject_merge_tool smp|roundtrip|diff|quantity|overlays|reapply|post ...\n");
+    return 2;
+fail:
+    fprintf(stderr, "error: %s\n", wh_err_msg(&err));
+out:
+    json_decref(a);
+    json_decref(b);
+    json_decref(ops);
+    return status;
+}

@@ -1,0 +1,223 @@
+"""whtest - start the real webhookd binary and talk to it over real TLS.
+
+Shared by the integration tests (and usable by other areas' tests that need a
+running server).  The binary comes from $WEBHOOKD (set by ctest); a command
+prefix such as valgrind comes from $WH_TEST_WRAPPER, and $WH_TEST_SLOW scales
+every timeout for slow runs (valgrind).
+"""
+import json
+import os
+import re
+import shlex
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import threading
+import time
+
+BINARY = os.environ.get("WEBHOOKD", "webhookd")
+WRAPPER = shlex.split(os.environ.get("WH_TEST_WRAPPER", ""))
+SLOW = float(os.environ.get("WH_TEST_SLOW", "1"))
+
+
+def scaled(seconds):
+    return seconds * SLOW
+
+
+def review(uid="uid-1", api_version="admission.k8s.io/v1", **request):
+    req = {"uid": uid, "kind": {"group": "", "version": "v1", "kind": "Pod"},
+           "resource": {"group": "", "version": "v1", "resource": "pods"},
+           "namespace": "default", "operation": "CREATE", "userInfo": {"username": "test"},
+           "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}}
+    req.update(request)
+    return json.dumps({"apiVersion": api_version, "kind": "AdmissionReview", "request": req}).encode()
+
+
+class Server:
+    """One webhookd process; use as a context manager."""
+
+    def __init__(self, *args, env=None, threads=2):
+        self.args = list(args)
+        if not any(a.startswith("--listen") for a in self.args):
+            self.args.append("--listen=127.0.0.1:0")
+        if not any(a.startswith("--threads") for a in self.args):
+            self.args.append("--threads=%d" % threads)
+        self.env = dict(os.environ)
+        self.env.update(env or {})
+        self.lines = []
+        self.lock = threading.Lock()
+        self.proc = None
+        self.port = None
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(scaled(20))
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc:
+            self.proc.stderr.close()
+
+    def start(self):
+        cmd = WRAPPER + [BINARY] + self.args
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, env=self.env)
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+        deadline = time.time() + scaled(15)
+        while time.time() < deadline:
+            for rec in self.records():
+                if rec.get("msg") == "listening":
+                    self.port = int(rec["address"].rsplit(":", 1)[1])
+                    return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        raise RuntimeError("webhookd did not start:\n" + self.log())
+
+    def _read_stderr(self):
+        for raw in self.proc.stderr:
+            with self.lock:
+                self.lines.append(raw.decode(errors="replace"))
+
+    def log(self):
+        with self.lock:
+            return "".join(self.lines)
+
+    def records(self):
+        """The JSON log lines so far (other lines, e.g. valgrind's, skipped)."""
+        out = []
+        for line in self.log().splitlines():
+            if line.startswith("{"):
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    pass
+        return out
+
+    def wait_log(self, msg, after=0, timeout=10):
+        deadline = time.time() + scaled(timeout)
+        while time.time() < deadline:
+            recs = self.records()[after:]
+            for rec in recs:
+                if rec.get("msg") == msg:
+                    return rec
+            time.sleep(0.02)
+        raise AssertionError("no log line %r; log:\n%s" % (msg, self.log()))
+
+    def stop(self, sig=signal.SIGTERM, timeout=20):
+        """Signal the server and wait; returns (exit status, seconds taken)."""
+        start = time.time()
+        self.proc.send_signal(sig)
+        status = self.proc.wait(scaled(timeout))
+        return status, time.time() - start
+
+    @property
+    def url(self):
+        return "https://127.0.0.1:%d" % self.port
+
+
+def client_context(alpn=("http/1.1",), cafile=None, **kw):
+    ctx = ssl.create_default_context(cafile=cafile) if cafile else ssl._create_unverified_context()
+    if not cafile:
+        ctx.check_hostname = False
+    if alpn:
+        ctx.set_alpn_protocols(list(alpn))
+    for k, v in kw.items():
+        setattr(ctx, k, v)
+    return ctx
+
+
+def connect(port, ctx=None, timeout=10):
+    raw = socket.create_connection(("127.0.0.1", port), timeout=scaled(timeout))
+    return (ctx or client_context()).wrap_socket(raw, server_hostname="localhost")
+
+
+def read_response(sock):
+    """Read one HTTP/1.1 response (Content-Length framed) from a socket.
+    Returns (status, headers dict with lower-case names, body bytes)."""
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("connection closed before the response headers: %r" % buf)
+        buf += chunk
+    head, body = buf.split(b"\r\n\r\n", 1)
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {}
+    for line in lines[1:]:
+        k, v = line.split(":", 1)
+        headers[k.strip().lower()] = v.strip()
+    if "transfer-encoding" in headers:
+        raise AssertionError("chunked response: %r" % headers)
+    length = int(headers["content-length"])
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("connection closed inside the body")
+        body += chunk
+    return status, headers, body[:length]
+
+
+def request(sock, method, path, body=None, content_type="application/json", extra=b""):
+    """Send one HTTP/1.1 request on a connected socket and read the answer."""
+    head = "%s %s HTTP/1.1\r\nHost: localhost\r\n" % (method, path)
+    if content_type is not None and body is not None:
+        head += "Content-Type: %s\r\n" % content_type
+    if body is not None:
+        head += "Content-Length: %d\r\n" % len(body)
+    sock.sendall(head.encode() + extra + b"\r\n" + (body or b""))
+    return read_response(sock)
+
+
+def once(port, method, path, body=None, **kw):
+    with connect(port) as s:
+        return request(s, method, path, body, **kw)
+
+
+def metric(server, name, labels=""):
+    """The value of one series from /metrics (0 when absent)."""
+    status, _, body = once(server.port, "GET", "/metrics")
+    assert status == 200
+    pat = re.compile(r"^%s%s (\S+)$" % (re.escape(name), re.escape(labels)), re.M)
+    m = pat.search(body.decode())
+    return float(m.group(1)) if m else 0.0
+
+
+def self_signed(directory, name="localhost"):
+    """Write a fresh P-256 cert/key pair with openssl; returns (cert, key, serial)."""
+    cert = os.path.join(directory, "tls.crt")
+    key = os.path.join(directory, "tls.key")
+    tmpc, tmpk = cert + ".new", key + ".new"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-days", "2", "-subj", "/CN=" + name,
+                    "-addext", "subjectAltName=DNS:%s,IP:127.0.0.1" % name,
+                    "-keyout", tmpk, "-out", tmpc], check=True, capture_output=True)
+    serial = subprocess.run(["openssl", "x509", "-in", tmpc, "-noout", "-serial"], check=True,
+                            capture_output=True, text=True).stdout.strip().split("=")[1]
+    return tmpc, tmpk, serial
+
+
+def install(tmpc, tmpk, cert, key):
+    """Replace a pair the way a careful writer does: each file atomically."""
+    os.rename(tmpk, key)
+    os.rename(tmpc, cert)
+
+
+def peer_serial(port, ctx=None):
+    with connect(port, ctx) as s:
+        der = s.getpeercert(binary_form=True)
+    with tempfile.NamedTemporaryFile(suffix=".der") as f:
+        f.write(der)
+        f.flush()
+        out = subprocess.run(["openssl", "x509", "-inform", "der", "-in", f.name, "-noout", "-serial"],
+                             check=True, capture_output=True, text=True).stdout
+    return out.strip().split("=")[1]
