@@ -142,7 +142,7 @@ static tm_var *find_var(wh_tmpl_ctx *ctx, const char *name, size_t base)
     size_t i;
 
     for (i = ctx->nvars; i > base; i--)
-        if (strcmp(ctx->vars[i - 1].name, name) == 0)
+        if (ctx->vars[i - 1].name == name) /* interned by the parser */
             return &ctx->vars[i - 1];
     return NULL;
 }
@@ -915,7 +915,7 @@ wh_code tm_exec_def(wh_tmpl_ctx *ctx, const tm_def *def, wh_tmpl_value dot)
 
     ctx->def = def;
     fr.var_base = ctx->nvars;
-    if ((rc = push_var(ctx, "$", dot)) != WH_OK)
+    if ((rc = push_var(ctx, tm_dollar, dot)) != WH_OK)
         return located(ctx, rc);
     rc = walk(ctx, &fr, dot, def->root);
     ctx->nvars = mark;

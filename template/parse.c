@@ -934,7 +934,11 @@ typedef struct parser {
     int failed;
     int nomem;
     size_t hi; /* furthest item read: Go reports its line */
+    const char **names; /* interned variable names */
+    size_t nnames, capnames;
 } parser;
+
+const char tm_dollar[] = "$";
 
 #define CHECK(p)                                                                                                       \
     do {                                                                                                               \
@@ -1179,11 +1183,38 @@ static tm_node *new_field(parser *p, int pos, const char *s, size_t len)
     return n;
 }
 
+/* One pointer per distinct variable name of the parse. */
+static const char *intern(parser *p, const char *name)
+{
+    size_t i;
+
+    if (strcmp(name, "$") == 0)
+        return tm_dollar;
+    for (i = 0; i < p->nnames; i++)
+        if (strcmp(p->names[i], name) == 0)
+            return p->names[i];
+    if (p->nnames == p->capnames) {
+        size_t cap = p->capnames ? p->capnames * 2 : 16;
+        const char **v = realloc(p->names, cap * sizeof(*v));
+        if (v == NULL) {
+            p->nomem = 1;
+            p_errorf(p, "out of memory");
+            return name;
+        }
+        p->names = v;
+        p->capnames = cap;
+    }
+    p->names[p->nnames++] = name;
+    return name;
+}
+
 static tm_node *new_variable(parser *p, int pos, const char *s, size_t len)
 {
     tm_node *n = new_node(p, N_VARIABLE, pos);
     CHECK(p);
     n->u.field.idents = split_dots(p, s, len, &n->u.field.n);
+    CHECK(p);
+    n->u.field.idents[0] = intern(p, n->u.field.idents[0]);
     return n;
 }
 
@@ -2134,6 +2165,7 @@ wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const t
 out:
     free(lx.items);
     free(p.vars);
+    free(p.names);
     return rc;
 }
 

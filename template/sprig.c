@@ -1637,6 +1637,8 @@ static wh_code merge_into(wh_tmpl_ctx *ctx, wh_tmpl_value *dst, const wh_tmpl_va
     for (k = 0; k < cnt; k++) {
         wh_tmpl_value cur, *sv = &ents[k].val;
         int have = wh_tmpl_map_get(dst, ents[k].key, ents[k].key_len, &cur) == WH_OK;
+        if (!overwrite && is_nil(sv))
+            continue;
         if (have && cur.kind == WH_TMPL_MAP && sv->kind == WH_TMPL_MAP && cur.type == NULL && sv->type == NULL) {
             wh_tmpl_value w;
             if ((rc = writable_map(ctx, &cur, &w)) != WH_OK || (rc = merge_into(ctx, &w, sv, overwrite, depth + 1)) ||

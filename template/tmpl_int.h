@@ -194,6 +194,10 @@ void tm_query_escape(wh_buf *b, const char *s, size_t len);
 wh_tmpl_value *tm_list_items(wh_tmpl_value *list);
 void tm_map_delete(wh_tmpl_value *map, const char *key, size_t key_len);
 
+/* The name of the `$` variable: variable names are interned per parse so
+ * that lookups compare pointers. */
+extern const char tm_dollar[];
+
 /* ---- render context ---- */
 typedef struct tm_var {
     const char *name;
@@ -250,6 +254,7 @@ wh_tmpl_value tm_zero(const wh_tmpl_type *t);
 const wh_tmpl_type *tm_elem_type(const wh_tmpl_value *v);
 /* Element of a JSON-backed collection as a value of the collection's element type. */
 wh_tmpl_value tm_json_elem(const json_t *j, const wh_tmpl_type *elem);
+wh_code tm_put_int(wh_buf *out, int64_t v);
 /* Shortest float formatting like strconv.FormatFloat(f, fmt, -1, 64). */
 void tm_format_float(wh_buf *out, double f, char fmt, int prec);
 /* Go string compare for sort order. */

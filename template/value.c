@@ -450,6 +450,42 @@ static int shortest_digits(double f, char *digits, int *dp)
     return nd;
 }
 
+/* Decimal digits of an integer-valued |f| < 2^53 (exact, no trailing-zero trim). */
+static int integral_digits(double f, char *digits, int *dp)
+{
+    char tmp[24];
+    uint64_t u = (uint64_t)f;
+    int n = 0, i;
+
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    for (i = 0; i < n; i++)
+        digits[i] = tmp[n - 1 - i];
+    *dp = n;
+    while (n > 1 && digits[n - 1] == '0')
+        n--;
+    digits[n] = 0;
+    return n;
+}
+
+/* Append a signed integer in decimal. */
+wh_code tm_put_int(wh_buf *out, int64_t v)
+{
+    char tmp[24];
+    int n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+
+    do {
+        tmp[sizeof(tmp) - 1 - n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0)
+        tmp[sizeof(tmp) - 1 - n++] = '-';
+    return wh_buf_append(out, tmp + sizeof(tmp) - n, (size_t)n);
+}
+
 /* strconv.FormatFloat(f, fmt, prec, 64) for fmt 'e', 'f', 'g' (prec -1 = shortest). */
 void tm_format_float(wh_buf *out, double f, char fmt, int prec)
 {
@@ -478,6 +514,8 @@ void tm_format_float(wh_buf *out, double f, char fmt, int prec)
         digits[1] = 0;
         nd = 1;
         dp = 1;
+    } else if (f < 9007199254740992.0 && f == floor(f)) {
+        nd = integral_digits(f, digits, &dp);
     } else {
         nd = shortest_digits(f, digits, &dp);
     }
@@ -530,7 +568,7 @@ wh_code tm_print_value(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out, in
     case WH_TMPL_BOOL:
         return wh_buf_puts(out, v->u.b ? "true" : "false");
     case WH_TMPL_INT:
-        return wh_buf_printf(out, "%lld", (long long)v->u.i);
+        return tm_put_int(out, v->u.i);
     case WH_TMPL_UINT:
         return wh_buf_printf(out, "%llu", (unsigned long long)v->u.u);
     case WH_TMPL_FLOAT:

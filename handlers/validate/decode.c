@@ -147,7 +147,9 @@ static int is_base64(const char *s)
 }
 
 /* Integer from a JSON number or (proto JSON only) a decimal string. */
-static int int_value(const json_t *v, int allow_string, long long *out)
+/* Integer from a JSON number or (proto JSON only) a decimal string.  uint64 values beyond int64 (only
+ * expressible as strings) saturate at INT64_MAX, which every rule treats as "too large" alike. */
+static int int_value(const json_t *v, int allow_string, int unsigned64, long long *out)
 {
     if (json_is_integer(v)) {
         *out = (long long)json_integer_value(v);
@@ -156,14 +158,19 @@ static int int_value(const json_t *v, int allow_string, long long *out)
     if (allow_string && json_is_string(v)) {
         const char *s = json_string_value(v);
         char *end;
-        long long n;
         if (*s == '\0' || *s == ' ' || *s == '+')
             return -1;
         errno = 0;
-        n = strtoll(s, &end, 10);
+        if (unsigned64 && *s != '-') {
+            unsigned long long u = strtoull(s, &end, 10);
+            if (errno != 0 || *end != '\0')
+                return -1;
+            *out = u > (unsigned long long)LLONG_MAX ? LLONG_MAX : (long long)u;
+            return 0;
+        }
+        *out = strtoll(s, &end, 10);
         if (errno != 0 || *end != '\0')
             return -1;
-        *out = n;
         return 0;
     }
     return -1;
@@ -192,7 +199,7 @@ static wh_code dec_value(dec *d, const wh_vfield *f, int k8s, const json_t *v, j
     case WH_VT_U32:
     case WH_VT_I64:
     case WH_VT_U64:
-        if (int_value(v, !k8s, &n) != 0)
+        if (int_value(v, !k8s, f->type == WH_VT_U64, &n) != 0)
             return fail(d, v, "an integer");
         if ((f->type == WH_VT_I32 && (n < INT32_MIN || n > INT32_MAX)) ||
             (f->type == WH_VT_U32 && (n < 0 || n > (long long)UINT32_MAX)) || (f->type == WH_VT_U64 && n < 0))

@@ -1,0 +1,50 @@
+/*
+ * verdicts.c - test driver: reads a stream of JSON objects on stdin (each
+ * {"object": ..., "namespace": "..."}), judges each with wh_validate_object,
+ * and prints one JSON line per object: {"allowed", "message", "warnings"}.
+ * The fixture runner (run_fixtures.py) compares those lines with fixtures.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wh_validate.h"
+
+int main(void)
+{
+    json_error_t jerr;
+    json_t *item;
+    int status = 0;
+
+    while ((item = json_loadf(stdin, JSON_DISABLE_EOF_CHECK, &jerr)) != NULL) {
+        const char *ns = json_string_value(json_object_get(item, "namespace"));
+        wh_validate_input in = {NULL, NULL, ns ? ns : "default"};
+        wh_validate_verdict v;
+        wh_err err;
+        json_t *line;
+        char *text;
+
+        wh_err_clear(&err);
+        if (wh_validate_object(json_object_get(item, "object"), &in, &v, &err) != WH_OK) {
+            fprintf(stderr, "verdicts: %s\n", wh_err_msg(&err));
+            json_decref(item);
+            return 1;
+        }
+        line = json_pack("{s:b, s:s?, s:O?}", "allowed", v.allowed, "message", v.message, "warnings", v.warnings);
+        text = line ? json_dumps(line, JSON_COMPACT) : NULL;
+        if (text == NULL) {
+            status = 1;
+        } else {
+            printf("%s\n", text);
+        }
+        free(text);
+        json_decref(line);
+        wh_validate_verdict_clear(&v);
+        json_decref(item);
+    }
+    if (jerr.position != 0 && !feof(stdin) && strstr(jerr.text, "end of file") == NULL) {
+        fprintf(stderr, "verdicts: bad input: %s\n", jerr.text);
+        status = 1;
+    }
+    return status;
+}
