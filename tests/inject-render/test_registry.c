@@ -1,0 +1,218 @@
+/*
+ * test_registry.c - the revision registry: loading a --revisions-dir,
+ * reload on change, a broken config keeping the old snapshot serving (and
+ * showing in readiness), removal, the default/embedded fallback, and
+ * references staying valid across reloads while readers run concurrently.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "wh_inject_render.h"
+
+static char root[256];
+
+static void put(const char *rev, const char *file, const char *text)
+{
+    char path[512], final[512];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", root, rev);
+    mkdir(path, 0755);
+    snprintf(path, sizeof(path), "%s/%s/.%s.tmp", root, rev, file);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    /* Replace atomically, as a ConfigMap volume update does. */
+    snprintf(final, sizeof(final), "%s/%s/%s", root, rev, file);
+    assert_int_equal(rename(path, final), 0);
+}
+
+static void rm_rev(const char *rev)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s/%s'", root, rev);
+    assert_int_equal(system(cmd), 0);
+}
+
+static int setup(void **state)
+{
+    snprintf(root, sizeof(root), "/tmp/wh-registry-XXXXXX");
+    assert_non_null(mkdtemp(root));
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    return system(cmd);
+}
+
+static const char *policy_of(wh_inject_registry *reg, const char *name)
+{
+    static char buf[64];
+    wh_inject_revision *rev = wh_inject_registry_get(reg, name);
+    if (rev == NULL)
+        return NULL;
+    snprintf(buf, sizeof(buf), "%s", wh_inject_revision_policy(rev));
+    wh_inject_revision_unref(rev);
+    return buf;
+}
+
+static void test_load_reload_broken_remove(void **state)
+{
+    wh_inject_registry *reg = NULL;
+    wh_inject_revision *held, *emb;
+    wh_buf detail = WH_BUF_INIT;
+    wh_err err;
+
+    put("canary", "config", "policy: enabled\n");
+    put("canary", "values", "{\"global\": {\"hub\": \"h\"}}");
+    put("canary", "mesh", "defaultConfig:\n  discoveryAddress: istiod-canary.istio-system.svc:15012\n");
+    put("broken", "config", "policy: [unclosed\n");
+    put("broken", "values", "{}");
+    assert_int_equal(wh_inject_registry_open(root, NULL, &reg, &err), WH_OK);
+
+    assert_string_equal(policy_of(reg, "canary"), "enabled");
+    assert_null(wh_inject_registry_get(reg, "broken"));
+    assert_null(wh_inject_registry_get(reg, "nope"));
+    assert_int_equal(wh_inject_registry_ready(reg, &detail), 0);
+    assert_non_null(strstr(detail.data, "revision broken:"));
+    assert_non_null(strstr(detail.data, "not serving"));
+
+    /* "/inject" without a default revision: the embedded one. */
+    emb = wh_inject_registry_get(reg, NULL);
+    assert_non_null(emb);
+    assert_string_equal(wh_inject_revision_name(emb), "default");
+    wh_inject_revision_unref(emb);
+
+    /* A held reference survives a reload to a new config. */
+    held = wh_inject_registry_get(reg, "canary");
+    sleep(1); /* mtime granularity on some filesystems */
+    put("canary", "config", "policy: disabled\n");
+    wh_inject_registry_reload(reg, &err);
+    assert_string_equal(policy_of(reg, "canary"), "disabled");
+    assert_string_equal(wh_inject_revision_policy(held), "enabled");
+    wh_inject_revision_unref(held);
+
+    /* A broken new config keeps the previous one serving and is reported. */
+    put("canary", "values", "{not json");
+    put("canary", "config", "policy: enabled\ntemplates: [1]\n");
+    assert_int_not_equal(wh_inject_registry_reload(reg, &err), WH_OK);
+    assert_string_equal(policy_of(reg, "canary"), "disabled");
+    wh_buf_reset(&detail);
+    assert_int_equal(wh_inject_registry_ready(reg, &detail), 0);
+    assert_non_null(strstr(detail.data, "revision canary:"));
+    assert_non_null(strstr(detail.data, "previous config still serving"));
+
+    /* Fixed: serving the new one, ready again once broken/ is gone. */
+    put("canary", "values", "{}");
+    put("canary", "config", "policy: enabled\n");
+    rm_rev("broken");
+    assert_int_equal(wh_inject_registry_reload(reg, &err), WH_OK);
+    assert_string_equal(policy_of(reg, "canary"), "enabled");
+    assert_int_equal(wh_inject_registry_ready(reg, NULL), 1);
+
+    /* A "default" directory takes over "/inject". */
+    put("default", "config", "policy: disabled\n");
+    put("default", "values", "{}");
+    wh_inject_registry_reload(reg, &err);
+    assert_string_equal(policy_of(reg, NULL), "disabled");
+    assert_string_equal(policy_of(reg, ""), "disabled");
+
+    /* Removed directories stop being served. */
+    rm_rev("canary");
+    wh_inject_registry_reload(reg, &err);
+    assert_null(wh_inject_registry_get(reg, "canary"));
+    wh_buf_free(&detail);
+    wh_inject_registry_free(reg);
+}
+
+static void test_bad_dir(void **state)
+{
+    wh_inject_registry *reg = NULL;
+    wh_err err;
+    assert_int_not_equal(wh_inject_registry_open("/nonexistent/revisions", NULL, &reg, &err), WH_OK);
+    assert_null(reg);
+    assert_non_null(strstr(err.msg, "not a directory"));
+}
+
+struct reader {
+    wh_inject_registry *reg;
+    volatile int stop;
+    long gets;
+};
+
+static void *reader_main(void *arg)
+{
+    struct reader *r = arg;
+    while (!r->stop) {
+        wh_inject_revision *rev = wh_inject_registry_get(r->reg, "busy");
+        if (rev != NULL) {
+            /* use it: the snapshot must stay intact while we hold it */
+            if (strcmp(wh_inject_revision_policy(rev), "enabled") != 0 &&
+                strcmp(wh_inject_revision_policy(rev), "disabled") != 0)
+                abort();
+            wh_inject_revision_unref(rev);
+        }
+        r->gets++;
+    }
+    return NULL;
+}
+
+static void test_concurrent_readers(void **state)
+{
+    wh_inject_registry *reg = NULL;
+    struct reader r = {0};
+    pthread_t t[2];
+    wh_err err;
+
+    put("busy", "config", "policy: enabled\n");
+    put("busy", "values", "{}");
+    assert_int_equal(wh_inject_registry_open(root, NULL, &reg, &err), WH_OK);
+    assert_int_equal(wh_inject_registry_watch(reg, 5, &err), WH_OK);
+    r.reg = reg;
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, reader_main, &r);
+    for (int i = 0; i < 40; i++) {
+        char mesh[128];
+        snprintf(mesh, sizeof(mesh), "defaultConfig:\n  statusPort: %d\n", 15000 + i); /* size changes */
+        put("busy", "mesh", mesh);
+        put("busy", "config", i % 2 ? "policy: disabled\n" : "policy: enabled\n");
+        usleep(3000);
+    }
+    r.stop = 1;
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    assert_true(r.gets > 0);
+    wh_inject_registry_free(reg);
+}
+
+int main(void)
+{
+    wh_inject_revision *probe = NULL;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_load_reload_broken_remove, setup, teardown),
+        cmocka_unit_test(test_bad_dir),
+        cmocka_unit_test_setup_teardown(test_concurrent_readers, setup, teardown),
+    };
+    /* The registry always holds the embedded revision, which needs the
+     * template engine; skip (ctest code 77) while only its stub exists. */
+    if (wh_inject_revision_embedded(NULL, &probe, NULL) == WH_E_UNSUPPORTED) {
+        printf("SKIP: the template engine is not built yet\n");
+        return 77;
+    }
+    wh_inject_revision_unref(probe);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
