@@ -158,8 +158,9 @@ static int int_value(const json_t *v, int allow_string, int unsigned64, long lon
     if (allow_string && json_is_string(v)) {
         const char *s = json_string_value(v);
         char *end;
-        if (*s == '\0' || *s == ' ' || *s == '+')
-            return -1;
+        const char *digits = *s == '-' ? s + 1 : s;
+        if (*digits < '0' || *digits > '9' || (digits[0] == '0' && digits[1] != '\0'))
+            return -1; /* not a JSON number: empty, sign, space or leading zero */
         errno = 0;
         if (unsigned64 && *s != '-') {
             unsigned long long u = strtoull(s, &end, 10);
@@ -307,6 +308,51 @@ static int key_matches(const wh_vfield *f, int k8s, const char *key)
     return *key == '\0';
 }
 
+/* What a null list element or map value decodes to: jsonpb (and encoding/json) leave the zero value. */
+static json_t *zero_value(const wh_vfield *f)
+{
+    switch (f->type) {
+    case WH_VT_STR:
+    case WH_VT_BYTES:
+        return json_string("");
+    case WH_VT_BOOL:
+        return json_false();
+    case WH_VT_DBL:
+        return json_real(0);
+    case WH_VT_ENUM:
+        return json_string(((const wh_venum_desc *)f->ref)->values[0]);
+    case WH_VT_DUR:
+        return json_string("0s");
+    case WH_VT_MSG:
+    case WH_VT_STRUCT:
+        return json_object();
+    case WH_VT_ANYLIST:
+        return json_array();
+    case WH_VT_VALUE:
+        return json_null();
+    default:
+        return json_integer(0);
+    }
+}
+
+/* A map key of a map<uint32, ...>: a decimal number as JSON would read it (no sign, no leading zero). */
+static int uint32_key(const char *k)
+{
+    unsigned long long n = 0;
+    const char *p = k;
+
+    if (*p == '\0' || (p[0] == '0' && p[1] != '\0'))
+        return 0;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return 0;
+        n = n * 10 + (unsigned long long)(*p - '0');
+        if (n > 0xffffffffULL)
+            return 0;
+    }
+    return 1;
+}
+
 static wh_code dec_field(dec *d, const wh_vfield *f, int k8s, const json_t *v, json_t **out)
 {
     size_t mark = d->path.len;
@@ -326,13 +372,11 @@ static wh_code dec_field(dec *d, const wh_vfield *f, int k8s, const json_t *v, j
             const json_t *e = json_array_get(v, i);
             if ((rc = wh_buf_printf(&d->path, "[%zu]", i)) != WH_OK)
                 goto out;
-            if (json_is_null(e) && f->type != WH_VT_MSG && f->type != WH_VT_VALUE) {
-                rc = fail(d, e, "a list element");
+            if (json_is_null(e))
+                item = zero_value(f);
+            else if ((rc = dec_value(d, f, k8s, e, &item)) != WH_OK)
                 goto out;
-            }
-            if ((rc = dec_value(d, f, k8s, e, &item)) != WH_OK)
-                goto out;
-            if (json_array_append_new(res, item) != 0) {
+            if (item == NULL || json_array_append_new(res, item) != 0) {
                 rc = wh_err_set(d->err, WH_E_NOMEM, "out of memory");
                 goto out;
             }
@@ -351,13 +395,15 @@ static wh_code dec_field(dec *d, const wh_vfield *f, int k8s, const json_t *v, j
         {
             if ((rc = wh_buf_printf(&d->path, "[%s]", k)) != WH_OK)
                 goto out;
-            if (json_is_null(e) && f->type != WH_VT_MSG && f->type != WH_VT_VALUE) {
-                rc = fail(d, e, "a map value");
+            if (f->card == WH_VC_UMAP && !uint32_key(k)) {
+                rc = fail(d, NULL, "map key is not a uint32");
                 goto out;
             }
-            if ((rc = dec_value(d, f, k8s, e, &item)) != WH_OK)
+            if (json_is_null(e))
+                item = zero_value(f);
+            else if ((rc = dec_value(d, f, k8s, e, &item)) != WH_OK)
                 goto out;
-            if (json_object_set_new(res, k, item) != 0) {
+            if (item == NULL || json_object_set_new(res, k, item) != 0) {
                 rc = wh_err_set(d->err, WH_E_NOMEM, "out of memory");
                 goto out;
             }
@@ -409,7 +455,7 @@ static wh_code dec_msg(dec *d, const wh_vmsg *m, const json_t *in, json_t **out)
         d->path.len = mark;
         d->path.data[mark] = '\0';
         if ((f->card == WH_VC_LIST && json_array_size(val) == 0) ||
-            (f->card == WH_VC_MAP && json_object_size(val) == 0)) {
+            ((f->card == WH_VC_MAP || f->card == WH_VC_UMAP) && json_object_size(val) == 0)) {
             json_decref(val);
             val = NULL;
             continue;
