@@ -483,6 +483,107 @@ out:
     return rc;
 }
 
+static int canonical_msg(const wh_vmsg *m, const json_t *in, int depth);
+
+/* One value of field f already in canonical form (and of the right type). */
+static int canonical_value(const wh_vfield *f, const json_t *v, int depth)
+{
+    long long n;
+    int64_t ns;
+
+    switch (f->type) {
+    case WH_VT_STR:
+        return json_is_string(v);
+    case WH_VT_BOOL:
+        return json_is_boolean(v);
+    case WH_VT_I32:
+    case WH_VT_U32:
+    case WH_VT_I64:
+    case WH_VT_U64:
+        if (!json_is_integer(v))
+            return 0;
+        n = (long long)json_integer_value(v);
+        return !((f->type == WH_VT_I32 && (n < INT32_MIN || n > INT32_MAX)) ||
+                 (f->type == WH_VT_U32 && (n < 0 || n > (long long)UINT32_MAX)) || (f->type == WH_VT_U64 && n < 0));
+    case WH_VT_DBL:
+        return json_is_number(v);
+    case WH_VT_BYTES:
+        return json_is_string(v) && is_base64(json_string_value(v));
+    case WH_VT_ENUM: {
+        const wh_venum_desc *e = f->ref;
+        int i;
+        if (!json_is_string(v))
+            return 0;
+        for (i = 0; i < e->n; i++)
+            if (strcmp(e->values[i], json_string_value(v)) == 0)
+                return 1;
+        return 0;
+    }
+    case WH_VT_DUR:
+        return json_is_string(v) && wh_vparse_duration(json_string_value(v), &ns) == 0;
+    case WH_VT_MSG:
+        return json_is_object(v) && canonical_msg(f->ref, v, depth + 1);
+    case WH_VT_STRUCT:
+        return json_is_object(v);
+    case WH_VT_VALUE:
+        return 1;
+    case WH_VT_ANYLIST:
+        return json_is_array(v);
+    }
+    return 0;
+}
+
+/* 1 when `in` is exactly what dec_msg would produce: only JSON names of known fields, no nulls, no empty
+ * lists or maps, canonical scalars, at most one member per oneof.  Then it can be used as is. */
+static int canonical_msg(const wh_vmsg *m, const json_t *in, int depth)
+{
+    unsigned char oneof_seen[32] = {0};
+    const char *k;
+    json_t *v;
+
+    if (m->k8s || depth > 64)
+        return 0;
+    json_object_foreach((json_t *)in, k, v)
+    {
+        const wh_vfield *f = NULL;
+        size_t i;
+        for (i = 0; i < m->nfields && f == NULL; i++)
+            if (strcmp(m->fields[i].json, k) == 0)
+                f = &m->fields[i];
+        if (f == NULL || json_is_null(v))
+            return 0;
+        if (f->oneof != 0) {
+            if (f->oneof >= sizeof(oneof_seen) || oneof_seen[f->oneof])
+                return 0;
+            oneof_seen[f->oneof] = 1;
+        }
+        if (f->card == WH_VC_ONE) {
+            if (!canonical_value(f, v, depth))
+                return 0;
+        } else if (f->card == WH_VC_LIST) {
+            size_t j;
+            if (!json_is_array(v) || json_array_size(v) == 0)
+                return 0;
+            for (j = 0; j < json_array_size(v); j++) {
+                const json_t *e = json_array_get(v, j);
+                if (json_is_null(e) || !canonical_value(f, e, depth))
+                    return 0;
+            }
+        } else {
+            const char *mk;
+            json_t *e;
+            if (!json_is_object(v) || json_object_size(v) == 0)
+                return 0;
+            json_object_foreach(v, mk, e)
+            {
+                if (json_is_null(e) || (f->card == WH_VC_UMAP && !uint32_key(mk)) || !canonical_value(f, e, depth))
+                    return 0;
+            }
+        }
+    }
+    return 1;
+}
+
 wh_code wh_vdecode(const wh_vmsg *m, const json_t *in, json_t **out, wh_err *err)
 {
     dec d = {WH_BUF_INIT, err};
@@ -494,6 +595,8 @@ wh_code wh_vdecode(const wh_vmsg *m, const json_t *in, json_t **out, wh_err *err
     d.path.len = 0;
     if (in == NULL || json_is_null(in))
         rc = (*out = json_object()) ? WH_OK : wh_err_set(err, WH_E_NOMEM, "out of memory");
+    else if (json_is_object(in) && canonical_msg(m, in, 0))
+        *out = json_incref((json_t *)in); /* the common case: nothing to convert, nothing to copy */
     else
         rc = dec_msg(&d, m, in, out);
     wh_buf_free(&d.path);
