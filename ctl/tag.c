@@ -41,43 +41,44 @@ typedef struct flag {
     flag_type type;
     size_t offset;
     const char *usage;
+    int hidden; /* accepted, not listed in help */
 } flag;
 
 #define OFF(field) offsetof(tag_cli, field)
 
 static const flag global_flags[] = {
-    {"context", 0, F_STRING, OFF(context), "Name of the kubeconfig context to use"},
+    {"context", 0, F_STRING, OFF(context), "Name of the kubeconfig context to use", 0},
     {"istioNamespace", 'i', F_STRING, OFF(istio_ns),
-     "Namespace of the Istio control plane (default \"istio-system\"; env ISTIOCTL_ISTIONAMESPACE)"},
-    {"kubeconfig", 'c', F_STRING, OFF(kubeconfig), "Kubernetes configuration file (default $KUBECONFIG or ~/.kube/config)"},
+     "Namespace of the Istio control plane (default \"istio-system\"; env ISTIOCTL_ISTIONAMESPACE)", 0},
+    {"kubeconfig", 'c', F_STRING, OFF(kubeconfig), "Kubernetes configuration file (default $KUBECONFIG or ~/.kube/config)", 0},
     {"request-timeout", 0, F_STRING, OFF(request_timeout),
-     "How long to wait for each API request, e.g. 10s, 1m (default \"30s\"; always bounded)"},
-    {"as", 0, F_STRING, OFF(as_user), "Username to impersonate for the operation"},
-    {"as-group", 0, F_GROUPS, OFF(as_groups), "Group to impersonate for the operation (repeatable)"},
-    {"help", 'h', F_BOOL, OFF(help), "help for this command"},
+     "How long to wait for each API request, e.g. 10s, 1m (default \"30s\"; always bounded)", 0},
+    {"as", 0, F_STRING, OFF(as_user), "Username to impersonate for the operation", 0},
+    {"as-group", 0, F_GROUPS, OFF(as_groups), "Group to impersonate for the operation (repeatable)", 0},
+    {"help", 'h', F_BOOL, OFF(help), "help for this command", 0},
 };
 
 static const flag set_flags[] = {
     {"auto-inject-namespaces", 0, F_BOOL, OFF(auto_inject),
      "Inject sidecars into every namespace that has no injection label (default tag only; system namespaces are "
-     "excluded)"},
-    {"manifests", 'd', F_STRING, OFF(manifests), "Not supported: webhookctl renders the tag objects itself"},
+     "excluded)", 0},
+    {"manifests", 'd', F_STRING, OFF(manifests), "Not supported: webhookctl renders the tag objects itself", 1},
     {"overwrite", 0, F_BOOL, OFF(overwrite),
-     "Replace an existing revision tag of the same name instead of refusing to"},
-    {"revision", 'r', F_STRING, OFF(revision), "Control plane revision the tag points to (required)"},
+     "Replace an existing revision tag of the same name instead of refusing to", 0},
+    {"revision", 'r', F_STRING, OFF(revision), "Control plane revision the tag points to (required)", 0},
     {"skip-confirmation", 'y', F_BOOL, OFF(skip_confirmation),
-     "Do not ask before applying a tag whose webhooks would overlap with existing ones"},
+     "Do not ask before applying a tag whose webhooks would overlap with existing ones", 0},
     {"webhook-name", 0, F_STRING, OFF(webhook_name),
-     "Name of the tag's MutatingWebhookConfiguration (default istio-revision-tag-<tag>)"},
+     "Name of the tag's MutatingWebhookConfiguration (default istio-revision-tag-<tag>)", 0},
 };
 
 static const flag list_flags[] = {
-    {"output", 'o', F_STRING, OFF(output), "Output format: table, json or yaml (default \"table\")"},
+    {"output", 'o', F_STRING, OFF(output), "Output format: table, json or yaml (default \"table\")", 0},
 };
 
 static const flag remove_flags[] = {
     {"skip-confirmation", 'y', F_BOOL, OFF(skip_confirmation),
-     "Do not ask before removing a tag that namespaces still use"},
+     "Do not ask before removing a tag that namespaces still use", 0},
 };
 
 typedef struct subcommand {
@@ -167,11 +168,22 @@ static void flag_left(const flag *f, char *buf, size_t n)
         snprintf(buf, n, "      --%s%s", f->name, arg);
 }
 
-static void print_flags(FILE *out, const char *title, const flag *flags, size_t n, const char *help_for)
+static int cmp_flags(const void *a, const void *b)
 {
-    char left[96];
-    size_t width = 0, i;
+    return strcmp(((const flag *)a)->name, ((const flag *)b)->name);
+}
 
+/* Cobra's layout: sorted by name, descriptions aligned. */
+static void print_flags(FILE *out, const char *title, const flag *in, size_t nin, const char *help_for)
+{
+    flag flags[16];
+    char left[96];
+    size_t width = 0, i, n = 0;
+
+    for (i = 0; i < nin && n < 16; i++)
+        if (!in[i].hidden)
+            flags[n++] = in[i];
+    qsort(flags, n, sizeof(flags[0]), cmp_flags);
     for (i = 0; i < n; i++) {
         flag_left(&flags[i], left, sizeof(left));
         if (strlen(left) > width)
@@ -495,9 +507,18 @@ static int apply_all(wh_kube_client *c, json_t *const *objs, const wh_kube_resou
 
 static wh_code deactivate_cb(json_t *obj, void *ctx, int *unchanged, wh_err *err)
 {
+    *(int *)ctx = *unchanged = tag_is_deactivated(obj);
+    return *unchanged ? WH_OK : tag_deactivate(obj, err);
+}
+
+static wh_code reactivate_cb(json_t *obj, void *ctx, int *unchanged, wh_err *err)
+{
     (void)ctx;
-    (void)unchanged;
-    return tag_deactivate(obj, err);
+    if (!tag_is_deactivated(obj)) {
+        *unchanged = 1;
+        return WH_OK;
+    }
+    return tag_reactivate(obj, err);
 }
 
 static int cmd_set(tag_cli *cli, const subcommand *s, int generate)
@@ -506,7 +527,7 @@ static int cmd_set(tag_cli *cli, const subcommand *s, int generate)
     int is_default, rc = 1;
     wh_kube_client *c = NULL;
     json_t *svcs = NULL, *mwcs = NULL, *tag_mwcs = NULL, *tag_svcs = NULL, *legacy = NULL, *all = NULL;
-    json_t *mwc = NULL, *vwc = NULL, *svc = NULL, *existing_vwc = NULL, *findings = json_array(), *planned = NULL;
+    json_t *mwc = NULL, *vwc = NULL, *svc = NULL, *existing_vwc = NULL, *findings = NULL, *planned = NULL;
     wh_buf sel = WH_BUF_INIT, sel2 = WH_BUF_INIT, mwc_name = WH_BUF_INIT;
     tag_render_opts ro;
     wh_err err = {0};
@@ -525,6 +546,8 @@ static int cmd_set(tag_cli *cli, const subcommand *s, int generate)
     if ((rc = check_names(cli, tag)) != 0)
         return rc;
     rc = 1;
+    if ((findings = json_array()) == NULL)
+        return fail("out of memory");
     is_default = strcmp(tag, TAG_DEFAULT) == 0;
     ro = (tag_render_opts){tag, rev, ns, cli->webhook_name, cli->auto_inject && is_default};
     if (tag_mwc_name(&ro, &mwc_name) != WH_OK || make_client(cli, &c) != 0)
@@ -722,15 +745,20 @@ static int cmd_set(tag_cli *cli, const subcommand *s, int generate)
     }
     if (json_array_size(legacy) == 1) {
         const char *ln = obj_name(json_array_get(legacy, 0));
-        if (wh_kube_update_retry(c, &wh_kube_mutating_webhooks, NULL, ln, deactivate_cb, NULL, TAG_FIELD_MANAGER, NULL,
-                                 &err) != WH_OK) {
+        int already = 0;
+        if (wh_kube_update_retry(c, &wh_kube_mutating_webhooks, NULL, ln, deactivate_cb, &already, TAG_FIELD_MANAGER,
+                                 NULL, &err) != WH_OK) {
             fail("failed deactivating existing default revision: %s\nThe tag was applied; both injectors are active "
                  "until this succeeds: run the command again with --overwrite.",
                  wh_err_msg(&err));
             goto out;
         }
-        printf("MutatingWebhookConfiguration %s deactivated (selectors set to %s=%s; kept so you can switch back)\n", ln,
-               TAG_NEVER_MATCH_KEY, TAG_NEVER_MATCH_VALUE);
+        if (already)
+            printf("MutatingWebhookConfiguration %s was already deactivated\n", ln);
+        else
+            printf("MutatingWebhookConfiguration %s deactivated (selectors set to %s=%s; kept so you can switch "
+                   "back)\n",
+                   ln, TAG_NEVER_MATCH_KEY, TAG_NEVER_MATCH_VALUE);
     }
     printf("Revision tag \"%s\" created, referencing control plane revision \"%s\". To enable injection using this\n"
            "revision tag, use 'kubectl label namespace <NAMESPACE> istio.io/rev=%s'\n",
@@ -792,7 +820,7 @@ static int cmd_list(tag_cli *cli, const subcommand *s)
 {
     const char *fmt = cli->output != NULL ? cli->output : "table";
     wh_kube_client *c = NULL;
-    json_t *mwcs = NULL, *svcs = NULL, *nss = NULL, *rows = json_array(), *kept = json_array(), **sorted = NULL;
+    json_t *mwcs = NULL, *svcs = NULL, *nss = NULL, *rows = NULL, *kept = NULL, **sorted = NULL;
     size_t i, j, n;
     json_t *it;
     int rc = 1;
@@ -801,7 +829,7 @@ static int cmd_list(tag_cli *cli, const subcommand *s)
         return usage_error(s, "tag list command does not accept arguments");
     if (strcmp(fmt, "table") != 0 && strcmp(fmt, "json") != 0 && strcmp(fmt, "yaml") != 0)
         return fail("unknown format: %s", fmt);
-    if (make_client(cli, &c) != 0)
+    if ((rows = json_array()) == NULL || (kept = json_array()) == NULL || make_client(cli, &c) != 0)
         goto out;
     if (list_or_fail(c, &wh_kube_mutating_webhooks, NULL, REV_LABEL, &mwcs, "failed to retrieve revision tags") ||
         list_or_fail(c, &wh_kube_services, cli->istio_ns, REV_LABEL, &svcs, "failed to retrieve revision tag services") ||
@@ -955,6 +983,66 @@ static int delete_all(wh_kube_client *c, const wh_kube_resource *r, const json_t
     return rc;
 }
 
+/* Without a default tag, a deactivated non-revisioned injector leaves
+ * istio-injection=enabled namespaces uninjected: offer to switch it back on
+ * (only when the Service it calls still exists: with failurePolicy Fail a
+ * dangling injector would block pod creation). */
+static int offer_reactivation(wh_kube_client *c, const tag_cli *cli)
+{
+    json_t *legacy = NULL, *it;
+    wh_buf sel = WH_BUF_INIT, prompt = WH_BUF_INIT;
+    wh_err err = {0};
+    size_t i;
+    int rc = 0;
+
+    wh_buf_printf(&sel, "%s=%s,!%s", REV_LABEL, TAG_DEFAULT, TAG_LABEL);
+    if (list_or_fail(c, &wh_kube_mutating_webhooks, NULL, sel.data, &legacy, "cannot look for the deactivated injector")) {
+        rc = 1;
+        goto out;
+    }
+    json_array_foreach(legacy, i, it)
+    {
+        const char *name = obj_name(it);
+        const json_t *svc = json_object_get(
+            json_object_get(json_array_get(json_object_get(it, "webhooks"), 0), "clientConfig"), "service");
+        const char *sn = json_string_value(json_object_get(svc, "name"));
+        const char *sns = json_string_value(json_object_get(svc, "namespace"));
+        if (!tag_is_deactivated(it))
+            continue;
+        if (sn != NULL && sns != NULL && wh_kube_get(c, &wh_kube_services, sns, sn, NULL, &err) == WH_E_NOTFOUND) {
+            printf("MutatingWebhookConfiguration %s stays deactivated: the Service %s/%s it calls does not exist\n",
+                   name, sns, sn);
+            continue;
+        }
+        if (cli->skip_confirmation) {
+            printf("MutatingWebhookConfiguration %s stays deactivated: istio-injection=enabled namespaces are not "
+                   "injected until a default tag exists again\n",
+                   name);
+            continue;
+        }
+        wh_buf_reset(&prompt);
+        wh_buf_printf(&prompt,
+                      "MutatingWebhookConfiguration %s is deactivated, so without the default tag "
+                      "istio-injection=enabled namespaces are not injected.\nRe-activate it? [y/N] ",
+                      name);
+        if (!confirm(prompt.data)) {
+            printf("MutatingWebhookConfiguration %s stays deactivated\n", name);
+            continue;
+        }
+        if (wh_kube_update_retry(c, &wh_kube_mutating_webhooks, NULL, name, reactivate_cb, NULL, TAG_FIELD_MANAGER,
+                                 NULL, &err) != WH_OK) {
+            rc = fail("failed to re-activate %s: %s", name, wh_err_msg(&err));
+            continue;
+        }
+        printf("MutatingWebhookConfiguration %s re-activated\n", name);
+    }
+out:
+    json_decref(legacy);
+    wh_buf_free(&sel);
+    wh_buf_free(&prompt);
+    return rc;
+}
+
 static int cmd_remove(tag_cli *cli, const subcommand *s)
 {
     wh_kube_client *c = NULL;
@@ -1010,7 +1098,7 @@ static int cmd_remove(tag_cli *cli, const subcommand *s)
         delete_all(c, &wh_kube_services, svcs, "Services") != 0)
         goto out;
     printf("Revision tag %s removed\n", tag);
-    rc = 0;
+    rc = strcmp(tag, TAG_DEFAULT) == 0 ? offer_reactivation(c, cli) : 0;
 out:
     json_decref(svcs);
     json_decref(mwcs);

@@ -46,6 +46,14 @@ wh_code tag_mwc_name(const tag_render_opts *o, wh_buf *out);
 /* Replace every entry's selectors with the never-match selector (in place). */
 wh_code tag_deactivate(json_t *mwc, wh_err *err);
 
+/* Does every entry carry the never-match selectors? */
+int tag_is_deactivated(const json_t *mwc);
+
+/* Undo tag_deactivate: give every entry the selectors the chart gives it for
+ * the MWC's own istio.io/rev (by entry name: rev.namespace., rev.object.,
+ * namespace., object., auto.).  WH_E_UNSUPPORTED for other entry names. */
+wh_code tag_reactivate(json_t *mwc, wh_err *err);
+
 /* Overlap analysis of `webhooks` (an array of MWCs: the cluster's, with the
  * planned changes already applied).  Appends to `findings` (an array of
  * strings, "Error [IST0139] (MutatingWebhookConfiguration <n>) <msg>") the

@@ -51,6 +51,41 @@ static json_t *system_ns_expr(void)
     return json_pack("{s:s, s:s, s:o}", "key", "kubernetes.io/metadata.name", "operator", "NotIn", "values", values);
 }
 
+/* The selector matrix of injection.md §1.1 for the entry with this name
+ * prefix, `value` being the tag (or revision) the namespace/pod label names.
+ * WH_E_NOTFOUND for a prefix outside the matrix. */
+static wh_code entry_selectors(const char *prefix, const char *value, json_t **ns, json_t **obj)
+{
+    *ns = *obj = NULL;
+    if (strcmp(prefix, "rev.namespace.") == 0) {
+        *ns = selector(expr(REV_LABEL, "In", value), expr("istio-injection", "DoesNotExist", NULL), NULL);
+        *obj = selector(expr("sidecar.istio.io/inject", "NotIn", "false"), NULL, NULL);
+    } else if (strcmp(prefix, "rev.object.") == 0) {
+        *ns = selector(expr(REV_LABEL, "DoesNotExist", NULL), expr("istio-injection", "DoesNotExist", NULL), NULL);
+        *obj = selector(expr("sidecar.istio.io/inject", "NotIn", "false"), expr(REV_LABEL, "In", value), NULL);
+    } else if (strcmp(prefix, "namespace.") == 0) {
+        *ns = selector(expr("istio-injection", "In", "enabled"), NULL, NULL);
+        *obj = selector(expr("sidecar.istio.io/inject", "NotIn", "false"), NULL, NULL);
+    } else if (strcmp(prefix, "object.") == 0) {
+        *ns = selector(expr("istio-injection", "DoesNotExist", NULL), expr(REV_LABEL, "DoesNotExist", NULL), NULL);
+        *obj = selector(expr("sidecar.istio.io/inject", "In", "true"), expr(REV_LABEL, "DoesNotExist", NULL), NULL);
+    } else if (strcmp(prefix, "auto.") == 0) {
+        *ns = selector(expr("istio-injection", "DoesNotExist", NULL), expr(REV_LABEL, "DoesNotExist", NULL),
+                       system_ns_expr());
+        *obj = selector(expr("sidecar.istio.io/inject", "DoesNotExist", NULL), expr(REV_LABEL, "DoesNotExist", NULL),
+                        NULL);
+    } else {
+        return WH_E_NOTFOUND;
+    }
+    if (*ns == NULL || *obj == NULL) {
+        json_decref(*ns);
+        json_decref(*obj);
+        *ns = *obj = NULL;
+        return WH_E_NOMEM;
+    }
+    return WH_OK;
+}
+
 /* The first entry of the canonical webhook that is a sidecar injector. */
 static const json_t *injector_entry(const json_t *canonical)
 {
@@ -182,30 +217,21 @@ wh_code tag_render_mwc(const tag_render_opts *o, const json_t *canonical, json_t
     if ((rc = tag_mwc_name(o, &name)) != WH_OK)
         goto out;
 
-    webhooks = json_array();
-    json_array_append_new(webhooks,
-                          entry("rev.namespace.", cc, reinv,
-                                selector(expr(REV_LABEL, "In", o->tag), expr("istio-injection", "DoesNotExist", NULL), NULL),
-                                selector(expr("sidecar.istio.io/inject", "NotIn", "false"), NULL, NULL)));
-    json_array_append_new(webhooks,
-                          entry("rev.object.", cc, reinv,
-                                selector(expr(REV_LABEL, "DoesNotExist", NULL), expr("istio-injection", "DoesNotExist", NULL), NULL),
-                                selector(expr("sidecar.istio.io/inject", "NotIn", "false"), expr(REV_LABEL, "In", o->tag), NULL)));
-    if (is_default) {
-        json_array_append_new(webhooks, entry("namespace.", cc, reinv,
-                                              selector(expr("istio-injection", "In", "enabled"), NULL, NULL),
-                                              selector(expr("sidecar.istio.io/inject", "NotIn", "false"), NULL, NULL)));
-        json_array_append_new(webhooks,
-                              entry("object.", cc, reinv,
-                                    selector(expr("istio-injection", "DoesNotExist", NULL), expr(REV_LABEL, "DoesNotExist", NULL), NULL),
-                                    selector(expr("sidecar.istio.io/inject", "In", "true"), expr(REV_LABEL, "DoesNotExist", NULL), NULL)));
-        if (o->auto_inject_namespaces)
-            json_array_append_new(webhooks,
-                                  entry("auto.", cc, reinv,
-                                        selector(expr("istio-injection", "DoesNotExist", NULL),
-                                                 expr(REV_LABEL, "DoesNotExist", NULL), system_ns_expr()),
-                                        selector(expr("sidecar.istio.io/inject", "DoesNotExist", NULL),
-                                                 expr(REV_LABEL, "DoesNotExist", NULL), NULL)));
+    if ((webhooks = json_array()) == NULL) {
+        rc = nomem(err);
+        goto out;
+    }
+    {
+        static const char *const prefixes[] = {"rev.namespace.", "rev.object.", "namespace.", "object.", "auto."};
+        size_t n = is_default ? (o->auto_inject_namespaces ? 5 : 4) : 2;
+        for (size_t i = 0; i < n; i++) {
+            json_t *ns_sel = NULL, *obj_sel = NULL;
+            if (entry_selectors(prefixes[i], o->tag, &ns_sel, &obj_sel) != WH_OK) {
+                rc = nomem(err);
+                goto out;
+            }
+            json_array_append_new(webhooks, entry(prefixes[i], cc, reinv, ns_sel, obj_sel));
+        }
     }
     labels = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", TAG_LABEL, o->tag, REV_LABEL, rev, "app", "sidecar-injector",
                        "release", "istio", "app.kubernetes.io/name", "istiod", "app.kubernetes.io/part-of", "istio");
@@ -352,6 +378,28 @@ wh_code tag_render_service(const tag_render_opts *o, json_t **out, wh_err *err)
     return WH_OK;
 }
 
+static int never_matches(const json_t *sel)
+{
+    const char *v = json_string_value(json_object_get(json_object_get(sel, "matchLabels"), TAG_NEVER_MATCH_KEY));
+    return v != NULL && strcmp(v, TAG_NEVER_MATCH_VALUE) == 0;
+}
+
+int tag_is_deactivated(const json_t *mwc)
+{
+    size_t i;
+    json_t *w;
+
+    if (json_array_size(json_object_get(mwc, "webhooks")) == 0)
+        return 0;
+    json_array_foreach(json_object_get(mwc, "webhooks"), i, w)
+    {
+        if (!never_matches(json_object_get(w, "namespaceSelector")) ||
+            !never_matches(json_object_get(w, "objectSelector")))
+            return 0;
+    }
+    return 1;
+}
+
 wh_code tag_deactivate(json_t *mwc, wh_err *err)
 {
     size_t i;
@@ -361,10 +409,44 @@ wh_code tag_deactivate(json_t *mwc, wh_err *err)
     {
         json_t *never = json_pack("{s:{s:s}}", "matchLabels", TAG_NEVER_MATCH_KEY, TAG_NEVER_MATCH_VALUE);
         int bad = never == NULL || json_object_set(w, "namespaceSelector", never) != 0 ||
-            json_object_set_new(w, "objectSelector", json_deep_copy(never)) != 0;
+                  json_object_set_new(w, "objectSelector", json_deep_copy(never)) != 0;
         json_decref(never);
         if (bad)
             return nomem(err);
+    }
+    return WH_OK;
+}
+
+wh_code tag_reactivate(json_t *mwc, wh_err *err)
+{
+    const char *rev = json_string_value(json_object_get(json_object_get(json_object_get(mwc, "metadata"), "labels"),
+                                                        REV_LABEL));
+    size_t i;
+    json_t *w;
+
+    if (rev == NULL)
+        return wh_err_set(err, WH_E_INVALID, "webhook \"%s\" has no %s label", canonical_name(mwc), REV_LABEL);
+    json_array_foreach(json_object_get(mwc, "webhooks"), i, w)
+    {
+        const char *name = json_string_value(json_object_get(w, "name"));
+        char prefix[128];
+        json_t *ns_sel, *obj_sel;
+        wh_code rc;
+        size_t n = name != NULL && ends_with(name, "sidecar-injector.istio.io")
+                       ? strlen(name) - strlen("sidecar-injector.istio.io")
+                       : sizeof(prefix);
+        if (n >= sizeof(prefix))
+            return wh_err_set(err, WH_E_UNSUPPORTED, "cannot restore the selectors of webhook entry \"%s\" in \"%s\"",
+                              name != NULL ? name : "", canonical_name(mwc));
+        memcpy(prefix, name, n);
+        prefix[n] = '\0';
+        if ((rc = entry_selectors(prefix, rev, &ns_sel, &obj_sel)) != WH_OK)
+            return rc == WH_E_NOMEM ? nomem(err)
+                                    : wh_err_set(err, WH_E_UNSUPPORTED,
+                                                 "cannot restore the selectors of webhook entry \"%s\" in \"%s\"", name,
+                                                 canonical_name(mwc));
+        json_object_set_new(w, "namespaceSelector", ns_sel);
+        json_object_set_new(w, "objectSelector", obj_sel);
     }
     return WH_OK;
 }

@@ -548,6 +548,20 @@ out:
 
 /* ---- REST verbs ----------------------------------------------------------- */
 
+/* wh_kube_request for the typed verbs: on failure *out stays NULL (the
+ * Status already went into the error sentence). */
+static wh_code call(wh_kube_client *c, const char *method, const char *path, const char *ctype, const char *body,
+                    size_t len, json_t **out, wh_err *err)
+{
+    wh_code rc = wh_kube_request(c, method, path, ctype, body, len, NULL, out, err);
+
+    if (rc != WH_OK && out != NULL) {
+        json_decref(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 static wh_code resource_path(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const char *name,
                              wh_buf *out, wh_err *err)
 {
@@ -598,7 +612,7 @@ static wh_code send_json(wh_kube_client *c, const char *method, const char *path
 
     if (body == NULL)
         return nomem(err);
-    rc = wh_kube_request(c, method, path, ctype, body, strlen(body), NULL, out, err);
+    rc = call(c, method, path, ctype, body, strlen(body), out, err);
     free(body);
     return rc;
 }
@@ -615,7 +629,7 @@ wh_code wh_kube_get(wh_kube_client *c, const wh_kube_resource *r, const char *ns
     wh_code rc;
 
     if ((rc = resource_path(c, r, ns, name, &path, err)) == WH_OK)
-        rc = wh_kube_request(c, "GET", path.data, NULL, NULL, 0, NULL, out, err);
+        rc = call(c, "GET", path.data, NULL, NULL, 0, out, err);
     wh_buf_free(&path);
     return rc;
 }
@@ -646,7 +660,7 @@ wh_code wh_kube_list(wh_kube_client *c, const wh_kube_resource *r, const char *n
             goto out;
         json_decref(page);
         page = NULL;
-        if ((rc = wh_kube_request(c, "GET", path.data, NULL, NULL, 0, NULL, &page, err)) != WH_OK)
+        if ((rc = call(c, "GET", path.data, NULL, NULL, 0, &page, err)) != WH_OK)
             goto out;
         if (!json_is_array(json_object_get(page, "items")) && !json_is_null(json_object_get(page, "items"))) {
             rc = wh_err_set(err, WH_E_PARSE, "list of %s: the answer has no items", r->plural);
@@ -786,7 +800,7 @@ wh_code wh_kube_delete(wh_kube_client *c, const wh_kube_resource *r, const char 
     wh_code rc;
 
     if ((rc = resource_path(c, r, ns, name, &path, err)) == WH_OK)
-        rc = wh_kube_request(c, "DELETE", path.data, NULL, NULL, 0, NULL, NULL, err);
+        rc = call(c, "DELETE", path.data, NULL, NULL, 0, NULL, err);
     wh_buf_free(&path);
     return rc;
 }

@@ -28,7 +28,8 @@
  *
  * Objects travel as jansson values.  Unless stated, `json_t **out` receives a
  * new reference owned by the caller and may be NULL when the caller does not
- * want it; input objects are borrowed.
+ * want it; on failure the typed verbs leave *out NULL.  Input objects are
+ * borrowed.
  */
 #ifndef WH_KUBE_H
 #define WH_KUBE_H

@@ -213,6 +213,12 @@ class Runner:
             p = self.ctl(cmd, "")
             if p.returncode != 0:
                 return ["setup %s failed: %s" % (cmd, p.stderr)]
+        for gone in sc.get("after_setup_delete", []):
+            probe = kubetest.Probe("--kubeconfig", self.kc)
+            r = probe("delete", PLURAL[gone["kind"]], gone.get("namespace", "-"), gone["name"])
+            probe.close()
+            if not r["ok"]:
+                return ["cannot delete %s: %s" % (gone["name"], r)]
         for change in sc.get("after_setup", []):
             # objects replaced after setup (e.g. istiod flipping a policy): delete + recreate via control API
             self.replace(change)
