@@ -3,7 +3,9 @@
  *
  * Any byte string must load without crashing; whatever loads must dump, and
  * the dump must load back to the same values (numbers compared by value, as
- * 1 and 1.0 are the same number to Go's float64).
+ * 1 and 1.0 are the same number to Go's float64).  The one exception is a
+ * mapping key spelled "<<" (loaded from a tagged or quoted scalar): go-yaml
+ * writes it plain, which reads back as a merge key; we write what Go writes.
  */
 #include <math.h>
 #include <stdint.h>
@@ -43,6 +45,20 @@ static int same(const json_t *a, const json_t *b)
     return json_equal(a, b);
 }
 
+static int has_merge_key(const json_t *v)
+{
+    const char *k;
+    json_t *c;
+    size_t i;
+
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, c) if (has_merge_key(c)) return 1;
+    } else if (json_is_object(v)) {
+        json_object_foreach((json_t *)v, k, c) if (strcmp(k, "<<") == 0 || has_merge_key(c)) return 1;
+    }
+    return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     json_t *docs = NULL, *back = NULL;
@@ -66,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fprintf(stderr, "reload failed: %s\n%s\n", wh_err_msg(&err), out.data);
             abort();
         }
-        if (!same(doc, back)) {
+        if (!same(doc, back) && !has_merge_key(doc)) {
             fprintf(stderr, "round trip changed the value:\n%s\n", out.data);
             abort();
         }

@@ -365,6 +365,9 @@ class TestCertificates(unittest.TestCase):
             n = len(server.records())
             server.proc.send_signal(signal.SIGHUP)
             server.wait_log("certificate loaded", after=n)
+            deadline = time.time() + scaled(2)  # the workers switch on their next loop turn
+            while peer_serial(server.port) != second and time.time() < deadline:
+                time.sleep(0.02)
             self.assertEqual(peer_serial(server.port), second)
             # A key that does not match: refused, the previous pair keeps serving.
             c, k, _ = self_signed(self.dir)

@@ -1,0 +1,108 @@
+{{/* Names, labels, and the serving certificate shared by every template. */}}
+
+{{- define "webhookd.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "webhookd.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "webhookd.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{ include "webhookd.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "webhookd.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "webhookd.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "webhookd.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "webhookd.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "webhookd.tlsSecretName" -}}
+{{- if eq .Values.certificates.mode "secret" -}}
+{{- required "certificates.existingSecret is required with mode=secret" .Values.certificates.existingSecret -}}
+{{- else -}}
+{{- printf "%s-tls" (include "webhookd.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The names the serving certificate must cover. */}}
+{{- define "webhookd.dnsNames" -}}
+{{- $svc := include "webhookd.fullname" . -}}
+{{- $names := list $svc (printf "%s.%s" $svc .Release.Namespace) (printf "%s.%s.svc" $svc .Release.Namespace) -}}
+{{- concat $names .Values.certificates.extraDNSNames | toJson -}}
+{{- end -}}
+
+{{/*
+webhookd.selfSignedCerts: in mode selfSigned, generate an ECDSA P-256 CA and
+serving certificate (Helm >= 3.11 for genCAWithKey) once per render (Helm re-runs a named template on every include,
+so the result is memoised in .Values._webhookdCerts) and reuse the Secret of
+a previous release when there is one, so upgrades keep the caBundle.
+*/}}
+{{- define "webhookd.selfSignedCerts" -}}
+{{- if not (hasKey .Values "_webhookdCerts") -}}
+{{- $secret := lookup "v1" "Secret" .Release.Namespace (include "webhookd.tlsSecretName" .) -}}
+{{- if and $secret (hasKey $secret.data "ca.crt") -}}
+{{- $_ := set .Values "_webhookdCerts" (dict "ca" (index $secret.data "ca.crt" | b64dec) "crt" (index $secret.data "tls.crt" | b64dec) "key" (index $secret.data "tls.key" | b64dec)) -}}
+{{- else -}}
+{{- $days := int .Values.certificates.validityDays -}}
+{{- $ca := genCAWithKey (printf "%s-ca" (include "webhookd.fullname" .)) $days (genPrivateKey "ecdsa") -}}
+{{- $names := include "webhookd.dnsNames" . | fromJsonArray -}}
+{{- $cert := genSignedCertWithKey (index $names 2) nil $names $days $ca (genPrivateKey "ecdsa") -}}
+{{- $_ := set .Values "_webhookdCerts" (dict "ca" $ca.Cert "crt" $cert.Cert "key" $cert.Key) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+webhookd.caBundle: the base64 caBundle for a webhook configuration's
+clientConfig (empty in certManager mode: cert-manager injects it).
+*/}}
+{{- define "webhookd.caBundle" -}}
+{{- if eq .Values.certificates.mode "selfSigned" -}}
+{{- include "webhookd.selfSignedCerts" . -}}
+{{- .Values._webhookdCerts.ca | b64enc -}}
+{{- else if eq .Values.certificates.mode "secret" -}}
+{{- .Values.certificates.caBundle | b64enc -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+webhookd.webhookAnnotations: annotations every webhook configuration of this
+chart carries (cert-manager's CA injection).
+*/}}
+{{- define "webhookd.webhookAnnotations" -}}
+{{- if eq .Values.certificates.mode "certManager" -}}
+cert-manager.io/inject-ca-from: {{ printf "%s/%s" .Release.Namespace (include "webhookd.fullname" .) }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+webhookd.clientConfig: the clientConfig block for a webhook at `path`:
+  {{- include "webhookd.clientConfig" (dict "root" $ "path" "/inject") | nindent 4 }}
+*/}}
+{{- define "webhookd.clientConfig" -}}
+service:
+  name: {{ include "webhookd.fullname" .root }}
+  namespace: {{ .root.Release.Namespace }}
+  path: {{ .path | quote }}
+  port: {{ .root.Values.service.port }}
+{{- $ca := include "webhookd.caBundle" .root }}
+{{- if $ca }}
+caBundle: {{ $ca }}
+{{- end }}
+{{- end -}}
