@@ -385,14 +385,23 @@ static wh_code perform(wh_kube_client *c, const char *method, const char *path, 
     *http_status = 0;
     if (cfg->exec != NULL && (rc = refresh_exec(c, err)) != WH_OK)
         return rc;
-    if (cfg->exec != NULL)
+    if (cfg->exec != NULL) {
         token = c->cred.token;
-    else if (cfg->token != NULL)
-        token = cfg->token;
-    else if (cfg->token_file != NULL) {
-        if ((rc = refresh_file_token(c, err)) != WH_OK)
+    } else if (cfg->token_file != NULL) {
+        /* As client-go: the file, re-read when it changes, wins over `token`,
+         * which only stands in while the file cannot be read. */
+        if ((rc = refresh_file_token(c, err)) == WH_OK)
+            token = c->file_token;
+        else if (cfg->token != NULL && c->file_token == NULL)
+            token = cfg->token;
+        else if (c->file_token != NULL)
+            token = c->file_token; /* keep the last good token while the file is being replaced */
+        else
             return rc;
-        token = c->file_token;
+        wh_err_clear(err);
+        rc = WH_OK;
+    } else if (cfg->token != NULL) {
+        token = cfg->token;
     }
 
     curl_easy_reset(curl);

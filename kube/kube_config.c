@@ -555,10 +555,10 @@ json_t *wh_kube_config_describe(const wh_kube_config *cfg)
         auth = "exec";
     else if (cfg->cert_file != NULL || cfg->cert_data.len > 0)
         auth = "clientCertificate";
-    else if (cfg->token != NULL)
-        auth = "token";
     else if (cfg->token_file != NULL)
         auth = "tokenFile";
+    else if (cfg->token != NULL)
+        auth = "token";
     else if (cfg->username != NULL)
         auth = "basic";
     return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:s, s:b, s:s?, s:s?}", "source", cfg->source, "context",
