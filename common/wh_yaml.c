@@ -1214,6 +1214,12 @@ wh_code wh_yaml_dump(const json_t *value, wh_buf *out, wh_err *err)
         goto out;
     if (!yaml_emitter_flush(&d.em))
         rc = wh_err_set(err, WH_E_NOMEM, "yaml: out of memory");
+    /* libyaml closes a document that ends in a keep-chomped block scalar
+     * ("|+") with "..."; go-yaml v2 (sigs.k8s.io/yaml) does not */
+    if (rc == WH_OK && out->len - start >= 5 && memcmp(out->data + out->len - 5, "\n...\n", 5) == 0) {
+        out->len -= 4;
+        out->data[out->len] = '\0';
+    }
 out:
     if (rc == WH_OK && d.em.error != YAML_NO_ERROR)
         rc = WH_E_NOMEM;

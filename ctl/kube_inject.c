@@ -15,6 +15,7 @@
 #include "wh_buf.h"
 #include "wh_ctl.h"
 #include "wh_inject.h"
+#include "wh_inject_merge.h"
 #include "wh_yaml.h"
 
 #define MAX_INPUT ((size_t)64 * 1024 * 1024)
@@ -56,8 +57,11 @@ static const char *meta_str(const json_t *obj, const char *key)
     return s != NULL ? s : "";
 }
 
-/* The pod template of a workload object (borrowed), or NULL. */
-static json_t *pod_template(json_t *doc)
+/* Where a workload keeps its pod: the object holding the pod's metadata and
+ * the one holding its spec (borrowed; NULL when the kind has no pod).  For a
+ * CronJob istioctl reads and writes the *job template's* metadata, with the
+ * spec of the job's pod template. */
+static void pod_holders(json_t *doc, json_t **meta_holder, json_t **spec_holder)
 {
     static const char *const kinds[] = {
         "Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "ReplicationController", "Job", "DeploymentConfig"};
@@ -65,17 +69,23 @@ static json_t *pod_template(json_t *doc)
     json_t *spec = json_object_get(doc, "spec"), *t;
     size_t i;
 
-    if (strcmp(kind, "CronJob") == 0)
-        t = json_object_get(json_object_get(json_object_get(spec, "jobTemplate"), "spec"), "template");
-    else {
-        for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-            if (strcmp(kind, kinds[i]) == 0)
-                break;
-        if (i == sizeof(kinds) / sizeof(kinds[0]))
-            return NULL;
-        t = json_object_get(spec, "template");
+    *meta_holder = *spec_holder = NULL;
+    if (strcmp(kind, "Pod") == 0) {
+        *meta_holder = *spec_holder = doc;
+        return;
     }
-    return json_is_object(t) ? t : NULL;
+    if (strcmp(kind, "CronJob") == 0) {
+        json_t *job = json_object_get(spec, "jobTemplate");
+        t = json_object_get(json_object_get(job, "spec"), "template");
+        if (json_is_object(job) && json_is_object(t)) {
+            *meta_holder = job;
+            *spec_holder = t;
+        }
+        return;
+    }
+    for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (strcmp(kind, kinds[i]) == 0 && json_is_object(t = json_object_get(spec, "template")))
+            *meta_holder = *spec_holder = t;
 }
 
 /* Inject one object in place (a Pod, or a workload's pod template). */
@@ -83,7 +93,7 @@ static int inject_object(kube_inject *ki, json_t *doc)
 {
     const char *kind = kind_of(doc), *ns = meta_str(doc, "namespace"), *name = meta_str(doc, "name");
     int is_pod = strcmp(kind, "Pod") == 0;
-    json_t *holder = is_pod ? doc : pod_template(doc), *pod = NULL, *spec;
+    json_t *meta_holder, *spec_holder, *pod = NULL, *spec;
     wh_inject_deploy_meta deploy;
     wh_inject_pod_request req;
     wh_inject_pod_result res = {0};
@@ -91,15 +101,16 @@ static int inject_object(kube_inject *ki, json_t *doc)
     char full[512];
     int status = 0;
 
-    if (holder == NULL)
+    pod_holders(doc, &meta_holder, &spec_holder);
+    if (meta_holder == NULL)
         return 0; /* nothing to inject: passes through */
     snprintf(full, sizeof(full), "%s%s%s", ns, *ns != '\0' ? "/" : "", name);
-    spec = json_object_get(holder, "spec");
+    spec = json_object_get(spec_holder, "spec");
     if (json_is_true(json_object_get(spec, "hostNetwork"))) {
         fprintf(stderr, "===> Skipping injection because %s \"%s\" has host networking enabled\n", kind, full);
         return 0;
     }
-    pod = json_pack("{s:O?,s:O?}", "metadata", json_object_get(holder, "metadata"), "spec", spec);
+    pod = json_pack("{s:O?,s:O?}", "metadata", json_object_get(meta_holder, "metadata"), "spec", spec);
     if (pod == NULL) {
         fprintf(stderr, "Error: out of memory\n");
         return 1;
@@ -119,7 +130,7 @@ static int inject_object(kube_inject *ki, json_t *doc)
     req.settings = &ki->settings;
     req.pod = pod;
     req.revision = ki->revision;
-    req.deploy = &deploy;
+    req.deploy = is_pod ? NULL : &deploy; /* a Pod's owner comes from its ownerReferences */
     req.kube_inject = 1;
     if (wh_inject_pod(&req, &res, &err) != WH_OK) {
         fprintf(stderr, "Error: %s\n", wh_err_msg(&err));
@@ -130,8 +141,8 @@ static int inject_object(kube_inject *ki, json_t *doc)
         fprintf(stderr, "===> Skipping injection because %s \"%s\": %s\n", kind, full, res.skip_reason);
         goto out;
     }
-    if (json_object_set(holder, "metadata", json_object_get(res.final, "metadata")) != 0 ||
-        json_object_set(holder, "spec", json_object_get(res.final, "spec")) != 0) {
+    if (json_object_set(meta_holder, "metadata", json_object_get(res.final, "metadata")) != 0 ||
+        json_object_set(spec_holder, "spec", json_object_get(res.final, "spec")) != 0) {
         fprintf(stderr, "Error: out of memory\n");
         status = 1;
     }
@@ -143,6 +154,8 @@ out:
 
 static int inject_doc(kube_inject *ki, json_t *doc)
 {
+    wh_err err = {0};
+
     if (strcmp(kind_of(doc), "List") == 0) {
         json_t *items = json_object_get(doc, "items");
         size_t i;
@@ -151,7 +164,14 @@ static int inject_doc(kube_inject *ki, json_t *doc)
                 return 1;
         return 0;
     }
-    return inject_object(ki, doc);
+    if (inject_object(ki, doc) != 0)
+        return 1;
+    /* istioctl prints the object as Go encodes its typed form */
+    if (wh_inject_go_roundtrip(doc, wh_inject_schema_workload(kind_of(doc)), &err) != WH_OK) {
+        fprintf(stderr, "Error: %s\n", wh_err_msg(&err));
+        return 1;
+    }
+    return 0;
 }
 
 static wh_code read_optional(const char *path, wh_buf *b, wh_err *err)

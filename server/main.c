@@ -203,6 +203,9 @@ static wh_code load_tls(app *a, SSL_CTX **ctx, wh_err *err)
     wh_router_set_certs(a->router, 1, detail);
     wh_metric_set(a->cert_expiry, NULL, (double)info.not_after);
     wh_log(WH_LOG_INFO, "certificate loaded", "certificate", detail, NULL);
+    if (info.not_after < time(NULL))
+        wh_log(WH_LOG_WARN, "the serving certificate has expired; clients will refuse it", "certificate", detail,
+               NULL);
     return WH_OK;
 }
 
@@ -344,7 +347,8 @@ static int run(app *a, char **argv, int argc)
             break;
         if (sig == SIGHUP) {
             wh_log(WH_LOG_INFO, "SIGHUP: reloading", NULL);
-            reload_tls(a, "SIGHUP");
+            if (have_cert_files(a)) /* a self-signed certificate stays what clients were given */
+                reload_tls(a, "SIGHUP");
             reload_endpoints(a, 1);
             continue;
         }

@@ -509,38 +509,38 @@ static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, char t, 
     default:
         break;
     }
-    node_str(n, s, sizeof(s));
     switch (t) {
     case 'b':
         if (n->kind == N_BOOL) {
             *out = wh_tmpl_bool(n->u.boolean);
             return WH_OK;
         }
-        return tm_errorf(ctx, "expected bool; found %s", s);
+        return node_str(n, s, sizeof(s)), tm_errorf(ctx, "expected bool; found %s", s);
     case 'f':
         if (n->kind == N_NUMBER && n->u.num.is_float) {
             *out = wh_tmpl_float(n->u.num.f);
             return WH_OK;
         }
-        return tm_errorf(ctx, "expected float; found %s", s);
+        return node_str(n, s, sizeof(s)), tm_errorf(ctx, "expected float; found %s", s);
     case 'i':
     case 'I':
         if (n->kind == N_NUMBER && n->u.num.is_int) {
             *out = wh_tmpl_int_typed(n->u.num.i, t == 'I' ? &wh_tmpl_type_int64 : NULL);
             return WH_OK;
         }
-        return tm_errorf(ctx, "expected integer; found %s", s);
+        return node_str(n, s, sizeof(s)), tm_errorf(ctx, "expected integer; found %s", s);
     case 's':
         if (n->kind == N_STRING) {
             *out = wh_tmpl_strn(n->u.str.s, n->u.str.len);
             return WH_OK;
         }
-        return tm_errorf(ctx, "expected string; found %s", s);
+        return node_str(n, s, sizeof(s)), tm_errorf(ctx, "expected string; found %s", s);
     case 'v':
     case 'r':
     case 0:
         return eval_empty_interface(ctx, fr, dot, n, out);
     default:
+        node_str(n, s, sizeof(s));
         return tm_errorf(ctx, "can't handle %s for arg of type %s", s, param_type_name(t));
     }
 }

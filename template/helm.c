@@ -66,7 +66,7 @@ FN(fn_fromyaml)
     {
         wh_tmpl_value msg;
         if (rc == WH_OK) {
-            rc = wh_tmpl_printf(ctx, &msg, "error unmarshaling JSON: json: cannot unmarshal %s into Go value of type "
+            rc = wh_tmpl_printf(ctx, &msg, "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal %s into Go value of type "
                                            "map[string]interface {}",
                                 json_is_array(j) ? "array" : json_is_string(j) ? "string" : json_is_boolean(j) ? "bool" : "number");
             json_decref(j);
@@ -105,7 +105,7 @@ static wh_code from_array(wh_tmpl_ctx *ctx, const wh_tmpl_value *s, int yaml, wh
     }
     if (rc == WH_OK) {
         rc = wh_tmpl_printf(ctx, &msg, "%sjson: cannot unmarshal %s into Go value of type []interface {}",
-                            yaml ? "error unmarshaling JSON: " : "",
+                            yaml ? "error unmarshaling JSON: while decoding JSON: " : "",
                             json_is_object(j) ? "object" : json_is_string(j) ? "string" : json_is_boolean(j) ? "bool" : "number");
         json_decref(j);
     } else if (yaml) {

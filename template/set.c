@@ -61,16 +61,27 @@ static int parse_params(const char *params, tm_func *f)
 
 wh_code tm_add_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t n, int internal, wh_err *err)
 {
-    size_t i;
+    size_t i, added = 0;
 
+    if (set->capfuncs - set->nfuncs < n) {
+        size_t cap = set->nfuncs + n + 16;
+        tm_func *v = realloc(set->funcs, cap * sizeof(*v));
+        if (v == NULL)
+            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        set->funcs = v;
+        set->capfuncs = cap;
+    }
     for (i = 0; i < n; i++) {
         tm_func f;
         const tm_func *old;
         memset(&f, 0, sizeof(f));
         if (funcs[i].name == NULL || funcs[i].fn == NULL || parse_params(funcs[i].params, &f) != 0 ||
-            (!internal && strchr(funcs[i].params ? funcs[i].params : "", 'r') != NULL))
+            (!internal && strchr(funcs[i].params ? funcs[i].params : "", 'r') != NULL)) {
+            /* keep the sorted part valid */
+            qsort(set->funcs, set->nfuncs, sizeof(*set->funcs), func_cmp);
             return wh_err_set(err, WH_E_INVALID, "template function %s: bad definition (params \"%s\")",
                               funcs[i].name ? funcs[i].name : "(null)", funcs[i].params ? funcs[i].params : "");
+        }
         f.name = funcs[i].name;
         f.fn = funcs[i].fn;
         f.data = funcs[i].data;
@@ -78,21 +89,24 @@ wh_code tm_add_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t n, int 
             f.special = FN_AND;
         else if (internal && strcmp(f.name, "or") == 0)
             f.special = FN_OR;
-        if ((old = tm_find_func(set, f.name, strlen(f.name))) != NULL) {
+        /* an existing name (sorted part or added by this call) is replaced */
+        set->nfuncs -= added;
+        old = tm_find_func(set, f.name, strlen(f.name));
+        set->nfuncs += added;
+        if (old == NULL) {
+            size_t k;
+            for (k = set->nfuncs - added; k < set->nfuncs; k++)
+                if (strcmp(set->funcs[k].name, f.name) == 0)
+                    old = &set->funcs[k];
+        }
+        if (old != NULL) {
             *(tm_func *)old = f;
             continue;
         }
-        if (set->nfuncs == set->capfuncs) {
-            size_t cap = set->capfuncs ? set->capfuncs * 2 : 256;
-            tm_func *v = realloc(set->funcs, cap * sizeof(*v));
-            if (v == NULL)
-                return wh_err_set(err, WH_E_NOMEM, "out of memory");
-            set->funcs = v;
-            set->capfuncs = cap;
-        }
         set->funcs[set->nfuncs++] = f;
-        qsort(set->funcs, set->nfuncs, sizeof(*set->funcs), func_cmp);
+        added++;
     }
+    qsort(set->funcs, set->nfuncs, sizeof(*set->funcs), func_cmp);
     return WH_OK;
 }
 

@@ -135,13 +135,23 @@ const char *wh_tmpl_type_name(const wh_tmpl_value *v)
     return tm_type_name(v);
 }
 
+static const wh_tmpl_type *const default_types[] = {
+    NULL, NULL, &wh_tmpl_type_bool, &wh_tmpl_type_int, NULL, &wh_tmpl_type_float64, &wh_tmpl_type_string,
+    &wh_tmpl_type_interface_slice, &wh_tmpl_type_map_string_interface, NULL};
+
 int tm_same_type(const wh_tmpl_value *v, const wh_tmpl_type *t, wh_tmpl_kind kind)
 {
+    const wh_tmpl_type *a, *b;
+
     if (v->kind != kind)
         return 0;
     if (v->type == t)
         return 1;
-    /* NULL and the engine's default descriptor are the same type. */
+    /* NULL and the engine's default descriptor are the same type */
+    a = v->type != NULL ? v->type : default_types[kind];
+    b = t != NULL ? t : default_types[kind];
+    if (a == b)
+        return 1;
     return strcmp(tm_type_name(v), t != NULL ? t->name : kind_names[kind]) == 0;
 }
 

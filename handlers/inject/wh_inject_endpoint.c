@@ -3,79 +3,82 @@
  * registry (--revisions-dir), istiod's environment settings (--native-sidecars,
  * --compliance-policy, --platform, --env), the AdmissionReview codec around
  * wh_inject_admit, and istiod's injection metrics.
+ *
+ * What istiod reads from the cluster while injecting - node kubelet versions
+ * for `--native-sidecars auto`, namespace annotations for `--platform
+ * openshift` - is listed from the API server off the request path, in the
+ * endpoint's reload hook (main thread, every 30 s and on SIGHUP), and
+ * published as an immutable snapshot the workers read.  Without API access
+ * (no kubeconfig, not in a cluster) nothing is known: auto then means native
+ * sidecars on, as istiod does with zero nodes.
  */
 #include "wh_inject_endpoint.h"
 
 #include <ctype.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "wh_admission.h"
 #include "wh_inject.h"
+#include "wh_kube.h"
 #include "wh_log.h"
+
+#define REFRESH_SECONDS 30
+#define KUBE_TIMEOUT_MS 5000L
+
+static const wh_kube_resource kube_nodes = {"v1", "nodes", "Node", 0};
+
+/* What one refresh of the cluster gave: immutable once published. */
+typedef struct cluster_view {
+    atomic_int refs;
+    wh_inject_settings settings; /* the flags, plus the nodes' kubelet versions */
+    json_t *namespaces;          /* object: name -> Namespace, or NULL */
+} cluster_view;
 
 typedef struct inject_endpoint {
     wh_endpoint super;
     wh_inject_registry *registry;
-    wh_inject_settings settings;
+    const char *flag_native, *flag_compliance, *flag_platform, *flag_env; /* borrowed from the server */
+    wh_kube_client *kube;                                                 /* NULL: no API access, or nothing to read */
+    int want_nodes, want_namespaces;
+    time_t refreshed;     /* last successful or failed attempt */
+    pthread_mutex_t lock; /* guards `view` (the pointer, not the view) */
+    cluster_view *view;
     wh_metric *requests, *success, *failure, *skip, *duration, *by_revision;
 } inject_endpoint;
 
-static void serve(wh_endpoint *self, const wh_http_request *req, wh_http_response *res)
+static void view_unref(cluster_view *v)
 {
-    inject_endpoint *ep = self->data;
-    wh_inject_call call;
-    wh_admission_outcome outcome;
-    struct timespec t0, t1;
-    const char *result, *labels[2];
-    double secs;
-
-    memset(&call, 0, sizeof(call));
-    memset(&outcome, 0, sizeof(outcome));
-    call.registry = ep->registry;
-    call.settings = &ep->settings;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    wh_metric_add(ep->requests, NULL, 1);
-    wh_admission_serve(req, wh_inject_admit, &call, res, &outcome);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    if (!outcome.decoded || call.failed) {
-        wh_metric_add(ep->failure, NULL, 1);
-        result = "failure";
-    } else if (call.skipped) {
-        wh_metric_add(ep->skip, NULL, 1);
-        result = "skip";
-    } else {
-        result = "injected";
+    if (v != NULL && atomic_fetch_sub(&v->refs, 1) == 1) {
+        wh_inject_settings_clear(&v->settings);
+        json_decref(v->namespaces);
+        free(v);
     }
-    if (res->status == 200)
-        wh_metric_add(ep->success, NULL, 1);
-    wh_metric_observe(ep->duration, NULL, secs);
-    labels[0] = call.revision;
-    labels[1] = result;
-    wh_metric_add(ep->by_revision, labels, 1);
 }
 
-static int ready(wh_endpoint *self, wh_buf *detail)
+static cluster_view *view_get(inject_endpoint *ep)
 {
-    inject_endpoint *ep = self->data;
-    return wh_inject_registry_ready(ep->registry, detail);
+    cluster_view *v;
+
+    pthread_mutex_lock(&ep->lock);
+    v = ep->view;
+    atomic_fetch_add(&v->refs, 1);
+    pthread_mutex_unlock(&ep->lock);
+    return v;
 }
 
-static wh_code reload(wh_endpoint *self, int forced, wh_err *err)
+static void view_publish(inject_endpoint *ep, cluster_view *v)
 {
-    inject_endpoint *ep = self->data;
-    return wh_inject_registry_reload(ep->registry, err);
-}
+    cluster_view *old;
 
-static void destroy(wh_endpoint *self)
-{
-    inject_endpoint *ep = self->data;
-
-    wh_inject_registry_free(ep->registry);
-    wh_inject_settings_clear(&ep->settings);
-    free(ep);
+    pthread_mutex_lock(&ep->lock);
+    old = ep->view;
+    ep->view = v;
+    pthread_mutex_unlock(&ep->lock);
+    view_unref(old);
 }
 
 /* --env KEY=VALUE[,KEY=VALUE...]: a comma starts a new pair only when a
@@ -111,29 +114,201 @@ static wh_code set_envs(wh_inject_settings *s, const char *list, wh_err *err)
     return rc;
 }
 
+/* A view holding the flags (and later the cluster's facts). */
+static wh_code view_new(const inject_endpoint *ep, cluster_view **out, wh_err *err)
+{
+    const char *keys[3] = {"native-sidecars", "compliance-policy", "platform"};
+    const char *vals[3] = {ep->flag_native, ep->flag_compliance, ep->flag_platform};
+    cluster_view *v = calloc(1, sizeof(*v));
+    wh_code rc = WH_OK;
+    int i;
+
+    if (v == NULL)
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    atomic_init(&v->refs, 1);
+    v->settings = (wh_inject_settings)WH_INJECT_SETTINGS_INIT;
+    for (i = 0; i < 3 && rc == WH_OK; i++)
+        if (vals[i] != NULL && *vals[i] != '\0')
+            rc = wh_inject_settings_set(&v->settings, keys[i], vals[i], err);
+    if (rc == WH_OK && ep->flag_env != NULL)
+        rc = set_envs(&v->settings, ep->flag_env, err);
+    if (rc != WH_OK) {
+        view_unref(v);
+        return rc;
+    }
+    *out = v;
+    return WH_OK;
+}
+
+/* List what injection reads from the cluster and publish it. */
+static wh_code refresh(inject_endpoint *ep, wh_err *err)
+{
+    cluster_view *v = NULL;
+    json_t *nodes = NULL, *nss = NULL, *item;
+    size_t i;
+    wh_code rc;
+
+    ep->refreshed = time(NULL);
+    if ((rc = view_new(ep, &v, err)) != WH_OK)
+        goto out;
+    if (ep->want_nodes) {
+        if ((rc = wh_kube_list(ep->kube, &kube_nodes, NULL, NULL, &nodes, err)) != WH_OK) {
+            wh_err_prefix(err, "listing nodes for --native-sidecars auto");
+            goto out;
+        }
+        json_array_foreach(nodes, i, item)
+        {
+            const char *name = json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
+            const char *kubelet = json_string_value(
+                json_object_get(json_object_get(json_object_get(item, "status"), "nodeInfo"), "kubeletVersion"));
+            if (name != NULL && wh_inject_settings_set_node(&v->settings, name, kubelet) != WH_OK) {
+                rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
+                goto out;
+            }
+        }
+    }
+    if (ep->want_namespaces) {
+        if ((rc = wh_kube_list(ep->kube, &wh_kube_namespaces, NULL, NULL, &nss, err)) != WH_OK) {
+            wh_err_prefix(err, "listing namespaces for --platform openshift");
+            goto out;
+        }
+        if ((v->namespaces = json_object()) == NULL) {
+            rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
+            goto out;
+        }
+        json_array_foreach(nss, i, item)
+        {
+            const char *name = json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
+            if (name != NULL && json_object_set(v->namespaces, name, item) != 0) {
+                rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
+                goto out;
+            }
+        }
+    }
+    view_publish(ep, v);
+    v = NULL;
+out:
+    view_unref(v);
+    json_decref(nodes);
+    json_decref(nss);
+    return rc;
+}
+
+static void serve(wh_endpoint *self, const wh_http_request *req, wh_http_response *res)
+{
+    inject_endpoint *ep = self->data;
+    cluster_view *view = view_get(ep);
+    wh_inject_call call;
+    wh_admission_outcome outcome;
+    struct timespec t0, t1;
+    const char *result, *labels[2];
+    double secs;
+
+    memset(&call, 0, sizeof(call));
+    memset(&outcome, 0, sizeof(outcome));
+    call.registry = ep->registry;
+    call.settings = &view->settings;
+    call.namespaces = view->namespaces;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    wh_metric_add(ep->requests, NULL, 1);
+    wh_admission_serve(req, wh_inject_admit, &call, res, &outcome);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    view_unref(view);
+    secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (!outcome.decoded || call.failed) {
+        wh_metric_add(ep->failure, NULL, 1);
+        result = "failure";
+    } else if (call.skipped) {
+        wh_metric_add(ep->skip, NULL, 1);
+        result = "skip";
+    } else {
+        result = "injected";
+    }
+    if (res->status == 200)
+        wh_metric_add(ep->success, NULL, 1);
+    wh_metric_observe(ep->duration, NULL, secs);
+    labels[0] = call.revision;
+    labels[1] = result;
+    wh_metric_add(ep->by_revision, labels, 1);
+}
+
+static int ready(wh_endpoint *self, wh_buf *detail)
+{
+    inject_endpoint *ep = self->data;
+    return wh_inject_registry_ready(ep->registry, detail);
+}
+
+static wh_code reload(wh_endpoint *self, int forced, wh_err *err)
+{
+    inject_endpoint *ep = self->data;
+    wh_code rc = wh_inject_registry_reload(ep->registry, err);
+
+    if (ep->kube != NULL && (forced || time(NULL) - ep->refreshed >= REFRESH_SECONDS)) {
+        wh_err kerr = {0};
+        if (refresh(ep, &kerr) != WH_OK)
+            wh_log(WH_LOG_WARN, "inject: could not refresh the cluster view; keeping the previous one", "error",
+                   wh_err_msg(&kerr), NULL);
+    }
+    return rc;
+}
+
+static void destroy(wh_endpoint *self)
+{
+    inject_endpoint *ep = self->data;
+
+    wh_inject_registry_free(ep->registry);
+    wh_kube_client_free(ep->kube);
+    view_unref(ep->view);
+    pthread_mutex_destroy(&ep->lock);
+    free(ep);
+}
+
+/* Reach the API server when injection needs cluster facts. */
+static void connect_cluster(inject_endpoint *ep)
+{
+    const wh_inject_settings *s = &ep->view->settings;
+    wh_kube_options opts;
+    wh_err err = {0};
+
+    ep->want_nodes = s->native_mode_set ? s->native_mode == WH_INJECT_NATIVE_AUTO
+                                        : wh_inject_settings_env(s, "ENABLE_NATIVE_SIDECARS") == NULL ||
+                                              strcmp(wh_inject_settings_env(s, "ENABLE_NATIVE_SIDECARS"), "auto") == 0;
+    ep->want_namespaces = strcmp(wh_inject_settings_platform(s), "openshift") == 0;
+    if (!ep->want_nodes && !ep->want_namespaces)
+        return;
+    memset(&opts, 0, sizeof(opts));
+    opts.timeout_ms = KUBE_TIMEOUT_MS;
+    opts.user_agent = "webhookd/" WH_VERSION;
+    if (wh_kube_client_new(&opts, &ep->kube, &err) != WH_OK) {
+        wh_log(WH_LOG_INFO,
+               "inject: no Kubernetes API access; native sidecars follow no node versions and "
+               "OpenShift namespaces are unknown",
+               "reason", wh_err_msg(&err), NULL);
+        ep->kube = NULL;
+        return;
+    }
+    if (refresh(ep, &err) != WH_OK)
+        wh_log(WH_LOG_WARN, "inject: could not read the cluster view; retrying every 30s", "error", wh_err_msg(&err),
+               NULL);
+}
+
 wh_code wh_inject_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh_err *err)
 {
     static const double buckets[] = {.1, 1, 3, 5, 10, 20, 30, 60};
     static const char *const rev_labels[] = {"revision", "result", NULL};
-    static const char *const settings_flags[] = {"native-sidecars", "compliance-policy", "platform"};
     inject_endpoint *ep = calloc(1, sizeof(*ep));
-    const char *dir = env->flag(env, "revisions-dir"), *v;
-    size_t i;
+    const char *dir = env->flag(env, "revisions-dir");
     wh_code rc;
 
     if (ep == NULL)
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
-    ep->settings = (wh_inject_settings)WH_INJECT_SETTINGS_INIT;
-    for (i = 0; i < sizeof(settings_flags) / sizeof(settings_flags[0]); i++)
-        if ((v = env->flag(env, settings_flags[i])) != NULL && *v != '\0' &&
-            (rc = wh_inject_settings_set(&ep->settings, settings_flags[i], v, err)) != WH_OK) {
-            wh_err_prefix(err, "--%s", settings_flags[i]);
-            goto out;
-        }
-    if ((v = env->flag(env, "env")) != NULL && (rc = set_envs(&ep->settings, v, err)) != WH_OK) {
-        wh_err_prefix(err, "--env");
+    pthread_mutex_init(&ep->lock, NULL);
+    ep->flag_native = env->flag(env, "native-sidecars");
+    ep->flag_compliance = env->flag(env, "compliance-policy");
+    ep->flag_platform = env->flag(env, "platform");
+    ep->flag_env = env->flag(env, "env");
+    if ((rc = view_new(ep, &ep->view, err)) != WH_OK)
         goto out;
-    }
     if ((rc = wh_inject_registry_open(dir != NULL && *dir != '\0' ? dir : NULL, env->metrics, &ep->registry, err)) !=
         WH_OK)
         goto out;
@@ -157,6 +332,7 @@ wh_code wh_inject_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh
         rc = wh_err_set(err, WH_E_CONFLICT, "injection metrics already registered with another shape");
         goto out;
     }
+    connect_cluster(ep);
     ep->super.name = env->name;
     ep->super.serve = serve;
     ep->super.ready = ready;
@@ -169,7 +345,8 @@ wh_code wh_inject_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh
 out:
     if (ep != NULL) {
         wh_inject_registry_free(ep->registry);
-        wh_inject_settings_clear(&ep->settings);
+        view_unref(ep->view);
+        pthread_mutex_destroy(&ep->lock);
         free(ep);
     }
     return rc;

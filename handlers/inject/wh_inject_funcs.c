@@ -11,7 +11,7 @@
 #include <string.h>
 
 /* The render's user pointer is the wh_inject_data. */
-static const wh_inject_data *data_of(wh_tmpl_ctx *ctx)
+static wh_inject_data *data_of(wh_tmpl_ctx *ctx)
 {
     return wh_tmpl_user(ctx);
 }
@@ -777,7 +777,58 @@ out:
     return rc;
 }
 
+/* Reals that hold whole numbers become integers, as they would after
+ * encoding/json printed them and YAML read them back. */
+static void integral_numbers(json_t *v)
+{
+    const char *k;
+    json_t *e;
+    size_t i;
+
+    if (json_is_object(v)) {
+        json_object_foreach(v, k, e)
+        {
+            if (json_is_real(e) && json_real_value(e) == (double)(json_int_t)json_real_value(e) &&
+                json_real_value(e) > -9e15 && json_real_value(e) < 9e15)
+                json_object_set_new(v, k, json_integer((json_int_t)json_real_value(e)));
+            else
+                integral_numbers(e);
+        }
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, e)
+        {
+            if (json_is_real(e) && json_real_value(e) == (double)(json_int_t)json_real_value(e) &&
+                json_real_value(e) > -9e15 && json_real_value(e) < 9e15)
+                json_array_set_new(v, i, json_integer((json_int_t)json_real_value(e)));
+            else
+                integral_numbers(e);
+        }
+    }
+}
+
+/* webhookd's own: `overlay X` hands the overlay over as data (no text to
+ * print and parse back).  Prints nothing; a second call replaces the first. */
+static wh_code fn_overlay(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
+{
+    wh_inject_data *d = data_of(ctx);
+    json_t *j = NULL;
+    wh_code rc;
+
+    if ((rc = wh_tmpl_to_json(ctx, &a[0], &j)) != WH_OK)
+        return rc;
+    if (!json_is_object(j)) {
+        json_decref(j);
+        return wh_tmpl_errorf(ctx, "overlay: want a map, got %s", wh_tmpl_type_name(&a[0]));
+    }
+    integral_numbers(j);
+    json_decref(d->captured);
+    d->captured = j;
+    *out = wh_tmpl_str("");
+    return WH_OK;
+}
+
 const wh_tmpl_func wh_inject_funcs[] = {
+    {"overlay", fn_overlay, "v", NULL},
     {"formatDuration", fn_format_duration, "v", NULL},
     {"isset", fn_isset, "Ms", NULL},
     {"excludeInboundPort", fn_exclude_inbound_port, "vs", NULL},

@@ -123,10 +123,10 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
         const wh_inject_field *f;
         json_t *ov, *nv = NULL;
 
-        if (strcmp(key, "$patch") == 0 || strcmp(key, "$retainKeys") == 0 ||
-            strncmp(key, SET_ORDER, strlen(SET_ORDER)) == 0)
+        if (key[0] == '$' && (strcmp(key, "$patch") == 0 || strcmp(key, "$retainKeys") == 0 ||
+                              strncmp(key, SET_ORDER, strlen(SET_ORDER)) == 0))
             continue;
-        if (strncmp(key, DELETE_PRIMITIVE, strlen(DELETE_PRIMITIVE)) == 0) {
+        if (key[0] == '$' && strncmp(key, DELETE_PRIMITIVE, strlen(DELETE_PRIMITIVE)) == 0) {
             if ((rc = delete_from_primitive_list(orig, key + strlen(DELETE_PRIMITIVE), pv, err)) != WH_OK)
                 return rc;
             continue;
@@ -159,7 +159,8 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
 }
 
 typedef struct merge_item {
-    json_t *value;  /* owned reference */
+    json_t *value;  /* owned reference; shared with the original list until `own` */
+    int own;        /* 1 once value is a private copy that may be modified */
     long orig_idx;  /* position in the (post-delete) original list, -1 when new */
     long patch_idx; /* position among the patch's items, -1 when server-only */
 } merge_item;
@@ -202,11 +203,8 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
     if ((items = calloc(n + np + 1, sizeof(*items))) == NULL)
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
     for (i = 0; i < n; i++) {
-        items[nitems].value = json_deep_copy(json_array_get(orig_list, i));
-        if (items[nitems].value == NULL) {
-            rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-            goto out;
-        }
+        /* shared until a patch item merges into it (copy on write) */
+        items[nitems].value = json_incref(json_array_get(orig_list, i));
         items[nitems].orig_idx = (long)nitems;
         items[nitems].patch_idx = -1;
         nitems++;
@@ -250,11 +248,22 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
                 goto out;
             }
             items[nitems].value = o;
+            items[nitems].own = 1;
             items[nitems].orig_idx = -1;
             items[nitems].patch_idx = (long)i;
             nitems++;
         } else if (items[j].patch_idx < 0) {
             items[j].patch_idx = (long)i;
+        }
+        if (!items[j].own) {
+            json_t *copy = json_deep_copy(items[j].value);
+            if (copy == NULL) {
+                rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
+                goto out;
+            }
+            json_decref(items[j].value);
+            items[j].value = copy;
+            items[j].own = 1;
         }
         if ((rc = merge_map(items[j].value, pi, f->type, err)) != WH_OK) {
             wh_err_prefix(err, "%s[%s=%s]", f->name, mk, json_is_string(pkey) ? json_string_value(pkey) : "?");
@@ -414,6 +423,22 @@ static int is_zero(const json_t *v)
     }
 }
 
+/* Fields Go prints even when the input lacked them (WH_F_FILL). */
+static wh_code fill_zero_fields(json_t *value, const wh_inject_type *type)
+{
+    const wh_inject_field *f;
+
+    for (f = type->fields; f->name != NULL; f++) {
+        json_t *zero;
+        if (!(f->flags & WH_F_FILL) || json_object_get(value, f->name) != NULL)
+            continue;
+        zero = f->kind == WH_K_INT ? json_integer(0) : f->kind == WH_K_BOOL ? json_false() : json_object();
+        if (zero == NULL || json_object_set_new(value, f->name, zero) != 0)
+            return WH_E_NOMEM;
+    }
+    return WH_OK;
+}
+
 wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err *err)
 {
     const char *key;
@@ -423,6 +448,8 @@ wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err
 
     if (!json_is_object(value) || type == NULL)
         return WH_OK;
+    if ((rc = fill_zero_fields(value, type)) != WH_OK)
+        return wh_err_set(err, rc, "out of memory");
     json_object_foreach_safe(value, tmp, key, v)
     {
         const wh_inject_field *f = wh_inject_schema_field(type, key);
@@ -606,10 +633,41 @@ static const char *json_kind_name(const json_t *v)
     }
 }
 
-static wh_code check_field(const json_t *v, const wh_inject_field *f, const wh_inject_type *owner, wh_buf *path,
-                           wh_err *err);
+/* Where the checker is, as a chain of frames on the stack: the text is only
+ * built when something is wrong. */
+typedef struct check_path {
+    const struct check_path *up;
+    const char *key; /* field name, or NULL for a list index */
+    size_t idx;
+} check_path;
 
-static wh_code check_object(const json_t *value, const wh_inject_type *type, wh_buf *path, wh_err *err)
+static void path_text(const check_path *p, wh_buf *out)
+{
+    if (p == NULL)
+        return;
+    path_text(p->up, out);
+    if (p->key != NULL)
+        wh_buf_printf(out, "%s%s", out->len != 0 ? "." : "", p->key);
+    else
+        wh_buf_printf(out, "[%zu]", p->idx);
+}
+
+static wh_code type_error(wh_err *err, const json_t *v, const wh_inject_type *owner, const check_path *p,
+                          const char *want)
+{
+    wh_buf text = WH_BUF_INIT;
+
+    path_text(p, &text);
+    wh_err_set(err, WH_E_INVALID, "json: cannot unmarshal %s into Go struct field %s.%s of type %s", json_kind_name(v),
+               owner->name, text.data != NULL ? text.data : "", want);
+    wh_buf_free(&text);
+    return WH_E_INVALID;
+}
+
+static wh_code check_field(const json_t *v, const wh_inject_field *f, const wh_inject_type *owner,
+                           const check_path *path, wh_err *err);
+
+static wh_code check_object(const json_t *value, const wh_inject_type *type, const check_path *up, wh_err *err)
 {
     const char *key;
     json_t *v;
@@ -618,108 +676,71 @@ static wh_code check_object(const json_t *value, const wh_inject_type *type, wh_
     json_object_foreach((json_t *)value, key, v)
     {
         const wh_inject_field *f = wh_inject_schema_field(type, key);
-        size_t mark = path->len;
+        check_path here = {up, key, 0};
         if (f == NULL || json_is_null(v))
             continue;
-        if (wh_buf_printf(path, "%s%s", path->len != 0 ? "." : "", key) != WH_OK)
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
-        if ((rc = check_field(v, f, type, path, err)) != WH_OK)
+        if ((rc = check_field(v, f, type, &here, err)) != WH_OK)
             return rc;
-        path->len = mark;
-        path->data[mark] = '\0';
     }
     return WH_OK;
 }
 
-static wh_code check_field(const json_t *v, const wh_inject_field *f, const wh_inject_type *owner, wh_buf *path,
-                           wh_err *err)
+static wh_code check_field(const json_t *v, const wh_inject_field *f, const wh_inject_type *owner,
+                           const check_path *path, wh_err *err)
 {
-    const char *want = NULL;
     size_t i;
     wh_code rc;
 
     switch (f->kind) {
     case WH_K_STR:
-        if (!json_is_string(v))
-            want = "string";
-        break;
+        return json_is_string(v) ? WH_OK : type_error(err, v, owner, path, "string");
     case WH_K_INT:
-        if (!json_is_integer(v) && !(json_is_real(v) && json_real_value(v) == (double)(long long)json_real_value(v)))
-            want = "int32";
-        break;
+        if (json_is_integer(v) || (json_is_real(v) && json_real_value(v) == (double)(long long)json_real_value(v)))
+            return WH_OK;
+        return type_error(err, v, owner, path, "int32");
     case WH_K_BOOL:
-        if (!json_is_boolean(v))
-            want = "bool";
-        break;
+        return json_is_boolean(v) ? WH_OK : type_error(err, v, owner, path, "bool");
     case WH_K_OBJ:
-        if (!json_is_object(v))
-            want = f->type->name;
-        else if ((rc = check_object(v, f->type, path, err)) != WH_OK)
-            return rc;
-        break;
+        return json_is_object(v) ? check_object(v, f->type, path, err) : type_error(err, v, owner, path, f->type->name);
     case WH_K_MAP:
     case WH_K_QMAP: {
         const char *key;
         json_t *mv;
-        if (!json_is_object(v)) {
-            want = "map[string]string";
-            break;
-        }
-        json_object_foreach((json_t *)v, key, mv) if (!json_is_null(mv) && !json_is_string(mv) &&
-                                                      !(f->kind == WH_K_QMAP && json_is_number(mv)))
+        if (!json_is_object(v))
+            return type_error(err, v, owner, path, "map[string]string");
+        json_object_foreach((json_t *)v, key, mv)
         {
-            return wh_err_set(err, WH_E_INVALID, "json: cannot unmarshal %s into Go struct field %s.%s of type string",
-                              json_kind_name(mv), owner->name, path->data);
+            check_path here = {path, key, 0};
+            if (!json_is_null(mv) && !json_is_string(mv) && !(f->kind == WH_K_QMAP && json_is_number(mv)))
+                return type_error(err, mv, owner, &here, "string");
         }
-        break;
+        return WH_OK;
     }
     case WH_K_LIST:
     case WH_K_PLIST:
-        if (!json_is_array(v)) {
-            want = f->kind == WH_K_LIST && f->type != NULL ? f->type->name : "list";
-            break;
-        }
+        if (!json_is_array(v))
+            return type_error(err, v, owner, path, f->kind == WH_K_LIST && f->type != NULL ? f->type->name : "list");
         for (i = 0; i < json_array_size(v); i++) {
-            const json_t *item = json_array_get(v, i);
-            size_t mark = path->len;
-            if (json_is_null(item))
+            const json_t *elem = json_array_get(v, i);
+            check_path here = {path, NULL, i};
+            if (json_is_null(elem))
                 continue;
-            if (f->kind == WH_K_PLIST ? (json_is_object(item) || json_is_array(item)) : !json_is_object(item)) {
-                return wh_err_set(err, WH_E_INVALID,
-                                  "json: cannot unmarshal %s into Go struct field %s.%s[%zu] of type %s",
-                                  json_kind_name(item), owner->name, path->data, i,
+            if (f->kind == WH_K_PLIST ? (json_is_object(elem) || json_is_array(elem)) : !json_is_object(elem))
+                return type_error(err, elem, owner, &here,
                                   f->kind == WH_K_PLIST ? "scalar" : (f->type != NULL ? f->type->name : "object"));
-            }
-            if (f->kind == WH_K_LIST && f->type != NULL) {
-                if (wh_buf_printf(path, "[%zu]", i) != WH_OK)
-                    return wh_err_set(err, WH_E_NOMEM, "out of memory");
-                if ((rc = check_object(item, f->type, path, err)) != WH_OK)
-                    return rc;
-                path->len = mark;
-                path->data[mark] = '\0';
-            }
+            if (f->kind == WH_K_LIST && f->type != NULL && (rc = check_object(elem, f->type, &here, err)) != WH_OK)
+                return rc;
         }
-        break;
+        return WH_OK;
     default:
-        break;
+        return WH_OK;
     }
-    if (want != NULL)
-        return wh_err_set(err, WH_E_INVALID, "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
-                          json_kind_name(v), owner->name, path->data, want);
-    return WH_OK;
 }
 
 wh_code wh_inject_go_check(const json_t *value, const wh_inject_type *type, wh_err *err)
 {
-    wh_buf path = WH_BUF_INIT;
-    wh_code rc;
-
     if (!json_is_object(value))
         return wh_err_set(err, WH_E_INVALID, "json: cannot unmarshal %s into Go value of type %s",
                           json_kind_name(value), type->name);
-    if (wh_buf_puts(&path, "") != WH_OK)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
-    rc = check_object(value, type, &path, err);
-    wh_buf_free(&path);
-    return rc;
+    return check_object(value, type, NULL, err);
 }

@@ -50,10 +50,6 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, const json_t *overlays
         rc = nomem(err);
         goto out;
     }
-    if ((rc = wh_inject_go_roundtrip(merged, &wh_inject_type_pod, err)) != WH_OK) {
-        wh_err_prefix(err, "could not decode pod");
-        goto out;
-    }
     for (i = 0; i < json_array_size(overlays); i++) {
         const json_t *overlay = json_array_get(overlays, i);
         const char *name = names != NULL ? names[i] : "?";
@@ -64,8 +60,7 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, const json_t *overlays
                             name);
             goto out;
         }
-        if ((rc = wh_inject_smp(tmpl, overlay, &wh_inject_type_pod, err)) != WH_OK ||
-            (rc = wh_inject_go_roundtrip(tmpl, &wh_inject_type_pod, err)) != WH_OK) {
+        if ((rc = wh_inject_smp(tmpl, overlay, &wh_inject_type_pod, err)) != WH_OK) {
             wh_err_prefix(err,
                           "failed parsing generated injected YAML (check Istio sidecar injector "
                           "configuration): template %s",
@@ -75,8 +70,7 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, const json_t *overlays
         if (native && wh_inject_find_named(wh_inject_spec_list(tmpl, "initContainers"), WH_PROXY, NULL) != NULL &&
             (rc = move_proxy_to_init(merged, err)) != WH_OK)
             goto out;
-        if ((rc = wh_inject_smp(merged, overlay, &wh_inject_type_pod, err)) != WH_OK ||
-            (rc = wh_inject_go_roundtrip(merged, &wh_inject_type_pod, err)) != WH_OK) {
+        if ((rc = wh_inject_smp(merged, overlay, &wh_inject_type_pod, err)) != WH_OK) {
             wh_err_prefix(err, "failed applying injection overlay: template %s", name);
             goto out;
         }
@@ -114,8 +108,7 @@ static wh_code apply_container(json_t *pod, const char *list, const json_t *over
 
     if (patch == NULL)
         return nomem(err);
-    if ((rc = wh_inject_smp(pod, patch, &wh_inject_type_pod, err)) == WH_OK)
-        rc = wh_inject_go_roundtrip(pod, &wh_inject_type_pod, err);
+    rc = wh_inject_smp(pod, patch, &wh_inject_type_pod, err);
     json_decref(patch);
     if (rc != WH_OK)
         wh_err_prefix(err, "failed to apply sidecar container");

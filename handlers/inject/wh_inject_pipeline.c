@@ -31,10 +31,13 @@ static wh_code prepare(const wh_inject_pod_request *req, json_t **out, wh_err *e
         wh_err_prefix(err, "could not decode pod");
         return rc;
     }
-    if ((pod = json_deep_copy(req->pod)) == NULL)
+    /* Shallow copies: only the top level and metadata's own keys change here,
+     * and nothing downstream modifies the original pod in place. */
+    if ((pod = json_copy((json_t *)req->pod)) == NULL)
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
     meta = json_object_get(pod, "metadata");
-    if (!json_is_object(meta) && ((meta = json_object()) == NULL || json_object_set_new(pod, "metadata", meta) != 0)) {
+    meta = json_is_object(meta) ? json_copy(meta) : json_object();
+    if (meta == NULL || json_object_set_new(pod, "metadata", meta) != 0) {
         json_decref(pod);
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
     }
@@ -132,6 +135,10 @@ wh_code wh_inject_admit(void *ctx, const wh_admission_request *req, wh_admission
     preq.pod = object;
     preq.namespace_ = req->namespace;
     preq.url_envs = envs;
+    if (call->namespaces != NULL) {
+        const char *ns = json_string_value(json_object_get(json_object_get(object, "metadata"), "namespace"));
+        preq.namespace_obj = json_object_get(call->namespaces, ns != NULL && *ns != '\0' ? ns : req->namespace);
+    }
     if ((rc = wh_inject_pod(&preq, &res, err)) != WH_OK) {
         call->failed = 1;
         if (rc == WH_E_NOMEM)

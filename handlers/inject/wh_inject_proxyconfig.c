@@ -9,6 +9,7 @@
 #include "wh_inject_render_int.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -433,12 +434,23 @@ static int cmp_keys(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The built-in defaults, parsed once (read-only afterwards). */
+static json_t *shared_defaults;
+static pthread_once_t shared_defaults_once = PTHREAD_ONCE_INIT;
+
+static void parse_shared_defaults(void)
+{
+    shared_defaults = wh_inject_default_proxy_config();
+}
+
 wh_code wh_inject_proxy_config_json(const json_t *pc, wh_buf *out)
 {
-    json_t *def = wh_inject_default_proxy_config(), *ordered = json_object(), *v;
+    json_t *def, *ordered = json_object(), *v;
     const char *key;
     wh_code rc = WH_E_NOMEM;
 
+    pthread_once(&shared_defaults_once, parse_shared_defaults);
+    def = shared_defaults;
     if (def == NULL || ordered == NULL)
         goto out;
     for (size_t i = 0; i < PC_NFIELDS; i++) {
@@ -472,7 +484,6 @@ wh_code wh_inject_proxy_config_json(const json_t *pc, wh_buf *out)
     json_object_foreach((json_t *)pc, key, v) if (pc_field(key) == NULL && json_object_set(ordered, key, v) != 0) goto out;
     rc = wh_inject_gojson(ordered, out);
 out:
-    json_decref(def);
     json_decref(ordered);
     return rc;
 }

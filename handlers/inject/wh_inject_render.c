@@ -219,9 +219,24 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
         opts.max_output = 16u << 20;
         wh_buf_reset(&text);
         if ((rc = wh_tmpl_render(wh_inject_revision_template(rev, name), "inject", wh_inject_data_value(&data), &opts,
-                                 &text, err)) != WH_OK)
+                                 &text, err)) != WH_OK) {
+            json_decref(data.captured);
+            data.captured = NULL;
             goto fail;
-        if ((rc = wh_yaml_load(text.data ? text.data : "", text.len, &doc, err)) != WH_OK) {
+        }
+        /* A template may hand its overlay over as data (`overlay`), or print
+         * JSON (a YAML subset, much cheaper to read than YAML). */
+        doc = data.captured;
+        data.captured = NULL;
+        if (doc == NULL) {
+            size_t k = 0;
+            while (k < text.len && (text.data[k] == ' ' || text.data[k] == '\n' || text.data[k] == '\t' ||
+                                    text.data[k] == '\r'))
+                k++;
+            if (k < text.len && text.data[k] == '{')
+                doc = json_loadb(text.data + k, text.len - k, JSON_REJECT_DUPLICATES, NULL);
+        }
+        if (doc == NULL && (rc = wh_yaml_load(text.data ? text.data : "", text.len, &doc, err)) != WH_OK) {
             wh_err_prefix(err, "template \"%s\" rendered invalid YAML", name);
             goto fail;
         }

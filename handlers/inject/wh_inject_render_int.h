@@ -98,6 +98,7 @@ typedef struct wh_inject_data {
     const char *inbound_mode; /* "passthrough" / "localhost" */
     const char *compliance;
     const wh_inject_settings *settings; /* for `env` */
+    json_t *captured; /* set by the `overlay` function: the overlay as data */
 } wh_inject_data;
 
 wh_tmpl_value wh_inject_data_value(const wh_inject_data *d);

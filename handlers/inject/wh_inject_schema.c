@@ -342,6 +342,131 @@ static const wh_inject_field f_pod[] = {
     ANY("status"),   END};
 const wh_inject_type wh_inject_type_pod = {"Pod", f_pod};
 
+/* ---- workload objects (kube-inject round-trips the whole object) ---- */
+
+#define IFILL(n)                                                                                                       \
+    {                                                                                                                  \
+        n, WH_K_INT, WH_F_FILL, NULL, NULL                                                                             \
+    }
+#define BFILL(n)                                                                                                       \
+    {                                                                                                                  \
+        n, WH_K_BOOL, WH_F_FILL, NULL, NULL                                                                            \
+    }
+#define STATUS(t)                                                                                                      \
+    {                                                                                                                  \
+        "status", WH_K_OBJ, WH_F_FILL, NULL, &t                                                                        \
+    }
+
+static const wh_inject_field f_pod_template[] = {OBJ("metadata", wh_inject_type_object_meta),
+                                                 OBJ("spec", wh_inject_type_pod_spec), END};
+static const wh_inject_type t_pod_template = {"PodTemplateSpec", f_pod_template};
+
+static const wh_inject_field f_deployment_spec[] = {P("replicas"),
+                                                    ANY("selector"),
+                                                    OBJ("template", t_pod_template),
+                                                    ANY("strategy"),
+                                                    I("minReadySeconds"),
+                                                    P("revisionHistoryLimit"),
+                                                    B("paused"),
+                                                    P("progressDeadlineSeconds"),
+                                                    END};
+static const wh_inject_type t_deployment_spec = {"DeploymentSpec", f_deployment_spec};
+
+static const wh_inject_field f_daemonset_spec[] = {ANY("selector"),           OBJ("template", t_pod_template),
+                                                   ANY("updateStrategy"),     I("minReadySeconds"),
+                                                   P("revisionHistoryLimit"), END};
+static const wh_inject_type t_daemonset_spec = {"DaemonSetSpec", f_daemonset_spec};
+static const wh_inject_field f_daemonset_status[] = {IFILL("currentNumberScheduled"),
+                                                     IFILL("numberMisscheduled"),
+                                                     IFILL("desiredNumberScheduled"),
+                                                     IFILL("numberReady"),
+                                                     I("observedGeneration"),
+                                                     I("updatedNumberScheduled"),
+                                                     I("numberAvailable"),
+                                                     I("numberUnavailable"),
+                                                     END};
+static const wh_inject_type t_daemonset_status = {"DaemonSetStatus", f_daemonset_status};
+
+static const wh_inject_field f_statefulset_spec[] = {P("replicas"),
+                                                     ANY("selector"),
+                                                     OBJ("template", t_pod_template),
+                                                     S("serviceName"),
+                                                     S("podManagementPolicy"),
+                                                     ANY("updateStrategy"),
+                                                     P("revisionHistoryLimit"),
+                                                     I("minReadySeconds"),
+                                                     END};
+static const wh_inject_type t_statefulset_spec = {"StatefulSetSpec", f_statefulset_spec};
+static const wh_inject_field f_statefulset_status[] = {
+    I("observedGeneration"), IFILL("replicas"),          I("readyReplicas"),
+    I("currentReplicas"),    I("updatedReplicas"),       S("currentRevision"),
+    S("updateRevision"),     IFILL("availableReplicas"), END};
+static const wh_inject_type t_statefulset_status = {"StatefulSetStatus", f_statefulset_status};
+
+static const wh_inject_field f_replicaset_spec[] = {P("replicas"), I("minReadySeconds"), ANY("selector"),
+                                                    OBJ("template", t_pod_template), END};
+static const wh_inject_type t_replicaset_spec = {"ReplicaSetSpec", f_replicaset_spec};
+static const wh_inject_field f_replicas_status[] = {IFILL("replicas"),       I("fullyLabeledReplicas"),
+                                                    I("readyReplicas"),      I("availableReplicas"),
+                                                    I("observedGeneration"), END};
+static const wh_inject_type t_replicas_status = {"ReplicaSetStatus", f_replicas_status};
+
+static const wh_inject_field f_rc_spec[] = {P("replicas"), I("minReadySeconds"), MAP("selector"),
+                                            OBJ("template", t_pod_template), END};
+static const wh_inject_type t_rc_spec = {"ReplicationControllerSpec", f_rc_spec};
+
+static const wh_inject_field f_job_spec[] = {OBJ("template", t_pod_template), END};
+static const wh_inject_type t_job_spec = {"JobSpec", f_job_spec};
+static const wh_inject_field f_job_template[] = {OBJ("metadata", wh_inject_type_object_meta), OBJ("spec", t_job_spec),
+                                                 END};
+static const wh_inject_type t_job_template = {"JobTemplateSpec", f_job_template};
+static const wh_inject_field f_cronjob_spec[] = {SREQ("schedule"), S("concurrencyPolicy"),
+                                                 OBJ("jobTemplate", t_job_template), END};
+static const wh_inject_type t_cronjob_spec = {"CronJobSpec", f_cronjob_spec};
+
+static const wh_inject_field f_dc_spec[] = {ANY("strategy"),
+                                            I("minReadySeconds"),
+                                            IFILL("replicas"),
+                                            P("revisionHistoryLimit"),
+                                            BFILL("test"),
+                                            B("paused"),
+                                            MAP("selector"),
+                                            OBJ("template", t_pod_template),
+                                            END};
+static const wh_inject_type t_dc_spec = {"DeploymentConfigSpec", f_dc_spec};
+static const wh_inject_field f_dc_status[] = {
+    IFILL("latestVersion"),     IFILL("observedGeneration"),  IFILL("replicas"),  IFILL("updatedReplicas"),
+    IFILL("availableReplicas"), IFILL("unavailableReplicas"), I("readyReplicas"), END};
+static const wh_inject_type t_dc_status = {"DeploymentConfigStatus", f_dc_status};
+
+#define WORKLOAD(var, spec_type, status_field)                                                                         \
+    static const wh_inject_field f_##var[] = {                                                                         \
+        S("apiVersion"),        S("kind"),    OBJ("metadata", wh_inject_type_object_meta),                             \
+        OBJ("spec", spec_type), status_field, END};                                                                    \
+    static const wh_inject_type t_##var = {#var, f_##var}
+
+WORKLOAD(Deployment, t_deployment_spec, ANY("status"));
+WORKLOAD(DaemonSet, t_daemonset_spec, STATUS(t_daemonset_status));
+WORKLOAD(StatefulSet, t_statefulset_spec, STATUS(t_statefulset_status));
+WORKLOAD(ReplicaSet, t_replicaset_spec, STATUS(t_replicas_status));
+WORKLOAD(ReplicationController, t_rc_spec, STATUS(t_replicas_status));
+WORKLOAD(Job, t_job_spec, ANY("status"));
+WORKLOAD(CronJob, t_cronjob_spec, ANY("status"));
+WORKLOAD(DeploymentConfig, t_dc_spec, STATUS(t_dc_status));
+
+const wh_inject_type *wh_inject_schema_workload(const char *kind)
+{
+    static const wh_inject_type *const all[] = {
+        &t_Deployment, &t_DaemonSet, &t_StatefulSet,      &t_ReplicaSet,      &t_ReplicationController,
+        &t_Job,        &t_CronJob,   &t_DeploymentConfig, &wh_inject_type_pod};
+    size_t i;
+
+    for (i = 0; kind != NULL && i < sizeof(all) / sizeof(all[0]); i++)
+        if (strcmp(all[i]->name, kind) == 0)
+            return all[i];
+    return NULL;
+}
+
 const wh_inject_field *wh_inject_schema_field(const wh_inject_type *type, const char *name)
 {
     const wh_inject_field *f;
@@ -349,7 +474,7 @@ const wh_inject_field *wh_inject_schema_field(const wh_inject_type *type, const 
     if (type == NULL)
         return NULL;
     for (f = type->fields; f->name != NULL; f++)
-        if (strcmp(f->name, name) == 0)
+        if (f->name[0] == name[0] && strcmp(f->name, name) == 0) /* first byte: most keys differ there */
             return f;
     return NULL;
 }

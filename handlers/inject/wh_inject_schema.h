@@ -29,7 +29,9 @@ typedef enum wh_inject_kind {
 enum {
     WH_F_OMIT = 1,  /* omitempty: a zero value ("" / 0 / false) is dropped by Go */
     WH_F_MERGE = 2, /* patchStrategy merge on a scalar list */
-    WH_F_ALWAYS = 4 /* a struct without omitempty: Go always prints it (`"resources":{}`) */
+    WH_F_ALWAYS = 4, /* a struct without omitempty: Go always prints it (`"resources":{}`) */
+    WH_F_FILL = 8    /* Go prints this field even when absent from the input (a zero
+                      * int/bool or a struct holding such fields, e.g. DaemonSet status) */
 };
 
 typedef struct wh_inject_type wh_inject_type;
@@ -54,6 +56,11 @@ extern const wh_inject_type wh_inject_type_object_meta;
 extern const wh_inject_type wh_inject_type_http_get;
 extern const wh_inject_type wh_inject_type_tcp_socket;
 extern const wh_inject_type wh_inject_type_grpc;
+
+/* The Go type of a top-level workload object kube-inject handles (Deployment,
+ * DaemonSet, StatefulSet, ReplicaSet, ReplicationController, Job, CronJob,
+ * DeploymentConfig, Pod), or NULL. */
+const wh_inject_type *wh_inject_schema_workload(const char *kind);
 
 /* The field `name` of `type`, or NULL when unknown (or type is NULL). */
 const wh_inject_field *wh_inject_schema_field(const wh_inject_type *type, const char *name);

@@ -25,6 +25,7 @@ import argparse
 import base64
 import copy
 import hashlib
+import http.server
 import json
 import os
 import shutil
@@ -34,6 +35,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -64,19 +66,34 @@ def merge(base, over):
 
 
 class Settings:
-    """The three files and the flags of one case (shared by identical cases)."""
+    """The three files and the flags of one case (shared by identical cases).
 
-    def __init__(self, corpus, case, tmp):
+    kube-inject gets the effective native-sidecar decision; webhookd gets
+    `--native-sidecars auto` when the case has nodes and reads their kubelet
+    versions (and the namespaces, for OpenShift) from a fake API server."""
+
+    def __init__(self, corpus, case, tmp, embedded=False):
         s = case.get("settings") or {}
+        self.embedded = embedded
         self.flags = []
+        self.webhook_flags = []
+        self.kubelets = s.get("kubeletVersions")
         if s.get("nativeSidecars") is not None:
             self.flags += ["--native-sidecars", "true" if s["nativeSidecars"] else "false"]
+        if s.get("enableNativeSidecars") == "auto" and self.kubelets:
+            self.webhook_flags += ["--native-sidecars", "auto"]
+        elif s.get("nativeSidecars") is not None:
+            self.webhook_flags += ["--native-sidecars", "true" if s["nativeSidecars"] else "false"]
+        common = []
         if s.get("compliancePolicy"):
-            self.flags += ["--compliance-policy", s["compliancePolicy"]]
+            common += ["--compliance-policy", s["compliancePolicy"]]
         if s.get("platform"):
-            self.flags += ["--platform", s["platform"]]
-        for k, v in sorted((s.get("env") or {}).items()):
-            self.flags += ["--env", "%s=%s" % (k, v)]
+            common += ["--platform", s["platform"]]
+        env = ["%s=%s" % kv for kv in sorted((s.get("env") or {}).items())]
+        self.flags += common
+        for pair in env:
+            self.flags += ["--env", pair]
+        self.webhook_flags += common + (["--env", ",".join(env)] if env else [])
         self.namespaces = s.get("namespaces") or []
         texts = {}
         for name, key, loader, dumper in (
@@ -86,7 +103,8 @@ class Settings:
             base = corpus.files[name]
             over = s.get(key) or {}
             texts[name] = base if not over else dumper(merge(loader(base), over))
-        digest = hashlib.sha256(json.dumps([texts, self.flags], sort_keys=True).encode()).hexdigest()[:16]
+        digest = hashlib.sha256(json.dumps([texts, self.flags, self.webhook_flags, self.kubelets, self.namespaces],
+                                           sort_keys=True).encode()).hexdigest()[:16]
         self.key = digest
         self.dir = os.path.join(tmp, "settings", digest)
         self.revdir = os.path.join(self.dir, "revisions")
@@ -96,6 +114,9 @@ class Settings:
                 for path in (os.path.join(self.dir, name), os.path.join(self.revdir, "default", name)):
                     with open(path, "w") as f:
                         f.write(text)
+        if embedded:  # the built-in revision: no files, an empty revisions dir
+            self.revdir = os.path.join(self.dir, "empty-revisions")
+            os.makedirs(self.revdir, exist_ok=True)
         self.config = os.path.join(self.dir, "config")
         self.values = os.path.join(self.dir, "values")
         self.mesh = os.path.join(self.dir, "mesh")
@@ -219,8 +240,47 @@ def drop_status(pod):
 
 # ---- webhookd ---------------------------------------------------------------
 
+class FakeAPI:
+    """Just enough of the Kubernetes API for webhookd's cluster view: the
+    nodes (kubelet versions) and namespaces (annotations) of a case."""
+
+    def __init__(self, kubelets, namespaces, tmp):
+        nodes = [{"metadata": {"name": "node-%d" % i}, "status": {"nodeInfo": {"kubeletVersion": v}}}
+                 for i, v in enumerate(kubelets or [])]
+        nss = [{"metadata": {"name": n["name"], "annotations": n.get("annotations") or {}}} for n in namespaces]
+        lists = {"/api/v1/nodes": {"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": nodes},
+                 "/api/v1/namespaces": {"kind": "NamespaceList", "apiVersion": "v1", "metadata": {}, "items": nss}}
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = lists.get(self.path.split("?")[0])
+                data = json.dumps(body if body is not None else {"kind": "Status", "code": 404}).encode()
+                self.send_response(200 if body is not None else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.kubeconfig = os.path.join(tmp, "kubeconfig-%d" % self.httpd.server_address[1])
+        with open(self.kubeconfig, "w") as f:
+            yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "current-context": "fake",
+                            "clusters": [{"name": "fake", "cluster": {
+                                "server": "http://127.0.0.1:%d" % self.httpd.server_address[1]}}],
+                            "users": [{"name": "fake", "user": {"token": "fake"}}],
+                            "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake"}}]}, f)
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
 class Server:
-    def __init__(self, binary, revdir, flags, tmp, log):
+    def __init__(self, binary, revdir, flags, tmp, log, kubeconfig=None):
         self.port = free_port()
         self.cert = os.path.join(tmp, "tls.crt")
         self.key = os.path.join(tmp, "tls.key")
@@ -232,7 +292,11 @@ class Server:
         cmd = [binary, "--listen", "127.0.0.1:%d" % self.port, "--tls-cert-file", self.cert,
                "--tls-key-file", self.key, "--threads", "1", "--revisions-dir", revdir] + flags
         self.log = open(log, "ab")
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log)
+        env = dict(os.environ)
+        env.pop("KUBECONFIG", None)
+        if kubeconfig:
+            env["KUBECONFIG"] = kubeconfig
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log, env=env)
         self.ctx = ssl.create_default_context(cafile=self.cert)
         deadline = time.time() + 20
         while True:
@@ -296,8 +360,9 @@ def free_port():
 # ---- the two paths --------------------------------------------------------
 
 def run_kube_inject(args, case, cdir, st):
-    cmd = [args.webhookctl, "kube-inject", "-f", os.path.join(cdir, case["input"]), "--injectConfigFile",
-           st.config, "--meshConfigFile", st.mesh, "--valuesFile", st.values] + st.flags
+    cmd = [args.webhookctl, "kube-inject", "-f", os.path.join(cdir, case["input"])] + st.flags
+    if not st.embedded:
+        cmd += ["--injectConfigFile", st.config, "--meshConfigFile", st.mesh, "--valuesFile", st.values]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if case.get("expectedError"):
         if p.returncode == 0:
@@ -395,6 +460,9 @@ def main():
     ap.add_argument("--only", help="substring filter on case folder names")
     ap.add_argument("--paths", default="kube,webhook")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    ap.add_argument("--embedded", action="store_true",
+                    help="use the built-in default revision (no config files, empty --revisions-dir) and run "
+                         "only the cases whose settings are all defaults")
     args = ap.parse_args()
 
     corpus = Corpus(args.corpus)
@@ -407,6 +475,7 @@ def main():
     cases_dir = os.path.join(args.corpus, "cases")
     results = {}
     servers = {}
+    apis = []
     try:
         names = sorted(n for n in os.listdir(cases_dir) if os.path.isfile(os.path.join(cases_dir, n, "case.yaml")))
         for name in names:
@@ -415,14 +484,18 @@ def main():
             cdir = os.path.join(cases_dir, name)
             with open(os.path.join(cdir, "case.yaml")) as f:
                 case = yaml.safe_load(f)
-            st = Settings(corpus, case, tmp)
+            if args.embedded and case.get("differsFromDefault"):
+                continue
+            st = Settings(corpus, case, tmp, embedded=args.embedded)
             if "kube" in paths and case.get("kubeInject"):
                 results[name + "/kube"] = run_kube_inject(args, case, cdir, st)
             if "webhook" in paths and case.get("webhook") and case.get("golden"):
                 if st.key not in servers:
+                    api = FakeAPI(st.kubelets, st.namespaces, tmp)
+                    apis.append(api)
                     try:
-                        servers[st.key] = Server(args.webhookd, st.revdir, st.flags, tmp,
-                                                 os.path.join(tmp, "webhookd-%s.log" % st.key))
+                        servers[st.key] = Server(args.webhookd, st.revdir, st.webhook_flags, tmp,
+                                                 os.path.join(tmp, "webhookd-%s.log" % st.key), api.kubeconfig)
                     except RuntimeError as e:
                         servers[st.key] = str(e)
                 srv = servers[st.key]
@@ -433,6 +506,8 @@ def main():
         for srv in servers.values():
             if not isinstance(srv, str):
                 srv.stop()
+        for api in apis:
+            api.stop()
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
         else:

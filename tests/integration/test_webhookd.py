@@ -414,6 +414,13 @@ class TestCertificates(unittest.TestCase):
                                   capture_output=True).stdout.decode()
             self.assertIn("ASN1 OID: prime256v1", text)
             self.assertIn("ecdsa-with-SHA256", text)
+            # SIGHUP does not replace a self-signed certificate clients were given.
+            before = peer_serial(server.port)
+            n = len(server.records())
+            server.proc.send_signal(signal.SIGHUP)
+            server.wait_log("SIGHUP: reloading", after=n)
+            time.sleep(0.2)
+            self.assertEqual(peer_serial(server.port), before)
 
 
 class TestShutdown(unittest.TestCase):

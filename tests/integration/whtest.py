@@ -55,7 +55,9 @@ class Server:
         self.start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, *exc):
+        """Stop the server; unless the test already failed, its exit status
+        must be 0 (under valgrind/ASan a memory error makes it non-zero)."""
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -64,13 +66,17 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         if self.proc:
+            self.reader.join(scaled(5))  # the rest of the log, up to EOF
             self.proc.stderr.close()
+            if exc_type is None and self.proc.returncode != 0:
+                raise AssertionError("webhookd exited with status %d:\n%s" % (self.proc.returncode, self.log()))
 
     def start(self):
         cmd = WRAPPER + [BINARY] + self.args
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, env=self.env)
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self.reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self.reader.start()
         deadline = time.time() + scaled(15)
         while time.time() < deadline:
             for rec in self.records():
