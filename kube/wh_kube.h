@@ -22,7 +22,8 @@
  * the server answers 401.
  *
  * Requests never hang: each one is bounded by the client's timeout
- * (`--request-timeout`), exec plugins included.  Failures return a wh_code and
+ * (`--request-timeout`), exec plugins included; a 429/5xx answer carrying
+ * Retry-After is retried up to 3 times, waiting at most 5 s each.  Failures return a wh_code and
  * an error sentence made of the API server's Status message (or the transport
  * failure) plus what the user can do about it.
  *
