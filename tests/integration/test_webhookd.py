@@ -243,6 +243,42 @@ class TestHTTP1(unittest.TestCase):
         self.assertEqual(out.stdout, "1.1")
 
 
+GO = os.environ.get("WH_GO", "/usr/lib/go-1.19/bin/go")
+
+
+@unittest.skipUnless(os.access(GO, os.X_OK), "Go 1.19 is not installed (scripts/deps.sh test installs it)")
+class TestGoClient(unittest.TestCase):
+    """Go's net/http + crypto/tls, configured like the kube-apiserver's webhook client."""
+
+    def test_like_the_apiserver(self):
+        d = tempfile.mkdtemp(prefix="wh-go-")
+        try:
+            ca = os.path.join(d, "ca.crt")
+            binary = os.path.join(d, "client")
+            env = dict(os.environ, GOPATH="/usr/share/gocode", GO111MODULE="off",
+                       GOCACHE=os.path.join(tempfile.gettempdir(), "wh-gocache"))
+            subprocess.run([GO, "build", "-o", binary, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                     "goclient", "apiserver_client.go")],
+                           env=env, check=True, timeout=300)
+            with Server("--self-signed-cert-out", ca, "--tls-san", "webhookd.istio-system.svc") as server:
+                for path in ("/validate", "/inject/cluster/c1"):
+                    out = subprocess.run([binary, "-url", server.url + path, "-ca", ca, "-server-name",
+                                          "webhookd.istio-system.svc", "-n", "300", "-c", "16"],
+                                         capture_output=True, text=True, timeout=scaled(120))
+                    self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+                    self.assertIn("ok=300 errors=0 protocols=map[HTTP/1.1:300]", out.stdout)
+                # Connections were reused: far fewer than requests.
+                self.assertLess(metric(server, "webhookd_connections_accepted_total"), 100)
+                # A name the certificate does not carry is refused by Go's verifier.
+                out = subprocess.run([binary, "-url", server.url + "/validate", "-ca", ca, "-server-name",
+                                      "other.istio-system.svc", "-n", "1", "-c", "1"],
+                                     capture_output=True, text=True, timeout=scaled(60))
+                self.assertNotEqual(out.returncode, 0)
+                self.assertIn("certificate is valid for", out.stderr)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+
 class TestHTTP2(unittest.TestCase):
     """With --http2: h2 over ALPN for curl and nghttp, HTTP/1.1 still served."""
 
