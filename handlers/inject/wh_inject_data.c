@@ -186,12 +186,30 @@ static const struct sfield tls_fields[] = {
 };
 STRUCT_TYPE(tls_type, "*v1alpha3.ClientTLSSettings", 1, tls_fields, 1, 0, NULL);
 
+/* Tracer settings (older templates read e.g. .GetTracing.GetZipkin.GetAddress). */
+static const struct sfield address_fields[] = {
+    {"Address", "address", F_STR, NULL, NULL, 0},
+};
+STRUCT_TYPE(zipkin_type, "*v1alpha1.Tracing_Zipkin", 1, address_fields, 1, 0, NULL);
+STRUCT_TYPE(datadog_type, "*v1alpha1.Tracing_Datadog", 1, address_fields, 1, 0, NULL);
+static const struct sfield lightstep_fields[] = {
+    {"Address", "address", F_STR, NULL, NULL, 0},
+    {"AccessToken", "accessToken", F_STR, NULL, NULL, 0},
+    {"CacertPath", "cacertPath", F_STR, NULL, NULL, 0},
+};
+STRUCT_TYPE(lightstep_type, "*v1alpha1.Tracing_Lightstep", 1, lightstep_fields, 1, 0, NULL);
+static const struct sfield opencensus_fields[] = {
+    {"Address", "address", F_STR, NULL, NULL, 0},
+    {"Context", "context", F_ANY, NULL, NULL, 0},
+};
+STRUCT_TYPE(opencensus_type, "*v1alpha1.Tracing_OpenCensusAgent", 1, opencensus_fields, 1, 0, NULL);
+
 static const struct sfield tracing_fields[] = {
-    {"Zipkin", "zipkin", F_ANY, NULL, NULL, 0},
-    {"Lightstep", "lightstep", F_ANY, NULL, NULL, 0},
-    {"Datadog", "datadog", F_ANY, NULL, NULL, 0},
+    {"Zipkin", "zipkin", F_PTR, &zipkin_type, NULL, 0},
+    {"Lightstep", "lightstep", F_PTR, &lightstep_type, NULL, 0},
+    {"Datadog", "datadog", F_PTR, &datadog_type, NULL, 0},
     {"Stackdriver", "stackdriver", F_ANY, NULL, NULL, 0},
-    {"OpenCensusAgent", "openCensusAgent", F_ANY, NULL, NULL, 0},
+    {"OpenCensusAgent", "openCensusAgent", F_PTR, &opencensus_type, NULL, 0},
     {"CustomTags", "customTags", F_ANY, NULL, NULL, 0},
     {"MaxPathTagLength", "maxPathTagLength", F_I32, NULL, NULL, 0},
     {"Sampling", "sampling", F_ANY, NULL, NULL, 0},

@@ -2,9 +2,13 @@
  * wh_inject_render.h - the seam between the two halves of sidecar injection.
  *
  * RENDER side (this header's implementation, files wh_inject_{revision,
- * registry,settings,decide,path,derive,data,funcs,render}.c): from a pod and
- * a revision's configuration to the rendered template overlays, plus every
- * derived input the MERGE side needs.  MERGE side (wh_inject_merge.h & co.):
+ * registry,embedded,settings,decide,path,derive,proxyconfig,validate,data,
+ * funcs,gojson,render}.c): from a pod and a revision's configuration to the
+ * rendered template overlays, plus every derived input the MERGE side needs.
+ * Templates run with Sprig, Istio's helper functions and one of webhookd's
+ * own, `overlay X`, which hands the overlay over as data instead of YAML text
+ * (the embedded revision's template uses it; a template may also print JSON,
+ * which is read without the YAML parser).  MERGE side (wh_inject_merge.h & co.):
  * strategic merge of the overlays, user overrides, post-processing (spec
  * 3.10), JSON Patch, the admit function, kube-inject, conformance.
  *

@@ -158,8 +158,9 @@ static int int_value(const json_t *v, int allow_string, int unsigned64, long lon
     if (allow_string && json_is_string(v)) {
         const char *s = json_string_value(v);
         char *end;
-        if (*s == '\0' || *s == ' ' || *s == '+')
-            return -1;
+        const char *digits = *s == '-' ? s + 1 : s;
+        if (*digits < '0' || *digits > '9' || (digits[0] == '0' && digits[1] != '\0'))
+            return -1; /* not a JSON number: empty, sign, space or leading zero */
         errno = 0;
         if (unsigned64 && *s != '-') {
             unsigned long long u = strtoull(s, &end, 10);
@@ -307,6 +308,51 @@ static int key_matches(const wh_vfield *f, int k8s, const char *key)
     return *key == '\0';
 }
 
+/* What a null list element or map value decodes to: jsonpb (and encoding/json) leave the zero value. */
+static json_t *zero_value(const wh_vfield *f)
+{
+    switch (f->type) {
+    case WH_VT_STR:
+    case WH_VT_BYTES:
+        return json_string("");
+    case WH_VT_BOOL:
+        return json_false();
+    case WH_VT_DBL:
+        return json_real(0);
+    case WH_VT_ENUM:
+        return json_string(((const wh_venum_desc *)f->ref)->values[0]);
+    case WH_VT_DUR:
+        return json_string("0s");
+    case WH_VT_MSG:
+    case WH_VT_STRUCT:
+        return json_object();
+    case WH_VT_ANYLIST:
+        return json_array();
+    case WH_VT_VALUE:
+        return json_null();
+    default:
+        return json_integer(0);
+    }
+}
+
+/* A map key of a map<uint32, ...>: a decimal number as JSON would read it (no sign, no leading zero). */
+static int uint32_key(const char *k)
+{
+    unsigned long long n = 0;
+    const char *p = k;
+
+    if (*p == '\0' || (p[0] == '0' && p[1] != '\0'))
+        return 0;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return 0;
+        n = n * 10 + (unsigned long long)(*p - '0');
+        if (n > 0xffffffffULL)
+            return 0;
+    }
+    return 1;
+}
+
 static wh_code dec_field(dec *d, const wh_vfield *f, int k8s, const json_t *v, json_t **out)
 {
     size_t mark = d->path.len;
@@ -326,13 +372,11 @@ static wh_code dec_field(dec *d, const wh_vfield *f, int k8s, const json_t *v, j
             const json_t *e = json_array_get(v, i);
             if ((rc = wh_buf_printf(&d->path, "[%zu]", i)) != WH_OK)
                 goto out;
-            if (json_is_null(e) && f->type != WH_VT_MSG && f->type != WH_VT_VALUE) {
-                rc = fail(d, e, "a list element");
+            if (json_is_null(e))
+                item = zero_value(f);
+            else if ((rc = dec_value(d, f, k8s, e, &item)) != WH_OK)
                 goto out;
-            }
-            if ((rc = dec_value(d, f, k8s, e, &item)) != WH_OK)
-                goto out;
-            if (json_array_append_new(res, item) != 0) {
+            if (item == NULL || json_array_append_new(res, item) != 0) {
                 rc = wh_err_set(d->err, WH_E_NOMEM, "out of memory");
                 goto out;
             }
@@ -351,13 +395,15 @@ static wh_code dec_field(dec *d, const wh_vfield *f, int k8s, const json_t *v, j
         {
             if ((rc = wh_buf_printf(&d->path, "[%s]", k)) != WH_OK)
                 goto out;
-            if (json_is_null(e) && f->type != WH_VT_MSG && f->type != WH_VT_VALUE) {
-                rc = fail(d, e, "a map value");
+            if (f->card == WH_VC_UMAP && !uint32_key(k)) {
+                rc = fail(d, NULL, "map key is not a uint32");
                 goto out;
             }
-            if ((rc = dec_value(d, f, k8s, e, &item)) != WH_OK)
+            if (json_is_null(e))
+                item = zero_value(f);
+            else if ((rc = dec_value(d, f, k8s, e, &item)) != WH_OK)
                 goto out;
-            if (json_object_set_new(res, k, item) != 0) {
+            if (item == NULL || json_object_set_new(res, k, item) != 0) {
                 rc = wh_err_set(d->err, WH_E_NOMEM, "out of memory");
                 goto out;
             }
@@ -409,7 +455,7 @@ static wh_code dec_msg(dec *d, const wh_vmsg *m, const json_t *in, json_t **out)
         d->path.len = mark;
         d->path.data[mark] = '\0';
         if ((f->card == WH_VC_LIST && json_array_size(val) == 0) ||
-            (f->card == WH_VC_MAP && json_object_size(val) == 0)) {
+            ((f->card == WH_VC_MAP || f->card == WH_VC_UMAP) && json_object_size(val) == 0)) {
             json_decref(val);
             val = NULL;
             continue;
@@ -437,6 +483,107 @@ out:
     return rc;
 }
 
+static int canonical_msg(const wh_vmsg *m, const json_t *in, int depth);
+
+/* One value of field f already in canonical form (and of the right type). */
+static int canonical_value(const wh_vfield *f, const json_t *v, int depth)
+{
+    long long n;
+    int64_t ns;
+
+    switch (f->type) {
+    case WH_VT_STR:
+        return json_is_string(v);
+    case WH_VT_BOOL:
+        return json_is_boolean(v);
+    case WH_VT_I32:
+    case WH_VT_U32:
+    case WH_VT_I64:
+    case WH_VT_U64:
+        if (!json_is_integer(v))
+            return 0;
+        n = (long long)json_integer_value(v);
+        return !((f->type == WH_VT_I32 && (n < INT32_MIN || n > INT32_MAX)) ||
+                 (f->type == WH_VT_U32 && (n < 0 || n > (long long)UINT32_MAX)) || (f->type == WH_VT_U64 && n < 0));
+    case WH_VT_DBL:
+        return json_is_number(v);
+    case WH_VT_BYTES:
+        return json_is_string(v) && is_base64(json_string_value(v));
+    case WH_VT_ENUM: {
+        const wh_venum_desc *e = f->ref;
+        int i;
+        if (!json_is_string(v))
+            return 0;
+        for (i = 0; i < e->n; i++)
+            if (strcmp(e->values[i], json_string_value(v)) == 0)
+                return 1;
+        return 0;
+    }
+    case WH_VT_DUR:
+        return json_is_string(v) && wh_vparse_duration(json_string_value(v), &ns) == 0;
+    case WH_VT_MSG:
+        return json_is_object(v) && canonical_msg(f->ref, v, depth + 1);
+    case WH_VT_STRUCT:
+        return json_is_object(v);
+    case WH_VT_VALUE:
+        return 1;
+    case WH_VT_ANYLIST:
+        return json_is_array(v);
+    }
+    return 0;
+}
+
+/* 1 when `in` is exactly what dec_msg would produce: only JSON names of known fields, no nulls, no empty
+ * lists or maps, canonical scalars, at most one member per oneof.  Then it can be used as is. */
+static int canonical_msg(const wh_vmsg *m, const json_t *in, int depth)
+{
+    unsigned char oneof_seen[32] = {0};
+    const char *k;
+    json_t *v;
+
+    if (m->k8s || depth > 64)
+        return 0;
+    json_object_foreach((json_t *)in, k, v)
+    {
+        const wh_vfield *f = NULL;
+        size_t i;
+        for (i = 0; i < m->nfields && f == NULL; i++)
+            if (strcmp(m->fields[i].json, k) == 0)
+                f = &m->fields[i];
+        if (f == NULL || json_is_null(v))
+            return 0;
+        if (f->oneof != 0) {
+            if (f->oneof >= sizeof(oneof_seen) || oneof_seen[f->oneof])
+                return 0;
+            oneof_seen[f->oneof] = 1;
+        }
+        if (f->card == WH_VC_ONE) {
+            if (!canonical_value(f, v, depth))
+                return 0;
+        } else if (f->card == WH_VC_LIST) {
+            size_t j;
+            if (!json_is_array(v) || json_array_size(v) == 0)
+                return 0;
+            for (j = 0; j < json_array_size(v); j++) {
+                const json_t *e = json_array_get(v, j);
+                if (json_is_null(e) || !canonical_value(f, e, depth))
+                    return 0;
+            }
+        } else {
+            const char *mk;
+            json_t *e;
+            if (!json_is_object(v) || json_object_size(v) == 0)
+                return 0;
+            json_object_foreach(v, mk, e)
+            {
+                if (json_is_null(e) || (f->card == WH_VC_UMAP && !uint32_key(mk)) || !canonical_value(f, e, depth))
+                    return 0;
+            }
+        }
+    }
+    return 1;
+}
+
 wh_code wh_vdecode(const wh_vmsg *m, const json_t *in, json_t **out, wh_err *err)
 {
     dec d = {WH_BUF_INIT, err};
@@ -448,6 +595,8 @@ wh_code wh_vdecode(const wh_vmsg *m, const json_t *in, json_t **out, wh_err *err
     d.path.len = 0;
     if (in == NULL || json_is_null(in))
         rc = (*out = json_object()) ? WH_OK : wh_err_set(err, WH_E_NOMEM, "out of memory");
+    else if (json_is_object(in) && canonical_msg(m, in, 0))
+        *out = json_incref((json_t *)in); /* the common case: nothing to convert, nothing to copy */
     else
         rc = dec_msg(&d, m, in, out);
     wh_buf_free(&d.path);

@@ -281,7 +281,7 @@ MSG(m_authorization_policy, "AuthorizationPolicy", M("selector", m_type_selector
 ENUM(e_mtls_mode, "PeerAuthentication.MutualTLS.Mode", "UNSET", "DISABLE", "PERMISSIVE", "STRICT");
 MSG(m_mtls, "PeerAuthentication.MutualTLS", E("mode", e_mtls_mode));
 MSG(m_peer_authentication, "PeerAuthentication", M("selector", m_type_selector), M("mtls", m_mtls),
-    MPM("portLevelMtls", m_mtls));
+    {"portLevelMtls", WH_VT_MSG, WH_VC_UMAP, 0, &m_mtls, NULL});
 
 MSG(m_jwt_header, "JWTHeader", S("name"), S("prefix"));
 MSG(m_claim_to_header, "ClaimToHeader", S("header"), S("claim"));

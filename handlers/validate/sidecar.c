@@ -83,14 +83,12 @@ static void check_ingress(wh_vctx *c, const json_t *ingress)
             continue;
         }
         proto = wh_vproto_parse(wh_vstr(port, "protocol"));
-        if (strncmp(bind, "unix://", 7) == 0)
-            wh_verr(c, "sidecar: unix domain sockets are not supported for ingress listeners");
-        else if (*bind)
-            wh_vcheck_ip(c, bind);
         if (*wh_vstr(port, "name"))
             wh_vcheck_port_name(c, wh_vstr(port, "name"));
         wh_vcheck_protocol(c, wh_vstr(port, "protocol"));
         wh_vcheck_port(c, wh_vint(port, "number"));
+        if (*bind)
+            wh_vcheck_ip(c, bind);
         for (j = 0; j < i; j++) {
             const json_t *prev = wh_vobj(json_array_get(ingress, j), "port");
             if (prev != NULL && wh_vint(prev, "number") == wh_vint(port, "number"))
@@ -221,8 +219,7 @@ static void check_egress(wh_vctx *c, const json_t *egress)
                 const char *mode = wh_venum(l, "captureMode", "DEFAULT");
                 wh_vcheck_protocol(c, wh_vstr(port, "protocol"));
                 if (strncmp(bind, "unix://", 7) != 0)
-                    wh_verr(c, "sidecar: ports on egress listeners must be valid: port number 0 requires a unix "
-                               "domain socket bind");
+                    wh_verr(c, "sidecar: ports with 0 value must have a unix domain socket bind address");
                 else
                     wh_vadd_err(c, wh_vmsg_unix_address(c, bind + 7));
                 if (strcmp(mode, "DEFAULT") != 0 && strcmp(mode, "NONE") != 0)

@@ -708,7 +708,8 @@ static const char *rule_name(wh_vctx *c, const json_t *o, size_t i, char *buf, s
     return buf;
 }
 
-/* The match as JSON with its name removed: two matches that print alike route alike. */
+/* The match as JSON with its name removed: two matches that print alike route alike (HTTP, TLS and TCP
+ * matches alike; only HTTP routes and matches have names). */
 static char *match_key(const json_t *m)
 {
     json_t *copy = json_copy((json_t *)m);
@@ -892,4 +893,6 @@ void wh_validate_virtual_service(wh_vctx *c, const json_t *spec)
         check_tcp_route(c, json_array_get(tcp, i));
     wh_vcheck_export_to(c, wh_varr(spec, "exportTo"), 0, 0);
     analyze_unreachable(c, http);
+    analyze_unreachable(c, tcp);
+    analyze_unreachable(c, tls);
 }

@@ -100,7 +100,7 @@ typedef enum wh_vtype {
     WH_VT_ANYLIST /* google.protobuf.ListValue: any array */
 } wh_vtype;
 
-enum { WH_VC_ONE = 0, WH_VC_LIST, WH_VC_MAP };
+enum { WH_VC_ONE = 0, WH_VC_LIST, WH_VC_MAP, WH_VC_UMAP /* map<uint32, ...> */ };
 
 typedef struct wh_venum_desc {
     const char *name;

@@ -244,6 +244,70 @@ static void check_gojson(size_t i, json_t *c)
     wh_buf_free(&b);
 }
 
+/* Render one template with the revision's functions:
+ * {"template": s, "values": {...}, "mesh": yaml, "pod": {...}, "settings": [[k, v]...],
+ *  "overlay": {...} | "error": substring} */
+static void check_funcs(size_t i, json_t *c)
+{
+    json_t *config = json_pack("{s:s, s:{s:O}}", "policy", "enabled", "templates", "t", json_object_get(c, "template"));
+    json_t *cfgcase = json_deep_copy(c), *flag;
+    wh_inject_settings settings = WH_INJECT_SETTINGS_INIT;
+    wh_inject_rendered out = {0};
+    wh_inject_input in = {0};
+    wh_inject_revision *rev;
+    wh_buf text = WH_BUF_INIT;
+    size_t k;
+    wh_err err;
+
+    wh_yaml_dump(config, &text, NULL);
+    json_object_set_new(cfgcase, "config", json_string(text.data));
+    rev = load_rev(i, cfgcase);
+    if (rev == NULL)
+        goto out;
+    json_array_foreach(json_object_get(c, "settings"), k, flag)
+        wh_inject_settings_set(&settings, json_string_value(json_array_get(flag, 0)),
+                               json_string_value(json_array_get(flag, 1)), NULL);
+    in.rev = rev;
+    in.settings = &settings;
+    in.pod = json_object_get(c, "pod");
+    {
+        json_t *pod_ann = json_pack("{s:s}", "inject.istio.io/templates", "t");
+        json_t *pod = json_deep_copy(in.pod ? in.pod : json_object());
+        json_t *meta = json_object_get(pod, "metadata");
+        if (meta == NULL) {
+            meta = json_object();
+            json_object_set_new(pod, "metadata", meta);
+        }
+        if (json_object_get(meta, "annotations") == NULL)
+            json_object_set_new(meta, "annotations", json_object());
+        if (json_object_get(json_object_get(meta, "annotations"), "inject.istio.io/templates") == NULL)
+            json_object_update(json_object_get(meta, "annotations"), pod_ann);
+        json_decref(pod_ann);
+        in.pod = pod;
+        wh_err_clear(&err);
+        if (wh_inject_render(&in, &out, &err) != WH_OK) {
+            const char *want = json_string_value(json_object_get(c, "error"));
+            if (want == NULL || strstr(wh_err_msg(&err), want) == NULL) {
+                json_t *g = json_string(wh_err_msg(&err));
+                fail(i, "render error", json_object_get(c, "error"), g);
+                json_decref(g);
+            }
+        } else if (json_object_get(c, "error")) {
+            fail(i, "expected an error", json_object_get(c, "error"), json_array_get(out.overlays, 0));
+        } else if (!json_equal(json_array_get(out.overlays, 0), json_object_get(c, "overlay"))) {
+            fail(i, "overlay", json_object_get(c, "overlay"), json_array_get(out.overlays, 0));
+        }
+        json_decref(pod);
+    }
+out:
+    wh_inject_rendered_clear(&out);
+    wh_inject_revision_unref(rev);
+    wh_inject_settings_clear(&settings);
+    wh_buf_free(&text);
+    json_decref(config);
+    json_decref(cfgcase);
+}
+
 struct family {
     const char *name;
     void (*check)(size_t i, json_t *c);
@@ -260,6 +324,7 @@ static const struct family families[] = {
     {"strip", check_strip},
     {"openshift", check_openshift},
     {"gojson", check_gojson},
+    {"funcs", check_funcs},
 };
 
 int main(int argc, char **argv)
