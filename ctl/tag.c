@@ -8,6 +8,7 @@
  * every change is reported.
  */
 #include <ctype.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -29,7 +30,7 @@ typedef struct tag_cli {
     const char *as_groups[MAX_GROUPS + 1];
     int n_groups;
     int help;
-    const char *revision, *webhook_name, *manifests, *output;
+    const char *revision, *webhook_name, *manifests, *output, *unused_namespace;
     int overwrite, skip_confirmation, auto_inject;
     char *args[MAX_POSITIONAL];
     int nargs;
@@ -56,7 +57,12 @@ static const flag global_flags[] = {
     {"as", 0, F_STRING, OFF(as_user), "Username to impersonate for the operation", 0},
     {"as-group", 0, F_GROUPS, OFF(as_groups), "Group to impersonate for the operation (repeatable)", 0},
     {"help", 'h', F_BOOL, OFF(help), "help for this command", 0},
+    /* istioctl compatibility: accepted so existing scripts keep working */
+    {"kubeclient-timeout", 0, F_STRING, OFF(request_timeout), "Alias of --request-timeout", 1},
+    {"namespace", 'n', F_STRING, OFF(unused_namespace), "Accepted and ignored, as by istioctl tag", 1},
 };
+
+#define NGLOBAL (sizeof(global_flags) / sizeof(global_flags[0]))
 
 static const flag set_flags[] = {
     {"auto-inject-namespaces", 0, F_BOOL, OFF(auto_inject),
@@ -159,6 +165,8 @@ static const subcommand subcommands[] = {
 
 /* ---- help ----------------------------------------------------------------- */
 
+static const flag *find_flag(const flag *a, size_t na, const char *name, char shorthand);
+
 static void flag_left(const flag *f, char *buf, size_t n)
 {
     const char *arg = f->type == F_BOOL ? "" : f->type == F_GROUPS ? " stringArray" : " string";
@@ -181,7 +189,7 @@ static void print_flags(FILE *out, const char *title, const flag *in, size_t nin
     size_t width = 0, i, n = 0;
 
     for (i = 0; i < nin && n < 16; i++)
-        if (!in[i].hidden)
+        if (!in[i].hidden && (help_for != NULL || strcmp(in[i].name, "help") != 0))
             flags[n++] = in[i];
     qsort(flags, n, sizeof(flags[0]), cmp_flags);
     for (i = 0; i < n; i++) {
@@ -204,8 +212,8 @@ static void tag_usage(FILE *out)
     fprintf(out, "%s\nUsage:\n  webhookctl tag [command]\n\nAvailable Commands:\n", tag_long);
     for (size_t i = 0; i < NSUB; i++)
         fprintf(out, "  %-11s %s\n", subcommands[i].name, subcommands[i].summary);
-    print_flags(out, "Flags", &global_flags[6], 1, "tag");
-    print_flags(out, "Global Flags", global_flags, 6, NULL);
+    print_flags(out, "Flags", find_flag(NULL, 0, "help", 0), 1, "tag");
+    print_flags(out, "Global Flags", global_flags, NGLOBAL, NULL);
     fprintf(out, "\nUse \"webhookctl tag [command] --help\" for more information about a command.\n");
 }
 
@@ -220,10 +228,10 @@ static void sub_usage(FILE *out, const subcommand *s)
         size_t n = 0;
         for (size_t i = 0; i < s->nflags; i++)
             all[n++] = s->flags[i];
-        all[n++] = global_flags[6];
+        all[n++] = *find_flag(NULL, 0, "help", 0);
         print_flags(out, "Flags", all, n, s->name);
     }
-    print_flags(out, "Global Flags", global_flags, 6, NULL);
+    print_flags(out, "Global Flags", global_flags, NGLOBAL, NULL);
 }
 
 /* ---- flags ---------------------------------------------------------------- */
@@ -233,7 +241,7 @@ static const flag *find_flag(const flag *a, size_t na, const char *name, char sh
     for (size_t i = 0; i < na; i++)
         if ((name != NULL && strcmp(a[i].name, name) == 0) || (shorthand && a[i].shorthand == shorthand))
             return &a[i];
-    for (size_t i = 0; i < sizeof(global_flags) / sizeof(global_flags[0]); i++)
+    for (size_t i = 0; i < NGLOBAL; i++)
         if ((name != NULL && strcmp(global_flags[i].name, name) == 0) ||
             (shorthand && global_flags[i].shorthand == shorthand))
             return &global_flags[i];
@@ -596,8 +604,8 @@ static int cmd_set(tag_cli *cli, const subcommand *s, int generate)
         goto out;
     }
     if (json_array_size(mwcs) == 0) {
-        fail("cannot modify tag: cannot find MutatingWebhookConfiguration with revision \"%s\" (Service %s/%s exists, "
-             "but the revision's injector webhook is needed as the template for the tag)",
+        fail("cannot modify tag: cannot find MutatingWebhookConfiguration or Service with revision \"%s\": Service "
+             "%s/%s exists, but no MutatingWebhookConfiguration, which the tag needs as its template",
              rev, ns, obj_name(json_array_get(svcs, 0)));
         goto out;
     }
@@ -1120,6 +1128,8 @@ int wh_ctl_tag(int argc, char **argv)
     const char *env_ns = getenv("ISTIOCTL_ISTIONAMESPACE");
 
     memset(&cli, 0, sizeof(cli));
+    /* wh_kube runs libcurl with CURLOPT_NOSIGNAL: a peer closing mid-write must not kill us. */
+    signal(SIGPIPE, SIG_IGN);
     if (argc >= 2 && argv[1][0] != '-') {
         for (size_t i = 0; i < NSUB; i++)
             if (strcmp(argv[1], subcommands[i].name) == 0 ||

@@ -26,6 +26,9 @@
  * an error sentence made of the API server's Status message (or the transport
  * failure) plus what the user can do about it.
  *
+ * libcurl runs with CURLOPT_NOSIGNAL (safe in threads), so the process must
+ * ignore SIGPIPE, as servers do anyway.
+ *
  * Objects travel as jansson values.  Unless stated, `json_t **out` receives a
  * new reference owned by the caller and may be NULL when the caller does not
  * want it; on failure the typed verbs leave *out NULL.  Input objects are

@@ -39,8 +39,7 @@ static wh_code emit(json_t *ops, const char *op, const wh_buf *path, const json_
 
     if (o == NULL || json_object_set_new(o, "op", json_string(op)) != 0 ||
         json_object_set_new(o, "path", json_string(path->data != NULL ? path->data : "")) != 0 ||
-        (value != NULL && json_object_set_new(o, "value", json_deep_copy(value)) != 0) ||
-        json_array_append_new(ops, o) != 0) {
+        (value != NULL && json_object_set(o, "value", (json_t *)value) != 0) || json_array_append_new(ops, o) != 0) {
         json_decref(o);
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
     }

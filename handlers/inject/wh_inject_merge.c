@@ -123,10 +123,10 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
         const wh_inject_field *f;
         json_t *ov, *nv = NULL;
 
-        if (strcmp(key, "$patch") == 0 || strcmp(key, "$retainKeys") == 0 ||
-            strncmp(key, SET_ORDER, strlen(SET_ORDER)) == 0)
+        if (key[0] == '$' && (strcmp(key, "$patch") == 0 || strcmp(key, "$retainKeys") == 0 ||
+                              strncmp(key, SET_ORDER, strlen(SET_ORDER)) == 0))
             continue;
-        if (strncmp(key, DELETE_PRIMITIVE, strlen(DELETE_PRIMITIVE)) == 0) {
+        if (key[0] == '$' && strncmp(key, DELETE_PRIMITIVE, strlen(DELETE_PRIMITIVE)) == 0) {
             if ((rc = delete_from_primitive_list(orig, key + strlen(DELETE_PRIMITIVE), pv, err)) != WH_OK)
                 return rc;
             continue;

@@ -474,7 +474,7 @@ const wh_inject_field *wh_inject_schema_field(const wh_inject_type *type, const 
     if (type == NULL)
         return NULL;
     for (f = type->fields; f->name != NULL; f++)
-        if (strcmp(f->name, name) == 0)
+        if (f->name[0] == name[0] && strcmp(f->name, name) == 0) /* first byte: most keys differ there */
             return f;
     return NULL;
 }

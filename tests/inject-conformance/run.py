@@ -72,8 +72,9 @@ class Settings:
     `--native-sidecars auto` when the case has nodes and reads their kubelet
     versions (and the namespaces, for OpenShift) from a fake API server."""
 
-    def __init__(self, corpus, case, tmp):
+    def __init__(self, corpus, case, tmp, embedded=False):
         s = case.get("settings") or {}
+        self.embedded = embedded
         self.flags = []
         self.webhook_flags = []
         self.kubelets = s.get("kubeletVersions")
@@ -113,6 +114,9 @@ class Settings:
                 for path in (os.path.join(self.dir, name), os.path.join(self.revdir, "default", name)):
                     with open(path, "w") as f:
                         f.write(text)
+        if embedded:  # the built-in revision: no files, an empty revisions dir
+            self.revdir = os.path.join(self.dir, "empty-revisions")
+            os.makedirs(self.revdir, exist_ok=True)
         self.config = os.path.join(self.dir, "config")
         self.values = os.path.join(self.dir, "values")
         self.mesh = os.path.join(self.dir, "mesh")
@@ -356,8 +360,9 @@ def free_port():
 # ---- the two paths --------------------------------------------------------
 
 def run_kube_inject(args, case, cdir, st):
-    cmd = [args.webhookctl, "kube-inject", "-f", os.path.join(cdir, case["input"]), "--injectConfigFile",
-           st.config, "--meshConfigFile", st.mesh, "--valuesFile", st.values] + st.flags
+    cmd = [args.webhookctl, "kube-inject", "-f", os.path.join(cdir, case["input"])] + st.flags
+    if not st.embedded:
+        cmd += ["--injectConfigFile", st.config, "--meshConfigFile", st.mesh, "--valuesFile", st.values]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if case.get("expectedError"):
         if p.returncode == 0:
@@ -455,6 +460,9 @@ def main():
     ap.add_argument("--only", help="substring filter on case folder names")
     ap.add_argument("--paths", default="kube,webhook")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    ap.add_argument("--embedded", action="store_true",
+                    help="use the built-in default revision (no config files, empty --revisions-dir) and run "
+                         "only the cases whose settings are all defaults")
     args = ap.parse_args()
 
     corpus = Corpus(args.corpus)
@@ -476,7 +484,9 @@ def main():
             cdir = os.path.join(cases_dir, name)
             with open(os.path.join(cdir, "case.yaml")) as f:
                 case = yaml.safe_load(f)
-            st = Settings(corpus, case, tmp)
+            if args.embedded and case.get("differsFromDefault"):
+                continue
+            st = Settings(corpus, case, tmp, embedded=args.embedded)
             if "kube" in paths and case.get("kubeInject"):
                 results[name + "/kube"] = run_kube_inject(args, case, cdir, st)
             if "webhook" in paths and case.get("webhook") and case.get("golden"):

@@ -14,6 +14,7 @@
  *              label <resource> <ns|-> <name> <key> <value>   (read-modify-write with 409 retry)
  * answers:     {"ok": true, "result": ...} or {"ok": false, "code": "...", "error": "..."}
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,7 @@ int main(int argc, char **argv)
     size_t cap = 0;
     int i;
 
+    signal(SIGPIPE, SIG_IGN); /* as wh_kube.h asks */
     for (i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--kubeconfig") == 0)
             o.kubeconfig = argv[i + 1];

@@ -74,6 +74,64 @@ def exec_plugin(d, name, body):
     return p
 
 
+class ConnectProxy:
+    """A minimal HTTP CONNECT proxy that counts the tunnels it opened."""
+
+    def __init__(self):
+        import socket
+        import threading
+        self.tunnels = 0
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        import socket
+        import threading
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            head = b""
+            while b"\r\n\r\n" not in head:
+                chunk = c.recv(4096)
+                if not chunk:
+                    break
+                head += chunk
+            parts = head.split(b" ")
+            if len(parts) < 2 or parts[0] != b"CONNECT":
+                c.close()
+                continue
+            host, port = parts[1].decode().rsplit(":", 1)
+            up = socket.create_connection((host, int(port)))
+            self.tunnels += 1
+            c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            for a, b in ((c, up), (up, c)):
+                threading.Thread(target=self.pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def pipe(a, b):
+        try:
+            while True:
+                data = a.recv(65536)
+                if not data:
+                    break
+                b.sendall(data)
+        except OSError:
+            pass
+        for s in (a, b):
+            try:
+                s.shutdown(2)
+            except OSError:
+                pass
+
+    def close(self):
+        self.sock.close()
+
+
 def rfc3339(seconds_from_now):
     t = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=seconds_from_now)
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -141,6 +199,13 @@ def main():
         r, _ = t.whoami("--kubeconfig", api.kubeconfig("k-sni-bad", cluster={"tls-server-name": "wrong.test"}))
         check("tls-server-name is what the certificate is checked against", not r[0]["ok"] and
               r[0]["code"] == "TLS error", r)
+
+        proxy = ConnectProxy()
+        r, u = t.whoami("--kubeconfig", api.kubeconfig("k-proxy", cluster={
+            "proxy-url": "http://127.0.0.1:%d" % proxy.port}))
+        check("proxy-url tunnels through the proxy", r[0]["ok"] and u == ["admin"] and proxy.tunnels == 1,
+              (r, u, proxy.tunnels))
+        proxy.close()
 
         # --- merging and contexts ------------------------------------------------
         a_path, b_path = os.path.join(d, "a.yaml"), os.path.join(d, "b.yaml")
