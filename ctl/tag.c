@@ -51,7 +51,8 @@ static const flag global_flags[] = {
     {"context", 0, F_STRING, OFF(context), "Name of the kubeconfig context to use", 0},
     {"istioNamespace", 'i', F_STRING, OFF(istio_ns),
      "Namespace of the Istio control plane (default \"istio-system\"; env ISTIOCTL_ISTIONAMESPACE)", 0},
-    {"kubeconfig", 'c', F_STRING, OFF(kubeconfig), "Kubernetes configuration file (default $KUBECONFIG or ~/.kube/config)", 0},
+    {"kubeconfig", 'c', F_STRING, OFF(kubeconfig),
+     "Kubernetes configuration file (default $KUBECONFIG or ~/.kube/config)", 0},
     {"request-timeout", 0, F_STRING, OFF(request_timeout),
      "How long to wait for each API request, e.g. 10s, 1m (default \"30s\"; always bounded)", 0},
     {"as", 0, F_STRING, OFF(as_user), "Username to impersonate for the operation", 0},
@@ -67,10 +68,11 @@ static const flag global_flags[] = {
 static const flag set_flags[] = {
     {"auto-inject-namespaces", 0, F_BOOL, OFF(auto_inject),
      "Inject sidecars into every namespace that has no injection label (default tag only; system namespaces are "
-     "excluded)", 0},
+     "excluded)",
+     0},
     {"manifests", 'd', F_STRING, OFF(manifests), "Not supported: webhookctl renders the tag objects itself", 1},
-    {"overwrite", 0, F_BOOL, OFF(overwrite),
-     "Replace an existing revision tag of the same name instead of refusing to", 0},
+    {"overwrite", 0, F_BOOL, OFF(overwrite), "Replace an existing revision tag of the same name instead of refusing to",
+     0},
     {"revision", 'r', F_STRING, OFF(revision), "Control plane revision the tag points to (required)", 0},
     {"skip-confirmation", 'y', F_BOOL, OFF(skip_confirmation),
      "Do not ask before applying a tag whose webhooks would overlap with existing ones", 0},
@@ -453,7 +455,8 @@ static int check_names(const tag_cli *cli, const char *tag)
         bad = fail("invalid revision tag name \"%s\": the tag Service name \"%s\" would be longer than 63 characters "
                    "(keep tags to %zu characters)",
                    tag, svc.data, 63 - strlen(TAG_SERVICE_PREFIX));
-    else if (cli->revision != NULL && (cli->revision[0] == '\0' || wh_kube_check_label_value(cli->revision, &err) != WH_OK))
+    else if (cli->revision != NULL &&
+             (cli->revision[0] == '\0' || wh_kube_check_label_value(cli->revision, &err) != WH_OK))
         bad = fail("invalid --revision %s", cli->revision[0] == '\0' ? "\"\": must not be empty" : wh_err_msg(&err));
     else if (cli->webhook_name != NULL && wh_kube_check_dns1123_subdomain(cli->webhook_name, &err) != WH_OK)
         bad = fail("invalid --webhook-name %s", wh_err_msg(&err));
@@ -565,7 +568,8 @@ static int cmd_set(tag_cli *cli, const subcommand *s, int generate)
     if (!generate && !is_default) {
         wh_buf_printf(&sel, "%s=%s,!%s,app=istiod", REV_LABEL, tag, TAG_LABEL);
         wh_buf_printf(&sel2, "%s=%s,!%s", REV_LABEL, tag, TAG_LABEL);
-        if (list_or_fail(c, &wh_kube_services, ns, sel.data, &svcs, "cannot check for a revision with the tag's name") ||
+        if (list_or_fail(c, &wh_kube_services, ns, sel.data, &svcs,
+                         "cannot check for a revision with the tag's name") ||
             list_or_fail(c, &wh_kube_mutating_webhooks, NULL, sel2.data, &mwcs,
                          "cannot check for a revision with the tag's name"))
             goto out;
@@ -574,8 +578,9 @@ static int cmd_set(tag_cli *cli, const subcommand *s, int generate)
                 fail("cannot create revision tag \"%s\": found existing control plane revision with same name", tag);
                 goto out;
             }
-            fprintf(stderr, "Warning: revision tag \"%s\" has the same name as an existing control plane revision; "
-                            "both will claim namespaces labeled istio.io/rev=%s\n",
+            fprintf(stderr,
+                    "Warning: revision tag \"%s\" has the same name as an existing control plane revision; "
+                    "both will claim namespaces labeled istio.io/rev=%s\n",
                     tag, tag);
         }
         json_decref(svcs);
@@ -797,8 +802,10 @@ out:
 static int cmp_rows(const void *a, const void *b)
 {
     const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
-    int r = strcmp(json_string_value(json_object_get(x, "revision")), json_string_value(json_object_get(y, "revision")));
-    return r != 0 ? r : strcmp(json_string_value(json_object_get(x, "tag")), json_string_value(json_object_get(y, "tag")));
+    int r =
+        strcmp(json_string_value(json_object_get(x, "revision")), json_string_value(json_object_get(y, "revision")));
+    return r != 0 ? r
+                  : strcmp(json_string_value(json_object_get(x, "tag")), json_string_value(json_object_get(y, "tag")));
 }
 
 static void add_pair(json_t *rows, const char *tag, const char *rev)
@@ -840,7 +847,8 @@ static int cmd_list(tag_cli *cli, const subcommand *s)
     if ((rows = json_array()) == NULL || (kept = json_array()) == NULL || make_client(cli, &c) != 0)
         goto out;
     if (list_or_fail(c, &wh_kube_mutating_webhooks, NULL, REV_LABEL, &mwcs, "failed to retrieve revision tags") ||
-        list_or_fail(c, &wh_kube_services, cli->istio_ns, REV_LABEL, &svcs, "failed to retrieve revision tag services") ||
+        list_or_fail(c, &wh_kube_services, cli->istio_ns, REV_LABEL, &svcs,
+                     "failed to retrieve revision tag services") ||
         list_or_fail(c, &wh_kube_namespaces, NULL, REV_LABEL, &nss, "error retrieving namespaces for tags"))
         goto out;
     for (int pass = 0; pass < 2; pass++) {
@@ -1004,7 +1012,8 @@ static int offer_reactivation(wh_kube_client *c, const tag_cli *cli)
     int rc = 0;
 
     wh_buf_printf(&sel, "%s=%s,!%s", REV_LABEL, TAG_DEFAULT, TAG_LABEL);
-    if (list_or_fail(c, &wh_kube_mutating_webhooks, NULL, sel.data, &legacy, "cannot look for the deactivated injector")) {
+    if (list_or_fail(c, &wh_kube_mutating_webhooks, NULL, sel.data, &legacy,
+                     "cannot look for the deactivated injector")) {
         rc = 1;
         goto out;
     }
@@ -1086,7 +1095,8 @@ static int cmd_remove(tag_cli *cli, const subcommand *s)
     if (list_or_fail(c, &wh_kube_namespaces, NULL, sel.data, &nss, "failed to retrieve namespaces dependent on tag"))
         goto out;
     if (json_array_size(nss) > 0 && !cli->skip_confirmation) {
-        wh_buf_printf(&prompt, "Caution, found %zu namespace(s) still injected by tag \"%s\":", json_array_size(nss), tag);
+        wh_buf_printf(&prompt, "Caution, found %zu namespace(s) still injected by tag \"%s\":", json_array_size(nss),
+                      tag);
         json_array_foreach(nss, i, it) wh_buf_printf(&prompt, " %s", obj_name(it));
         wh_buf_puts(&prompt, "\nProceed with operation? [y/N] ");
         if (!confirm(prompt.data)) {

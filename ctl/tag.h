@@ -34,8 +34,8 @@ wh_code tag_render_mwc(const tag_render_opts *o, const json_t *canonical, json_t
 
 /* istiod-default-validator for the default tag.  `existing` is the cluster's
  * current validator or NULL; its failure policies are inherited. */
-wh_code tag_render_validator(const tag_render_opts *o, const json_t *canonical, const json_t *existing,
-                             json_t **out, wh_err *err);
+wh_code tag_render_validator(const tag_render_opts *o, const json_t *canonical, const json_t *existing, json_t **out,
+                             wh_err *err);
 
 /* Service istiod-revision-tag-<tag>. */
 wh_code tag_render_service(const tag_render_opts *o, json_t **out, wh_err *err);

@@ -45,8 +45,8 @@ static void collect_selector_revs(const json_t *sel, json_t *revs, int *mentions
 /* Is this MWC one the analysis considers (Istio-related)? */
 static int relevant(const json_t *mwc, json_t *revs)
 {
-    const char *rev = json_string_value(json_object_get(json_object_get(json_object_get(mwc, "metadata"), "labels"),
-                                                        REV_LABEL));
+    const char *rev =
+        json_string_value(json_object_get(json_object_get(json_object_get(mwc, "metadata"), "labels"), REV_LABEL));
     int yes = rev != NULL, mentions = 0;
     size_t i;
     json_t *w;
@@ -114,8 +114,8 @@ wh_code tag_analyze_overlaps(const json_t *webhooks, const char *target, json_t 
         {
             wh_buf id = WH_BUF_INIT;
             wh_buf_printf(&id, "%s/%s", mname, json_string_value(json_object_get(w, "name")) ?: "");
-            json_array_append_new(entries, json_pack("{s:s, s:O, s:b}", "id", id.data, "entry", w, "target",
-                                                     strcmp(mname, target) == 0));
+            json_array_append_new(
+                entries, json_pack("{s:s, s:O, s:b}", "id", id.data, "entry", w, "target", strcmp(mname, target) == 0));
             wh_buf_free(&id);
         }
     }
@@ -174,7 +174,8 @@ wh_code tag_analyze_overlaps(const json_t *webhooks, const char *target, json_t 
         }
         json_object_foreach(set, key, unused) names[m++] = key;
         qsort(names, m, sizeof(*names), cmp_str);
-        wh_buf_printf(&msg, "Error [IST0139] (MutatingWebhookConfiguration %s) Webhook overlaps with others: [", target);
+        wh_buf_printf(&msg, "Error [IST0139] (MutatingWebhookConfiguration %s) Webhook overlaps with others: [",
+                      target);
         for (size_t x = 0; x < m; x++)
             wh_buf_printf(&msg, "%s%s", x > 0 ? ", " : "", names[x]);
         wh_buf_puts(&msg, "]. This may cause injection to occur twice.");

@@ -10,8 +10,7 @@
 
 #include "tag.h"
 
-static const char *const system_namespaces[] = {"kube-system", "kube-public", "kube-node-lease",
-                                                "local-path-storage"};
+static const char *const system_namespaces[] = {"kube-system", "kube-public", "kube-node-lease", "local-path-storage"};
 
 static wh_code nomem(wh_err *err)
 {
@@ -111,8 +110,8 @@ static const char *canonical_name(const json_t *mwc)
  * non-revisioned install). */
 static const char *canonical_revision(const json_t *canonical)
 {
-    return json_string_value(json_object_get(json_object_get(json_object_get(canonical, "metadata"), "labels"),
-                                             REV_LABEL));
+    return json_string_value(
+        json_object_get(json_object_get(json_object_get(canonical, "metadata"), "labels"), REV_LABEL));
 }
 
 /* Labels: ours <- canonical's except "app" <- minus operator-owned keys
@@ -166,7 +165,8 @@ static wh_code injector_client_config(const tag_render_opts *o, const json_t *en
                         ns != NULL ? ns : o->istio_ns, "path", path != NULL ? path : "/inject", "port",
                         json_is_integer(port) ? json_incref(port) : json_integer(443));
     } else {
-        return wh_err_set(err, WH_E_INVALID, "webhook entry \"%s\" has neither clientConfig.url nor clientConfig.service",
+        return wh_err_set(err, WH_E_INVALID,
+                          "webhook entry \"%s\" has neither clientConfig.url nor clientConfig.service",
                           json_string_value(json_object_get(entry, "name")) ?: "");
     }
     if (res == NULL)
@@ -286,8 +286,8 @@ static wh_code validator_client_config(const tag_render_opts *o, const json_t *i
     return WH_OK;
 }
 
-wh_code tag_render_validator(const tag_render_opts *o, const json_t *canonical, const json_t *existing,
-                             json_t **out, wh_err *err)
+wh_code tag_render_validator(const tag_render_opts *o, const json_t *canonical, const json_t *existing, json_t **out,
+                             wh_err *err)
 {
     const json_t *inj = injector_entry(canonical);
     const char *rev = canonical_revision(canonical);
@@ -419,8 +419,8 @@ wh_code tag_deactivate(json_t *mwc, wh_err *err)
 
 wh_code tag_reactivate(json_t *mwc, wh_err *err)
 {
-    const char *rev = json_string_value(json_object_get(json_object_get(json_object_get(mwc, "metadata"), "labels"),
-                                                        REV_LABEL));
+    const char *rev =
+        json_string_value(json_object_get(json_object_get(json_object_get(mwc, "metadata"), "labels"), REV_LABEL));
     size_t i;
     json_t *w;
 

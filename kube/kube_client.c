@@ -281,8 +281,9 @@ static wh_code http_error(const wh_kube_client *c, const char *method, const cha
     switch (code) {
     case 401:
         rc = WH_E_REMOTE;
-        wh_buf_printf(&hint, "the API server did not accept the credentials of user \"%s\" (context \"%s\"): check "
-                             "the token, client certificate or exec plugin login",
+        wh_buf_printf(&hint,
+                      "the API server did not accept the credentials of user \"%s\" (context \"%s\"): check "
+                      "the token, client certificate or exec plugin login",
                       c->cfg->user_name, c->cfg->context_name);
         if (msg == NULL)
             msg = "Unauthorized";
@@ -353,8 +354,9 @@ static wh_code curl_error(const wh_kube_client *c, CURLcode cc, const char *deta
                           "client-key(-data) of user \"%s\"",
                           what, cfg->user_name);
     case CURLE_SSL_CACERT_BADFILE:
-        return wh_err_set(err, WH_E_TLS, "cannot load the certificate authority (%s) — check certificate-authority(-data) "
-                                         "of cluster \"%s\"",
+        return wh_err_set(err, WH_E_TLS,
+                          "cannot load the certificate authority (%s) — check certificate-authority(-data) "
+                          "of cluster \"%s\"",
                           what, cfg->cluster_name);
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_RECV_ERROR:
@@ -383,14 +385,23 @@ static wh_code perform(wh_kube_client *c, const char *method, const char *path, 
     *http_status = 0;
     if (cfg->exec != NULL && (rc = refresh_exec(c, err)) != WH_OK)
         return rc;
-    if (cfg->exec != NULL)
+    if (cfg->exec != NULL) {
         token = c->cred.token;
-    else if (cfg->token != NULL)
-        token = cfg->token;
-    else if (cfg->token_file != NULL) {
-        if ((rc = refresh_file_token(c, err)) != WH_OK)
+    } else if (cfg->token_file != NULL) {
+        /* As client-go: the file, re-read when it changes, wins over `token`,
+         * which only stands in while the file cannot be read. */
+        if ((rc = refresh_file_token(c, err)) == WH_OK)
+            token = c->file_token;
+        else if (cfg->token != NULL && c->file_token == NULL)
+            token = cfg->token;
+        else if (c->file_token != NULL)
+            token = c->file_token; /* keep the last good token while the file is being replaced */
+        else
             return rc;
-        token = c->file_token;
+        wh_err_clear(err);
+        rc = WH_OK;
+    } else if (cfg->token != NULL) {
+        token = cfg->token;
     }
 
     curl_easy_reset(curl);
@@ -525,8 +536,7 @@ wh_code wh_kube_request(wh_kube_client *c, const char *method, const char *path,
         json_error_t jerr;
         doc = json_loadb(snk.body.data, snk.body.len, 0, &jerr);
         if (doc == NULL && status >= 200 && status < 300) {
-            rc = wh_err_set(err, WH_E_PARSE, "%s %s: the API server's answer is not JSON: %s", method, path,
-                            jerr.text);
+            rc = wh_err_set(err, WH_E_PARSE, "%s %s: the API server's answer is not JSON: %s", method, path, jerr.text);
             goto out;
         }
     }
@@ -568,8 +578,8 @@ static wh_code resource_path(wh_kube_client *c, const wh_kube_resource *r, const
     char *e;
     wh_code rc;
 
-    if ((rc = wh_buf_printf(out, "/%s/%s", strchr(r->group_version, '/') != NULL ? "apis" : "api",
-                            r->group_version)) != WH_OK)
+    if ((rc = wh_buf_printf(out, "/%s/%s", strchr(r->group_version, '/') != NULL ? "apis" : "api", r->group_version)) !=
+        WH_OK)
         return rc;
     if (r->namespaced && ns != NULL) {
         if ((e = curl_easy_escape(c->curl, ns, 0)) == NULL)
@@ -604,8 +614,8 @@ static wh_code add_query(wh_kube_client *c, wh_buf *path, const char *key, const
     return rc;
 }
 
-static wh_code send_json(wh_kube_client *c, const char *method, const char *path, const char *ctype,
-                         const json_t *obj, json_t **out, wh_err *err)
+static wh_code send_json(wh_kube_client *c, const char *method, const char *path, const char *ctype, const json_t *obj,
+                         json_t **out, wh_err *err)
 {
     char *body = json_dumps(obj, JSON_COMPACT);
     wh_code rc;
@@ -723,8 +733,7 @@ wh_code wh_kube_update(wh_kube_client *c, const wh_kube_resource *r, const char 
 }
 
 wh_code wh_kube_update_retry(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const char *name,
-                             wh_kube_mutate_fn mutate, void *ctx, const char *field_manager, json_t **out,
-                             wh_err *err)
+                             wh_kube_mutate_fn mutate, void *ctx, const char *field_manager, json_t **out, wh_err *err)
 {
     json_t *obj = NULL;
     wh_code rc = WH_OK;
@@ -753,8 +762,8 @@ wh_code wh_kube_update_retry(wh_kube_client *c, const wh_kube_resource *r, const
 }
 
 wh_code wh_kube_patch(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const char *name,
-                      wh_kube_patch_type type, const json_t *patch, const char *field_manager, int force,
-                      json_t **out, wh_err *err)
+                      wh_kube_patch_type type, const json_t *patch, const char *field_manager, int force, json_t **out,
+                      wh_err *err)
 {
     static const char *const ctypes[] = {"application/merge-patch+json", "application/json-patch+json",
                                          "application/strategic-merge-patch+json", "application/apply-patch+yaml"};
@@ -793,8 +802,7 @@ wh_code wh_kube_apply(wh_kube_client *c, const wh_kube_resource *r, const char *
     return rc;
 }
 
-wh_code wh_kube_delete(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const char *name,
-                       wh_err *err)
+wh_code wh_kube_delete(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const char *name, wh_err *err)
 {
     wh_buf path = WH_BUF_INIT;
     wh_code rc;

@@ -214,8 +214,7 @@ static wh_code load_exec(const json_t *ex, const char *user, wh_kube_config *cfg
         return wh_err_set(err, WH_E_INVALID, "user \"%s\": exec plugin has no command", user);
     if (api == NULL)
         return wh_err_set(err, WH_E_INVALID, "user \"%s\": exec plugin: apiVersion must be specified", user);
-    if (strcmp(api, "client.authentication.k8s.io/v1") != 0 &&
-        strcmp(api, "client.authentication.k8s.io/v1beta1") != 0)
+    if (strcmp(api, "client.authentication.k8s.io/v1") != 0 && strcmp(api, "client.authentication.k8s.io/v1beta1") != 0)
         return wh_err_set(err, WH_E_UNSUPPORTED,
                           "user \"%s\": exec plugin apiVersion \"%s\" is not supported (use "
                           "client.authentication.k8s.io/v1 or v1beta1)",
@@ -289,8 +288,8 @@ static wh_code from_kubeconfig(const json_t *merged, const char *context, wh_kub
     if (user_name != NULL) {
         user = json_object_get(json_object_get(merged, "users"), user_name);
         if (user == NULL) {
-            rc = wh_err_set(err, WH_E_NOTFOUND, "context \"%s\": user \"%s\" does not exist in %s", context,
-                            user_name, cfg->source);
+            rc = wh_err_set(err, WH_E_NOTFOUND, "context \"%s\": user \"%s\" does not exist in %s", context, user_name,
+                            cfg->source);
             goto out;
         }
     }
@@ -327,7 +326,8 @@ static wh_code from_kubeconfig(const json_t *merged, const char *context, wh_kub
             rc = wh_err_set(err, WH_E_UNSUPPORTED,
                             "user \"%s\": auth-provider \"%s\" is not supported: use its exec credential plugin "
                             "instead (e.g. gke-gcloud-auth-plugin, kubelogin)",
-                            user_name, json_string_value(json_object_get(json_object_get(user, "auth-provider"), "name")) ?: "?");
+                            user_name,
+                            json_string_value(json_object_get(json_object_get(user, "auth-provider"), "name")) ?: "?");
             goto out;
         }
         if ((rc = set_str(&cfg->cert_file, jstr(user, "client-certificate"), err)) != WH_OK ||
@@ -345,8 +345,8 @@ static wh_code from_kubeconfig(const json_t *merged, const char *context, wh_kub
             goto out;
         }
         if ((cfg->token != NULL || cfg->token_file != NULL) && cfg->username != NULL) {
-            rc = wh_err_set(err, WH_E_INVALID, "user \"%s\": username/password or bearer token may be set, but not both",
-                            user_name);
+            rc = wh_err_set(err, WH_E_INVALID,
+                            "user \"%s\": username/password or bearer token may be set, but not both", user_name);
             goto out;
         }
         if ((cfg->cert_file != NULL || cfg->cert_data.len > 0) != (cfg->key_file != NULL || cfg->key_data.len > 0)) {
@@ -371,8 +371,7 @@ static wh_code from_in_cluster(const char *sa_dir, wh_kube_config *cfg, wh_err *
     struct stat st;
     wh_code rc;
 
-    if ((rc = wh_buf_printf(&b, strchr(host, ':') != NULL ? "https://[%s]:%s" : "https://%s:%s", host, port)) !=
-        WH_OK)
+    if ((rc = wh_buf_printf(&b, strchr(host, ':') != NULL ? "https://[%s]:%s" : "https://%s:%s", host, port)) != WH_OK)
         goto out;
     cfg->server = wh_buf_steal(&b, NULL);
     if ((rc = wh_buf_printf(&b, "%s/token", sa_dir)) != WH_OK)
@@ -556,10 +555,10 @@ json_t *wh_kube_config_describe(const wh_kube_config *cfg)
         auth = "exec";
     else if (cfg->cert_file != NULL || cfg->cert_data.len > 0)
         auth = "clientCertificate";
-    else if (cfg->token != NULL)
-        auth = "token";
     else if (cfg->token_file != NULL)
         auth = "tokenFile";
+    else if (cfg->token != NULL)
+        auth = "token";
     else if (cfg->username != NULL)
         auth = "basic";
     return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:s, s:b, s:s?, s:s?}", "source", cfg->source, "context",

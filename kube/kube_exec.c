@@ -147,8 +147,7 @@ static wh_code read_output(int fd, long deadline, long allowed_ms, wh_buf *out, 
     }
 }
 
-static wh_code parse_credential(const wh_kube_config *cfg, const wh_buf *outb, kube_exec_credential *cred,
-                                wh_err *err)
+static wh_code parse_credential(const wh_kube_config *cfg, const wh_buf *outb, kube_exec_credential *cred, wh_err *err)
 {
     const char *cmd = cfg->exec->command;
     json_error_t jerr;
@@ -163,8 +162,9 @@ static wh_code parse_credential(const wh_kube_config *cfg, const wh_buf *outb, k
     }
     api = json_string_value(json_object_get(doc, "apiVersion"));
     if (api == NULL || strcmp(api, cfg->exec->api_version) != 0) {
-        rc = wh_err_set(err, WH_E_PARSE, "exec plugin %s: ExecCredential apiVersion \"%s\" does not match the configured \"%s\"",
-                        cmd, api != NULL ? api : "", cfg->exec->api_version);
+        rc = wh_err_set(err, WH_E_PARSE,
+                        "exec plugin %s: ExecCredential apiVersion \"%s\" does not match the configured \"%s\"", cmd,
+                        api != NULL ? api : "", cfg->exec->api_version);
         goto out;
     }
     status = json_object_get(doc, "status");
@@ -182,8 +182,8 @@ static wh_code parse_credential(const wh_kube_config *cfg, const wh_buf *outb, k
         goto out;
     }
     if ((token == NULL || token[0] == '\0') && cert == NULL) {
-        rc = wh_err_set(err, WH_E_PARSE, "exec plugin %s: ExecCredential status has neither a token nor a client certificate",
-                        cmd);
+        rc = wh_err_set(err, WH_E_PARSE,
+                        "exec plugin %s: ExecCredential status has neither a token nor a client certificate", cmd);
         goto out;
     }
     if (exp != NULL && (cred->expires = kube_parse_rfc3339(exp)) == (time_t)-1) {
@@ -265,8 +265,8 @@ wh_code kube_exec_run(const wh_kube_config *cfg, long timeout_ms, kube_exec_cred
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         rc = wh_err_set(err, WH_E_REMOTE, "exec plugin %s failed (%s %d)%s%s", e->command,
                         WIFEXITED(status) ? "exit status" : "signal",
-                        WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-                        e->install_hint != NULL ? ": " : "", e->install_hint != NULL ? e->install_hint : "");
+                        WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), e->install_hint != NULL ? ": " : "",
+                        e->install_hint != NULL ? e->install_hint : "");
         goto out;
     }
     rc = parse_credential(cfg, &outb, cred, err);

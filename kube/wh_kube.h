@@ -66,13 +66,13 @@ const wh_kube_resource *wh_kube_resource_lookup(const char *name);
 
 /* How to find and reach the cluster.  Every field may be NULL/0. */
 typedef struct wh_kube_options {
-    const char *kubeconfig;          /* explicit kubeconfig file (--kubeconfig) */
-    const char *context;             /* context name (--context); default: current-context */
-    long timeout_ms;                 /* per request (--request-timeout); 0: WH_KUBE_DEFAULT_TIMEOUT_MS */
-    const char *user_agent;          /* default "webhookctl/<version>" */
-    const char *impersonate_user;    /* --as */
+    const char *kubeconfig;                /* explicit kubeconfig file (--kubeconfig) */
+    const char *context;                   /* context name (--context); default: current-context */
+    long timeout_ms;                       /* per request (--request-timeout); 0: WH_KUBE_DEFAULT_TIMEOUT_MS */
+    const char *user_agent;                /* default "webhookctl/<version>" */
+    const char *impersonate_user;          /* --as */
     const char *const *impersonate_groups; /* --as-group, NULL-terminated */
-    const char *service_account_dir; /* in-cluster files; default WH_KUBE_DEFAULT_SA_DIR */
+    const char *service_account_dir;       /* in-cluster files; default WH_KUBE_DEFAULT_SA_DIR */
 } wh_kube_options;
 
 /* ---- configuration ---------------------------------------------------- */
@@ -136,8 +136,7 @@ wh_code wh_kube_update(wh_kube_client *c, const wh_kube_resource *r, const char 
  * (never NULL) to skip the PUT when nothing needs to change. */
 typedef wh_code (*wh_kube_mutate_fn)(json_t *obj, void *ctx, int *unchanged, wh_err *err);
 wh_code wh_kube_update_retry(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const char *name,
-                             wh_kube_mutate_fn mutate, void *ctx, const char *field_manager, json_t **out,
-                             wh_err *err);
+                             wh_kube_mutate_fn mutate, void *ctx, const char *field_manager, json_t **out, wh_err *err);
 
 typedef enum wh_kube_patch_type {
     WH_KUBE_PATCH_MERGE,     /* application/merge-patch+json (RFC 7386) */
@@ -149,16 +148,15 @@ typedef enum wh_kube_patch_type {
 /* PATCH.  `field_manager` is required for WH_KUBE_PATCH_APPLY; `force` is
  * only meaningful for apply (take over fields owned by other managers). */
 wh_code wh_kube_patch(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const char *name,
-                      wh_kube_patch_type type, const json_t *patch, const char *field_manager, int force,
-                      json_t **out, wh_err *err);
+                      wh_kube_patch_type type, const json_t *patch, const char *field_manager, int force, json_t **out,
+                      wh_err *err);
 
 /* Server-side apply of a whole object (name from obj.metadata.name). */
 wh_code wh_kube_apply(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const json_t *obj,
                       const char *field_manager, int force, json_t **out, wh_err *err);
 
 /* DELETE.  404 is WH_E_NOTFOUND. */
-wh_code wh_kube_delete(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const char *name,
-                       wh_err *err);
+wh_code wh_kube_delete(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const char *name, wh_err *err);
 
 /* ---- selectors and names ------------------------------------------------ */
 

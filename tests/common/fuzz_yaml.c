@@ -78,11 +78,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fprintf(stderr, "dump failed: %s\n", wh_err_msg(&err));
             abort();
         }
+        if (has_merge_key(doc))
+            continue;
         if (wh_yaml_load(out.data, out.len, &back, &err) != WH_OK) {
             fprintf(stderr, "reload failed: %s\n%s\n", wh_err_msg(&err), out.data);
             abort();
         }
-        if (!same(doc, back) && !has_merge_key(doc)) {
+        if (!same(doc, back)) {
             fprintf(stderr, "round trip changed the value:\n%s\n", out.data);
             abort();
         }

@@ -167,6 +167,15 @@ def main():
         check("tokenFile (relative path) is re-read when it changes", a["ok"] and b["ok"] and users == ["file1", "file2"],
               (a, b, users))
 
+        r, u = t.whoami("--kubeconfig", api.kubeconfig("k-both", user={"token": "tok-admin", "tokenFile": "tok"}))
+        check("tokenFile wins over token (as in client-go)", r[0]["ok"] and u == ["file2"], (r, u))
+        r, u = t.whoami("--kubeconfig", api.kubeconfig("k-both-missing", user={"token": "tok-admin",
+                                                                               "tokenFile": "no-such-file"}))
+        check("token stands in while tokenFile cannot be read", r[0]["ok"] and u == ["admin"], (r, u))
+        r, u = t.whoami("--kubeconfig", api.kubeconfig("k-tokfile-missing", user={"tokenFile": "no-such-file"}))
+        check("a missing tokenFile is a clear error", not r[0]["ok"] and "no-such-file" in r[0]["error"] and u == [],
+              (r, u))
+
         r, u = t.whoami("--kubeconfig", api.kubeconfig("k-basic", user={"username": "bob", "password": "secret"}))
         check("basic auth", r[0]["ok"] and u == ["bob"], (r, u))
         r, u = t.whoami("--kubeconfig", api.kubeconfig("k-basic-bad", user={"username": "bob", "password": "nope"}))
