@@ -9,7 +9,8 @@ secs=${2:-10}
 here=$(cd "$(dirname "$0")" && pwd)
 corpus=${WH_CONFORMANCE_DIR:-$here/../../../shared/conformance}/istio-inject/master
 work=$(mktemp -d)
-trap 'kill $pid 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+pid=""
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 python3 "$here/make_reviews.py" "$corpus" "$work"
 for r in hello big; do
   "$build/bench/inject/bench_inject" "$work/revisions" "$work/$r.json" "${ITER:-300}"
@@ -19,10 +20,20 @@ port=$((20000 + RANDOM % 20000))
   --self-signed-cert-out "$work/ca.pem" --log-level error >"$work/webhookd.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do curl -sk "https://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
-echo "== /healthz baseline"
-wrk -t1 -c8 -d"${secs}s" "https://127.0.0.1:$port/healthz" | grep -E 'Requests/sec|Latency'
-for r in hello big; do
-  echo "== /inject $r"
-  BODY_FILE="$work/$r.json" wrk -t1 -c8 -d"${secs}s" -s "$here/post.lua" "https://127.0.0.1:$port/inject" |
-    grep -E 'Requests/sec|Latency|Non-2xx'
-done
+# CPU seconds webhookd has used so far (utime+stime from /proc).
+cpu() { awk -v t="$(getconf CLK_TCK)" '{print ($14 + $15) / t}' "/proc/$pid/stat"; }
+# wrk against a path; prints req/s, latency and webhookd's CPU per request
+# (the number that matters on a shared machine, where wall-clock is noisy).
+load() {
+  local name=$1 path=$2 out c0 c1 n
+  c0=$(cpu)
+  out=$(wrk -t1 -c8 -d"${secs}s" ${3:+-s "$here/post.lua"} "https://127.0.0.1:$port$path")
+  c1=$(cpu)
+  n=$(echo "$out" | awk '/requests in/ {print $1}')
+  echo "== $name: $(echo "$out" | awk '/Requests\/sec/ {print $2}') req/s, latency avg $(echo "$out" |
+    awk '/Latency/ {print $2}'), webhookd CPU $(awk -v a="$c0" -v b="$c1" -v n="$n" 'BEGIN {printf "%.0f", (b - a) * 1e6 / n}') us/request over $n requests"
+  echo "$out" | grep -E 'Non-2xx' || true
+}
+load "/healthz baseline" /healthz
+BODY_FILE="$work/hello.json" load "/inject hello" /inject post
+BODY_FILE="$work/big.json" load "/inject big (1,500 env vars)" /inject post

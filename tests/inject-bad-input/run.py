@@ -10,12 +10,15 @@ one /healthz must still answer 200.
   run.py --webhookd BIN --corpus DIR
 """
 import argparse
+import base64
 import json
 import os
 import shutil
 import sys
 import tempfile
 import time
+
+import jsonpatch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "inject-conformance"))
 import run as conformance  # noqa: E402
@@ -118,6 +121,40 @@ def main():
                     failures.append("%s: server not healthy afterwards" % name)
                     break
                 print("ok  %-26s HTTP %s in %.2fs" % (name, status, took))
+            # Behaviours of a well-formed review: URL key/value segments, v1beta1, a named revision, a skip.
+            def patched(path, body_pod, api="admission.k8s.io/v1"):
+                body = json.dumps({"apiVersion": api, "kind": "AdmissionReview",
+                                   "request": {"uid": "u1", "namespace": "default", "object": body_pod}}).encode()
+                status, reply = srv.post(path, body)
+                rv = json.loads(reply)
+                resp = rv.get("response") or {}
+                pod = body_pod
+                if resp.get("patch"):
+                    pod = jsonpatch.JsonPatch(json.loads(base64.b64decode(resp["patch"]))).apply(body_pod)
+                return rv, resp, pod
+
+            def proxy_env(pod):
+                for c in (pod["spec"].get("initContainers") or []) + pod["spec"]["containers"]:
+                    if c["name"] == "istio-proxy":
+                        return {e["name"]: e.get("value") for e in c.get("env") or []}
+                return None
+
+            rv, resp, pod = patched("/inject/cluster/c1/net/n--slash--1", hello())
+            env = proxy_env(pod) or {}
+            if env.get("ISTIO_META_CLUSTER_ID") != "c1" or env.get("ISTIO_META_NETWORK") != "n/1" or \
+                    (pod["metadata"].get("labels") or {}).get("topology.istio.io/network") != "n/1":
+                failures.append("URL segments: cluster/network not applied: %s" % json.dumps(env)[:300])
+            rv, resp, pod = patched("/inject", hello(), "admission.k8s.io/v1beta1")
+            if rv.get("apiVersion") != "admission.k8s.io/v1beta1" or not resp.get("allowed") or \
+                    resp.get("patchType") != "JSONPatch" or proxy_env(pod) is None:
+                failures.append("v1beta1 review not answered in kind: %s" % json.dumps(rv)[:300])
+            rv, resp, pod = patched("/inject/rev/default", hello())
+            if (pod["metadata"].get("annotations") or {}).get("istio.io/rev") != "default":
+                failures.append("/inject/rev/default did not inject as revision default")
+            rv, resp, pod = patched("/inject", hello(hostNetwork=True))
+            if not resp.get("allowed") or resp.get("patch"):
+                failures.append("host-network pod not skipped: %s" % json.dumps(resp)[:300])
+            print("ok  URL segments, v1beta1, named revision, skip")
             # istiod's metric names, plus our per-revision series
             ms, metrics = srv.get("/metrics")
             text = metrics.decode(errors="replace")
