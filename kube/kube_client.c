@@ -16,6 +16,8 @@
 
 #define KUBE_LIST_PAGE 500
 #define KUBE_UPDATE_ATTEMPTS 5
+#define KUBE_THROTTLE_RETRIES 3 /* 429/5xx answered with Retry-After */
+#define KUBE_THROTTLE_MAX_WAIT_S 5
 
 const wh_kube_resource wh_kube_namespaces = {"v1", "namespaces", "Namespace", 0};
 const wh_kube_resource wh_kube_services = {"v1", "services", "Service", 1};
@@ -520,14 +522,30 @@ wh_code wh_kube_request(wh_kube_client *c, const char *method, const char *path,
 
     if (out != NULL)
         *out = NULL;
-    for (int attempt = 0;; attempt++) {
+    for (int reauth = 0, throttled = 0;;) {
+        curl_off_t wait_s = 0;
         wh_buf_reset(&snk.body);
         if ((rc = perform(c, method, path, content_type, body, body_len, &status, &snk, err)) != WH_OK)
             goto out;
         /* An exec credential the server refuses may have been revoked early: get a fresh one once. */
-        if (status == 401 && c->cfg->exec != NULL && attempt == 0) {
+        if (status == 401 && c->cfg->exec != NULL && !reauth) {
+            reauth = 1;
             kube_exec_credential_clear(&c->cred);
             c->have_cred = 0;
+            continue;
+        }
+        /* As client-go: 429/5xx with Retry-After means "not processed, come back"; a few short waits. */
+        if ((status == 429 || status >= 500) && throttled < KUBE_THROTTLE_RETRIES &&
+            curl_easy_getinfo(c->curl, CURLINFO_RETRY_AFTER, &wait_s) == CURLE_OK && wait_s > 0) {
+            long ms = wait_s > KUBE_THROTTLE_MAX_WAIT_S ? KUBE_THROTTLE_MAX_WAIT_S * 1000L : (long)wait_s * 1000L;
+            struct timespec ts = {0, 0};
+            if (ms > c->timeout_ms)
+                ms = c->timeout_ms;
+            ts.tv_sec = ms / 1000;
+            ts.tv_nsec = (ms % 1000) * 1000000L;
+            throttled++;
+            while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+                ;
             continue;
         }
         break;

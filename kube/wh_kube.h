@@ -22,9 +22,24 @@
  * the server answers 401.
  *
  * Requests never hang: each one is bounded by the client's timeout
- * (`--request-timeout`), exec plugins included.  Failures return a wh_code and
+ * (`--request-timeout`), exec plugins included; a 429/5xx answer carrying
+ * Retry-After is retried up to 3 times, waiting at most 5 s each.  Failures return a wh_code and
  * an error sentence made of the API server's Status message (or the transport
  * failure) plus what the user can do about it.
+ *
+ * Typical use (e.g. patching a webhook's caBundle):
+ *
+ *     wh_kube_options o = {.kubeconfig = flag_kubeconfig, .timeout_ms = 10000};
+ *     wh_kube_client *c = NULL;
+ *     json_t *patch = json_pack("[{s:s, s:s, s:s}]", "op", "replace",
+ *                               "path", "/webhooks/0/clientConfig/caBundle", "value", b64);
+ *     if ((rc = wh_kube_client_new(&o, &c, err)) != WH_OK ||
+ *         (rc = wh_kube_patch(c, &wh_kube_mutating_webhooks, NULL, "name", WH_KUBE_PATCH_JSON,
+ *                             patch, "webhookd", 0, NULL, err)) != WH_OK)
+ *         goto out;            // err says what failed and what to check
+ *   out:
+ *     json_decref(patch);
+ *     wh_kube_client_free(c);
  *
  * libcurl runs with CURLOPT_NOSIGNAL (safe in threads), so the process must
  * ignore SIGPIPE, as servers do anyway.

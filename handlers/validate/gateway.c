@@ -292,7 +292,8 @@ static void check_server(wh_vctx *c, const json_t *s)
 void wh_validate_gateway(wh_vctx *c, const json_t *spec)
 {
     const json_t *servers = wh_varr(spec, "servers");
-    size_t i, j;
+    wh_vset names;
+    size_t i;
 
     if (!wh_vis_dns1123_label(c->name))
         wh_verr(c, "invalid gateway name: %s", wh_vq(c, c->name));
@@ -300,19 +301,17 @@ void wh_validate_gateway(wh_vctx *c, const json_t *spec)
         wh_verr(c, "gateway must have at least one server");
     for (i = 0; i < json_array_size(servers); i++)
         check_server(c, json_array_get(servers, i));
+    if (wh_vset_init(c, &names, json_array_size(servers)) != 0)
+        return;
     for (i = 0; i < json_array_size(servers); i++) {
         const json_t *s = json_array_get(servers, i), *port = wh_vobj(s, "port");
         if (port == NULL)
             continue;
-        for (j = 0; j < i; j++) {
-            const json_t *prev = wh_vobj(json_array_get(servers, j), "port");
-            if (prev != NULL && strcmp(wh_vstr(prev, "name"), wh_vstr(port, "name")) == 0)
-                break;
-        }
-        if (j < i)
+        if (wh_vset_put(c, &names, wh_vstr(port, "name"), i, NULL) == 1)
             wh_verr(c, "port names in servers must be unique: duplicate name %s", wh_vstr(port, "name"));
         if (!wh_vproto_is_http(wh_vproto_parse(wh_vstr(port, "protocol"))) &&
             wh_vbool(wh_vobj(s, "tls"), "httpsRedirect"))
             wh_vwarn(c, "tls.httpsRedirect should only be used with http servers");
     }
+    wh_vset_free(&names);
 }

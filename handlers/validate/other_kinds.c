@@ -333,7 +333,8 @@ void wh_validate_wasm_plugin(wh_vctx *c, const json_t *spec)
 {
     const char *url = wh_vstr(spec, "url"), *sha = wh_vstr(spec, "sha256");
     const json_t *env = wh_varr(wh_vobj(spec, "vmConfig"), "env");
-    size_t i, j;
+    wh_vset env_names;
+    size_t i;
 
     check_policy_target(c, spec, "selector");
     if (*url == '\0') {
@@ -355,18 +356,18 @@ void wh_validate_wasm_plugin(wh_vctx *c, const json_t *spec)
         if (n != 64 || !hex)
             wh_verr(c, "sha256 field must be 64 characters long hex string");
     }
+    if (wh_vset_init(c, &env_names, json_array_size(env)) != 0)
+        return;
     for (i = 0; i < json_array_size(env); i++) {
         const char *name = wh_vstr(json_array_get(env, i), "name");
         if (*name == '\0') {
             wh_verr(c, "spec.vmConfig.env invalid: name is required");
             continue;
         }
-        for (j = 0; j < i; j++)
-            if (strcmp(name, wh_vstr(json_array_get(env, j), "name")) == 0)
-                break;
-        if (j < i)
+        if (wh_vset_put(c, &env_names, name, i, NULL) == 1)
             wh_verr(c, "duplicate env name: %s", name);
     }
+    wh_vset_free(&env_names);
 }
 
 void wh_validate_traffic_extension(wh_vctx *c, const json_t *spec)

@@ -216,6 +216,103 @@ const char *wh_vq(wh_vctx *c, const char *s)
     }
 }
 
+const char *wh_vown(wh_vctx *c, char *owned)
+{
+    return strs_push(c, &c->arena, owned) == 0 ? owned : NULL;
+}
+
+const char *wh_vfmt(wh_vctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    char *str;
+
+    va_start(ap, fmt);
+    str = vfmt(fmt, ap);
+    va_end(ap);
+    if (strs_push(c, &c->arena, str) != 0)
+        return "";
+    return str;
+}
+
+static size_t hash_str(const char *s)
+{
+    size_t h = (size_t)1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * (size_t)1099511628211ULL;
+    return h;
+}
+
+int wh_vset_init(wh_vctx *c, wh_vset *s, size_t expected)
+{
+    memset(s, 0, sizeof(*s));
+    s->cap = 16;
+    while (s->cap < 2 * expected + 2)
+        s->cap <<= 1;
+    s->keys = calloc(s->cap, sizeof(*s->keys));
+    s->vals = calloc(s->cap, sizeof(*s->vals));
+    if (s->keys == NULL || s->vals == NULL) {
+        wh_vset_free(s);
+        c->nomem = 1;
+        return -1;
+    }
+    return 0;
+}
+
+static size_t vset_slot(const wh_vset *s, const char *key)
+{
+    size_t i = hash_str(key) & (s->cap - 1);
+
+    while (s->keys[i] != NULL && strcmp(s->keys[i], key) != 0)
+        i = (i + 1) & (s->cap - 1);
+    return i;
+}
+
+int wh_vset_put(wh_vctx *c, wh_vset *s, const char *key, size_t val, size_t *old)
+{
+    size_t i;
+
+    if (s->keys == NULL)
+        return -1;
+    if (2 * (s->n + 1) > s->cap) {
+        wh_vset bigger;
+        size_t j;
+        if (wh_vset_init(c, &bigger, s->n + 1) != 0)
+            return -1;
+        for (j = 0; j < s->cap; j++)
+            if (s->keys[j] != NULL) {
+                size_t k = vset_slot(&bigger, s->keys[j]);
+                bigger.keys[k] = s->keys[j];
+                bigger.vals[k] = s->vals[j];
+                bigger.n++;
+            }
+        wh_vset_free(s);
+        *s = bigger;
+    }
+    i = vset_slot(s, key);
+    if (s->keys[i] != NULL) {
+        if (old != NULL)
+            *old = s->vals[i];
+        s->vals[i] = val;
+        return 1;
+    }
+    s->keys[i] = key;
+    s->vals[i] = val;
+    s->n++;
+    return 0;
+}
+
+int wh_vset_has(const wh_vset *s, const char *key)
+{
+    return s->keys != NULL && s->keys[vset_slot(s, key)] != NULL;
+}
+
+void wh_vset_free(wh_vset *s)
+{
+    free(s->keys);
+    free(s->vals);
+    memset(s, 0, sizeof(*s));
+}
+
 void wh_vgofloat(double d, char *out, size_t outlen)
 {
     char tmp[64];

@@ -10,18 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int port_name_defined(const json_t *ports, const char *name)
-{
-    size_t i;
-
-    for (i = 0; i < json_array_size(ports); i++)
-        if (strcmp(wh_vstr(json_array_get(ports, i), "name"), name) == 0)
-            return 1;
-    return 0;
-}
-
-void wh_vcheck_workload_entry(wh_vctx *c, const json_t *we, const json_t *service_ports, int in_service_entry,
-                              int allow_fqdn)
+void wh_vcheck_workload_entry(wh_vctx *c, const json_t *we, const wh_vset *port_names, size_t nports, int allow_fqdn)
 {
     const char *addr = wh_vstr(we, "address");
     int unix_ep = 0;
@@ -52,13 +41,13 @@ void wh_vcheck_workload_entry(wh_vctx *c, const json_t *we, const json_t *servic
     }
     json_object_foreach((json_t *)wh_vobj(we, "ports"), k, v)
     {
-        if (in_service_entry && !port_name_defined(service_ports, k))
+        if (port_names != NULL && !wh_vset_has(port_names, k))
             wh_verr(c, "endpoint port %lld is not defined by the service entry", (long long)json_integer_value(v));
         wh_vcheck_port_name(c, k);
         wh_vcheck_port(c, json_integer_value(v));
     }
     wh_vcheck_labels(c, wh_vobj(we, "labels"));
-    if (unix_ep && in_service_entry && json_array_size(service_ports) != 1)
+    if (unix_ep && port_names != NULL && nports != 1)
         wh_verr(c, "exactly 1 service port required for unix endpoints");
 }
 
@@ -70,7 +59,8 @@ void wh_validate_service_entry(wh_vctx *c, const json_t *spec)
     const char *res = wh_venum(spec, "resolution", "NONE");
     const char *label = wh_vstr(c->labels, "networking.istio.io/enable-autoallocate-ip");
     int dynamic = strcmp(res, "DYNAMIC_DNS") == 0, cidr = 0, autoalloc, empty_selector;
-    size_t mark = wh_verr_mark(c), i, j;
+    size_t mark = wh_verr_mark(c), i;
+    wh_vset names = {NULL, NULL, 0, 0}, numbers = {NULL, NULL, 0, 0};
 
     empty_selector = wh_vcheck_selector(c, selector, "labels");
     if (wh_verr_mark(c) != mark)
@@ -103,19 +93,15 @@ void wh_validate_service_entry(wh_vctx *c, const json_t *spec)
         wh_verr(c, "CIDR addresses are allowed only for NONE/STATIC resolution types");
 
     autoalloc = strcmp(res, "NONE") != 0 && strcmp(label, "false") != 0;
+    if (wh_vset_init(c, &names, json_array_size(ports)) != 0 || wh_vset_init(c, &numbers, json_array_size(ports)) != 0)
+        goto out;
     for (i = 0; i < json_array_size(ports); i++) {
         const json_t *p = json_array_get(ports, i);
         const char *name = wh_vstr(p, "name"), *proto = wh_vstr(p, "protocol");
         long long num = wh_vint(p, "number");
-        for (j = 0; j < i; j++)
-            if (strcmp(wh_vstr(json_array_get(ports, j), "name"), name) == 0)
-                break;
-        if (j < i)
+        if (wh_vset_put(c, &names, name, i, NULL) == 1)
             wh_verr(c, "service entry port name %s already defined", wh_vq(c, name));
-        for (j = 0; j < i; j++)
-            if (wh_vint(json_array_get(ports, j), "number") == num)
-                break;
-        if (j < i)
+        if (wh_vset_put(c, &numbers, wh_vfmt(c, "%lld", num), i, NULL) == 1)
             wh_verr(c, "service entry port %lld already defined", num);
         if (wh_vint(p, "targetPort") != 0)
             wh_vcheck_port(c, wh_vint(p, "targetPort"));
@@ -134,7 +120,7 @@ void wh_validate_service_entry(wh_vctx *c, const json_t *spec)
             wh_vwarn(c, "workloadSelector should not be set when resolution mode is NONE");
     } else if (strcmp(res, "STATIC") == 0) {
         for (i = 0; i < json_array_size(eps); i++)
-            wh_vcheck_workload_entry(c, json_array_get(eps, i), ports, 1, 0);
+            wh_vcheck_workload_entry(c, json_array_get(eps, i), &names, json_array_size(ports), 0);
     } else if (strcmp(res, "DNS") == 0 || strcmp(res, "DNS_ROUND_ROBIN") == 0) {
         if (eps == NULL) {
             for (i = 0; i < json_array_size(hosts); i++) {
@@ -163,7 +149,7 @@ void wh_validate_service_entry(wh_vctx *c, const json_t *spec)
             wh_vcheck_labels(c, wh_vobj(ep, "labels"));
             json_object_foreach((json_t *)wh_vobj(ep, "ports"), k, v)
             {
-                if (!port_name_defined(ports, k))
+                if (!wh_vset_has(&names, k))
                     wh_verr(c, "endpoint port %lld is not defined by the service entry",
                             (long long)json_integer_value(v));
                 wh_vcheck_port_name(c, k);
@@ -214,4 +200,7 @@ void wh_validate_service_entry(wh_vctx *c, const json_t *spec)
         }
     }
     wh_vcheck_export_to(c, wh_varr(spec, "exportTo"), 1, 0);
+out:
+    wh_vset_free(&names);
+    wh_vset_free(&numbers);
 }

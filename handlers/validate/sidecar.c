@@ -71,7 +71,11 @@ static void check_default_endpoint(wh_vctx *c, const char *ep)
 
 static void check_ingress(wh_vctx *c, const json_t *ingress)
 {
-    size_t n = json_array_size(ingress), i, j;
+    size_t n = json_array_size(ingress), i;
+    wh_vset ports;
+
+    if (wh_vset_init(c, &ports, n) != 0)
+        return;
 
     for (i = 0; i < n; i++) {
         const json_t *l = json_array_get(ingress, i);
@@ -89,12 +93,7 @@ static void check_ingress(wh_vctx *c, const json_t *ingress)
         wh_vcheck_port(c, wh_vint(port, "number"));
         if (*bind)
             wh_vcheck_ip(c, bind);
-        for (j = 0; j < i; j++) {
-            const json_t *prev = wh_vobj(json_array_get(ingress, j), "port");
-            if (prev != NULL && wh_vint(prev, "number") == wh_vint(port, "number"))
-                break;
-        }
-        if (j < i)
+        if (wh_vset_put(c, &ports, wh_vfmt(c, "%lld", wh_vint(port, "number")), i, NULL) == 1)
             wh_verr(c, "sidecar: ports on IP bound listeners must be unique");
         if (*wh_vstr(l, "defaultEndpoint"))
             check_default_endpoint(c, wh_vstr(l, "defaultEndpoint"));
@@ -123,79 +122,59 @@ static void check_ingress(wh_vctx *c, const json_t *ingress)
                      "not HTTP (%s); only TCP settings will be applied",
                      wh_vint(port, "number"), wh_vq(c, wh_vstr(port, "name")), wh_vstr(port, "protocol"));
     }
+    wh_vset_free(&ports);
 }
 
-/* One namespace's egress hosts, for the duplicate-host warnings. */
-typedef struct ns_hosts {
-    const char *ns;
-    size_t nsl;
-    const char **svcs;
-    size_t n;
-} ns_hosts;
-
+/* Duplicate-host warnings of one egress listener: (namespace, host) pairs seen, namespaces seen, and
+ * namespaces imported whole (host "*" in them); "." means the Sidecar's own namespace. */
 static void check_egress_hosts(wh_vctx *c, const json_t *hosts)
 {
-    size_t n = json_array_size(hosts), i, j, k, ngroups = 0;
-    ns_hosts *groups = calloc(n ? n : 1, sizeof(*groups));
+    size_t n = json_array_size(hosts), i;
+    wh_vset pairs, namespaces = {NULL, NULL, 0, 0}, whole = {NULL, NULL, 0, 0};
     int star_star = 0;
 
-    if (groups == NULL) {
-        c->nomem = 1;
-        return;
-    }
+    if (wh_vset_init(c, &pairs, n) != 0 || wh_vset_init(c, &namespaces, n) != 0 || wh_vset_init(c, &whole, n) != 0)
+        goto out;
     for (i = 0; i < n; i++) {
         const char *h = json_string_value(json_array_get(hosts, i));
         const char *slash = strchr(h, '/');
         /* "~ns/..." excludes a namespace: it selects nothing, so it duplicates nothing. */
         if (slash != NULL && h[0] != '~') {
-            const char *ns = h, *svc = slash + 1, **grown;
-            size_t nsl = (size_t)(slash - h);
-            ns_hosts *g = NULL;
-            if (nsl == 1 && h[0] == '.') {
-                ns = c->ns;
-                nsl = strlen(c->ns);
-            }
-            for (j = 0; j < ngroups && g == NULL; j++)
-                if (groups[j].nsl == nsl && memcmp(groups[j].ns, ns, nsl) == 0)
-                    g = &groups[j];
-            if (g == NULL) {
-                g = &groups[ngroups++];
-                g->ns = ns;
-                g->nsl = nsl;
-            }
+            const char *svc = slash + 1;
+            const char *ns = (slash - h == 1 && h[0] == '.') ? c->ns : wh_vfmt(c, "%.*s", (int)(slash - h), h);
             if (strcmp(svc, "*") != 0) {
-                int dup = 0;
-                for (k = 0; k < g->n; k++)
-                    if (strcmp(g->svcs[k], svc) == 0 || strcmp(g->svcs[k], "*") == 0)
-                        dup = 1;
-                if (dup)
+                if (wh_vset_has(&pairs, wh_vfmt(c, "%s/%s", ns, svc)) || wh_vset_has(&whole, ns))
                     wh_vwarn(c, "duplicated egress host: %s", h);
-            } else if (g->n != 0) {
-                wh_vwarn(c, "duplicated egress host: %s", h);
+            } else {
+                if (wh_vset_has(&namespaces, ns))
+                    wh_vwarn(c, "duplicated egress host: %s", h);
+                wh_vset_put(c, &whole, ns, i, NULL);
+                if (strcmp(ns, "*") == 0)
+                    star_star = 1;
             }
-            if (nsl == 1 && ns[0] == '*' && strcmp(svc, "*") == 0)
-                star_star = 1;
-            if ((grown = realloc(g->svcs, (g->n + 1) * sizeof(*grown))) == NULL) {
-                c->nomem = 1;
-                goto out;
-            }
-            g->svcs = grown;
-            g->svcs[g->n++] = svc;
+            wh_vset_put(c, &pairs, wh_vfmt(c, "%s/%s", ns, svc), i, NULL);
+            wh_vset_put(c, &namespaces, ns, i, NULL);
         }
         wh_vcheck_ns_host(c, h, 0);
     }
-    if (star_star && ngroups != 1)
+    if (star_star && namespaces.n != 1)
         wh_vwarn(c, "`*/*` host select all resources, no other hosts can be added");
 out:
-    for (j = 0; j < ngroups; j++)
-        free(groups[j].svcs);
-    free(groups);
+    wh_vset_free(&pairs);
+    wh_vset_free(&namespaces);
+    wh_vset_free(&whole);
 }
 
 static void check_egress(wh_vctx *c, const json_t *egress)
 {
-    size_t n = json_array_size(egress), i, j;
+    size_t n = json_array_size(egress), i;
     int catch_all = 0;
+    wh_vset ports, binds = {NULL, NULL, 0, 0};
+
+    if (wh_vset_init(c, &ports, n) != 0 || wh_vset_init(c, &binds, n) != 0) {
+        wh_vset_free(&ports);
+        return;
+    }
 
     for (i = 0; i < n; i++) {
         const json_t *l = json_array_get(egress, i);
@@ -224,24 +203,14 @@ static void check_egress(wh_vctx *c, const json_t *egress)
                     wh_vadd_err(c, wh_vmsg_unix_address(c, bind + 7));
                 if (strcmp(mode, "DEFAULT") != 0 && strcmp(mode, "NONE") != 0)
                     wh_verr(c, "sidecar: captureMode must be DEFAULT/NONE for unix domain socket listeners");
-                for (j = 0; j < i; j++) {
-                    const json_t *pl = json_array_get(egress, j), *pp = wh_vobj(pl, "port");
-                    if (pp != NULL && wh_vint(pp, "number") == 0 && strcmp(wh_vstr(pl, "bind"), bind) == 0)
-                        break;
-                }
-                if (j < i)
+                if (wh_vset_put(c, &binds, bind, i, NULL) == 1)
                     wh_verr(c, "sidecar: unix domain socket values for listeners must be unique");
             } else {
                 wh_vcheck_protocol(c, wh_vstr(port, "protocol"));
                 wh_vcheck_port(c, num);
                 if (*bind)
                     wh_vcheck_ip(c, bind);
-                for (j = 0; j < i; j++) {
-                    const json_t *pp = wh_vobj(json_array_get(egress, j), "port");
-                    if (pp != NULL && wh_vint(pp, "number") == num)
-                        break;
-                }
-                if (j < i)
+                if (wh_vset_put(c, &ports, wh_vfmt(c, "%lld", num), i, NULL) == 1)
                     wh_verr(c, "sidecar: ports on IP bound listeners must be unique");
             }
         }
@@ -250,6 +219,8 @@ static void check_egress(wh_vctx *c, const json_t *egress)
         else
             check_egress_hosts(c, wh_varr(l, "hosts"));
     }
+    wh_vset_free(&ports);
+    wh_vset_free(&binds);
 }
 
 static void check_outbound(wh_vctx *c, const json_t *tp)

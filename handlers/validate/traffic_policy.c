@@ -121,32 +121,21 @@ static int is_prime(unsigned long long n)
     return 1;
 }
 
-/* The region -> zone -> subzone overlap rules of istio's validateLocalities. */
-typedef struct loc {
-    const char *region, *zone, *sub; /* "*" marks "everything below" */
-    size_t rl, zl, sl;
-} loc;
-
-static int seg_eq(const char *a, size_t al, const char *b, size_t bl)
-{
-    return al == bl && memcmp(a, b, al) == 0;
-}
-
+/* istiod's validateLocalities: at most one trailing '*', no empty segments, and no locality overlapping an
+ * earlier one (a region, zone or subzone already covered, or "*" before anything).  Keys in `seen`:
+ * "R|region", "Z|region|zone" ("*" zone = the whole region), "S|region|zone|subzone" ("*" = whole zone). */
 static int check_localities(wh_vctx *c, const char **items, size_t n)
 {
-    loc *seen = calloc(n ? n : 1, sizeof(*seen));
-    size_t ns = 0, i, j;
+    wh_vset seen;
+    size_t i;
     int any_region_star = 0, ok = 1;
 
-    if (seen == NULL) {
-        c->nomem = 1;
+    if (wh_vset_init(c, &seen, 3 * n) != 0)
         return 0;
-    }
     for (i = 0; i < n && ok; i++) {
-        const char *l = items[i];
-        const char *star = strchr(l, '*');
-        const char *p[3] = {NULL, NULL, NULL};
-        size_t pl[3] = {0, 0, 0}, level = 0;
+        const char *l = items[i], *star = strchr(l, '*');
+        const char *p[3] = {"*", "*", "*"};
+        int pl[3] = {1, 1, 1}, level, overlap = 0;
         const char *s = l;
 
         if (star != NULL && (strchr(star + 1, '*') != NULL || star[1] != '\0')) {
@@ -162,7 +151,7 @@ static int check_localities(wh_vctx *c, const char **items, size_t n)
         for (level = 0; level < 3; level++) {
             const char *slash = level < 2 ? strchr(s, '/') : NULL;
             p[level] = s;
-            pl[level] = slash ? (size_t)(slash - s) : strlen(s);
+            pl[level] = (int)(slash ? (size_t)(slash - s) : strlen(s));
             if (pl[level] == 0) {
                 wh_verr(c, "locality %s must not contain empty region/zone/subzone info", l);
                 ok = 0;
@@ -174,33 +163,29 @@ static int check_localities(wh_vctx *c, const char **items, size_t n)
         }
         if (!ok)
             break;
-        if (level == 0 && seg_eq(p[0], pl[0], "*", 1))
+        if (level == 0 && pl[0] == 1 && p[0][0] == '*')
             any_region_star = 1;
-        for (j = 0; j < ns && ok; j++) {
-            loc *e = &seen[j];
-            if (!seg_eq(e->region, e->rl, p[0], pl[0]))
-                continue;
-            /* same region seen before */
-            if (level == 0 || seg_eq(e->zone, e->zl, "*", 1)) {
-                ok = 0;
-            } else if (seg_eq(e->zone, e->zl, p[1], pl[1])) {
-                if (level == 1 || seg_eq(e->sub, e->sl, "*", 1) || seg_eq(e->sub, e->sl, p[2], pl[2]))
-                    ok = 0;
-            }
+        if (wh_vset_has(&seen, wh_vfmt(c, "R|%.*s", pl[0], p[0]))) {
+            if (level == 0 || wh_vset_has(&seen, wh_vfmt(c, "Z|%.*s|*", pl[0], p[0])))
+                overlap = 1;
+            else if (wh_vset_has(&seen, wh_vfmt(c, "Z|%.*s|%.*s", pl[0], p[0], pl[1], p[1])))
+                overlap = level == 1 || wh_vset_has(&seen, wh_vfmt(c, "S|%.*s|%.*s|*", pl[0], p[0], pl[1], p[1])) ||
+                          wh_vset_has(&seen, wh_vfmt(c, "S|%.*s|%.*s|%.*s", pl[0], p[0], pl[1], p[1], pl[2], p[2]));
         }
-        if (!ok) {
+        if (overlap) {
             wh_verr(c, "locality %s overlap with previous specified ones", l);
+            ok = 0;
             break;
         }
-        seen[ns].region = p[0];
-        seen[ns].rl = pl[0];
-        seen[ns].zone = level >= 1 ? p[1] : "*";
-        seen[ns].zl = level >= 1 ? pl[1] : 1;
-        seen[ns].sub = level >= 2 ? p[2] : "*";
-        seen[ns].sl = level >= 2 ? pl[2] : 1;
-        ns++;
+        wh_vset_put(c, &seen, wh_vfmt(c, "R|%.*s", pl[0], p[0]), i, NULL);
+        wh_vset_put(c, &seen, wh_vfmt(c, "Z|%.*s|%.*s", pl[0], p[0], level >= 1 ? pl[1] : 1, level >= 1 ? p[1] : "*"),
+                    i, NULL);
+        wh_vset_put(c, &seen,
+                    wh_vfmt(c, "S|%.*s|%.*s|%.*s", pl[0], p[0], level >= 1 ? pl[1] : 1, level >= 1 ? p[1] : "*",
+                            level >= 2 ? pl[2] : 1, level >= 2 ? p[2] : "*"),
+                    i, NULL);
     }
-    free(seen);
+    wh_vset_free(&seen);
     return ok;
 }
 
@@ -292,21 +277,22 @@ static void check_load_balancer(wh_vctx *c, const json_t *lb, const json_t *outl
         const json_t *maglev = wh_vobj(ch, "maglev");
         if (cookie != NULL) {
             const json_t *attrs = wh_varr(cookie, "attributes");
-            size_t i, j;
+            wh_vset names;
+            size_t i;
             if (*wh_vstr(cookie, "name") == '\0')
                 wh_verr(c, "name required for HttpCookie");
+            if (wh_vset_init(c, &names, json_array_size(attrs)) != 0)
+                return;
             for (i = 0; i < json_array_size(attrs); i++) {
                 const char *an = wh_vstr(json_array_get(attrs, i), "name");
                 if (*an == '\0') {
                     wh_verr(c, "cookie attribute name cannot be empty");
                     continue;
                 }
-                for (j = 0; j < i; j++)
-                    if (strcmp(an, wh_vstr(json_array_get(attrs, j), "name")) == 0)
-                        break;
-                if (j < i)
+                if (wh_vset_put(c, &names, an, i, NULL) == 1)
                     wh_verr(c, "duplicate cookie attribute name: %s", an);
             }
+            wh_vset_free(&names);
         }
         if (wh_vint(ch, "minimumRingSize") != 0) {
             wh_vwarn(c, "consistent hash MinimumRingSize is deprecated, use ConsistentHashLB's RingHash "

@@ -13,6 +13,8 @@
 #include <strings.h>
 
 #define JWT_CLAIM_PREFIX "@request.auth.claims"
+/* Hosts compared pairwise for duplicates (n^2/2 comparisons). */
+#define WH_VS_MAX_HOSTS 4096
 
 static int is_jwt_claim(const char *name)
 {
@@ -651,6 +653,8 @@ static void check_tls_route(wh_vctx *c, const json_t *t, const json_t *hosts)
                 }
                 continue;
             }
+            if (json_array_size(hosts) > WH_VS_MAX_HOSTS)
+                continue; /* denied for its host count; comparing every SNI with every host would not end */
             for (k = 0; k < json_array_size(hosts); k++)
                 if (wh_vhost_subset_of(sni, json_string_value(json_array_get(hosts, k))))
                     break;
@@ -725,12 +729,13 @@ static char *match_key(const json_t *m)
 
 static void analyze_unreachable(wh_vctx *c, const json_t *routes)
 {
-    size_t n = json_array_size(routes), i, j, nkeys = 0, cap = 0;
-    char **keys = NULL;
-    size_t *owners = NULL;
+    size_t n = json_array_size(routes), i, j;
     long empty_seen = -1;
     char a[32], b[32], d[32];
+    wh_vset seen; /* match key -> index of the last rule that had it */
 
+    if (n == 0 || wh_vset_init(c, &seen, n) != 0)
+        return;
     for (i = 0; i < n; i++) {
         const json_t *r = json_array_get(routes, i);
         const json_t *matches = wh_varr(r, "match");
@@ -749,55 +754,28 @@ static void analyze_unreachable(wh_vctx *c, const json_t *routes)
         }
         for (j = 0; j < json_array_size(matches); j++) {
             const json_t *m = json_array_get(matches, j);
-            char *key = match_key(m);
-            size_t k;
+            const char *key = wh_vown(c, match_key(m));
+            size_t owner;
+            int found;
             if (key == NULL) {
                 c->nomem = 1;
                 goto out;
             }
-            for (k = 0; k < nkeys; k++)
-                if (strcmp(keys[k], key) == 0)
-                    break;
-            if (k < nkeys) {
-                const json_t *owner = json_array_get(routes, owners[k]);
+            if ((found = wh_vset_put(c, &seen, key, i, &owner)) < 0)
+                goto out;
+            if (found) {
                 wh_vwarn(c, "virtualService rule %s match %s is not used (duplicate/overlapping match in rule %s)",
                          rule_name(c, r, i, a, sizeof(a)), rule_name(c, m, j, b, sizeof(b)),
-                         rule_name(c, owner, owners[k], d, sizeof(d)));
-                owners[k] = i;
+                         rule_name(c, json_array_get(routes, owner), owner, d, sizeof(d)));
                 dups++;
-                free(key);
-                continue;
             }
-            if (nkeys == cap) {
-                size_t ncap = cap ? cap * 2 : 8;
-                char **nk = realloc(keys, ncap * sizeof(*nk));
-                size_t *no;
-                if (nk == NULL) {
-                    free(key);
-                    c->nomem = 1;
-                    goto out;
-                }
-                keys = nk;
-                if ((no = realloc(owners, ncap * sizeof(*no))) == NULL) {
-                    free(key);
-                    c->nomem = 1;
-                    goto out;
-                }
-                owners = no;
-                cap = ncap;
-            }
-            keys[nkeys] = key;
-            owners[nkeys++] = i;
         }
         if (dups == json_array_size(matches))
             wh_vwarn(c, "virtualService rule %s not used (all matches used by prior rules)",
                      rule_name(c, r, i, a, sizeof(a)));
     }
 out:
-    for (i = 0; i < nkeys; i++)
-        free(keys[i]);
-    free(keys);
-    free(owners);
+    wh_vset_free(&seen);
 }
 
 static void check_jwt_claims(wh_vctx *c, const json_t *spec, const json_t *gateways)
@@ -874,7 +852,11 @@ void wh_validate_virtual_service(wh_vctx *c, const json_t *spec)
             all_valid = 0;
         }
     }
-    if (all_valid) {
+    if (json_array_size(hosts) > WH_VS_MAX_HOSTS) {
+        /* istiod compares every pair of hosts; past this many that is a denial of service, not a check. */
+        wh_verr(c, "virtual service has %zu hosts, more than the %d this webhook compares for duplicates",
+                json_array_size(hosts), WH_VS_MAX_HOSTS);
+    } else if (all_valid) {
         for (i = 0; i < json_array_size(hosts); i++)
             for (j = i + 1; j < json_array_size(hosts); j++) {
                 const char *a = json_string_value(json_array_get(hosts, i));

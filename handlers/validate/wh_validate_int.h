@@ -58,6 +58,24 @@ static inline size_t wh_verr_mark(const wh_vctx *c)
     return c->errs.n;
 }
 
+/* A string set (keys borrowed; each optionally carrying a size_t value), so duplicate checks stay linear
+ * on hostile input.  Failed allocations set c->nomem. */
+typedef struct wh_vset {
+    const char **keys;
+    size_t *vals;
+    size_t cap, n;
+} wh_vset;
+int wh_vset_init(wh_vctx *c, wh_vset *s, size_t expected);
+/* Insert key (with val); returns 1 and fills *old (when not NULL) if the key was present (its value is then
+ * replaced), 0 when inserted, -1 on allocation failure. */
+int wh_vset_put(wh_vctx *c, wh_vset *s, const char *key, size_t val, size_t *old);
+int wh_vset_has(const wh_vset *s, const char *key);
+void wh_vset_free(wh_vset *s);
+/* Hand a malloc'd string to the context (freed with it); returns it, or NULL after a failure. */
+const char *wh_vown(wh_vctx *c, char *owned);
+/* printf into a string owned by the context (for composite set keys). */
+const char *wh_vfmt(wh_vctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Go's %q of s (strconv.Quote), valid until wh_vctx_free. */
 const char *wh_vq(wh_vctx *c, const char *s);
 /* Go's %v of a float64 (shortest form, exponent outside [1e-4, 1e21)). */
@@ -225,7 +243,7 @@ void wh_validate_wasm_plugin(wh_vctx *c, const json_t *spec);
 void wh_validate_traffic_extension(wh_vctx *c, const json_t *spec);
 
 /* Shared with the ServiceEntry / WorkloadEntry validators. */
-void wh_vcheck_workload_entry(wh_vctx *c, const json_t *we, const json_t *service_ports, int in_service_entry,
-                              int allow_fqdn);
+/* port_names: the ServiceEntry's port names (nports of them), or NULL outside a ServiceEntry. */
+void wh_vcheck_workload_entry(wh_vctx *c, const json_t *we, const wh_vset *port_names, size_t nports, int allow_fqdn);
 
 #endif

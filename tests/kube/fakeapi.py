@@ -13,7 +13,7 @@ anonymous, with per-user forbid rules; defaulting of the fields tests read.
 A control API (no auth) under /_fake/ drives tests: POST /_fake/reset,
 POST /_fake/load {"objects": [...]}, GET /_fake/state, GET /_fake/log,
 POST /_fake/faults [{"method", "path_contains", "action": status|delay|bump,
-"status", "message", "delay_ms", "count"}].
+"status", "message", "delay_ms", "count", "retry_after"}].
 
 Usage: fakeapi.py [--tls-cert C --tls-key K [--client-ca CA]] [--auth FILE]
                   [--port-file F]
@@ -510,9 +510,11 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):
         pass
 
-    def send_json(self, code, obj):
+    def send_json(self, code, obj, headers=None):
         data = json.dumps(obj).encode()
         self.send_response(code)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -577,6 +579,7 @@ class Handler(BaseHTTPRequestHandler):
         if url.path.startswith("/_fake/"):
             return self.control(method, url.path, raw)
         code = 500
+        extra_headers = {}
         generation = STORE.generation
         try:
             with STORE.lock:
@@ -592,6 +595,8 @@ class Handler(BaseHTTPRequestHandler):
             if self.headers.get("Impersonate-User"):
                 entry["impersonated_by"] = user
                 user = entry["user"] = self.headers["Impersonate-User"]
+            if fault and fault.get("retry_after"):
+                extra_headers["Retry-After"] = str(fault["retry_after"])
             if fault and fault.get("action") == "status":
                 raise ApiError(fault["status"], fault.get("reason", "InternalError"),
                                fault.get("message", "injected failure"))
@@ -605,7 +610,7 @@ class Handler(BaseHTTPRequestHandler):
             if STORE.generation == generation:
                 STORE.log.append(entry)
         try:
-            self.send_json(code, obj)
+            self.send_json(code, obj, extra_headers)
         except OSError:
             pass  # the client gave up (deadline tests)
 

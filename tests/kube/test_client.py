@@ -124,6 +124,26 @@ def main():
         r = p("patch", "mutatingwebhookconfigurations", "-", "applied", "apply", j(mwc("applied")))
         check("apply without a field manager is refused locally", not r["ok"] and "field manager" in r["error"], r)
 
+        # throttling: 429 with Retry-After is retried, without it is not
+        api.faults([{"method": "GET", "path_contains": "/one", "action": "status", "status": 429,
+                     "reason": "TooManyRequests", "message": "Too many requests, please try again later.",
+                     "retry_after": 1, "count": 2}])
+        n0 = len(api.log())
+        r = p("get", "mutatingwebhookconfigurations", "-", "one")
+        codes = [e["status"] for e in api.log()[n0:]]
+        check("429 with Retry-After is retried", r["ok"] and codes == [429, 429, 200], (r, codes))
+        api.faults([{"method": "GET", "path_contains": "/one", "action": "status", "status": 429,
+                     "reason": "TooManyRequests", "message": "Too many requests, please try again later.", "count": 1}])
+        r = p("get", "mutatingwebhookconfigurations", "-", "one")
+        check("429 without Retry-After is reported", not r["ok"] and "Too many requests" in r["error"] and
+              "retry later" in r["error"], r)
+        api.faults([{"method": "GET", "path_contains": "/one", "action": "status", "status": 503,
+                     "message": "unavailable", "retry_after": 1, "count": 9}])
+        n0 = len(api.log())
+        r = p("get", "mutatingwebhookconfigurations", "-", "one")
+        check("Retry-After retries are bounded", not r["ok"] and len(api.log()[n0:]) == 4, (r, len(api.log()[n0:])))
+        api.faults([])
+
         # delete and RBAC wording
         r = p("delete", "mutatingwebhookconfigurations", "-", "two")
         check("delete", r["ok"] and not p("get", "mutatingwebhookconfigurations", "-", "two")["ok"], r)

@@ -85,6 +85,28 @@ def cases():
                                        {"match": [{"uri": {"prefix": "/p%d" % i}}],
                                         "route": [{"destination": {"host": "a"}}]} for i in range(5000)]}}), \
         (200, True, None)
+    yield "100k-vs-hosts", review({"apiVersion": "networking.istio.io/v1", "kind": "VirtualService",
+                                   "metadata": {"name": "vs", "namespace": "ns5"},
+                                   "spec": {"hosts": ["h%d.example.com" % i for i in range(100000)],
+                                            "tls": [{"match": [{"sniHosts": ["s%d.example.com" % i
+                                                                             for i in range(20000)]}],
+                                                     "route": [{"destination": {"host": "a"}}]}]}}), \
+        (200, False, "virtual service has 100000 hosts")
+    yield "20k-egress-hosts", review({"apiVersion": "networking.istio.io/v1", "kind": "Sidecar",
+                                      "metadata": {"name": "default", "namespace": "ns5"},
+                                      "spec": {"egress": [{"hosts": ["ns%d/*" % i for i in range(20000)]},
+                                                          ]}}), (200, True, None)
+    yield "50k-locality-weights", review(dr({"host": "r", "trafficPolicy": {"loadBalancer": {"localityLbSetting": {
+        "distribute": [{"from": "r%d/*" % i, "to": {"t%d/z%d/*" % (i, j): 1 for j in range(100)}}
+                       for i in range(500)]}}}})), (200, True, None)
+    yield "20k-se-ports", review({"apiVersion": "networking.istio.io/v1", "kind": "ServiceEntry",
+                                  "metadata": {"name": "se", "namespace": "ns5"},
+                                  "spec": {"hosts": ["a.example.com"], "resolution": "STATIC",
+                                           "ports": [{"number": i % 65535 + 1, "name": "p%d" % i,
+                                                      "protocol": "HTTP"} for i in range(20000)],
+                                           "endpoints": [{"address": "10.0.0.1", "ports": {
+                                               "p%d" % i: 80 for i in range(20000)}}]}}), \
+        (200, True, None)
     yield "invalid-utf8-in-string", b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":' \
         b'{"uid":"u","operation":"CREATE","object":{"kind":"\xff"}}}', (200, False, "could not decode body")
     yield "pathological-regex", review({"apiVersion": "networking.istio.io/v1", "kind": "VirtualService",
