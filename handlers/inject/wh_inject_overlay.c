@@ -38,10 +38,72 @@ static wh_code move_proxy_to_init(json_t *pod, wh_err *err)
     return WH_OK;
 }
 
+/* Copy the keys SMP reads as directives (`$patch`, `$retainKeys`) and `keep`. */
+static int copy_keys(json_t *dst, const json_t *src, const char *keep)
+{
+    static const char *const directives[] = {"$patch", "$retainKeys"};
+    const json_t *v;
+    size_t i;
+
+    for (i = 0; i < 2; i++)
+        if ((v = json_object_get(src, directives[i])) != NULL && json_object_set(dst, directives[i], (json_t *)v) != 0)
+            return -1;
+    if (keep != NULL && (v = json_object_get(src, keep)) != NULL && json_object_set(dst, keep, (json_t *)v) != 0)
+        return -1;
+    return 0;
+}
+
+/* The part of an overlay the template pod needs: later steps read only the
+ * names of its containers, init containers, volumes and image pull secrets
+ * (status annotation, overrides, native move), so those lists are merged
+ * with items reduced to their name (and directives).  Saves copying the
+ * whole overlay a second time. */
+static json_t *names_view(const json_t *overlay)
+{
+    static const char *const lists[] = {"containers", "initContainers", "volumes", "imagePullSecrets"};
+    const json_t *spec = json_object_get(overlay, "spec");
+    json_t *out = json_object(), *vspec;
+    size_t l, i;
+
+    if (out == NULL || copy_keys(out, overlay, NULL) != 0)
+        goto fail;
+    if (!json_is_object(spec)) {
+        if (spec != NULL && json_object_set(out, "spec", (json_t *)spec) != 0)
+            goto fail;
+        return out;
+    }
+    if ((vspec = json_object()) == NULL || json_object_set_new(out, "spec", vspec) != 0 || copy_keys(vspec, spec, NULL))
+        goto fail;
+    for (l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
+        const json_t *list = json_object_get(spec, lists[l]);
+        json_t *vlist;
+        if (list == NULL)
+            continue;
+        if (!json_is_array(list)) {
+            if (json_object_set(vspec, lists[l], (json_t *)list) != 0)
+                goto fail;
+            continue;
+        }
+        if ((vlist = json_array()) == NULL || json_object_set_new(vspec, lists[l], vlist) != 0)
+            goto fail;
+        for (i = 0; i < json_array_size(list); i++) {
+            const json_t *item = json_array_get(list, i);
+            json_t *vitem = json_is_object(item) ? json_object() : json_incref((json_t *)item);
+            if (vitem == NULL || json_array_append_new(vlist, vitem) != 0 ||
+                (json_is_object(item) && copy_keys(vitem, item, "name") != 0))
+                goto fail;
+        }
+    }
+    return out;
+fail:
+    json_decref(out);
+    return NULL;
+}
+
 wh_code wh_inject_apply_overlays(const json_t *merge_pod, const json_t *overlays, const char *const *names, int native,
                                  json_t **merged_out, json_t **tmpl_out, wh_err *err)
 {
-    json_t *merged = json_deep_copy(merge_pod), *tmpl = json_object();
+    json_t *merged = json_deep_copy(merge_pod), *tmpl = json_object(), *view = NULL;
     size_t i;
     wh_code rc = WH_OK;
 
@@ -60,7 +122,12 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, const json_t *overlays
                             name);
             goto out;
         }
-        if ((rc = wh_inject_smp(tmpl, overlay, &wh_inject_type_pod, err)) != WH_OK) {
+        json_decref(view);
+        if ((view = names_view(overlay)) == NULL) {
+            rc = nomem(err);
+            goto out;
+        }
+        if ((rc = wh_inject_smp(tmpl, view, &wh_inject_type_pod, err)) != WH_OK) {
             wh_err_prefix(err,
                           "failed parsing generated injected YAML (check Istio sidecar injector "
                           "configuration): template %s",
@@ -79,6 +146,7 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, const json_t *overlays
     *tmpl_out = tmpl;
     merged = tmpl = NULL;
 out:
+    json_decref(view);
     json_decref(merged);
     json_decref(tmpl);
     return rc;
