@@ -19,6 +19,7 @@ static int cmd_version(int argc, char **argv)
 }
 
 static const wh_ctl_command commands[] = {
+    {"certs", "Create webhookd's serving certificate and register its CA (caBundle)", wh_ctl_certs},
     {"kube-inject", "Inject the Istio sidecar into workload manifests (like istioctl kube-inject)",
      wh_ctl_kube_inject},
     {"version", "Print the webhookctl version", cmd_version},

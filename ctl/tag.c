@@ -719,7 +719,6 @@ static int cmd_set(tag_cli *cli, const subcommand *s, int generate)
         wh_buf yaml = WH_BUF_INIT;
         int first = 1;
         for (i = 0; i < 3; i++) {
-            size_t start = yaml.len;
             if (docs[i] == NULL)
                 continue;
             if (!first)
@@ -729,7 +728,6 @@ static int cmd_set(tag_cli *cli, const subcommand *s, int generate)
                 fail("cannot print YAML: %s", wh_err_msg(&err));
                 goto out;
             }
-            (void)start;
             first = 0;
         }
         fwrite(yaml.data, 1, yaml.len, stdout);

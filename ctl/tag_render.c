@@ -257,7 +257,7 @@ out:
 }
 
 /* The validator's connection: the injector's service (or URL host) with path /validate. */
-static wh_code validator_client_config(const tag_render_opts *o, const json_t *inj_cc, json_t **out, wh_err *err)
+static wh_code validator_client_config(const json_t *inj_cc, json_t **out, wh_err *err)
 {
     const char *url = json_string_value(json_object_get(inj_cc, "url"));
     const json_t *svc = json_object_get(inj_cc, "service"), *ca = json_object_get(inj_cc, "caBundle");
@@ -277,7 +277,6 @@ static wh_code validator_client_config(const tag_render_opts *o, const json_t *i
         res = json_pack("{s:{s:O, s:O, s:s, s:O}}", "service", "name", json_object_get(svc, "name"), "namespace",
                         json_object_get(svc, "namespace"), "path", "/validate", "port", json_object_get(svc, "port"));
     }
-    (void)o;
     if (res == NULL)
         return nomem(err);
     if (json_is_string(ca))
@@ -299,7 +298,7 @@ wh_code tag_render_validator(const tag_render_opts *o, const json_t *canonical, 
         return wh_err_set(err, WH_E_INVALID, "canonical webhook \"%s\" cannot be used for the default validator",
                           canonical_name(canonical));
     if ((rc = injector_client_config(o, inj, &inj_cc, err)) != WH_OK ||
-        (rc = validator_client_config(o, inj_cc, &cc, err)) != WH_OK)
+        (rc = validator_client_config(inj_cc, &cc, err)) != WH_OK)
         goto out;
     hook = json_pack("{s:s, s:O, s:[{s:[s,s], s:[s,s,s,s], s:[s], s:[s]}], s:s, s:s, s:[s], s:{s:[{s:s, s:s}]}}",
                      "name", "validation.istio.io", "clientConfig", cc, "rules", "operations", "CREATE", "UPDATE",

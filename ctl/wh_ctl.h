@@ -16,5 +16,7 @@ typedef struct wh_ctl_command {
 int wh_ctl_kube_inject(int argc, char **argv);
 /* validate.c */
 int wh_ctl_validate(int argc, char **argv);
+/* certs.c */
+int wh_ctl_certs(int argc, char **argv);
 
 #endif

@@ -63,6 +63,9 @@ static wh_code run(wh_kube_client *c, char **w, int n, json_t **result, wh_err *
     *result = NULL;
     if (n == 1 && strcmp(w[0], "config") == 0) {
         *result = wh_kube_config_describe(wh_kube_client_config(c));
+        if (*result == NULL ||
+            json_object_set_new(*result, "effectiveNamespace", json_string(wh_kube_client_namespace(c))) != 0)
+            return wh_err_set(err, WH_E_NOMEM, "out of memory");
         return WH_OK;
     }
     if (n < 3)

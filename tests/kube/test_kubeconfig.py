@@ -355,7 +355,11 @@ print(json.dumps({"apiVersion": info["apiVersion"], "kind": "ExecCredential", "s
         incl = t.env(KUBERNETES_SERVICE_HOST="127.0.0.1", KUBERNETES_SERVICE_PORT=str(api.port))
         c = t.config("--sa-dir", sa, env=incl)
         check("in-cluster configuration", c["ok"] and c["result"]["source"] == "in-cluster" and
-              c["result"]["namespace"] == "webhookd-system" and c["result"]["server"] == api.server, c)
+              c["result"]["namespace"] == "webhookd-system" and c["result"]["server"] == api.server and
+              c["result"]["effectiveNamespace"] == "webhookd-system", c)
+        c = t.config("--kubeconfig", api.kubeconfig("k-token"))
+        check("no namespace anywhere means \"default\"", c["ok"] and c["result"]["effectiveNamespace"] == "default" and
+              c["result"].get("namespace") is None, c)
         pr = kubetest.Probe("--sa-dir", sa, env=incl)
         n0 = len(api.log())
         a = pr("list", "namespaces", "-")
