@@ -192,9 +192,9 @@ static void svc_entry(check_ctx *c, const char *kind, const json_t *cfg, const j
     }
     if (json_is_null(svc)) {
         msg(a->missing,
-            "%s %s (webhook %s) calls Service %s, which does not exist: every request it selects fails. Reinstall that "
+            "%s %s calls Service %s, which does not exist: every request it selects fails. Reinstall that "
             "control plane revision, or delete the stale configuration (kubectl delete %s %s).",
-            kind, diag_name(cfg), str(entry, "name"), key.data, strcmp(kind, "MutatingWebhookConfiguration") == 0
+            kind, diag_name(cfg), key.data, strcmp(kind, "MutatingWebhookConfiguration") == 0
                                                                      ? "mutatingwebhookconfiguration"
                                                                      : "validatingwebhookconfiguration",
             diag_name(cfg));
@@ -203,9 +203,9 @@ static void svc_entry(check_ctx *c, const char *kind, const json_t *cfg, const j
     json_array_foreach(json_object_get(json_object_get(svc, "spec"), "ports"), i, p) found |=
         json_integer_value(json_object_get(p, "port")) == port;
     if (!found)
-        msg(a->missing, "%s %s (webhook %s) calls port %ld of Service %s, which has no such port. Fix the port in the "
+        msg(a->missing, "%s %s calls port %ld of Service %s, which has no such port. Fix the port in the "
                         "webhook's clientConfig.service or in the Service.",
-            kind, diag_name(cfg), str(entry, "name"), port, key.data);
+            kind, diag_name(cfg), port, key.data);
 out:
     wh_buf_free(&key);
 }
@@ -323,10 +323,10 @@ static void ca_entry(check_ctx *c, const char *kind, const json_t *cfg, const js
     (void)c;
     if (len == 0) {
         msg(a->bad,
-            "%s %s (webhook %s) has no caBundle: the API server cannot trust the webhook's certificate (x509: "
+            "%s %s has no caBundle: the API server cannot trust the webhook's certificate (x509: "
             "certificate signed by unknown authority). Put the serving CA there: webhookctl certs patch-ca-bundle "
             "--ca-file ca.crt --%s %s (or let cert-manager's cainjector do it).",
-            kind, diag_name(cfg), str(entry, "name"), lower_kind(kind), diag_name(cfg));
+            kind, diag_name(cfg), lower_kind(kind), diag_name(cfg));
         a->bad_fail = 1;
         return;
     }
@@ -337,9 +337,9 @@ static void ca_entry(check_ctx *c, const char *kind, const json_t *cfg, const js
         for (const char *p = b64 + len; p > b64 && p[-1] == '='; p--)
             n--;
     if (n <= 0 || wh_certs_check_ca_pem((const char *)pem, (size_t)n, &err) != WH_OK) {
-        msg(a->bad, "%s %s (webhook %s): the caBundle is not valid: %s. Put the serving CA there: webhookctl certs "
+        msg(a->bad, "%s %s: the caBundle is not valid: %s. Put the serving CA there: webhookctl certs "
                     "patch-ca-bundle --ca-file ca.crt --%s %s.",
-            kind, diag_name(cfg), str(entry, "name"), n <= 0 ? "not base64" : wh_err_msg(&err), lower_kind(kind),
+            kind, diag_name(cfg), n <= 0 ? "not base64" : wh_err_msg(&err), lower_kind(kind),
             diag_name(cfg));
         a->bad_fail = 1;
         goto out;
@@ -350,14 +350,14 @@ static void ca_entry(check_ctx *c, const char *kind, const json_t *cfg, const js
         int d = days_left(x);
         subject(x, name, sizeof(name));
         if (d < 0) {
-            msg(a->expiry, "%s %s (webhook %s): the caBundle's certificate %s has expired: the webhook's certificate "
+            msg(a->expiry, "%s %s: the caBundle's certificate %s has expired: the webhook's certificate "
                            "cannot be trusted. Renew the CA and patch the caBundle.",
-                kind, diag_name(cfg), str(entry, "name"), name);
+                kind, diag_name(cfg), name);
             a->expiry_fail = 1;
         } else if (d < EXPIRY_WARN_DAYS) {
-            msg(a->expiry, "%s %s (webhook %s): the caBundle's certificate %s expires in %d days. Renew the CA and "
+            msg(a->expiry, "%s %s: the caBundle's certificate %s expires in %d days. Renew the CA and "
                            "patch the caBundle before then.",
-                kind, diag_name(cfg), str(entry, "name"), name, d);
+                kind, diag_name(cfg), name, d);
         }
     }
     /* Does this caBundle verify the serving certificate? */
@@ -383,18 +383,18 @@ static void ca_entry(check_ctx *c, const char *kind, const json_t *cfg, const js
     X509_STORE_CTX_set_purpose(sctx, X509_PURPOSE_SSL_SERVER);
     if (X509_verify_cert(sctx) != 1) {
         subject(sk_X509_value(c->serving, 0), name, sizeof(name));
-        msg(a->verify, "%s %s (webhook %s): its caBundle does not verify the serving certificate %s from %s (%s): the "
+        msg(a->verify, "%s %s: its caBundle does not verify the serving certificate %s from %s (%s): the "
                        "API server rejects the webhook (x509: certificate signed by unknown authority). Patch the "
                        "caBundle with the CA that signed it: webhookctl certs patch-ca-bundle --ca-file ca.crt --%s %s.",
-            kind, diag_name(cfg), str(entry, "name"), name, c->serving_from,
+            kind, diag_name(cfg), name, c->serving_from,
             X509_verify_cert_error_string(X509_STORE_CTX_get_error(sctx)), lower_kind(kind), diag_name(cfg));
     } else if (s != NULL) {
         wh_buf host = WH_BUF_INIT;
         wh_buf_printf(&host, "%s.%s.svc", str(s, "name"), str(s, "namespace"));
         if (X509_check_host(sk_X509_value(c->serving, 0), host.data, host.len, 0, NULL) != 1)
-            msg(a->verify, "%s %s (webhook %s): the serving certificate from %s is not valid for %s, the name the API "
+            msg(a->verify, "%s %s: the serving certificate from %s is not valid for %s, the name the API "
                            "server checks. Reissue it with that DNS name.",
-                kind, diag_name(cfg), str(entry, "name"), c->serving_from, host.data);
+                kind, diag_name(cfg), c->serving_from, host.data);
         wh_buf_free(&host);
     }
 out:

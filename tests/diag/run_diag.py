@@ -10,7 +10,7 @@ succeed, e.g. `tag set`), `command` (words; $PKI is the certificate
 directory, $SERVER a TLS server presenting $PKI/server.crt), and `expect`:
 exit, stdout (exact), stdout_contains, stdout_not_contains, stderr_contains,
 json (subset match of the parsed stdout; lists compared element-wise and in
-length), no_writes (default true: diagnostics never change the cluster).
+length), faults (fakeapi fault injection during the command), no_writes (default true: diagnostics never change the cluster).
 
 Certificates (made with openssl, $PKI/NAME.crt, base64 via "pem:NAME"):
 ca (CA, 400 days), server (signed by ca, 300 days, DNS istiod-1-9.istio-system.svc
@@ -180,6 +180,7 @@ def run(sc, api, kc, webhookctl, pki, tls):
         p = ctl(cmd)
         if p.returncode != 0:
             return ["setup %s failed: %s" % (cmd, p.stderr)]
+    api.faults(sc.get("faults", []))
     log0 = len(api.log())
     p = ctl(sc["command"])
     writes = [(e["method"], e["path"]) for e in api.log()[log0:] if e["method"] != "GET"]
