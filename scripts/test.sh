@@ -26,7 +26,8 @@ ctest --test-dir build-test -j"$jobs" --timeout 900
 stage "build and test with ASan+UBSan"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DWH_SANITIZE=address,undefined >/dev/null
 cmake --build build-asan -j"$jobs"
-ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+# WH_TEST_SLOW stretches the integration tests' timeouts for the slower build.
+ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1 UBSAN_OPTIONS=print_stacktrace=1 WH_TEST_SLOW=3 \
   ctest --test-dir build-asan -j"$jobs" --timeout 1800
 
 if [ "${WH_SKIP_VALGRIND:-0}" != 1 ]; then

@@ -312,6 +312,8 @@ static void close_idle(worker *w)
         if (quiet >= (between_requests ? IDLE_QUIET_MS : STALLED_QUIET_MS)) {
             shutdown(c->fd, SHUT_RDWR);
             c->shut = 1;
+            wh_log(WH_LOG_DEBUG, "draining: closing a connection", "reason", between_requests ? "idle" : "stalled",
+                   NULL);
         }
     }
 }

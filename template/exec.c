@@ -237,7 +237,7 @@ static wh_code eval_field(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const 
         if (rc == WH_OK)
             return WH_OK;
         if (rc != WH_E_NOTFOUND) {
-            if (ctx->failed && !ctx->located) {
+            if (ctx->failed) {
                 char msg[WH_ERR_MSG_MAX];
                 memcpy(msg, ctx->errmsg, sizeof(msg));
                 ctx->failed = 0;
@@ -483,28 +483,23 @@ static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, char t, 
         self[0] = (tm_node *)n;
         if ((rc = eval_field_node(ctx, fr, dot, n, self, 1, NULL, &v)) != WH_OK)
             return rc;
-        ctx->node = n;
         return validate_type(ctx, v, t, out);
     }
     case N_VARIABLE:
         if ((rc = eval_variable_node(ctx, fr, dot, n, NULL, 0, NULL, &v)) != WH_OK)
             return rc;
-        ctx->node = n;
         return validate_type(ctx, v, t, out);
     case N_PIPE:
         if ((rc = eval_pipeline(ctx, fr, dot, n, &v)) != WH_OK)
             return rc;
-        ctx->node = n;
         return validate_type(ctx, v, t, out);
     case N_IDENT:
         if ((rc = eval_function(ctx, fr, dot, n, n, NULL, 0, NULL, &v)) != WH_OK)
             return rc;
-        ctx->node = n;
         return validate_type(ctx, v, t, out);
     case N_CHAIN:
         if ((rc = eval_chain_node(ctx, fr, dot, n, NULL, 0, NULL, &v)) != WH_OK)
             return rc;
-        ctx->node = n;
         return validate_type(ctx, v, t, out);
     default:
         break;
@@ -558,9 +553,7 @@ static wh_code call_fn(wh_tmpl_ctx *ctx, const tm_func *fn, const tm_node *node,
     if (rc == WH_OK)
         return WH_OK;
     ctx->node = node;
-    if (ctx->failed && ctx->located)
-        return rc; /* an error from a nested template (include) is already complete */
-    if (ctx->failed) {
+    if (ctx->failed) { /* a nested template's complete message (include) is wrapped too */
         char msg[WH_ERR_MSG_MAX];
         memcpy(msg, ctx->errmsg, sizeof(msg));
         ctx->failed = 0;
@@ -914,6 +907,8 @@ wh_code tm_exec_def(wh_tmpl_ctx *ctx, const tm_def *def, wh_tmpl_value dot)
     wh_code rc;
 
     ctx->def = def;
+    if (dot.kind == WH_TMPL_NIL) /* reflect.ValueOf(nil): no value */
+        dot = wh_tmpl_invalid();
     fr.var_base = ctx->nvars;
     if ((rc = push_var(ctx, tm_dollar, dot)) != WH_OK)
         return located(ctx, rc);

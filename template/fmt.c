@@ -231,6 +231,23 @@ static void fmt_float(wh_buf *out, const spec *sp, double f)
     else if (sp->space && !signbit(f))
         wh_buf_putc(&tmp, ' ');
     switch (verb) {
+    case 'x':
+    case 'X': {
+        /* strconv's hexadecimal float: 0x1.8p+00 (two exponent digits at least) */
+        char buf[128], *p;
+        if (sp->prec >= 0)
+            snprintf(buf, sizeof(buf), verb == 'x' ? "%.*a" : "%.*A", sp->prec > 30 ? 30 : sp->prec, f);
+        else
+            snprintf(buf, sizeof(buf), verb == 'x' ? "%a" : "%A", f);
+        p = strpbrk(buf, "pP");
+        if (p != NULL && (p[1] == '+' || p[1] == '-') && p[2] != 0 && p[3] == 0) {
+            p[4] = 0;
+            p[3] = p[2];
+            p[2] = '0';
+        }
+        wh_buf_puts(&tmp, buf);
+        break;
+    }
     case 'g':
     case 'G':
         if (sp->prec < 0) {
@@ -277,15 +294,21 @@ static void fmt_float(wh_buf *out, const spec *sp, double f)
     wh_buf_free(&tmp);
 }
 
-static void bad_verb(wh_tmpl_ctx *ctx, wh_buf *out, char verb, const wh_tmpl_value *v)
+static wh_code fmt_value(wh_tmpl_ctx *ctx, wh_buf *out, const spec *sp, const wh_tmpl_value *v, int depth);
+
+/* fmt's %!verb(type=value): the value printed with %v and the same flags */
+static void bad_verb(wh_tmpl_ctx *ctx, wh_buf *out, const spec *sp, const wh_tmpl_value *v)
 {
-    wh_buf_printf(out, "%%!%c(", verb);
+    spec s2 = *sp;
+
+    wh_buf_printf(out, "%%!%c(", sp->verb);
     if (v->kind == WH_TMPL_NIL || v->kind == WH_TMPL_INVALID) {
         wh_buf_puts(out, "<nil>");
     } else {
         wh_buf_puts(out, tm_type_name(v));
         wh_buf_putc(out, '=');
-        tm_print_value(ctx, v, out, 0);
+        s2.verb = 'v';
+        fmt_value(ctx, out, &s2, v, 1);
     }
     wh_buf_putc(out, ')');
 }
@@ -303,7 +326,7 @@ static wh_code fmt_value(wh_tmpl_ctx *ctx, wh_buf *out, const spec *sp, const wh
         return WH_OK;
     }
     if (verb == 'p') {
-        bad_verb(ctx, out, verb, v);
+        bad_verb(ctx, out, sp, v);
         return WH_OK;
     }
     /* Stringer */
@@ -322,12 +345,12 @@ static wh_code fmt_value(wh_tmpl_ctx *ctx, wh_buf *out, const spec *sp, const wh
     switch (v->kind) {
     case WH_TMPL_INVALID:
     case WH_TMPL_NIL:
-        if (verb == 'v') {
+        if (verb == 'v' || depth > 0) { /* a nil element prints <nil> whatever the verb */
             spec s2 = *sp;
             s2.verb = 's';
             fmt_string(out, &s2, "<nil>", 5);
         } else {
-            bad_verb(ctx, out, verb, v);
+            bad_verb(ctx, out, sp, v);
         }
         return WH_OK;
     case WH_TMPL_BOOL:
@@ -337,7 +360,7 @@ static wh_code fmt_value(wh_tmpl_ctx *ctx, wh_buf *out, const spec *sp, const wh
             s2.prec = -1;
             fmt_string(out, &s2, v->u.b ? "true" : "false", v->u.b ? 4 : 5);
         } else {
-            bad_verb(ctx, out, verb, v);
+            bad_verb(ctx, out, sp, v);
         }
         return WH_OK;
     case WH_TMPL_INT:
@@ -352,21 +375,21 @@ static wh_code fmt_value(wh_tmpl_ctx *ctx, wh_buf *out, const spec *sp, const wh
                 s2.sharp = 0;
             fmt_integer(out, &s2, mag, neg, v->kind == WH_TMPL_INT);
         } else {
-            bad_verb(ctx, out, verb, v);
+            bad_verb(ctx, out, sp, v);
         }
         return WH_OK;
     }
     case WH_TMPL_FLOAT:
-        if (strchr("vgGeEfF", verb) != NULL)
+        if (strchr("vgGeEfFxX", verb) != NULL)
             fmt_float(out, sp, v->u.f);
         else
-            bad_verb(ctx, out, verb, v);
+            bad_verb(ctx, out, sp, v);
         return WH_OK;
     case WH_TMPL_STRING:
         if (strchr("vsqxX", verb) != NULL)
             fmt_string(out, sp, v->u.s, v->len);
         else
-            bad_verb(ctx, out, verb, v);
+            bad_verb(ctx, out, sp, v);
         return WH_OK;
     case WH_TMPL_LIST: {
         long n = wh_tmpl_len(v), i;

@@ -2,6 +2,8 @@
  * set.c - template sets (functions, delimiters, parsed definitions) and the
  * render entry point with its per-render context API.
  */
+#define _GNU_SOURCE /* newlocale */
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +134,7 @@ wh_tmpl_set *wh_tmpl_set_new(unsigned flags)
         return NULL;
     set->flags = flags;
     tm_arena_init(&set->arena);
+    set->ctype = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
     if (tm_add_funcs(set, tm_builtin_funcs, tm_builtin_nfuncs, 1, NULL) != WH_OK ||
         ((flags & WH_TMPL_SPRIG) && tm_add_funcs(set, tm_sprig_funcs, tm_sprig_nfuncs, 1, NULL) != WH_OK) ||
         ((flags & WH_TMPL_HELM) && tm_add_funcs(set, tm_helm_funcs, tm_helm_nfuncs, 1, NULL) != WH_OK)) {
@@ -146,6 +149,8 @@ void wh_tmpl_set_free(wh_tmpl_set *set)
     if (set == NULL)
         return;
     tm_arena_free(&set->arena);
+    if (set->ctype != (locale_t)0)
+        freelocale(set->ctype);
     free(set->funcs);
     free(set->defs.items);
     free(set->ldelim);

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <wctype.h>
 #include <errno.h>
 #include <math.h>
 #include <openssl/evp.h>
@@ -402,20 +403,33 @@ FN(fn_trimsuffix)
     return WH_OK;
 }
 
+/* strings.ToUpper / ToLower: rune by rune (invalid bytes become U+FFFD) */
 static wh_code map_case(wh_tmpl_ctx *ctx, const wh_tmpl_value *s, int upper, wh_tmpl_value *out)
 {
-    char *p = wh_tmpl_alloc(ctx, s->len + 1);
-    size_t i;
+    locale_t loc = ctx->set->ctype;
+    wh_buf *b = wh_tmpl_tmpbuf(ctx);
+    size_t i = 0;
 
-    if (p == NULL)
-        return WH_E_NOMEM;
-    for (i = 0; i < s->len; i++) {
+    while (i < s->len) {
         unsigned char c = (unsigned char)s->u.s[i];
-        p[i] = (char)(c < 0x80 ? (upper ? toupper(c) : tolower(c)) : c);
+        unsigned r;
+        size_t w;
+        if (c < 0x80) {
+            wh_buf_putc(b, (char)(upper ? toupper(c) : tolower(c)));
+            i++;
+            continue;
+        }
+        w = tm_utf8_decode(s->u.s + i, s->len - i, &r);
+        if (w == 0) {
+            w = 1;
+            r = 0xfffd;
+        } else if (loc != (locale_t)0) {
+            r = (unsigned)(upper ? towupper_l((wint_t)r, loc) : towlower_l((wint_t)r, loc));
+        }
+        tm_put_rune(b, r);
+        i += w;
     }
-    p[s->len] = 0;
-    *out = wh_tmpl_strn(p, s->len);
-    return WH_OK;
+    return tm_ret_buf(ctx, out, b);
 }
 
 FN(fn_upper)
@@ -428,30 +442,39 @@ FN(fn_lower)
     return map_case(ctx, &a[0], 0, out);
 }
 
-/* strings.Title: upper-case the first letter of each word (words end at
- * non-letters/digits/underscore/apostrophe) */
+/* strings.Title: the first letter of each word in title case; words are
+ * separated by spaces and ASCII punctuation */
 FN(fn_title)
 {
-    char *p = wh_tmpl_alloc(ctx, a[0].len + 1);
-    size_t i;
+    locale_t loc = ctx->set->ctype;
+    wh_buf *b = wh_tmpl_tmpbuf(ctx);
+    size_t i = 0;
     int prev_sep = 1;
 
-    if (p == NULL)
-        return WH_E_NOMEM;
-    for (i = 0; i < a[0].len; i++) {
+    while (i < a[0].len) {
         unsigned char c = (unsigned char)a[0].u.s[i];
-        p[i] = (char)c;
-        if (c >= 0x80) {
-            prev_sep = 0;
+        unsigned r;
+        size_t w;
+        int sep;
+        if (c < 0x80) {
+            wh_buf_putc(b, (char)(prev_sep ? toupper(c) : c));
+            prev_sep = !(isalnum(c) || c == '_');
+            i++;
             continue;
         }
-        if (prev_sep)
-            p[i] = (char)toupper(c);
-        prev_sep = !(isalnum(c) || c == '_' || c == '\'');
+        w = tm_utf8_decode(a[0].u.s + i, a[0].len - i, &r);
+        if (w == 0) {
+            w = 1;
+            r = 0xfffd;
+        }
+        sep = loc != (locale_t)0 && iswspace_l((wint_t)r, loc);
+        if (prev_sep && loc != (locale_t)0)
+            r = (unsigned)towupper_l((wint_t)r, loc);
+        tm_put_rune(b, r);
+        prev_sep = sep;
+        i += w;
     }
-    p[a[0].len] = 0;
-    *out = wh_tmpl_strn(p, a[0].len);
-    return WH_OK;
+    return tm_ret_buf(ctx, out, b);
 }
 
 FN(fn_untitle)
@@ -925,56 +948,73 @@ static int b64val(char c)
     return -1;
 }
 
-/* base64.StdEncoding.DecodeString: newlines ignored, padding required */
+/* base64.StdEncoding.DecodeString (Go's decodeQuantum): newlines ignored,
+ * padding required; an error answers "illegal base64 data at input byte N" */
 FN(fn_b64dec)
 {
     wh_buf *b = wh_tmpl_tmpbuf(ctx);
-    unsigned acc = 0;
-    int bits = 0, pad = 0;
-    size_t i, pos = 0, bad = (size_t)-1, quantum = 0;
+    const unsigned char *src = (const unsigned char *)a[0].u.s;
+    size_t len = a[0].len, si = 0;
+    long bad = -1;
 
-    for (i = 0; i < a[0].len; i++) {
-        char c = a[0].u.s[i];
-        int v;
-        if (c == '\n' || c == '\r')
-            continue;
-        if (c == '=') {
-            if (quantum < 2) {
-                bad = pos;
-                break;
+    for (;;) {
+        int dbuf[4] = {0, 0, 0, 0}, dlen = 4, j;
+        unsigned val;
+        for (j = 0; j < 4; j++) {
+            int v;
+            unsigned char in;
+            if (si == len) {
+                if (j == 0)
+                    goto done;
+                bad = (long)(si - (size_t)j);
+                goto done;
             }
-            pad++;
-            quantum++;
-            pos++;
-            if (quantum == 4) {
-                quantum = 0;
+            in = src[si++];
+            if ((v = b64val((char)in)) >= 0) {
+                dbuf[j] = v;
+                continue;
             }
-            continue;
-        }
-        if (pad > 0 || (v = b64val(c)) < 0) {
-            bad = pos;
+            if (in == '\n' || in == '\r') {
+                j--;
+                continue;
+            }
+            if (in != '=' || j < 2) {
+                bad = (long)(si - 1);
+                goto done;
+            }
+            if (j == 2) {
+                while (si < len && (src[si] == '\n' || src[si] == '\r'))
+                    si++;
+                if (si == len) {
+                    bad = (long)len;
+                    goto done;
+                }
+                if (src[si] != '=') {
+                    bad = (long)si - 1;
+                    goto done;
+                }
+                si++;
+            }
+            while (si < len && (src[si] == '\n' || src[si] == '\r'))
+                si++;
+            if (si < len)
+                bad = (long)si;
+            dlen = j;
             break;
         }
-        acc = (acc << 6) | (unsigned)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            wh_buf_putc(b, (char)((acc >> bits) & 0xff));
-        }
-        quantum = (quantum + 1) % 4;
-        pos++;
+        val = (unsigned)dbuf[0] << 18 | (unsigned)dbuf[1] << 12 | (unsigned)dbuf[2] << 6 | (unsigned)dbuf[3];
+        if (dlen >= 2)
+            wh_buf_putc(b, (char)(val >> 16));
+        if (dlen >= 3)
+            wh_buf_putc(b, (char)(val >> 8));
+        if (dlen >= 4)
+            wh_buf_putc(b, (char)val);
+        if (bad >= 0 || dlen < 4)
+            break;
     }
-    if (bad == (size_t)-1 && quantum != 0)
-        bad = pos - (pos % 4 == 0 ? 0 : 0) - (quantum == 1 ? 1 : 0) + (quantum == 1 ? 0 : 0);
-    if (bad != (size_t)-1) {
-        wh_tmpl_value r;
-        if (quantum != 0 && bad == pos)
-            bad = pos - quantum + (quantum == 1 ? 0 : 0);
-        if (wh_tmpl_printf(ctx, &r, "illegal base64 data at input byte %zu", bad) != WH_OK)
-            return WH_E_NOMEM;
-        *out = r;
-        return WH_OK;
-    }
+done:
+    if (bad >= 0)
+        return wh_tmpl_printf(ctx, out, "illegal base64 data at input byte %ld", bad);
     return tm_ret_buf(ctx, out, b);
 }
 
@@ -1908,7 +1948,7 @@ FN(fn_compact)
 {
     wh_code rc;
     long i, len;
-    if ((rc = need_list(ctx, &a[0], "compact")) != WH_OK)
+    if ((rc = need_list(ctx, &a[0], "compact on")) != WH_OK)
         return rc;
     len = wh_tmpl_len(&a[0]);
     *out = wh_tmpl_list_new(ctx, (size_t)len, NULL);
@@ -1978,11 +2018,19 @@ FN(fn_has)
 
 FN(fn_sprig_slice)
 {
+    long len, from = 0, to, i;
     wh_code rc;
-    long len, from = 0, to;
-    if ((rc = need_list(ctx, &a[0], "slice")) != WH_OK)
-        return rc;
+
+    if (a[0].kind != WH_TMPL_LIST) {
+        if (is_nil(&a[0]))
+            return wh_tmpl_errorf(ctx, "runtime error: invalid memory address or nil pointer dereference");
+        return wh_tmpl_errorf(ctx, "list should be type of slice or array but %s", kind_name(&a[0]));
+    }
     len = wh_tmpl_len(&a[0]);
+    if (len == 0) {
+        *out = wh_tmpl_nil();
+        return WH_OK;
+    }
     to = len;
     if (n > 1)
         from = (long)to_int64(&a[1]);
@@ -1990,7 +2038,13 @@ FN(fn_sprig_slice)
         to = (long)to_int64(&a[2]);
     if (from < 0 || to < from || to > len)
         return wh_tmpl_errorf(ctx, "reflect: slice index out of range");
-    return sub_list(ctx, &a[0], from, to, out);
+    *out = wh_tmpl_list_new(ctx, (size_t)(to - from), a[0].type);
+    if (out->kind == WH_TMPL_INVALID)
+        return WH_E_NOMEM;
+    for (i = from; i < to; i++)
+        if ((rc = wh_tmpl_list_push(ctx, out, wh_tmpl_list_at(&a[0], (size_t)i))) != WH_OK)
+            return rc;
+    return WH_OK;
 }
 
 FN(fn_concat)
@@ -2771,8 +2825,11 @@ FN(fn_semvercompare)
     char cbuf[512], *alt, *save1 = NULL;
     int any = 0;
 
-    if (parse_semver(a[1].u.s, a[1].len, &v) != 0)
-        return wh_tmpl_errorf(ctx, "Invalid Semantic Version");
+    int bad_version = parse_semver(a[1].u.s, a[1].len, &v) != 0;
+
+    /* the constraint is checked first (on a stand-in version if need be) */
+    if (bad_version)
+        memset(&v, 0, sizeof(v));
     if (a[0].len >= sizeof(cbuf))
         return wh_tmpl_errorf(ctx, "improper constraint: %.*s", (int)a[0].len, a[0].u.s);
     memcpy(cbuf, a[0].u.s, a[0].len);
@@ -2824,6 +2881,8 @@ FN(fn_semvercompare)
         if (ok)
             any = 1;
     }
+    if (bad_version)
+        return wh_tmpl_errorf(ctx, "Invalid Semantic Version");
     return ret_bool(out, any);
 }
 

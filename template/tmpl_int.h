@@ -6,6 +6,7 @@
 #ifndef WH_TMPL_INT_H
 #define WH_TMPL_INT_H
 
+#include <locale.h>
 #include <stdarg.h>
 #include <stdint.h>
 
@@ -169,6 +170,7 @@ struct wh_tmpl_set {
     size_t nfuncs, capfuncs;
     tm_defs defs;
     char *ldelim, *rdelim;
+    locale_t ctype; /* C.UTF-8 for Unicode case mapping; (locale_t)0 = ASCII only */
 };
 
 const tm_func *tm_find_func(const wh_tmpl_set *set, const char *name, size_t len);

@@ -349,6 +349,8 @@ wh_code wh_tmpl_list_push(wh_tmpl_ctx *ctx, wh_tmpl_value *list, wh_tmpl_value i
 
     if (list->kind != WH_TMPL_LIST || list->rep != WH_TMPL_REP_ENGINE || l == NULL)
         return WH_E_INVALID;
+    if (list->type == NULL) /* an element of []interface{} */
+        item.flags_ |= TM_F_IFACE;
     if (l->len == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 4;
         wh_tmpl_value *items = tm_alloc(ctx->arena, cap * sizeof(*items));
@@ -386,6 +388,8 @@ wh_code wh_tmpl_map_set(wh_tmpl_ctx *ctx, wh_tmpl_value *map, const char *key, s
 
     if (map->kind != WH_TMPL_MAP || map->rep != WH_TMPL_REP_ENGINE || m == NULL)
         return WH_E_INVALID;
+    if (map->type == NULL) /* an element of map[string]interface{} */
+        val.flags_ |= TM_F_IFACE;
     i = map_find(m, key, key_len);
     if (i >= 0) {
         m->ents[i].val = val;

@@ -16,6 +16,7 @@
 #include "wh_admission.h"
 #include "wh_inject.h"
 #include "wh_inject_jsonpatch.h"
+#include "wh_inject_merge.h"
 #include "wh_inject_post.h"
 
 enum { S_DECODE, S_RENDER, S_MERGE, S_POST, S_DIFF, S_ENCODE, S_N };
@@ -56,7 +57,6 @@ int main(int argc, char **argv)
         wh_inject_input in;
         wh_inject_post_params post;
         wh_buf enc = WH_BUF_INIT;
-        char *patch;
 
         t = cpu_now();
         review = json_loadb(body.data, body.len, 0, NULL);
@@ -90,10 +90,13 @@ int main(int argc, char **argv)
         t0 = cpu_now(), stage[S_POST] += t0 - t, t = t0;
         wh_inject_json_diff(pod, merged, &ops, &err);
         t0 = cpu_now(), stage[S_DIFF] += t0 - t, t = t0;
-        patch = json_dumps(ops, JSON_COMPACT);
-        wh_admission_base64(patch, strlen(patch), &enc);
-        patch_len = strlen(patch);
-        free(patch);
+        {
+            wh_buf text = WH_BUF_INIT;
+            wh_inject_json_compact(ops, &text);
+            wh_admission_base64(text.data, text.len, &enc);
+            patch_len = text.len;
+            wh_buf_free(&text);
+        }
         t0 = cpu_now(), stage[S_ENCODE] += t0 - t, t = t0;
         wh_buf_free(&enc);
         json_decref(ops);

@@ -1,18 +1,24 @@
 /*
  * wh_inject_embedded.c - the revision compiled into webhookd, so that it
  * injects a working istio-proxy sidecar without any configuration: our own
- * sidecar template, values and mesh config (embedded/), served as the
- * "default" revision unless --revisions-dir provides one.
+ * templates (sidecar, and gateway / grpc-agent / grpc-simple on request),
+ * values and mesh config (embedded/), served as the "default" revision
+ * unless --revisions-dir provides one.
  */
 #include "wh_inject_render_int.h"
 
-extern const char wh_inject_embedded_sidecar[], wh_inject_embedded_values[], wh_inject_embedded_mesh[];
-extern const size_t wh_inject_embedded_sidecar_len, wh_inject_embedded_values_len, wh_inject_embedded_mesh_len;
+extern const char wh_inject_embedded_sidecar[], wh_inject_embedded_gateway[], wh_inject_embedded_grpc_agent[],
+    wh_inject_embedded_grpc_simple[], wh_inject_embedded_values[], wh_inject_embedded_mesh[];
+extern const size_t wh_inject_embedded_sidecar_len, wh_inject_embedded_gateway_len, wh_inject_embedded_grpc_agent_len,
+    wh_inject_embedded_grpc_simple_len, wh_inject_embedded_values_len, wh_inject_embedded_mesh_len;
 
 wh_code wh_inject_revision_embedded(const char *name, wh_inject_revision **out, wh_err *err)
 {
-    json_t *config = json_pack("{s:s, s:[s], s:{s:s%}}", "policy", "enabled", "defaultTemplates", "sidecar",
-                               "templates", "sidecar", wh_inject_embedded_sidecar, wh_inject_embedded_sidecar_len);
+    json_t *config = json_pack(
+        "{s:s, s:[s], s:{s:s%, s:s%, s:s%, s:s%}}", "policy", "enabled", "defaultTemplates", "sidecar", "templates",
+        "sidecar", wh_inject_embedded_sidecar, wh_inject_embedded_sidecar_len, "gateway", wh_inject_embedded_gateway,
+        wh_inject_embedded_gateway_len, "grpc-agent", wh_inject_embedded_grpc_agent, wh_inject_embedded_grpc_agent_len,
+        "grpc-simple", wh_inject_embedded_grpc_simple, wh_inject_embedded_grpc_simple_len);
     wh_buf text = WH_BUF_INIT;
     wh_code rc;
 

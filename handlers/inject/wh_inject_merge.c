@@ -577,40 +577,129 @@ json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type)
     return out;
 }
 
+/* Compact JSON of `v` in the value's key order.  `go`: escape like Go's
+ * encoding/json (<, >, &, U+2028, U+2029 as \u escapes); otherwise like
+ * jansson (only what JSON requires). */
+static wh_code write_json(const json_t *v, int go, wh_buf *out)
+{
+    static const char hex[] = "0123456789abcdef";
+    wh_code rc = WH_OK;
+    char num[64];
+    size_t i;
+
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        const char *key;
+        json_t *child;
+        int first = 1;
+        if ((rc = wh_buf_putc(out, '{')) != WH_OK)
+            return rc;
+        json_object_foreach((json_t *)v, key, child)
+        {
+            json_t *k = json_string_nocheck(key);
+            if (k == NULL)
+                return WH_E_NOMEM;
+            if (!first)
+                rc = wh_buf_putc(out, ',');
+            if (rc == WH_OK)
+                rc = write_json(k, go, out);
+            json_decref(k);
+            if (rc != WH_OK || (rc = wh_buf_putc(out, ':')) != WH_OK || (rc = write_json(child, go, out)) != WH_OK)
+                return rc;
+            first = 0;
+        }
+        return wh_buf_putc(out, '}');
+    }
+    case JSON_ARRAY:
+        if ((rc = wh_buf_putc(out, '[')) != WH_OK)
+            return rc;
+        for (i = 0; i < json_array_size(v); i++)
+            if ((i != 0 && (rc = wh_buf_putc(out, ',')) != WH_OK) ||
+                (rc = write_json(json_array_get(v, i), go, out)) != WH_OK)
+                return rc;
+        return wh_buf_putc(out, ']');
+    case JSON_STRING: {
+        const unsigned char *p = (const unsigned char *)json_string_value(v), *run;
+        size_t len = json_string_length(v), n;
+        if ((rc = wh_buf_reserve(out, len + 2)) != WH_OK || (rc = wh_buf_putc(out, '"')) != WH_OK)
+            return rc;
+        for (i = 0; i < len && rc == WH_OK;) {
+            char esc[8];
+            for (run = p + i, n = 0; i + n < len; n++) { /* copy plain bytes in one go */
+                unsigned char c = p[i + n];
+                if (c < 0x20 || c == '"' || c == '\\' ||
+                    (go && (c == '<' || c == '>' || c == '&' ||
+                            (c == 0xe2 && i + n + 2 < len && p[i + n + 1] == 0x80 && (p[i + n + 2] & 0xfe) == 0xa8))))
+                    break;
+            }
+            if (n != 0 && (rc = wh_buf_append(out, run, n)) != WH_OK)
+                return rc;
+            i += n;
+            if (i >= len)
+                break;
+            switch (p[i]) {
+            case '"':
+                rc = wh_buf_puts(out, "\\\"");
+                break;
+            case '\\':
+                rc = wh_buf_puts(out, "\\\\");
+                break;
+            case '\b':
+                rc = wh_buf_puts(out, "\\b");
+                break;
+            case '\f':
+                rc = wh_buf_puts(out, "\\f");
+                break;
+            case '\n':
+                rc = wh_buf_puts(out, "\\n");
+                break;
+            case '\r':
+                rc = wh_buf_puts(out, "\\r");
+                break;
+            case '\t':
+                rc = wh_buf_puts(out, "\\t");
+                break;
+            case 0xe2: /* U+2028 / U+2029 (go only) */
+                rc = wh_buf_puts(out, p[i + 2] == 0xa8 ? "\\u2028" : "\\u2029");
+                i += 2;
+                break;
+            default:
+                esc[0] = '\\', esc[1] = 'u', esc[2] = '0', esc[3] = '0';
+                esc[4] = hex[p[i] >> 4], esc[5] = hex[p[i] & 15];
+                rc = wh_buf_append(out, esc, 6);
+            }
+            i++;
+        }
+        return rc != WH_OK ? rc : wh_buf_putc(out, '"');
+    }
+    case JSON_INTEGER:
+        snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        return wh_buf_puts(out, num);
+    case JSON_REAL: {
+        char *text = json_dumps(v, JSON_ENCODE_ANY); /* jansson's shortest round-trip form */
+        if (text == NULL)
+            return WH_E_NOMEM;
+        rc = wh_buf_puts(out, text);
+        free(text);
+        return rc;
+    }
+    case JSON_TRUE:
+        return wh_buf_puts(out, "true");
+    case JSON_FALSE:
+        return wh_buf_puts(out, "false");
+    default:
+        return wh_buf_puts(out, "null");
+    }
+}
+
 wh_code wh_inject_json_go(const json_t *value, wh_buf *out)
 {
-    char *text = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
-    const unsigned char *p;
-    wh_code rc = WH_OK;
+    return write_json(value, 1, out);
+}
 
-    if (text == NULL)
-        return WH_E_NOMEM;
-    for (p = (const unsigned char *)text; *p != '\0' && rc == WH_OK; p++) {
-        if (*p == '<')
-            rc = wh_buf_puts(out, "\\u003c");
-        else if (*p == '>')
-            rc = wh_buf_puts(out, "\\u003e");
-        else if (*p == '&')
-            rc = wh_buf_puts(out, "\\u0026");
-        else if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9)) {
-            rc = wh_buf_puts(out, p[2] == 0xa8 ? "\\u2028" : "\\u2029");
-            p += 2;
-        } else if (p[0] == '\\' && p[1] == 'u') { /* jansson writes upper-case hex, Go lower-case */
-            char esc[7];
-            int i;
-            for (i = 0; i < 6 && p[i] != '\0'; i++)
-                esc[i] = (char)(i >= 2 && p[i] >= 'A' && p[i] <= 'F' ? p[i] - 'A' + 'a' : p[i]);
-            rc = wh_buf_append(out, esc, (size_t)i);
-            p += i - 1;
-        } else if (p[0] == '\\' && p[1] != '\0') {
-            rc = wh_buf_append(out, p, 2);
-            p++;
-        } else {
-            rc = wh_buf_putc(out, (char)*p);
-        }
-    }
-    free(text);
-    return rc;
+wh_code wh_inject_json_compact(const json_t *value, wh_buf *out)
+{
+    return write_json(value, 0, out);
 }
 
 static const char *json_kind_name(const json_t *v)

@@ -111,6 +111,7 @@ wh_code wh_inject_admit(void *ctx, const wh_admission_request *req, wh_admission
     wh_inject_revision *rev = NULL;
     const json_t *object = json_object_get(req->request, "object");
     json_t *envs = NULL, *ops = NULL;
+    wh_buf text = WH_BUF_INIT;
     char *rev_name = NULL;
     wh_code rc;
 
@@ -153,16 +154,17 @@ wh_code wh_inject_admit(void *ctx, const wh_admission_request *req, wh_admission
     }
     if ((rc = wh_inject_json_diff(res.original, res.final, &ops, err)) != WH_OK)
         goto out;
-    if ((resp->patch = json_dumps(ops, JSON_COMPACT)) == NULL) {
+    if (wh_inject_json_compact(ops, &text) != WH_OK) {
         rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
         goto out;
     }
-    resp->patch_len = strlen(resp->patch);
+    resp->patch = wh_buf_steal(&text, &resp->patch_len);
 out:
     wh_inject_pod_result_clear(&res);
     wh_inject_revision_unref(rev);
     json_decref(envs);
     json_decref(ops);
+    wh_buf_free(&text);
     free(rev_name);
     return rc;
 }

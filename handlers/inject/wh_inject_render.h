@@ -163,9 +163,9 @@ wh_code wh_inject_path_parse(const char *suffix, size_t len, char **rev_name, js
 
 /* istiod's injectRequired rule chain on `pod` (metadata.namespace filled).
  * kube_inject = 1 applies istioctl's variant (policy enabled, no selectors).
- * Returns 1 to inject, 0 to skip with *reason (static text, e.g. "host
- * network", "system namespace kube-system", "sidecar.istio.io/inject=false",
- * "neverInjectSelector", "policy disabled"). */
+ * Returns 1 to inject, 0 to skip with *reason (static text: "host network",
+ * "system namespace", "sidecar.istio.io/inject=false", "neverInjectSelector",
+ * "policy disabled", "unknown injection policy"). */
 int wh_inject_decide(const wh_inject_revision *rev, const json_t *pod, int kube_inject, const char **reason);
 
 /* ------------------------------------------------------------------------ */

@@ -73,7 +73,7 @@ static int parse_port(const char *port, wh_buf *why)
 /* istiod's parsePorts over a comma list (whole string trimmed first). */
 static int parse_ports(const char *param, const char *list, wh_buf *why)
 {
-    char *t = trim_dup(list, strlen(list)), *save = NULL, *tok;
+    char *t = trim_dup(list, strlen(list)), *tok;
     int rc = 0;
 
     if (t == NULL)
@@ -100,7 +100,6 @@ static int parse_ports(const char *param, const char *list, wh_buf *why)
             p = comma + 1;
         }
     }
-    (void)save;
     free(t);
     return rc;
 }

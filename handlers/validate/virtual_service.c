@@ -63,7 +63,7 @@ static void check_header_op_name(wh_vctx *c, const char *name)
     else if (strcasecmp(name, "host") == 0)
         wh_verr(c, "invalid header %s: the host header cannot be modified here, use rewrite.authority", name);
     else if (name[0] == ':')
-        wh_verr(c, "invalid header %s: pseudo-headers cannot be modified", name);
+        wh_verr(c, "invalid header %s: header cannot have \":\" prefix", wh_vq(c, name));
     else if (!is_tchar_token(name))
         wh_verr(c, "header name %s is not a valid header name", name);
 }

@@ -7,6 +7,7 @@
  *   inject_merge_tool roundtrip TYPE DOC
  *   inject_merge_tool diff FROM TO
  *   inject_merge_tool quantity TEXT
+ *   inject_merge_tool json go|plain DOC      (compact JSON text, Go's escaping or plain)
  *   inject_merge_tool overlays NATIVE(0|1) POD OVERLAYS   -> {"merged":…,"template":…}
  *   inject_merge_tool reapply TPROXY(0|1) POD ORIGINAL TEMPLATE
  *   inject_merge_tool post CASE   (CASE: {"revision": {config, values, mesh}, "pod", "template",
@@ -88,6 +89,17 @@ int main(int argc, char **argv)
         if (wh_inject_json_diff(a, b, &ops, &err) != WH_OK)
             goto fail;
         status = print(ops);
+        goto out;
+    }
+    if (argc == 4 && strcmp(argv[1], "json") == 0) {
+        wh_buf text = WH_BUF_INIT;
+        if ((a = load(argv[3])) == NULL)
+            goto out;
+        if ((strcmp(argv[2], "go") == 0 ? wh_inject_json_go(a, &text) : wh_inject_json_compact(a, &text)) != WH_OK)
+            goto out;
+        fwrite(text.data, 1, text.len, stdout);
+        wh_buf_free(&text);
+        status = 0;
         goto out;
     }
     if (argc == 5 && strcmp(argv[1], "overlays") == 0) {

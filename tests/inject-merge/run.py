@@ -8,6 +8,7 @@ Each case file names an op:
   diff      from -> to: the generated patch applied with python3-jsonpatch
             must give `to`.
   quantity  text -> canonical form; `invalid` texts must be rejected.
+  json      value -> exact compact text, Go's escaping (`go`) and plain (`plain`).
   overlays  pod + overlays (+ native) -> expected {merged, template} (step 6).
   reapply   pod + original + template (+ tproxy) -> expected pod (step 7).
   post      revision files + pod + template + rendered fields -> expected
@@ -128,6 +129,13 @@ def main():
                     rc, out, err = run_tool(args.tool, "quantity", str(text))
                     if rc == 0:
                         errs.append("quantity %r accepted as %r" % (text, out.strip()))
+            elif op == "json":
+                for mode in ("go", "plain"):
+                    rc, out, err = run_tool(args.tool, "json", mode, write_json(tmp, "j.json", case["value"]))
+                    if rc != 0 or out != case[mode]:
+                        errs.append("json %s: got %r (%s), want %r" % (mode, out, err.strip(), case[mode]))
+                    elif json.loads(out) != case["value"]:
+                        errs.append("json %s: %r does not parse back to the value" % (mode, out))
             elif op in ("overlays", "reapply"):
                 if op == "overlays":
                     argv = ["overlays", "1" if case.get("native") else "0", write_json(tmp, "o.json", case["pod"]),

@@ -322,7 +322,7 @@ def main():
                     if "sidecar.istio.io/status" in ((golden.get("metadata") or {}).get("annotations") or {}):
                         problem = "skipped (%s) but the golden pod is injected" % res["reason"]
                     continue
-                if embedded and not case.get("differsFromDefault") and res["names"] == ["sidecar"]:
+                if embedded and not case.get("differsFromDefault"):
                     emb = run_tool(tool, files, flags, pod, ns_file, embedded=True)
                     if "error" in emb:
                         problem = "embedded render failed: " + emb["error"]

@@ -123,7 +123,9 @@ class Server:
         start = time.time()
         self.proc.send_signal(sig)
         status = self.proc.wait(scaled(timeout))
-        return status, time.time() - start
+        took = time.time() - start
+        self.reader.join(scaled(5))  # the whole log is in self.lines from here on
+        return status, took
 
     @property
     def url(self):

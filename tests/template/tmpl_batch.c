@@ -10,6 +10,32 @@
 
 #include "wh_tmpl.h"
 
+/* A JSON string of bytes that may not be UTF-8: invalid bytes become U+FFFD,
+ * as Go's encoding/json writes them. */
+static json_t *json_text(const char *s, size_t len)
+{
+    wh_buf b = WH_BUF_INIT;
+    json_t *j;
+    size_t i = 0;
+
+    while (i < len) {
+        unsigned char c = (unsigned char)s[i];
+        size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        json_t *probe = n != 0 && i + n <= len ? json_stringn(s + i, n) : NULL;
+        if (probe == NULL) {
+            wh_buf_puts(&b, "\xef\xbf\xbd");
+            i++;
+            continue;
+        }
+        json_decref(probe);
+        wh_buf_append(&b, s + i, n);
+        i += n;
+    }
+    j = json_stringn(b.data ? b.data : "", b.len);
+    wh_buf_free(&b);
+    return j;
+}
+
 static json_t *run_case(const json_t *c)
 {
     const char *name = json_string_value(json_object_get(c, "name"));
@@ -44,8 +70,8 @@ static json_t *run_case(const json_t *c)
         goto out;
     rc = wh_tmpl_render(set, name, wh_tmpl_json(json_object_get(c, "data")), NULL, &out, &err);
 out:
-    json_object_set_new(res, "out", json_stringn(out.data ? out.data : "", out.len));
-    json_object_set_new(res, "err", rc == WH_OK ? json_null() : json_string(wh_err_msg(&err)));
+    json_object_set_new(res, "out", json_text(out.data ? out.data : "", out.len));
+    json_object_set_new(res, "err", rc == WH_OK ? json_null() : json_text(wh_err_msg(&err), strlen(wh_err_msg(&err))));
     wh_buf_free(&out);
     wh_tmpl_set_free(set);
     return res;

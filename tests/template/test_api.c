@@ -1,0 +1,408 @@
+/*
+ * test_api.c - the engine's C API as its users (the injection code, Helm-like
+ * callers) rely on it: host values resolved through type descriptors
+ * (fields, nil-safe methods, enums printing as names, methods with
+ * arguments), registered functions (parameter conversion, overriding Sprig),
+ * error positions, delimiters, missingkey, scratch reuse, concurrent renders
+ * of one parsed set, and include/tpl from a caller's function.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "wh_tmpl.h"
+
+/* ---- a small host model: a pod with a name, labels, an optional wrapper and an enum ---- */
+
+struct wrapper {
+    int value;
+};
+
+struct pod {
+    const char *name;
+    json_t *labels;              /* map[string]string */
+    const struct wrapper *hold;  /* *BoolValue, may be nil */
+    int mode;                    /* enum */
+};
+
+static const char *const mode_names[] = {"REDIRECT", "TPROXY", "NONE"};
+
+static wh_code mode_format(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out)
+{
+    return wh_buf_puts(out, v->u.i >= 0 && v->u.i < 3 ? mode_names[v->u.i] : "UNKNOWN");
+}
+
+static wh_code mode_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
+                          size_t nargs, wh_tmpl_value *out)
+{
+    if (strcmp(name, "String") == 0) {
+        *out = wh_tmpl_str(recv->u.i >= 0 && recv->u.i < 3 ? mode_names[recv->u.i] : "UNKNOWN");
+        return WH_OK;
+    }
+    return WH_E_NOTFOUND;
+}
+
+static const wh_tmpl_type mode_type = {.name = "v1.Mode", .kind = WH_TMPL_INT, .field = mode_field,
+                                       .format = mode_format};
+
+static wh_code wrapper_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name,
+                             const wh_tmpl_value *args, size_t nargs, wh_tmpl_value *out)
+{
+    const struct wrapper *w = recv->u.host;
+
+    if (strcmp(name, "GetValue") == 0) { /* nil-safe like protobuf getters */
+        *out = wh_tmpl_bool(w != NULL && w->value);
+        return WH_OK;
+    }
+    if (strcmp(name, "Value") == 0) {
+        if (w == NULL)
+            return wh_tmpl_errorf(ctx, "nil pointer evaluating *v1.BoolValue.Value");
+        *out = wh_tmpl_bool(w->value);
+        return WH_OK;
+    }
+    return WH_E_NOTFOUND;
+}
+
+static const wh_tmpl_type wrapper_type = {.name = "*v1.BoolValue", .kind = WH_TMPL_HOST, .field = wrapper_field,
+                                          .pointer = 1};
+
+static wh_code pod_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
+                         size_t nargs, wh_tmpl_value *out)
+{
+    const struct pod *p = recv->u.host;
+
+    if (strcmp(name, "Name") == 0)
+        *out = wh_tmpl_str(p->name);
+    else if (strcmp(name, "Labels") == 0)
+        *out = wh_tmpl_json_typed(p->labels, &wh_tmpl_type_map_string_string);
+    else if (strcmp(name, "Hold") == 0)
+        *out = wh_tmpl_host(&wrapper_type, p->hold);
+    else if (strcmp(name, "Mode") == 0)
+        *out = wh_tmpl_int_typed(p->mode, &mode_type);
+    else if (strcmp(name, "Label") == 0) { /* a method with an argument */
+        wh_tmpl_value v;
+        if (nargs != 1 || args[0].kind != WH_TMPL_STRING)
+            return wh_tmpl_errorf(ctx, "Label wants one string");
+        if (wh_tmpl_map_get(&(wh_tmpl_value){0}, "", 0, &v) == WH_OK)
+            return wh_tmpl_errorf(ctx, "unreachable");
+        {
+            wh_tmpl_value labels = wh_tmpl_json_typed(p->labels, &wh_tmpl_type_map_string_string);
+            if (wh_tmpl_map_get(&labels, args[0].u.s, args[0].len, out) != WH_OK)
+                *out = wh_tmpl_str("");
+        }
+    } else
+        return WH_E_NOTFOUND;
+    return WH_OK;
+}
+
+static const wh_tmpl_type pod_type = {.name = "*v1.Pod", .kind = WH_TMPL_HOST, .field = pod_field, .pointer = 1};
+
+/* Istio-like functions: isset(map[string]string, string), indent that skips the first line */
+static wh_code fn_isset(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
+{
+    wh_tmpl_value v;
+    *out = wh_tmpl_bool(wh_tmpl_map_get(&a[0], a[1].u.s, a[1].len, &v) == WH_OK);
+    return WH_OK;
+}
+
+static wh_code fn_indent_tail(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
+{
+    wh_buf *b = wh_tmpl_tmpbuf(ctx);
+    uint32_t i;
+    int64_t k;
+
+    for (i = 0; i < a[1].len; i++) {
+        wh_buf_putc(b, a[1].u.s[i]);
+        if (a[1].u.s[i] == '\n')
+            for (k = 0; k < a[0].u.i; k++)
+                wh_buf_putc(b, ' ');
+    }
+    return wh_tmpl_strdup(ctx, b->data ? b->data : "", b->len, out);
+}
+
+/* builds a sorted map and a list in the arena */
+static wh_code fn_pairs(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
+{
+    wh_tmpl_value m = wh_tmpl_map_new(ctx, &wh_tmpl_type_map_string_string);
+    wh_tmpl_kv *ents;
+    size_t cnt, i;
+    wh_tmpl_value l;
+
+    wh_tmpl_map_set(ctx, &m, "b", 1, wh_tmpl_str("2"));
+    wh_tmpl_map_set(ctx, &m, "a", 1, wh_tmpl_str("1"));
+    wh_tmpl_map_set(ctx, &m, "c", 1, wh_tmpl_str("3"));
+    if (wh_tmpl_map_entries(ctx, &m, &ents, &cnt) != WH_OK)
+        return WH_E_NOMEM;
+    l = wh_tmpl_list_new(ctx, 0, &wh_tmpl_type_string_slice);
+    for (i = 0; i < cnt; i++)
+        wh_tmpl_list_push(ctx, &l, wh_tmpl_strn(ents[i].key, ents[i].key_len));
+    *out = l;
+    return WH_OK;
+}
+
+/* include-like: runs another template of the set */
+static wh_code fn_call_tmpl(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
+{
+    char name[64];
+    snprintf(name, sizeof(name), "%.*s", (int)a[0].len, a[0].u.s);
+    return wh_tmpl_exec_named(ctx, name, a[1], out);
+}
+
+static wh_code fn_user(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
+{
+    *out = wh_tmpl_str(wh_tmpl_user(ctx));
+    return WH_OK;
+}
+
+static const wh_tmpl_func funcs[] = {
+    {"isset", fn_isset, "Ms", NULL},      {"indent", fn_indent_tail, "is", NULL}, {"pairs", fn_pairs, "", NULL},
+    {"call_tmpl", fn_call_tmpl, "sv", NULL}, {"user", fn_user, "", NULL},
+};
+
+static struct pod the_pod;
+static const struct wrapper hold_true = {1};
+
+static int setup(void **state)
+{
+    the_pod.name = "hello";
+    the_pod.labels = json_pack("{ssss}", "app", "hello", "tier", "web");
+    the_pod.hold = NULL;
+    the_pod.mode = 1;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    json_decref(the_pod.labels);
+    return 0;
+}
+
+static char *render(unsigned flags, const char *text, wh_tmpl_value data, wh_code *rc, wh_err *err,
+                    const wh_tmpl_opts *opts)
+{
+    wh_tmpl_set *set = wh_tmpl_set_new(flags);
+    wh_buf out = WH_BUF_INIT;
+
+    assert_non_null(set);
+    assert_int_equal(wh_tmpl_set_funcs(set, funcs, sizeof(funcs) / sizeof(funcs[0]), err), WH_OK);
+    *rc = wh_tmpl_parse(set, "t", text, strlen(text), err);
+    if (*rc == WH_OK)
+        *rc = wh_tmpl_render(set, "t", data, opts, &out, err);
+    wh_tmpl_set_free(set);
+    return wh_buf_steal(&out, NULL);
+}
+
+static void expect(const char *text, const char *want)
+{
+    wh_err err;
+    wh_code rc;
+    char *got = render(WH_TMPL_SPRIG, text, wh_tmpl_host(&pod_type, &the_pod), &rc, &err, NULL);
+
+    if (rc != WH_OK)
+        fail_msg("%s: %s", text, wh_err_msg(&err));
+    assert_string_equal(got, want);
+    free(got);
+}
+
+static void expect_error(const char *text, const char *want)
+{
+    wh_err err;
+    wh_code rc;
+    char *got = render(WH_TMPL_SPRIG, text, wh_tmpl_host(&pod_type, &the_pod), &rc, &err, NULL);
+
+    free(got);
+    assert_int_not_equal(rc, WH_OK);
+    assert_string_equal(wh_err_msg(&err), want);
+}
+
+static void test_host_values(void **state)
+{
+    expect("{{ .Name }}/{{ .Labels.app }}/{{ index .Labels \"tier\" }}/[{{ index .Labels \"none\" }}]/{{ .Labels.none }}",
+           "hello/hello/web/[]/<no value>");
+    expect("{{ .Mode }} {{ .Mode.String }} {{ printf \"%d %v %s\" .Mode .Mode .Mode }} {{ eq .Mode.String \"TPROXY\" }}",
+           "TPROXY TPROXY 1 TPROXY TPROXY true");
+    expect("{{ .Hold.GetValue }} {{ if .Hold }}set{{ else }}nil{{ end }} {{ .Hold }}", "false nil <nil>");
+    expect("{{ .Label \"app\" }}|{{ .Label \"x\" }}", "hello|");
+    expect("{{ range $k, $v := .Labels }}{{ $k }}={{ $v }};{{ end }}", "app=hello;tier=web;");
+    expect("{{ typeOf .Labels }} {{ typeOf . }} {{ typeOf .Mode }}", "map[string]string *v1.Pod v1.Mode");
+}
+
+static void test_host_errors(void **state)
+{
+    expect_error("{{ .Nope }}", "template: t:1:3: executing \"t\" at <.Nope>: can't evaluate field Nope in type *v1.Pod");
+    expect_error("{{ .Hold.Value }}", "template: t:1:8: executing \"t\" at <.Hold.Value>: error calling Value: nil "
+                                      "pointer evaluating *v1.BoolValue.Value");
+    expect_error("{{ .Labels.app.x }}",
+                 "template: t:1:10: executing \"t\" at <.Labels.app.x>: can't evaluate field x in type string");
+    the_pod.hold = &hold_true;
+    expect("{{ .Hold.Value }} {{ .Hold.GetValue }}", "true true");
+    the_pod.hold = NULL;
+}
+
+static void test_functions(void **state)
+{
+    /* the caller's indent replaces Sprig's (first line not indented) */
+    expect("{{ indent 2 \"a\\nb\" }}", "a\n  b");
+    expect("{{ isset .Labels \"app\" }} {{ isset .Labels \"x\" }}", "true false");
+    expect("{{ pairs }}", "[a b c]");
+    expect("{{ define \"x\" }}<{{ . }}>{{ end }}{{ call_tmpl \"x\" 5 | upper }}", "<5>");
+    expect_error("{{ isset .Name \"a\" }}", "template: t:1:9: executing \"t\" at <.Name>: wrong type for value; "
+                                             "expected map[string]string; got string");
+    expect_error("{{ indent \"2\" \"a\" }}",
+                 "template: t:1:10: executing \"t\" at <\"2\">: expected integer; found \"2\"");
+    expect_error("{{ nofunc }}", "template: t:1: function \"nofunc\" not defined");
+}
+
+static void test_bad_params(void **state)
+{
+    wh_tmpl_set *set = wh_tmpl_set_new(0);
+    wh_tmpl_func bad = {"bad", fn_user, "sx", NULL};
+    wh_err err;
+
+    assert_int_equal(wh_tmpl_set_funcs(set, &bad, 1, &err), WH_E_INVALID);
+    wh_tmpl_set_free(set);
+}
+
+static void test_positions(void **state)
+{
+    wh_tmpl_set *set = wh_tmpl_set_new(WH_TMPL_SPRIG);
+    wh_buf out = WH_BUF_INIT;
+    wh_tmpl_pos pos;
+    wh_tmpl_opts opts = {0};
+    wh_err err;
+    const char *text = "line one\n{{ define \"inner\" }}\n  {{ fail \"boom\" }}{{ end }}{{ template \"inner\" }}";
+
+    opts.pos = &pos;
+    assert_int_equal(wh_tmpl_parse(set, "outer", text, strlen(text), &err), WH_OK);
+    assert_int_equal(wh_tmpl_render(set, "outer", wh_tmpl_nil(), &opts, &out, &err), WH_E_RENDER);
+    assert_string_equal(wh_err_msg(&err),
+                        "template: outer:3:5: executing \"inner\" at <fail \"boom\">: error calling fail: boom");
+    assert_string_equal(pos.name, "inner");
+    assert_int_equal(pos.line, 3);
+    assert_int_equal(pos.col, 5);
+    assert_int_equal(wh_tmpl_render(set, "missing", wh_tmpl_nil(), NULL, &out, &err), WH_E_NOTFOUND);
+    assert_int_equal(wh_tmpl_parse(set, "bad", "a\n{{ if }}", 10, &err), WH_E_PARSE);
+    assert_string_equal(wh_err_msg(&err), "template: bad:2: missing value for if");
+    assert_true(wh_tmpl_has(set, "inner"));
+    assert_false(wh_tmpl_has(set, "bad"));
+    wh_buf_free(&out);
+    wh_tmpl_set_free(set);
+}
+
+static void test_options(void **state)
+{
+    json_t *data = json_pack("{s{si}}", "m", "a", 1);
+    wh_tmpl_set *set = wh_tmpl_set_new(WH_TMPL_MISSINGKEY_ERROR);
+    wh_tmpl_opts opts = {0};
+    wh_buf out = WH_BUF_INIT;
+    wh_err err;
+    wh_code rc;
+    char *got;
+
+    assert_int_equal(wh_tmpl_parse(set, "t", "{{ .m.a }}{{ .m.b }}", 20, &err), WH_OK);
+    assert_int_equal(wh_tmpl_render(set, "t", wh_tmpl_json(data), NULL, &out, &err), WH_E_RENDER);
+    assert_string_equal(wh_err_msg(&err), "template: t:1:15: executing \"t\" at <.m.b>: map has no entry for key \"b\"");
+    wh_tmpl_set_free(set);
+
+    /* delimiters */
+    set = wh_tmpl_set_new(0);
+    assert_int_equal(wh_tmpl_set_delims(set, "[[", "]]", &err), WH_OK);
+    assert_int_equal(wh_tmpl_parse(set, "t", "{{ x }} [[ .m.a ]] [[- \" y\" ]]", 30, &err), WH_OK);
+    wh_buf_reset(&out);
+    assert_int_equal(wh_tmpl_render(set, "t", wh_tmpl_json(data), NULL, &out, &err), WH_OK);
+    assert_string_equal(out.data, "{{ x }} 1 y");
+    wh_tmpl_set_free(set);
+
+    /* user pointer, output limit */
+    opts.user = "me";
+    got = render(0, "{{ user }}", wh_tmpl_nil(), &rc, &err, &opts);
+    assert_int_equal(rc, WH_OK);
+    assert_string_equal(got, "me");
+    free(got);
+    opts.max_output = 100;
+    got = render(WH_TMPL_SPRIG, "{{ range until 1000 }}xxxxxxxxxx{{ end }}", wh_tmpl_nil(), &rc, &err, &opts);
+    assert_int_equal(rc, WH_E_LIMIT);
+    free(got);
+    opts.max_output = 0;
+    opts.max_depth = 50;
+    got = render(0, "{{ define \"r\" }}{{ template \"r\" }}{{ end }}{{ template \"r\" }}", wh_tmpl_nil(), &rc, &err,
+                 &opts);
+    assert_int_equal(rc, WH_E_RENDER);
+    assert_non_null(strstr(wh_err_msg(&err), "exceeded maximum template depth (50)"));
+    free(got);
+    wh_buf_free(&out);
+    json_decref(data);
+}
+
+/* ---- one parsed set, several threads, a scratch each ---- */
+
+struct thread_arg {
+    const wh_tmpl_set *set;
+    const char *want;
+    int failures;
+};
+
+static void *render_thread(void *p)
+{
+    struct thread_arg *a = p;
+    wh_tmpl_scratch *s = wh_tmpl_scratch_new();
+    wh_tmpl_opts opts = {0};
+    wh_buf out = WH_BUF_INIT;
+    wh_err err;
+    int i;
+
+    opts.scratch = s;
+    for (i = 0; i < 300; i++) {
+        wh_buf_reset(&out);
+        if (wh_tmpl_render(a->set, "t", wh_tmpl_host(&pod_type, &the_pod), &opts, &out, &err) != WH_OK ||
+            strcmp(out.data, a->want) != 0)
+            a->failures++;
+    }
+    wh_buf_free(&out);
+    wh_tmpl_scratch_free(s);
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    const char *text = "{{ $d := dict \"n\" .Name }}{{ $_ := set $d \"m\" .Mode.String }}{{ toJson $d }} "
+                       "{{ range $k, $v := .Labels }}{{ $k | upper }}{{ end }} {{ toYaml .Labels | trim }}";
+    wh_tmpl_set *set = wh_tmpl_set_new(WH_TMPL_SPRIG | WH_TMPL_HELM);
+    struct thread_arg args[4];
+    pthread_t th[4];
+    wh_buf out = WH_BUF_INIT;
+    wh_err err;
+    int i;
+
+    assert_int_equal(wh_tmpl_parse(set, "t", text, strlen(text), &err), WH_OK);
+    assert_int_equal(wh_tmpl_render(set, "t", wh_tmpl_host(&pod_type, &the_pod), NULL, &out, &err), WH_OK);
+    assert_string_equal(out.data, "{\"m\":\"TPROXY\",\"n\":\"hello\"} APPTIER app: hello\ntier: web");
+    for (i = 0; i < 4; i++) {
+        args[i].set = set;
+        args[i].want = out.data;
+        args[i].failures = 0;
+        assert_int_equal(pthread_create(&th[i], NULL, render_thread, &args[i]), 0);
+    }
+    for (i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(args[i].failures, 0);
+    }
+    wh_buf_free(&out);
+    wh_tmpl_set_free(set);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_host_values), cmocka_unit_test(test_host_errors), cmocka_unit_test(test_functions),
+        cmocka_unit_test(test_bad_params),  cmocka_unit_test(test_positions),   cmocka_unit_test(test_options),
+        cmocka_unit_test(test_threads),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
