@@ -202,6 +202,10 @@ static wh_code ideal_constant(wh_tmpl_ctx *ctx, const tm_node *n, wh_tmpl_value 
     return WH_OK;
 }
 
+static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const char *name,
+                                   const tm_node *node, tm_node *const *args, size_t nargs,
+                                   const wh_tmpl_value *final, wh_tmpl_value recv, wh_tmpl_value *out);
+
 /* Go's evalField: one field/method/key step on `recv`. */
 static wh_code eval_field(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const char *name, const tm_node *node,
                           tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value recv,
@@ -218,6 +222,38 @@ static wh_code eval_field(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const 
     }
     if (recv.kind == WH_TMPL_NIL)
         return tm_errorf(ctx, "nil pointer evaluating interface {}.%s", name);
+    /* immutable receivers: JSON maps and host values (field callbacks are pure within a render) */
+    if (!has_args && ((recv.kind == WH_TMPL_MAP && recv.rep == WH_TMPL_REP_JSON && recv.u.json != NULL) ||
+                      (recv.kind == WH_TMPL_HOST && recv.type != NULL && recv.type->field != NULL))) {
+        wh_tmpl_scratch *sc = ctx->scratch;
+        uintptr_t h = ((uintptr_t)recv.u.host >> 4) ^ ((uintptr_t)name >> 3) * 31 ^ ((uintptr_t)recv.type >> 5);
+        tm_fcache_entry *e;
+        if (sc->fcache == NULL && (sc->fcache = calloc(TM_FCACHE_SIZE, sizeof(*sc->fcache))) == NULL)
+            return located(ctx, WH_E_NOMEM);
+        e = &sc->fcache[(h ^ (h >> 9)) & (TM_FCACHE_SIZE - 1)];
+        if (e->gen == sc->gen && e->recv == recv.u.host && e->type == recv.type && e->name == name) {
+            *out = e->val;
+            return WH_OK;
+        }
+        if ((rc = eval_field_uncached(ctx, fr, dot, name, node, args, nargs, final, recv, out)) == WH_OK) {
+            e->gen = sc->gen;
+            e->recv = recv.u.host;
+            e->type = recv.type;
+            e->name = name;
+            e->val = *out;
+        }
+        return rc;
+    }
+    return eval_field_uncached(ctx, fr, dot, name, node, args, nargs, final, recv, out);
+}
+
+static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const char *name,
+                                   const tm_node *node, tm_node *const *args, size_t nargs,
+                                   const wh_tmpl_value *final, wh_tmpl_value recv, wh_tmpl_value *out)
+{
+    int has_args = nargs > 1 || final != NULL;
+    wh_code rc;
+
     if (recv.type != NULL && recv.type->field != NULL) {
         /* methods (and a host's fields): evaluate the call's arguments first */
         wh_tmpl_value argv[16];

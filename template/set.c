@@ -234,6 +234,7 @@ void wh_tmpl_scratch_free(wh_tmpl_scratch *s)
         return;
     tm_arena_free(&s->arena);
     free(s->vars);
+    free(s->fcache);
     wh_buf_free(&s->tmp);
     wh_buf_free(&s->tmp2);
     free(s);
@@ -270,6 +271,7 @@ wh_code wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value d
     ctx.max_output = out->len + (opts != NULL && opts->max_output ? opts->max_output : (size_t)64 << 20);
     if (out->data == NULL && (rc = wh_buf_append(out, "", 0)) != WH_OK)
         return wh_err_set(err, rc, "out of memory");
+    scratch->gen++;
     rc = tm_exec_def(&ctx, def, data);
     if (rc != WH_OK) {
         if (rc != WH_E_LIMIT && rc != WH_E_NOMEM)
@@ -283,6 +285,7 @@ wh_code wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value d
     if (scratch == &local) {
         tm_arena_free(&local.arena);
         free(local.vars);
+        free(local.fcache);
         wh_buf_free(&local.tmp);
         wh_buf_free(&local.tmp2);
     }

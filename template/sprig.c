@@ -1709,6 +1709,9 @@ static wh_code do_merge(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, int 
     for (i = 1; i < n; i++)
         if ((rc = merge_into(ctx, &dst, &a[i], overwrite, 0)) != WH_OK)
             return rc;
+    /* mergo makes a nil destination only when it sets something */
+    if (a[0].rep == WH_TMPL_REP_JSON && a[0].u.json == NULL && wh_tmpl_len(&dst) == 0)
+        dst = a[0];
     *out = dst;
     return WH_OK;
 }

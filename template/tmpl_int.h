@@ -206,8 +206,21 @@ typedef struct tm_var {
     wh_tmpl_value val;
 } tm_var;
 
+/* Field lookups on immutable receivers (JSON maps, host values) are cached
+ * for the length of one render. */
+#define TM_FCACHE_SIZE 512
+typedef struct tm_fcache_entry {
+    uint64_t gen;
+    const void *recv;
+    const wh_tmpl_type *type;
+    const char *name;
+    wh_tmpl_value val;
+} tm_fcache_entry;
+
 struct wh_tmpl_scratch {
     tm_arena arena;
+    tm_fcache_entry *fcache; /* TM_FCACHE_SIZE entries, allocated on first use */
+    uint64_t gen;            /* render counter: entries of older renders are stale */
     tm_var *vars;
     size_t capvars;
     wh_buf tmp;

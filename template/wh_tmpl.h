@@ -130,7 +130,9 @@ typedef struct wh_tmpl_value {
  * WH_E_NOTFOUND when the type has no such field or method (the engine then
  * reports Go's "can't evaluate field NAME in type T"), or fail with
  * wh_tmpl_errorf().  Values put in *out must outlive the render: borrow from
- * the host object or allocate with wh_tmpl_alloc(). */
+ * the host object or allocate with wh_tmpl_alloc().  A lookup without
+ * arguments must give the same value every time within one render (like a Go
+ * field or getter): the engine caches it per (receiver, type, name). */
 typedef wh_code (*wh_tmpl_field_fn)(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name,
                                     const wh_tmpl_value *args, size_t nargs, wh_tmpl_value *out);
 /* Appends the %v form (fmt.Sprint) of `v` to out: a Stringer's String(),
