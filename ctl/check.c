@@ -40,7 +40,7 @@ typedef struct check_ctx {
     wh_kube_client *client;
     json_t *mwcs, *vwcs, *namespaces; /* lists */
     json_t *checks;                   /* output: [{name, result, messages}] */
-    STACK_OF(X509) *serving;          /* leaf first, or NULL */
+    STACK_OF(X509) * serving;         /* leaf first, or NULL */
     const char *serving_from;         /* where it came from */
     const char *service_filter;       /* NS/NAME or NULL */
     time_t now;
@@ -48,30 +48,31 @@ typedef struct check_ctx {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "Check the health of the Istio webhooks in the cluster (injector and validator configurations of\n"
-            "istiod, revision tags and webhookd), in the style of `linkerd check`.\n\n"
-            "Checks: the webhook configurations exist; the Services they call exist, have the port, and have\n"
-            "ready endpoints; each caBundle holds valid, unexpired certificates and verifies the serving certificate\n"
-            "(when one is given); the serving certificate is valid for at least %d days; no two injector webhooks\n"
-            "select the same pods; no namespace carries both istio-injection and istio.io/rev; every injection\n"
-            "label is served by an injector; every revision tag points at an installed revision.\n\n"
-            "Usage:\n  webhookctl check [flags]\n\n"
-            "Examples:\n"
-            "  webhookctl check\n"
-            "  webhookctl check --server 127.0.0.1:15017 --service istio-system/webhookd -o json\n\n"
-            "Flags:\n"
-            "      --tls-cert-file string    serving certificate chain (PEM, leaf first) to verify against the caBundles\n"
-            "      --server string           HOST:PORT (or https://HOST:PORT) of a webhook server: its certificate\n"
-            "                                is fetched over TLS and verified against the caBundles\n"
-            "      --service string          NAMESPACE/NAME: verify only the webhooks calling this Service\n"
-            "  -o, --output string           table (default) or json\n"
-            "  -c, --kubeconfig string       Kubernetes configuration file\n"
-            "      --context string          kubeconfig context to use\n"
-            "      --request-timeout string  bound of each API request (default \"30s\")\n"
-            "  -h, --help                    help for check\n\n"
-            "Exit status: 0 when no check failed (warnings allowed), 1 when one did, 2 on a usage error.\n",
-            EXPIRY_WARN_DAYS);
+    fprintf(
+        out,
+        "Check the health of the Istio webhooks in the cluster (injector and validator configurations of\n"
+        "istiod, revision tags and webhookd), in the style of `linkerd check`.\n\n"
+        "Checks: the webhook configurations exist; the Services they call exist, have the port, and have\n"
+        "ready endpoints; each caBundle holds valid, unexpired certificates and verifies the serving certificate\n"
+        "(when one is given); the serving certificate is valid for at least %d days; no two injector webhooks\n"
+        "select the same pods; no namespace carries both istio-injection and istio.io/rev; every injection\n"
+        "label is served by an injector; every revision tag points at an installed revision.\n\n"
+        "Usage:\n  webhookctl check [flags]\n\n"
+        "Examples:\n"
+        "  webhookctl check\n"
+        "  webhookctl check --server 127.0.0.1:15017 --service istio-system/webhookd -o json\n\n"
+        "Flags:\n"
+        "      --tls-cert-file string    serving certificate chain (PEM, leaf first) to verify against the caBundles\n"
+        "      --server string           HOST:PORT (or https://HOST:PORT) of a webhook server: its certificate\n"
+        "                                is fetched over TLS and verified against the caBundles\n"
+        "      --service string          NAMESPACE/NAME: verify only the webhooks calling this Service\n"
+        "  -o, --output string           table (default) or json\n"
+        "  -c, --kubeconfig string       Kubernetes configuration file\n"
+        "      --context string          kubeconfig context to use\n"
+        "      --request-timeout string  bound of each API request (default \"30s\")\n"
+        "  -h, --help                    help for check\n\n"
+        "Exit status: 0 when no check failed (warnings allowed), 1 when one did, 2 on a usage error.\n",
+        EXPIRY_WARN_DAYS);
 }
 
 /* Add a check's outcome; messages (may be NULL) is stolen. */
@@ -114,10 +115,12 @@ static void each_entry(check_ctx *c, entry_fn fn, void *arg)
     size_t i, j;
     json_t *cfg, *w;
 
-    json_array_foreach(c->mwcs, i, cfg) json_array_foreach(json_object_get(cfg, "webhooks"), j, w) if (diag_is_injector(w))
-        fn(c, "MutatingWebhookConfiguration", cfg, w, arg);
-    json_array_foreach(c->vwcs, i, cfg) json_array_foreach(json_object_get(cfg, "webhooks"), j, w) if (diag_is_validator(w))
-        fn(c, "ValidatingWebhookConfiguration", cfg, w, arg);
+    json_array_foreach(c->mwcs, i, cfg)
+        json_array_foreach(json_object_get(cfg, "webhooks"), j, w) if (diag_is_injector(w))
+            fn(c, "MutatingWebhookConfiguration", cfg, w, arg);
+    json_array_foreach(c->vwcs, i, cfg)
+        json_array_foreach(json_object_get(cfg, "webhooks"), j, w) if (diag_is_validator(w))
+            fn(c, "ValidatingWebhookConfiguration", cfg, w, arg);
 }
 
 static const json_t *entry_service(const json_t *entry)
@@ -194,17 +197,18 @@ static void svc_entry(check_ctx *c, const char *kind, const json_t *cfg, const j
         msg(a->missing,
             "%s %s calls Service %s, which does not exist: every request it selects fails. Reinstall that "
             "control plane revision, or delete the stale configuration (kubectl delete %s %s).",
-            kind, diag_name(cfg), key.data, strcmp(kind, "MutatingWebhookConfiguration") == 0
-                                                                     ? "mutatingwebhookconfiguration"
-                                                                     : "validatingwebhookconfiguration",
+            kind, diag_name(cfg), key.data,
+            strcmp(kind, "MutatingWebhookConfiguration") == 0 ? "mutatingwebhookconfiguration"
+                                                              : "validatingwebhookconfiguration",
             diag_name(cfg));
         goto out;
     }
     json_array_foreach(json_object_get(json_object_get(svc, "spec"), "ports"), i, p) found |=
         json_integer_value(json_object_get(p, "port")) == port;
     if (!found)
-        msg(a->missing, "%s %s calls port %ld of Service %s, which has no such port. Fix the port in the "
-                        "webhook's clientConfig.service or in the Service.",
+        msg(a->missing,
+            "%s %s calls port %ld of Service %s, which has no such port. Fix the port in the "
+            "webhook's clientConfig.service or in the Service.",
             kind, diag_name(cfg), port, key.data);
 out:
     wh_buf_free(&key);
@@ -235,8 +239,9 @@ static void check_services(check_ctx *c)
         if (rc == WH_E_NOTFOUND && json_object_get(json_object_get(ep, "details"), "name") == NULL) {
             a.endpoints_unsupported = 1; /* the resource itself is not served */
         } else if (rc == WH_E_NOTFOUND) {
-            msg(a.no_endpoints, "Service %s has no Endpoints object: no pod backs it, so calls to its webhooks fail "
-                                "(no endpoints available). Check that its pods run (kubectl get pods -n %.*s).",
+            msg(a.no_endpoints,
+                "Service %s has no Endpoints object: no pod backs it, so calls to its webhooks fail "
+                "(no endpoints available). Check that its pods run (kubectl get pods -n %.*s).",
                 key, (int)(slash - key), key);
         } else if (rc != WH_OK) {
             msg(a.no_endpoints, "Cannot read the endpoints of Service %s: %s", key, wh_err_msg(&err));
@@ -244,8 +249,9 @@ static void check_services(check_ctx *c)
             json_array_foreach(json_object_get(ep, "subsets"), i, subset) ready +=
                 json_array_size(json_object_get(subset, "addresses")) > 0;
             if (!ready)
-                msg(a.no_endpoints, "Service %s has no ready endpoints: its webhooks cannot be reached (no endpoints "
-                                    "available). Check that its pods run and are ready (kubectl get pods -n %.*s).",
+                msg(a.no_endpoints,
+                    "Service %s has no ready endpoints: its webhooks cannot be reached (no endpoints "
+                    "available). Check that its pods run and are ready (kubectl get pods -n %.*s).",
                     key, (int)(slash - key), key);
         }
         json_decref(ep);
@@ -263,7 +269,7 @@ static void check_services(check_ctx *c)
 
 /* ---- certificates ----------------------------------------------------------------- */
 
-static STACK_OF(X509) *pem_certs(const char *pem, size_t len)
+static STACK_OF(X509) * pem_certs(const char *pem, size_t len)
 {
     STACK_OF(X509) *sk = sk_X509_new_null();
     BIO *bio = BIO_new_mem_buf(pem, (int)len);
@@ -337,10 +343,10 @@ static void ca_entry(check_ctx *c, const char *kind, const json_t *cfg, const js
         for (const char *p = b64 + len; p > b64 && p[-1] == '='; p--)
             n--;
     if (n <= 0 || wh_certs_check_ca_pem((const char *)pem, (size_t)n, &err) != WH_OK) {
-        msg(a->bad, "%s %s: the caBundle is not valid: %s. Put the serving CA there: webhookctl certs "
-                    "patch-ca-bundle --ca-file ca.crt --%s %s.",
-            kind, diag_name(cfg), n <= 0 ? "not base64" : wh_err_msg(&err), lower_kind(kind),
-            diag_name(cfg));
+        msg(a->bad,
+            "%s %s: the caBundle is not valid: %s. Put the serving CA there: webhookctl certs "
+            "patch-ca-bundle --ca-file ca.crt --%s %s.",
+            kind, diag_name(cfg), n <= 0 ? "not base64" : wh_err_msg(&err), lower_kind(kind), diag_name(cfg));
         a->bad_fail = 1;
         goto out;
     }
@@ -350,13 +356,15 @@ static void ca_entry(check_ctx *c, const char *kind, const json_t *cfg, const js
         int d = days_left(x);
         subject(x, name, sizeof(name));
         if (d < 0) {
-            msg(a->expiry, "%s %s: the caBundle's certificate %s has expired: the webhook's certificate "
-                           "cannot be trusted. Renew the CA and patch the caBundle.",
+            msg(a->expiry,
+                "%s %s: the caBundle's certificate %s has expired: the webhook's certificate "
+                "cannot be trusted. Renew the CA and patch the caBundle.",
                 kind, diag_name(cfg), name);
             a->expiry_fail = 1;
         } else if (d < EXPIRY_WARN_DAYS) {
-            msg(a->expiry, "%s %s: the caBundle's certificate %s expires in %d days. Renew the CA and "
-                           "patch the caBundle before then.",
+            msg(a->expiry,
+                "%s %s: the caBundle's certificate %s expires in %d days. Renew the CA and "
+                "patch the caBundle before then.",
                 kind, diag_name(cfg), name, d);
         }
     }
@@ -383,17 +391,19 @@ static void ca_entry(check_ctx *c, const char *kind, const json_t *cfg, const js
     X509_STORE_CTX_set_purpose(sctx, X509_PURPOSE_SSL_SERVER);
     if (X509_verify_cert(sctx) != 1) {
         subject(sk_X509_value(c->serving, 0), name, sizeof(name));
-        msg(a->verify, "%s %s: its caBundle does not verify the serving certificate %s from %s (%s): the "
-                       "API server rejects the webhook (x509: certificate signed by unknown authority). Patch the "
-                       "caBundle with the CA that signed it: webhookctl certs patch-ca-bundle --ca-file ca.crt --%s %s.",
-            kind, diag_name(cfg), name, c->serving_from,
-            X509_verify_cert_error_string(X509_STORE_CTX_get_error(sctx)), lower_kind(kind), diag_name(cfg));
+        msg(a->verify,
+            "%s %s: its caBundle does not verify the serving certificate %s from %s (%s): the "
+            "API server rejects the webhook (x509: certificate signed by unknown authority). Patch the "
+            "caBundle with the CA that signed it: webhookctl certs patch-ca-bundle --ca-file ca.crt --%s %s.",
+            kind, diag_name(cfg), name, c->serving_from, X509_verify_cert_error_string(X509_STORE_CTX_get_error(sctx)),
+            lower_kind(kind), diag_name(cfg));
     } else if (s != NULL) {
         wh_buf host = WH_BUF_INIT;
         wh_buf_printf(&host, "%s.%s.svc", str(s, "name"), str(s, "namespace"));
         if (X509_check_host(sk_X509_value(c->serving, 0), host.data, host.len, 0, NULL) != 1)
-            msg(a->verify, "%s %s: the serving certificate from %s is not valid for %s, the name the API "
-                           "server checks. Reissue it with that DNS name.",
+            msg(a->verify,
+                "%s %s: the serving certificate from %s is not valid for %s, the name the API "
+                "server checks. Reissue it with that DNS name.",
                 kind, diag_name(cfg), c->serving_from, host.data);
         wh_buf_free(&host);
     }
@@ -412,7 +422,10 @@ static void check_certs(check_ctx *c)
     each_entry(c, ca_entry, &a);
     add(c, "webhooks have a valid caBundle", a.bad_fail ? CK_FAIL : CK_OK, a.bad);
     add(c, "caBundle certificates are valid for at least 60 days",
-        a.expiry_fail ? CK_FAIL : json_array_size(a.expiry) ? CK_WARN : CK_OK, a.expiry);
+        a.expiry_fail               ? CK_FAIL
+        : json_array_size(a.expiry) ? CK_WARN
+                                    : CK_OK,
+        a.expiry);
     if (c->serving == NULL) {
         json_decref(a.verify);
         add(c, "caBundle verifies the serving certificate", CK_SKIP,
@@ -431,19 +444,23 @@ static void check_certs(check_ctx *c)
         char name[256];
         subject(leaf, name, sizeof(name));
         if (d < 0)
-            msg(m, "The serving certificate %s from %s has expired: the API server rejects the webhook. Renew it "
-                   "(webhookctl certs generate, or cert-manager).",
+            msg(m,
+                "The serving certificate %s from %s has expired: the API server rejects the webhook. Renew it "
+                "(webhookctl certs generate, or cert-manager).",
                 name, c->serving_from);
         else if (d < EXPIRY_WARN_DAYS)
             msg(m, "The serving certificate %s from %s expires in %d days. Renew it before then.", name,
                 c->serving_from, d);
-        add(c, "serving certificate is valid for at least 60 days", d < 0 ? CK_FAIL : d < EXPIRY_WARN_DAYS ? CK_WARN : CK_OK,
+        add(c, "serving certificate is valid for at least 60 days",
+            d < 0                  ? CK_FAIL
+            : d < EXPIRY_WARN_DAYS ? CK_WARN
+                                   : CK_OK,
             m);
     }
 }
 
 /* The certificate chain a TLS server presents (leaf first); NULL + err. */
-static STACK_OF(X509) *fetch_chain(const char *server, wh_err *err)
+static STACK_OF(X509) * fetch_chain(const char *server, wh_err *err)
 {
     char host[256], port[16] = "443";
     const char *p = strstr(server, "://") != NULL ? strstr(server, "://") + 3 : server, *colon, *end;
@@ -551,9 +568,10 @@ static int ns_served(check_ctx *c, const json_t *ns)
     size_t i, j;
     int yes = 0;
 
-    json_array_foreach(c->mwcs, i, cfg) json_array_foreach(json_object_get(cfg, "webhooks"), j, w) if (
-        diag_is_injector(w) && wh_kube_selector_matches(json_object_get(w, "namespaceSelector"), labels) == 1 &&
-        wh_kube_selector_matches(json_object_get(w, "objectSelector"), none) == 1) yes = 1;
+    json_array_foreach(c->mwcs, i, cfg) json_array_foreach(
+        json_object_get(cfg, "webhooks"), j,
+        w) if (diag_is_injector(w) && wh_kube_selector_matches(json_object_get(w, "namespaceSelector"), labels) == 1 &&
+               wh_kube_selector_matches(json_object_get(w, "objectSelector"), none) == 1) yes = 1;
     json_decref(none);
     return yes;
 }

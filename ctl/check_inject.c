@@ -106,7 +106,8 @@ static void positive_hits(const json_t *sel, const json_t *labels, const char *s
         const char *k = json_string_value(json_object_get(e, "key"));
         const char *op = json_string_value(json_object_get(e, "operator"));
         json_t *one;
-        if (k == NULL || op == NULL || !is_positive(op) || (have = json_string_value(json_object_get(labels, k))) == NULL)
+        if (k == NULL || op == NULL || !is_positive(op) ||
+            (have = json_string_value(json_object_get(labels, k))) == NULL)
             continue;
         json_t *sel1 = json_pack("{s:[O]}", "matchExpressions", e);
         one = json_pack("{s:s}", k, have);
@@ -131,7 +132,8 @@ static json_t *negative_miss(const json_t *sel, const json_t *labels, const char
         const char *have;
         json_t *one, *sel1;
         int m;
-        if (k == NULL || op == NULL || is_positive(op) || (have = json_string_value(json_object_get(labels, k))) == NULL)
+        if (k == NULL || op == NULL || is_positive(op) ||
+            (have = json_string_value(json_object_get(labels, k))) == NULL)
             continue;
         one = json_pack("{s:s}", k, have);
         sel1 = json_pack("{s:[O]}", "matchExpressions", e);
@@ -185,9 +187,8 @@ typedef struct ci {
  * with *where saying what was looked for. */
 static wh_inject_revision *load_revision(ci *c, const char *rev, const json_t *entry, wh_buf *where)
 {
-    const char *svc_ns = json_string_value(json_object_get(json_object_get(json_object_get(entry, "clientConfig"),
-                                                                           "service"),
-                                                           "namespace"));
+    const char *svc_ns = json_string_value(
+        json_object_get(json_object_get(json_object_get(entry, "clientConfig"), "service"), "namespace"));
     wh_buf name = WH_BUF_INIT;
     json_t *cm = NULL;
     wh_inject_revision *r = NULL;
@@ -236,8 +237,9 @@ static json_t *analyse(ci *c, const json_t *mwc)
             continue;
         nsm = wh_kube_selector_matches(json_object_get(w, "namespaceSelector"), c->ns_labels);
         objm = wh_kube_selector_matches(json_object_get(w, "objectSelector"), c->pod_labels);
-        json_array_append_new(entries, json_pack("{s:s?, s:b, s:b}", "name", json_string_value(json_object_get(w, "name")),
-                                                 "namespaceSelector", nsm == 1, "objectSelector", objm == 1));
+        json_array_append_new(entries,
+                              json_pack("{s:s?, s:b, s:b}", "name", json_string_value(json_object_get(w, "name")),
+                                        "namespaceSelector", nsm == 1, "objectSelector", objm == 1));
         if (nsm == 1 && objm == 1 && matched == NULL)
             matched = w;
     }
@@ -253,7 +255,8 @@ static json_t *analyse(ci *c, const json_t *mwc)
         positive_hits(json_object_get(matched, "objectSelector"), c->pod_labels, "Pod", hits);
         positive_hits(json_object_get(matched, "namespaceSelector"), c->ns_labels, "Namespace", hits);
         if (json_array_size(hits) == 0)
-            wh_buf_puts(&b, "Neither the namespace nor the pod has an injection label; this webhook injects by default");
+            wh_buf_puts(&b,
+                        "Neither the namespace nor the pod has an injection label; this webhook injects by default");
         for (i = 0; i < json_array_size(hits); i++)
             wh_buf_printf(&b, "%s%s", i == 0 ? "" : " and ", json_string_value(json_array_get(hits, i)));
         if (json_array_size(hits) > 0)
@@ -277,8 +280,9 @@ static json_t *analyse(ci *c, const json_t *mwc)
     }
     json_object_set_new(res, "injected", json_false());
     if (tag_is_deactivated(mwc)) {
-        json_object_set_new(res, "reason", json_string("The webhook is deactivated (" TAG_NEVER_MATCH_KEY "="
-                                                       TAG_NEVER_MATCH_VALUE "), e.g. by `tag set default`"));
+        json_object_set_new(res, "reason",
+                            json_string("The webhook is deactivated (" TAG_NEVER_MATCH_KEY "=" TAG_NEVER_MATCH_VALUE
+                                        "), e.g. by `tag set default`"));
         return res;
     }
     /* Label the entry wants but another label vetoes: say which one wins. */
@@ -294,7 +298,8 @@ static json_t *analyse(ci *c, const json_t *mwc)
         if (veto == NULL)
             veto = negative_miss(objs, c->pod_labels, "Pod");
         if (json_array_size(hits) > 0 && veto != NULL)
-            reason = json_sprintf("%s overrides %s", json_string_value(veto), json_string_value(json_array_get(hits, 0)));
+            reason =
+                json_sprintf("%s overrides %s", json_string_value(veto), json_string_value(json_array_get(hits, 0)));
         json_decref(veto);
         json_decref(hits);
         if (reason != NULL)
@@ -502,7 +507,7 @@ int wh_ctl_check_inject(int argc, char **argv)
     }
     status = json_array_size(injecting) > 1 ? 1 : 0;
     if (f.output != NULL && strcmp(f.output, "json") == 0) {
-        const char *verdict = json_array_size(injecting) == 0 ? "not-injected"
+        const char *verdict = json_array_size(injecting) == 0   ? "not-injected"
                               : json_array_size(injecting) == 1 ? "injected"
                                                                 : "double-injection";
         json_t *names = json_array(), *out;
@@ -531,7 +536,10 @@ int wh_ctl_check_inject(int argc, char **argv)
         printf("\nError: the pod would be injected %zu times, by", json_array_size(injecting));
         json_array_foreach(injecting, i, m)
         {
-            printf("%s %s (revision \"%s\")", i == 0 ? "" : i + 1 == json_array_size(injecting) ? " and" : ",",
+            printf("%s %s (revision \"%s\")",
+                   i == 0                                ? ""
+                   : i + 1 == json_array_size(injecting) ? " and"
+                                                         : ",",
                    json_string_value(json_object_get(m, "name")), json_string_value(json_object_get(m, "revision")));
         }
         printf(". Their selectors overlap: deactivate or remove all but one (`webhookctl check` lists the "

@@ -5,7 +5,7 @@ and `webhookctl check` (scenarios.yaml) against tests/kube/fakeapi.py.
 Each scenario: `before` (fixtures: the macros of tests/kube/run_tag_scenarios.py
 - rev, legacy, namespace, service, object - plus pod, deploy and endpoints
 below, and `ca: NAME` on a rev/legacy item to give its webhooks the caBundle
-of certificate NAME), optional `setup` (webhookctl commands that must
+of certificate NAME), optional `tty` (stdout is a pseudo-terminal), optional `setup` (webhookctl commands that must
 succeed, e.g. `tag set`), `command` (words; $PKI is the certificate
 directory, $SERVER a TLS server presenting $PKI/server.crt), and `expect`:
 exit, stdout (exact), stdout_contains, stdout_not_contains, stderr_contains,
@@ -19,6 +19,7 @@ and webhookd.istio-system.svc), other-ca (CA, 400 days), short-ca (CA,
 """
 import base64
 import os
+import pty
 import socket
 import ssl
 import subprocess
@@ -167,10 +168,29 @@ def run(sc, api, kc, webhookctl, pki, tls):
     env = dict(os.environ)
     env.pop("KUBECONFIG", None)
 
-    def ctl(words):
+    def ctl(words, tty=False):
         words = [str(w).replace("$PKI", pki).replace("$SERVER", "127.0.0.1:%d" % tls.port) for w in words]
-        return subprocess.run([webhookctl, *words, "--kubeconfig", kc], capture_output=True, text=True, timeout=60,
-                              env=env)
+        if not tty:
+            return subprocess.run([webhookctl, *words, "--kubeconfig", kc], capture_output=True, text=True,
+                                  timeout=60, env=env)
+        # stdout on a pseudo-terminal: the command must use its Unicode marks
+        master, slave = pty.openpty()
+        proc = subprocess.Popen([webhookctl, *words, "--kubeconfig", kc], stdout=slave, stderr=subprocess.PIPE,
+                                env=env)
+        os.close(slave)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(master)
+        err = proc.stderr.read().decode()
+        proc.wait(60)
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out.decode().replace("\r\n", "\n"), err)
     api.reset()
     objs = []
     for item in sc.get("before", []):
@@ -182,7 +202,7 @@ def run(sc, api, kc, webhookctl, pki, tls):
             return ["setup %s failed: %s" % (cmd, p.stderr)]
     api.faults(sc.get("faults", []))
     log0 = len(api.log())
-    p = ctl(sc["command"])
+    p = ctl(sc["command"], sc.get("tty", False))
     writes = [(e["method"], e["path"]) for e in api.log()[log0:] if e["method"] != "GET"]
     exp = substitute(sc["expect"], pki)
     errs = []
