@@ -19,6 +19,8 @@ static int cmd_version(int argc, char **argv)
 }
 
 static const wh_ctl_command commands[] = {
+    {"check", "Check the webhooks' health: objects, Services, certificates, overlaps, labels", wh_ctl_check},
+    {"check-inject", "Explain which webhook injects a pod, or why none does", wh_ctl_check_inject},
     {"certs", "Create webhookd's serving certificate and register its CA (caBundle)", wh_ctl_certs},
     {"kube-inject", "Inject the Istio sidecar into workload manifests (like istioctl kube-inject)",
      wh_ctl_kube_inject},

@@ -16,6 +16,10 @@ typedef struct wh_ctl_command {
 int wh_ctl_kube_inject(int argc, char **argv);
 /* validate.c */
 int wh_ctl_validate(int argc, char **argv);
+/* check_inject.c */
+int wh_ctl_check_inject(int argc, char **argv);
+/* check.c */
+int wh_ctl_check(int argc, char **argv);
 /* certs.c */
 int wh_ctl_certs(int argc, char **argv);
 

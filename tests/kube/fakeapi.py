@@ -3,7 +3,8 @@
 
 It behaves like kube-apiserver for what webhookctl and kubectl use: discovery
 (/version, /api, /apis, resource lists), namespaces, services, secrets,
-configmaps and (mutating|validating)webhookconfigurations with get, list
+configmaps, (mutating|validating)webhookconfigurations, pods, endpoints and
+deployments (stored as given: no controllers run) with get, list
 (label selectors, limit/continue), create, update (resourceVersion, 409),
 patch (merge, JSON, strategic, server-side apply with field managers,
 conflicts and force), delete; Status objects for 401/403/404/409/422;
@@ -43,6 +44,10 @@ RESOURCES = {
     "configmaps": ("v1", "ConfigMap", True, ["cm"]),
     "mutatingwebhookconfigurations": (ADM, "MutatingWebhookConfiguration", False, []),
     "validatingwebhookconfigurations": (ADM, "ValidatingWebhookConfiguration", False, []),
+    # read by `webhookctl check-inject` and `check` (stored as given, no controllers)
+    "pods": ("v1", "Pod", True, ["po"]),
+    "endpoints": ("v1", "Endpoints", True, ["ep"]),
+    "deployments": ("apps/v1", "Deployment", True, ["deploy"]),
 }
 KIND_TO_PLURAL = {v[1]: k for k, v in RESOURCES.items()}
 VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
@@ -486,21 +491,25 @@ def discovery_list(gv):
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": res}
 
 
+def api_group(group):
+    gv = [g for g, _, _, _ in RESOURCES.values() if g.startswith(group + "/")][0]
+    ver = {"groupVersion": gv, "version": gv.split("/")[1]}
+    return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": [ver], "preferredVersion": ver}
+
+
+GROUPS = sorted({g.split("/")[0] for g, _, _, _ in RESOURCES.values() if "/" in g})
 DISCOVERY = {
     "/version": {"major": "1", "minor": "32", "gitVersion": "v1.32.0-fakeapi", "platform": "linux/amd64"},
     "/api": {"kind": "APIVersions", "versions": ["v1"],
              "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]},
     "/apis": {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
-        {"name": "admissionregistration.k8s.io",
-         "versions": [{"groupVersion": ADM, "version": "v1"}],
-         "preferredVersion": {"groupVersion": ADM, "version": "v1"}}]},
+        {k: v for k, v in api_group(g).items() if k not in ("kind", "apiVersion")} for g in GROUPS]},
     "/api/v1": discovery_list("v1"),
-    "/apis/admissionregistration.k8s.io": {"kind": "APIGroup", "apiVersion": "v1",
-                                           "name": "admissionregistration.k8s.io",
-                                           "versions": [{"groupVersion": ADM, "version": "v1"}],
-                                           "preferredVersion": {"groupVersion": ADM, "version": "v1"}},
-    "/apis/" + ADM: discovery_list(ADM),
 }
+for _g in GROUPS:
+    DISCOVERY["/apis/" + _g] = api_group(_g)
+    DISCOVERY["/apis/" + api_group(_g)["preferredVersion"]["groupVersion"]] = \
+        discovery_list(api_group(_g)["preferredVersion"]["groupVersion"])
 
 
 class Handler(BaseHTTPRequestHandler):
