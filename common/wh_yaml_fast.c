@@ -33,6 +33,7 @@ typedef struct fast {
     line *lines;
     size_t n, cap, pos;
     int depth;
+    const char *text_end;
 } fast;
 
 #define UNSUPPORTED WH_E_UNSUPPORTED
@@ -417,6 +418,192 @@ static int continues(fast *f, int indent)
     return l != NULL && l->indent > indent;
 }
 
+/* ---- flow collections ("{a: 1, b: 2}", "[x, y]", possibly over several lines) ---- */
+
+#define FLOW_MAX_DEPTH 64
+
+static const char *line_end(const char *p, const char *end)
+{
+    const char *e = memchr(p, '\n', (size_t)(end - p));
+    return e != NULL ? e : end;
+}
+
+/* Skip spaces, line breaks and comments inside a flow collection. */
+static void flow_ws(const char **pp, const char *end)
+{
+    const char *p = *pp;
+    for (;;) {
+        while (p < end && (*p == ' ' || *p == '\n'))
+            p++;
+        if (p < end && *p == '#' && (p[-1] == ' ' || p[-1] == '\n')) {
+            p = line_end(p, end);
+            continue;
+        }
+        break;
+    }
+    *pp = p;
+}
+
+static int flow_indicator(char c)
+{
+    return c == ',' || c == '[' || c == ']' || c == '{' || c == '}';
+}
+
+/* A plain scalar inside a flow collection, which must end on its own line. */
+static wh_code flow_plain(const char **pp, const char *end, int is_key, json_t **out)
+{
+    const char *p = *pp, *s = p, *last;
+    if (strchr("[]{},#&*!|>'\"%@`", *p) != NULL)
+        return UNSUPPORTED;
+    if (*p == '-' || *p == '?' || *p == ':')
+        return UNSUPPORTED; /* libyaml's rules for these differ inside flow collections */
+    for (last = p; p < end; p++) {
+        if (*p == '\n')
+            return UNSUPPORTED; /* may continue on the next line */
+        if (flow_indicator(*p))
+            break;
+        if (*p == '#' && p[-1] == ' ')
+            return UNSUPPORTED;
+        if (*p == ':' && p + 1 < end && (flow_indicator(p[1]) || p[1] == '?'))
+            return UNSUPPORTED; /* libyaml: "found unexpected ':'" */
+        if (*p == ':' && (p + 1 >= end || p[1] == ' ' || p[1] == '\n')) {
+            if (!is_key)
+                return UNSUPPORTED;
+            break;
+        }
+        if (*p != ' ')
+            last = p + 1;
+    }
+    if ((*out = is_key ? wh_yaml_plain_key(s, (size_t)(last - s)) : wh_yaml_plain_json(s, (size_t)(last - s))) == NULL)
+        return UNSUPPORTED;
+    *pp = p;
+    return WH_OK;
+}
+
+static wh_code flow_node(const char **pp, const char *end, int depth, json_t **out);
+
+static wh_code flow_scalar(const char **pp, const char *end, int is_key, json_t **out)
+{
+    if (**pp == '"' || **pp == '\'')
+        return quoted(pp, line_end(*pp, end), out); /* multi-line quoted scalars fold: not here */
+    return flow_plain(pp, end, is_key, out);
+}
+
+static wh_code flow_collection(const char **pp, const char *end, int depth, json_t **out)
+{
+    const char *p = *pp;
+    char close = *p == '[' ? ']' : '}';
+    int is_map = *p == '{';
+    json_t *c = is_map ? json_object() : json_array(), *key = NULL, *val = NULL;
+    wh_code rc = UNSUPPORTED;
+
+    if (c == NULL)
+        return WH_E_NOMEM;
+    if (depth > FLOW_MAX_DEPTH)
+        goto out;
+    p++;
+    for (;;) {
+        flow_ws(&p, end);
+        if (p >= end)
+            goto out;
+        if (*p == close) {
+            p++;
+            break;
+        }
+        if (is_map) {
+            if (*p == '[' || *p == '{' || flow_scalar(&p, end, 1, &key) != WH_OK)
+                goto out;
+            if (!json_is_string(key))
+                goto out;
+            flow_ws(&p, end);
+            if (p >= end || *p != ':')
+                goto out; /* a key without a value */
+            p++;
+            flow_ws(&p, end);
+            if (p < end && (*p == ',' || *p == close)) {
+                val = json_null();
+            } else if ((rc = flow_node(&p, end, depth + 1, &val)) != WH_OK) {
+                goto out;
+            }
+            rc = UNSUPPORTED;
+            if (json_object_set_new(c, json_string_value(key), val) != 0) {
+                val = NULL;
+                rc = WH_E_NOMEM;
+                goto out;
+            }
+            val = NULL;
+            json_decref(key);
+            key = NULL;
+        } else {
+            if ((rc = flow_node(&p, end, depth + 1, &val)) != WH_OK)
+                goto out;
+            rc = UNSUPPORTED;
+            flow_ws(&p, end);
+            if (p < end && *p == ':')
+                goto out; /* "[a: b]": a single-pair mapping */
+            if (json_array_append_new(c, val) != 0) {
+                val = NULL;
+                rc = WH_E_NOMEM;
+                goto out;
+            }
+            val = NULL;
+        }
+        flow_ws(&p, end);
+        if (p < end && *p == ',') {
+            p++;
+            continue;
+        }
+        if (p < end && *p == close)
+            continue;
+        goto out;
+    }
+    *pp = p;
+    *out = c;
+    c = NULL;
+    rc = WH_OK;
+out:
+    json_decref(c);
+    json_decref(key);
+    json_decref(val);
+    return rc;
+}
+
+static wh_code flow_node(const char **pp, const char *end, int depth, json_t **out)
+{
+    if (*pp >= end)
+        return UNSUPPORTED;
+    if (**pp == '[' || **pp == '{')
+        return flow_collection(pp, end, depth, out);
+    return flow_scalar(pp, end, 0, out);
+}
+
+/* A flow collection that starts at `s` (on the line before the current
+ * position) and may end on a later line; afterwards only a comment may follow
+ * on its last line, and no deeper line may follow. */
+static wh_code flow_value(fast *f, const char *s, int indent, json_t **out)
+{
+    const char *p = s;
+    wh_code rc = flow_collection(&p, f->text_end, 0, out);
+    size_t idx = f->pos > 0 ? f->pos - 1 : 0;
+
+    if (rc != WH_OK)
+        return rc;
+    while (idx + 1 < f->n && f->lines[idx + 1].start <= p - 1)
+        idx++;
+    if (!only_trailer(p, f->lines[idx].end)) {
+        json_decref(*out);
+        *out = NULL;
+        return UNSUPPORTED;
+    }
+    f->pos = idx + 1;
+    if (continues(f, indent)) {
+        json_decref(*out);
+        *out = NULL;
+        return UNSUPPORTED;
+    }
+    return WH_OK;
+}
+
 /* The value written after "key:" or "- " on line text [s, end), whose
  * owner sits at `indent`; the owner's line has been consumed. */
 static wh_code inline_value(fast *f, const char *s, const char *end, int indent, json_t **out)
@@ -424,6 +611,8 @@ static wh_code inline_value(fast *f, const char *s, const char *end, int indent,
     wh_code rc;
     if (*s == '|')
         return block_scalar(f, s, end, indent, out);
+    if (*s == '[' || *s == '{')
+        return flow_value(f, s, indent, out);
     if ((rc = inline_scalar(s, end, out)) != WH_OK)
         return rc;
     if (continues(f, indent)) {
@@ -579,6 +768,7 @@ wh_code wh_yaml_fast_load(const char *text, size_t len, json_t **out)
     const line *l;
 
     memset(&f, 0, sizeof(f));
+    f.text_end = text + len;
     *out = NULL;
     if ((rc = split_lines(&f, text, len)) != WH_OK)
         goto out;
