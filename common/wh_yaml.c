@@ -11,6 +11,7 @@
  * that toYaml output and kube-inject output match byte for byte.
  */
 #include "wh_yaml.h"
+#include "wh_yaml_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -229,44 +230,49 @@ static int looks_like_timestamp(const char *s)
     return p[5] == '\0';
 }
 
-static void resolve_plain(const char *in, resolved *r)
+/* The YAML 1.1 words go-yaml resolves (booleans, null, NaN, infinities). */
+static int resolve_word(const char *in, resolved *r)
 {
     static const char *const yes[] = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", NULL};
     static const char *const no[] = {"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", NULL};
-    static const char *const nul[] = {"", "~", "null", "Null", "NULL", NULL};
+    static const char *const nul[] = {"~", "null", "Null", "NULL", NULL};
     static const char *const nan[] = {".nan", ".NaN", ".NAN", NULL};
     static const char *const pinf[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", NULL};
     static const char *const ninf[] = {"-.inf", "-.Inf", "-.INF", NULL};
+
+    if (in_list(in, nul))
+        r->kind = SK_NULL;
+    else if (in_list(in, yes))
+        r->kind = SK_BOOL, r->b = 1;
+    else if (in_list(in, no))
+        r->kind = SK_BOOL, r->b = 0;
+    else if (in_list(in, nan))
+        r->kind = SK_FLOAT, r->f = NAN;
+    else if (in_list(in, pinf))
+        r->kind = SK_FLOAT, r->f = INFINITY;
+    else if (in_list(in, ninf))
+        r->kind = SK_FLOAT, r->f = -INFINITY;
+    else
+        return 0;
+    return 1;
+}
+
+static void resolve_plain(const char *in, resolved *r)
+{
     char c = in[0];
 
     memset(r, 0, sizeof(*r));
     r->kind = SK_STR;
-    if (in_list(in, nul)) {
+    if (c == '\0') {
         r->kind = SK_NULL;
         return;
     }
+    /* Most scalars start with a character that no other type can start with. */
     if (!(c == '+' || c == '-' || isdigit((unsigned char)c) || c == '.' || strchr("yYnNtTfFoO~", c) != NULL))
         return;
-    if (in_list(in, yes)) {
-        r->kind = SK_BOOL, r->b = 1;
+    size_t n = strlen(in);
+    if (n <= 6 && !isdigit((unsigned char)c) && resolve_word(in, r))
         return;
-    }
-    if (in_list(in, no)) {
-        r->kind = SK_BOOL, r->b = 0;
-        return;
-    }
-    if (in_list(in, nan)) {
-        r->kind = SK_FLOAT, r->f = NAN;
-        return;
-    }
-    if (in_list(in, pinf)) {
-        r->kind = SK_FLOAT, r->f = INFINITY;
-        return;
-    }
-    if (in_list(in, ninf)) {
-        r->kind = SK_FLOAT, r->f = -INFINITY;
-        return;
-    }
     if (c == '.') {
         if (parse_float_full(in, &r->f))
             r->kind = SK_FLOAT;
@@ -278,7 +284,6 @@ static void resolve_plain(const char *in, resolved *r)
         r->kind = SK_TIMESTAMP;
         return;
     }
-    size_t n = strlen(in);
     char small[64], *plain = n < sizeof(small) ? small : malloc(n + 1);
     if (plain == NULL)
         return;
@@ -447,25 +452,82 @@ static json_t *scalar_to_json(const yaml_event_t *ev)
     return json_stringn(text, len);
 }
 
+json_t *wh_yaml_plain_key(const char *s, size_t len)
+{
+    char small[128], *text, tmp[64];
+    resolved r;
+    json_t *v;
+
+    if (len == 0 || !(s[0] == '+' || s[0] == '-' || isdigit((unsigned char)s[0]) || s[0] == '.' ||
+                      strchr("yYnNtTfFoO~", s[0]) != NULL))
+        return json_stringn(s, len); /* cannot resolve to anything but a string */
+    if ((text = len < sizeof(small) ? small : malloc(len + 1)) == NULL)
+        return NULL;
+    memcpy(text, s, len);
+    text[len] = '\0';
+    resolve_plain(text, &r);
+    if (r.kind == SK_BOOL) {
+        v = json_string(r.b ? "true" : "false");
+    } else if (r.kind == SK_INT && !r.is_uint) {
+        snprintf(tmp, sizeof(tmp), "%lld", r.i);
+        v = json_string(tmp);
+    } else if (r.kind == SK_NULL) {
+        v = json_string("null");
+    } else {
+        v = json_stringn(text, len);
+    }
+    if (text != small)
+        free(text);
+    return v;
+}
+
 /* A mapping key as JSON would hold it (sigs.k8s.io/yaml stringifies keys). */
 static char *key_string(const yaml_event_t *ev)
 {
     const char *text = (const char *)ev->data.scalar.value;
-    resolved r;
-    char tmp[64];
+    size_t len = ev->data.scalar.length;
 
-    if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && ev->data.scalar.tag == NULL) {
-        resolve_plain(text, &r);
-        if (r.kind == SK_BOOL)
-            return strdup(r.b ? "true" : "false");
-        if (r.kind == SK_INT && !r.is_uint) {
-            snprintf(tmp, sizeof(tmp), "%lld", r.i);
-            return strdup(tmp);
-        }
-        if (r.kind == SK_NULL)
-            return strdup("null");
+    if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && ev->data.scalar.tag == NULL && strlen(text) == len) {
+        json_t *k = wh_yaml_plain_key(text, len);
+        char *out = k != NULL ? strdup(json_string_value(k)) : NULL;
+        json_decref(k);
+        return out;
     }
-    return strndup(text, ev->data.scalar.length);
+    return strndup(text, len);
+}
+
+json_t *wh_yaml_plain_json(const char *s, size_t len)
+{
+    char small[128], *text = len < sizeof(small) ? small : malloc(len + 1);
+    resolved r;
+    json_t *v = NULL;
+
+    if (text == NULL)
+        return NULL;
+    memcpy(text, s, len);
+    text[len] = '\0';
+    resolve_plain(text, &r);
+    switch (r.kind) {
+    case SK_NULL:
+        v = json_null();
+        break;
+    case SK_BOOL:
+        v = json_boolean(r.b);
+        break;
+    case SK_INT:
+        v = r.is_uint ? json_real((double)r.u) : json_integer(r.i);
+        break;
+    case SK_FLOAT:
+        v = isfinite(r.f) ? json_real(r.f) : NULL;
+        break;
+    case SK_STR:
+    case SK_TIMESTAMP:
+        v = json_stringn(text, len);
+        break;
+    }
+    if (text != small)
+        free(text);
+    return v;
 }
 
 static wh_code load_node(loader *ld, yaml_event_t *ev, int depth, json_t **out);
@@ -798,6 +860,15 @@ out:
 }
 
 wh_code wh_yaml_load(const char *text, size_t len, json_t **out, wh_err *err)
+{
+    wh_code rc = wh_yaml_fast_load(text, len, out);
+
+    if (rc != WH_E_UNSUPPORTED)
+        return rc == WH_E_NOMEM ? wh_err_set(err, rc, "yaml: out of memory") : rc;
+    return wh_yaml_load_reference(text, len, out, err);
+}
+
+wh_code wh_yaml_load_reference(const char *text, size_t len, json_t **out, wh_err *err)
 {
     json_t *docs = NULL;
     wh_code rc;

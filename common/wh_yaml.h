@@ -23,6 +23,11 @@
  * yields JSON null.  A stream with more than one document is an error. */
 wh_code wh_yaml_load(const char *text, size_t len, json_t **out, wh_err *err);
 
+/* The same, always through the full libyaml-based loader: wh_yaml_load()
+ * first tries a fast path for the block-style subset that templates print and
+ * falls back to this one for anything else.  For differential tests. */
+wh_code wh_yaml_load_reference(const char *text, size_t len, json_t **out, wh_err *err);
+
 /* Parse every document of a multi-document stream into a JSON array (new
  * reference).  Documents that are empty or null are kept as JSON null so that
  * callers can report positions; callers decide whether to skip them. */

@@ -6,6 +6,8 @@
  * 1 and 1.0 are the same number to Go's float64).  The one exception is a
  * mapping key spelled "<<" (loaded from a tagged or quoted scalar): go-yaml
  * writes it plain, which reads back as a merge key; we write what Go writes.
+ * The fast path of wh_yaml_load must, whenever it answers, answer exactly
+ * what the full loader answers (types and key order included).
  */
 #include <math.h>
 #include <stdint.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #include "wh_yaml.h"
+#include "wh_yaml_int.h"
 
 static int same(const json_t *a, const json_t *b)
 {
@@ -59,6 +62,28 @@ static int has_merge_key(const json_t *v)
     return 0;
 }
 
+static void check_fast_path(const char *text, size_t size)
+{
+    json_t *a = NULL, *b = NULL;
+    wh_err err;
+    wh_code ra = wh_yaml_fast_load(text, size, &a);
+
+    if (ra == WH_E_UNSUPPORTED)
+        return;
+    wh_code rb = wh_yaml_load_reference(text, size, &b, &err);
+    char *sa = a ? json_dumps(a, JSON_ENCODE_ANY | JSON_PRESERVE_ORDER | JSON_COMPACT) : NULL;
+    char *sb = b ? json_dumps(b, JSON_ENCODE_ANY | JSON_PRESERVE_ORDER | JSON_COMPACT) : NULL;
+    if (ra != rb || (ra == WH_OK && (!json_equal(a, b) || strcmp(sa, sb) != 0))) {
+        fprintf(stderr, "fast path disagrees: %s vs %s (%s)\n  fast %s\n  full %s\n", wh_strerror(ra), wh_strerror(rb),
+                wh_err_msg(&err), sa ? sa : "-", sb ? sb : "-");
+        abort();
+    }
+    free(sa);
+    free(sb);
+    json_decref(a);
+    json_decref(b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     json_t *docs = NULL, *back = NULL;
@@ -67,6 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t i;
     json_t *doc;
 
+    check_fast_path((const char *)data, size);
     if (wh_yaml_load_all((const char *)data, size, &docs, &err) != WH_OK)
         return 0;
     json_array_foreach(docs, i, doc)
