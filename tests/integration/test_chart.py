@@ -3,17 +3,23 @@
 (Go text/template + Sprig + Helm's functions) in each certificate mode: the
 objects exist and fit together, the generated certificate is valid for the
 service, the webhook-configuration helpers give the right caBundle, and the
-injector MutatingWebhookConfigurations follow istiod's (injection.md 1.1, 1.2)."""
+injector MutatingWebhookConfigurations follow istiod's (injection.md 1.1, 1.2)
+and work with `webhookctl tag`, `check-inject` and `check` (against fakeapi.py)."""
 import base64
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
 import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "kube"))
+import kubetest  # noqa: E402  (fakeapi.py, for webhookctl against the rendered objects)
+
+WEBHOOKCTL = os.environ.get("WEBHOOKCTL", "")
 CHART = os.path.join(HERE, "..", "..", "charts", "webhookd")
 GO = os.environ.get("WH_GO", "/usr/lib/go-1.19/bin/go")
 
@@ -271,6 +277,71 @@ class TestInjectorWebhooks(unittest.TestCase):
             with self.assertRaises(RuntimeError) as e:
                 render("injection.revisions=" + bad)
             self.assertIn(msg, str(e.exception))
+
+
+
+@unittest.skipUnless(os.access(GO, os.X_OK), "Go 1.19 is not installed (scripts/deps.sh test installs it)")
+@unittest.skipUnless(os.access(WEBHOOKCTL, os.X_OK), "$WEBHOOKCTL is not set (run through ctest)")
+class TestInjectorWithWebhookctl(unittest.TestCase):
+    """The rendered configurations loaded into tests/kube/fakeapi.py: `webhookctl tag set` takes the chart's
+    revision webhook as the revision's injector (and deactivates the chart's default one for the tag
+    "default"), `check-inject` and `check` recognise them."""
+
+    def setUp(self):
+        build_renderer()
+        objs = render("injection.revisions=[canary]", extra=False)
+        self.ca = base64.b64decode(objs[("Secret", "wh-webhookd-tls")]["data"]["ca.crt"])
+        load = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n, "labels": l}}
+                for n, l in (("istio-system", {}), ("app", {"istio.io/rev": "prod"}),
+                             ("legacy", {"istio-injection": "enabled"}))]
+        for (kind, _), o in objs.items():
+            if kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "Service"):
+                if kind == "Service":
+                    o["metadata"]["namespace"] = "istio-system"  # Helm's job
+                load.append(o)
+        self.api = kubetest.FakeApi()
+        self.addCleanup(self.api.close)
+        self.api.load(load)
+        self.kc = self.api.kubeconfig()
+
+    def ctl(self, *words):
+        return subprocess.run([WEBHOOKCTL, *words, "--kubeconfig", self.kc], capture_output=True, text=True,
+                              input="y\n", timeout=60)
+
+    def mwc(self, name):
+        found = [o for o in self.api.state() if o["kind"] == "MutatingWebhookConfiguration"
+                 and o["metadata"]["name"] == name]
+        self.assertEqual(len(found), 1, name)
+        return found[0]
+
+    def test_tags_and_diagnostics(self):
+        out = self.ctl("check-inject", "-n", "legacy", "-l", "app=x")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn('injected by revision "default" (webhook wh-webhookd-sidecar-injector-istio-system)', out.stdout)
+
+        out = self.ctl("tag", "set", "prod", "--revision", "canary")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        for w in self.mwc("istio-revision-tag-prod")["webhooks"]:
+            self.assertEqual(w["clientConfig"]["service"], {"name": "wh-webhookd", "namespace": "istio-system",
+                                                            "path": "/inject/rev/canary", "port": 443})
+            self.assertEqual(base64.b64decode(w["clientConfig"]["caBundle"]), self.ca)
+        out = self.ctl("check-inject", "-n", "app", "-l", "app=x")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn('injected by revision "canary" (webhook istio-revision-tag-prod)', out.stdout)
+
+        out = self.ctl("tag", "set", "default", "--revision", "canary")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("wh-webhookd-sidecar-injector-istio-system deactivated", out.stdout)
+        for w in self.mwc("wh-webhookd-sidecar-injector-istio-system")["webhooks"]:
+            self.assertEqual(w["namespaceSelector"], {"matchLabels": {"istio.io/deactivated": "never-match"}})
+        out = self.ctl("check-inject", "-n", "legacy", "-l", "app=x")
+        self.assertIn('injected by revision "canary" (webhook istio-revision-tag-default)', out.stdout)
+
+        out = self.ctl("check")
+        for line in ("[ok]   injector webhook configurations exist", "[ok]   no overlapping injector webhooks",
+                     "[ok]   namespace injection labels are served by an injector",
+                     "[ok]   revision tags point at installed revisions"):
+            self.assertIn(line, out.stdout)
 
 
 if __name__ == "__main__":
