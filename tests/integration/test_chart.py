@@ -2,17 +2,24 @@
 """The Helm chart (charts/webhookd), rendered offline by chart/render.go
 (Go text/template + Sprig + Helm's functions) in each certificate mode: the
 objects exist and fit together, the generated certificate is valid for the
-service, and the webhook-configuration helpers give the right caBundle."""
+service, the webhook-configuration helpers give the right caBundle, and the
+injector MutatingWebhookConfigurations follow istiod's (injection.md 1.1, 1.2)
+and work with `webhookctl tag`, `check-inject` and `check` (against fakeapi.py)."""
 import base64
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
 import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "kube"))
+import kubetest  # noqa: E402  (fakeapi.py, for webhookctl against the rendered objects)
+
+WEBHOOKCTL = os.environ.get("WEBHOOKCTL", "")
 CHART = os.path.join(HERE, "..", "..", "charts", "webhookd")
 GO = os.environ.get("WH_GO", "/usr/lib/go-1.19/bin/go")
 
@@ -121,6 +128,220 @@ class TestChart(unittest.TestCase):
         self.assertNotIn(("PodDisruptionBudget", "wh-webhookd"), objs)  # one replica: no PDB
         cc = objs[("ValidatingWebhookConfiguration", "test-validator")]["webhooks"][0]["clientConfig"]
         self.assertEqual(base64.b64decode(cc["caBundle"]), b"PEMDATA")
+
+
+# injection.md 1.1, written out independently of the template: entry prefix ->
+# (namespaceSelector, objectSelector) expressions; VALUE stands for the revision.
+def _e(key, op, *values):
+    return {"key": key, "operator": op, "values": list(values)} if values else {"key": key, "operator": op}
+
+
+SYSTEM_NS = ["kube-system", "kube-public", "kube-node-lease", "local-path-storage"]
+ENTRIES = {
+    "rev.namespace.": ([_e("istio.io/rev", "In", "VALUE"), _e("istio-injection", "DoesNotExist")],
+                       [_e("sidecar.istio.io/inject", "NotIn", "false")]),
+    "rev.object.": ([_e("istio.io/rev", "DoesNotExist"), _e("istio-injection", "DoesNotExist")],
+                    [_e("sidecar.istio.io/inject", "NotIn", "false"), _e("istio.io/rev", "In", "VALUE")]),
+    "namespace.": ([_e("istio-injection", "In", "enabled")], [_e("sidecar.istio.io/inject", "NotIn", "false")]),
+    "object.": ([_e("istio-injection", "DoesNotExist"), _e("istio.io/rev", "DoesNotExist")],
+                [_e("sidecar.istio.io/inject", "In", "true"), _e("istio.io/rev", "DoesNotExist")]),
+    "auto.": ([_e("istio-injection", "DoesNotExist"), _e("istio.io/rev", "DoesNotExist"),
+               _e("kubernetes.io/metadata.name", "NotIn", *SYSTEM_NS)],
+              [_e("sidecar.istio.io/inject", "DoesNotExist"), _e("istio.io/rev", "DoesNotExist")]),
+}
+
+
+def _subst(exprs, value):
+    return {"matchExpressions": [dict(x, values=[value if v == "VALUE" else v for v in x["values"]])
+                                 if "values" in x else x for x in exprs]}
+
+
+def selector_matches(sel, labels):
+    """Kubernetes label-selector semantics (matchExpressions only: all the chart uses)."""
+    for x in sel.get("matchExpressions", []):
+        have, op = labels.get(x["key"]), x["operator"]
+        ok = {"In": have is not None and have in x.get("values", []),
+              "NotIn": have is None or have not in x.get("values", []),
+              "Exists": have is not None, "DoesNotExist": have is None}[op]
+        if not ok:
+            return False
+    return not sel.get("matchLabels") or all(labels.get(k) == v for k, v in sel["matchLabels"].items())
+
+
+def mwcs(*sets, extra=False):
+    return {name: o for (kind, name), o in render(*sets, extra=extra).items() if kind == "MutatingWebhookConfiguration"}
+
+
+@unittest.skipUnless(os.access(GO, os.X_OK), "Go 1.19 is not installed (scripts/deps.sh test installs it)")
+class TestInjectorWebhooks(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        build_renderer()
+
+    def check_mwc(self, mwc, rev, value, path, prefixes, policy="Fail", reinvocation="Never", timeout=10):
+        labels = mwc["metadata"]["labels"]
+        self.assertEqual(labels["istio.io/rev"], rev)
+        self.assertEqual(labels["app"], "sidecar-injector")
+        self.assertEqual(labels["app.kubernetes.io/instance"], "wh")
+        self.assertNotIn("istio.io/tag", labels)  # webhookctl tag: the canonical webhook is !istio.io/tag
+        self.assertEqual([w["name"] for w in mwc["webhooks"]], [p + "sidecar-injector.istio.io" for p in prefixes])
+        for w, p in zip(mwc["webhooks"], prefixes):
+            ns, obj = ENTRIES[p]
+            self.assertEqual(w["namespaceSelector"], _subst(ns, value), w["name"])
+            self.assertEqual(w["objectSelector"], _subst(obj, value), w["name"])
+            self.assertEqual(w["rules"], [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                                           "resources": ["pods"]}])
+            self.assertEqual(w["sideEffects"], "None")
+            self.assertEqual(w["admissionReviewVersions"], ["v1"])
+            self.assertEqual(w["failurePolicy"], policy)
+            self.assertEqual(w["reinvocationPolicy"], reinvocation)
+            self.assertEqual(w["timeoutSeconds"], timeout)
+            self.assertEqual(w["clientConfig"]["service"], {"name": "wh-webhookd", "namespace": "istio-system",
+                                                            "path": path, "port": 443})
+
+    def test_default_install(self):
+        objs = render(extra=False)
+        found = {name: o for (kind, name), o in objs.items() if kind == "MutatingWebhookConfiguration"}
+        self.assertEqual(list(found), ["wh-webhookd-sidecar-injector-istio-system"])
+        mwc = found["wh-webhookd-sidecar-injector-istio-system"]
+        self.check_mwc(mwc, "default", "default", "/inject", ["rev.namespace.", "rev.object.", "namespace.", "object."])
+        # selfSigned: every entry carries the CA of the generated serving certificate.
+        ca = base64.b64decode(objs[("Secret", "wh-webhookd-tls")]["data"]["ca.crt"])
+        for w in mwc["webhooks"]:
+            self.assertEqual(base64.b64decode(w["clientConfig"]["caBundle"]), ca)
+        self.assertFalse(mwc["metadata"].get("annotations"))
+
+    def test_revisioned_install(self):
+        found = mwcs("injection.revisions=[canary, 1-24]", "injection.defaultRevision=false",
+                     "injection.failurePolicy=Ignore", "injection.reinvocationPolicy=IfNeeded",
+                     "injection.timeoutSeconds=5")
+        self.assertEqual(sorted(found), ["wh-webhookd-sidecar-injector-1-24-istio-system",
+                                         "wh-webhookd-sidecar-injector-canary-istio-system"])
+        for rev in ("canary", "1-24"):
+            self.check_mwc(found["wh-webhookd-sidecar-injector-%s-istio-system" % rev], rev, rev,
+                           "/inject/rev/" + rev, ["rev.namespace.", "rev.object."],
+                           policy="Ignore", reinvocation="IfNeeded", timeout=5)
+
+    def test_namespaces_by_default(self):
+        found = mwcs("injection.enableNamespacesByDefault=true")
+        self.check_mwc(found["wh-webhookd-sidecar-injector-istio-system"], "default", "default", "/inject",
+                       ["rev.namespace.", "rev.object.", "namespace.", "object.", "auto."])
+        # auto. only belongs to the default revision.
+        found = mwcs("injection.enableNamespacesByDefault=true", "injection.revisions=[canary]",
+                     "injection.defaultRevision=false")
+        self.check_mwc(found["wh-webhookd-sidecar-injector-canary-istio-system"], "canary", "canary",
+                       "/inject/rev/canary", ["rev.namespace.", "rev.object."])
+
+    def test_precedence(self):
+        """injection.md 1.2: for each namespace/pod label combination, at most one entry of the default and
+        the canary configurations matches, and it is the expected revision."""
+        found = mwcs("injection.revisions=[canary]", "injection.enableNamespacesByDefault=true")
+        cases = [  # (namespace labels, pod labels, revision that injects or None)
+            ({}, {"sidecar.istio.io/inject": "false", "istio.io/rev": "canary"}, None),
+            ({"istio-injection": "enabled", "istio.io/rev": "canary"}, {"istio.io/rev": "canary"}, "default"),
+            ({"istio-injection": "disabled"}, {"istio.io/rev": "canary", "sidecar.istio.io/inject": "true"}, None),
+            ({"istio.io/rev": "canary"}, {"istio.io/rev": "default"}, "canary"),
+            ({"istio.io/rev": "other"}, {}, None),
+            ({}, {"istio.io/rev": "canary", "sidecar.istio.io/inject": "true"}, "canary"),
+            ({}, {"sidecar.istio.io/inject": "true"}, "default"),
+            ({"kubernetes.io/metadata.name": "app"}, {}, "default"),
+            ({"kubernetes.io/metadata.name": "kube-system"}, {}, None),
+            ({"kubernetes.io/metadata.name": "kube-system"}, {"sidecar.istio.io/inject": "true"}, "default"),
+        ]
+        for ns, pod, want in cases:
+            hits = [m["metadata"]["labels"]["istio.io/rev"] for m in found.values() for w in m["webhooks"]
+                    if selector_matches(w["namespaceSelector"], ns) and selector_matches(w["objectSelector"], pod)]
+            self.assertEqual(hits, [want] if want else [], (ns, pod))
+
+    def test_certificate_modes(self):
+        for sets, ann, ca in ((["certificates.mode=certManager"],
+                               {"cert-manager.io/inject-ca-from": "istio-system/wh-webhookd"}, None),
+                              (["certificates.mode=secret", "certificates.existingSecret=mine",
+                                "certificates.caBundle=PEMDATA"], None, b"PEMDATA")):
+            found = mwcs("injection.revisions=[canary]", *sets)
+            self.assertEqual(len(found), 2, sets)
+            for mwc in found.values():
+                self.assertEqual(mwc["metadata"].get("annotations"), ann, sets)
+                for w in mwc["webhooks"]:
+                    if ca is None:
+                        self.assertNotIn("caBundle", w["clientConfig"], sets)
+                    else:
+                        self.assertEqual(base64.b64decode(w["clientConfig"]["caBundle"]), ca, sets)
+
+    def test_disabled_and_bad_values(self):
+        self.assertEqual(mwcs("injection.enabled=false", "injection.revisions=[canary]"), {})
+        self.assertEqual(mwcs("injection.defaultRevision=false"), {})
+        for bad, msg in (("[default]", "set injection.defaultRevision=true instead"),
+                         ("['']", "set injection.defaultRevision=true instead"),
+                         ("[canary, canary]", "a revision is listed twice")):
+            with self.assertRaises(RuntimeError) as e:
+                render("injection.revisions=" + bad)
+            self.assertIn(msg, str(e.exception))
+
+
+
+@unittest.skipUnless(os.access(GO, os.X_OK), "Go 1.19 is not installed (scripts/deps.sh test installs it)")
+@unittest.skipUnless(os.access(WEBHOOKCTL, os.X_OK), "$WEBHOOKCTL is not set (run through ctest)")
+class TestInjectorWithWebhookctl(unittest.TestCase):
+    """The rendered configurations loaded into tests/kube/fakeapi.py: `webhookctl tag set` takes the chart's
+    revision webhook as the revision's injector (and deactivates the chart's default one for the tag
+    "default"), `check-inject` and `check` recognise them."""
+
+    def setUp(self):
+        build_renderer()
+        objs = render("injection.revisions=[canary]", extra=False)
+        self.ca = base64.b64decode(objs[("Secret", "wh-webhookd-tls")]["data"]["ca.crt"])
+        load = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n, "labels": l}}
+                for n, l in (("istio-system", {}), ("app", {"istio.io/rev": "prod"}),
+                             ("legacy", {"istio-injection": "enabled"}))]
+        for (kind, _), o in objs.items():
+            if kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "Service"):
+                if kind == "Service":
+                    o["metadata"]["namespace"] = "istio-system"  # Helm's job
+                load.append(o)
+        self.api = kubetest.FakeApi()
+        self.addCleanup(self.api.close)
+        self.api.load(load)
+        self.kc = self.api.kubeconfig()
+
+    def ctl(self, *words):
+        return subprocess.run([WEBHOOKCTL, *words, "--kubeconfig", self.kc], capture_output=True, text=True,
+                              input="y\n", timeout=60)
+
+    def mwc(self, name):
+        found = [o for o in self.api.state() if o["kind"] == "MutatingWebhookConfiguration"
+                 and o["metadata"]["name"] == name]
+        self.assertEqual(len(found), 1, name)
+        return found[0]
+
+    def test_tags_and_diagnostics(self):
+        out = self.ctl("check-inject", "-n", "legacy", "-l", "app=x")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn('injected by revision "default" (webhook wh-webhookd-sidecar-injector-istio-system)', out.stdout)
+
+        out = self.ctl("tag", "set", "prod", "--revision", "canary")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        for w in self.mwc("istio-revision-tag-prod")["webhooks"]:
+            self.assertEqual(w["clientConfig"]["service"], {"name": "wh-webhookd", "namespace": "istio-system",
+                                                            "path": "/inject/rev/canary", "port": 443})
+            self.assertEqual(base64.b64decode(w["clientConfig"]["caBundle"]), self.ca)
+        out = self.ctl("check-inject", "-n", "app", "-l", "app=x")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn('injected by revision "canary" (webhook istio-revision-tag-prod)', out.stdout)
+
+        out = self.ctl("tag", "set", "default", "--revision", "canary")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("wh-webhookd-sidecar-injector-istio-system deactivated", out.stdout)
+        for w in self.mwc("wh-webhookd-sidecar-injector-istio-system")["webhooks"]:
+            self.assertEqual(w["namespaceSelector"], {"matchLabels": {"istio.io/deactivated": "never-match"}})
+        out = self.ctl("check-inject", "-n", "legacy", "-l", "app=x")
+        self.assertIn('injected by revision "canary" (webhook istio-revision-tag-default)', out.stdout)
+
+        out = self.ctl("check")
+        for line in ("[ok]   injector webhook configurations exist", "[ok]   no overlapping injector webhooks",
+                     "[ok]   namespace injection labels are served by an injector",
+                     "[ok]   revision tags point at installed revisions"):
+            self.assertIn(line, out.stdout)
 
 
 if __name__ == "__main__":
