@@ -5,6 +5,7 @@ objects exist and fit together, the generated certificate is valid for the
 service, the webhook-configuration helpers give the right caBundle, and the
 injector MutatingWebhookConfigurations follow istiod's (injection.md 1.1, 1.2)
 and work with `webhookctl tag`, `check-inject` and `check` (against fakeapi.py)."""
+import atexit
 import base64
 import os
 import shutil
@@ -25,6 +26,7 @@ GO = os.environ.get("WH_GO", "/usr/lib/go-1.19/bin/go")
 
 
 RENDER = os.path.join(tempfile.mkdtemp(prefix="wh-chart-"), "render")
+atexit.register(shutil.rmtree, os.path.dirname(RENDER), True)  # after every test class of the run
 
 
 def build_renderer():
@@ -53,10 +55,6 @@ class TestChart(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         build_renderer()
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(os.path.dirname(RENDER), ignore_errors=True)
 
     def test_self_signed_default(self):
         objs = render()
