@@ -80,7 +80,7 @@ static wh_code fn_index(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_t
         return wh_tmpl_errorf(ctx, "index of untyped nil");
     for (k = 1; k < n; k++) {
         wh_tmpl_value idx = ind(&a[k]);
-        long x;
+        long x = 0;
         if (item.kind == WH_TMPL_HOST && item.u.host == NULL && item.type && item.type->pointer)
             return wh_tmpl_errorf(ctx, "index of nil pointer");
         if (item.kind == WH_TMPL_NIL)
@@ -119,7 +119,7 @@ static wh_code fn_index(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_t
 static wh_code fn_slice(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
 {
     wh_tmpl_value item = ind(&a[0]);
-    long cap, idx[3], x;
+    long cap, idx[3], x = 0;
     size_t k, ni = n - 1;
     wh_code rc;
 

@@ -605,6 +605,8 @@ static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const t
 {
     wh_tmpl_value stackv[16], *argv = stackv;
     size_t numin, numfixed, i, np = fn->nparams;
+
+    stackv[0] = wh_tmpl_invalid(); /* a call with no arguments still passes a defined array */
     wh_code rc;
     const char *name = fn->name;
 
