@@ -36,14 +36,6 @@ typedef struct resolved {
     unsigned long long u;
 } resolved;
 
-static int in_list(const char *s, const char *const *list)
-{
-    for (; *list != NULL; list++)
-        if (strcmp(s, *list) == 0)
-            return 1;
-    return 0;
-}
-
 /* Go's strconv.ParseInt/ParseUint with base 0 (0x, 0o, 0b, leading-0 octal);
  * `s` has had its underscores removed.  Returns 1 on success. */
 static int parse_go_int(const char *s, int allow_sign, long long *out_i, unsigned long long *out_u, int *is_uint)
@@ -230,31 +222,48 @@ static int looks_like_timestamp(const char *s)
     return p[5] == '\0';
 }
 
-/* The YAML 1.1 words go-yaml resolves (booleans, null, NaN, infinities). */
-static int resolve_word(const char *in, resolved *r)
-{
-    static const char *const yes[] = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", NULL};
-    static const char *const no[] = {"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", NULL};
-    static const char *const nul[] = {"~", "null", "Null", "NULL", NULL};
-    static const char *const nan[] = {".nan", ".NaN", ".NAN", NULL};
-    static const char *const pinf[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", NULL};
-    static const char *const ninf[] = {"-.inf", "-.Inf", "-.INF", NULL};
+/* The YAML 1.1 words go-yaml resolves (booleans, null, NaN, infinities),
+ * grouped by length so that a scalar is compared with a handful at most. */
+typedef struct word {
+    const char *text;
+    scalar_kind kind;
+    int b;
+    double f;
+} word;
 
-    if (in_list(in, nul))
-        r->kind = SK_NULL;
-    else if (in_list(in, yes))
-        r->kind = SK_BOOL, r->b = 1;
-    else if (in_list(in, no))
-        r->kind = SK_BOOL, r->b = 0;
-    else if (in_list(in, nan))
-        r->kind = SK_FLOAT, r->f = NAN;
-    else if (in_list(in, pinf))
-        r->kind = SK_FLOAT, r->f = INFINITY;
-    else if (in_list(in, ninf))
-        r->kind = SK_FLOAT, r->f = -INFINITY;
-    else
+static int resolve_word(const char *in, size_t n, resolved *r)
+{
+    static const word len1[] = {{"y", SK_BOOL, 1, 0}, {"Y", SK_BOOL, 1, 0}, {"n", SK_BOOL, 0, 0},
+                                {"N", SK_BOOL, 0, 0}, {"~", SK_NULL, 0, 0}, {NULL, SK_STR, 0, 0}};
+    static const word len2[] = {{"on", SK_BOOL, 1, 0}, {"On", SK_BOOL, 1, 0}, {"ON", SK_BOOL, 1, 0},
+                                {"no", SK_BOOL, 0, 0}, {"No", SK_BOOL, 0, 0}, {"NO", SK_BOOL, 0, 0},
+                                {NULL, SK_STR, 0, 0}};
+    static const word len3[] = {{"yes", SK_BOOL, 1, 0}, {"Yes", SK_BOOL, 1, 0}, {"YES", SK_BOOL, 1, 0},
+                                {"off", SK_BOOL, 0, 0}, {"Off", SK_BOOL, 0, 0}, {"OFF", SK_BOOL, 0, 0},
+                                {NULL, SK_STR, 0, 0}};
+    static const word len4[] = {{"true", SK_BOOL, 1, 0},   {"True", SK_BOOL, 1, 0},   {"TRUE", SK_BOOL, 1, 0},
+                                {"null", SK_NULL, 0, 0},   {"Null", SK_NULL, 0, 0},   {"NULL", SK_NULL, 0, 0},
+                                {".nan", SK_FLOAT, 0, NAN}, {".NaN", SK_FLOAT, 0, NAN}, {".NAN", SK_FLOAT, 0, NAN},
+                                {".inf", SK_FLOAT, 0, INFINITY}, {".Inf", SK_FLOAT, 0, INFINITY},
+                                {".INF", SK_FLOAT, 0, INFINITY}, {NULL, SK_STR, 0, 0}};
+    static const word len5[] = {{"false", SK_BOOL, 0, 0},         {"False", SK_BOOL, 0, 0},
+                                {"FALSE", SK_BOOL, 0, 0},         {"+.inf", SK_FLOAT, 0, INFINITY},
+                                {"+.Inf", SK_FLOAT, 0, INFINITY}, {"+.INF", SK_FLOAT, 0, INFINITY},
+                                {"-.inf", SK_FLOAT, 0, -INFINITY}, {"-.Inf", SK_FLOAT, 0, -INFINITY},
+                                {"-.INF", SK_FLOAT, 0, -INFINITY}, {NULL, SK_STR, 0, 0}};
+    static const word *const by_len[] = {NULL, len1, len2, len3, len4, len5};
+
+    if (n == 0 || n > 5)
         return 0;
-    return 1;
+    for (const word *w = by_len[n]; w->text != NULL; w++) {
+        if (w->text[0] == in[0] && memcmp(w->text, in, n) == 0) {
+            r->kind = w->kind;
+            r->b = w->b;
+            r->f = w->f;
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static void resolve_plain(const char *in, resolved *r)
@@ -271,7 +280,7 @@ static void resolve_plain(const char *in, resolved *r)
     if (!(c == '+' || c == '-' || isdigit((unsigned char)c) || c == '.' || strchr("yYnNtTfFoO~", c) != NULL))
         return;
     size_t n = strlen(in);
-    if (n <= 6 && !isdigit((unsigned char)c) && resolve_word(in, r))
+    if (!isdigit((unsigned char)c) && resolve_word(in, n, r))
         return;
     if (c == '.') {
         if (parse_float_full(in, &r->f))
