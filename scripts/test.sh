@@ -40,5 +40,9 @@ if [ "${WH_SKIP_VALGRIND:-0}" != 1 ]; then
   done
   $vg build-test/tests/admission/test_admission tests/admission/cases.json >/dev/null
   WH_TEST_WRAPPER="$vg" WH_TEST_SLOW=10 ctest --test-dir build-test -L integration --timeout 1800
+  # The conformance runs drive every injection and validation path through the
+  # request JSON arena (common/wh_json_arena.h), which valgrind sees block by block.
+  WH_TEST_WRAPPER="$vg" WH_TEST_SLOW=10 ctest --test-dir build-test -R '^(inject-conformance|validate.conformance)$' \
+    --timeout 1800
 fi
 stage "all passed"

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "wh_certs.h"
+#include "wh_json_arena.h"
 #include "wh_log.h"
 #include "wh_server.h"
 
@@ -387,6 +388,7 @@ int main(int argc, char **argv)
     int status;
     size_t i;
 
+    wh_json_arena_install(); /* before any thread or JSON value exists */
     memset(&a, 0, sizeof(a));
     status = run(&a, argv, argc);
     wh_http_free(a.http);

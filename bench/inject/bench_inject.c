@@ -18,6 +18,7 @@
 #include "wh_inject_jsonpatch.h"
 #include "wh_inject_merge.h"
 #include "wh_inject_post.h"
+#include "wh_json_arena.h"
 
 enum { S_DECODE, S_RENDER, S_MERGE, S_POST, S_DIFF, S_ENCODE, S_N };
 static const char *const stage_names[S_N] = {"decode", "render", "merge", "post", "diff", "encode"};
@@ -40,6 +41,7 @@ int main(int argc, char **argv)
     size_t patch_len = 0;
     int status = 1;
 
+    wh_json_arena_install(); /* as webhookd does */
     if (argc < 3) {
         fprintf(stderr, "usage: bench_inject REVISIONS_DIR REVIEW.json [ITERATIONS]\n");
         return 2;
@@ -57,8 +59,10 @@ int main(int argc, char **argv)
         wh_inject_input in;
         wh_inject_post_params post;
         wh_buf enc = WH_BUF_INIT;
+        wh_json_arena arena;
 
         t = cpu_now();
+        wh_json_arena_begin(&arena);
         review = json_loadb(body.data, body.len, 0, NULL);
         pod = json_object_get(json_object_get(review, "request"), "object");
         t0 = cpu_now(), stage[S_DECODE] += t0 - t, t = t0;
@@ -104,6 +108,7 @@ int main(int argc, char **argv)
         json_decref(tmpl);
         wh_inject_rendered_clear(&r);
         json_decref(review);
+        wh_json_arena_end(&arena);
     }
     /* The whole path as webhookd runs it (codec included), for comparison. */
     t = cpu_now();

@@ -7,6 +7,8 @@
  */
 #include "wh_admission.h"
 
+#include "wh_json_arena.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -415,11 +417,14 @@ void wh_admission_serve(const wh_http_request *http, wh_admit_fn admit, void *ct
     wh_admission_outcome *result = &res->review;
     wh_admission_request req;
     wh_admission_response resp;
+    wh_json_arena arena;
     json_t *review = NULL;
     wh_err err;
     size_t prefix_len;
     int typed;
 
+    /* Every json_t of this review lives and dies inside this call. */
+    wh_json_arena_begin(&arena);
     memset(result, 0, sizeof(*result));
     result->reviewed = 1;
     memset(&resp, 0, sizeof(resp));
@@ -478,4 +483,5 @@ out:
         *outcome = *result;
     wh_admission_response_clear(&resp);
     json_decref(review);
+    wh_json_arena_end(&arena);
 }

@@ -675,13 +675,11 @@ static wh_code write_json(const json_t *v, int go, wh_buf *out)
     case JSON_INTEGER:
         snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         return wh_buf_puts(out, num);
-    case JSON_REAL: {
-        char *text = json_dumps(v, JSON_ENCODE_ANY); /* jansson's shortest round-trip form */
-        if (text == NULL)
+    case JSON_REAL: { /* jansson's shortest round-trip form (never json_dumps: see wh_json_arena.h) */
+        size_t n = json_dumpb(v, num, sizeof(num), JSON_ENCODE_ANY);
+        if (n == 0 || n >= sizeof(num))
             return WH_E_NOMEM;
-        rc = wh_buf_puts(out, text);
-        free(text);
-        return rc;
+        return wh_buf_append(out, num, n);
     }
     case JSON_TRUE:
         return wh_buf_puts(out, "true");

@@ -7,6 +7,7 @@
  * Both are kept as JSON objects with proto JSON (lowerCamelCase) names.
  */
 #include "wh_inject_render_int.h"
+#include "wh_json_arena.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -440,7 +441,10 @@ static pthread_once_t shared_defaults_once = PTHREAD_ONCE_INIT;
 
 static void parse_shared_defaults(void)
 {
+    wh_json_arena *request = wh_json_arena_pause(); /* shared for the process's lifetime */
+
     shared_defaults = wh_inject_default_proxy_config();
+    wh_json_arena_resume(request);
 }
 
 wh_code wh_inject_proxy_config_json(const json_t *pc, wh_buf *out)

@@ -29,6 +29,7 @@ import http.server
 import json
 import os
 import shutil
+import shlex
 import signal
 import socket
 import ssl
@@ -42,6 +43,8 @@ import urllib.request
 
 import jsonpatch
 import yaml
+
+SLOW = int(os.environ.get("WH_TEST_SLOW", "1") or 1)
 
 INJECTABLE = {"Deployment", "DeploymentConfig", "DaemonSet", "StatefulSet", "Job", "ReplicaSet",
               "ReplicationController", "CronJob", "Pod"}
@@ -296,9 +299,12 @@ class Server:
         env.pop("KUBECONFIG", None)
         if kubeconfig:
             env["KUBECONFIG"] = kubeconfig
+        # $WH_TEST_WRAPPER (e.g. valgrind) runs in front of webhookd; $WH_TEST_SLOW scales the waits.
+        cmd = shlex.split(os.environ.get("WH_TEST_WRAPPER", "")) + cmd
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log, env=env)
         self.ctx = ssl.create_default_context(cafile=self.cert)
-        deadline = time.time() + 20
+        self.logpath = log
+        deadline = time.time() + 20 * SLOW
         while True:
             if self.proc.poll() is not None:
                 raise RuntimeError("webhookd exited with %s (see %s)" % (self.proc.returncode, log))
@@ -341,14 +347,20 @@ class Server:
             return e.code, e.read()
 
     def stop(self):
+        """Stop webhookd; returns why its exit was wrong (a drain ends with 0), else None."""
+        why = None
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(10)
+                self.proc.wait(10 * SLOW)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+                why = "did not drain within %d s" % (10 * SLOW)
+        if why is None and self.proc.returncode != 0:
+            why = "exited with %s (see %s)" % (self.proc.returncode, self.logpath)
         self.log.close()
+        return why
 
 
 def free_port():
@@ -503,9 +515,11 @@ def main():
                 if not isinstance(srv, str) and srv.proc.poll() is not None:
                     results[name + "/webhook"] = "webhookd died (exit %s)" % srv.proc.returncode
     finally:
-        for srv in servers.values():
+        for key, srv in servers.items():
             if not isinstance(srv, str):
-                srv.stop()
+                why = srv.stop()
+                if why is not None:
+                    results["webhookd-%s/exit" % key] = "webhookd " + why
         for api in apis:
             api.stop()
         if not args.keep:

@@ -170,6 +170,9 @@ def main():
             if not server.alive():
                 break
         failed += len(cases) - passed - failed
+    if server.exit_problem:
+        failed += 1
+        print("FAIL webhookd: %s" % server.exit_problem)
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1
 

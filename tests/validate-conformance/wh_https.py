@@ -6,6 +6,7 @@ body) over one keep-alive TLS connection, reconnecting when the server closes.
 """
 import json
 import os
+import shlex
 import signal
 import socket
 import ssl
@@ -13,6 +14,8 @@ import subprocess
 import tempfile
 import threading
 import time
+
+SLOW = int(os.environ.get("WH_TEST_SLOW", "1") or 1)
 
 
 class Webhookd:
@@ -27,10 +30,13 @@ class Webhookd:
         self.port = None
         self.log = []
         self.conn = None
+        self.exit_problem = None  # set by stop() when webhookd did not end cleanly
 
     def __enter__(self):
         cmd = [self.binary, "--listen=127.0.0.1:0", "--threads=2", "--log-format=json", "--log-level=info",
                "--self-signed-cert-out=" + self.ca] + self.extra
+        # $WH_TEST_WRAPPER (e.g. valgrind) runs in front of webhookd; $WH_TEST_SLOW scales the waits.
+        cmd = shlex.split(os.environ.get("WH_TEST_WRAPPER", "")) + cmd
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, text=True)
         ready = threading.Event()
@@ -47,7 +53,7 @@ class Webhookd:
                     ready.set()
 
         threading.Thread(target=read, daemon=True).start()
-        if not ready.wait(20):
+        if not ready.wait(20 * SLOW):
             self.stop()
             raise RuntimeError("webhookd did not start:\n" + "".join(self.log[-20:]))
         return self
@@ -65,10 +71,14 @@ class Webhookd:
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(20)
+                self.proc.wait(20 * SLOW)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+                self.exit_problem = "did not drain within %d s" % (20 * SLOW)
+        if self.proc and self.exit_problem is None and self.proc.returncode != 0:
+            # a drain ends with 0; anything else (a crash, valgrind's error exit) is a failure
+            self.exit_problem = "exited with %s:\n%s" % (self.proc.returncode, "".join(self.log[-20:]))
         self.dir.cleanup()
 
     def _connect(self):

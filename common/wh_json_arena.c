@@ -1,0 +1,163 @@
+/*
+ * wh_json_arena.c - the per-request bump arena behind jansson (see the header
+ * for why and for the rules).
+ *
+ * jansson's free hook is given only a pointer, so a pointer is recognised as
+ * ours by address: it lies inside one of the open scope's chunks (few: they
+ * double in size).  Anything else, and everything outside a scope, is plain
+ * malloc/free.  A free of the newest block gives its space back, which
+ * catches the common "build a temporary, drop it" pattern.
+ */
+#include "wh_json_arena.h"
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define WH_ARENA_ENABLED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WH_ARENA_ENABLED 0
+#endif
+#endif
+#ifndef WH_ARENA_ENABLED
+#define WH_ARENA_ENABLED 1
+#endif
+
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define WH_ARENA_VALGRIND 1
+#endif
+#endif
+#ifndef WH_ARENA_VALGRIND
+#define VALGRIND_CREATE_MEMPOOL(pool, rz, zeroed) ((void)0)
+#define VALGRIND_DESTROY_MEMPOOL(pool) ((void)0)
+#define VALGRIND_MEMPOOL_ALLOC(pool, addr, size) ((void)0)
+#define VALGRIND_MEMPOOL_FREE(pool, addr) ((void)0)
+#define VALGRIND_MAKE_MEM_NOACCESS(addr, size) ((void)0)
+#endif
+
+#define ALIGN 16
+#define FIRST_CHUNK ((size_t)64 << 10)
+#define MAX_CHUNK ((size_t)1 << 20)
+#define BIG_BLOCK ((size_t)8 << 10) /* larger blocks go to malloc */
+
+struct wh_json_arena_chunk {
+    struct wh_json_arena_chunk *next;
+    size_t size; /* bytes of data after the header */
+    _Alignas(ALIGN) char data[];
+};
+
+static _Thread_local wh_json_arena *current;
+
+/* A new chunk big enough for `need` bytes; 0 when out of memory or over
+ * the scope's budget (the caller then falls back to malloc). */
+static int grow(wh_json_arena *a, size_t need)
+{
+    size_t size = a->chunks == NULL ? FIRST_CHUNK : a->chunks->size * 2;
+    struct wh_json_arena_chunk *c;
+
+    if (size > MAX_CHUNK)
+        size = MAX_CHUNK;
+    if (size < need)
+        size = need;
+    if (a->reserved + size > WH_JSON_ARENA_MAX || (c = malloc(sizeof(*c) + size)) == NULL)
+        return 0;
+    VALGRIND_MAKE_MEM_NOACCESS(c->data, size);
+    c->size = size;
+    c->next = a->chunks;
+    a->chunks = c;
+    a->reserved += size;
+    a->ptr = c->data;
+    a->end = c->data + size;
+    a->last = NULL;
+    return 1;
+}
+
+static void *arena_malloc(size_t size)
+{
+    wh_json_arena *a = current;
+    size_t n = (size + (ALIGN - 1)) & ~(size_t)(ALIGN - 1);
+    char *p;
+
+    if (a == NULL || size > BIG_BLOCK || n == 0)
+        return malloc(size);
+    if ((size_t)(a->end - a->ptr) < n && !grow(a, n))
+        return malloc(size);
+    p = a->ptr;
+    a->ptr += n;
+    a->last = p;
+    VALGRIND_MEMPOOL_ALLOC(a, p, size);
+    return p;
+}
+
+static int owned(const wh_json_arena *a, const char *p)
+{
+    for (const struct wh_json_arena_chunk *c = a->chunks; c != NULL; c = c->next)
+        if ((uintptr_t)p >= (uintptr_t)c->data && (uintptr_t)p < (uintptr_t)c->data + c->size)
+            return 1;
+    return 0;
+}
+
+static void arena_free(void *ptr)
+{
+    wh_json_arena *a = current;
+
+    if (ptr == NULL)
+        return;
+    if (a == NULL || !owned(a, ptr)) {
+        free(ptr);
+        return;
+    }
+    VALGRIND_MEMPOOL_FREE(a, ptr);
+    if (ptr == a->last) {
+        a->ptr = a->last;
+        a->last = NULL;
+    }
+}
+
+void wh_json_arena_install(void)
+{
+    if (WH_ARENA_ENABLED)
+        json_set_alloc_funcs(arena_malloc, arena_free);
+}
+
+void wh_json_arena_begin(wh_json_arena *a)
+{
+    a->chunks = NULL;
+    a->ptr = a->end = a->last = NULL;
+    a->reserved = 0;
+    VALGRIND_CREATE_MEMPOOL(a, 0, 0);
+    current = a;
+}
+
+void wh_json_arena_end(wh_json_arena *a)
+{
+    struct wh_json_arena_chunk *c, *next;
+
+    if (current == a)
+        current = NULL;
+    VALGRIND_DESTROY_MEMPOOL(a);
+    for (c = a->chunks; c != NULL; c = next) {
+        next = c->next;
+        free(c);
+    }
+    a->chunks = NULL;
+    a->ptr = a->end = a->last = NULL;
+    a->reserved = 0;
+}
+
+wh_json_arena *wh_json_arena_pause(void)
+{
+    wh_json_arena *a = current;
+
+    current = NULL;
+    return a;
+}
+
+void wh_json_arena_resume(wh_json_arena *a)
+{
+    current = a;
+}

@@ -1,0 +1,57 @@
+/*
+ * wh_json_arena.h - jansson allocations of one request come from a bump arena.
+ *
+ * Why: a review builds and drops thousands of small jansson values (the
+ * decoded request, rendered overlays, the merged pod, the patch); with
+ * malloc/free they cost a third of an injection's CPU.  Inside an arena
+ * scope, jansson's allocations on that thread are carved from large chunks,
+ * free() of them costs nothing, and the chunks go back in one step when the
+ * scope ends.
+ *
+ * Rules:
+ *   - wh_json_arena_install() once, at start-up, before threads start (it
+ *     sets jansson's allocator hooks; outside a scope they are malloc/free).
+ *   - A scope is per thread and must not nest.  Nothing allocated by jansson
+ *     inside a scope may outlive it: results that leave the request are
+ *     plain buffers (wh_buf), never json_t.  jansson's own char * results
+ *     (json_dumps) must not be used inside a scope: use json_dumpb or
+ *     json_dump_callback instead.
+ *   - Memory is bounded: single allocations above a size limit, and all
+ *     allocations once a scope has reserved WH_JSON_ARENA_MAX bytes, go to
+ *     malloc as before.
+ * Under AddressSanitizer the arena stands aside (ASan then sees every
+ * value); under valgrind each carved block is reported as a heap block, so
+ * memcheck still catches use after free and escapes from the scope.
+ */
+#ifndef WH_JSON_ARENA_H
+#define WH_JSON_ARENA_H
+
+#include <stddef.h>
+
+#define WH_JSON_ARENA_MAX ((size_t)64 << 20)
+
+struct wh_json_arena_chunk;
+
+typedef struct wh_json_arena {
+    struct wh_json_arena_chunk *chunks; /* newest first */
+    char *ptr, *end;                    /* free space in the newest chunk */
+    char *last;                         /* the newest block, freed by moving ptr back */
+    size_t reserved;                    /* bytes of chunks held */
+} wh_json_arena;
+
+/* Route jansson's allocations through the arena hooks (idempotent). */
+void wh_json_arena_install(void);
+
+/* Open a scope on this thread: from now on jansson allocates from `a`. */
+void wh_json_arena_begin(wh_json_arena *a);
+
+/* Close the scope and release every chunk. */
+void wh_json_arena_end(wh_json_arena *a);
+
+/* Step out of this thread's scope (returns it, NULL when none) to build
+ * something that outlives the request, e.g. a lazily made shared value;
+ * nothing of the scope may be freed meanwhile.  Then resume it. */
+wh_json_arena *wh_json_arena_pause(void);
+void wh_json_arena_resume(wh_json_arena *a);
+
+#endif

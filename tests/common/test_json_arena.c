@@ -1,0 +1,197 @@
+/*
+ * test_json_arena.c - the request JSON arena: values inside a scope are
+ * carved from it, the newest block is given back on free, large blocks and
+ * everything over the budget fall back to malloc, values made before a scope
+ * (or on another thread, or while paused) are untouched by it.  Leaks and
+ * bad frees show up under valgrind and ASan, which run this test too.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "wh_json_arena.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ARENA_OFF 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ARENA_OFF 1
+#endif
+#endif
+
+/* Inside the newest chunk (the arena keeps its free space at its end). */
+static int in_newest_chunk(const wh_json_arena *a, const void *p, size_t chunk)
+{
+    return (uintptr_t)p < (uintptr_t)a->end && (uintptr_t)p >= (uintptr_t)a->end - chunk;
+}
+
+static void skip_without_arena(void)
+{
+#ifdef ARENA_OFF
+    skip(); /* under ASan the arena stands aside on purpose */
+#endif
+}
+
+static void values_come_from_the_arena(void **state)
+{
+    wh_json_arena a;
+    json_t *s, *i;
+
+    (void)state;
+    skip_without_arena();
+    wh_json_arena_begin(&a);
+    s = json_string("hello");
+    i = json_integer(42);
+    assert_non_null(s);
+    assert_non_null(i);
+    assert_true(a.reserved > 0);
+    assert_true(in_newest_chunk(&a, s, a.reserved));
+    assert_true(in_newest_chunk(&a, i, a.reserved));
+    assert_true((char *)i < a.ptr);
+    json_decref(s);
+    json_decref(i);
+    wh_json_arena_end(&a);
+    assert_null(a.chunks);
+    assert_int_equal(a.reserved, 0);
+}
+
+static void newest_block_is_given_back(void **state)
+{
+    wh_json_arena a;
+    json_t *keep, *tmp, *again;
+
+    (void)state;
+    skip_without_arena();
+    wh_json_arena_begin(&a);
+    keep = json_true(); /* a singleton: no allocation */
+    tmp = json_integer(1); /* one block, the newest */
+    assert_true((char *)tmp < a.ptr);
+    json_decref(tmp);
+    assert_ptr_equal(a.ptr, (char *)tmp);
+    again = json_integer(2);
+    assert_ptr_equal(again, tmp); /* the space was reused */
+    json_decref(again);
+    json_decref(keep);
+    wh_json_arena_end(&a);
+}
+
+static void large_blocks_use_malloc(void **state)
+{
+    wh_json_arena a;
+    char *big = malloc(100000);
+    json_t *s;
+
+    (void)state;
+    skip_without_arena();
+    assert_non_null(big);
+    memset(big, 'x', 99999);
+    big[99999] = '\0';
+    wh_json_arena_begin(&a);
+    s = json_string(big); /* the json_t is carved, its 100 kB text is not */
+    assert_non_null(s);
+    assert_true(in_newest_chunk(&a, s, a.reserved));
+    assert_false(in_newest_chunk(&a, json_string_value(s), a.reserved));
+    assert_int_equal(json_string_length(s), 99999);
+    json_decref(s); /* frees the text with free(): valgrind/ASan would flag a leak or a bad free */
+    wh_json_arena_end(&a);
+    free(big);
+}
+
+static void values_from_before_the_scope_are_freed_normally(void **state)
+{
+    json_t *old = json_pack("{s:[i,i],s:s}", "a", 1, 2, "b", "text");
+    wh_json_arena a;
+
+    (void)state;
+    assert_non_null(old);
+    wh_json_arena_begin(&a);
+    json_object_set_new(old, "c", json_null());
+    json_decref(old); /* malloc'd parts go to free(), carved parts are dropped */
+    wh_json_arena_end(&a);
+}
+
+static void paused_scope_makes_lasting_values(void **state)
+{
+    wh_json_arena a, *paused;
+    json_t *lasting, *scoped;
+
+    (void)state;
+    wh_json_arena_begin(&a);
+    scoped = json_string("request");
+    paused = wh_json_arena_pause();
+    assert_ptr_equal(paused, &a);
+    lasting = json_pack("{s:s}", "k", "outlives the request");
+    wh_json_arena_resume(paused);
+    json_decref(scoped);
+    wh_json_arena_end(&a);
+    assert_string_equal(json_string_value(json_object_get(lasting, "k")), "outlives the request");
+    json_decref(lasting);
+}
+
+static void budget_falls_back_to_malloc(void **state)
+{
+    enum { N = 20000, LEN = 4000 }; /* 80 MB of text: over WH_JSON_ARENA_MAX */
+    wh_json_arena a;
+    json_t *list;
+    char *text = malloc(LEN + 1);
+
+    (void)state;
+    skip_without_arena();
+    assert_non_null(text);
+    memset(text, 'y', LEN);
+    text[LEN] = '\0';
+    wh_json_arena_begin(&a);
+    list = json_array();
+    for (int i = 0; i < N; i++)
+        assert_int_equal(json_array_append_new(list, json_string(text)), 0);
+    assert_true(a.reserved <= WH_JSON_ARENA_MAX);
+    assert_true(a.reserved > WH_JSON_ARENA_MAX / 2);
+    assert_string_equal(json_string_value(json_array_get(list, N - 1)), text);
+    json_decref(list);
+    wh_json_arena_end(&a);
+    free(text);
+}
+
+static void *other_thread(void *arg)
+{
+    json_t **out = arg;
+    *out = json_pack("{s:i}", "thread", 1); /* no scope on this thread: malloc */
+    return NULL;
+}
+
+static void scopes_are_per_thread(void **state)
+{
+    wh_json_arena a;
+    json_t *made = NULL;
+    pthread_t t;
+
+    (void)state;
+    wh_json_arena_begin(&a);
+    assert_int_equal(pthread_create(&t, NULL, other_thread, &made), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    wh_json_arena_end(&a);
+    assert_int_equal(json_integer_value(json_object_get(made, "thread")), 1);
+    json_decref(made);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(values_come_from_the_arena),
+        cmocka_unit_test(newest_block_is_given_back),
+        cmocka_unit_test(large_blocks_use_malloc),
+        cmocka_unit_test(values_from_before_the_scope_are_freed_normally),
+        cmocka_unit_test(paused_scope_makes_lasting_values),
+        cmocka_unit_test(budget_falls_back_to_malloc),
+        cmocka_unit_test(scopes_are_per_thread),
+    };
+    wh_json_arena_install();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
