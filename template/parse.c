@@ -80,7 +80,18 @@ void tm_quote_with(wh_buf *out, const char *s, size_t len, char q, int ascii_onl
     wh_buf_putc(out, q);
     while (i < len) {
         unsigned r;
-        size_t l = tm_utf8_decode(s + i, len - i, &r);
+        size_t l, run = i;
+        /* printable ASCII other than the quote and backslash goes out as is:
+         * append whole runs of it rather than rune by rune */
+        while (run < len && (unsigned char)s[run] >= 0x20 && (unsigned char)s[run] < 0x7f && s[run] != q &&
+               s[run] != '\\')
+            run++;
+        if (run > i) {
+            wh_buf_append(out, s + i, run - i);
+            i = run;
+            continue;
+        }
+        l = tm_utf8_decode(s + i, len - i, &r);
         if (l == 0) {
             unsigned char c = (unsigned char)s[i];
             wh_buf_puts(out, "\\x");
@@ -2132,7 +2143,7 @@ out:
     free(v.v);
 }
 
-wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const tm_defs *outer, const char *name,
+wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const char *name,
                  const char *text, size_t len, char *errmsg, size_t errlen)
 {
     lexer lx;
@@ -2141,7 +2152,6 @@ wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const t
     char *copy;
     wh_code rc = WH_OK;
 
-    (void)outer;
     memset(&lx, 0, sizeof(lx));
     memset(&p, 0, sizeof(p));
     if ((tree = tm_alloc(arena, sizeof(*tree))) == NULL || (copy = tm_strndup(arena, text, len)) == NULL ||
