@@ -577,116 +577,163 @@ json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type)
     return out;
 }
 
-/* Compact JSON of `v` in the value's key order.  `go`: escape like Go's
+/* The writer below appends small pieces (a quote, a comma, a short key) by
+ * the thousand: these inline helpers skip wh_buf_append's call and
+ * bookkeeping when the room is already there. */
+static inline wh_code put_bytes(wh_buf *out, const void *p, size_t n)
+{
+    if (out->cap - out->len <= n) {
+        wh_code rc = wh_buf_reserve(out, n);
+        if (rc != WH_OK)
+            return rc;
+    }
+    memcpy(out->data + out->len, p, n);
+    out->len += n;
+    out->data[out->len] = '\0';
+    return WH_OK;
+}
+
+static inline wh_code put_char(wh_buf *out, char c)
+{
+    return put_bytes(out, &c, 1);
+}
+
+/* Bytes a JSON string holds as they are (1) and those that need a look
+ * (0): controls, '"' and '\\'; for Go also '<', '>', '&' and 0xe2, the
+ * lead byte of U+2028 and U+2029. */
+static const unsigned char plain_json[256] = {[0x20 ... 0x21] = 1, [0x23 ... 0x5b] = 1, [0x5d ... 0xff] = 1};
+static const unsigned char plain_go[256] = {[0x20 ... 0x21] = 1, [0x23 ... 0x25] = 1, [0x27 ... 0x3b] = 1,
+                                            [0x3d] = 1,          [0x3f ... 0x5b] = 1, [0x5d ... 0xe1] = 1,
+                                            [0xe3 ... 0xff] = 1};
+
+/* `s` (UTF-8, `len` bytes) as a quoted JSON string.  `go`: escape like Go's
  * encoding/json (<, >, &, U+2028, U+2029 as \u escapes); otherwise like
  * jansson (only what JSON requires). */
-static wh_code write_json(const json_t *v, int go, wh_buf *out)
+static wh_code write_string(const unsigned char *p, size_t len, int go, wh_buf *out)
 {
     static const char hex[] = "0123456789abcdef";
+    const unsigned char *plain = go ? plain_go : plain_json;
+    wh_code rc;
+    size_t i, n;
+
+    if (out->cap - out->len <= len + 2 && (rc = wh_buf_reserve(out, len + 2)) != WH_OK)
+        return rc;
+    out->data[out->len++] = '"';
+    for (i = 0; i < len; i++) {
+        char esc[8];
+        const char *e = esc;
+        size_t elen = 2;
+        for (n = i; n < len && plain[p[n]]; n++) /* copy plain bytes in one go */
+            ;
+        if (n != i && (rc = put_bytes(out, p + i, n - i)) != WH_OK)
+            return rc;
+        if ((i = n) >= len)
+            break;
+        switch (p[i]) {
+        case '"':
+            e = "\\\"";
+            break;
+        case '\\':
+            e = "\\\\";
+            break;
+        case '\b':
+            e = "\\b";
+            break;
+        case '\f':
+            e = "\\f";
+            break;
+        case '\n':
+            e = "\\n";
+            break;
+        case '\r':
+            e = "\\r";
+            break;
+        case '\t':
+            e = "\\t";
+            break;
+        case 0xe2: /* go only: U+2028 / U+2029 are escaped, other characters kept */
+            if (i + 2 < len && p[i + 1] == 0x80 && (p[i + 2] & 0xfe) == 0xa8) {
+                e = p[i + 2] == 0xa8 ? "\\u2028" : "\\u2029";
+                elen = 6;
+                i += 2;
+            } else {
+                e = (const char *)p + i;
+                elen = 1;
+            }
+            break;
+        default: /* other controls, and for go '<', '>', '&' */
+            esc[0] = '\\', esc[1] = 'u', esc[2] = '0', esc[3] = '0';
+            esc[4] = hex[p[i] >> 4], esc[5] = hex[p[i] & 15];
+            elen = 6;
+        }
+        if ((rc = put_bytes(out, e, elen)) != WH_OK)
+            return rc;
+    }
+    return put_char(out, '"');
+}
+
+/* Decimal text of `v` (what "%" JSON_INTEGER_FORMAT prints), without
+ * snprintf's format parsing. */
+static wh_code write_integer(json_int_t v, wh_buf *out)
+{
+    char num[24], *q = num + sizeof(num);
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+
+    do
+        *--q = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (v < 0)
+        *--q = '-';
+    return put_bytes(out, q, (size_t)(num + sizeof(num) - q));
+}
+
+/* Compact JSON of `v` in the value's key order (escapes: see write_string). */
+static wh_code write_json(const json_t *v, int go, wh_buf *out)
+{
     wh_code rc = WH_OK;
-    char num[64];
-    size_t i;
+    size_t i, n;
 
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
         const char *key;
+        size_t key_len;
         json_t *child;
-        int first = 1;
-        if ((rc = wh_buf_putc(out, '{')) != WH_OK)
-            return rc;
-        json_object_foreach((json_t *)v, key, child)
+        char sep = '{';
+        json_object_keylen_foreach((json_t *)v, key, key_len, child)
         {
-            json_t *k = json_string_nocheck(key);
-            if (k == NULL)
-                return WH_E_NOMEM;
-            if (!first)
-                rc = wh_buf_putc(out, ',');
-            if (rc == WH_OK)
-                rc = write_json(k, go, out);
-            json_decref(k);
-            if (rc != WH_OK || (rc = wh_buf_putc(out, ':')) != WH_OK || (rc = write_json(child, go, out)) != WH_OK)
+            if ((rc = put_char(out, sep)) != WH_OK ||
+                (rc = write_string((const unsigned char *)key, key_len, go, out)) != WH_OK ||
+                (rc = put_char(out, ':')) != WH_OK || (rc = write_json(child, go, out)) != WH_OK)
                 return rc;
-            first = 0;
+            sep = ',';
         }
-        return wh_buf_putc(out, '}');
+        return sep == '{' ? put_bytes(out, "{}", 2) : put_char(out, '}');
     }
     case JSON_ARRAY:
-        if ((rc = wh_buf_putc(out, '[')) != WH_OK)
+        if ((rc = put_char(out, '[')) != WH_OK)
             return rc;
-        for (i = 0; i < json_array_size(v); i++)
-            if ((i != 0 && (rc = wh_buf_putc(out, ',')) != WH_OK) ||
+        for (i = 0, n = json_array_size(v); i < n; i++)
+            if ((i != 0 && (rc = put_char(out, ',')) != WH_OK) ||
                 (rc = write_json(json_array_get(v, i), go, out)) != WH_OK)
                 return rc;
-        return wh_buf_putc(out, ']');
-    case JSON_STRING: {
-        const unsigned char *p = (const unsigned char *)json_string_value(v), *run;
-        size_t len = json_string_length(v), n;
-        if ((rc = wh_buf_reserve(out, len + 2)) != WH_OK || (rc = wh_buf_putc(out, '"')) != WH_OK)
-            return rc;
-        for (i = 0; i < len && rc == WH_OK;) {
-            char esc[8];
-            for (run = p + i, n = 0; i + n < len; n++) { /* copy plain bytes in one go */
-                unsigned char c = p[i + n];
-                if (c < 0x20 || c == '"' || c == '\\' ||
-                    (go && (c == '<' || c == '>' || c == '&' ||
-                            (c == 0xe2 && i + n + 2 < len && p[i + n + 1] == 0x80 && (p[i + n + 2] & 0xfe) == 0xa8))))
-                    break;
-            }
-            if (n != 0 && (rc = wh_buf_append(out, run, n)) != WH_OK)
-                return rc;
-            i += n;
-            if (i >= len)
-                break;
-            switch (p[i]) {
-            case '"':
-                rc = wh_buf_puts(out, "\\\"");
-                break;
-            case '\\':
-                rc = wh_buf_puts(out, "\\\\");
-                break;
-            case '\b':
-                rc = wh_buf_puts(out, "\\b");
-                break;
-            case '\f':
-                rc = wh_buf_puts(out, "\\f");
-                break;
-            case '\n':
-                rc = wh_buf_puts(out, "\\n");
-                break;
-            case '\r':
-                rc = wh_buf_puts(out, "\\r");
-                break;
-            case '\t':
-                rc = wh_buf_puts(out, "\\t");
-                break;
-            case 0xe2: /* U+2028 / U+2029 (go only) */
-                rc = wh_buf_puts(out, p[i + 2] == 0xa8 ? "\\u2028" : "\\u2029");
-                i += 2;
-                break;
-            default:
-                esc[0] = '\\', esc[1] = 'u', esc[2] = '0', esc[3] = '0';
-                esc[4] = hex[p[i] >> 4], esc[5] = hex[p[i] & 15];
-                rc = wh_buf_append(out, esc, 6);
-            }
-            i++;
-        }
-        return rc != WH_OK ? rc : wh_buf_putc(out, '"');
-    }
+        return put_char(out, ']');
+    case JSON_STRING:
+        return write_string((const unsigned char *)json_string_value(v), json_string_length(v), go, out);
     case JSON_INTEGER:
-        snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        return wh_buf_puts(out, num);
+        return write_integer(json_integer_value(v), out);
     case JSON_REAL: { /* jansson's shortest round-trip form (never json_dumps: see wh_json_arena.h) */
-        size_t n = json_dumpb(v, num, sizeof(num), JSON_ENCODE_ANY);
-        if (n == 0 || n >= sizeof(num))
+        char num[64];
+        size_t len = json_dumpb(v, num, sizeof(num), JSON_ENCODE_ANY);
+        if (len == 0 || len >= sizeof(num))
             return WH_E_NOMEM;
-        return wh_buf_append(out, num, n);
+        return put_bytes(out, num, len);
     }
     case JSON_TRUE:
-        return wh_buf_puts(out, "true");
+        return put_bytes(out, "true", 4);
     case JSON_FALSE:
-        return wh_buf_puts(out, "false");
+        return put_bytes(out, "false", 5);
     default:
-        return wh_buf_puts(out, "null");
+        return put_bytes(out, "null", 4);
     }
 }
 
