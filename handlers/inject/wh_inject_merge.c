@@ -18,6 +18,38 @@
 static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type *t, wh_err *err);
 static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inject_field *f, json_t **out, wh_err *err);
 
+json_t *wh_inject_json_copy(const json_t *value)
+{
+    const char *key;
+    size_t key_len, i, n;
+    json_t *out, *child;
+
+    switch (json_typeof(value)) {
+    case JSON_OBJECT:
+        if ((out = json_object()) == NULL)
+            return NULL;
+        json_object_keylen_foreach((json_t *)value, key, key_len, child)
+        {
+            if (json_object_setn_new_nocheck(out, key, key_len, wh_inject_json_copy(child)) != 0) {
+                json_decref(out);
+                return NULL;
+            }
+        }
+        return out;
+    case JSON_ARRAY:
+        if ((out = json_array()) == NULL)
+            return NULL;
+        for (i = 0, n = json_array_size(value); i < n; i++)
+            if (json_array_append_new(out, wh_inject_json_copy(json_array_get(value, i))) != 0) {
+                json_decref(out);
+                return NULL;
+            }
+        return out;
+    default:
+        return json_incref((json_t *)value);
+    }
+}
+
 static int same_kind(const json_t *a, const json_t *b)
 {
     if (json_is_number(a) && json_is_number(b))
@@ -60,8 +92,7 @@ static wh_code fresh_value(const json_t *pv, const wh_inject_field *f, json_t **
         json_decref(empty);
         return rc;
     }
-    if ((*out = json_deep_copy(pv)) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    *out = json_incref((json_t *)pv); /* a scalar: shared (see wh_inject_json_copy) */
     return WH_OK;
 }
 
@@ -85,10 +116,12 @@ static wh_code delete_from_primitive_list(json_t *orig, const char *field, const
 
 static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type *t, wh_err *err)
 {
-    const json_t *directive = json_object_get(patch, "$patch"), *retain = json_object_get(patch, "$retainKeys");
+    const json_t *directive = json_object_getn(patch, "$patch", 6), *retain = json_object_getn(patch, "$retainKeys", 11);
     const char *key;
+    size_t key_len;
     json_t *pv;
     wh_code rc;
+    int empty;
 
     if (directive != NULL) {
         const char *d = json_string_value(directive);
@@ -118,7 +151,10 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
                 json_object_del(orig, key);
         }
     }
-    json_object_foreach((json_t *)patch, key, pv)
+    /* A patch's keys are distinct: a target that starts empty (a new value)
+     * holds none of them, so lookups and deletes in it can be skipped. */
+    empty = json_object_size(orig) == 0;
+    json_object_keylen_foreach((json_t *)patch, key, key_len, pv)
     {
         const wh_inject_field *f;
         json_t *ov, *nv = NULL;
@@ -132,11 +168,12 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
             continue;
         }
         if (json_is_null(pv)) {
-            json_object_del(orig, key);
+            if (!empty)
+                json_object_deln(orig, key, key_len);
             continue;
         }
         f = wh_inject_schema_field(t, key);
-        ov = json_object_get(orig, key);
+        ov = empty ? NULL : json_object_getn(orig, key, key_len);
         if (ov == NULL || !same_kind(ov, pv)) {
             if ((rc = fresh_value(pv, f, &nv, err)) != WH_OK)
                 return rc;
@@ -149,10 +186,10 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
         } else if (json_is_array(ov)) {
             if ((rc = merge_list(ov, pv, f, &nv, err)) != WH_OK)
                 return rc;
-        } else if ((nv = json_deep_copy(pv)) == NULL) {
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        } else {
+            nv = json_incref(pv); /* a scalar: shared (see wh_inject_json_copy) */
         }
-        if (json_object_set_new(orig, key, nv) != 0)
+        if (json_object_setn_new_nocheck(orig, key, key_len, nv) != 0)
             return wh_err_set(err, WH_E_NOMEM, "out of memory");
     }
     return WH_OK;
@@ -160,6 +197,7 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
 
 typedef struct merge_item {
     json_t *value;  /* owned reference; shared with the original list until `own` */
+    const json_t *key; /* its merge key's value (borrowed from value), looked up once */
     int own;        /* 1 once value is a private copy that may be modified */
     long orig_idx;  /* position in the (post-delete) original list, -1 when new */
     long patch_idx; /* position among the patch's items, -1 when server-only */
@@ -205,6 +243,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
     for (i = 0; i < n; i++) {
         /* shared until a patch item merges into it (copy on write) */
         items[nitems].value = json_incref(json_array_get(orig_list, i));
+        items[nitems].key = json_object_get(items[nitems].value, mk);
         items[nitems].orig_idx = (long)nitems;
         items[nitems].patch_idx = -1;
         nitems++;
@@ -225,7 +264,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             const char *ds = json_string_value(d);
             if (ds != NULL && strcmp(ds, "delete") == 0) {
                 for (j = nitems; j-- > 0;)
-                    if (value_equal(json_object_get(items[j].value, mk), pkey)) {
+                    if (value_equal(items[j].key, pkey)) {
                         json_decref(items[j].value);
                         memmove(&items[j], &items[j + 1], (nitems - j - 1) * sizeof(*items));
                         nitems--;
@@ -239,7 +278,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             }
         }
         for (j = 0; j < nitems; j++)
-            if (value_equal(json_object_get(items[j].value, mk), pkey))
+            if (value_equal(items[j].key, pkey))
                 break;
         if (j == nitems) {
             json_t *o = json_object();
@@ -256,7 +295,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             items[j].patch_idx = (long)i;
         }
         if (!items[j].own) {
-            json_t *copy = json_deep_copy(items[j].value);
+            json_t *copy = wh_inject_json_copy(items[j].value);
             if (copy == NULL) {
                 rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
                 goto out;
@@ -269,6 +308,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             wh_err_prefix(err, "%s[%s=%s]", f->name, mk, json_is_string(pkey) ? json_string_value(pkey) : "?");
             goto out;
         }
+        items[j].key = json_object_get(items[j].value, mk); /* the merge may have changed or dropped it */
     }
     /* Kubernetes' order: patch items sorted by patch position, server-only
      * items by original position, merged so that a server-only item goes
@@ -338,7 +378,7 @@ static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inje
                 for (j = 0; j < json_array_size(result); j++)
                     if (value_equal(json_array_get(result, j), v))
                         break;
-                if (j == json_array_size(result) && json_array_append_new(result, json_deep_copy(v)) != 0)
+                if (j == json_array_size(result) && json_array_append_new(result, wh_inject_json_copy(v)) != 0)
                     goto nomem;
             }
         *out = result;
@@ -526,7 +566,7 @@ static json_t *sorted_copy(const json_t *map)
     json_object_foreach((json_t *)map, key, v) keys[n++] = key;
     qsort(keys, n, sizeof(*keys), cmp_str);
     for (i = 0; i < n; i++)
-        if (json_object_set_new(out, keys[i], json_deep_copy(json_object_get(map, keys[i]))) != 0) {
+        if (json_object_set_new_nocheck(out, keys[i], wh_inject_json_copy(json_object_get(map, keys[i]))) != 0) {
             json_decref(out);
             out = NULL;
             break;
@@ -541,7 +581,7 @@ json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type)
     json_t *out;
 
     if (!json_is_object(value) || type == NULL)
-        return json_deep_copy(value);
+        return wh_inject_json_copy(value);
     if ((out = json_object()) == NULL)
         return NULL;
     for (f = type->fields; f->name != NULL; f++) {
@@ -567,7 +607,7 @@ json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type)
         } else if ((f->kind == WH_K_MAP || f->kind == WH_K_QMAP) && json_is_object(v)) {
             nv = sorted_copy(v);
         } else {
-            nv = json_deep_copy(v);
+            nv = wh_inject_json_copy(v);
         }
         if (nv == NULL || json_object_set_new(out, f->name, nv) != 0) {
             json_decref(out);
