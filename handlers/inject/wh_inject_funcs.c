@@ -251,6 +251,11 @@ static wh_code fn_annotation(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n,
         *out = wh_tmpl_strn(json_string_value(v), json_string_length(v));
         return WH_OK;
     }
+    if (a[2].kind == WH_TMPL_STRING && (a[2].type == NULL || a[2].type->format == NULL)) {
+        /* fmt.Sprint of a plain string is the string itself */
+        *out = wh_tmpl_strn(a[2].u.s, a[2].len);
+        return WH_OK;
+    }
     b = wh_tmpl_tmpbuf(ctx);
     if ((rc = wh_tmpl_sprint(ctx, &a[2], b)) != WH_OK)
         return rc;

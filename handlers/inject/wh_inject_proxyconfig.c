@@ -406,7 +406,7 @@ static int is_cleared_default(const char *name, const json_t *v, const json_t *d
                                           "discoveryAddress", "envoyMetricsService", "envoyAccessLogService",
                                           "tracing", "proxyAdminPort", "statNameLength", "statusPort", NULL};
     for (size_t i = 0; cleared[i]; i++)
-        if (strcmp(cleared[i], name) == 0)
+        if (cleared[i][0] == name[0] && strcmp(cleared[i], name) == 0)
             return json_equal(v, json_object_get(def, name));
     return 0;
 }
