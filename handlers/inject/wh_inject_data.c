@@ -663,6 +663,36 @@ static json_t *struct_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v)
     return out;
 }
 
+/* struct_json() then wh_inject_gojson(), without the intermediate object:
+ * structToJSON runs twice per container port. */
+wh_code wh_inject_struct_gojson(const wh_tmpl_value *v, wh_buf *out)
+{
+    const struct stype *st = (const struct stype *)v->type;
+    const json_t *obj = v->u.host;
+    int first = 1;
+    wh_code rc;
+
+    if (v->kind != WH_TMPL_HOST || v->type == NULL || v->type->field != struct_field || !st->ordered || obj == NULL)
+        return WH_E_NOTFOUND;
+    if ((rc = wh_buf_putc(out, '{')) != WH_OK)
+        return rc;
+    for (size_t i = 0; i < st->n; i++) {
+        const struct sfield *f = &st->fields[i];
+        json_t *fv = json_object_get(obj, f->json);
+        int zero = fv == NULL && f->always; /* encoded as 0 */
+        if (!zero && (fv == NULL || (!f->always && json_zero(fv))))
+            continue;
+        /* the JSON names are plain identifiers: quoting needs no escapes */
+        if ((!first && (rc = wh_buf_putc(out, ',')) != WH_OK) || (rc = wh_buf_putc(out, '"')) != WH_OK ||
+            (rc = wh_buf_puts(out, f->json)) != WH_OK || (rc = wh_buf_append(out, "\":", 2)) != WH_OK)
+            return rc;
+        first = 0;
+        if ((rc = zero ? wh_buf_putc(out, '0') : wh_inject_gojson(fv, out)) != WH_OK)
+            return rc;
+    }
+    return wh_buf_putc(out, '}');
+}
+
 /* ---- SidecarTemplateData itself ---- */
 
 static wh_code typemeta_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,

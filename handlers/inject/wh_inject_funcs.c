@@ -330,6 +330,11 @@ static wh_code fn_struct_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_
         *out = wh_tmpl_str("{}");
         return WH_OK;
     }
+    if (a[0].kind == WH_TMPL_HOST) {
+        wh_buf *b = wh_tmpl_tmpbuf(ctx);
+        if ((rc = wh_inject_struct_gojson(&a[0], b)) != WH_E_NOTFOUND)
+            return rc != WH_OK ? rc : ret_buf(ctx, b, out);
+    }
     if (wh_tmpl_to_json(ctx, &a[0], &j) != WH_OK || j == NULL) {
         *out = wh_tmpl_str("{}");
         return WH_OK;

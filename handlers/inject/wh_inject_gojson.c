@@ -135,6 +135,11 @@ static wh_code put_string(const char *s, size_t len, wh_buf *out)
     return rc != WH_OK ? rc : wh_buf_putc(out, '"');
 }
 
+wh_code wh_inject_gojson_string(const char *s, size_t len, wh_buf *out)
+{
+    return put_string(s, len, out);
+}
+
 wh_code wh_inject_gojson(const json_t *v, wh_buf *out)
 {
     char num[64];
