@@ -725,36 +725,93 @@ static int unknown_command(const wh_ctl_cmd *group, const char *path, const char
     return 2;
 }
 
-int wh_ctl_execute(const wh_ctl_cmd *root, int argc, char **argv)
+/* A flag spec of `cmd` (own, help, inherited) by long name or shorthand. */
+static const wh_ctl_flag *cmd_flag(const wh_ctl_cmd *cmd, const char *name, size_t len, char shorthand)
+{
+    const wh_ctl_flag *f;
+
+    for (size_t set = 0; set < 3; set++) {
+        size_t n = set == 0 ? cmd->nflags : set == 1 ? 1 : cmd->inherited != NULL ? cmd->inherited->n : 0;
+        for (size_t i = 0; i < n; i++) {
+            f = set == 0 ? &cmd->flags[i] : set == 1 ? &help_flag : &cmd->inherited->flags[i];
+            if (name != NULL &&
+                ((strlen(f->name) == len && strncmp(f->name, name, len) == 0) || name_in_list(f->aliases, name, len)))
+                return f;
+            if (name == NULL && f->shorthand == shorthand)
+                return f;
+        }
+    }
+    return NULL;
+}
+
+/* Does the flag word `w` take the next word as its value (cobra's stripFlags)? */
+static int takes_next(const wh_ctl_cmd *cmd, const char *w)
+{
+    const wh_ctl_flag *f;
+
+    if (w[1] == '-') {
+        if (strchr(w, '=') != NULL)
+            return 0;
+        f = cmd_flag(cmd, w + 2, strlen(w + 2), 0);
+        return f != NULL && f->type != WH_CTL_BOOL;
+    }
+    for (const char *s = w + 1; *s != '\0'; s++) {
+        if ((f = cmd_flag(cmd, NULL, 0, *s)) == NULL || f->type != WH_CTL_BOOL)
+            return f != NULL && s[1] == '\0';
+    }
+    return 0;
+}
+
+/* Index in words[0..n) of the first word that is neither a flag nor a flag's
+ * value, -1 when none (or after "--"). */
+static int find_command_word(const wh_ctl_cmd *cmd, char **words, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (strcmp(words[i], "--") == 0)
+            return -1;
+        if (words[i][0] != '-' || words[i][1] == '\0')
+            return i;
+        if (takes_next(cmd, words[i]))
+            i++;
+    }
+    return -1;
+}
+
+/* Walk argv[1..] down the command tree: command names may come before or
+ * after the (inherited) flags, as with cobra.  `words` gets what is left for
+ * the command's flag parser. */
+static int execute(const wh_ctl_cmd *root, char **words, int n)
 {
     const wh_ctl_cmd *cmd = root;
     char path[128];
-    int i = 1, rc, help_cmd = 0;
+    int rc, help_cmd = 0, k;
     wh_ctl_args a;
     wh_err err = {0};
 
     snprintf(path, sizeof(path), "%s", root->name);
     /* `webhookctl help [command...]` is `webhookctl [command...] --help` */
-    if (argc > 1 && strcmp(argv[1], "help") == 0 && root->subcommands != NULL) {
+    if (n > 0 && strcmp(words[0], "help") == 0 && root->subcommands != NULL) {
         help_cmd = 1;
-        i = 2;
+        words++;
+        n--;
     }
-    while (cmd->subcommands != NULL && i < argc && argv[i][0] != '-') {
+    while (cmd->subcommands != NULL && (k = find_command_word(cmd, words, n)) >= 0) {
         const wh_ctl_cmd *next = NULL;
-        for (size_t k = 0; cmd->subcommands[k] != NULL && next == NULL; k++)
-            if (names_cmd(cmd->subcommands[k], argv[i]))
-                next = cmd->subcommands[k];
+        for (size_t j = 0; cmd->subcommands[j] != NULL && next == NULL; j++)
+            if (names_cmd(cmd->subcommands[j], words[k]))
+                next = cmd->subcommands[j];
         if (next == NULL)
-            return unknown_command(cmd, path, argv[i]);
+            return unknown_command(cmd, path, words[k]);
         cmd = next;
         snprintf(path + strlen(path), sizeof(path) - strlen(path), " %s", cmd->name);
-        i++;
+        memmove(&words[k], &words[k + 1], (size_t)(n - k - 1) * sizeof(*words));
+        n--;
     }
     if (help_cmd) {
         wh_ctl_help(cmd, path, stdout);
         return 0;
     }
-    if (wh_ctl_parse(cmd, path, argc - i, argv + i, &a, &err) != WH_OK) {
+    if (wh_ctl_parse(cmd, path, n, words, &a, &err) != WH_OK) {
         fprintf(stderr, "Error: %s\nRun '%s --help' for usage.\n", wh_err_msg(&err), path);
         return 2;
     }
@@ -767,5 +824,21 @@ int wh_ctl_execute(const wh_ctl_cmd *root, int argc, char **argv)
         rc = cmd->run(&a);
     }
     wh_ctl_args_free(&a);
+    return rc;
+}
+
+int wh_ctl_execute(const wh_ctl_cmd *root, int argc, char **argv)
+{
+    char **words = calloc((size_t)(argc > 0 ? argc : 1), sizeof(*words));
+    int rc;
+
+    if (words == NULL) {
+        fprintf(stderr, "Error: out of memory\n");
+        return 1;
+    }
+    if (argc > 1)
+        memcpy(words, argv + 1, (size_t)(argc - 1) * sizeof(*words));
+    rc = execute(root, words, argc > 1 ? argc - 1 : 0);
+    free(words);
     return rc;
 }
