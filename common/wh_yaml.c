@@ -461,33 +461,65 @@ static json_t *scalar_to_json(const yaml_event_t *ev)
     return json_stringn(text, len);
 }
 
-json_t *wh_yaml_plain_key(const char *s, size_t len)
+/* resolve_plain() over a span.  Scalars that start with a letter can only be
+ * one of the YAML 1.1 words, and most scalars start with a character no
+ * other type can start with: both are decided on the span itself; only
+ * numbers, timestamps and dotted floats need the NUL-terminated copy. */
+static void resolve_span(const char *s, size_t len, resolved *r)
 {
-    char small[128], *text, tmp[64];
-    resolved r;
-    json_t *v;
+    char small[64], *text;
+    char c = len != 0 ? s[0] : '\0';
 
-    if (len == 0 || !(s[0] == '+' || s[0] == '-' || isdigit((unsigned char)s[0]) || s[0] == '.' ||
-                      strchr("yYnNtTfFoO~", s[0]) != NULL))
-        return json_stringn(s, len); /* cannot resolve to anything but a string */
-    if ((text = len < sizeof(small) ? small : malloc(len + 1)) == NULL)
-        return NULL;
+    if (len != 0 && !(c == '+' || c == '-' || isdigit((unsigned char)c) || c == '.')) {
+        memset(r, 0, sizeof(*r));
+        r->kind = SK_STR;
+        if (strchr("yYnNtTfFoO~", c) != NULL)
+            resolve_word(s, len, r);
+        return;
+    }
+    if ((text = len < sizeof(small) ? small : malloc(len + 1)) == NULL) {
+        memset(r, 0, sizeof(*r));
+        r->kind = SK_STR;
+        return;
+    }
     memcpy(text, s, len);
     text[len] = '\0';
-    resolve_plain(text, &r);
-    if (r.kind == SK_BOOL) {
-        v = json_string(r.b ? "true" : "false");
-    } else if (r.kind == SK_INT && !r.is_uint) {
-        snprintf(tmp, sizeof(tmp), "%lld", r.i);
-        v = json_string(tmp);
-    } else if (r.kind == SK_NULL) {
-        v = json_string("null");
-    } else {
-        v = json_stringn(text, len);
-    }
+    resolve_plain(text, r);
     if (text != small)
         free(text);
-    return v;
+}
+
+const char *wh_yaml_plain_key_text(const char *s, size_t len, char tmp[WH_YAML_KEY_TMP], size_t *out_len)
+{
+    resolved r;
+    int n;
+
+    if (len == 0) { /* an empty key stays "" (resolution would say null) */
+        *out_len = 0;
+        return s;
+    }
+    resolve_span(s, len, &r);
+    if (r.kind == SK_BOOL) {
+        n = snprintf(tmp, WH_YAML_KEY_TMP, "%s", r.b ? "true" : "false");
+    } else if (r.kind == SK_INT && !r.is_uint) {
+        n = snprintf(tmp, WH_YAML_KEY_TMP, "%lld", r.i);
+    } else if (r.kind == SK_NULL) {
+        n = snprintf(tmp, WH_YAML_KEY_TMP, "null");
+    } else {
+        *out_len = len;
+        return s;
+    }
+    *out_len = (size_t)n;
+    return tmp;
+}
+
+json_t *wh_yaml_plain_key(const char *s, size_t len)
+{
+    char tmp[WH_YAML_KEY_TMP];
+    size_t n;
+    const char *k = wh_yaml_plain_key_text(s, len, tmp, &n);
+
+    return json_stringn(k, n);
 }
 
 /* A mapping key as JSON would hold it (sigs.k8s.io/yaml stringifies keys). */
@@ -507,36 +539,23 @@ static char *key_string(const yaml_event_t *ev)
 
 json_t *wh_yaml_plain_json(const char *s, size_t len)
 {
-    char small[128], *text = len < sizeof(small) ? small : malloc(len + 1);
     resolved r;
-    json_t *v = NULL;
 
-    if (text == NULL)
-        return NULL;
-    memcpy(text, s, len);
-    text[len] = '\0';
-    resolve_plain(text, &r);
+    resolve_span(s, len, &r);
     switch (r.kind) {
     case SK_NULL:
-        v = json_null();
-        break;
+        return json_null();
     case SK_BOOL:
-        v = json_boolean(r.b);
-        break;
+        return json_boolean(r.b);
     case SK_INT:
-        v = r.is_uint ? json_real((double)r.u) : json_integer(r.i);
-        break;
+        return r.is_uint ? json_real((double)r.u) : json_integer(r.i);
     case SK_FLOAT:
-        v = isfinite(r.f) ? json_real(r.f) : NULL;
-        break;
+        return isfinite(r.f) ? json_real(r.f) : NULL;
     case SK_STR:
     case SK_TIMESTAMP:
-        v = json_stringn(text, len);
         break;
     }
-    if (text != small)
-        free(text);
-    return v;
+    return json_stringn_nocheck(s, len); /* valid UTF-8: see wh_yaml_int.h */
 }
 
 static wh_code load_node(loader *ld, yaml_event_t *ev, int depth, json_t **out);

@@ -178,7 +178,7 @@ const tm_def *tm_find_def(const tm_defs *defs, const char *name);
 wh_code tm_add_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t n, int internal, wh_err *err);
 
 /* Parse `text` into `defs` (trees and strings in `arena`). */
-wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const tm_defs *outer, const char *name,
+wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const char *name,
                  const char *text, size_t len, char *errmsg, size_t errlen);
 /* Go's node.String() (for messages). */
 void tm_node_string(const tm_node *n, wh_buf *out);
@@ -221,6 +221,7 @@ struct wh_tmpl_scratch {
     tm_arena arena;
     tm_fcache_entry *fcache; /* TM_FCACHE_SIZE entries, allocated on first use */
     uint64_t gen;            /* render counter: entries of older renders are stale */
+    int busy;                /* a render is using it (a thread's own scratch is not reentrant) */
     tm_var *vars;
     size_t capvars;
     wh_buf tmp;

@@ -241,16 +241,12 @@ static wh_code fn_identity(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, w
 static wh_code fn_annotation(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
 {
     const json_t *meta = wh_inject_host_json(&a[0], "v1.ObjectMeta"), *v;
-    char *key;
     wh_buf *b;
     wh_code rc;
 
     if (meta == NULL && a[0].kind != WH_TMPL_NIL)
         return wh_tmpl_errorf(ctx, "wrong type for value; expected v1.ObjectMeta; got %s", wh_tmpl_type_name(&a[0]));
-    if ((key = strndup(a[1].u.s, a[1].len)) == NULL)
-        return WH_E_NOMEM;
-    v = json_object_get(json_object_get(meta, "annotations"), key);
-    free(key);
+    v = json_object_getn(json_object_get(meta, "annotations"), a[1].len ? a[1].u.s : "", a[1].len);
     if (json_is_string(v)) {
         *out = wh_tmpl_strn(json_string_value(v), json_string_length(v));
         return WH_OK;
@@ -385,13 +381,20 @@ static wh_code fn_indent(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_
 {
     wh_buf *b = wh_tmpl_tmpbuf(ctx);
     int64_t spaces = a[0].u.i;
+    const char *s = a[1].len ? a[1].u.s : "", *end = s + a[1].len, *nl;
+    wh_code rc = WH_OK;
 
-    for (uint32_t i = 0; i < a[1].len; i++) {
-        wh_buf_putc(b, a[1].u.s[i]);
-        if (a[1].u.s[i] == '\n')
-            for (int64_t k = 0; k < spaces; k++)
-                wh_buf_putc(b, ' ');
+    /* line by line: the text up to and including each newline, then the pad */
+    while (rc == WH_OK && (nl = memchr(s, '\n', (size_t)(end - s))) != NULL) {
+        rc = wh_buf_append(b, s, (size_t)(nl + 1 - s));
+        for (int64_t k = 0; rc == WH_OK && k < spaces; k++)
+            rc = wh_buf_putc(b, ' ');
+        s = nl + 1;
     }
+    if (rc == WH_OK && s < end)
+        rc = wh_buf_append(b, s, (size_t)(end - s));
+    if (rc != WH_OK)
+        return rc;
     return ret_buf(ctx, b, out);
 }
 

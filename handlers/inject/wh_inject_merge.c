@@ -18,6 +18,38 @@
 static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type *t, wh_err *err);
 static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inject_field *f, json_t **out, wh_err *err);
 
+json_t *wh_inject_json_copy(const json_t *value)
+{
+    const char *key;
+    size_t key_len, i, n;
+    json_t *out, *child;
+
+    switch (json_typeof(value)) {
+    case JSON_OBJECT:
+        if ((out = json_object()) == NULL)
+            return NULL;
+        json_object_keylen_foreach((json_t *)value, key, key_len, child)
+        {
+            if (json_object_setn_new_nocheck(out, key, key_len, wh_inject_json_copy(child)) != 0) {
+                json_decref(out);
+                return NULL;
+            }
+        }
+        return out;
+    case JSON_ARRAY:
+        if ((out = json_array()) == NULL)
+            return NULL;
+        for (i = 0, n = json_array_size(value); i < n; i++)
+            if (json_array_append_new(out, wh_inject_json_copy(json_array_get(value, i))) != 0) {
+                json_decref(out);
+                return NULL;
+            }
+        return out;
+    default:
+        return json_incref((json_t *)value);
+    }
+}
+
 static int same_kind(const json_t *a, const json_t *b)
 {
     if (json_is_number(a) && json_is_number(b))
@@ -60,8 +92,7 @@ static wh_code fresh_value(const json_t *pv, const wh_inject_field *f, json_t **
         json_decref(empty);
         return rc;
     }
-    if ((*out = json_deep_copy(pv)) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    *out = json_incref((json_t *)pv); /* a scalar: shared (see wh_inject_json_copy) */
     return WH_OK;
 }
 
@@ -85,10 +116,12 @@ static wh_code delete_from_primitive_list(json_t *orig, const char *field, const
 
 static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type *t, wh_err *err)
 {
-    const json_t *directive = json_object_get(patch, "$patch"), *retain = json_object_get(patch, "$retainKeys");
+    const json_t *directive = json_object_getn(patch, "$patch", 6), *retain = json_object_getn(patch, "$retainKeys", 11);
     const char *key;
+    size_t key_len;
     json_t *pv;
     wh_code rc;
+    int empty;
 
     if (directive != NULL) {
         const char *d = json_string_value(directive);
@@ -118,7 +151,10 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
                 json_object_del(orig, key);
         }
     }
-    json_object_foreach((json_t *)patch, key, pv)
+    /* A patch's keys are distinct: a target that starts empty (a new value)
+     * holds none of them, so lookups and deletes in it can be skipped. */
+    empty = json_object_size(orig) == 0;
+    json_object_keylen_foreach((json_t *)patch, key, key_len, pv)
     {
         const wh_inject_field *f;
         json_t *ov, *nv = NULL;
@@ -132,11 +168,12 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
             continue;
         }
         if (json_is_null(pv)) {
-            json_object_del(orig, key);
+            if (!empty)
+                json_object_deln(orig, key, key_len);
             continue;
         }
         f = wh_inject_schema_field(t, key);
-        ov = json_object_get(orig, key);
+        ov = empty ? NULL : json_object_getn(orig, key, key_len);
         if (ov == NULL || !same_kind(ov, pv)) {
             if ((rc = fresh_value(pv, f, &nv, err)) != WH_OK)
                 return rc;
@@ -149,10 +186,10 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
         } else if (json_is_array(ov)) {
             if ((rc = merge_list(ov, pv, f, &nv, err)) != WH_OK)
                 return rc;
-        } else if ((nv = json_deep_copy(pv)) == NULL) {
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        } else {
+            nv = json_incref(pv); /* a scalar: shared (see wh_inject_json_copy) */
         }
-        if (json_object_set_new(orig, key, nv) != 0)
+        if (json_object_setn_new_nocheck(orig, key, key_len, nv) != 0)
             return wh_err_set(err, WH_E_NOMEM, "out of memory");
     }
     return WH_OK;
@@ -160,6 +197,7 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
 
 typedef struct merge_item {
     json_t *value;  /* owned reference; shared with the original list until `own` */
+    const json_t *key; /* its merge key's value (borrowed from value), looked up once */
     int own;        /* 1 once value is a private copy that may be modified */
     long orig_idx;  /* position in the (post-delete) original list, -1 when new */
     long patch_idx; /* position among the patch's items, -1 when server-only */
@@ -205,6 +243,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
     for (i = 0; i < n; i++) {
         /* shared until a patch item merges into it (copy on write) */
         items[nitems].value = json_incref(json_array_get(orig_list, i));
+        items[nitems].key = json_object_get(items[nitems].value, mk);
         items[nitems].orig_idx = (long)nitems;
         items[nitems].patch_idx = -1;
         nitems++;
@@ -225,7 +264,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             const char *ds = json_string_value(d);
             if (ds != NULL && strcmp(ds, "delete") == 0) {
                 for (j = nitems; j-- > 0;)
-                    if (value_equal(json_object_get(items[j].value, mk), pkey)) {
+                    if (value_equal(items[j].key, pkey)) {
                         json_decref(items[j].value);
                         memmove(&items[j], &items[j + 1], (nitems - j - 1) * sizeof(*items));
                         nitems--;
@@ -239,7 +278,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             }
         }
         for (j = 0; j < nitems; j++)
-            if (value_equal(json_object_get(items[j].value, mk), pkey))
+            if (value_equal(items[j].key, pkey))
                 break;
         if (j == nitems) {
             json_t *o = json_object();
@@ -256,7 +295,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             items[j].patch_idx = (long)i;
         }
         if (!items[j].own) {
-            json_t *copy = json_deep_copy(items[j].value);
+            json_t *copy = wh_inject_json_copy(items[j].value);
             if (copy == NULL) {
                 rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
                 goto out;
@@ -269,6 +308,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             wh_err_prefix(err, "%s[%s=%s]", f->name, mk, json_is_string(pkey) ? json_string_value(pkey) : "?");
             goto out;
         }
+        items[j].key = json_object_get(items[j].value, mk); /* the merge may have changed or dropped it */
     }
     /* Kubernetes' order: patch items sorted by patch position, server-only
      * items by original position, merged so that a server-only item goes
@@ -338,7 +378,7 @@ static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inje
                 for (j = 0; j < json_array_size(result); j++)
                     if (value_equal(json_array_get(result, j), v))
                         break;
-                if (j == json_array_size(result) && json_array_append_new(result, json_deep_copy(v)) != 0)
+                if (j == json_array_size(result) && json_array_append_new(result, wh_inject_json_copy(v)) != 0)
                     goto nomem;
             }
         *out = result;
@@ -526,7 +566,7 @@ static json_t *sorted_copy(const json_t *map)
     json_object_foreach((json_t *)map, key, v) keys[n++] = key;
     qsort(keys, n, sizeof(*keys), cmp_str);
     for (i = 0; i < n; i++)
-        if (json_object_set_new(out, keys[i], json_deep_copy(json_object_get(map, keys[i]))) != 0) {
+        if (json_object_set_new_nocheck(out, keys[i], wh_inject_json_copy(json_object_get(map, keys[i]))) != 0) {
             json_decref(out);
             out = NULL;
             break;
@@ -541,7 +581,7 @@ json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type)
     json_t *out;
 
     if (!json_is_object(value) || type == NULL)
-        return json_deep_copy(value);
+        return wh_inject_json_copy(value);
     if ((out = json_object()) == NULL)
         return NULL;
     for (f = type->fields; f->name != NULL; f++) {
@@ -567,7 +607,7 @@ json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type)
         } else if ((f->kind == WH_K_MAP || f->kind == WH_K_QMAP) && json_is_object(v)) {
             nv = sorted_copy(v);
         } else {
-            nv = json_deep_copy(v);
+            nv = wh_inject_json_copy(v);
         }
         if (nv == NULL || json_object_set_new(out, f->name, nv) != 0) {
             json_decref(out);
@@ -577,116 +617,163 @@ json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type)
     return out;
 }
 
-/* Compact JSON of `v` in the value's key order.  `go`: escape like Go's
+/* The writer below appends small pieces (a quote, a comma, a short key) by
+ * the thousand: these inline helpers skip wh_buf_append's call and
+ * bookkeeping when the room is already there. */
+static inline wh_code put_bytes(wh_buf *out, const void *p, size_t n)
+{
+    if (out->cap - out->len <= n) {
+        wh_code rc = wh_buf_reserve(out, n);
+        if (rc != WH_OK)
+            return rc;
+    }
+    memcpy(out->data + out->len, p, n);
+    out->len += n;
+    out->data[out->len] = '\0';
+    return WH_OK;
+}
+
+static inline wh_code put_char(wh_buf *out, char c)
+{
+    return put_bytes(out, &c, 1);
+}
+
+/* Bytes a JSON string holds as they are (1) and those that need a look
+ * (0): controls, '"' and '\\'; for Go also '<', '>', '&' and 0xe2, the
+ * lead byte of U+2028 and U+2029. */
+static const unsigned char plain_json[256] = {[0x20 ... 0x21] = 1, [0x23 ... 0x5b] = 1, [0x5d ... 0xff] = 1};
+static const unsigned char plain_go[256] = {[0x20 ... 0x21] = 1, [0x23 ... 0x25] = 1, [0x27 ... 0x3b] = 1,
+                                            [0x3d] = 1,          [0x3f ... 0x5b] = 1, [0x5d ... 0xe1] = 1,
+                                            [0xe3 ... 0xff] = 1};
+
+/* `s` (UTF-8, `len` bytes) as a quoted JSON string.  `go`: escape like Go's
  * encoding/json (<, >, &, U+2028, U+2029 as \u escapes); otherwise like
  * jansson (only what JSON requires). */
-static wh_code write_json(const json_t *v, int go, wh_buf *out)
+static wh_code write_string(const unsigned char *p, size_t len, int go, wh_buf *out)
 {
     static const char hex[] = "0123456789abcdef";
+    const unsigned char *plain = go ? plain_go : plain_json;
+    wh_code rc;
+    size_t i, n;
+
+    if (out->cap - out->len <= len + 2 && (rc = wh_buf_reserve(out, len + 2)) != WH_OK)
+        return rc;
+    out->data[out->len++] = '"';
+    for (i = 0; i < len; i++) {
+        char esc[8];
+        const char *e = esc;
+        size_t elen = 2;
+        for (n = i; n < len && plain[p[n]]; n++) /* copy plain bytes in one go */
+            ;
+        if (n != i && (rc = put_bytes(out, p + i, n - i)) != WH_OK)
+            return rc;
+        if ((i = n) >= len)
+            break;
+        switch (p[i]) {
+        case '"':
+            e = "\\\"";
+            break;
+        case '\\':
+            e = "\\\\";
+            break;
+        case '\b':
+            e = "\\b";
+            break;
+        case '\f':
+            e = "\\f";
+            break;
+        case '\n':
+            e = "\\n";
+            break;
+        case '\r':
+            e = "\\r";
+            break;
+        case '\t':
+            e = "\\t";
+            break;
+        case 0xe2: /* go only: U+2028 / U+2029 are escaped, other characters kept */
+            if (i + 2 < len && p[i + 1] == 0x80 && (p[i + 2] & 0xfe) == 0xa8) {
+                e = p[i + 2] == 0xa8 ? "\\u2028" : "\\u2029";
+                elen = 6;
+                i += 2;
+            } else {
+                e = (const char *)p + i;
+                elen = 1;
+            }
+            break;
+        default: /* other controls, and for go '<', '>', '&' */
+            esc[0] = '\\', esc[1] = 'u', esc[2] = '0', esc[3] = '0';
+            esc[4] = hex[p[i] >> 4], esc[5] = hex[p[i] & 15];
+            elen = 6;
+        }
+        if ((rc = put_bytes(out, e, elen)) != WH_OK)
+            return rc;
+    }
+    return put_char(out, '"');
+}
+
+/* Decimal text of `v` (what "%" JSON_INTEGER_FORMAT prints), without
+ * snprintf's format parsing. */
+static wh_code write_integer(json_int_t v, wh_buf *out)
+{
+    char num[24], *q = num + sizeof(num);
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+
+    do
+        *--q = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (v < 0)
+        *--q = '-';
+    return put_bytes(out, q, (size_t)(num + sizeof(num) - q));
+}
+
+/* Compact JSON of `v` in the value's key order (escapes: see write_string). */
+static wh_code write_json(const json_t *v, int go, wh_buf *out)
+{
     wh_code rc = WH_OK;
-    char num[64];
-    size_t i;
+    size_t i, n;
 
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
         const char *key;
+        size_t key_len;
         json_t *child;
-        int first = 1;
-        if ((rc = wh_buf_putc(out, '{')) != WH_OK)
-            return rc;
-        json_object_foreach((json_t *)v, key, child)
+        char sep = '{';
+        json_object_keylen_foreach((json_t *)v, key, key_len, child)
         {
-            json_t *k = json_string_nocheck(key);
-            if (k == NULL)
-                return WH_E_NOMEM;
-            if (!first)
-                rc = wh_buf_putc(out, ',');
-            if (rc == WH_OK)
-                rc = write_json(k, go, out);
-            json_decref(k);
-            if (rc != WH_OK || (rc = wh_buf_putc(out, ':')) != WH_OK || (rc = write_json(child, go, out)) != WH_OK)
+            if ((rc = put_char(out, sep)) != WH_OK ||
+                (rc = write_string((const unsigned char *)key, key_len, go, out)) != WH_OK ||
+                (rc = put_char(out, ':')) != WH_OK || (rc = write_json(child, go, out)) != WH_OK)
                 return rc;
-            first = 0;
+            sep = ',';
         }
-        return wh_buf_putc(out, '}');
+        return sep == '{' ? put_bytes(out, "{}", 2) : put_char(out, '}');
     }
     case JSON_ARRAY:
-        if ((rc = wh_buf_putc(out, '[')) != WH_OK)
+        if ((rc = put_char(out, '[')) != WH_OK)
             return rc;
-        for (i = 0; i < json_array_size(v); i++)
-            if ((i != 0 && (rc = wh_buf_putc(out, ',')) != WH_OK) ||
+        for (i = 0, n = json_array_size(v); i < n; i++)
+            if ((i != 0 && (rc = put_char(out, ',')) != WH_OK) ||
                 (rc = write_json(json_array_get(v, i), go, out)) != WH_OK)
                 return rc;
-        return wh_buf_putc(out, ']');
-    case JSON_STRING: {
-        const unsigned char *p = (const unsigned char *)json_string_value(v), *run;
-        size_t len = json_string_length(v), n;
-        if ((rc = wh_buf_reserve(out, len + 2)) != WH_OK || (rc = wh_buf_putc(out, '"')) != WH_OK)
-            return rc;
-        for (i = 0; i < len && rc == WH_OK;) {
-            char esc[8];
-            for (run = p + i, n = 0; i + n < len; n++) { /* copy plain bytes in one go */
-                unsigned char c = p[i + n];
-                if (c < 0x20 || c == '"' || c == '\\' ||
-                    (go && (c == '<' || c == '>' || c == '&' ||
-                            (c == 0xe2 && i + n + 2 < len && p[i + n + 1] == 0x80 && (p[i + n + 2] & 0xfe) == 0xa8))))
-                    break;
-            }
-            if (n != 0 && (rc = wh_buf_append(out, run, n)) != WH_OK)
-                return rc;
-            i += n;
-            if (i >= len)
-                break;
-            switch (p[i]) {
-            case '"':
-                rc = wh_buf_puts(out, "\\\"");
-                break;
-            case '\\':
-                rc = wh_buf_puts(out, "\\\\");
-                break;
-            case '\b':
-                rc = wh_buf_puts(out, "\\b");
-                break;
-            case '\f':
-                rc = wh_buf_puts(out, "\\f");
-                break;
-            case '\n':
-                rc = wh_buf_puts(out, "\\n");
-                break;
-            case '\r':
-                rc = wh_buf_puts(out, "\\r");
-                break;
-            case '\t':
-                rc = wh_buf_puts(out, "\\t");
-                break;
-            case 0xe2: /* U+2028 / U+2029 (go only) */
-                rc = wh_buf_puts(out, p[i + 2] == 0xa8 ? "\\u2028" : "\\u2029");
-                i += 2;
-                break;
-            default:
-                esc[0] = '\\', esc[1] = 'u', esc[2] = '0', esc[3] = '0';
-                esc[4] = hex[p[i] >> 4], esc[5] = hex[p[i] & 15];
-                rc = wh_buf_append(out, esc, 6);
-            }
-            i++;
-        }
-        return rc != WH_OK ? rc : wh_buf_putc(out, '"');
-    }
+        return put_char(out, ']');
+    case JSON_STRING:
+        return write_string((const unsigned char *)json_string_value(v), json_string_length(v), go, out);
     case JSON_INTEGER:
-        snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        return wh_buf_puts(out, num);
+        return write_integer(json_integer_value(v), out);
     case JSON_REAL: { /* jansson's shortest round-trip form (never json_dumps: see wh_json_arena.h) */
-        size_t n = json_dumpb(v, num, sizeof(num), JSON_ENCODE_ANY);
-        if (n == 0 || n >= sizeof(num))
+        char num[64];
+        size_t len = json_dumpb(v, num, sizeof(num), JSON_ENCODE_ANY);
+        if (len == 0 || len >= sizeof(num))
             return WH_E_NOMEM;
-        return wh_buf_append(out, num, n);
+        return put_bytes(out, num, len);
     }
     case JSON_TRUE:
-        return wh_buf_puts(out, "true");
+        return put_bytes(out, "true", 4);
     case JSON_FALSE:
-        return wh_buf_puts(out, "false");
+        return put_bytes(out, "false", 5);
     default:
-        return wh_buf_puts(out, "null");
+        return put_bytes(out, "null", 4);
     }
 }
 

@@ -16,6 +16,14 @@
 #include "wh_inject_schema.h"
 #include "wh_result.h"
 
+/* A deep copy of `value` whose containers are new and whose scalars are
+ * shared with `value` (new reference; NULL when out of memory).  Nothing on
+ * the injection path changes a scalar in place, so sharing them is safe, and
+ * it is several times cheaper than json_deep_copy, which allocates every
+ * string again and formats each container's address for a loop check
+ * (values decoded from text have no loops). */
+json_t *wh_inject_json_copy(const json_t *value);
+
 /* Apply `patch` (an object; borrowed) to `target` (an object, modified in
  * place) as a strategic merge patch for Go type `type` (NULL: plain JSON
  * merge where lists are replaced).  Items of merge-keyed lists keep

@@ -103,7 +103,7 @@ fail:
 wh_code wh_inject_apply_overlays(const json_t *merge_pod, const json_t *overlays, const char *const *names, int native,
                                  json_t **merged_out, json_t **tmpl_out, wh_err *err)
 {
-    json_t *merged = json_deep_copy(merge_pod), *tmpl = json_object(), *view = NULL;
+    json_t *merged = wh_inject_json_copy(merge_pod), *tmpl = json_object(), *view = NULL;
     size_t i;
     wh_code rc = WH_OK;
 
@@ -268,7 +268,7 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
                 match = wh_inject_find_named(wh_inject_spec_list(original, "initContainers"), name, NULL);
             if (match == NULL || !json_is_object(match))
                 continue;
-            if ((overlay = json_deep_copy(match)) == NULL) {
+            if ((overlay = wh_inject_json_copy(match)) == NULL) {
                 rc = nomem(err);
                 goto out;
             }

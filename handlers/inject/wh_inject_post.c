@@ -290,7 +290,7 @@ static json_t *prober_of(const json_t *container, const json_t *handler, int is_
             break;
     if (k == (is_probe ? 3 : 2))
         return NULL;
-    if ((copy = json_deep_copy(action)) == NULL)
+    if ((copy = wh_inject_json_copy(action)) == NULL)
         return NULL;
     port = json_object_get(copy, "port");
     if (k < 2 && json_is_string(port)) {
