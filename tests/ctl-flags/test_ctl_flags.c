@@ -214,8 +214,11 @@ static void run_case(const json_t *c, const char *golden_dir)
                 json_object_set_new(set, a.flags[i]->name, value_json(&a, i));
         for (i = 0; i < a.nargs; i++)
             json_array_append_new(got_args, json_string(a.args[i]));
-        compare(name, "set", want_set != NULL ? want_set : json_object(), set);
-        compare(name, "args", want_args != NULL ? want_args : json_array(), got_args);
+        json_t *no_set = json_object(), *no_args = json_array();
+        compare(name, "set", want_set != NULL ? want_set : no_set, set);
+        compare(name, "args", want_args != NULL ? want_args : no_args, got_args);
+        json_decref(no_set);
+        json_decref(no_args);
         /* `get`: effective values (defaults, environment) of any flag, through the getters */
         json_object_foreach(json_object_get(c, "get"), key, v)
         {
