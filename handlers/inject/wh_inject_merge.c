@@ -437,7 +437,7 @@ static wh_code canonical_quantity(json_t *parent, const char *key, json_t *v, wh
     }
     if (json_is_string(v) && strcmp(out, text) == 0)
         return WH_OK;
-    if (json_object_set_new(parent, key, json_string(out)) != 0)
+    if (json_object_set_new_nocheck(parent, key, json_string_nocheck(out)) != 0) /* ASCII */
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
     return WH_OK;
 }

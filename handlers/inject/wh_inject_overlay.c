@@ -305,7 +305,7 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
             rc = nomem(err);
             goto out;
         }
-        if ((rc = wh_inject_set_string(ann, WH_A_OVERRIDES, text.data, err)) != WH_OK)
+        if ((rc = wh_inject_set_json_text(ann, WH_A_OVERRIDES, &text, err)) != WH_OK)
             goto out;
     }
     rc = adjust_init_user(pod, original, tproxy, err);
