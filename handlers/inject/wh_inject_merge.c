@@ -22,23 +22,25 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
 static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inject_field *f, int owned, json_t **out,
                           wh_err *err);
 
+/* The hot loops below walk objects with jansson's iterator directly:
+ * json_object_foreach and its keylen variant convert between keys and
+ * iterators twice more per key. */
 json_t *wh_inject_json_copy(const json_t *value)
 {
-    const char *key;
-    size_t key_len, i, n;
-    json_t *out, *child;
+    size_t i, n;
+    json_t *out;
+    void *it;
 
     switch (json_typeof(value)) {
     case JSON_OBJECT:
         if ((out = json_object()) == NULL)
             return NULL;
-        json_object_keylen_foreach((json_t *)value, key, key_len, child)
-        {
-            if (json_object_setn_new_nocheck(out, key, key_len, wh_inject_json_copy(child)) != 0) {
+        for (it = json_object_iter((json_t *)value); it != NULL; it = json_object_iter_next((json_t *)value, it))
+            if (json_object_setn_new_nocheck(out, json_object_iter_key(it), json_object_iter_key_len(it),
+                                             wh_inject_json_copy(json_object_iter_value(it))) != 0) {
                 json_decref(out);
                 return NULL;
             }
-        }
         return out;
     case JSON_ARRAY:
         if ((out = json_array()) == NULL)
@@ -80,13 +82,13 @@ static int movable(const json_t *pv, const wh_inject_field *f);
 
 static int movable_map(const json_t *pv, const wh_inject_type *t)
 {
-    const char *key;
-    json_t *v;
+    void *it;
 
     if (!sole(pv))
         return 0;
-    json_object_foreach((json_t *)pv, key, v)
-    {
+    for (it = json_object_iter((json_t *)pv); it != NULL; it = json_object_iter_next((json_t *)pv, it)) {
+        const char *key = json_object_iter_key(it);
+        const json_t *v = json_object_iter_value(it);
         if (key[0] == '$' || json_is_null(v))
             return 0;
         if ((json_is_object(v) || json_is_array(v)) && !movable(v, wh_inject_schema_field(t, key)))
@@ -197,6 +199,7 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
     const char *key;
     size_t key_len;
     json_t *pv;
+    void *it;
     wh_code rc;
     int empty;
 
@@ -231,10 +234,13 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
     /* A patch's keys are distinct: a target that starts empty (a new value)
      * holds none of them, so lookups and deletes in it can be skipped. */
     empty = json_object_size(orig) == 0;
-    json_object_keylen_foreach((json_t *)patch, key, key_len, pv)
-    {
+    for (it = json_object_iter((json_t *)patch); it != NULL; it = json_object_iter_next((json_t *)patch, it)) {
         const wh_inject_field *f;
         json_t *ov, *nv = NULL;
+
+        key = json_object_iter_key(it);
+        key_len = json_object_iter_key_len(it);
+        pv = json_object_iter_value(it);
 
         if (key[0] == '$' && (strcmp(key, "$patch") == 0 || strcmp(key, "$retainKeys") == 0 ||
                               strncmp(key, SET_ORDER, strlen(SET_ORDER)) == 0))
@@ -825,15 +831,13 @@ static wh_code write_json(const json_t *v, int go, wh_buf *out)
 
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
-        const char *key;
-        size_t key_len;
-        json_t *child;
         char sep = '{';
-        json_object_keylen_foreach((json_t *)v, key, key_len, child)
-        {
+        void *it;
+        for (it = json_object_iter((json_t *)v); it != NULL; it = json_object_iter_next((json_t *)v, it)) {
             if ((rc = put_char(out, sep)) != WH_OK ||
-                (rc = write_string((const unsigned char *)key, key_len, go, out)) != WH_OK ||
-                (rc = put_char(out, ':')) != WH_OK || (rc = write_json(child, go, out)) != WH_OK)
+                (rc = write_string((const unsigned char *)json_object_iter_key(it), json_object_iter_key_len(it), go,
+                                   out)) != WH_OK ||
+                (rc = put_char(out, ':')) != WH_OK || (rc = write_json(json_object_iter_value(it), go, out)) != WH_OK)
                 return rc;
             sep = ',';
         }
