@@ -206,6 +206,27 @@ static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value do
                                    const tm_node *node, tm_node *const *args, size_t nargs,
                                    const wh_tmpl_value *final, wh_tmpl_value recv, wh_tmpl_value *out);
 
+/* Receivers whose fields cannot change during a render: JSON maps and host
+ * values (field callbacks are pure within a render). */
+static inline int immutable_recv(const wh_tmpl_value *v)
+{
+    return (v->kind == WH_TMPL_MAP && v->rep == WH_TMPL_REP_JSON && v->u.json != NULL) ||
+           (v->kind == WH_TMPL_HOST && v->type != NULL && v->type->field != NULL);
+}
+
+/* The field cache slot of (recv, name); recv must be immutable_recv. */
+static inline tm_fcache_entry *fcache_slot(const wh_tmpl_scratch *sc, const wh_tmpl_value *recv, const char *name)
+{
+    uintptr_t h = ((uintptr_t)recv->u.host >> 4) ^ ((uintptr_t)name >> 3) * 31 ^ ((uintptr_t)recv->type >> 5);
+    return &sc->fcache[(h ^ (h >> 9)) & (TM_FCACHE_SIZE - 1)];
+}
+
+static inline int fcache_hit(const wh_tmpl_scratch *sc, const tm_fcache_entry *e, const wh_tmpl_value *recv,
+                             const char *name)
+{
+    return e->gen == sc->gen && e->recv == recv->u.host && e->type == recv->type && e->name == name;
+}
+
 /* Go's evalField: one field/method/key step on `recv`. */
 static wh_code eval_field(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const char *name, const tm_node *node,
                           tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value recv,
@@ -222,16 +243,13 @@ static wh_code eval_field(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const 
     }
     if (recv.kind == WH_TMPL_NIL)
         return tm_errorf(ctx, "nil pointer evaluating interface {}.%s", name);
-    /* immutable receivers: JSON maps and host values (field callbacks are pure within a render) */
-    if (!has_args && ((recv.kind == WH_TMPL_MAP && recv.rep == WH_TMPL_REP_JSON && recv.u.json != NULL) ||
-                      (recv.kind == WH_TMPL_HOST && recv.type != NULL && recv.type->field != NULL))) {
+    if (!has_args && immutable_recv(&recv)) {
         wh_tmpl_scratch *sc = ctx->scratch;
-        uintptr_t h = ((uintptr_t)recv.u.host >> 4) ^ ((uintptr_t)name >> 3) * 31 ^ ((uintptr_t)recv.type >> 5);
         tm_fcache_entry *e;
         if (sc->fcache == NULL && (sc->fcache = calloc(TM_FCACHE_SIZE, sizeof(*sc->fcache))) == NULL)
             return located(ctx, WH_E_NOMEM);
-        e = &sc->fcache[(h ^ (h >> 9)) & (TM_FCACHE_SIZE - 1)];
-        if (e->gen == sc->gen && e->recv == recv.u.host && e->type == recv.type && e->name == name) {
+        e = fcache_slot(sc, &recv, name);
+        if (fcache_hit(sc, e, &recv, name)) {
             *out = e->val;
             return WH_OK;
         }
@@ -311,12 +329,28 @@ static wh_code eval_field_chain(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, 
                                 const tm_node *node, const char *const *idents, size_t n, tm_node *const *args,
                                 size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
 {
+    const wh_tmpl_scratch *sc = ctx->scratch;
     size_t i;
     wh_code rc;
 
+    /* cache hits are resolved here, without the full call */
     for (i = 0; i + 1 < n; i++) {
+        if (sc->fcache != NULL && immutable_recv(&recv)) {
+            const tm_fcache_entry *e = fcache_slot(sc, &recv, idents[i]);
+            if (fcache_hit(sc, e, &recv, idents[i])) {
+                recv = e->val;
+                continue;
+            }
+        }
         if ((rc = eval_field(ctx, fr, dot, idents[i], node, NULL, 0, NULL, recv, &recv)) != WH_OK)
             return rc;
+    }
+    if (sc->fcache != NULL && nargs <= 1 && final == NULL && immutable_recv(&recv)) {
+        const tm_fcache_entry *e = fcache_slot(sc, &recv, idents[n - 1]);
+        if (fcache_hit(sc, e, &recv, idents[n - 1])) {
+            *out = e->val;
+            return WH_OK;
+        }
     }
     return eval_field(ctx, fr, dot, idents[n - 1], node, args, nargs, final, recv, out);
 }

@@ -194,6 +194,10 @@ void tm_quote_with(wh_buf *out, const char *s, size_t len, char q, int ascii_onl
 void tm_json_string(wh_buf *out, const char *s, size_t len, int escape_html);
 void tm_query_escape(wh_buf *b, const char *s, size_t len);
 wh_tmpl_value *tm_list_items(wh_tmpl_value *list);
+/* A new []interface{} list: the engine list `list` ([]interface{}, not nil)
+ * plus `item`, sharing list's array when nothing was appended to it yet
+ * (amortised O(1)); `list` itself is unchanged. */
+wh_code tm_list_append(wh_tmpl_ctx *ctx, const wh_tmpl_value *list, wh_tmpl_value item, wh_tmpl_value *out);
 void tm_map_delete(wh_tmpl_value *map, const char *key, size_t key_len);
 
 /* The name of the `$` variable: variable names are interned per parse so

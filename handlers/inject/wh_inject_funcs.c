@@ -720,12 +720,12 @@ static void image_tag_digest(const char *image, char *tag, size_t ts, char *dige
 static wh_code fn_otel(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
 {
     const json_t *mesh = wh_inject_host_json(&a[0], NULL), *p;
-    json_t *ann = map_json(ctx, &a[1]), *labels = map_json(ctx, &a[2]);
+    json_t *ann = NULL, *labels = NULL;
     wh_buf *b = wh_tmpl_tmpbuf(ctx);
     size_t i;
     int enabled = 0, first = 1;
     const char *v;
-    char *ns = vdup(&a[3]);
+    char *ns = NULL;
     long nc = wh_tmpl_len(&a[4]);
     wh_code rc;
 
@@ -735,9 +735,14 @@ static wh_code fn_otel(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tm
         if (e && strcmp(e, "OTEL_SEMANTIC_CONVENTIONS") == 0)
             enabled = 1;
     }
-    if (!enabled || ns == NULL) {
-        rc = ns == NULL ? WH_E_NOMEM : WH_OK;
+    if (!enabled) { /* the usual case: no need to look at the pod */
         *out = wh_tmpl_str("");
+        return WH_OK;
+    }
+    ann = map_json(ctx, &a[1]);
+    labels = map_json(ctx, &a[2]);
+    if ((ns = vdup(&a[3])) == NULL) {
+        rc = WH_E_NOMEM;
         goto out;
     }
 #define ADD(k, ...)                                                                                                 \

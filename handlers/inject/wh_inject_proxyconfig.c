@@ -113,7 +113,7 @@ static const struct pc_field pc_fields[] = {
 static const struct pc_field *pc_field(const char *name)
 {
     for (size_t i = 0; i < PC_NFIELDS; i++)
-        if (strcmp(pc_fields[i].name, name) == 0)
+        if (pc_fields[i].name[0] == name[0] && strcmp(pc_fields[i].name, name) == 0)
             return &pc_fields[i];
     return NULL;
 }
@@ -449,17 +449,20 @@ static void parse_shared_defaults(void)
 
 wh_code wh_inject_proxy_config_json(const json_t *pc, wh_buf *out)
 {
-    json_t *def, *ordered = json_object(), *v;
+    json_t *def, *ordered = json_object(), *v, *known[PC_NFIELDS] = {NULL};
     const char *key;
+    const struct pc_field *kf;
     wh_code rc = WH_E_NOMEM;
 
     pthread_once(&shared_defaults_once, parse_shared_defaults);
     def = shared_defaults;
     if (def == NULL || ordered == NULL)
         goto out;
+    /* the fields present, by declaration order (a config sets a few of them) */
+    json_object_foreach((json_t *)pc, key, v) if ((kf = pc_field(key)) != NULL) known[kf - pc_fields] = v;
     for (size_t i = 0; i < PC_NFIELDS; i++) {
         const struct pc_field *f = &pc_fields[i];
-        if ((v = json_object_get(pc, f->name)) == NULL || is_cleared_default(f->name, v, def) || is_zero(f, v))
+        if ((v = known[i]) == NULL || is_cleared_default(f->name, v, def) || is_zero(f, v))
             continue;
         if (f->kind == PC_MAP) {
             /* maps print with sorted keys */
