@@ -788,6 +788,21 @@ static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, con
     return WH_OK;
 }
 
+/* Output of text and actions: most appends fit the buffer, so copy without
+ * the calls through wh_buf_append (same result: NUL-terminated). */
+static inline wh_code out_append(wh_buf *b, const char *s, size_t n)
+{
+    if (b->data != NULL && b->cap - b->len > n) {
+        if (n != 0) { /* s may be NULL then */
+            memcpy(b->data + b->len, s, n);
+            b->len += n;
+            b->data[b->len] = '\0';
+        }
+        return WH_OK;
+    }
+    return wh_buf_append(b, s, n);
+}
+
 static wh_code check_limits(wh_tmpl_ctx *ctx)
 {
     if (++ctx->steps > ctx->max_steps)
@@ -936,7 +951,7 @@ static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_nod
         if (n->u.branch.pipe->u.pipe.ndecl == 0) {
             ctx->node = n;
             if (val.kind == WH_TMPL_STRING && (val.type == NULL || val.type->format == NULL))
-                rc = wh_buf_append(ctx->out, val.u.s, val.len);
+                rc = out_append(ctx->out, val.u.s, val.len);
             else
                 rc = tm_print_value(ctx, &val, ctx->out, 1);
             if (rc != WH_OK)
@@ -963,7 +978,7 @@ static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_nod
     case N_TEMPLATE:
         return walk_template(ctx, fr, dot, n);
     case N_TEXT:
-        if ((rc = wh_buf_append(ctx->out, n->u.text.s, n->u.text.len)) != WH_OK)
+        if ((rc = out_append(ctx->out, n->u.text.s, n->u.text.len)) != WH_OK)
             return located(ctx, rc);
         return WH_OK;
     default:

@@ -251,6 +251,11 @@ static wh_code fn_annotation(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n,
         *out = wh_tmpl_strn(json_string_value(v), json_string_length(v));
         return WH_OK;
     }
+    if (a[2].kind == WH_TMPL_STRING && (a[2].type == NULL || a[2].type->format == NULL)) {
+        /* fmt.Sprint of a plain string is the string itself */
+        *out = wh_tmpl_strn(a[2].u.s, a[2].len);
+        return WH_OK;
+    }
     b = wh_tmpl_tmpbuf(ctx);
     if ((rc = wh_tmpl_sprint(ctx, &a[2], b)) != WH_OK)
         return rc;
@@ -324,6 +329,11 @@ static wh_code fn_struct_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_
     if (a[0].kind == WH_TMPL_NIL || a[0].kind == WH_TMPL_INVALID) {
         *out = wh_tmpl_str("{}");
         return WH_OK;
+    }
+    if (a[0].kind == WH_TMPL_HOST) {
+        wh_buf *b = wh_tmpl_tmpbuf(ctx);
+        if ((rc = wh_inject_struct_gojson(&a[0], b)) != WH_E_NOTFOUND)
+            return rc != WH_OK ? rc : ret_buf(ctx, b, out);
     }
     if (wh_tmpl_to_json(ctx, &a[0], &j) != WH_OK || j == NULL) {
         *out = wh_tmpl_str("{}");
