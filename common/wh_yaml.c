@@ -461,33 +461,71 @@ static json_t *scalar_to_json(const yaml_event_t *ev)
     return json_stringn(text, len);
 }
 
-json_t *wh_yaml_plain_key(const char *s, size_t len)
+/* resolve_plain() over a span.  Scalars that start with a letter can only be
+ * one of the YAML 1.1 words, and most scalars start with a character no
+ * other type can start with: both are decided on the span itself; only
+ * numbers, timestamps and dotted floats need the NUL-terminated copy. */
+static void resolve_span(const char *s, size_t len, resolved *r)
 {
-    char small[128], *text, tmp[64];
-    resolved r;
-    json_t *v;
+    char small[64], *text;
+    char c = len != 0 ? s[0] : '\0';
 
-    if (len == 0 || !(s[0] == '+' || s[0] == '-' || isdigit((unsigned char)s[0]) || s[0] == '.' ||
-                      strchr("yYnNtTfFoO~", s[0]) != NULL))
-        return json_stringn(s, len); /* cannot resolve to anything but a string */
-    if ((text = len < sizeof(small) ? small : malloc(len + 1)) == NULL)
-        return NULL;
+    if (len != 0 && !(c == '+' || c == '-' || isdigit((unsigned char)c) || c == '.')) {
+        memset(r, 0, sizeof(*r));
+        r->kind = SK_STR;
+        switch (c) { /* the first letters of the YAML 1.1 words */
+        case 'y': case 'Y': case 'n': case 'N': case 't': case 'T':
+        case 'f': case 'F': case 'o': case 'O': case '~':
+            resolve_word(s, len, r);
+            break;
+        default:
+            break;
+        }
+        return;
+    }
+    if ((text = len < sizeof(small) ? small : malloc(len + 1)) == NULL) {
+        memset(r, 0, sizeof(*r));
+        r->kind = SK_STR;
+        return;
+    }
     memcpy(text, s, len);
     text[len] = '\0';
-    resolve_plain(text, &r);
-    if (r.kind == SK_BOOL) {
-        v = json_string(r.b ? "true" : "false");
-    } else if (r.kind == SK_INT && !r.is_uint) {
-        snprintf(tmp, sizeof(tmp), "%lld", r.i);
-        v = json_string(tmp);
-    } else if (r.kind == SK_NULL) {
-        v = json_string("null");
-    } else {
-        v = json_stringn(text, len);
-    }
+    resolve_plain(text, r);
     if (text != small)
         free(text);
-    return v;
+}
+
+const char *wh_yaml_plain_key_text(const char *s, size_t len, char tmp[WH_YAML_KEY_TMP], size_t *out_len)
+{
+    resolved r;
+    int n;
+
+    if (len == 0) { /* an empty key stays "" (resolution would say null) */
+        *out_len = 0;
+        return s;
+    }
+    resolve_span(s, len, &r);
+    if (r.kind == SK_BOOL) {
+        n = snprintf(tmp, WH_YAML_KEY_TMP, "%s", r.b ? "true" : "false");
+    } else if (r.kind == SK_INT && !r.is_uint) {
+        n = snprintf(tmp, WH_YAML_KEY_TMP, "%lld", r.i);
+    } else if (r.kind == SK_NULL) {
+        n = snprintf(tmp, WH_YAML_KEY_TMP, "null");
+    } else {
+        *out_len = len;
+        return s;
+    }
+    *out_len = (size_t)n;
+    return tmp;
+}
+
+json_t *wh_yaml_plain_key(const char *s, size_t len)
+{
+    char tmp[WH_YAML_KEY_TMP];
+    size_t n;
+    const char *k = wh_yaml_plain_key_text(s, len, tmp, &n);
+
+    return json_stringn(k, n);
 }
 
 /* A mapping key as JSON would hold it (sigs.k8s.io/yaml stringifies keys). */
@@ -507,36 +545,23 @@ static char *key_string(const yaml_event_t *ev)
 
 json_t *wh_yaml_plain_json(const char *s, size_t len)
 {
-    char small[128], *text = len < sizeof(small) ? small : malloc(len + 1);
     resolved r;
-    json_t *v = NULL;
 
-    if (text == NULL)
-        return NULL;
-    memcpy(text, s, len);
-    text[len] = '\0';
-    resolve_plain(text, &r);
+    resolve_span(s, len, &r);
     switch (r.kind) {
     case SK_NULL:
-        v = json_null();
-        break;
+        return json_null();
     case SK_BOOL:
-        v = json_boolean(r.b);
-        break;
+        return json_boolean(r.b);
     case SK_INT:
-        v = r.is_uint ? json_real((double)r.u) : json_integer(r.i);
-        break;
+        return r.is_uint ? json_real((double)r.u) : json_integer(r.i);
     case SK_FLOAT:
-        v = isfinite(r.f) ? json_real(r.f) : NULL;
-        break;
+        return isfinite(r.f) ? json_real(r.f) : NULL;
     case SK_STR:
     case SK_TIMESTAMP:
-        v = json_stringn(text, len);
         break;
     }
-    if (text != small)
-        free(text);
-    return v;
+    return json_stringn_nocheck(s, len); /* valid UTF-8: see wh_yaml_int.h */
 }
 
 static wh_code load_node(loader *ld, yaml_event_t *ev, int depth, json_t **out);
@@ -1266,6 +1291,195 @@ static wh_code dump_value(dumper *d, const json_t *v, int depth)
     return WH_E_INTERNAL;
 }
 
+/* ---- fast path: block YAML written directly ----
+ * libyaml's emitter costs several thousand instructions per scalar (events,
+ * analysis, a state machine).  Values made only of scalars whose output
+ * form is certain - numbers, booleans, null, and strings that go-yaml v2
+ * writes plain on one line - are written here instead, byte for byte what
+ * the emitter writes for them; anything else takes the emitter. */
+
+/* A string libyaml writes as a plain scalar without folding when it starts
+ * at `column`, and that reads back as the same string. */
+static int ascii_alnum(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static int fast_plain(const char *s, size_t len, size_t column)
+{
+    if (len == 0 || column + len > 80 || !(ascii_alnum((unsigned char)s[0]) || s[0] == '_' || s[0] == '/') ||
+        s[len - 1] == ' ')
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        /* ':' only when not followed by a space (or the end): "a: b" is a
+         * mapping.  Single inner spaces cannot fold within 80 columns. */
+        if (!(ascii_alnum(c) || c == '_' || c == '.' || c == '/' || c == '-' || c == '=' || c == '+' || c == '@' ||
+              (c == ':' && i + 1 < len && s[i + 1] != ' ') || (c == ' ' && s[i - 1] != ' ')))
+            return 0;
+    }
+    return plain_allowed(s, len);
+}
+
+/* 1 if every scalar of v (at this depth and nesting) takes the fast path.
+ * `column` is where a scalar value would start (worst case for keys). */
+static int fast_ok(const json_t *v, size_t indent, int depth)
+{
+    const char *k;
+    json_t *c;
+    size_t i;
+
+    if (depth > WH_YAML_MAX_DEPTH)
+        return 0;
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        /* a value starts after "- " or "key: ": checked at its own column */
+        return 1;
+    case JSON_ARRAY:
+        json_array_foreach(v, i, c)
+        {
+            if (json_is_string(c) ? !fast_plain(json_string_value(c), json_string_length(c), indent + 2)
+                                  : !fast_ok(c, indent + 2, depth + 1))
+                return 0;
+        }
+        return 1;
+    case JSON_OBJECT:
+        json_object_foreach((json_t *)v, k, c)
+        {
+            size_t kl = strlen(k);
+            /* keys longer than 128 are not simple keys ("? key") */
+            if (kl > 128 || !fast_plain(k, kl, indent))
+                return 0;
+            if (json_is_string(c) ? !fast_plain(json_string_value(c), json_string_length(c), indent + kl + 2)
+                                  : !fast_ok(c, indent + 2, depth + 1))
+                return 0;
+        }
+        return 1;
+    default:
+        return 1;
+    }
+}
+
+static int fast_empty(const json_t *v)
+{
+    return (json_is_object(v) && json_object_size(v) == 0) || (json_is_array(v) && json_array_size(v) == 0);
+}
+
+static wh_code fast_scalar(wh_buf *b, const json_t *v)
+{
+    char num[64];
+
+    switch (json_typeof(v)) {
+    case JSON_NULL:
+        return wh_buf_append(b, "null", 4);
+    case JSON_TRUE:
+        return wh_buf_append(b, "true", 4);
+    case JSON_FALSE:
+        return wh_buf_append(b, "false", 5);
+    case JSON_STRING:
+        return wh_buf_append(b, json_string_value(v), json_string_length(v));
+    case JSON_OBJECT:
+        return wh_buf_append(b, "{}", 2);
+    case JSON_ARRAY:
+        return wh_buf_append(b, "[]", 2);
+    default:
+        format_number(v, num, sizeof(num));
+        return wh_buf_append(b, num, strlen(num));
+    }
+}
+
+static wh_code fast_pad(wh_buf *b, size_t n)
+{
+    wh_code rc = WH_OK;
+    while (rc == WH_OK && n-- > 0)
+        rc = wh_buf_putc(b, ' ');
+    return rc;
+}
+
+static wh_code fast_seq(wh_buf *b, const json_t *v, size_t indent, int inline_first);
+
+/* The entries of a non-empty mapping at `indent`; with inline_first the
+ * first one continues the current line (after "- "). */
+static wh_code fast_map(wh_buf *b, const json_t *v, size_t indent, int inline_first)
+{
+    size_t n = json_object_size(v), i = 0;
+    key_ref *keys = malloc(n * sizeof(*keys));
+    const char *k;
+    json_t *c;
+    wh_code rc = WH_OK;
+
+    if (keys == NULL)
+        return WH_E_NOMEM;
+    json_object_foreach((json_t *)v, k, c)
+    {
+        keys[i].key = k;
+        keys[i].len = strlen(k);
+        keys[i].value = c;
+        i++;
+    }
+    if (n > 1)
+        qsort(keys, n, sizeof(*keys), key_cmp);
+    for (i = 0; i < n && rc == WH_OK; i++) {
+        c = keys[i].value;
+        if ((i > 0 || !inline_first) && (rc = fast_pad(b, indent)) != WH_OK)
+            break;
+        if ((rc = wh_buf_append(b, keys[i].key, keys[i].len)) != WH_OK || (rc = wh_buf_putc(b, ':')) != WH_OK)
+            break;
+        if (json_is_object(c) && !fast_empty(c)) {
+            if ((rc = wh_buf_putc(b, '\n')) == WH_OK)
+                rc = fast_map(b, c, indent + 2, 0);
+        } else if (json_is_array(c) && !fast_empty(c)) {
+            /* a sequence in a mapping is not indented */
+            if ((rc = wh_buf_putc(b, '\n')) == WH_OK)
+                rc = fast_seq(b, c, indent, 0);
+        } else if ((rc = wh_buf_putc(b, ' ')) == WH_OK && (rc = fast_scalar(b, c)) == WH_OK) {
+            rc = wh_buf_putc(b, '\n');
+        }
+    }
+    free(keys);
+    return rc;
+}
+
+static wh_code fast_seq(wh_buf *b, const json_t *v, size_t indent, int inline_first)
+{
+    size_t i;
+    json_t *c;
+    wh_code rc = WH_OK;
+
+    json_array_foreach(v, i, c)
+    {
+        if ((i > 0 || !inline_first) && (rc = fast_pad(b, indent)) != WH_OK)
+            return rc;
+        if ((rc = wh_buf_append(b, "- ", 2)) != WH_OK)
+            return rc;
+        if (json_is_object(c) && !fast_empty(c))
+            rc = fast_map(b, c, indent + 2, 1);
+        else if (json_is_array(c) && !fast_empty(c))
+            rc = fast_seq(b, c, indent + 2, 1);
+        else if ((rc = fast_scalar(b, c)) == WH_OK)
+            rc = wh_buf_putc(b, '\n');
+        if (rc != WH_OK)
+            return rc;
+    }
+    return WH_OK;
+}
+
+/* WH_E_NOTFOUND: not for the fast path (nothing written). */
+static wh_code fast_dump(const json_t *v, wh_buf *out)
+{
+    wh_code rc;
+
+    if (json_is_string(v) ? !fast_plain(json_string_value(v), json_string_length(v), 0) : !fast_ok(v, 0, 0))
+        return WH_E_NOTFOUND;
+    if (json_is_object(v) && !fast_empty(v))
+        return fast_map(out, v, 0, 0);
+    if (json_is_array(v) && !fast_empty(v))
+        return fast_seq(out, v, 0, 0);
+    if ((rc = fast_scalar(out, v)) != WH_OK)
+        return rc;
+    return wh_buf_putc(out, '\n');
+}
+
 wh_code wh_yaml_dump(const json_t *value, wh_buf *out, wh_err *err)
 {
     dumper d;
@@ -1273,6 +1487,16 @@ wh_code wh_yaml_dump(const json_t *value, wh_buf *out, wh_err *err)
     wh_code rc = WH_OK;
     size_t start = out->len;
 
+    if ((rc = fast_dump(value, out)) != WH_E_NOTFOUND) {
+        if (rc != WH_OK) {
+            out->len = start;
+            if (out->data != NULL)
+                out->data[start] = '\0';
+            return wh_err_set(err, rc, "yaml: out of memory");
+        }
+        return WH_OK;
+    }
+    rc = WH_OK;
     memset(&d, 0, sizeof(d));
     d.out = out;
     d.err = err;

@@ -15,6 +15,7 @@
  * that whenever this path answers, it answers exactly what the full loader
  * does.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,54 +30,92 @@ typedef struct line {
     int nl;   /* ends with a line break (all but possibly the last line) */
 } line;
 
+/* Everything the fast path reads is printable ASCII (split_lines sends the
+ * rest to the full loader) and escapes decode to valid UTF-8, so strings and
+ * keys are made with jansson's *_nocheck calls, and a scalar without escapes
+ * is taken straight from the text: no copy, no check. */
 typedef struct fast {
     line *lines;
     size_t n, cap, pos;
     int depth;
     const char *text_end;
+    wh_buf keys; /* a stack of keys that are not the text itself (escaped, resolved) */
+    wh_buf tmp;  /* a decoded value, used at once */
 } fast;
+
+/* A mapping key: `len` bytes at `text`, or at keys.data + off when in_buf
+ * (an offset: the stack may move while the key's value is parsed). */
+typedef struct key_ref {
+    const char *text;
+    size_t len, off;
+    int in_buf;
+} key_ref;
+
+static const char *key_text(const fast *f, const key_ref *k)
+{
+    return k->in_buf ? f->keys.data + k->off : k->text;
+}
+
+/* Drop the key (and anything above it) from the key stack. */
+static void key_drop(fast *f, const key_ref *k)
+{
+    if (k->in_buf)
+        f->keys.len = k->off;
+}
 
 #define UNSUPPORTED WH_E_UNSUPPORTED
 
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* Whether any of the 8 bytes in `w` is below 0x20 (controls, '\n') or above
+ * 0x7e (DEL, non-ASCII): the bit tricks of "Bit Twiddling Hacks". */
+static int special_byte(uint64_t w)
+{
+    return ((((w - ONES * 0x20) & ~w) | ((w + ONES * (127 - 0x7e)) | w)) & HIGHS) != 0;
+}
+
 /* Split into lines, marking blank and comment-only ones.  Any
  * byte that would need care (tab, CR, controls, anything not ASCII) or a line
- * that starts a document/directive sends the whole input to the full loader. */
+ * that starts a document/directive sends the whole input to the full loader.
+ * Lines are scanned 8 bytes at a time until a word holds a special byte. */
 static wh_code split_lines(fast *f, const char *text, size_t len)
 {
     const char *p = text, *stop = text + len;
 
     while (p < stop) {
-        const char *eol = memchr(p, '\n', (size_t)(stop - p));
-        if (eol == NULL)
-            eol = stop;
-        const char *q = p;
-        while (q < eol && *q == ' ')
+        const char *q = p, *eol;
+        while (q < stop && *q == ' ')
             q++;
-        for (const char *c = p; c < eol; c++) {
-            unsigned char ch = (unsigned char)*c;
+        for (eol = q; stop - eol >= 8; eol += 8) {
+            uint64_t w;
+            memcpy(&w, eol, 8);
+            if (special_byte(w))
+                break;
+        }
+        for (; eol < stop && *eol != '\n'; eol++) {
+            unsigned char ch = (unsigned char)*eol;
             if (ch < 0x20 || ch >= 0x7F) /* tabs, CRs, controls; non-ASCII (libyaml validates it) */
                 return UNSUPPORTED;
         }
-        {
-            if (q == p && q < eol &&
-                (*q == '%' || (eol - q >= 3 && (memcmp(q, "---", 3) == 0 || memcmp(q, "...", 3) == 0))))
-                return UNSUPPORTED;
-            if (f->n == f->cap) {
-                size_t cap = f->cap ? f->cap * 2 : 64;
-                line *l = realloc(f->lines, cap * sizeof(*l));
-                if (l == NULL)
-                    return WH_E_NOMEM;
-                f->lines = l;
-                f->cap = cap;
-            }
-            f->lines[f->n].start = p;
-            f->lines[f->n].s = q;
-            f->lines[f->n].end = eol;
-            f->lines[f->n].indent = (int)(q - p);
-            f->lines[f->n].skip = q == eol || *q == '#';
-            f->lines[f->n].nl = eol < stop;
-            f->n++;
+        if (q == p && q < eol &&
+            (*q == '%' || (eol - q >= 3 && (memcmp(q, "---", 3) == 0 || memcmp(q, "...", 3) == 0))))
+            return UNSUPPORTED;
+        if (f->n == f->cap) {
+            size_t cap = f->cap ? f->cap * 2 : len / 32 + 16;
+            line *l = realloc(f->lines, cap * sizeof(*l));
+            if (l == NULL)
+                return WH_E_NOMEM;
+            f->lines = l;
+            f->cap = cap;
         }
+        f->lines[f->n].start = p;
+        f->lines[f->n].s = q;
+        f->lines[f->n].end = eol;
+        f->lines[f->n].indent = (int)(q - p);
+        f->lines[f->n].skip = q == eol || *q == '#';
+        f->lines[f->n].nl = eol < stop;
+        f->n++;
         p = eol < stop ? eol + 1 : stop;
     }
     return WH_OK;
@@ -87,19 +126,34 @@ static int is_space_or_end(const char *p, const char *end)
     return p >= end || *p == ' ';
 }
 
+/* The first ':' in [p, end) that a space or the end follows (a mapping
+ * value indicator), or NULL. */
+static const char *value_colon(const char *p, const char *end)
+{
+    while ((p = memchr(p, ':', (size_t)(end - p))) != NULL && !is_space_or_end(p + 1, end))
+        p++;
+    return p;
+}
+
+/* The first " #" comment in [s, end) (at the '#'), or NULL. */
+static const char *comment_start(const char *s, const char *end)
+{
+    const char *p = s;
+    while ((p = memchr(p, '#', (size_t)(end - p))) != NULL && !(p > s && p[-1] == ' '))
+        p++;
+    return p;
+}
+
 /* Trim trailing spaces and a trailing " #comment" from a plain scalar; the
  * scalar itself may not contain ": " (the full loader reports that). */
 static wh_code plain_extent(const char *s, const char *end, const char **out_end)
 {
-    const char *p = s, *last = s;
-    for (; p < end; p++) {
-        if (*p == '#' && p > s && p[-1] == ' ')
-            break;
-        if (*p == ':' && is_space_or_end(p + 1, end))
-            return UNSUPPORTED;
-        if (*p != ' ')
-            last = p + 1;
-    }
+    const char *c = comment_start(s, end), *last = c != NULL ? c : end;
+
+    if (value_colon(s, last) != NULL)
+        return UNSUPPORTED;
+    while (last > s && last[-1] == ' ')
+        last--;
     *out_end = last;
     return WH_OK;
 }
@@ -145,46 +199,54 @@ static int put_utf8(wh_buf *b, unsigned long cp)
 }
 
 /* A one-line quoted scalar starting at *pp (at the quote); on success *pp
- * points after the closing quote and *out is a new JSON string. */
-static wh_code quoted(const char **pp, const char *end, json_t **out)
+ * points after the closing quote and the content is [*text, *text + *len):
+ * inside the input when it holds no escape, else decoded onto the end of
+ * `scratch` (then *decoded is 1; the caller truncates scratch afterwards). */
+static wh_code quoted_text(const char **pp, const char *end, wh_buf *scratch, const char **text, size_t *len,
+                           int *decoded)
 {
-    const char *p = *pp;
+    const char *p = *pp, *s;
     char q = *p++;
-    wh_buf b = WH_BUF_INIT;
-    wh_code rc = UNSUPPORTED;
-    int closed = 0;
+    size_t mark = scratch->len;
 
-    while (p < end) {
+    *decoded = 0;
+    s = p;
+    while (p < end && *p != q && !(q == '"' && *p == '\\'))
+        p++;
+    if (p >= end)
+        return UNSUPPORTED; /* continues on the next line: multi-line scalar */
+    if (*p == q && !(q == '\'' && p + 1 < end && p[1] == '\'')) {
+        *text = s;
+        *len = (size_t)(p - s);
+        *pp = p + 1;
+        return WH_OK;
+    }
+    p = s;
+    for (;;) {
         const char *run = p;
         while (p < end && *p != q && !(q == '"' && *p == '\\'))
             p++;
-        if (p > run && wh_buf_append(&b, run, (size_t)(p - run)) != WH_OK) {
-            rc = WH_E_NOMEM;
-            goto out;
-        }
+        if (p > run && wh_buf_append(scratch, run, (size_t)(p - run)) != WH_OK)
+            goto nomem;
         if (p >= end)
-            goto out; /* continues on the next line: multi-line scalar */
+            goto unsupported; /* continues on the next line: multi-line scalar */
         if (q == '\'') {
             if (p + 1 < end && p[1] == '\'') {
-                if (wh_buf_putc(&b, '\'') != WH_OK) {
-                    rc = WH_E_NOMEM;
-                    goto out;
-                }
+                if (wh_buf_putc(scratch, '\'') != WH_OK)
+                    goto nomem;
                 p += 2;
                 continue;
             }
             p++;
-            closed = 1;
             break;
         }
         if (*p == '"') {
             p++;
-            closed = 1;
             break;
         }
         /* backslash escape */
         if (p + 1 >= end)
-            goto out;
+            goto unsupported;
         char e = p[1];
         unsigned long cp = 0;
         int digits = 0;
@@ -211,42 +273,69 @@ static wh_code quoted(const char **pp, const char *end, json_t **out)
         case 'u': digits = 4; break;
         case 'U': digits = 8; break;
         default:
-            goto out; /* invalid escape: let the full loader word the error */
+            goto unsupported; /* invalid escape: let the full loader word the error */
         }
         for (int i = 0; i < digits; i++) {
             int h = p < end ? hexval(*p) : -1;
             if (h < 0)
-                goto out;
+                goto unsupported;
             cp = cp * 16 + (unsigned long)h;
             p++;
         }
         if (cp == 0)
-            goto out; /* NUL in a string: jansson keys/values need care, leave it to the full loader */
-        if (put_utf8(&b, cp) != 0)
-            goto out;
+            goto unsupported; /* NUL in a string: jansson keys/values need care, leave it to the full loader */
+        if (put_utf8(scratch, cp) != 0) /* also refuses surrogates: what is decoded is valid UTF-8 */
+            goto unsupported;
     }
-    if (!closed)
-        goto out;
-    if ((*out = json_stringn(b.data != NULL ? b.data : "", b.len)) == NULL) {
-        rc = WH_E_UNSUPPORTED; /* not UTF-8: the full loader decides */
-        goto out;
-    }
+    *text = scratch->data != NULL ? scratch->data + mark : "";
+    *len = scratch->len - mark;
+    *decoded = 1;
     *pp = p;
-    rc = WH_OK;
-out:
-    wh_buf_free(&b);
-    return rc;
+    return WH_OK;
+nomem:
+    scratch->len = mark;
+    return WH_E_NOMEM;
+unsupported:
+    scratch->len = mark;
+    return UNSUPPORTED;
+}
+
+/* A quoted scalar (see quoted_text) as a new JSON string. */
+static wh_code quoted(fast *f, const char **pp, const char *end, json_t **out)
+{
+    const char *text;
+    size_t len;
+    int decoded;
+    wh_code rc;
+
+    wh_buf_reset(&f->tmp);
+    if ((rc = quoted_text(pp, end, &f->tmp, &text, &len, &decoded)) != WH_OK)
+        return rc;
+    return (*out = json_stringn_nocheck(text, len)) != NULL ? WH_OK : WH_E_NOMEM;
+}
+
+/* Characters that cannot start a plain scalar (YAML indicators), bar '-',
+ * '?' and ':', which can when a non-space follows. */
+static int indicator(char c)
+{
+    switch (c) {
+    case '&': case '*': case '!': case '|': case '>': case '%': case '@': case '`':
+    case ',': case '[': case ']': case '{': case '}': case '#': case '\'': case '"':
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 /* An inline value (the text after "key: " or "- "), to the end of the line. */
-static wh_code inline_scalar(const char *s, const char *end, json_t **out)
+static wh_code inline_scalar(fast *f, const char *s, const char *end, json_t **out)
 {
     const char *e;
     wh_code rc;
 
     if (*s == '"' || *s == '\'') {
         const char *p = s;
-        if ((rc = quoted(&p, end, out)) != WH_OK)
+        if ((rc = quoted(f, &p, end, out)) != WH_OK)
             return rc;
         if (!only_trailer(p, end)) {
             json_decref(*out);
@@ -263,7 +352,7 @@ static wh_code inline_scalar(const char *s, const char *end, json_t **out)
         }
         return UNSUPPORTED;
     }
-    if (strchr("&*!|>%@`,]}?-:", *s) != NULL) {
+    if ((indicator(*s) && *s != '#') || *s == '?' || *s == '-' || *s == ':') {
         /* '-' / '?' / ':' start a plain scalar when not followed by a space
          * ("-1", ":x"); the rest are indicators the fast path leaves alone. */
         if (!((*s == '-' || *s == '?' || *s == ':') && !is_space_or_end(s + 1, end)))
@@ -277,41 +366,46 @@ static wh_code inline_scalar(const char *s, const char *end, json_t **out)
 }
 
 /* If line text is a mapping entry, set the key and where its value starts.
- * Returns 1 for an entry, 0 for "not an entry", -1 for "give up". */
-static int mapping_entry(const char *s, const char *end, json_t **key, const char **value)
+ * Returns 1 for an entry, 0 for "not an entry", -1 for "give up".  A key
+ * that is not the text itself is pushed on f->keys (key_drop pops it). */
+static int mapping_entry(fast *f, const char *s, const char *end, key_ref *key, const char **value)
 {
     const char *p = s;
 
-    *key = NULL;
+    memset(key, 0, sizeof(*key));
     if (*s == '"' || *s == '\'') {
-        if (quoted(&p, end, key) != WH_OK)
+        size_t mark = f->keys.len;
+        int decoded;
+        if (quoted_text(&p, end, &f->keys, &key->text, &key->len, &decoded) != WH_OK)
             return -1;
+        key->in_buf = decoded;
+        key->off = mark;
         while (p < end && *p == ' ')
             p++;
         if (p >= end || *p != ':' || !is_space_or_end(p + 1, end)) {
-            json_decref(*key);
-            *key = NULL;
+            key_drop(f, key);
             return 0; /* a quoted scalar, not a key */
         }
         p++;
     } else {
-        if (strchr("&*!|>%@`,[]{}#?", *s) != NULL || (*s == '-' && is_space_or_end(s + 1, end)) ||
+        if (indicator(*s) || *s == '?' || (*s == '-' && is_space_or_end(s + 1, end)) ||
             (*s == ':' && is_space_or_end(s + 1, end)))
             return -1;
-        while (p < end && !(*p == ':' && is_space_or_end(p + 1, end))) {
-            if (*p == '#' && p[-1] == ' ')
-                return 0;
-            p++;
-        }
-        if (p >= end)
-            return 0;
+        if ((p = value_colon(s, end)) == NULL || comment_start(s, p) != NULL)
+            return 0; /* no ": ", or a comment starts before it */
         const char *ke = p;
         while (ke > s && ke[-1] == ' ')
             ke--;
         if (ke - s == 2 && s[0] == '<' && s[1] == '<')
             return -1; /* merge key */
-        if ((*key = wh_yaml_plain_key(s, (size_t)(ke - s))) == NULL)
-            return -1;
+        char tmp[WH_YAML_KEY_TMP];
+        key->text = wh_yaml_plain_key_text(s, (size_t)(ke - s), tmp, &key->len);
+        if (key->text == tmp) { /* a resolved key ("yes" -> "true"): keep it on the stack */
+            key->off = f->keys.len;
+            key->in_buf = 1;
+            if (wh_buf_append(&f->keys, tmp, key->len) != WH_OK)
+                return -1;
+        }
         p++;
     }
     while (p < end && *p == ' ')
@@ -336,11 +430,12 @@ static wh_code block_scalar(fast *f, const char *s, const char *end, int parent,
 {
     int chomp = 0; /* 0 clip, -1 strip, +1 keep */
     const char *p = s + 1;
-    wh_buf b = WH_BUF_INIT;
+    wh_buf *b = &f->tmp;
     size_t first = f->pos, i, last_content;
     int m = -1;
     wh_code rc = UNSUPPORTED;
 
+    wh_buf_reset(b);
     if (p < end && (*p == '-' || *p == '+'))
         chomp = *p++ == '-' ? -1 : 1;
     if (!only_trailer(p, end))
@@ -369,14 +464,14 @@ static wh_code block_scalar(fast *f, const char *s, const char *end, int parent,
         const line *l = &f->lines[i];
         size_t width = (size_t)(l->end - l->start);
         if (i < last_content) {
-            if (width > (size_t)m && wh_buf_append(&b, l->start + m, width - (size_t)m) != WH_OK)
+            if (width > (size_t)m && wh_buf_append(b, l->start + m, width - (size_t)m) != WH_OK)
                 goto nomem;
-            if ((i + 1 < last_content || chomp >= 0) && l->nl && wh_buf_putc(&b, '\n') != WH_OK)
+            if ((i + 1 < last_content || chomp >= 0) && l->nl && wh_buf_putc(b, '\n') != WH_OK)
                 goto nomem;
         } else if (chomp == 1) {
             if (width > (size_t)m)
                 goto out;
-            if (l->nl && wh_buf_putc(&b, '\n') != WH_OK)
+            if (l->nl && wh_buf_putc(b, '\n') != WH_OK)
                 goto nomem;
         }
     }
@@ -384,15 +479,14 @@ static wh_code block_scalar(fast *f, const char *s, const char *end, int parent,
     for (i = first; i < stop && f->lines[i].s == f->lines[i].end; i++)
         if ((size_t)(f->lines[i].end - f->lines[i].start) > (size_t)m)
             goto out;
-    if ((*out = json_stringn(b.data != NULL ? b.data : "", b.len)) == NULL)
-        goto out; /* not UTF-8 */
+    if ((*out = json_stringn_nocheck(b->data != NULL ? b->data : "", b->len)) == NULL)
+        goto nomem;
     f->pos = stop;
     rc = WH_OK;
     goto out;
 nomem:
     rc = WH_E_NOMEM;
 out:
-    wh_buf_free(&b);
     return rc;
 }
 
@@ -453,7 +547,7 @@ static int flow_indicator(char c)
 static wh_code flow_plain(const char **pp, const char *end, int is_key, json_t **out)
 {
     const char *p = *pp, *s = p, *last;
-    if (strchr("[]{},#&*!|>'\"%@`", *p) != NULL)
+    if (indicator(*p))
         return UNSUPPORTED;
     if (*p == '-' || *p == '?' || *p == ':')
         return UNSUPPORTED; /* libyaml's rules for these differ inside flow collections */
@@ -480,16 +574,16 @@ static wh_code flow_plain(const char **pp, const char *end, int is_key, json_t *
     return WH_OK;
 }
 
-static wh_code flow_node(const char **pp, const char *end, int depth, json_t **out);
+static wh_code flow_node(fast *f, const char **pp, const char *end, int depth, json_t **out);
 
-static wh_code flow_scalar(const char **pp, const char *end, int is_key, json_t **out)
+static wh_code flow_scalar(fast *f, const char **pp, const char *end, int is_key, json_t **out)
 {
     if (**pp == '"' || **pp == '\'')
-        return quoted(pp, line_end(*pp, end), out); /* multi-line quoted scalars fold: not here */
+        return quoted(f, pp, line_end(*pp, end), out); /* multi-line quoted scalars fold: not here */
     return flow_plain(pp, end, is_key, out);
 }
 
-static wh_code flow_collection(const char **pp, const char *end, int depth, json_t **out)
+static wh_code flow_collection(fast *f, const char **pp, const char *end, int depth, json_t **out)
 {
     const char *p = *pp;
     char close = *p == '[' ? ']' : '}';
@@ -511,7 +605,7 @@ static wh_code flow_collection(const char **pp, const char *end, int depth, json
             break;
         }
         if (is_map) {
-            if (*p == '[' || *p == '{' || flow_scalar(&p, end, 1, &key) != WH_OK)
+            if (*p == '[' || *p == '{' || flow_scalar(f, &p, end, 1, &key) != WH_OK)
                 goto out;
             if (!json_is_string(key))
                 goto out;
@@ -522,11 +616,11 @@ static wh_code flow_collection(const char **pp, const char *end, int depth, json
             flow_ws(&p, end);
             if (p < end && (*p == ',' || *p == close)) {
                 val = json_null();
-            } else if ((rc = flow_node(&p, end, depth + 1, &val)) != WH_OK) {
+            } else if ((rc = flow_node(f, &p, end, depth + 1, &val)) != WH_OK) {
                 goto out;
             }
             rc = UNSUPPORTED;
-            if (json_object_set_new(c, json_string_value(key), val) != 0) {
+            if (json_object_setn_new_nocheck(c, json_string_value(key), json_string_length(key), val) != 0) {
                 val = NULL;
                 rc = WH_E_NOMEM;
                 goto out;
@@ -535,7 +629,7 @@ static wh_code flow_collection(const char **pp, const char *end, int depth, json
             json_decref(key);
             key = NULL;
         } else {
-            if ((rc = flow_node(&p, end, depth + 1, &val)) != WH_OK)
+            if ((rc = flow_node(f, &p, end, depth + 1, &val)) != WH_OK)
                 goto out;
             rc = UNSUPPORTED;
             flow_ws(&p, end);
@@ -568,13 +662,13 @@ out:
     return rc;
 }
 
-static wh_code flow_node(const char **pp, const char *end, int depth, json_t **out)
+static wh_code flow_node(fast *f, const char **pp, const char *end, int depth, json_t **out)
 {
     if (*pp >= end)
         return UNSUPPORTED;
     if (**pp == '[' || **pp == '{')
-        return flow_collection(pp, end, depth, out);
-    return flow_scalar(pp, end, 0, out);
+        return flow_collection(f, pp, end, depth, out);
+    return flow_scalar(f, pp, end, 0, out);
 }
 
 /* A flow collection that starts at `s` (on the line before the current
@@ -583,7 +677,7 @@ static wh_code flow_node(const char **pp, const char *end, int depth, json_t **o
 static wh_code flow_value(fast *f, const char *s, int indent, json_t **out)
 {
     const char *p = s;
-    wh_code rc = flow_collection(&p, f->text_end, 0, out);
+    wh_code rc = flow_collection(f, &p, f->text_end, 0, out);
     size_t idx = f->pos > 0 ? f->pos - 1 : 0;
 
     if (rc != WH_OK)
@@ -613,7 +707,7 @@ static wh_code inline_value(fast *f, const char *s, const char *end, int indent,
         return block_scalar(f, s, end, indent, out);
     if (*s == '[' || *s == '{')
         return flow_value(f, s, indent, out);
-    if ((rc = inline_scalar(s, end, out)) != WH_OK)
+    if ((rc = inline_scalar(f, s, end, out)) != WH_OK)
         return rc;
     if (continues(f, indent)) {
         json_decref(*out);
@@ -623,21 +717,21 @@ static wh_code inline_value(fast *f, const char *s, const char *end, int indent,
     return WH_OK;
 }
 
-static wh_code parse_mapping(fast *f, int indent, const char *first, json_t **out)
+/* A block mapping at `indent` whose first entry (key and value start) the
+ * caller has read with mapping_entry from the current line. */
+static wh_code parse_mapping(fast *f, int indent, key_ref *first, const char *first_value, json_t **out)
 {
-    json_t *obj = json_object(), *key = NULL, *val = NULL;
+    json_t *obj = json_object(), *val = NULL;
+    key_ref key = *first;
+    const char *value = first_value;
     wh_code rc = WH_OK;
-    const char *s = first;
 
-    if (obj == NULL)
+    if (obj == NULL) {
+        key_drop(f, &key);
         return WH_E_NOMEM;
+    }
     for (;;) {
         const line *l = &f->lines[f->pos];
-        const char *value;
-        if (mapping_entry(s, l->end, &key, &value) != 1) {
-            rc = UNSUPPORTED;
-            goto out;
-        }
         f->pos++;
         if (value < l->end && *value != '#')
             rc = inline_value(f, value, l->end, indent, &val);
@@ -645,14 +739,14 @@ static wh_code parse_mapping(fast *f, int indent, const char *first, json_t **ou
             rc = nested_value(f, indent, 1, &val);
         if (rc != WH_OK)
             goto out;
-        if (json_object_set_new(obj, json_string_value(key), val) != 0) {
+        if (json_object_setn_new_nocheck(obj, key_text(f, &key), key.len, val) != 0) {
             val = NULL;
             rc = WH_E_NOMEM;
             goto out;
         }
         val = NULL;
-        json_decref(key);
-        key = NULL;
+        key_drop(f, &key);
+        memset(&key, 0, sizeof(key));
         const line *next = peek(f);
         if (next == NULL || next->indent < indent)
             break;
@@ -660,12 +754,15 @@ static wh_code parse_mapping(fast *f, int indent, const char *first, json_t **ou
             rc = UNSUPPORTED;
             goto out;
         }
-        s = next->s;
-        if (s[0] == '-' && is_space_or_end(s + 1, next->end))
+        if (next->s[0] == '-' && is_space_or_end(next->s + 1, next->end))
             break; /* a sequence at this indent belongs to the parent */
+        if (mapping_entry(f, next->s, next->end, &key, &value) != 1) {
+            rc = UNSUPPORTED;
+            goto out;
+        }
     }
 out:
-    json_decref(key);
+    key_drop(f, &key);
     json_decref(val);
     if (rc != WH_OK) {
         json_decref(obj);
@@ -695,10 +792,9 @@ static wh_code parse_sequence(fast *f, int indent, json_t **out)
         } else if (*p == '-' && is_space_or_end(p + 1, l->end)) {
             rc = UNSUPPORTED; /* "- - x": compact nested sequence */
         } else {
-            json_t *key = NULL;
+            key_ref key;
             const char *value;
-            int m = mapping_entry(p, l->end, &key, &value);
-            json_decref(key);
+            int m = mapping_entry(f, p, l->end, &key, &value);
             if (m < 0) {
                 rc = UNSUPPORTED;
             } else if (m == 1) {
@@ -706,7 +802,12 @@ static wh_code parse_sequence(fast *f, int indent, json_t **out)
                 int col = (int)(p - l->s) + l->indent;
                 l->indent = col;
                 l->s = p;
-                rc = f->depth > WH_YAML_MAX_DEPTH ? UNSUPPORTED : parse_mapping(f, col, p, &item);
+                if (f->depth > WH_YAML_MAX_DEPTH) {
+                    key_drop(f, &key);
+                    rc = UNSUPPORTED;
+                } else {
+                    rc = parse_mapping(f, col, &key, value, &item);
+                }
             } else {
                 f->pos++;
                 rc = inline_value(f, p, l->end, indent, &item);
@@ -737,7 +838,7 @@ static wh_code parse_node(fast *f, int parent_indent, json_t **out)
 {
     const line *l = peek(f);
     wh_code rc;
-    json_t *key = NULL;
+    key_ref key;
     const char *value;
 
     (void)parent_indent;
@@ -748,13 +849,10 @@ static wh_code parse_node(fast *f, int parent_indent, json_t **out)
     }
     if (l->s[0] == '-' && is_space_or_end(l->s + 1, l->end)) {
         rc = parse_sequence(f, l->indent, out);
+    } else if (mapping_entry(f, l->s, l->end, &key, &value) == 1) {
+        rc = parse_mapping(f, l->indent, &key, value, out);
     } else {
-        int m = mapping_entry(l->s, l->end, &key, &value);
-        json_decref(key);
-        if (m == 1)
-            rc = parse_mapping(f, l->indent, l->s, out);
-        else
-            rc = UNSUPPORTED; /* a bare scalar line inside a block: leave it */
+        rc = UNSUPPORTED; /* a bare scalar line inside a block: leave it */
     }
     f->depth--;
     return rc;
@@ -777,10 +875,11 @@ wh_code wh_yaml_fast_load(const char *text, size_t len, json_t **out)
         goto out;
     }
     if (!(l->s[0] == '-' && is_space_or_end(l->s + 1, l->end))) {
-        json_t *key = NULL;
+        key_ref key;
         const char *value;
-        int m = mapping_entry(l->s, l->end, &key, &value);
-        json_decref(key);
+        int m = mapping_entry(&f, l->s, l->end, &key, &value);
+        if (m == 1)
+            key_drop(&f, &key);
         if (m == 0) { /* a lone scalar document */
             f.pos++;
             rc = l->s[0] == '|' ? UNSUPPORTED : inline_value(&f, l->s, l->end, -1, &v);
@@ -798,5 +897,7 @@ done:
 out:
     json_decref(v);
     free(f.lines);
+    wh_buf_free(&f.keys);
+    wh_buf_free(&f.tmp);
     return rc;
 }

@@ -46,35 +46,6 @@ typedef struct check_ctx {
     time_t now;
 } check_ctx;
 
-static void usage(FILE *out)
-{
-    fprintf(
-        out,
-        "Check the health of the Istio webhooks in the cluster (injector and validator configurations of\n"
-        "istiod, revision tags and webhookd), in the style of `linkerd check`.\n\n"
-        "Checks: the webhook configurations exist; the Services they call exist, have the port, and have\n"
-        "ready endpoints; each caBundle holds valid, unexpired certificates and verifies the serving certificate\n"
-        "(when one is given); the serving certificate is valid for at least %d days; no two injector webhooks\n"
-        "select the same pods; no namespace carries both istio-injection and istio.io/rev; every injection\n"
-        "label is served by an injector; every revision tag points at an installed revision.\n\n"
-        "Usage:\n  webhookctl check [flags]\n\n"
-        "Examples:\n"
-        "  webhookctl check\n"
-        "  webhookctl check --server 127.0.0.1:15017 --service istio-system/webhookd -o json\n\n"
-        "Flags:\n"
-        "      --tls-cert-file string    serving certificate chain (PEM, leaf first) to verify against the caBundles\n"
-        "      --server string           HOST:PORT (or https://HOST:PORT) of a webhook server: its certificate\n"
-        "                                is fetched over TLS and verified against the caBundles\n"
-        "      --service string          NAMESPACE/NAME: verify only the webhooks calling this Service\n"
-        "  -o, --output string           table (default) or json\n"
-        "  -c, --kubeconfig string       Kubernetes configuration file\n"
-        "      --context string          kubeconfig context to use\n"
-        "      --request-timeout string  bound of each API request (default \"30s\")\n"
-        "  -h, --help                    help for check\n\n"
-        "Exit status: 0 when no check failed (warnings allowed), 1 when one did, 2 on a usage error.\n",
-        EXPIRY_WARN_DAYS);
-}
-
 /* Add a check's outcome; messages (may be NULL) is stolen. */
 static void add(check_ctx *c, const char *name, result r, json_t *messages)
 {
@@ -665,53 +636,28 @@ static void print_checks(const json_t *checks, int tty)
     printf("\nStatus check results are %s\n", failed ? (tty ? "✖" : "FAILED") : (tty ? "✔" : "OK"));
 }
 
-int wh_ctl_check(int argc, char **argv)
+static int run(const wh_ctl_args *a)
 {
-    diag_flags f = {0};
-    const char *cert_file = NULL, *server = NULL;
+    const char *cert_file = wh_ctl_string(a, "tls-cert-file"), *server = wh_ctl_string(a, "server");
+    const char *output = wh_ctl_string(a, "output");
     check_ctx c = {0};
     wh_err err = {0};
     wh_buf pem = WH_BUF_INIT, from = WH_BUF_INIT;
-    int status = 1, r, failed = 0;
+    int status = 1, failed = 0;
     size_t i;
     json_t *ck;
 
-    for (int a = 1; a < argc; a++) {
-        if ((r = diag_common_flag(&f, argc, argv, &a)) == 0 &&
-            (r = diag_flag_value("--tls-cert-file", NULL, argc, argv, &a, &cert_file)) == 0 &&
-            (r = diag_flag_value("--server", NULL, argc, argv, &a, &server)) == 0 &&
-            (r = diag_flag_value("--service", NULL, argc, argv, &a, &c.service_filter)) == 0) {
-            fprintf(stderr, "Error: unknown %s: %s\n", argv[a][0] == '-' ? "flag" : "argument", argv[a]);
-            usage(stderr);
-            status = 2;
-            goto out;
-        }
-        if (r < 0) {
-            status = 2;
-            goto out;
-        }
-    }
-    if (f.help) {
-        usage(stdout);
-        status = 0;
-        goto out;
-    }
-    {
-        const char *bad = NULL;
-        if (f.namespace_ != NULL)
-            bad = "check looks at every namespace: -n is not accepted";
-        else if (cert_file != NULL && server != NULL)
-            bad = "give --tls-cert-file or --server, not both";
-        else if (c.service_filter != NULL && strchr(c.service_filter, '/') == NULL)
-            bad = "--service wants NAMESPACE/NAME";
-        else if (f.output != NULL && strcmp(f.output, "json") != 0 && strcmp(f.output, "table") != 0)
-            bad = "unknown output format (use table or json)";
-        if (bad != NULL) {
-            fprintf(stderr, "Error: %s\n", bad);
-            status = 2;
-            goto out;
-        }
-    }
+    c.service_filter = wh_ctl_string(a, "service");
+    if (a->nargs > 0)
+        return wh_ctl_usage_error(a, "unknown argument \"%s\": check takes none", a->args[0]);
+    if (wh_ctl_changed(a, "namespace"))
+        return wh_ctl_usage_error(a, "check looks at every namespace: -n is not accepted");
+    if (cert_file != NULL && server != NULL)
+        return wh_ctl_usage_error(a, "give --tls-cert-file or --server, not both");
+    if (c.service_filter != NULL && strchr(c.service_filter, '/') == NULL)
+        return wh_ctl_usage_error(a, "--service wants NAMESPACE/NAME");
+    if (strcmp(output, "json") != 0 && strcmp(output, "table") != 0)
+        return wh_ctl_usage_error(a, "unknown output format \"%s\" (use table or json)", output);
     if (cert_file != NULL) {
         if (wh_buf_read_file(&pem, cert_file, 1024 * 1024, &err) != WH_OK) {
             fprintf(stderr, "Error: %s\n", wh_err_msg(&err));
@@ -731,7 +677,7 @@ int wh_ctl_check(int argc, char **argv)
         wh_buf_printf(&from, "%s", server);
         c.serving_from = from.data;
     }
-    if (diag_client(&f, &c.client, &err) != WH_OK ||
+    if (wh_ctl_kube_client(a, &c.client, &err) != WH_OK ||
         wh_kube_list(c.client, &wh_kube_mutating_webhooks, NULL, NULL, &c.mwcs, &err) != WH_OK ||
         wh_kube_list(c.client, &wh_kube_validating_webhooks, NULL, NULL, &c.vwcs, &err) != WH_OK ||
         wh_kube_list(c.client, &wh_kube_namespaces, NULL, NULL, &c.namespaces, &err) != WH_OK) {
@@ -747,7 +693,7 @@ int wh_ctl_check(int argc, char **argv)
     check_tags(&c);
     json_array_foreach(c.checks, i, ck) failed |= strcmp(str(ck, "result"), "error") == 0;
     status = failed ? 1 : 0;
-    if (f.output != NULL && strcmp(f.output, "json") == 0) {
+    if (strcmp(output, "json") == 0) {
         json_t *doc = json_pack("{s:b, s:O}", "success", !failed, "checks", c.checks);
         char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         printf("%s\n", text != NULL ? text : "{}");
@@ -767,3 +713,48 @@ out:
     wh_buf_free(&from);
     return status;
 }
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static const wh_ctl_flag flags[] = {
+    {.name = "output",
+     .shorthand = 'o',
+     .type = WH_CTL_STRING,
+     .usage = "Output format: table or json",
+     .def = "table"},
+    {.name = "server",
+     .type = WH_CTL_STRING,
+     .usage = "`HOST:PORT` (or https://HOST:PORT) of a webhook server: its certificate is fetched over TLS and "
+              "verified against the caBundles"},
+    {.name = "service",
+     .type = WH_CTL_STRING,
+     .usage = "`NAMESPACE/NAME`: verify only the webhooks calling this Service"},
+    {.name = "tls-cert-file",
+     .type = WH_CTL_STRING,
+     .usage = "Serving certificate chain (PEM, leaf first) to verify against the caBundles"},
+};
+
+const wh_ctl_cmd wh_ctl_cmd_check = {
+    .name = "check",
+    .use = "[flags]",
+    .summary = "Check the webhooks' health: objects, Services, certificates, overlaps, labels",
+    .long_help =
+        "Check the health of the Istio webhooks in the cluster (injector and validator configurations of\n"
+        "istiod, revision tags and webhookd), in the style of `linkerd check`.\n\n"
+        "Checks: the webhook configurations exist; the Services they call exist, have the port, and have\n"
+        "ready endpoints; each caBundle holds valid, unexpired certificates and verifies the serving certificate\n"
+        "(when one is given); the serving certificate is valid for at least " STR(
+            EXPIRY_WARN_DAYS) " days; no two "
+                              "injector webhooks\n"
+                              "select the same pods; no namespace carries both istio-injection and istio.io/rev; every "
+                              "injection\n"
+                              "label is served by an injector; every revision tag points at an installed revision.\n\n"
+                              "Exit status: 0 when no check failed (warnings allowed), 1 when one did, 2 on a usage "
+                              "error.\n",
+    .examples = "  webhookctl check\n"
+                "  webhookctl check --server 127.0.0.1:15017 --service istio-system/webhookd -o json\n",
+    WH_CTL_FLAGS(flags),
+    .inherited = &wh_ctl_cluster_flags,
+    .run = run,
+};

@@ -20,36 +20,6 @@
 #include "wh_ctl.h"
 #include "wh_inject_render.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "Check which injector webhook, if any, will inject the Istio sidecar into a pod, and why.\n"
-            "Every Istio injector MutatingWebhookConfiguration (istiod's, revision tags', webhookd's) is evaluated\n"
-            "against the namespace's and the pod's labels, then the injector's own rules (host network, system\n"
-            "namespace, sidecar.istio.io/inject annotation, neverInjectSelector, policy) are applied.\n\n"
-            "Usage:\n"
-            "  webhookctl check-inject [<type>/]<name> [flags]\n"
-            "  webhookctl check-inject -l <pod labels> [flags]\n\n"
-            "Examples:\n"
-            "  # Check the injection status of a pod\n"
-            "  webhookctl check-inject details-v1-fcff6c49c-kqnfk.test\n\n"
-            "  # Check the injection status of a pod under a deployment\n"
-            "  webhookctl check-inject deploy/details-v1 -n test\n\n"
-            "  # Check the injection status of a pod with the given labels in a namespace\n"
-            "  webhookctl check-inject -n test -l app=helloworld,version=v1\n\n"
-            "Targets: pod/NAME (or NAME; NAME.NAMESPACE also names the namespace), deploy/NAME (its pod template).\n\n"
-            "Flags:\n"
-            "  -l, --labels string           pod labels to check (k=v,k2=v2) instead of a pod or deployment\n"
-            "  -n, --namespace string        namespace of the pod (default: the context's namespace)\n"
-            "  -o, --output string           table (default) or json\n"
-            "  -c, --kubeconfig string       Kubernetes configuration file\n"
-            "      --context string          kubeconfig context to use\n"
-            "      --request-timeout string  bound of each API request (default \"30s\")\n"
-            "  -h, --help                    help for check-inject\n\n"
-            "Exit status: 0 when the analysis ran (injected or not), 1 when two webhooks would inject the pod\n"
-            "(double injection) or the cluster could not be read, 2 on a usage error.\n");
-}
-
 /* "k=v,k2=v2" -> object; NULL (message on stderr) when malformed. */
 static json_t *parse_labels(const char *text)
 {
@@ -431,55 +401,34 @@ static void print_table(const json_t *results, int tty)
     }
 }
 
-int wh_ctl_check_inject(int argc, char **argv)
+static int run(const wh_ctl_args *a)
 {
-    diag_flags f = {0};
-    const char *labels = NULL, *target = NULL, *ns;
+    const char *labels = wh_ctl_string(a, "labels"), *target = a->nargs > 0 ? a->args[0] : NULL, *ns;
+    const char *output = wh_ctl_string(a, "output");
     wh_kube_client *client = NULL;
     json_t *pod = NULL, *nsobj = NULL, *mwcs = NULL, *results = json_array(), *injecting = json_array(), *m;
     wh_err err = {0};
     ci c;
     size_t i;
-    int status = 1, r;
+    int status = 1;
 
-    for (int a = 1; a < argc; a++) {
-        if ((r = diag_common_flag(&f, argc, argv, &a)) == 0 &&
-            (r = diag_flag_value("--labels", "-l", argc, argv, &a, &labels)) == 0) {
-            if (argv[a][0] == '-' || target != NULL) {
-                fprintf(stderr, "Error: %s: %s\n", argv[a][0] == '-' ? "unknown flag" : "more than one target",
-                        argv[a]);
-                usage(stderr);
-                status = 2;
-                goto out;
-            }
-            target = argv[a];
-        }
-        if (r < 0) {
-            status = 2;
-            goto out;
-        }
-    }
-    if (f.help) {
-        usage(stdout);
-        status = 0;
+    if (a->nargs > 1) {
+        status = wh_ctl_usage_error(a, "more than one target: %s", a->args[1]);
         goto out;
     }
     if ((target == NULL) == (labels == NULL)) {
-        fprintf(stderr, "Error: give either a pod/deployment or -l labels\n");
-        usage(stderr);
-        status = 2;
+        status = wh_ctl_usage_error(a, "give either a pod/deployment or -l labels");
         goto out;
     }
-    if (f.output != NULL && strcmp(f.output, "json") != 0 && strcmp(f.output, "table") != 0) {
-        fprintf(stderr, "Error: unknown output format \"%s\" (use table or json)\n", f.output);
-        status = 2;
+    if (strcmp(output, "json") != 0 && strcmp(output, "table") != 0) {
+        status = wh_ctl_usage_error(a, "unknown output format \"%s\" (use table or json)", output);
         goto out;
     }
-    if (diag_client(&f, &client, &err) != WH_OK) {
+    if (wh_ctl_kube_client(a, &client, &err) != WH_OK) {
         fprintf(stderr, "Error: %s\n", wh_err_msg(&err));
         goto out;
     }
-    ns = f.namespace_ != NULL ? f.namespace_ : wh_kube_client_namespace(client);
+    ns = wh_ctl_string(a, "namespace") != NULL ? wh_ctl_string(a, "namespace") : wh_kube_client_namespace(client);
     if ((pod = resolve_pod(client, target, labels, &ns)) == NULL)
         goto out;
     if (wh_kube_get(client, &wh_kube_namespaces, NULL, ns, &nsobj, &err) != WH_OK ||
@@ -506,7 +455,7 @@ int wh_ctl_check_inject(int argc, char **argv)
         json_array_append_new(results, res);
     }
     status = json_array_size(injecting) > 1 ? 1 : 0;
-    if (f.output != NULL && strcmp(f.output, "json") == 0) {
+    if (strcmp(output, "json") == 0) {
         const char *verdict = json_array_size(injecting) == 0   ? "not-injected"
                               : json_array_size(injecting) == 1 ? "injected"
                                                                 : "double-injection";
@@ -554,3 +503,39 @@ out:
     wh_kube_client_free(client);
     return status;
 }
+
+static const wh_ctl_flag flags[] = {
+    {.name = "labels",
+     .shorthand = 'l',
+     .type = WH_CTL_STRING,
+     .usage = "Pod labels to check (k=v,k2=v2) instead of a pod or deployment"},
+    {.name = "output",
+     .shorthand = 'o',
+     .type = WH_CTL_STRING,
+     .usage = "Output format: table or json",
+     .def = "table"},
+};
+
+const wh_ctl_cmd wh_ctl_cmd_check_inject = {
+    .name = "check-inject",
+    .use = "[<type>/]<name>[.<namespace>] [flags]\n-l <pod labels> [flags]",
+    .summary = "Explain which webhook injects a pod, or why none does",
+    .long_help =
+        "Check which injector webhook, if any, will inject the Istio sidecar into a pod, and why.\n"
+        "Every Istio injector MutatingWebhookConfiguration (istiod's, revision tags', webhookd's) is evaluated\n"
+        "against the namespace's and the pod's labels, then the injector's own rules (host network, system\n"
+        "namespace, sidecar.istio.io/inject annotation, neverInjectSelector, policy) are applied.\n\n"
+        "Targets: pod/NAME (or NAME; NAME.NAMESPACE also names the namespace), deploy/NAME (its pod template).\n"
+        "The namespace is -n, else the kubeconfig context's.\n\n"
+        "Exit status: 0 when the analysis ran (injected or not), 1 when two webhooks would inject the pod\n"
+        "(double injection) or the cluster could not be read, 2 on a usage error.\n",
+    .examples = "  # Check the injection status of a pod\n"
+                "  webhookctl check-inject details-v1-fcff6c49c-kqnfk.test\n\n"
+                "  # Check the injection status of a pod under a deployment\n"
+                "  webhookctl check-inject deploy/details-v1 -n test\n\n"
+                "  # Check the injection status of a pod with the given labels in a namespace\n"
+                "  webhookctl check-inject -n test -l app=helloworld,version=v1\n",
+    WH_CTL_FLAGS(flags),
+    .inherited = &wh_ctl_cluster_flags,
+    .run = run,
+};

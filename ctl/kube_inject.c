@@ -26,25 +26,6 @@ typedef struct kube_inject {
     const char *revision; /* .Revision: "" unless --revision */
 } kube_inject;
 
-static void usage(FILE *out)
-{
-    fprintf(out, "Inject the Istio sidecar into Kubernetes workload manifests.\n\n"
-                 "Usage:\n  webhookctl kube-inject -f FILE|- [-o FILE] [flags]\n\n"
-                 "Flags:\n"
-                 "  -f, --filename FILE            input manifests (\"-\" for stdin)\n"
-                 "  -o, --output FILE              write the result here instead of stdout\n"
-                 "      --injectConfigFile FILE    injection config (the `config` key of istio-sidecar-injector)\n"
-                 "      --meshConfigFile FILE      mesh config (the `mesh` key of the istio ConfigMap)\n"
-                 "      --valuesFile FILE          injection values (the `values` key of istio-sidecar-injector)\n"
-                 "  -r, --revision REV             the revision to inject as (istio.io/rev)\n"
-                 "      --native-sidecars MODE     true|false (auto needs a cluster: treated as true)\n"
-                 "      --compliance-policy NAME   istiod's COMPLIANCE_POLICY, e.g. fips-140-3\n"
-                 "      --platform NAME            istiod's PLATFORM, e.g. openshift\n"
-                 "      --env KEY=VALUE            istiod environment seen by the templates (repeatable)\n"
-                 "Without the three files the built-in default revision is used.\n"
-                 "Kebab-case spellings (--inject-config-file, ...) are accepted too.\n");
-}
-
 static const char *kind_of(const json_t *doc)
 {
     const char *k = json_string_value(json_object_get(doc, "kind"));
@@ -181,10 +162,23 @@ static wh_code read_optional(const char *path, wh_buf *b, wh_err *err)
     return wh_buf_read_file(b, path, MAX_INPUT, err);
 }
 
-int wh_ctl_kube_inject(int argc, char **argv)
+/* 1 when applied (or absent), 2 (message printed) when the value is bad. */
+static int apply_setting(const wh_ctl_args *a, kube_inject *ki, const char *key, const char *value)
 {
-    const char *in_path = NULL, *out_path = NULL, *config_path = NULL, *mesh_path = NULL, *values_path = NULL;
-    const char *rev_name = NULL;
+    wh_err err = {0};
+
+    if (value == NULL || wh_inject_settings_set(&ki->settings, key, value, &err) == WH_OK)
+        return 1;
+    return wh_ctl_usage_error(a, "%s", wh_err_msg(&err)); /* names the flag and the value */
+}
+
+static int run(const wh_ctl_args *a)
+{
+    static const char *const settings[] = {"native-sidecars", "compliance-policy", "platform"};
+    const char *in_path = wh_ctl_string(a, "filename"), *out_path = wh_ctl_string(a, "output");
+    const char *config_path = wh_ctl_string(a, "injectConfigFile"), *mesh_path = wh_ctl_string(a, "meshConfigFile");
+    const char *values_path = wh_ctl_string(a, "valuesFile"), *rev_name = wh_ctl_string(a, "revision");
+    const char *const *env = wh_ctl_strings(a, "env", NULL);
     kube_inject ki;
     wh_buf input = WH_BUF_INIT, config = WH_BUF_INIT, mesh = WH_BUF_INIT, values = WH_BUF_INIT, output = WH_BUF_INIT;
     json_t *docs = NULL;
@@ -195,91 +189,24 @@ int wh_ctl_kube_inject(int argc, char **argv)
 
     memset(&ki, 0, sizeof(ki));
     ki.settings = (wh_inject_settings)WH_INJECT_SETTINGS_INIT;
-    for (i = 1; i < (size_t)argc; i++) {
-        static const struct {
-            const char *names[3];
-            int id;
-        } opts[] = {
-            {{"-f", "--filename", NULL}, 'f'},
-            {{"-o", "--output", NULL}, 'o'},
-            {{"--injectConfigFile", "--inject-config-file", NULL}, 'c'},
-            {{"--meshConfigFile", "--mesh-config-file", NULL}, 'm'},
-            {{"--valuesFile", "--values-file", NULL}, 'v'},
-            {{"-r", "--revision", NULL}, 'r'},
-            {{"--native-sidecars", NULL, NULL}, 'n'},
-            {{"--compliance-policy", NULL, NULL}, 'p'},
-            {{"--platform", NULL, NULL}, 'P'},
-            {{"--env", NULL, NULL}, 'e'},
-        };
-        const char *arg = argv[i], *value = NULL, *eq = strchr(arg, '=');
-        size_t o, n, len = eq != NULL && arg[0] == '-' && arg[1] == '-' ? (size_t)(eq - arg) : strlen(arg);
-        int id = 0;
-        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            usage(stdout);
-            status = 0;
-            goto out;
-        }
-        for (o = 0; o < sizeof(opts) / sizeof(opts[0]) && id == 0; o++)
-            for (n = 0; n < 3 && opts[o].names[n] != NULL; n++)
-                if (strlen(opts[o].names[n]) == len && strncmp(arg, opts[o].names[n], len) == 0)
-                    id = opts[o].id;
-        if (id == 0) {
-            fprintf(stderr, "Error: unknown flag: %s\n", arg);
-            usage(stderr);
-            status = 2;
-            goto out;
-        }
-        if (len < strlen(arg))
-            value = arg + len + 1;
-        else if (i + 1 < (size_t)argc)
-            value = argv[++i];
-        else {
-            fprintf(stderr, "Error: flag needs an argument: %s\n", arg);
-            status = 2;
-            goto out;
-        }
-        switch (id) {
-        case 'f':
-            in_path = value;
-            break;
-        case 'o':
-            out_path = value;
-            break;
-        case 'c':
-            config_path = value;
-            break;
-        case 'm':
-            mesh_path = value;
-            break;
-        case 'v':
-            values_path = value;
-            break;
-        case 'r':
-            rev_name = value;
-            break;
-        default: {
-            const char *key = id == 'n'   ? "native-sidecars"
-                              : id == 'p' ? "compliance-policy"
-                              : id == 'P' ? "platform"
-                                          : "env";
-            if (wh_inject_settings_set(&ki.settings, key, value, &err) != WH_OK) {
-                fprintf(stderr, "Error: --%s: %s\n", key, wh_err_msg(&err));
-                status = 2;
-                goto out;
-            }
-        }
-        }
+    if (a->nargs > 0) {
+        status = wh_ctl_usage_error(a, "unexpected argument \"%s\": give the manifests with -f", a->args[0]);
+        goto out;
     }
+    /* istiod's settings, checked as webhookd checks its own flags */
+    for (i = 0; i < sizeof(settings) / sizeof(settings[0]) && status == 1; i++)
+        status = apply_setting(a, &ki, settings[i], wh_ctl_string(a, settings[i]));
+    for (i = 0; env[i] != NULL && status == 1; i++)
+        status = apply_setting(a, &ki, "env", env[i]);
+    if (status != 1)
+        goto out;
     if (in_path == NULL) {
-        fprintf(stderr, "Error: filename not specified (-f)\n");
-        usage(stderr);
-        status = 2;
+        status = wh_ctl_usage_error(a, "filename not specified (-f)");
         goto out;
     }
     if ((config_path == NULL) != (values_path == NULL)) {
-        fprintf(stderr, "Error: --injectConfigFile and --valuesFile go together (or neither, for the built-in "
-                        "default revision)\n");
-        status = 2;
+        status = wh_ctl_usage_error(a, "--injectConfigFile and --valuesFile go together (or neither, for the built-in "
+                                       "default revision)");
         goto out;
     }
     ki.revision = rev_name != NULL ? rev_name : "";
@@ -337,3 +264,64 @@ out:
     wh_buf_free(&output);
     return status;
 }
+
+static const wh_ctl_flag flags[] = {
+    {.name = "compliance-policy", .type = WH_CTL_STRING, .usage = "istiod's COMPLIANCE_POLICY, e.g. fips-140-3"},
+    {.name = "env",
+     .type = WH_CTL_STRING_ARRAY,
+     .usage = "An istiod environment variable `KEY=VALUE` the templates see (repeatable)"},
+    {.name = "filename",
+     .shorthand = 'f',
+     .type = WH_CTL_STRING,
+     .usage = "Input Kubernetes resource filename (- for stdin)"},
+    {.name = "injectConfigFile",
+     .type = WH_CTL_STRING,
+     .usage = "Injection configuration filename (the \"config\" key of the istio-sidecar-injector ConfigMap)",
+     .aliases = "inject-config-file"},
+    {.name = "meshConfigFile",
+     .type = WH_CTL_STRING,
+     .usage = "Mesh configuration filename (the \"mesh\" key of the istio ConfigMap)",
+     .aliases = "mesh-config-file"},
+    {.name = "native-sidecars",
+     .type = WH_CTL_STRING,
+     .usage = "Inject the proxy as a native sidecar: true or false (auto needs a cluster: treated as true)"},
+    {.name = "output",
+     .shorthand = 'o',
+     .type = WH_CTL_STRING,
+     .usage = "Modified output Kubernetes resource filename (default: stdout)"},
+    {.name = "platform", .type = WH_CTL_STRING, .usage = "istiod's PLATFORM, e.g. openshift"},
+    {.name = "revision",
+     .shorthand = 'r',
+     .type = WH_CTL_STRING,
+     .usage = "Control plane revision to inject as (istio.io/rev)"},
+    {.name = "valuesFile",
+     .type = WH_CTL_STRING,
+     .usage = "Injection values filename (the \"values\" key of the istio-sidecar-injector ConfigMap)",
+     .aliases = "values-file"},
+};
+
+const wh_ctl_cmd wh_ctl_cmd_kube_inject = {
+    .name = "kube-inject",
+    .use = "-f FILE|- [flags]",
+    .summary = "Inject the Istio sidecar into workload manifests (like istioctl kube-inject)",
+    .long_help = "Inject the Istio sidecar into Kubernetes workload manifests (Deployments, Pods, Jobs, Lists ...),\n"
+                 "with the same pipeline webhookd's /inject runs.  Objects without a pod template pass through;\n"
+                 "skipped pods say why on stderr.\n"
+                 "\n"
+                 "Without --injectConfigFile and --valuesFile (which go together) the built-in default revision\n"
+                 "is used.  The kebab-case spellings --inject-config-file, --mesh-config-file and --values-file\n"
+                 "are accepted too.\n",
+    .examples = "  # Inject with the built-in default revision\n"
+                "  webhookctl kube-inject -f deployment.yaml\n"
+                "\n"
+                "  # Inject with a revision's own configuration, as istiod would\n"
+                "  kubectl -n istio-system get configmap istio-sidecar-injector -o jsonpath='{.data.config}' > "
+                "inject-config.yaml\n"
+                "  kubectl -n istio-system get configmap istio-sidecar-injector -o jsonpath='{.data.values}' > "
+                "inject-values.yaml\n"
+                "  kubectl -n istio-system get configmap istio -o jsonpath='{.data.mesh}' > mesh-config.yaml\n"
+                "  webhookctl kube-inject -f deployment.yaml --injectConfigFile inject-config.yaml \\\n"
+                "      --valuesFile inject-values.yaml --meshConfigFile mesh-config.yaml -o injected.yaml\n",
+    WH_CTL_FLAGS(flags),
+    .run = run,
+};

@@ -16,357 +16,177 @@
 #include <string.h>
 
 #include "tag.h"
-#include "wh_ctl_tag.h"
+#include "wh_ctl.h"
 #include "wh_kube.h"
 #include "wh_yaml.h"
 
-#define MAX_POSITIONAL 16
-#define MAX_GROUPS 8
-
-typedef enum flag_type { F_BOOL, F_STRING, F_GROUPS } flag_type;
-
 typedef struct tag_cli {
-    const char *kubeconfig, *context, *istio_ns, *request_timeout, *as_user;
-    const char *as_groups[MAX_GROUPS + 1];
-    int n_groups;
-    int help;
-    const char *revision, *webhook_name, *manifests, *output, *unused_namespace;
+    const wh_ctl_args *a; /* the parsed command line */
+    const char *istio_ns, *revision, *webhook_name, *manifests, *output;
     int overwrite, skip_confirmation, auto_inject;
-    char *args[MAX_POSITIONAL];
-    int nargs;
+    char **args;
+    size_t nargs;
 } tag_cli;
 
-typedef struct flag {
-    const char *name;
-    char shorthand;
-    flag_type type;
-    size_t offset;
-    const char *usage;
-    int hidden; /* accepted, not listed in help */
-} flag;
+static void load_cli(const wh_ctl_args *a, tag_cli *cli)
+{
+    memset(cli, 0, sizeof(*cli));
+    cli->a = a;
+    cli->istio_ns = wh_ctl_string(a, "istioNamespace");
+    cli->revision = wh_ctl_string(a, "revision");
+    cli->webhook_name = wh_ctl_string(a, "webhook-name");
+    cli->manifests = wh_ctl_string(a, "manifests");
+    cli->output = wh_ctl_string(a, "output");
+    cli->overwrite = wh_ctl_bool(a, "overwrite");
+    cli->skip_confirmation = wh_ctl_bool(a, "skip-confirmation");
+    cli->auto_inject = wh_ctl_bool(a, "auto-inject-namespaces");
+    cli->args = a->args;
+    cli->nargs = a->nargs;
+}
 
-#define OFF(field) offsetof(tag_cli, field)
+static int run_set(const wh_ctl_args *a);
+static int run_generate(const wh_ctl_args *a);
+static int run_list(const wh_ctl_args *a);
+static int run_remove(const wh_ctl_args *a);
 
-static const flag global_flags[] = {
-    {"context", 0, F_STRING, OFF(context), "Name of the kubeconfig context to use", 0},
-    {"istioNamespace", 'i', F_STRING, OFF(istio_ns),
-     "Namespace of the Istio control plane (default \"istio-system\"; env ISTIOCTL_ISTIONAMESPACE)", 0},
-    {"kubeconfig", 'c', F_STRING, OFF(kubeconfig),
-     "Kubernetes configuration file (default $KUBECONFIG or ~/.kube/config)", 0},
-    {"request-timeout", 0, F_STRING, OFF(request_timeout),
-     "How long to wait for each API request, e.g. 10s, 1m (default \"30s\"; always bounded)", 0},
-    {"as", 0, F_STRING, OFF(as_user), "Username to impersonate for the operation", 0},
-    {"as-group", 0, F_GROUPS, OFF(as_groups), "Group to impersonate for the operation (repeatable)", 0},
-    {"help", 'h', F_BOOL, OFF(help), "help for this command", 0},
-    /* istioctl compatibility: accepted so existing scripts keep working */
-    {"kubeclient-timeout", 0, F_STRING, OFF(request_timeout), "Alias of --request-timeout", 1},
-    {"namespace", 'n', F_STRING, OFF(unused_namespace), "Accepted and ignored, as by istioctl tag", 1},
+static const wh_ctl_flag set_flags[] = {
+    {.name = "auto-inject-namespaces",
+     .type = WH_CTL_BOOL,
+     .usage = "Inject sidecars into every namespace that has no injection label (default tag only; system namespaces "
+              "are excluded)"},
+    {.name = "manifests",
+     .shorthand = 'd',
+     .type = WH_CTL_STRING,
+     .usage = "Not supported: webhookctl renders the tag objects itself",
+     .opts = WH_CTL_HIDDEN},
+    {.name = "overwrite",
+     .type = WH_CTL_BOOL,
+     .usage = "Replace an existing revision tag of the same name instead of refusing to"},
+    {.name = "revision",
+     .shorthand = 'r',
+     .type = WH_CTL_STRING,
+     .usage = "Control plane revision the tag points to (required)"},
+    {.name = "skip-confirmation",
+     .shorthand = 'y',
+     .type = WH_CTL_BOOL,
+     .usage = "Do not ask before applying a tag whose webhooks would overlap with existing ones"},
+    {.name = "webhook-name",
+     .type = WH_CTL_STRING,
+     .usage = "Name of the tag's MutatingWebhookConfiguration (default istio-revision-tag-<tag>)"},
 };
 
-#define NGLOBAL (sizeof(global_flags) / sizeof(global_flags[0]))
-
-static const flag set_flags[] = {
-    {"auto-inject-namespaces", 0, F_BOOL, OFF(auto_inject),
-     "Inject sidecars into every namespace that has no injection label (default tag only; system namespaces are "
-     "excluded)",
-     0},
-    {"manifests", 'd', F_STRING, OFF(manifests), "Not supported: webhookctl renders the tag objects itself", 1},
-    {"overwrite", 0, F_BOOL, OFF(overwrite), "Replace an existing revision tag of the same name instead of refusing to",
-     0},
-    {"revision", 'r', F_STRING, OFF(revision), "Control plane revision the tag points to (required)", 0},
-    {"skip-confirmation", 'y', F_BOOL, OFF(skip_confirmation),
-     "Do not ask before applying a tag whose webhooks would overlap with existing ones", 0},
-    {"webhook-name", 0, F_STRING, OFF(webhook_name),
-     "Name of the tag's MutatingWebhookConfiguration (default istio-revision-tag-<tag>)", 0},
+static const wh_ctl_flag list_flags[] = {
+    {.name = "output",
+     .shorthand = 'o',
+     .type = WH_CTL_STRING,
+     .usage = "Output format: table, json or yaml",
+     .def = "table"},
 };
 
-static const flag list_flags[] = {
-    {"output", 'o', F_STRING, OFF(output), "Output format: table, json or yaml (default \"table\")", 0},
+static const wh_ctl_flag remove_flags[] = {
+    {.name = "skip-confirmation",
+     .shorthand = 'y',
+     .type = WH_CTL_BOOL,
+     .usage = "Do not ask before removing a tag that namespaces still use"},
 };
 
-static const flag remove_flags[] = {
-    {"skip-confirmation", 'y', F_BOOL, OFF(skip_confirmation),
-     "Do not ask before removing a tag that namespaces still use", 0},
+static const wh_ctl_cmd tag_set = {
+    .name = "set",
+    .suggest_for = "create",
+    .use = "<revision-tag> [flags]",
+    .summary = "Create or modify revision tags",
+    .long_help = "Create a revision tag, or move an existing one to another control plane revision (with\n"
+                 "--overwrite).  The tag's webhook copies the connection (service or URL, path, caBundle) of the\n"
+                 "revision's own injector webhook.  Setting the tag \"default\" also creates\n"
+                 "\"istiod-default-validator\" and, once everything else is in place, switches off the\n"
+                 "non-revisioned injector \"istio-sidecar-injector\" (kept, with never-matching selectors, so\n"
+                 "that you can switch back).\n"
+                 "\n"
+                 "Nothing is changed when the tag would collide with a revision, already exists (without\n"
+                 "--overwrite), or its webhooks would overlap with others and you do not confirm.\n",
+    .examples = "  # Create the tag \"prod\" for revision \"1-24-0\"\n"
+                "  webhookctl tag set prod --revision 1-24-0\n"
+                "\n"
+                "  # Use it: new pods in test-ns are injected by whatever \"prod\" points to\n"
+                "  kubectl label namespace test-ns istio.io/rev=prod\n"
+                "\n"
+                "  # Canary done: move \"prod\" to revision \"1-25-0\"\n"
+                "  webhookctl tag set prod --revision 1-25-0 --overwrite\n"
+                "\n"
+                "  # Make \"1-25-0\" the default revision (istio-injection=enabled namespaces, cluster-wide\n"
+                "  # validation)\n"
+                "  webhookctl tag set default --revision 1-25-0\n",
+    WH_CTL_FLAGS(set_flags),
+    .inherited = &wh_ctl_cluster_flags,
+    .run = run_set,
 };
 
-typedef struct subcommand {
-    const char *name;
-    const char *alias;
-    const char *use;
-    const char *summary;
-    const char *long_help;
-    const char *examples;
-    const flag *flags;
-    size_t nflags;
-} subcommand;
-
-static const char tag_long[] =
-    "Revision tags are stable names for Istio control plane revisions.  Label a namespace\n"
-    "\"istio.io/rev=prod\" once; point the tag \"prod\" at revision \"1-24\" today and at \"1-25\"\n"
-    "after the canary upgrade, and every pod created in that namespace from then on is injected\n"
-    "by the new revision, without relabeling a single namespace.\n"
-    "\n"
-    "A tag is a MutatingWebhookConfiguration that selects namespaces and pods by the tag name and\n"
-    "sends them to the revision's injector (istiod's or webhookd's), plus a Service\n"
-    "\"istiod-revision-tag-<tag>\".  The tag \"default\" also serves \"istio-injection=enabled\"\n"
-    "namespaces and owns the cluster-wide validator \"istiod-default-validator\".\n";
-
-static const subcommand subcommands[] = {
-    {"set", NULL, "set <revision-tag>", "Create or modify revision tags",
-     "Create a revision tag, or move an existing one to another control plane revision (with\n"
-     "--overwrite).  The tag's webhook copies the connection (service or URL, path, caBundle) of the\n"
-     "revision's own injector webhook.  Setting the tag \"default\" also creates\n"
-     "\"istiod-default-validator\" and, once everything else is in place, switches off the\n"
-     "non-revisioned injector \"istio-sidecar-injector\" (kept, with never-matching selectors, so\n"
-     "that you can switch back).\n"
-     "\n"
-     "Nothing is changed when the tag would collide with a revision, already exists (without\n"
-     "--overwrite), or its webhooks would overlap with others and you do not confirm.\n",
-     "  # Create the tag \"prod\" for revision \"1-24-0\"\n"
-     "  webhookctl tag set prod --revision 1-24-0\n"
-     "\n"
-     "  # Use it: new pods in test-ns are injected by whatever \"prod\" points to\n"
-     "  kubectl label namespace test-ns istio.io/rev=prod\n"
-     "\n"
-     "  # Canary done: move \"prod\" to revision \"1-25-0\"\n"
-     "  webhookctl tag set prod --revision 1-25-0 --overwrite\n"
-     "\n"
-     "  # Make \"1-25-0\" the default revision (istio-injection=enabled namespaces, cluster-wide\n"
-     "  # validation)\n"
-     "  webhookctl tag set default --revision 1-25-0\n",
-     set_flags, sizeof(set_flags) / sizeof(set_flags[0])},
-    {"generate", NULL, "generate <revision-tag>", "Generate configuration for a revision tag to stdout",
-     "Print the objects \"tag set\" would apply (MutatingWebhookConfiguration, for \"default\" the\n"
-     "ValidatingWebhookConfiguration, and the Service) as YAML, without changing the cluster.\n"
-     "The cluster is still read: the revision's injector webhook is the template, and existing tags\n"
-     "and overlapping webhooks are reported.\n",
-     "  # Review the tag before applying it with kubectl or a GitOps tool\n"
-     "  webhookctl tag generate prod --revision 1-24-0 > prod-tag.yaml\n"
-     "  kubectl apply -f prod-tag.yaml\n",
-     set_flags, sizeof(set_flags) / sizeof(set_flags[0])},
-    {"list", "show", "list", "List existing revision tags",
-     "List revision tags with the revision each points to and the namespaces labeled with the tag\n"
-     "(\"istio.io/rev=<tag>\").  Revisions that no tag points to are listed with an empty TAG.\n",
-     "  # Tags and the namespaces using them\n"
-     "  webhookctl tag list\n"
-     "\n"
-     "  # The same as JSON, for scripts\n"
-     "  webhookctl tag list -o json\n",
-     list_flags, sizeof(list_flags) / sizeof(list_flags[0])},
-    {"remove", "delete", "remove <revision-tag>", "Remove Istio control plane revision tag",
-     "Remove a revision tag: its MutatingWebhookConfiguration(s), the ValidatingWebhookConfiguration\n"
-     "it owns (\"istiod-default-validator\" for \"default\") and its Service.  Namespaces labeled\n"
-     "with the tag are not relabeled; you are asked first if any exist, because their new pods will\n"
-     "no longer be injected.  Running pods are not touched.\n",
-     "  # Remove the tag \"prod\"\n"
-     "  webhookctl tag remove prod\n",
-     remove_flags, sizeof(remove_flags) / sizeof(remove_flags[0])},
+static const wh_ctl_cmd tag_generate = {
+    .name = "generate",
+    .use = "<revision-tag> [flags]",
+    .summary = "Generate configuration for a revision tag to stdout",
+    .long_help = "Print the objects \"tag set\" would apply (MutatingWebhookConfiguration, for \"default\" the\n"
+                 "ValidatingWebhookConfiguration, and the Service) as YAML, without changing the cluster.\n"
+                 "The cluster is still read: the revision's injector webhook is the template, and existing tags\n"
+                 "and overlapping webhooks are reported.\n",
+    .examples = "  # Review the tag before applying it with kubectl or a GitOps tool\n"
+                "  webhookctl tag generate prod --revision 1-24-0 > prod-tag.yaml\n"
+                "  kubectl apply -f prod-tag.yaml\n",
+    WH_CTL_FLAGS(set_flags),
+    .inherited = &wh_ctl_cluster_flags,
+    .run = run_generate,
 };
 
-#define NSUB (sizeof(subcommands) / sizeof(subcommands[0]))
+static const wh_ctl_cmd tag_list = {
+    .name = "list",
+    .aliases = "show",
+    .use = "[flags]",
+    .summary = "List existing revision tags",
+    .long_help = "List revision tags with the revision each points to and the namespaces labeled with the tag\n"
+                 "(\"istio.io/rev=<tag>\").  Revisions that no tag points to are listed with an empty TAG.\n",
+    .examples = "  # Tags and the namespaces using them\n"
+                "  webhookctl tag list\n"
+                "\n"
+                "  # The same as JSON, for scripts\n"
+                "  webhookctl tag list -o json\n",
+    WH_CTL_FLAGS(list_flags),
+    .inherited = &wh_ctl_cluster_flags,
+    .run = run_list,
+};
 
-/* ---- help ----------------------------------------------------------------- */
+static const wh_ctl_cmd tag_remove = {
+    .name = "remove",
+    .aliases = "delete",
+    .use = "<revision-tag> [flags]",
+    .summary = "Remove Istio control plane revision tag",
+    .long_help = "Remove a revision tag: its MutatingWebhookConfiguration(s), the ValidatingWebhookConfiguration\n"
+                 "it owns (\"istiod-default-validator\" for \"default\") and its Service.  Namespaces labeled\n"
+                 "with the tag are not relabeled; you are asked first if any exist, because their new pods will\n"
+                 "no longer be injected.  Running pods are not touched.\n",
+    .examples = "  # Remove the tag \"prod\"\n"
+                "  webhookctl tag remove prod\n",
+    WH_CTL_FLAGS(remove_flags),
+    .inherited = &wh_ctl_cluster_flags,
+    .run = run_remove,
+};
 
-static const flag *find_flag(const flag *a, size_t na, const char *name, char shorthand);
+static const wh_ctl_cmd *const tag_subcommands[] = {&tag_set, &tag_generate, &tag_list, &tag_remove, NULL};
 
-static void flag_left(const flag *f, char *buf, size_t n)
-{
-    const char *arg = f->type == F_BOOL ? "" : f->type == F_GROUPS ? " stringArray" : " string";
-    if (f->shorthand)
-        snprintf(buf, n, "  -%c, --%s%s", f->shorthand, f->name, arg);
-    else
-        snprintf(buf, n, "      --%s%s", f->name, arg);
-}
-
-static int cmp_flags(const void *a, const void *b)
-{
-    return strcmp(((const flag *)a)->name, ((const flag *)b)->name);
-}
-
-/* Cobra's layout: sorted by name, descriptions aligned. */
-static void print_flags(FILE *out, const char *title, const flag *in, size_t nin, const char *help_for)
-{
-    flag flags[16];
-    char left[96];
-    size_t width = 0, i, n = 0;
-
-    for (i = 0; i < nin && n < 16; i++)
-        if (!in[i].hidden && (help_for != NULL || strcmp(in[i].name, "help") != 0))
-            flags[n++] = in[i];
-    qsort(flags, n, sizeof(flags[0]), cmp_flags);
-    for (i = 0; i < n; i++) {
-        flag_left(&flags[i], left, sizeof(left));
-        if (strlen(left) > width)
-            width = strlen(left);
-    }
-    fprintf(out, "\n%s:\n", title);
-    for (i = 0; i < n; i++) {
-        flag_left(&flags[i], left, sizeof(left));
-        if (strcmp(flags[i].name, "help") == 0 && help_for != NULL)
-            fprintf(out, "%-*s   help for %s\n", (int)width, left, help_for);
-        else
-            fprintf(out, "%-*s   %s\n", (int)width, left, flags[i].usage);
-    }
-}
-
-static void tag_usage(FILE *out)
-{
-    fprintf(out, "%s\nUsage:\n  webhookctl tag [command]\n\nAvailable Commands:\n", tag_long);
-    for (size_t i = 0; i < NSUB; i++)
-        fprintf(out, "  %-11s %s\n", subcommands[i].name, subcommands[i].summary);
-    print_flags(out, "Flags", find_flag(NULL, 0, "help", 0), 1, "tag");
-    print_flags(out, "Global Flags", global_flags, NGLOBAL, NULL);
-    fprintf(out, "\nUse \"webhookctl tag [command] --help\" for more information about a command.\n");
-}
-
-static void sub_usage(FILE *out, const subcommand *s)
-{
-    fprintf(out, "%s\nUsage:\n  webhookctl tag %s [flags]\n", s->long_help, s->use);
-    if (s->alias != NULL)
-        fprintf(out, "\nAliases:\n  %s, %s\n", s->name, s->alias);
-    fprintf(out, "\nExamples:\n%s", s->examples);
-    {
-        flag all[16];
-        size_t n = 0;
-        for (size_t i = 0; i < s->nflags; i++)
-            all[n++] = s->flags[i];
-        all[n++] = *find_flag(NULL, 0, "help", 0);
-        print_flags(out, "Flags", all, n, s->name);
-    }
-    print_flags(out, "Global Flags", global_flags, NGLOBAL, NULL);
-}
-
-/* ---- flags ---------------------------------------------------------------- */
-
-static const flag *find_flag(const flag *a, size_t na, const char *name, char shorthand)
-{
-    for (size_t i = 0; i < na; i++)
-        if ((name != NULL && strcmp(a[i].name, name) == 0) || (shorthand && a[i].shorthand == shorthand))
-            return &a[i];
-    for (size_t i = 0; i < NGLOBAL; i++)
-        if ((name != NULL && strcmp(global_flags[i].name, name) == 0) ||
-            (shorthand && global_flags[i].shorthand == shorthand))
-            return &global_flags[i];
-    return NULL;
-}
-
-static int set_flag(tag_cli *cli, const flag *f, const char *value, char *msg, size_t msglen)
-{
-    char *base = (char *)cli + f->offset;
-
-    switch (f->type) {
-    case F_BOOL:
-        if (value == NULL || strcmp(value, "true") == 0 || strcmp(value, "1") == 0)
-            *(int *)base = 1;
-        else if (strcmp(value, "false") == 0 || strcmp(value, "0") == 0)
-            *(int *)base = 0;
-        else {
-            snprintf(msg, msglen, "invalid argument \"%s\" for \"--%s\" flag: expected true or false", value, f->name);
-            return -1;
-        }
-        break;
-    case F_STRING:
-        *(const char **)base = value;
-        break;
-    case F_GROUPS:
-        if (cli->n_groups >= MAX_GROUPS) {
-            snprintf(msg, msglen, "too many --%s flags (at most %d)", f->name, MAX_GROUPS);
-            return -1;
-        }
-        cli->as_groups[cli->n_groups++] = value;
-        break;
-    }
-    return 0;
-}
-
-/* Cobra-style parsing: flags anywhere, --name=value, --name value, -x value,
- * -xvalue, "--" ends the flags.  Returns 0, or -1 with msg filled. */
-static int parse_flags(tag_cli *cli, const subcommand *s, int argc, char **argv, char *msg, size_t msglen)
-{
-    int only_args = 0;
-
-    for (int i = 0; i < argc; i++) {
-        char *a = argv[i];
-        const flag *f;
-        const char *value = NULL;
-        if (only_args || a[0] != '-' || a[1] == '\0') {
-            if (cli->nargs >= MAX_POSITIONAL) {
-                snprintf(msg, msglen, "too many arguments");
-                return -1;
-            }
-            cli->args[cli->nargs++] = a;
-            continue;
-        }
-        if (strcmp(a, "--") == 0) {
-            only_args = 1;
-            continue;
-        }
-        if (a[1] == '-') {
-            char name[64];
-            const char *eq = strchr(a + 2, '=');
-            size_t n = eq != NULL ? (size_t)(eq - a - 2) : strlen(a + 2);
-            snprintf(name, sizeof(name), "%.*s", (int)(n < 63 ? n : 63), a + 2);
-            if ((f = find_flag(s != NULL ? s->flags : NULL, s != NULL ? s->nflags : 0, name, 0)) == NULL) {
-                snprintf(msg, msglen, "unknown flag: --%s", name);
-                return -1;
-            }
-            if (eq != NULL)
-                value = eq + 1;
-        } else {
-            if ((f = find_flag(s != NULL ? s->flags : NULL, s != NULL ? s->nflags : 0, NULL, a[1])) == NULL) {
-                snprintf(msg, msglen, "unknown shorthand flag: '%c' in %s", a[1], a);
-                return -1;
-            }
-            if (a[2] != '\0')
-                value = a[2] == '=' ? a + 3 : a + 2;
-        }
-        if (value == NULL && f->type != F_BOOL) {
-            if (i + 1 >= argc) {
-                snprintf(msg, msglen, "flag needs an argument: --%s", f->name);
-                return -1;
-            }
-            value = argv[++i];
-        }
-        if (set_flag(cli, f, value, msg, msglen) != 0)
-            return -1;
-    }
-    return 0;
-}
-
-/* "30s", "1m30s", "500ms", "2h", or bare seconds. */
-static long parse_duration_ms(const char *s)
-{
-    long total = 0;
-    const char *p = s;
-
-    if (*p == '\0')
-        return -1;
-    if (strspn(p, "0123456789") == strlen(p))
-        return atol(p) * 1000L;
-    while (*p != '\0') {
-        char *end;
-        double v = strtod(p, &end);
-        if (end == p || v < 0)
-            return -1;
-        p = end;
-        if (strncmp(p, "ms", 2) == 0) {
-            total += (long)v;
-            p += 2;
-        } else if (*p == 's') {
-            total += (long)(v * 1000);
-            p++;
-        } else if (*p == 'm') {
-            total += (long)(v * 60000);
-            p++;
-        } else if (*p == 'h') {
-            total += (long)(v * 3600000);
-            p++;
-        } else {
-            return -1;
-        }
-    }
-    return total;
-}
+const wh_ctl_cmd wh_ctl_cmd_tag = {
+    .name = "tag",
+    .summary = "Create, list and remove revision tags (aliases of control plane revisions)",
+    .long_help = "Revision tags are stable names for Istio control plane revisions.  Label a namespace\n"
+                 "\"istio.io/rev=prod\" once; point the tag \"prod\" at revision \"1-24\" today and at \"1-25\"\n"
+                 "after the canary upgrade, and every pod created in that namespace from then on is injected\n"
+                 "by the new revision, without relabeling a single namespace.\n"
+                 "\n"
+                 "A tag is a MutatingWebhookConfiguration that selects namespaces and pods by the tag name and\n"
+                 "sends them to the revision's injector (istiod's or webhookd's), plus a Service\n"
+                 "\"istiod-revision-tag-<tag>\".  The tag \"default\" also serves \"istio-injection=enabled\"\n"
+                 "namespaces and owns the cluster-wide validator \"istiod-default-validator\".\n",
+    .inherited = &wh_ctl_cluster_flags,
+    .subcommands = tag_subcommands,
+};
 
 /* ---- shared plumbing ------------------------------------------------------ */
 
@@ -382,11 +202,9 @@ static int fail(const char *fmt, ...)
     return 1;
 }
 
-static int usage_error(const subcommand *s, const char *msg)
+static int usage_error(const tag_cli *cli, const char *msg)
 {
-    fprintf(stderr, "Error: %s\nRun 'webhookctl tag%s%s --help' for usage.\n", msg, s != NULL ? " " : "",
-            s != NULL ? s->name : "");
-    return 2;
+    return wh_ctl_usage_error(cli->a, "%s", msg);
 }
 
 /* Ask; 1 on y/yes, 0 on n/no/empty/EOF; anything else asks again. */
@@ -413,19 +231,9 @@ static int confirm(const char *prompt)
 
 static int make_client(const tag_cli *cli, wh_kube_client **c)
 {
-    wh_kube_options o = {0};
     wh_err err = {0};
 
-    o.kubeconfig = cli->kubeconfig;
-    o.context = cli->context;
-    o.impersonate_user = cli->as_user;
-    o.impersonate_groups = cli->n_groups > 0 ? cli->as_groups : NULL;
-    if (cli->request_timeout != NULL) {
-        o.timeout_ms = parse_duration_ms(cli->request_timeout);
-        if (o.timeout_ms < 0)
-            return fail("invalid --request-timeout \"%s\": use a duration such as 10s or 1m", cli->request_timeout);
-    }
-    if (wh_kube_client_new(&o, c, &err) != WH_OK)
+    if (wh_ctl_kube_client(cli->a, c, &err) != WH_OK)
         return fail("%s", wh_err_msg(&err));
     return 0;
 }
@@ -532,7 +340,7 @@ static wh_code reactivate_cb(json_t *obj, void *ctx, int *unchanged, wh_err *err
     return tag_reactivate(obj, err);
 }
 
-static int cmd_set(tag_cli *cli, const subcommand *s, int generate)
+static int cmd_set(tag_cli *cli, int generate)
 {
     const char *tag, *rev = cli->revision, *ns = cli->istio_ns;
     int is_default, rc = 1;
@@ -546,13 +354,13 @@ static int cmd_set(tag_cli *cli, const subcommand *s, int generate)
     json_t *it;
 
     if (cli->nargs == 0)
-        return usage_error(s, "must provide a tag for modification");
+        return usage_error(cli, "must provide a tag for modification");
     if (cli->nargs > 1)
-        return usage_error(s, "must provide a single tag for creation");
+        return usage_error(cli, "must provide a single tag for creation");
     if (rev == NULL)
-        return usage_error(s, "required flag(s) \"revision\" not set");
+        return usage_error(cli, "required flag(s) \"revision\" not set");
     if (cli->manifests != NULL)
-        return usage_error(s, "--manifests is not supported: webhookctl renders the tag objects itself");
+        return usage_error(cli, "--manifests is not supported: webhookctl renders the tag objects itself");
     tag = cli->args[0];
     if ((rc = check_names(cli, tag)) != 0)
         return rc;
@@ -829,7 +637,7 @@ static void print_json_string(const char *s)
     json_decref(v);
 }
 
-static int cmd_list(tag_cli *cli, const subcommand *s)
+static int cmd_list(tag_cli *cli)
 {
     const char *fmt = cli->output != NULL ? cli->output : "table";
     wh_kube_client *c = NULL;
@@ -839,7 +647,7 @@ static int cmd_list(tag_cli *cli, const subcommand *s)
     int rc = 1;
 
     if (cli->nargs > 0)
-        return usage_error(s, "tag list command does not accept arguments");
+        return usage_error(cli, "tag list command does not accept arguments");
     if (strcmp(fmt, "table") != 0 && strcmp(fmt, "json") != 0 && strcmp(fmt, "yaml") != 0)
         return fail("unknown format: %s", fmt);
     if ((rows = json_array()) == NULL || (kept = json_array()) == NULL || make_client(cli, &c) != 0)
@@ -1058,7 +866,7 @@ out:
     return rc;
 }
 
-static int cmd_remove(tag_cli *cli, const subcommand *s)
+static int cmd_remove(tag_cli *cli)
 {
     wh_kube_client *c = NULL;
     json_t *svcs = NULL, *mwcs = NULL, *vwcs = NULL, *nss = NULL;
@@ -1070,9 +878,9 @@ static int cmd_remove(tag_cli *cli, const subcommand *s)
     json_t *it;
 
     if (cli->nargs == 0)
-        return usage_error(s, "must provide a tag for removal");
+        return usage_error(cli, "must provide a tag for removal");
     if (cli->nargs > 1)
-        return usage_error(s, "must provide a single tag for removal");
+        return usage_error(cli, "must provide a single tag for removal");
     tag = cli->args[0];
     if (tag[0] == '\0' || wh_kube_check_label_value(tag, &err) != WH_OK) {
         fail("invalid revision tag name %s", tag[0] == '\0' ? "\"\": must not be empty" : wh_err_msg(&err));
@@ -1128,48 +936,44 @@ out:
 
 /* ---- entry -------------------------------------------------------------------- */
 
-int wh_ctl_tag(int argc, char **argv)
+static int run_tag(const wh_ctl_args *a, int (*fn)(tag_cli *cli, int generate), int generate)
 {
     tag_cli cli;
-    const subcommand *s = NULL;
-    char msg[512];
-    const char *env_ns = getenv("ISTIOCTL_ISTIONAMESPACE");
 
-    memset(&cli, 0, sizeof(cli));
     /* wh_kube runs libcurl with CURLOPT_NOSIGNAL: a peer closing mid-write must not kill us. */
     signal(SIGPIPE, SIG_IGN);
-    if (argc >= 2 && argv[1][0] != '-') {
-        for (size_t i = 0; i < NSUB; i++)
-            if (strcmp(argv[1], subcommands[i].name) == 0 ||
-                (subcommands[i].alias != NULL && strcmp(argv[1], subcommands[i].alias) == 0))
-                s = &subcommands[i];
-        if (s == NULL) {
-            if (strcmp(argv[1], "create") == 0)
-                fprintf(stderr, "Error: unknown subcommand \"create\"\n\nDid you mean this?\n\tset\n\n");
-            else
-                fprintf(stderr, "Error: unknown subcommand \"%s\"\n", argv[1]);
-            fprintf(stderr, "Run 'webhookctl tag --help' for usage.\n");
-            return 2;
-        }
-    }
-    if (parse_flags(&cli, s, argc - (s != NULL ? 2 : 1), argv + (s != NULL ? 2 : 1), msg, sizeof(msg)) != 0)
-        return usage_error(s, msg);
-    if (cli.help || s == NULL) {
-        if (s == NULL && cli.nargs > 0) {
-            fprintf(stderr, "Error: unknown subcommand \"%s\"\nRun 'webhookctl tag --help' for usage.\n", cli.args[0]);
-            return 2;
-        }
-        if (s != NULL)
-            sub_usage(stdout, s);
-        else
-            tag_usage(stdout);
-        return 0;
-    }
-    if (cli.istio_ns == NULL)
-        cli.istio_ns = env_ns != NULL && env_ns[0] != '\0' ? env_ns : "istio-system";
-    if (strcmp(s->name, "set") == 0 || strcmp(s->name, "generate") == 0)
-        return cmd_set(&cli, s, s->name[0] == 'g');
-    if (strcmp(s->name, "list") == 0)
-        return cmd_list(&cli, s);
-    return cmd_remove(&cli, s);
+    load_cli(a, &cli);
+    return fn(&cli, generate);
+}
+
+static int list_entry(tag_cli *cli, int generate)
+{
+    (void)generate;
+    return cmd_list(cli);
+}
+
+static int remove_entry(tag_cli *cli, int generate)
+{
+    (void)generate;
+    return cmd_remove(cli);
+}
+
+static int run_set(const wh_ctl_args *a)
+{
+    return run_tag(a, cmd_set, 0);
+}
+
+static int run_generate(const wh_ctl_args *a)
+{
+    return run_tag(a, cmd_set, 1);
+}
+
+static int run_list(const wh_ctl_args *a)
+{
+    return run_tag(a, list_entry, 0);
+}
+
+static int run_remove(const wh_ctl_args *a)
+{
+    return run_tag(a, remove_entry, 0);
 }

@@ -19,23 +19,12 @@
 
 #define VALIDATE_MAX_FILE (64u * 1024 * 1024)
 
-typedef struct run {
+typedef struct run_state {
     const char *ns; /* default namespace for objects without one */
     int valid, invalid, errors;
-} run;
+} run_state;
 
-static void usage(FILE *out)
-{
-    fprintf(out, "Validate Istio resources the way webhookd's /validate does, without a cluster.\n\n"
-                 "Usage:\n  webhookctl validate -f FILE|DIR|- [-f ...] [-n NAMESPACE]\n\n"
-                 "Flags:\n"
-                 "  -f, --filename    file, directory (*.yaml, *.yml, *.json, recursively) or - for stdin\n"
-                 "  -n, --namespace   namespace for objects that have none (default \"default\")\n"
-                 "  -h, --help        show this help\n\n"
-                 "Prints one line per object; exits 0 only when every object is valid.\n");
-}
-
-static void judge(run *r, const char *source, size_t index, const json_t *obj)
+static void judge(run_state *r, const char *source, size_t index, const json_t *obj)
 {
     wh_validate_input in = {NULL, NULL, r->ns};
     wh_validate_verdict v;
@@ -68,7 +57,7 @@ static void judge(run *r, const char *source, size_t index, const json_t *obj)
 }
 
 /* One document: an object, or a List whose items are judged one by one. */
-static void judge_doc(run *r, const char *source, size_t index, const json_t *doc)
+static void judge_doc(run_state *r, const char *source, size_t index, const json_t *doc)
 {
     const json_t *items = json_object_get(doc, "items");
     const char *kind = json_string_value(json_object_get(doc, "kind"));
@@ -91,7 +80,7 @@ static int looks_like_json(const char *s)
     return *s == '{' || *s == '[';
 }
 
-static void validate_text(run *r, const char *source, const char *text, size_t len)
+static void validate_text(run_state *r, const char *source, const char *text, size_t len)
 {
     json_t *docs = NULL;
     json_error_t jerr;
@@ -141,9 +130,9 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void validate_path(run *r, const char *path, int depth);
+static void validate_path(run_state *r, const char *path, int depth);
 
-static void validate_dir(run *r, const char *path, int depth)
+static void validate_dir(run_state *r, const char *path, int depth)
 {
     DIR *d = opendir(path);
     struct dirent *e;
@@ -182,7 +171,7 @@ static void validate_dir(run *r, const char *path, int depth)
     free(names);
 }
 
-static void validate_path(run *r, const char *path, int depth)
+static void validate_path(run_state *r, const char *path, int depth)
 {
     struct stat st;
     wh_buf b = WH_BUF_INIT;
@@ -203,47 +192,47 @@ static void validate_path(run *r, const char *path, int depth)
     wh_buf_free(&b);
 }
 
-int wh_ctl_validate(int argc, char **argv)
+static int run(const wh_ctl_args *a)
 {
-    run r = {"default", 0, 0, 0};
-    const char **files = calloc((size_t)argc, sizeof(*files));
-    size_t nfiles = 0, i;
-    int a, status;
+    run_state r = {wh_ctl_string(a, "namespace"), 0, 0, 0};
+    size_t nfiles, i;
+    const char *const *files = wh_ctl_strings(a, "filename", &nfiles);
 
-    if (files == NULL)
-        return 1;
-    for (a = 1; a < argc; a++) {
-        const char *arg = argv[a];
-        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            usage(stdout);
-            free(files);
-            return 0;
-        } else if ((strcmp(arg, "-f") == 0 || strcmp(arg, "--filename") == 0) && a + 1 < argc) {
-            files[nfiles++] = argv[++a];
-        } else if (strncmp(arg, "--filename=", 11) == 0) {
-            files[nfiles++] = arg + 11;
-        } else if ((strcmp(arg, "-n") == 0 || strcmp(arg, "--namespace") == 0) && a + 1 < argc) {
-            r.ns = argv[++a];
-        } else if (strncmp(arg, "--namespace=", 12) == 0) {
-            r.ns = arg + 12;
-        } else {
-            fprintf(stderr, "Error: unknown or incomplete flag %s\n\n", arg);
-            usage(stderr);
-            free(files);
-            return 2;
-        }
-    }
-    if (nfiles == 0) {
-        fprintf(stderr, "Error: -f FILE|DIR|- is required\n\n");
-        usage(stderr);
-        free(files);
-        return 2;
-    }
+    if (a->nargs > 0)
+        return wh_ctl_usage_error(a, "unexpected argument \"%s\": give the inputs with -f", a->args[0]);
+    if (nfiles == 0)
+        return wh_ctl_usage_error(a, "-f FILE|DIR|- is required");
     for (i = 0; i < nfiles; i++)
         validate_path(&r, files[i], 0);
-    free(files);
-    status = r.invalid == 0 && r.errors == 0 && r.valid > 0 ? 0 : 1;
     if (r.valid + r.invalid == 0 && r.errors == 0)
         fprintf(stderr, "Error: no objects found\n");
-    return status;
+    return r.invalid == 0 && r.errors == 0 && r.valid > 0 ? 0 : 1;
 }
+
+static const wh_ctl_flag flags[] = {
+    {.name = "filename",
+     .shorthand = 'f',
+     .type = WH_CTL_STRING_ARRAY,
+     .usage = "A file, a directory (*.yaml, *.yml, *.json, recursively) or - for stdin (repeatable)"},
+    {.name = "namespace",
+     .shorthand = 'n',
+     .type = WH_CTL_STRING,
+     .usage = "Namespace for objects that have none",
+     .def = "default"},
+};
+
+const wh_ctl_cmd wh_ctl_cmd_validate = {
+    .name = "validate",
+    .use = "-f FILE|DIR|- [flags]",
+    .summary = "Validate Istio resources offline, exactly as webhookd's /validate does",
+    .long_help = "Validate Istio resources the way webhookd's /validate does, without a cluster.  Input is\n"
+                 "multi-document YAML or JSON (a \"kind: List\" is expanded).  Prints one line per object;\n"
+                 "exits 0 only when every object is valid.\n",
+    .examples = "  # Validate a file and a directory of manifests\n"
+                "  webhookctl validate -f gateway.yaml -f manifests/\n"
+                "\n"
+                "  # Validate what a chart renders\n"
+                "  helm template ./chart | webhookctl validate -f -\n",
+    WH_CTL_FLAGS(flags),
+    .run = run,
+};

@@ -1,26 +1,29 @@
 /*
- * wh_ctl.h - webhookctl's subcommands.  Each lives in its own file and is
- * listed once in main.c's command table; each parses its own flags and
- * returns the process exit status (0 success, 1 failure, 2 usage error).
+ * wh_ctl.h - webhookctl's commands and what they share.  Each command is a
+ * declarative wh_ctl_cmd (wh_ctl_flags.h) defined in its own file and listed
+ * once in main.c's root command; run() returns the process exit status
+ * (0 success, 1 failure, 2 usage error).
  */
 #ifndef WH_CTL_H
 #define WH_CTL_H
 
-typedef struct wh_ctl_command {
-    const char *name;
-    const char *summary;
-    int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
-} wh_ctl_command;
+#include "wh_ctl_flags.h"
+#include "wh_kube.h"
 
-/* kube_inject.c */
-int wh_ctl_kube_inject(int argc, char **argv);
-/* validate.c */
-int wh_ctl_validate(int argc, char **argv);
-/* check_inject.c */
-int wh_ctl_check_inject(int argc, char **argv);
-/* check.c */
-int wh_ctl_check(int argc, char **argv);
-/* certs.c */
-int wh_ctl_certs(int argc, char **argv);
+/* The flags of every command that talks to the cluster (cobra's persistent
+ * root flags of istioctl plus kubectl's client flags), shown as "Global
+ * Flags": --as, --as-group, --context, -i/--istioNamespace, -c/--kubeconfig,
+ * -n/--namespace, --request-timeout. */
+extern const wh_ctl_flagset wh_ctl_cluster_flags;
+
+/* The Kubernetes client those flags describe; err says what failed. */
+wh_code wh_ctl_kube_client(const wh_ctl_args *a, wh_kube_client **out, wh_err *err);
+
+extern const wh_ctl_cmd wh_ctl_cmd_kube_inject;  /* kube_inject.c */
+extern const wh_ctl_cmd wh_ctl_cmd_validate;     /* validate.c */
+extern const wh_ctl_cmd wh_ctl_cmd_check_inject; /* check_inject.c */
+extern const wh_ctl_cmd wh_ctl_cmd_check;        /* check.c */
+extern const wh_ctl_cmd wh_ctl_cmd_certs;        /* certs.c */
+extern const wh_ctl_cmd wh_ctl_cmd_tag;          /* tag.c */
 
 #endif

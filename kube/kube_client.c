@@ -13,6 +13,7 @@
 #include <curl/curl.h>
 
 #include "kube_internal.h"
+#include "wh_json.h"
 
 #define KUBE_LIST_PAGE 500
 #define KUBE_UPDATE_ATTEMPTS 5
@@ -552,7 +553,7 @@ wh_code wh_kube_request(wh_kube_client *c, const char *method, const char *path,
     }
     if (snk.body.len > 0) {
         json_error_t jerr;
-        doc = json_loadb(snk.body.data, snk.body.len, 0, &jerr);
+        doc = wh_json_loadb(snk.body.data, snk.body.len, 0, &jerr);
         if (doc == NULL && status >= 200 && status < 300) {
             rc = wh_err_set(err, WH_E_PARSE, "%s %s: the API server's answer is not JSON: %s", method, path, jerr.text);
             goto out;

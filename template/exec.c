@@ -206,6 +206,27 @@ static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value do
                                    const tm_node *node, tm_node *const *args, size_t nargs,
                                    const wh_tmpl_value *final, wh_tmpl_value recv, wh_tmpl_value *out);
 
+/* Receivers whose fields cannot change during a render: JSON maps and host
+ * values (field callbacks are pure within a render). */
+static inline int immutable_recv(const wh_tmpl_value *v)
+{
+    return (v->kind == WH_TMPL_MAP && v->rep == WH_TMPL_REP_JSON && v->u.json != NULL) ||
+           (v->kind == WH_TMPL_HOST && v->type != NULL && v->type->field != NULL);
+}
+
+/* The field cache slot of (recv, name); recv must be immutable_recv. */
+static inline tm_fcache_entry *fcache_slot(const wh_tmpl_scratch *sc, const wh_tmpl_value *recv, const char *name)
+{
+    uintptr_t h = ((uintptr_t)recv->u.host >> 4) ^ ((uintptr_t)name >> 3) * 31 ^ ((uintptr_t)recv->type >> 5);
+    return &sc->fcache[(h ^ (h >> 9)) & (TM_FCACHE_SIZE - 1)];
+}
+
+static inline int fcache_hit(const wh_tmpl_scratch *sc, const tm_fcache_entry *e, const wh_tmpl_value *recv,
+                             const char *name)
+{
+    return e->gen == sc->gen && e->recv == recv->u.host && e->type == recv->type && e->name == name;
+}
+
 /* Go's evalField: one field/method/key step on `recv`. */
 static wh_code eval_field(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const char *name, const tm_node *node,
                           tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value recv,
@@ -222,16 +243,13 @@ static wh_code eval_field(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const 
     }
     if (recv.kind == WH_TMPL_NIL)
         return tm_errorf(ctx, "nil pointer evaluating interface {}.%s", name);
-    /* immutable receivers: JSON maps and host values (field callbacks are pure within a render) */
-    if (!has_args && ((recv.kind == WH_TMPL_MAP && recv.rep == WH_TMPL_REP_JSON && recv.u.json != NULL) ||
-                      (recv.kind == WH_TMPL_HOST && recv.type != NULL && recv.type->field != NULL))) {
+    if (!has_args && immutable_recv(&recv)) {
         wh_tmpl_scratch *sc = ctx->scratch;
-        uintptr_t h = ((uintptr_t)recv.u.host >> 4) ^ ((uintptr_t)name >> 3) * 31 ^ ((uintptr_t)recv.type >> 5);
         tm_fcache_entry *e;
         if (sc->fcache == NULL && (sc->fcache = calloc(TM_FCACHE_SIZE, sizeof(*sc->fcache))) == NULL)
             return located(ctx, WH_E_NOMEM);
-        e = &sc->fcache[(h ^ (h >> 9)) & (TM_FCACHE_SIZE - 1)];
-        if (e->gen == sc->gen && e->recv == recv.u.host && e->type == recv.type && e->name == name) {
+        e = fcache_slot(sc, &recv, name);
+        if (fcache_hit(sc, e, &recv, name)) {
             *out = e->val;
             return WH_OK;
         }
@@ -311,12 +329,28 @@ static wh_code eval_field_chain(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, 
                                 const tm_node *node, const char *const *idents, size_t n, tm_node *const *args,
                                 size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
 {
+    const wh_tmpl_scratch *sc = ctx->scratch;
     size_t i;
     wh_code rc;
 
+    /* cache hits are resolved here, without the full call */
     for (i = 0; i + 1 < n; i++) {
+        if (sc->fcache != NULL && immutable_recv(&recv)) {
+            const tm_fcache_entry *e = fcache_slot(sc, &recv, idents[i]);
+            if (fcache_hit(sc, e, &recv, idents[i])) {
+                recv = e->val;
+                continue;
+            }
+        }
         if ((rc = eval_field(ctx, fr, dot, idents[i], node, NULL, 0, NULL, recv, &recv)) != WH_OK)
             return rc;
+    }
+    if (sc->fcache != NULL && nargs <= 1 && final == NULL && immutable_recv(&recv)) {
+        const tm_fcache_entry *e = fcache_slot(sc, &recv, idents[n - 1]);
+        if (fcache_hit(sc, e, &recv, idents[n - 1])) {
+            *out = e->val;
+            return WH_OK;
+        }
     }
     return eval_field(ctx, fr, dot, idents[n - 1], node, args, nargs, final, recv, out);
 }
@@ -754,6 +788,21 @@ static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, con
     return WH_OK;
 }
 
+/* Output of text and actions: most appends fit the buffer, so copy without
+ * the calls through wh_buf_append (same result: NUL-terminated). */
+static inline wh_code out_append(wh_buf *b, const char *s, size_t n)
+{
+    if (b->data != NULL && b->cap - b->len > n) {
+        if (n != 0) { /* s may be NULL then */
+            memcpy(b->data + b->len, s, n);
+            b->len += n;
+            b->data[b->len] = '\0';
+        }
+        return WH_OK;
+    }
+    return wh_buf_append(b, s, n);
+}
+
 static wh_code check_limits(wh_tmpl_ctx *ctx)
 {
     if (++ctx->steps > ctx->max_steps)
@@ -902,7 +951,7 @@ static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_nod
         if (n->u.branch.pipe->u.pipe.ndecl == 0) {
             ctx->node = n;
             if (val.kind == WH_TMPL_STRING && (val.type == NULL || val.type->format == NULL))
-                rc = wh_buf_append(ctx->out, val.u.s, val.len);
+                rc = out_append(ctx->out, val.u.s, val.len);
             else
                 rc = tm_print_value(ctx, &val, ctx->out, 1);
             if (rc != WH_OK)
@@ -929,7 +978,7 @@ static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_nod
     case N_TEMPLATE:
         return walk_template(ctx, fr, dot, n);
     case N_TEXT:
-        if ((rc = wh_buf_append(ctx->out, n->u.text.s, n->u.text.len)) != WH_OK)
+        if ((rc = out_append(ctx->out, n->u.text.s, n->u.text.len)) != WH_OK)
             return located(ctx, rc);
         return WH_OK;
     default:

@@ -80,7 +80,18 @@ void tm_quote_with(wh_buf *out, const char *s, size_t len, char q, int ascii_onl
     wh_buf_putc(out, q);
     while (i < len) {
         unsigned r;
-        size_t l = tm_utf8_decode(s + i, len - i, &r);
+        size_t l, run = i;
+        /* printable ASCII other than the quote and backslash goes out as is:
+         * append whole runs of it rather than rune by rune */
+        while (run < len && (unsigned char)s[run] >= 0x20 && (unsigned char)s[run] < 0x7f && s[run] != q &&
+               s[run] != '\\')
+            run++;
+        if (run > i) {
+            wh_buf_append(out, s + i, run - i);
+            i = run;
+            continue;
+        }
+        l = tm_utf8_decode(s + i, len - i, &r);
         if (l == 0) {
             unsigned char c = (unsigned char)s[i];
             wh_buf_puts(out, "\\x");
@@ -934,7 +945,7 @@ typedef struct parser {
     int failed;
     int nomem;
     size_t hi; /* furthest item read: Go reports its line */
-    const char **names; /* interned variable names */
+    const char **names; /* interned names: open addressing, capnames a power of two */
     size_t nnames, capnames;
 } parser;
 
@@ -1148,7 +1159,58 @@ static int push_var(parser *p, const char *name)
     return 0;
 }
 
-/* Split "a.b.c" into idents (arena); skip_first drops a leading '.'. */
+/* One pointer per distinct name (field, key, variable) of the parse: the
+ * executor compares names by pointer (variables) and caches field lookups
+ * keyed by the name's pointer, so every `.Values` of a template shares one
+ * cache entry per receiver.  The table lives as long as the parse. */
+static uint64_t name_hash(const char *s, size_t len)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+static const char *intern(parser *p, const char *s, size_t len)
+{
+    size_t i, mask;
+
+    if (len == 1 && s[0] == '$')
+        return tm_dollar;
+    if (p->nnames * 2 >= p->capnames) { /* keep the load under a half */
+        size_t cap = p->capnames ? p->capnames * 2 : 64, k;
+        const char **v = calloc(cap, sizeof(*v));
+        if (v == NULL) {
+            p->nomem = 1;
+            p_errorf(p, "out of memory");
+            return NULL;
+        }
+        for (k = 0; k < p->capnames; k++) {
+            const char *o = p->names[k];
+            if (o == NULL)
+                continue;
+            for (i = name_hash(o, strlen(o)) & (cap - 1); v[i] != NULL; i = (i + 1) & (cap - 1))
+                ;
+            v[i] = o;
+        }
+        free(p->names);
+        p->names = v;
+        p->capnames = cap;
+    }
+    mask = p->capnames - 1;
+    for (i = name_hash(s, len) & mask; p->names[i] != NULL; i = (i + 1) & mask)
+        if (strncmp(p->names[i], s, len) == 0 && p->names[i][len] == '\0')
+            return p->names[i];
+    if ((p->names[i] = tm_strndup(p->arena, s, len)) == NULL) {
+        p->nomem = 1;
+        p_errorf(p, "out of memory");
+        return NULL;
+    }
+    p->nnames++;
+    return p->names[i];
+}
+
+/* Split "a.b.c" into interned idents. */
 static const char **split_dots(parser *p, const char *s, size_t len, size_t *n)
 {
     size_t cnt = 1, i, k = 0, start = 0;
@@ -1163,11 +1225,8 @@ static const char **split_dots(parser *p, const char *s, size_t len, size_t *n)
     }
     for (i = 0; i <= len; i++) {
         if (i == len || s[i] == '.') {
-            if ((v[k++] = tm_strndup(p->arena, s + start, i - start)) == NULL) {
-                p->nomem = 1;
-                p_errorf(p, "out of memory");
+            if ((v[k++] = intern(p, s + start, i - start)) == NULL)
                 return NULL;
-            }
             start = i + 1;
         }
     }
@@ -1183,38 +1242,11 @@ static tm_node *new_field(parser *p, int pos, const char *s, size_t len)
     return n;
 }
 
-/* One pointer per distinct variable name of the parse. */
-static const char *intern(parser *p, const char *name)
-{
-    size_t i;
-
-    if (strcmp(name, "$") == 0)
-        return tm_dollar;
-    for (i = 0; i < p->nnames; i++)
-        if (strcmp(p->names[i], name) == 0)
-            return p->names[i];
-    if (p->nnames == p->capnames) {
-        size_t cap = p->capnames ? p->capnames * 2 : 16;
-        const char **v = realloc(p->names, cap * sizeof(*v));
-        if (v == NULL) {
-            p->nomem = 1;
-            p_errorf(p, "out of memory");
-            return name;
-        }
-        p->names = v;
-        p->capnames = cap;
-    }
-    p->names[p->nnames++] = name;
-    return name;
-}
-
 static tm_node *new_variable(parser *p, int pos, const char *s, size_t len)
 {
     tm_node *n = new_node(p, N_VARIABLE, pos);
     CHECK(p);
     n->u.field.idents = split_dots(p, s, len, &n->u.field.n);
-    CHECK(p);
-    n->u.field.idents[0] = intern(p, n->u.field.idents[0]);
     return n;
 }
 
@@ -1969,13 +2001,9 @@ static tm_node *operand(parser *p)
         size_t nf, i;
         while (p_peek(p)->typ == I_FIELD) {
             item *f = p_next(p);
-            char *name = tm_strndup(p->arena, f->val + 1, f->len - 1);
+            const char *name = intern(p, f->val + 1, f->len - 1);
             if (name == NULL || nvec_push(p, &fields, (tm_node *)name) != 0) {
                 free(fields.v);
-                if (name == NULL) {
-                    p->nomem = 1;
-                    p_errorf(p, "out of memory");
-                }
                 return NULL;
             }
         }
@@ -2115,7 +2143,7 @@ out:
     free(v.v);
 }
 
-wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const tm_defs *outer, const char *name,
+wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const char *name,
                  const char *text, size_t len, char *errmsg, size_t errlen)
 {
     lexer lx;
@@ -2124,7 +2152,6 @@ wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const t
     char *copy;
     wh_code rc = WH_OK;
 
-    (void)outer;
     memset(&lx, 0, sizeof(lx));
     memset(&p, 0, sizeof(p));
     if ((tree = tm_alloc(arena, sizeof(*tree))) == NULL || (copy = tm_strndup(arena, text, len)) == NULL ||

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE /* newlocale */
 #include <locale.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,7 +184,7 @@ wh_code wh_tmpl_parse(wh_tmpl_set *set, const char *name, const char *text, size
     msg[0] = 0;
     if (name == NULL || text == NULL)
         return wh_err_set(err, WH_E_INVALID, "template: missing name or text");
-    rc = tm_parse(set, &set->arena, &defs, NULL, name, text, len, msg, sizeof(msg));
+    rc = tm_parse(set, &set->arena, &defs, name, text, len, msg, sizeof(msg));
     if (rc != WH_OK) {
         free(defs.items);
         return wh_err_set(err, rc, "%s", msg[0] ? msg : "template: out of memory");
@@ -240,6 +241,56 @@ void wh_tmpl_scratch_free(wh_tmpl_scratch *s)
     free(s);
 }
 
+/* A render without the caller's scratch reuses one kept per thread: a
+ * fresh context would allocate (and zero) the field cache and the arena's
+ * first blocks on every render.  The thread's scratch is freed when the
+ * thread exits; a render nested in another on the same thread (a function
+ * rendering some other set) gets a private one. */
+static pthread_key_t thread_scratch_key;
+static pthread_once_t thread_scratch_once = PTHREAD_ONCE_INIT;
+static int thread_scratch_ok;
+
+static void thread_scratch_free(void *p)
+{
+    wh_tmpl_scratch_free(p);
+}
+
+static void thread_scratch_init(void)
+{
+    thread_scratch_ok = pthread_key_create(&thread_scratch_key, thread_scratch_free) == 0;
+}
+
+/* The thread's idle scratch (created on first use), or NULL. */
+static wh_tmpl_scratch *thread_scratch(void)
+{
+    wh_tmpl_scratch *s;
+
+    pthread_once(&thread_scratch_once, thread_scratch_init);
+    if (!thread_scratch_ok)
+        return NULL;
+    if ((s = pthread_getspecific(thread_scratch_key)) == NULL) {
+        if ((s = wh_tmpl_scratch_new()) == NULL)
+            return NULL;
+        if (pthread_setspecific(thread_scratch_key, s) != 0) {
+            wh_tmpl_scratch_free(s);
+            return NULL;
+        }
+    }
+    return s->busy ? NULL : s;
+}
+
+/* Arena memory a thread's scratch keeps between renders; a render that grew
+ * it beyond this gives the blocks back. */
+#define TM_THREAD_KEEP ((size_t)1 << 20)
+
+static size_t arena_spare_bytes(const tm_arena *a)
+{
+    size_t n = 0;
+    for (const tm_block *b = a->spare; b != NULL; b = b->next)
+        n += b->size;
+    return n;
+}
+
 wh_code wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value data, const wh_tmpl_opts *opts,
                        wh_buf *out, wh_err *err)
 {
@@ -247,11 +298,14 @@ wh_code wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value d
     wh_tmpl_scratch local, *scratch;
     const tm_def *def;
     wh_code rc;
+    int per_thread = 0;
 
     def = tm_find_def(&set->defs, name);
     if (def == NULL)
         return wh_err_set(err, WH_E_NOTFOUND, "template: no template \"%s\" associated with template set", name);
     scratch = opts != NULL && opts->scratch != NULL ? opts->scratch : NULL;
+    if (scratch == NULL && (scratch = thread_scratch()) != NULL)
+        per_thread = 1;
     if (scratch == NULL) {
         memset(&local, 0, sizeof(local));
         tm_arena_init(&local.arena);
@@ -272,7 +326,9 @@ wh_code wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value d
     if (out->data == NULL && (rc = wh_buf_append(out, "", 0)) != WH_OK)
         return wh_err_set(err, rc, "out of memory");
     scratch->gen++;
+    scratch->busy = 1;
     rc = tm_exec_def(&ctx, def, data);
+    scratch->busy = 0;
     if (rc != WH_OK) {
         if (rc != WH_E_LIMIT && rc != WH_E_NOMEM)
             rc = WH_E_RENDER;
@@ -282,6 +338,8 @@ wh_code wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value d
     scratch->vars = ctx.vars;
     scratch->capvars = ctx.capvars;
     tm_arena_reset(&scratch->arena);
+    if (per_thread && arena_spare_bytes(&scratch->arena) > TM_THREAD_KEEP)
+        tm_arena_free(&scratch->arena);
     if (scratch == &local) {
         tm_arena_free(&local.arena);
         free(local.vars);
@@ -418,7 +476,7 @@ wh_code wh_tmpl_exec_text(wh_tmpl_ctx *ctx, const char *text, size_t len, wh_tmp
 
     msg[0] = 0;
     /* parsed into the render's arena: gone when the render ends */
-    rc = tm_parse(ctx->set, ctx->arena, &defs, NULL, name, text, len, msg, sizeof(msg));
+    rc = tm_parse(ctx->set, ctx->arena, &defs, name, text, len, msg, sizeof(msg));
     if (rc != WH_OK) {
         free(defs.items);
         return wh_tmpl_errorf(ctx, "%s", msg[0] ? msg : "out of memory");

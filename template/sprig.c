@@ -1844,10 +1844,18 @@ static wh_code copy_list(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, size_t extra,
     return WH_OK;
 }
 
+/* Sprig copies the list and appends to the copy: the result never aliases
+ * the argument.  An engine []interface{} is extended through a shared array
+ * instead (no list is ever changed in place, so sharing is invisible), which
+ * keeps a loop of appends linear rather than quadratic. */
 FN(fn_append)
 {
     wh_code rc;
-    if ((rc = need_list(ctx, &a[0], "push on")) != WH_OK || (rc = copy_list(ctx, &a[0], 1, out)) != WH_OK)
+    if ((rc = need_list(ctx, &a[0], "push on")) != WH_OK)
+        return rc;
+    if (a[0].rep == WH_TMPL_REP_ENGINE && a[0].type == NULL && a[0].u.list != NULL)
+        return tm_list_append(ctx, &a[0], a[1], out);
+    if ((rc = copy_list(ctx, &a[0], 1, out)) != WH_OK)
         return rc;
     return wh_tmpl_list_push(ctx, out, a[1]);
 }

@@ -178,7 +178,7 @@ const tm_def *tm_find_def(const tm_defs *defs, const char *name);
 wh_code tm_add_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t n, int internal, wh_err *err);
 
 /* Parse `text` into `defs` (trees and strings in `arena`). */
-wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const tm_defs *outer, const char *name,
+wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const char *name,
                  const char *text, size_t len, char *errmsg, size_t errlen);
 /* Go's node.String() (for messages). */
 void tm_node_string(const tm_node *n, wh_buf *out);
@@ -194,6 +194,10 @@ void tm_quote_with(wh_buf *out, const char *s, size_t len, char q, int ascii_onl
 void tm_json_string(wh_buf *out, const char *s, size_t len, int escape_html);
 void tm_query_escape(wh_buf *b, const char *s, size_t len);
 wh_tmpl_value *tm_list_items(wh_tmpl_value *list);
+/* A new []interface{} list: the engine list `list` ([]interface{}, not nil)
+ * plus `item`, sharing list's array when nothing was appended to it yet
+ * (amortised O(1)); `list` itself is unchanged. */
+wh_code tm_list_append(wh_tmpl_ctx *ctx, const wh_tmpl_value *list, wh_tmpl_value item, wh_tmpl_value *out);
 void tm_map_delete(wh_tmpl_value *map, const char *key, size_t key_len);
 
 /* The name of the `$` variable: variable names are interned per parse so
@@ -221,6 +225,7 @@ struct wh_tmpl_scratch {
     tm_arena arena;
     tm_fcache_entry *fcache; /* TM_FCACHE_SIZE entries, allocated on first use */
     uint64_t gen;            /* render counter: entries of older renders are stale */
+    int busy;                /* a render is using it (a thread's own scratch is not reentrant) */
     tm_var *vars;
     size_t capvars;
     wh_buf tmp;

@@ -23,9 +23,14 @@ const wh_tmpl_type wh_tmpl_type_string_slice = {.name = "[]string", .kind = WH_T
 const wh_tmpl_type wh_tmpl_type_map_string_interface = {.name = "map[string]interface {}", .kind = WH_TMPL_MAP};
 const wh_tmpl_type wh_tmpl_type_interface_slice = {.name = "[]interface {}", .kind = WH_TMPL_LIST};
 
+/* Several lists may share one items array (Sprig's append extends its
+ * argument's array in place, like Go's append into spare capacity): `used`
+ * counts the array's slots taken by any of them, so only the list that ends
+ * where the array's use ends may extend it; any other copies first. */
 struct wh_tmpl_list {
     size_t len, cap;
     wh_tmpl_value *items;
+    size_t *used; /* shared with the array; NULL while items is NULL */
 };
 
 struct wh_tmpl_map {
@@ -336,11 +341,28 @@ wh_tmpl_value wh_tmpl_list_new(wh_tmpl_ctx *ctx, size_t cap_hint, const wh_tmpl_
         return wh_tmpl_invalid();
     l->len = 0;
     l->cap = cap_hint;
-    l->items = cap_hint ? tm_alloc(ctx->arena, cap_hint * sizeof(wh_tmpl_value)) : NULL;
-    if (cap_hint && l->items == NULL)
+    l->items = NULL;
+    l->used = NULL;
+    if (cap_hint && ((l->items = tm_alloc(ctx->arena, cap_hint * sizeof(wh_tmpl_value))) == NULL ||
+                     (l->used = tm_alloc(ctx->arena, sizeof(*l->used))) == NULL))
         return wh_tmpl_invalid();
+    if (l->used != NULL)
+        *l->used = 0;
     v.u.list = l;
     return v;
+}
+
+wh_code tm_list_append(wh_tmpl_ctx *ctx, const wh_tmpl_value *list, wh_tmpl_value item, wh_tmpl_value *out)
+{
+    wh_tmpl_list *l = tm_alloc(ctx->arena, sizeof(*l));
+
+    if (l == NULL)
+        return WH_E_NOMEM;
+    *l = *list->u.list;
+    *out = *list;
+    out->flags_ = 0;
+    out->u.list = l;
+    return wh_tmpl_list_push(ctx, out, item);
 }
 
 wh_code wh_tmpl_list_push(wh_tmpl_ctx *ctx, wh_tmpl_value *list, wh_tmpl_value item)
@@ -351,17 +373,21 @@ wh_code wh_tmpl_list_push(wh_tmpl_ctx *ctx, wh_tmpl_value *list, wh_tmpl_value i
         return WH_E_INVALID;
     if (list->type == NULL) /* an element of []interface{} */
         item.flags_ |= TM_F_IFACE;
-    if (l->len == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 4;
+    if (l->len == l->cap || (l->used != NULL && *l->used != l->len)) {
+        /* full, or another list took the next slot: a new array of our own */
+        size_t cap = l->len ? l->len * 2 : 4;
         wh_tmpl_value *items = tm_alloc(ctx->arena, cap * sizeof(*items));
-        if (items == NULL)
+        size_t *used = tm_alloc(ctx->arena, sizeof(*used));
+        if (items == NULL || used == NULL)
             return WH_E_NOMEM;
         if (l->len)
             memcpy(items, l->items, l->len * sizeof(*items));
         l->items = items;
         l->cap = cap;
+        l->used = used;
     }
     l->items[l->len++] = item;
+    *l->used = l->len;
     return WH_OK;
 }
 

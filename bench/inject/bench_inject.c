@@ -18,6 +18,7 @@
 #include "wh_inject_jsonpatch.h"
 #include "wh_inject_merge.h"
 #include "wh_inject_post.h"
+#include "wh_json.h"
 #include "wh_json_arena.h"
 
 enum { S_DECODE, S_RENDER, S_MERGE, S_POST, S_DIFF, S_ENCODE, S_N };
@@ -63,7 +64,7 @@ int main(int argc, char **argv)
 
         t = cpu_now();
         wh_json_arena_begin(&arena);
-        review = json_loadb(body.data, body.len, 0, NULL);
+        review = wh_json_loadb(body.data, body.len, JSON_ALLOW_NUL, NULL);
         pod = json_object_get(json_object_get(review, "request"), "object");
         t0 = cpu_now(), stage[S_DECODE] += t0 - t, t = t0;
         memset(&in, 0, sizeof(in));

@@ -7,6 +7,7 @@
  */
 #include "wh_admission.h"
 
+#include "wh_json.h"
 #include "wh_json_arena.h"
 
 #include <stdarg.h>
@@ -269,7 +270,7 @@ wh_code wh_admission_decode(const char *body, size_t len, json_t **review, wh_ad
 
     memset(req, 0, sizeof(*req));
     req->uid = req->operation = req->name = req->namespace = req->kind = req->path_suffix = "";
-    *review = json_loadb(body, len, JSON_ALLOW_NUL, &jerr);
+    *review = wh_json_loadb(body, len, JSON_ALLOW_NUL, &jerr);
     if (*review == NULL)
         return wh_err_set(err, WH_E_PARSE, "invalid JSON at line %d, column %d: %s", jerr.line, jerr.column, jerr.text);
     if (!json_is_object(*review))

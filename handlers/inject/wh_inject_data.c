@@ -517,8 +517,8 @@ wh_code wh_inject_duration_text(const wh_tmpl_value *v, wh_buf *out)
 
 static const struct sfield *find_field(const struct stype *st, const char *name)
 {
-    for (size_t i = 0; i < st->n; i++)
-        if (strcmp(st->fields[i].go, name) == 0)
+    for (size_t i = 0; i < st->n; i++) /* the first letter rules out most fields without a call */
+        if (st->fields[i].go[0] == name[0] && strcmp(st->fields[i].go, name) == 0)
             return &st->fields[i];
     return NULL;
 }
@@ -663,6 +663,36 @@ static json_t *struct_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v)
     return out;
 }
 
+/* struct_json() then wh_inject_gojson(), without the intermediate object:
+ * structToJSON runs twice per container port. */
+wh_code wh_inject_struct_gojson(const wh_tmpl_value *v, wh_buf *out)
+{
+    const struct stype *st = (const struct stype *)v->type;
+    const json_t *obj = v->u.host;
+    int first = 1;
+    wh_code rc;
+
+    if (v->kind != WH_TMPL_HOST || v->type == NULL || v->type->field != struct_field || !st->ordered || obj == NULL)
+        return WH_E_NOTFOUND;
+    if ((rc = wh_buf_putc(out, '{')) != WH_OK)
+        return rc;
+    for (size_t i = 0; i < st->n; i++) {
+        const struct sfield *f = &st->fields[i];
+        json_t *fv = json_object_get(obj, f->json);
+        int zero = fv == NULL && f->always; /* encoded as 0 */
+        if (!zero && (fv == NULL || (!f->always && json_zero(fv))))
+            continue;
+        /* the JSON names are plain identifiers: quoting needs no escapes */
+        if ((!first && (rc = wh_buf_putc(out, ',')) != WH_OK) || (rc = wh_buf_putc(out, '"')) != WH_OK ||
+            (rc = wh_buf_puts(out, f->json)) != WH_OK || (rc = wh_buf_append(out, "\":", 2)) != WH_OK)
+            return rc;
+        first = 0;
+        if ((rc = zero ? wh_buf_putc(out, '0') : wh_inject_gojson(fv, out)) != WH_OK)
+            return rc;
+    }
+    return wh_buf_putc(out, '}');
+}
+
 /* ---- SidecarTemplateData itself ---- */
 
 static wh_code typemeta_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
@@ -715,40 +745,67 @@ static const wh_tmpl_type deploymeta_type = {"types.NamespacedName", WH_TMPL_HOS
 static wh_code data_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
                           size_t nargs, wh_tmpl_value *out)
 {
+    static const char *const names[] = {"TypeMeta",       "DeploymentMeta", "ObjectMeta",
+                                        "Spec",           "ProxyConfig",    "MeshConfig",
+                                        "Values",         "Revision",       "NativeSidecars",
+                                        "ProxyImage",     "ProxyInitImage", "ProxyUID",
+                                        "ProxyGID",       "InboundTrafficPolicyMode", "CompliancePolicy"};
     const wh_inject_data *d = recv->u.host;
+    size_t i;
 
-    if (strcmp(name, "TypeMeta") == 0)
+    /* the first letter rules out most names without a call */
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (names[i][0] == name[0] && strcmp(names[i], name) == 0)
+            break;
+    switch (i) {
+    case 0:
         *out = wh_tmpl_host(&typemeta_type, d);
-    else if (strcmp(name, "DeploymentMeta") == 0)
+        break;
+    case 1:
         *out = wh_tmpl_host(&deploymeta_type, d);
-    else if (strcmp(name, "ObjectMeta") == 0)
+        break;
+    case 2:
         *out = wh_tmpl_host(&meta_type.t, d->object_meta);
-    else if (strcmp(name, "Spec") == 0)
+        break;
+    case 3:
         *out = wh_tmpl_host(&spec_type.t, d->spec);
-    else if (strcmp(name, "ProxyConfig") == 0)
+        break;
+    case 4:
         *out = wh_tmpl_host(&pc_type.t, d->proxy_config);
-    else if (strcmp(name, "MeshConfig") == 0)
+        break;
+    case 5:
         *out = wh_tmpl_host(&mesh_type.t, d->mesh);
-    else if (strcmp(name, "Values") == 0)
+        break;
+    case 6:
         *out = wh_tmpl_json_typed(d->values, &wh_tmpl_type_map_string_interface);
-    else if (strcmp(name, "Revision") == 0)
+        break;
+    case 7:
         *out = wh_tmpl_str(d->revision);
-    else if (strcmp(name, "NativeSidecars") == 0)
+        break;
+    case 8:
         *out = wh_tmpl_bool(d->native);
-    else if (strcmp(name, "ProxyImage") == 0)
+        break;
+    case 9:
         *out = wh_tmpl_str(d->proxy_image);
-    else if (strcmp(name, "ProxyInitImage") == 0)
+        break;
+    case 10:
         *out = wh_tmpl_str(d->proxy_init_image);
-    else if (strcmp(name, "ProxyUID") == 0)
+        break;
+    case 11:
         *out = wh_tmpl_int_typed(d->proxy_uid, &wh_tmpl_type_int64);
-    else if (strcmp(name, "ProxyGID") == 0)
+        break;
+    case 12:
         *out = wh_tmpl_int_typed(d->proxy_gid, &wh_tmpl_type_int64);
-    else if (strcmp(name, "InboundTrafficPolicyMode") == 0)
+        break;
+    case 13:
         *out = wh_tmpl_str(d->inbound_mode);
-    else if (strcmp(name, "CompliancePolicy") == 0)
+        break;
+    case 14:
         *out = wh_tmpl_str(d->compliance);
-    else
+        break;
+    default:
         return WH_E_NOTFOUND;
+    }
     return WH_OK;
 }
 

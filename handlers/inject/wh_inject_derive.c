@@ -182,7 +182,12 @@ char *wh_inject_image(const json_t *values, const char *name_key, const char *im
             snprintf(tag + n, sizeof(tag) - n, "-%s", type);
         }
     }
-    wh_buf_printf(&b, "%s/%s:%s", hub ? hub : "", name, tag);
+    /* HUB/NAME:TAG (appends: this runs twice per review) */
+    if (wh_buf_puts(&b, hub ? hub : "") != WH_OK || wh_buf_putc(&b, '/') != WH_OK || wh_buf_puts(&b, name) != WH_OK ||
+        wh_buf_putc(&b, ':') != WH_OK || wh_buf_puts(&b, tag) != WH_OK) {
+        wh_buf_free(&b);
+        return NULL;
+    }
     return wh_buf_steal(&b, NULL);
 }
 

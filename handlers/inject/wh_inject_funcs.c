@@ -241,18 +241,19 @@ static wh_code fn_identity(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, w
 static wh_code fn_annotation(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
 {
     const json_t *meta = wh_inject_host_json(&a[0], "v1.ObjectMeta"), *v;
-    char *key;
     wh_buf *b;
     wh_code rc;
 
     if (meta == NULL && a[0].kind != WH_TMPL_NIL)
         return wh_tmpl_errorf(ctx, "wrong type for value; expected v1.ObjectMeta; got %s", wh_tmpl_type_name(&a[0]));
-    if ((key = strndup(a[1].u.s, a[1].len)) == NULL)
-        return WH_E_NOMEM;
-    v = json_object_get(json_object_get(meta, "annotations"), key);
-    free(key);
+    v = json_object_getn(json_object_get(meta, "annotations"), a[1].len ? a[1].u.s : "", a[1].len);
     if (json_is_string(v)) {
         *out = wh_tmpl_strn(json_string_value(v), json_string_length(v));
+        return WH_OK;
+    }
+    if (a[2].kind == WH_TMPL_STRING && (a[2].type == NULL || a[2].type->format == NULL)) {
+        /* fmt.Sprint of a plain string is the string itself */
+        *out = wh_tmpl_strn(a[2].u.s, a[2].len);
         return WH_OK;
     }
     b = wh_tmpl_tmpbuf(ctx);
@@ -329,6 +330,11 @@ static wh_code fn_struct_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_
         *out = wh_tmpl_str("{}");
         return WH_OK;
     }
+    if (a[0].kind == WH_TMPL_HOST) {
+        wh_buf *b = wh_tmpl_tmpbuf(ctx);
+        if ((rc = wh_inject_struct_gojson(&a[0], b)) != WH_E_NOTFOUND)
+            return rc != WH_OK ? rc : ret_buf(ctx, b, out);
+    }
     if (wh_tmpl_to_json(ctx, &a[0], &j) != WH_OK || j == NULL) {
         *out = wh_tmpl_str("{}");
         return WH_OK;
@@ -385,13 +391,20 @@ static wh_code fn_indent(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_
 {
     wh_buf *b = wh_tmpl_tmpbuf(ctx);
     int64_t spaces = a[0].u.i;
+    const char *s = a[1].len ? a[1].u.s : "", *end = s + a[1].len, *nl;
+    wh_code rc = WH_OK;
 
-    for (uint32_t i = 0; i < a[1].len; i++) {
-        wh_buf_putc(b, a[1].u.s[i]);
-        if (a[1].u.s[i] == '\n')
-            for (int64_t k = 0; k < spaces; k++)
-                wh_buf_putc(b, ' ');
+    /* line by line: the text up to and including each newline, then the pad */
+    while (rc == WH_OK && (nl = memchr(s, '\n', (size_t)(end - s))) != NULL) {
+        rc = wh_buf_append(b, s, (size_t)(nl + 1 - s));
+        for (int64_t k = 0; rc == WH_OK && k < spaces; k++)
+            rc = wh_buf_putc(b, ' ');
+        s = nl + 1;
     }
+    if (rc == WH_OK && s < end)
+        rc = wh_buf_append(b, s, (size_t)(end - s));
+    if (rc != WH_OK)
+        return rc;
     return ret_buf(ctx, b, out);
 }
 
@@ -717,12 +730,12 @@ static void image_tag_digest(const char *image, char *tag, size_t ts, char *dige
 static wh_code fn_otel(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
 {
     const json_t *mesh = wh_inject_host_json(&a[0], NULL), *p;
-    json_t *ann = map_json(ctx, &a[1]), *labels = map_json(ctx, &a[2]);
+    json_t *ann = NULL, *labels = NULL;
     wh_buf *b = wh_tmpl_tmpbuf(ctx);
     size_t i;
     int enabled = 0, first = 1;
     const char *v;
-    char *ns = vdup(&a[3]);
+    char *ns = NULL;
     long nc = wh_tmpl_len(&a[4]);
     wh_code rc;
 
@@ -732,9 +745,14 @@ static wh_code fn_otel(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tm
         if (e && strcmp(e, "OTEL_SEMANTIC_CONVENTIONS") == 0)
             enabled = 1;
     }
-    if (!enabled || ns == NULL) {
-        rc = ns == NULL ? WH_E_NOMEM : WH_OK;
+    if (!enabled) { /* the usual case: no need to look at the pod */
         *out = wh_tmpl_str("");
+        return WH_OK;
+    }
+    ann = map_json(ctx, &a[1]);
+    labels = map_json(ctx, &a[2]);
+    if ((ns = vdup(&a[3])) == NULL) {
+        rc = WH_E_NOMEM;
         goto out;
     }
 #define ADD(k, ...)                                                                                                 \

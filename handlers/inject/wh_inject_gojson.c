@@ -102,6 +102,16 @@ static wh_code put_string(const char *s, size_t len, wh_buf *out)
 
     for (size_t i = 0; i < len && rc == WH_OK; i++) {
         unsigned char c = (unsigned char)s[i];
+        size_t run = i;
+        /* printable ASCII that needs no escape goes out in runs */
+        while (run < len && (unsigned char)s[run] >= 0x20 && (unsigned char)s[run] < 0x80 && s[run] != '"' &&
+               s[run] != '\\' && s[run] != '<' && s[run] != '>' && s[run] != '&')
+            run++;
+        if (run > i) {
+            rc = wh_buf_append(out, s + i, run - i);
+            i = run - 1;
+            continue;
+        }
         if (c == '"' || c == '\\') {
             char e[2] = {'\\', (char)c};
             rc = wh_buf_append(out, e, 2);
@@ -123,6 +133,11 @@ static wh_code put_string(const char *s, size_t len, wh_buf *out)
         }
     }
     return rc != WH_OK ? rc : wh_buf_putc(out, '"');
+}
+
+wh_code wh_inject_gojson_string(const char *s, size_t len, wh_buf *out)
+{
+    return put_string(s, len, out);
 }
 
 wh_code wh_inject_gojson(const json_t *v, wh_buf *out)
@@ -162,8 +177,18 @@ wh_code wh_inject_gojson(const json_t *v, wh_buf *out)
     }
     case JSON_STRING:
         return put_string(json_string_value(v), json_string_length(v), out);
-    case JSON_INTEGER:
-        return wh_buf_printf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    case JSON_INTEGER: {
+        /* digits by hand: printf costs more than the rest of a small object */
+        json_int_t n = json_integer_value(v);
+        unsigned long long u = n < 0 ? 0ULL - (unsigned long long)n : (unsigned long long)n;
+        char *p = num + sizeof(num);
+        do
+            *--p = (char)('0' + u % 10);
+        while ((u /= 10) != 0);
+        if (n < 0)
+            *--p = '-';
+        return wh_buf_append(out, p, (size_t)(num + sizeof(num) - p));
+    }
     case JSON_REAL:
         wh_inject_format_float(json_real_value(v), num, sizeof(num));
         return wh_buf_puts(out, num);

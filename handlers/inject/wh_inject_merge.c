@@ -15,8 +15,46 @@
 #define DELETE_PRIMITIVE "$deleteFromPrimitiveList/"
 #define SET_ORDER "$setElementOrder/"
 
-static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type *t, wh_err *err);
-static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inject_field *f, json_t **out, wh_err *err);
+/* `owned` (below): the patch value and every container above it up to the
+ * patch root are held only by their parent, and the caller gave the patch
+ * up (wh_inject_smp_move): such values may be moved into the target. */
+static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type *t, int owned, wh_err *err);
+static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inject_field *f, int owned, json_t **out,
+                          wh_err *err);
+
+/* The hot loops below walk objects with jansson's iterator directly:
+ * json_object_foreach and its keylen variant convert between keys and
+ * iterators twice more per key. */
+json_t *wh_inject_json_copy(const json_t *value)
+{
+    size_t i, n;
+    json_t *out;
+    void *it;
+
+    switch (json_typeof(value)) {
+    case JSON_OBJECT:
+        if ((out = json_object()) == NULL)
+            return NULL;
+        for (it = json_object_iter((json_t *)value); it != NULL; it = json_object_iter_next((json_t *)value, it))
+            if (json_object_setn_new_nocheck(out, json_object_iter_key(it), json_object_iter_key_len(it),
+                                             wh_inject_json_copy(json_object_iter_value(it))) != 0) {
+                json_decref(out);
+                return NULL;
+            }
+        return out;
+    case JSON_ARRAY:
+        if ((out = json_array()) == NULL)
+            return NULL;
+        for (i = 0, n = json_array_size(value); i < n; i++)
+            if (json_array_append_new(out, wh_inject_json_copy(json_array_get(value, i))) != 0) {
+                json_decref(out);
+                return NULL;
+            }
+        return out;
+    default:
+        return json_incref((json_t *)value);
+    }
+}
 
 static int same_kind(const json_t *a, const json_t *b)
 {
@@ -34,18 +72,91 @@ static int value_equal(const json_t *a, const json_t *b)
     return json_equal(a, b);
 }
 
+/* Whether container `v` is held by one reference only (its parent's). */
+static int sole(const json_t *v)
+{
+    return __atomic_load_n(&v->refcount, __ATOMIC_RELAXED) == 1;
+}
+
+static int movable(const json_t *pv, const wh_inject_field *f);
+
+static int movable_map(const json_t *pv, const wh_inject_type *t)
+{
+    void *it;
+
+    if (!sole(pv))
+        return 0;
+    for (it = json_object_iter((json_t *)pv); it != NULL; it = json_object_iter_next((json_t *)pv, it)) {
+        const char *key = json_object_iter_key(it);
+        const json_t *v = json_object_iter_value(it);
+        if (key[0] == '$' || json_is_null(v))
+            return 0;
+        if ((json_is_object(v) || json_is_array(v)) && !movable(v, wh_inject_schema_field(t, key)))
+            return 0;
+    }
+    return 1;
+}
+
+static int movable_list(const json_t *pv, const wh_inject_field *f)
+{
+    size_t i, j, n = json_array_size(pv);
+
+    if (!sole(pv))
+        return 0;
+    for (i = 0; i < n; i++) {
+        const json_t *item = json_array_get(pv, i);
+        if (f != NULL && f->kind == WH_K_LIST && f->merge_key != NULL) {
+            const json_t *key = json_object_get(item, f->merge_key);
+            if (!json_is_object(item) || key == NULL || !movable_map(item, f->type))
+                return 0;
+            for (j = 0; j < i; j++) /* items with the same key merge into one */
+                if (value_equal(json_object_get(json_array_get(pv, j), f->merge_key), key))
+                    return 0;
+        } else if (f != NULL && f->kind == WH_K_PLIST && (f->flags & WH_F_MERGE)) {
+            if (json_is_object(item) || json_is_array(item))
+                return 0;
+            for (j = 0; j < i; j++) /* duplicates go */
+                if (value_equal(json_array_get(pv, j), item))
+                    return 0;
+        } else if (json_is_null(item) ||
+                   ((json_is_object(item) || json_is_array(item)) &&
+                    !movable(item, f != NULL && f->kind == WH_K_LIST ? f : NULL))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Whether merging `pv` into nothing (fresh_value) gives `pv` itself: no
+ * directive or null to resolve at any depth, no list items that merge or
+ * go, and every container held only by its parent (so that changing it in
+ * the target later changes nothing else).  Then it is moved, not rebuilt:
+ * most of an overlay (the sidecar containers, the volumes) is new to the pod. */
+static int movable(const json_t *pv, const wh_inject_field *f)
+{
+    if (json_is_object(pv))
+        return movable_map(pv, f != NULL ? f->type : NULL);
+    if (json_is_array(pv))
+        return movable_list(pv, f);
+    return 1;
+}
+
 /* A fresh value for a key the target does not have: the patch value with
  * its nulls and directives resolved against nothing. */
-static wh_code fresh_value(const json_t *pv, const wh_inject_field *f, json_t **out, wh_err *err)
+static wh_code fresh_value(const json_t *pv, const wh_inject_field *f, int owned, json_t **out, wh_err *err)
 {
     wh_code rc;
 
     *out = NULL;
+    if (owned && movable(pv, f)) {
+        *out = json_incref((json_t *)pv);
+        return WH_OK;
+    }
     if (json_is_object(pv)) {
         json_t *o = json_object();
         if (o == NULL)
             return wh_err_set(err, WH_E_NOMEM, "out of memory");
-        if ((rc = merge_map(o, pv, f != NULL ? f->type : NULL, err)) != WH_OK) {
+        if ((rc = merge_map(o, pv, f != NULL ? f->type : NULL, owned && sole(pv), err)) != WH_OK) {
             json_decref(o);
             return rc;
         }
@@ -56,12 +167,11 @@ static wh_code fresh_value(const json_t *pv, const wh_inject_field *f, json_t **
         json_t *empty = json_array();
         if (empty == NULL)
             return wh_err_set(err, WH_E_NOMEM, "out of memory");
-        rc = merge_list(empty, pv, f, out, err);
+        rc = merge_list(empty, pv, f, owned && sole(pv), out, err);
         json_decref(empty);
         return rc;
     }
-    if ((*out = json_deep_copy(pv)) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    *out = json_incref((json_t *)pv); /* a scalar: shared (see wh_inject_json_copy) */
     return WH_OK;
 }
 
@@ -83,12 +193,15 @@ static wh_code delete_from_primitive_list(json_t *orig, const char *field, const
     return WH_OK;
 }
 
-static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type *t, wh_err *err)
+static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type *t, int owned, wh_err *err)
 {
-    const json_t *directive = json_object_get(patch, "$patch"), *retain = json_object_get(patch, "$retainKeys");
+    const json_t *directive = json_object_getn(patch, "$patch", 6), *retain = json_object_getn(patch, "$retainKeys", 11);
     const char *key;
+    size_t key_len;
     json_t *pv;
+    void *it;
     wh_code rc;
+    int empty;
 
     if (directive != NULL) {
         const char *d = json_string_value(directive);
@@ -118,10 +231,16 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
                 json_object_del(orig, key);
         }
     }
-    json_object_foreach((json_t *)patch, key, pv)
-    {
+    /* A patch's keys are distinct: a target that starts empty (a new value)
+     * holds none of them, so lookups and deletes in it can be skipped. */
+    empty = json_object_size(orig) == 0;
+    for (it = json_object_iter((json_t *)patch); it != NULL; it = json_object_iter_next((json_t *)patch, it)) {
         const wh_inject_field *f;
         json_t *ov, *nv = NULL;
+
+        key = json_object_iter_key(it);
+        key_len = json_object_iter_key_len(it);
+        pv = json_object_iter_value(it);
 
         if (key[0] == '$' && (strcmp(key, "$patch") == 0 || strcmp(key, "$retainKeys") == 0 ||
                               strncmp(key, SET_ORDER, strlen(SET_ORDER)) == 0))
@@ -132,27 +251,28 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
             continue;
         }
         if (json_is_null(pv)) {
-            json_object_del(orig, key);
+            if (!empty)
+                json_object_deln(orig, key, key_len);
             continue;
         }
         f = wh_inject_schema_field(t, key);
-        ov = json_object_get(orig, key);
+        ov = empty ? NULL : json_object_getn(orig, key, key_len);
         if (ov == NULL || !same_kind(ov, pv)) {
-            if ((rc = fresh_value(pv, f, &nv, err)) != WH_OK)
+            if ((rc = fresh_value(pv, f, owned, &nv, err)) != WH_OK)
                 return rc;
         } else if (json_is_object(ov)) {
-            if ((rc = merge_map(ov, pv, f != NULL ? f->type : NULL, err)) != WH_OK) {
+            if ((rc = merge_map(ov, pv, f != NULL ? f->type : NULL, owned && sole(pv), err)) != WH_OK) {
                 wh_err_prefix(err, "%s", key);
                 return rc;
             }
             continue;
         } else if (json_is_array(ov)) {
-            if ((rc = merge_list(ov, pv, f, &nv, err)) != WH_OK)
+            if ((rc = merge_list(ov, pv, f, owned && sole(pv), &nv, err)) != WH_OK)
                 return rc;
-        } else if ((nv = json_deep_copy(pv)) == NULL) {
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        } else {
+            nv = json_incref(pv); /* a scalar: shared (see wh_inject_json_copy) */
         }
-        if (json_object_set_new(orig, key, nv) != 0)
+        if (json_object_setn_new_nocheck(orig, key, key_len, nv) != 0)
             return wh_err_set(err, WH_E_NOMEM, "out of memory");
     }
     return WH_OK;
@@ -160,6 +280,7 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
 
 typedef struct merge_item {
     json_t *value;  /* owned reference; shared with the original list until `own` */
+    const json_t *key; /* its merge key's value (borrowed from value), looked up once */
     int own;        /* 1 once value is a private copy that may be modified */
     long orig_idx;  /* position in the (post-delete) original list, -1 when new */
     long patch_idx; /* position among the patch's items, -1 when server-only */
@@ -171,8 +292,8 @@ static int cmp_patch(const void *a, const void *b)
     return x->patch_idx < y->patch_idx ? -1 : x->patch_idx > y->patch_idx;
 }
 
-static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const wh_inject_field *f, json_t **out,
-                           wh_err *err)
+static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const wh_inject_field *f, int owned,
+                           json_t **out, wh_err *err)
 {
     const char *mk = f->merge_key;
     size_t n = json_array_size(orig_list), np = json_array_size(patch), i, j, k, nitems = 0, npatch = 0, nserver = 0;
@@ -194,7 +315,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             for (j = 0; j < np; j++)
                 if (j != i)
                     json_array_append(rest, json_array_get(patch, j));
-            rc = merge_keyed(empty, rest, f, out, err);
+            rc = merge_keyed(empty, rest, f, owned, out, err);
             json_decref(empty);
             json_decref(rest);
             return rc;
@@ -205,6 +326,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
     for (i = 0; i < n; i++) {
         /* shared until a patch item merges into it (copy on write) */
         items[nitems].value = json_incref(json_array_get(orig_list, i));
+        items[nitems].key = json_object_get(items[nitems].value, mk);
         items[nitems].orig_idx = (long)nitems;
         items[nitems].patch_idx = -1;
         nitems++;
@@ -225,7 +347,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             const char *ds = json_string_value(d);
             if (ds != NULL && strcmp(ds, "delete") == 0) {
                 for (j = nitems; j-- > 0;)
-                    if (value_equal(json_object_get(items[j].value, mk), pkey)) {
+                    if (value_equal(items[j].key, pkey)) {
                         json_decref(items[j].value);
                         memmove(&items[j], &items[j + 1], (nitems - j - 1) * sizeof(*items));
                         nitems--;
@@ -239,10 +361,11 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             }
         }
         for (j = 0; j < nitems; j++)
-            if (value_equal(json_object_get(items[j].value, mk), pkey))
+            if (value_equal(items[j].key, pkey))
                 break;
         if (j == nitems) {
-            json_t *o = json_object();
+            int move = owned && movable_map(pi, f->type); /* the item as it stands: moved, not merged into {} */
+            json_t *o = move ? json_incref((json_t *)pi) : json_object();
             if (o == NULL) {
                 rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
                 goto out;
@@ -252,11 +375,15 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             items[nitems].orig_idx = -1;
             items[nitems].patch_idx = (long)i;
             nitems++;
+            if (move) {
+                items[j].key = pkey;
+                continue;
+            }
         } else if (items[j].patch_idx < 0) {
             items[j].patch_idx = (long)i;
         }
         if (!items[j].own) {
-            json_t *copy = json_deep_copy(items[j].value);
+            json_t *copy = wh_inject_json_copy(items[j].value);
             if (copy == NULL) {
                 rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
                 goto out;
@@ -265,10 +392,11 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             items[j].value = copy;
             items[j].own = 1;
         }
-        if ((rc = merge_map(items[j].value, pi, f->type, err)) != WH_OK) {
+        if ((rc = merge_map(items[j].value, pi, f->type, owned && sole(pi), err)) != WH_OK) {
             wh_err_prefix(err, "%s[%s=%s]", f->name, mk, json_is_string(pkey) ? json_string_value(pkey) : "?");
             goto out;
         }
+        items[j].key = json_object_get(items[j].value, mk); /* the merge may have changed or dropped it */
     }
     /* Kubernetes' order: patch items sorted by patch position, server-only
      * items by original position, merged so that a server-only item goes
@@ -316,7 +444,8 @@ out:
     return rc;
 }
 
-static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inject_field *f, json_t **out, wh_err *err)
+static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inject_field *f, int owned, json_t **out,
+                          wh_err *err)
 {
     size_t i, j;
     json_t *result;
@@ -325,7 +454,7 @@ static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inje
     if (f != NULL && f->kind == WH_K_LIST && f->merge_key != NULL) {
         if (json_array_size(orig) == 0 && json_array_size(patch) == 0)
             return (*out = json_array()) != NULL ? WH_OK : wh_err_set(err, WH_E_NOMEM, "out of memory");
-        return merge_keyed(orig, patch, f, out, err);
+        return merge_keyed(orig, patch, f, owned, out, err);
     }
     if ((result = json_array()) == NULL)
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
@@ -338,7 +467,7 @@ static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inje
                 for (j = 0; j < json_array_size(result); j++)
                     if (value_equal(json_array_get(result, j), v))
                         break;
-                if (j == json_array_size(result) && json_array_append_new(result, json_deep_copy(v)) != 0)
+                if (j == json_array_size(result) && json_array_append_new(result, wh_inject_json_copy(v)) != 0)
                     goto nomem;
             }
         *out = result;
@@ -351,7 +480,7 @@ static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inje
         wh_code rc;
         if (json_is_null(pi))
             continue;
-        if ((rc = fresh_value(pi, f != NULL && f->kind == WH_K_LIST ? f : NULL, &nv, err)) != WH_OK) {
+        if ((rc = fresh_value(pi, f != NULL && f->kind == WH_K_LIST ? f : NULL, owned, &nv, err)) != WH_OK) {
             json_decref(result);
             return rc;
         }
@@ -369,7 +498,14 @@ wh_code wh_inject_smp(json_t *target, const json_t *patch, const wh_inject_type 
 {
     if (!json_is_object(target) || !json_is_object(patch))
         return wh_err_set(err, WH_E_INVALID, "strategic merge patch needs two objects");
-    return merge_map(target, patch, type, err);
+    return merge_map(target, patch, type, 0, err);
+}
+
+wh_code wh_inject_smp_move(json_t *target, json_t *patch, const wh_inject_type *type, wh_err *err)
+{
+    if (!json_is_object(target) || !json_is_object(patch))
+        return wh_err_set(err, WH_E_INVALID, "strategic merge patch needs two objects");
+    return merge_map(target, patch, type, sole(patch), err);
 }
 
 /* ---- Go round trip ---- */
@@ -397,7 +533,7 @@ static wh_code canonical_quantity(json_t *parent, const char *key, json_t *v, wh
     }
     if (json_is_string(v) && strcmp(out, text) == 0)
         return WH_OK;
-    if (json_object_set_new(parent, key, json_string(out)) != 0)
+    if (json_object_set_new_nocheck(parent, key, json_string_nocheck(out)) != 0) /* ASCII */
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
     return WH_OK;
 }
@@ -526,7 +662,7 @@ static json_t *sorted_copy(const json_t *map)
     json_object_foreach((json_t *)map, key, v) keys[n++] = key;
     qsort(keys, n, sizeof(*keys), cmp_str);
     for (i = 0; i < n; i++)
-        if (json_object_set_new(out, keys[i], json_deep_copy(json_object_get(map, keys[i]))) != 0) {
+        if (json_object_set_new_nocheck(out, keys[i], wh_inject_json_copy(json_object_get(map, keys[i]))) != 0) {
             json_decref(out);
             out = NULL;
             break;
@@ -541,7 +677,7 @@ json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type)
     json_t *out;
 
     if (!json_is_object(value) || type == NULL)
-        return json_deep_copy(value);
+        return wh_inject_json_copy(value);
     if ((out = json_object()) == NULL)
         return NULL;
     for (f = type->fields; f->name != NULL; f++) {
@@ -567,7 +703,7 @@ json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type)
         } else if ((f->kind == WH_K_MAP || f->kind == WH_K_QMAP) && json_is_object(v)) {
             nv = sorted_copy(v);
         } else {
-            nv = json_deep_copy(v);
+            nv = wh_inject_json_copy(v);
         }
         if (nv == NULL || json_object_set_new(out, f->name, nv) != 0) {
             json_decref(out);
@@ -577,116 +713,161 @@ json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type)
     return out;
 }
 
-/* Compact JSON of `v` in the value's key order.  `go`: escape like Go's
+/* The writer below appends small pieces (a quote, a comma, a short key) by
+ * the thousand: these inline helpers skip wh_buf_append's call and
+ * bookkeeping when the room is already there. */
+static inline wh_code put_bytes(wh_buf *out, const void *p, size_t n)
+{
+    if (out->cap - out->len <= n) {
+        wh_code rc = wh_buf_reserve(out, n);
+        if (rc != WH_OK)
+            return rc;
+    }
+    memcpy(out->data + out->len, p, n);
+    out->len += n;
+    out->data[out->len] = '\0';
+    return WH_OK;
+}
+
+static inline wh_code put_char(wh_buf *out, char c)
+{
+    return put_bytes(out, &c, 1);
+}
+
+/* Bytes a JSON string holds as they are (1) and those that need a look
+ * (0): controls, '"' and '\\'; for Go also '<', '>', '&' and 0xe2, the
+ * lead byte of U+2028 and U+2029. */
+static const unsigned char plain_json[256] = {[0x20 ... 0x21] = 1, [0x23 ... 0x5b] = 1, [0x5d ... 0xff] = 1};
+static const unsigned char plain_go[256] = {[0x20 ... 0x21] = 1, [0x23 ... 0x25] = 1, [0x27 ... 0x3b] = 1,
+                                            [0x3d] = 1,          [0x3f ... 0x5b] = 1, [0x5d ... 0xe1] = 1,
+                                            [0xe3 ... 0xff] = 1};
+
+/* `s` (UTF-8, `len` bytes) as a quoted JSON string.  `go`: escape like Go's
  * encoding/json (<, >, &, U+2028, U+2029 as \u escapes); otherwise like
  * jansson (only what JSON requires). */
-static wh_code write_json(const json_t *v, int go, wh_buf *out)
+static wh_code write_string(const unsigned char *p, size_t len, int go, wh_buf *out)
 {
     static const char hex[] = "0123456789abcdef";
+    const unsigned char *plain = go ? plain_go : plain_json;
+    wh_code rc;
+    size_t i, n;
+
+    if (out->cap - out->len <= len + 2 && (rc = wh_buf_reserve(out, len + 2)) != WH_OK)
+        return rc;
+    out->data[out->len++] = '"';
+    for (i = 0; i < len; i++) {
+        char esc[8];
+        const char *e = esc;
+        size_t elen = 2;
+        for (n = i; n < len && plain[p[n]]; n++) /* copy plain bytes in one go */
+            ;
+        if (n != i && (rc = put_bytes(out, p + i, n - i)) != WH_OK)
+            return rc;
+        if ((i = n) >= len)
+            break;
+        switch (p[i]) {
+        case '"':
+            e = "\\\"";
+            break;
+        case '\\':
+            e = "\\\\";
+            break;
+        case '\b':
+            e = "\\b";
+            break;
+        case '\f':
+            e = "\\f";
+            break;
+        case '\n':
+            e = "\\n";
+            break;
+        case '\r':
+            e = "\\r";
+            break;
+        case '\t':
+            e = "\\t";
+            break;
+        case 0xe2: /* go only: U+2028 / U+2029 are escaped, other characters kept */
+            if (i + 2 < len && p[i + 1] == 0x80 && (p[i + 2] & 0xfe) == 0xa8) {
+                e = p[i + 2] == 0xa8 ? "\\u2028" : "\\u2029";
+                elen = 6;
+                i += 2;
+            } else {
+                e = (const char *)p + i;
+                elen = 1;
+            }
+            break;
+        default: /* other controls, and for go '<', '>', '&' */
+            esc[0] = '\\', esc[1] = 'u', esc[2] = '0', esc[3] = '0';
+            esc[4] = hex[p[i] >> 4], esc[5] = hex[p[i] & 15];
+            elen = 6;
+        }
+        if ((rc = put_bytes(out, e, elen)) != WH_OK)
+            return rc;
+    }
+    return put_char(out, '"');
+}
+
+/* Decimal text of `v` (what "%" JSON_INTEGER_FORMAT prints), without
+ * snprintf's format parsing. */
+static wh_code write_integer(json_int_t v, wh_buf *out)
+{
+    char num[24], *q = num + sizeof(num);
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+
+    do
+        *--q = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (v < 0)
+        *--q = '-';
+    return put_bytes(out, q, (size_t)(num + sizeof(num) - q));
+}
+
+/* Compact JSON of `v` in the value's key order (escapes: see write_string). */
+static wh_code write_json(const json_t *v, int go, wh_buf *out)
+{
     wh_code rc = WH_OK;
-    char num[64];
-    size_t i;
+    size_t i, n;
 
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
-        const char *key;
-        json_t *child;
-        int first = 1;
-        if ((rc = wh_buf_putc(out, '{')) != WH_OK)
-            return rc;
-        json_object_foreach((json_t *)v, key, child)
-        {
-            json_t *k = json_string_nocheck(key);
-            if (k == NULL)
-                return WH_E_NOMEM;
-            if (!first)
-                rc = wh_buf_putc(out, ',');
-            if (rc == WH_OK)
-                rc = write_json(k, go, out);
-            json_decref(k);
-            if (rc != WH_OK || (rc = wh_buf_putc(out, ':')) != WH_OK || (rc = write_json(child, go, out)) != WH_OK)
+        char sep = '{';
+        void *it;
+        for (it = json_object_iter((json_t *)v); it != NULL; it = json_object_iter_next((json_t *)v, it)) {
+            if ((rc = put_char(out, sep)) != WH_OK ||
+                (rc = write_string((const unsigned char *)json_object_iter_key(it), json_object_iter_key_len(it), go,
+                                   out)) != WH_OK ||
+                (rc = put_char(out, ':')) != WH_OK || (rc = write_json(json_object_iter_value(it), go, out)) != WH_OK)
                 return rc;
-            first = 0;
+            sep = ',';
         }
-        return wh_buf_putc(out, '}');
+        return sep == '{' ? put_bytes(out, "{}", 2) : put_char(out, '}');
     }
     case JSON_ARRAY:
-        if ((rc = wh_buf_putc(out, '[')) != WH_OK)
+        if ((rc = put_char(out, '[')) != WH_OK)
             return rc;
-        for (i = 0; i < json_array_size(v); i++)
-            if ((i != 0 && (rc = wh_buf_putc(out, ',')) != WH_OK) ||
+        for (i = 0, n = json_array_size(v); i < n; i++)
+            if ((i != 0 && (rc = put_char(out, ',')) != WH_OK) ||
                 (rc = write_json(json_array_get(v, i), go, out)) != WH_OK)
                 return rc;
-        return wh_buf_putc(out, ']');
-    case JSON_STRING: {
-        const unsigned char *p = (const unsigned char *)json_string_value(v), *run;
-        size_t len = json_string_length(v), n;
-        if ((rc = wh_buf_reserve(out, len + 2)) != WH_OK || (rc = wh_buf_putc(out, '"')) != WH_OK)
-            return rc;
-        for (i = 0; i < len && rc == WH_OK;) {
-            char esc[8];
-            for (run = p + i, n = 0; i + n < len; n++) { /* copy plain bytes in one go */
-                unsigned char c = p[i + n];
-                if (c < 0x20 || c == '"' || c == '\\' ||
-                    (go && (c == '<' || c == '>' || c == '&' ||
-                            (c == 0xe2 && i + n + 2 < len && p[i + n + 1] == 0x80 && (p[i + n + 2] & 0xfe) == 0xa8))))
-                    break;
-            }
-            if (n != 0 && (rc = wh_buf_append(out, run, n)) != WH_OK)
-                return rc;
-            i += n;
-            if (i >= len)
-                break;
-            switch (p[i]) {
-            case '"':
-                rc = wh_buf_puts(out, "\\\"");
-                break;
-            case '\\':
-                rc = wh_buf_puts(out, "\\\\");
-                break;
-            case '\b':
-                rc = wh_buf_puts(out, "\\b");
-                break;
-            case '\f':
-                rc = wh_buf_puts(out, "\\f");
-                break;
-            case '\n':
-                rc = wh_buf_puts(out, "\\n");
-                break;
-            case '\r':
-                rc = wh_buf_puts(out, "\\r");
-                break;
-            case '\t':
-                rc = wh_buf_puts(out, "\\t");
-                break;
-            case 0xe2: /* U+2028 / U+2029 (go only) */
-                rc = wh_buf_puts(out, p[i + 2] == 0xa8 ? "\\u2028" : "\\u2029");
-                i += 2;
-                break;
-            default:
-                esc[0] = '\\', esc[1] = 'u', esc[2] = '0', esc[3] = '0';
-                esc[4] = hex[p[i] >> 4], esc[5] = hex[p[i] & 15];
-                rc = wh_buf_append(out, esc, 6);
-            }
-            i++;
-        }
-        return rc != WH_OK ? rc : wh_buf_putc(out, '"');
-    }
+        return put_char(out, ']');
+    case JSON_STRING:
+        return write_string((const unsigned char *)json_string_value(v), json_string_length(v), go, out);
     case JSON_INTEGER:
-        snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        return wh_buf_puts(out, num);
+        return write_integer(json_integer_value(v), out);
     case JSON_REAL: { /* jansson's shortest round-trip form (never json_dumps: see wh_json_arena.h) */
-        size_t n = json_dumpb(v, num, sizeof(num), JSON_ENCODE_ANY);
-        if (n == 0 || n >= sizeof(num))
+        char num[64];
+        size_t len = json_dumpb(v, num, sizeof(num), JSON_ENCODE_ANY);
+        if (len == 0 || len >= sizeof(num))
             return WH_E_NOMEM;
-        return wh_buf_append(out, num, n);
+        return put_bytes(out, num, len);
     }
     case JSON_TRUE:
-        return wh_buf_puts(out, "true");
+        return put_bytes(out, "true", 4);
     case JSON_FALSE:
-        return wh_buf_puts(out, "false");
+        return put_bytes(out, "false", 5);
     default:
-        return wh_buf_puts(out, "null");
+        return put_bytes(out, "null", 4);
     }
 }
 

@@ -113,7 +113,7 @@ static const struct pc_field pc_fields[] = {
 static const struct pc_field *pc_field(const char *name)
 {
     for (size_t i = 0; i < PC_NFIELDS; i++)
-        if (strcmp(pc_fields[i].name, name) == 0)
+        if (pc_fields[i].name[0] == name[0] && strcmp(pc_fields[i].name, name) == 0)
             return &pc_fields[i];
     return NULL;
 }
@@ -406,7 +406,7 @@ static int is_cleared_default(const char *name, const json_t *v, const json_t *d
                                           "discoveryAddress", "envoyMetricsService", "envoyAccessLogService",
                                           "tracing", "proxyAdminPort", "statNameLength", "statusPort", NULL};
     for (size_t i = 0; cleared[i]; i++)
-        if (strcmp(cleared[i], name) == 0)
+        if (cleared[i][0] == name[0] && strcmp(cleared[i], name) == 0)
             return json_equal(v, json_object_get(def, name));
     return 0;
 }
@@ -447,49 +447,84 @@ static void parse_shared_defaults(void)
     wh_json_arena_resume(request);
 }
 
-wh_code wh_inject_proxy_config_json(const json_t *pc, wh_buf *out)
+/* "KEY": after a ',' unless first. */
+static wh_code put_key(wh_buf *out, const char *key, int *first)
 {
-    json_t *def, *ordered = json_object(), *v;
-    const char *key;
+    wh_code rc;
+
+    if (!*first && (rc = wh_buf_putc(out, ',')) != WH_OK)
+        return rc;
+    *first = 0;
+    if ((rc = wh_inject_gojson_string(key, strlen(key), out)) != WH_OK)
+        return rc;
+    return wh_buf_putc(out, ':');
+}
+
+/* A map field: jsonpb prints its keys sorted. */
+static wh_code sorted_map_json(const json_t *m, wh_buf *out)
+{
+    const char **keys = calloc(json_object_size(m) + 1, sizeof(*keys));
+    const char *k;
+    json_t *e;
+    size_t n = 0;
+    int first = 1;
     wh_code rc = WH_E_NOMEM;
 
-    pthread_once(&shared_defaults_once, parse_shared_defaults);
-    def = shared_defaults;
-    if (def == NULL || ordered == NULL)
+    if (keys == NULL)
+        return WH_E_NOMEM;
+    json_object_foreach((json_t *)m, k, e) keys[n++] = k;
+    qsort(keys, n, sizeof(*keys), cmp_keys);
+    if ((rc = wh_buf_putc(out, '{')) != WH_OK)
         goto out;
+    for (size_t j = 0; j < n; j++)
+        if ((rc = put_key(out, keys[j], &first)) != WH_OK ||
+            (rc = wh_inject_gojson(json_object_get(m, keys[j]), out)) != WH_OK)
+            goto out;
+    rc = wh_buf_putc(out, '}');
+out:
+    free(keys);
+    return rc;
+}
+
+/* Written straight to `out` (no intermediate object): known fields in
+ * declaration order, then unknown ones in the config's order. */
+wh_code wh_inject_proxy_config_json(const json_t *pc, wh_buf *out)
+{
+    json_t *def, *v, *known[PC_NFIELDS] = {NULL};
+    const char *key;
+    const struct pc_field *kf;
+    int first = 1;
+    size_t unknown = 0;
+    wh_code rc;
+
+    pthread_once(&shared_defaults_once, parse_shared_defaults);
+    if ((def = shared_defaults) == NULL)
+        return WH_E_NOMEM;
+    /* the fields present, by declaration order (a config sets a few of them) */
+    json_object_foreach((json_t *)pc, key, v)
+    {
+        if ((kf = pc_field(key)) != NULL)
+            known[kf - pc_fields] = v;
+        else
+            unknown++;
+    }
+    if ((rc = wh_buf_putc(out, '{')) != WH_OK)
+        return rc;
     for (size_t i = 0; i < PC_NFIELDS; i++) {
         const struct pc_field *f = &pc_fields[i];
-        if ((v = json_object_get(pc, f->name)) == NULL || is_cleared_default(f->name, v, def) || is_zero(f, v))
+        if ((v = known[i]) == NULL || is_cleared_default(f->name, v, def) || is_zero(f, v))
             continue;
-        if (f->kind == PC_MAP) {
-            /* maps print with sorted keys */
-            json_t *m = json_object();
-            const char **keys = calloc(json_object_size(v) + 1, sizeof(*keys));
-            const char *k;
-            json_t *e;
-            size_t n = 0;
-            if (m == NULL || keys == NULL) {
-                json_decref(m);
-                free(keys);
-                goto out;
-            }
-            json_object_foreach(v, k, e) keys[n++] = k;
-            qsort(keys, n, sizeof(*keys), cmp_keys);
-            for (size_t j = 0; j < n; j++)
-                json_object_set(m, keys[j], json_object_get(v, keys[j]));
-            free(keys);
-            if (json_object_set_new(ordered, f->name, m) != 0)
-                goto out;
-            continue;
-        }
-        if (json_object_set(ordered, f->name, v) != 0)
-            goto out;
+        if ((rc = put_key(out, f->name, &first)) != WH_OK ||
+            (rc = f->kind == PC_MAP ? sorted_map_json(v, out) : wh_inject_gojson(v, out)) != WH_OK)
+            return rc;
     }
-    json_object_foreach((json_t *)pc, key, v) if (pc_field(key) == NULL && json_object_set(ordered, key, v) != 0) goto out;
-    rc = wh_inject_gojson(ordered, out);
-out:
-    json_decref(ordered);
-    return rc;
+    json_object_foreach((json_t *)pc, key, v)
+    {
+        if (unknown > 0 && pc_field(key) == NULL &&
+            ((rc = put_key(out, key, &first)) != WH_OK || (rc = wh_inject_gojson(v, out)) != WH_OK))
+            return rc;
+    }
+    return wh_buf_putc(out, '}');
 }
 
 /* host:port with a numeric port in range (Istio's ValidateProxyAddress). */

@@ -36,6 +36,8 @@ const wh_tmpl_set *wh_inject_revision_template(const wh_inject_revision *rev, co
 /* ---- Go-compatible JSON text (encoding/json: <,>,& escaped, floats as Go
  * prints them, object keys in the json_t's order). */
 wh_code wh_inject_gojson(const json_t *v, wh_buf *out);
+/* A string (an object key) as encoding/json quotes it. */
+wh_code wh_inject_gojson_string(const char *s, size_t len, wh_buf *out);
 /* Go's strconv.FormatFloat(f, 'g'-ish, -1) as %v prints a float64. */
 void wh_inject_format_float(double f, char *buf, size_t size);
 
@@ -106,6 +108,9 @@ wh_tmpl_value wh_inject_data_value(const wh_inject_data *d);
  * "v1.Container", ...; NULL: any), or NULL if v is not one. */
 const json_t *wh_inject_host_json(const wh_tmpl_value *v, const char *go_type);
 int wh_inject_is_proxy_config(const wh_tmpl_value *v);
+/* encoding/json of a struct encoded in Go field order (v1.ContainerPort)
+ * appended to out; WH_E_NOTFOUND (nothing written) for any other value. */
+wh_code wh_inject_struct_gojson(const wh_tmpl_value *v, wh_buf *out);
 /* Go's Duration.String() of a *durationpb.Duration value ("0s" for nil). */
 wh_code wh_inject_duration_text(const wh_tmpl_value *v, wh_buf *out);
 extern const wh_tmpl_func wh_inject_funcs[];
