@@ -7,12 +7,15 @@
  */
 #include "wh_certs_cabundle.h"
 
+#include "wh_certs.h"
+
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define FIELD_MANAGER "webhookd"
 
@@ -90,11 +93,17 @@ static wh_code set_bundle(json_t *obj, void *data, int *unchanged, wh_err *err)
 }
 
 static wh_code patch_one(wh_kube_client *c, const wh_kube_resource *r, const char *name, patch_ctx *p, wh_buf *report,
-                         wh_err *err)
+                         wh_certs_patch_stats *stats, wh_err *err)
 {
     wh_code rc = wh_kube_update_retry(c, r, NULL, name, set_bundle, p, FIELD_MANAGER, NULL, err);
     char kind[64];
     size_t i;
+
+    if (rc == WH_OK) {
+        stats->configurations++;
+        stats->written += p->updated != 0;
+        stats->webhooks += p->updated;
+    }
 
     for (i = 0; r->kind[i] != '\0' && i + 1 < sizeof(kind); i++)
         kind[i] = (char)(r->kind[i] >= 'A' && r->kind[i] <= 'Z' ? r->kind[i] - 'A' + 'a' : r->kind[i]);
@@ -128,6 +137,13 @@ static int seen(json_t *done, const wh_kube_resource *r, const char *name)
 wh_code wh_certs_patch_ca_bundle(wh_kube_client *client, const wh_certs_ca_targets *targets, const char *ca_pem,
                                  size_t len, wh_buf *report, wh_err *err)
 {
+    return wh_certs_patch_ca_bundle_stats(client, targets, ca_pem, len, report, NULL, err);
+}
+
+wh_code wh_certs_patch_ca_bundle_stats(wh_kube_client *client, const wh_certs_ca_targets *targets, const char *ca_pem,
+                                       size_t len, wh_buf *report, wh_certs_patch_stats *stats, wh_err *err)
+{
+    wh_certs_patch_stats ignored;
     static const wh_kube_resource *const kinds[2] = {&wh_kube_mutating_webhooks, &wh_kube_validating_webhooks};
     patch_ctx p = {targets, NULL, 0, 0};
     json_t *done = NULL, *items = NULL;
@@ -135,6 +151,9 @@ wh_code wh_certs_patch_ca_bundle(wh_kube_client *client, const wh_certs_ca_targe
     wh_code rc, first = WH_OK;
     wh_err one, first_err;
 
+    if (stats == NULL)
+        stats = &ignored;
+    memset(stats, 0, sizeof(*stats));
     wh_err_clear(&first_err);
     if ((rc = wh_certs_check_ca_pem(ca_pem, len, err)) != WH_OK)
         return rc;
@@ -150,7 +169,7 @@ wh_code wh_certs_patch_ca_bundle(wh_kube_client *client, const wh_certs_ca_targe
             if (seen(done, kinds[k], names[i]))
                 continue;
             wh_err_clear(&one);
-            if ((rc = patch_one(client, kinds[k], names[i], &p, report, &one)) != WH_OK && first == WH_OK)
+            if ((rc = patch_one(client, kinds[k], names[i], &p, report, stats, &one)) != WH_OK && first == WH_OK)
                 first = rc, first_err = one;
         }
         if (targets->selector == NULL || targets->selector[0] == '\0')
@@ -171,7 +190,7 @@ wh_code wh_certs_patch_ca_bundle(wh_kube_client *client, const wh_certs_ca_targe
             if (name == NULL || seen(done, kinds[k], name))
                 continue;
             wh_err_clear(&one);
-            if ((rc = patch_one(client, kinds[k], name, &p, report, &one)) != WH_OK && first == WH_OK)
+            if ((rc = patch_one(client, kinds[k], name, &p, report, stats, &one)) != WH_OK && first == WH_OK)
                 first = rc, first_err = one;
         }
     }
@@ -182,5 +201,100 @@ out:
     free(b64);
     json_decref(done);
     json_decref(items);
+    return rc;
+}
+
+/* --- which CA to publish ----------------------------------------------------- */
+
+wh_code wh_certs_chain_anchor_pem(const char *chain_pem, size_t len, wh_buf *out, wh_err *err)
+{
+    BIO *in = NULL, *pem = NULL;
+    X509 *x, *last = NULL;
+    char *data;
+    long n;
+    wh_code rc = WH_OK;
+
+    if (len > (size_t)INT32_MAX)
+        return wh_err_set(err, WH_E_LIMIT, "the certificate chain is too large");
+    if ((in = BIO_new_mem_buf(chain_pem, (int)len)) == NULL || (pem = BIO_new(BIO_s_mem())) == NULL) {
+        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
+        goto out;
+    }
+    while ((x = PEM_read_bio_X509(in, NULL, NULL, NULL)) != NULL) {
+        X509_free(last);
+        last = x;
+    }
+    ERR_clear_error(); /* the loop ends on "no start line" */
+    if (last == NULL) {
+        rc = wh_err_set(err, WH_E_PARSE, "the certificate chain holds no PEM certificate");
+        goto out;
+    }
+    if (PEM_write_bio_X509(pem, last) != 1 || (n = BIO_get_mem_data(pem, &data)) <= 0 ||
+        wh_buf_append(out, data, (size_t)n) != WH_OK) {
+        ERR_clear_error();
+        rc = wh_err_set(err, WH_E_NOMEM, "cannot encode the chain's anchor certificate");
+    }
+out:
+    X509_free(last);
+    BIO_free(in);
+    BIO_free(pem);
+    return rc;
+}
+
+wh_code wh_certs_ca_bundle_path(const char *ca_file, const char *cert_file, wh_buf *out)
+{
+    const char *slash;
+    size_t before = out->len;
+    wh_code rc;
+
+    if (ca_file != NULL && ca_file[0] != '\0')
+        return wh_buf_puts(out, ca_file);
+    if (cert_file == NULL || cert_file[0] == '\0')
+        return WH_OK;
+    slash = strrchr(cert_file, '/');
+    if (slash != NULL)
+        rc = wh_buf_printf(out, "%.*sca.crt", (int)(slash - cert_file + 1), cert_file);
+    else
+        rc = wh_buf_puts(out, "ca.crt");
+    if (rc == WH_OK && access(out->data + before, F_OK) != 0) {
+        out->len = before; /* no ca.crt beside the certificate: the chain is used */
+        out->data[before] = '\0';
+    }
+    return rc;
+}
+
+wh_code wh_certs_load_ca_bundle(const char *ca_file, const char *cert_file, wh_buf *out, wh_buf *source, wh_err *err)
+{
+    wh_buf path = WH_BUF_INIT, chain = WH_BUF_INIT;
+    size_t before = out->len;
+    wh_code rc;
+
+    if ((rc = wh_certs_ca_bundle_path(ca_file, cert_file, &path)) != WH_OK) {
+        wh_err_set(err, rc, "out of memory");
+        goto out;
+    }
+    if (path.len != 0) {
+        if ((rc = wh_buf_read_file(out, path.data, WH_CERTS_MAX_FILE, err)) != WH_OK ||
+            (rc = wh_certs_check_ca_pem(out->data != NULL ? out->data + before : "", out->len - before, err)) !=
+                WH_OK) {
+            wh_err_prefix(err, "CA bundle %s", path.data);
+            goto out;
+        }
+        rc = wh_buf_puts(source, path.data);
+        goto out;
+    }
+    if ((rc = wh_buf_read_file(&chain, cert_file, WH_CERTS_MAX_FILE, err)) != WH_OK ||
+        (rc = wh_certs_chain_anchor_pem(chain.data, chain.len, out, err)) != WH_OK) {
+        wh_err_prefix(err, "CA bundle from %s", cert_file);
+        goto out;
+    }
+    rc = wh_buf_printf(source, "the chain of %s", cert_file);
+out:
+    if (rc != WH_OK && out->data != NULL) {
+        out->len = before;
+        out->data[before] = '\0';
+    }
+    wh_buf_free(&path);
+    wh_buf_free(&chain);
     return rc;
 }

@@ -473,8 +473,14 @@ static void resolve_span(const char *s, size_t len, resolved *r)
     if (len != 0 && !(c == '+' || c == '-' || isdigit((unsigned char)c) || c == '.')) {
         memset(r, 0, sizeof(*r));
         r->kind = SK_STR;
-        if (strchr("yYnNtTfFoO~", c) != NULL)
+        switch (c) { /* the first letters of the YAML 1.1 words */
+        case 'y': case 'Y': case 'n': case 'N': case 't': case 'T':
+        case 'f': case 'F': case 'o': case 'O': case '~':
             resolve_word(s, len, r);
+            break;
+        default:
+            break;
+        }
         return;
     }
     if ((text = len < sizeof(small) ? small : malloc(len + 1)) == NULL) {

@@ -126,19 +126,34 @@ static int is_space_or_end(const char *p, const char *end)
     return p >= end || *p == ' ';
 }
 
+/* The first ':' in [p, end) that a space or the end follows (a mapping
+ * value indicator), or NULL. */
+static const char *value_colon(const char *p, const char *end)
+{
+    while ((p = memchr(p, ':', (size_t)(end - p))) != NULL && !is_space_or_end(p + 1, end))
+        p++;
+    return p;
+}
+
+/* The first " #" comment in [s, end) (at the '#'), or NULL. */
+static const char *comment_start(const char *s, const char *end)
+{
+    const char *p = s;
+    while ((p = memchr(p, '#', (size_t)(end - p))) != NULL && !(p > s && p[-1] == ' '))
+        p++;
+    return p;
+}
+
 /* Trim trailing spaces and a trailing " #comment" from a plain scalar; the
  * scalar itself may not contain ": " (the full loader reports that). */
 static wh_code plain_extent(const char *s, const char *end, const char **out_end)
 {
-    const char *p = s, *last = s;
-    for (; p < end; p++) {
-        if (*p == '#' && p > s && p[-1] == ' ')
-            break;
-        if (*p == ':' && is_space_or_end(p + 1, end))
-            return UNSUPPORTED;
-        if (*p != ' ')
-            last = p + 1;
-    }
+    const char *c = comment_start(s, end), *last = c != NULL ? c : end;
+
+    if (value_colon(s, last) != NULL)
+        return UNSUPPORTED;
+    while (last > s && last[-1] == ' ')
+        last--;
     *out_end = last;
     return WH_OK;
 }
@@ -376,13 +391,8 @@ static int mapping_entry(fast *f, const char *s, const char *end, key_ref *key, 
         if (indicator(*s) || *s == '?' || (*s == '-' && is_space_or_end(s + 1, end)) ||
             (*s == ':' && is_space_or_end(s + 1, end)))
             return -1;
-        while (p < end && !(*p == ':' && is_space_or_end(p + 1, end))) {
-            if (*p == '#' && p[-1] == ' ')
-                return 0;
-            p++;
-        }
-        if (p >= end)
-            return 0;
+        if ((p = value_colon(s, end)) == NULL || comment_start(s, p) != NULL)
+            return 0; /* no ": ", or a comment starts before it */
         const char *ke = p;
         while (ke > s && ke[-1] == ' ')
             ke--;

@@ -41,7 +41,7 @@ typedef struct wh_ctl_flag {
     char shorthand;        /* one letter, 0 for none */
     wh_ctl_flag_type type; /* how the value is parsed */
     const char *usage;     /* help text; a `word` in backquotes names the value in --help (pflag's rule) */
-    const char *def;       /* default, spelled as on the command line; NULL: the zero value */
+    const char *def;       /* default, spelled as on the command line; NULL: the zero value; string arrays have none */
     const char *aliases;   /* other accepted long names, comma-separated (camelCase/kebab-case); not in --help */
     const char *env;       /* environment variable that replaces the default when set and not empty */
     unsigned opts;         /* WH_CTL_HIDDEN, WH_CTL_BARE_SECONDS */

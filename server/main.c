@@ -5,6 +5,8 @@
  * SIGINT/SIGTERM/SIGHUP before any worker exists and sigwait()s for them
  * (no h2o call ever runs in a signal handler), polls the certificate files,
  * builds replacement TLS contexts off the event loops, and drives shutdown.
+ * With --patch-ca-bundle it also hands every new CA to the caBundle patcher
+ * thread (certs/wh_certs_patcher.h), which does all Kubernetes calls.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,6 +19,8 @@
 #include <unistd.h>
 
 #include "wh_certs.h"
+#include "wh_certs_cabundle.h"
+#include "wh_certs_patcher.h"
 #include "wh_json_arena.h"
 #include "wh_log.h"
 #include "wh_server.h"
@@ -35,6 +39,17 @@ typedef struct app {
     wh_router *router;
     wh_http_server *http;
     wh_certs_stamp stamp;
+    /* caBundle patching */
+    wh_buf ca;         /* the CA bundle of the current certificate */
+    wh_buf ca_source;  /* where it came from, for the logs */
+    wh_buf ca_path;    /* the CA file watched for changes ("" = the chain itself) */
+    struct stat ca_st; /* its stamp */
+    int ca_st_ok;
+    char *target_strings;  /* one allocation holding the parsed names below */
+    const char **mutating; /* NULL-terminated */
+    const char **validating;
+    wh_certs_ca_targets targets;
+    wh_certs_patcher *patcher;
 } app;
 
 /* --- flags ---------------------------------------------------------------- */
@@ -83,7 +98,8 @@ static void usage(const app *a, FILE *out)
             "webhookd %s: Istio's admission webhooks (sidecar injection, validation) over HTTPS.\n\n"
             "Usage:\n  webhookd [flags]\n\n"
             "Endpoints: POST /inject[/...], POST /validate[/...], GET /healthz, /readyz, /metrics, /version.\n"
-            "Signals: SIGHUP reloads the certificate (and endpoint configuration); SIGTERM/SIGINT drain and "
+            "Signals: SIGHUP reloads the certificate (and endpoint configuration) and re-checks the caBundle; "
+            "SIGTERM/SIGINT drain and "
             "exit.\n\nFlags (each also read from the environment variable shown):\n",
             WH_VERSION);
     wh_server_flags_usage(a->flags, out);
@@ -143,7 +159,8 @@ out:
     return rc;
 }
 
-static wh_code self_signed(const app *a, SSL_CTX **ctx, wh_certs_info *info, wh_err *err)
+/* Generate the self-signed certificate; its PEM (its own CA) goes to a->ca. */
+static wh_code self_signed(app *a, SSL_CTX **ctx, wh_certs_info *info, wh_err *err)
 {
     const char *names[64] = {"localhost", "127.0.0.1", "::1"};
     size_t n = 3;
@@ -175,12 +192,81 @@ static wh_code self_signed(const app *a, SSL_CTX **ctx, wh_certs_info *info, wh_
         (rc = write_file_atomically(a->cfg.self_signed_cert_out, &cert, err)) != WH_OK) {
         SSL_CTX_free(*ctx);
         *ctx = NULL;
+        goto out;
+    }
+    wh_buf_reset(&a->ca);
+    wh_buf_reset(&a->ca_source);
+    if ((rc = wh_buf_append(&a->ca, cert.data, cert.len)) != WH_OK ||
+        (rc = wh_buf_puts(&a->ca_source, "the self-signed certificate")) != WH_OK) {
+        SSL_CTX_free(*ctx);
+        *ctx = NULL;
+        wh_err_set(err, rc, "out of memory");
     }
 out:
     free(sans);
     wh_buf_free(&cert);
     wh_buf_free(&key);
     return rc;
+}
+
+/* The CA bundle of the certificate files into a->ca (the previous one is
+ * kept on failure), and the stamp of the CA file watched for changes. */
+static wh_code load_ca_from_files(app *a, wh_err *err)
+{
+    wh_buf ca = WH_BUF_INIT, source = WH_BUF_INIT;
+    wh_code rc;
+
+    wh_buf_reset(&a->ca_path);
+    if ((rc = wh_certs_ca_bundle_path(a->cfg.ca_file, a->cfg.tls_cert_file, &a->ca_path)) != WH_OK) {
+        wh_err_set(err, rc, "out of memory");
+        goto out;
+    }
+    a->ca_st_ok = a->ca_path.len != 0 && stat(a->ca_path.data, &a->ca_st) == 0;
+    if ((rc = wh_certs_load_ca_bundle(a->cfg.ca_file, a->cfg.tls_cert_file, &ca, &source, err)) != WH_OK)
+        goto out;
+    wh_buf_free(&a->ca);
+    wh_buf_free(&a->ca_source);
+    a->ca = ca;
+    a->ca_source = source;
+    ca = (wh_buf)WH_BUF_INIT;
+    source = (wh_buf)WH_BUF_INIT;
+out:
+    wh_buf_free(&ca);
+    wh_buf_free(&source);
+    return rc;
+}
+
+/* Give the current CA to the patcher (when patching). */
+static void publish_ca(app *a, const char *why)
+{
+    if (a->patcher == NULL || a->ca.len == 0)
+        return;
+    wh_log(WH_LOG_INFO, "caBundle: publishing the CA", "trigger", why, "source", a->ca_source.data, NULL);
+    if (wh_certs_patcher_set_ca(a->patcher, a->ca.data, a->ca.len, why) != WH_OK)
+        wh_log(WH_LOG_ERROR, "caBundle: out of memory handing over the CA", NULL);
+}
+
+/* Re-read the CA when only its file changed (a CA rotation ahead of the leaf). */
+static void check_ca_file(app *a)
+{
+    struct stat st;
+    int ok;
+    wh_err err;
+
+    if (a->patcher == NULL || !have_cert_files(a) || a->ca_path.len == 0)
+        return;
+    ok = stat(a->ca_path.data, &st) == 0;
+    if (ok == a->ca_st_ok &&
+        (!ok || (st.st_ino == a->ca_st.st_ino && st.st_dev == a->ca_st.st_dev && st.st_size == a->ca_st.st_size &&
+                 st.st_mtim.tv_sec == a->ca_st.st_mtim.tv_sec && st.st_mtim.tv_nsec == a->ca_st.st_mtim.tv_nsec &&
+                 st.st_ctim.tv_sec == a->ca_st.st_ctim.tv_sec && st.st_ctim.tv_nsec == a->ca_st.st_ctim.tv_nsec)))
+        return;
+    wh_err_clear(&err);
+    if (load_ca_from_files(a, &err) != WH_OK)
+        wh_log(WH_LOG_ERROR, "caBundle: cannot read the changed CA file; keeping the previous CA", "error",
+               wh_err_msg(&err), NULL);
+    else
+        publish_ca(a, "CA file change");
 }
 
 /* Build the TLS context the configuration asks for; on success record its
@@ -194,6 +280,13 @@ static wh_code load_tls(app *a, SSL_CTX **ctx, wh_err *err)
     if (have_cert_files(a)) {
         wh_certs_stamp_read(&a->stamp, a->cfg.tls_cert_file, a->cfg.tls_key_file);
         rc = wh_certs_ctx_from_files(a->cfg.tls_cert_file, a->cfg.tls_key_file, ctx, &info, err);
+        /* A CA that cannot be read does not stop serving: the patcher keeps
+         * publishing the previous one (if any) until the file is fixed. */
+        wh_err ca_err;
+        wh_err_clear(&ca_err);
+        if (rc == WH_OK && a->cfg.patch_ca_bundle && load_ca_from_files(a, &ca_err) != WH_OK)
+            wh_log(WH_LOG_ERROR, "caBundle: cannot read the CA bundle; keeping the previous one", "error",
+                   wh_err_msg(&ca_err), NULL);
     } else {
         rc = self_signed(a, ctx, &info, err);
     }
@@ -205,8 +298,7 @@ static wh_code load_tls(app *a, SSL_CTX **ctx, wh_err *err)
     wh_metric_set(a->cert_expiry, NULL, (double)info.not_after);
     wh_log(WH_LOG_INFO, "certificate loaded", "certificate", detail, NULL);
     if (info.not_after < time(NULL))
-        wh_log(WH_LOG_WARN, "the serving certificate has expired; clients will refuse it", "certificate", detail,
-               NULL);
+        wh_log(WH_LOG_WARN, "the serving certificate has expired; clients will refuse it", "certificate", detail, NULL);
     return WH_OK;
 }
 
@@ -219,6 +311,8 @@ static void reload_tls(app *a, const char *why)
     if (load_tls(a, &ctx, &err) != WH_OK || wh_http_set_tls(a->http, ctx, &err) != WH_OK)
         wh_log(WH_LOG_ERROR, "certificate reload failed; keeping the previous certificate", "trigger", why, "error",
                wh_err_msg(&err), NULL);
+    else
+        publish_ca(a, "certificate reload");
     SSL_CTX_free(ctx); /* the workers hold their own references */
 }
 
@@ -235,6 +329,102 @@ static void reload_endpoints(app *a, int forced)
             wh_log(WH_LOG_ERROR, "endpoint reload failed; keeping its previous configuration", "endpoint", ep->name,
                    "error", wh_err_msg(&err), NULL);
     }
+}
+
+/* --- caBundle patching ---------------------------------------------------- */
+
+/* Split `list` (comma-separated, blanks ignored) into a NULL-terminated
+ * array of pointers into `store`, which it advances past the copies. */
+static const char **split_names(const char *list, char **store)
+{
+    size_t n = 1;
+    const char **out;
+    char *tok, *save = NULL;
+
+    for (const char *c = list; *c != '\0'; c++)
+        n += *c == ',';
+    if ((out = calloc(n + 1, sizeof(*out))) == NULL)
+        return NULL;
+    strcpy(*store, list);
+    n = 0;
+    for (tok = strtok_r(*store, ", ", &save); tok != NULL; tok = strtok_r(NULL, ", ", &save))
+        out[n++] = tok;
+    *store += strlen(list) + 1;
+    return out;
+}
+
+/* Check the --patch-ca-bundle flags and fill a->targets; 2 on a usage error. */
+static int setup_targets(app *a)
+{
+    const wh_server_config *c = &a->cfg;
+    char *store, *slash;
+
+    if (!c->patch_ca_bundle)
+        return 0;
+    if (c->ca_bundle_mutating[0] == '\0' && c->ca_bundle_validating[0] == '\0' && c->ca_bundle_selector[0] == '\0') {
+        fprintf(stderr, "webhookd: --patch-ca-bundle needs --ca-bundle-mutating, --ca-bundle-validating and/or "
+                        "--ca-bundle-selector\n");
+        return 2;
+    }
+    if (c->ca_file[0] != '\0' && c->tls_cert_file[0] == '\0') {
+        fprintf(stderr, "webhookd: --ca-file goes with --tls-cert-file (a self-signed certificate is its own CA)\n");
+        return 2;
+    }
+    if (!(c->ca_bundle_check_interval >= 1)) {
+        fprintf(stderr, "webhookd: --ca-bundle-check-interval must be at least 1s\n");
+        return 2;
+    }
+    if (!(c->kube_timeout >= 0.1)) {
+        fprintf(stderr, "webhookd: --kube-timeout must be at least 100ms\n");
+        return 2;
+    }
+    if ((a->target_strings = malloc(strlen(c->ca_bundle_mutating) + strlen(c->ca_bundle_validating) +
+                                    strlen(c->ca_bundle_service) + 3)) == NULL)
+        return 1;
+    store = a->target_strings;
+    if ((a->mutating = split_names(c->ca_bundle_mutating, &store)) == NULL ||
+        (a->validating = split_names(c->ca_bundle_validating, &store)) == NULL)
+        return 1;
+    a->targets.mutating = a->mutating;
+    a->targets.validating = a->validating;
+    a->targets.selector = c->ca_bundle_selector;
+    if (c->ca_bundle_service[0] != '\0') {
+        strcpy(store, c->ca_bundle_service);
+        if ((slash = strchr(store, '/')) == NULL || slash == store || slash[1] == '\0' || strchr(slash + 1, '/')) {
+            fprintf(stderr, "webhookd: --ca-bundle-service wants NAMESPACE/NAME, not \"%s\"\n", c->ca_bundle_service);
+            return 2;
+        }
+        *slash = '\0';
+        a->targets.service_namespace = store;
+        a->targets.service_name = slash + 1;
+    }
+    return 0;
+}
+
+static void on_cabundle_status(void *ctx, const char *detail)
+{
+    wh_router_set_cabundle(ctx, detail);
+}
+
+static wh_code start_patcher(app *a, wh_err *err)
+{
+    wh_certs_patcher_config pc;
+    wh_code rc;
+
+    memset(&pc, 0, sizeof(pc));
+    pc.kube.kubeconfig = a->cfg.kubeconfig[0] != '\0' ? a->cfg.kubeconfig : NULL;
+    pc.kube.timeout_ms = (long)(a->cfg.kube_timeout * 1000);
+    pc.kube.user_agent = "webhookd/" WH_VERSION;
+    pc.targets = a->targets;
+    pc.interval = a->cfg.ca_bundle_check_interval;
+    pc.metrics = a->metrics;
+    pc.on_status = on_cabundle_status;
+    pc.status_ctx = a->router;
+    wh_router_set_cabundle(a->router, "pending: first patch not done yet");
+    if ((rc = wh_certs_patcher_start(&pc, &a->patcher, err)) != WH_OK)
+        return rc;
+    publish_ca(a, "startup");
+    return WH_OK;
 }
 
 /* --- main ----------------------------------------------------------------- */
@@ -302,6 +492,12 @@ static int run(app *a, char **argv, int argc)
         fprintf(stderr, "webhookd: --threads must be 0..1024 and --max-request-bytes positive\n");
         return 2;
     }
+    if ((status = setup_targets(a)) != 0) {
+        if (status == 1)
+            fprintf(stderr, "webhookd: out of memory\n");
+        return status;
+    }
+    status = 1;
     if (a->cfg.threads == 0)
         a->cfg.threads = cpu_count();
     wh_log_configure((wh_log_level)level, (wh_log_format)format);
@@ -337,6 +533,9 @@ static int run(app *a, char **argv, int argc)
     snprintf(threads, sizeof(threads), "%d", a->cfg.threads);
     wh_log(WH_LOG_INFO, "listening", "address", wh_http_bound_address(a->http), "threads", threads, "protocols",
            a->cfg.http2 ? "h2,http/1.1" : "http/1.1", "version", WH_VERSION, NULL);
+    /* Once serving, so that the API server can call us as soon as it trusts us. */
+    if (a->cfg.patch_ca_bundle && start_patcher(a, &err) != WH_OK)
+        wh_log(WH_LOG_ERROR, "caBundle patching disabled: cannot start the patcher", "error", wh_err_msg(&err), NULL);
 
     tick.tv_sec = (time_t)a->cfg.cert_check_interval;
     tick.tv_nsec = (long)((a->cfg.cert_check_interval - (double)tick.tv_sec) * 1e9);
@@ -350,6 +549,8 @@ static int run(app *a, char **argv, int argc)
             wh_log(WH_LOG_INFO, "SIGHUP: reloading", NULL);
             if (have_cert_files(a)) /* a self-signed certificate stays what clients were given */
                 reload_tls(a, "SIGHUP");
+            else if (a->patcher != NULL)
+                wh_certs_patcher_kick(a->patcher, "SIGHUP");
             reload_endpoints(a, 1);
             continue;
         }
@@ -358,6 +559,7 @@ static int run(app *a, char **argv, int argc)
             wh_certs_stamp_read(&now, a->cfg.tls_cert_file, a->cfg.tls_key_file);
             if (!wh_certs_stamp_equal(&now, &a->stamp))
                 reload_tls(a, "file change"); /* records the new stamp even on failure */
+            check_ca_file(a);
         }
         reload_endpoints(a, 0);
     }
@@ -365,6 +567,8 @@ static int run(app *a, char **argv, int argc)
     wh_log(WH_LOG_INFO, "shutting down", "signal", sig == SIGINT ? "SIGINT" : "SIGTERM", NULL);
     wh_router_set_shutting_down(a->router);
     cut = wh_http_shutdown(a->http, a->cfg.shutdown_timeout);
+    wh_certs_patcher_stop(a->patcher); /* waits for a request in flight, at most --kube-timeout */
+    a->patcher = NULL;
     if (cut != 0) {
         char n[32];
         snprintf(n, sizeof(n), "%zu", cut);
@@ -391,6 +595,7 @@ int main(int argc, char **argv)
     wh_json_arena_install(); /* before any thread or JSON value exists */
     memset(&a, 0, sizeof(a));
     status = run(&a, argv, argc);
+    wh_certs_patcher_stop(a.patcher); /* a failed start */
     wh_http_free(a.http);
     wh_router_free(a.router);
     for (i = 0; i < a.nendpoints; i++)
@@ -399,5 +604,11 @@ int main(int argc, char **argv)
     wh_metrics_free(a.metrics);
     free(a.flags);
     free((void *)a.endpoint_flag_values);
+    free(a.mutating);
+    free(a.validating);
+    free(a.target_strings);
+    wh_buf_free(&a.ca);
+    wh_buf_free(&a.ca_source);
+    wh_buf_free(&a.ca_path);
     return status;
 }

@@ -55,11 +55,21 @@ typedef struct wh_server_config {
     const char *log_format;
     int help;
     int version;
+    /* caBundle patching (certs/wh_certs_patcher.h) */
+    int patch_ca_bundle;
+    const char *ca_file;              /* CA bundle to publish; default ca.crt beside the cert, else the chain's root */
+    const char *ca_bundle_mutating;   /* MutatingWebhookConfiguration names, comma-separated */
+    const char *ca_bundle_validating; /* ValidatingWebhookConfiguration names, comma-separated */
+    const char *ca_bundle_selector;   /* label selector for both kinds */
+    const char *ca_bundle_service;    /* only webhooks calling NAMESPACE/NAME */
+    double ca_bundle_check_interval;
+    const char *kubeconfig;
+    double kube_timeout;
 } wh_server_config;
 
 /* The core flags, bound to `cfg` (rows end with a NULL name). */
 void wh_server_core_flags(wh_server_config *cfg, wh_server_flag *rows, size_t nrows);
-#define WH_SERVER_CORE_FLAGS 15
+#define WH_SERVER_CORE_FLAGS 24
 
 /* Set every flag from its default, then WEBHOOKD_<NAME> (dashes become
  * underscores), then argv (--name=value, --name value, --bool).  `rows` is
@@ -111,6 +121,10 @@ void wh_router_free(wh_router *router);
 /* Readiness inputs owned by main: the certificate state (a one-line detail
  * shown by /readyz) and shutdown. */
 void wh_router_set_certs(wh_router *router, int loaded, const char *detail);
+/* The caBundle patcher's last state, shown by /readyz as an informational
+ * "[+]cabundle: DETAIL" line: it never makes webhookd unready (an API server
+ * outage must not take the webhook down too).  NULL removes the line. */
+void wh_router_set_cabundle(wh_router *router, const char *detail);
 void wh_router_set_shutting_down(wh_router *router);
 
 /* Answer one request (any thread).  `res` starts zeroed; the caller frees

@@ -39,6 +39,29 @@ void wh_server_core_flags(wh_server_config *cfg, wh_server_flag *rows, size_t nr
         {"log-level", WH_FLAG_STRING, &cfg->log_level, "info",
          "debug, info, warn, error or off (debug adds an access-log line per review)"},
         {"log-format", WH_FLAG_STRING, &cfg->log_format, "json", "json or text"},
+        {"patch-ca-bundle", WH_FLAG_BOOL, &cfg->patch_ca_bundle, "false",
+         "keep clientConfig.caBundle of the selected webhook configurations set to our CA: at start once serving, "
+         "after every certificate reload, on SIGHUP and every --ca-bundle-check-interval (repairs overwrites); "
+         "failures are logged and retried, never stop serving"},
+        {"ca-file", WH_FLAG_STRING, &cfg->ca_file, "",
+         "CA bundle (PEM) to publish with --patch-ca-bundle; default: ca.crt beside --tls-cert-file when it "
+         "exists (cert-manager), else the last certificate of the chain; the self-signed certificate when "
+         "there are no files"},
+        {"ca-bundle-mutating", WH_FLAG_STRING, &cfg->ca_bundle_mutating, "",
+         "MutatingWebhookConfiguration names to patch, comma-separated"},
+        {"ca-bundle-validating", WH_FLAG_STRING, &cfg->ca_bundle_validating, "",
+         "ValidatingWebhookConfiguration names to patch, comma-separated"},
+        {"ca-bundle-selector", WH_FLAG_STRING, &cfg->ca_bundle_selector, "",
+         "label selector: patch every webhook configuration of both kinds it matches (needs list permission)"},
+        {"ca-bundle-service", WH_FLAG_STRING, &cfg->ca_bundle_service, "",
+         "only patch the webhooks whose clientConfig.service is NAMESPACE/NAME (default: every webhook of the "
+         "selected configurations)"},
+        {"ca-bundle-check-interval", WH_FLAG_SECONDS, &cfg->ca_bundle_check_interval, "60s",
+         "how often the webhook configurations are re-checked and repaired; also the longest retry backoff"},
+        {"kubeconfig", WH_FLAG_STRING, &cfg->kubeconfig, "",
+         "kubeconfig for --patch-ca-bundle (default: $KUBECONFIG, ~/.kube/config, else the in-cluster "
+         "service account)"},
+        {"kube-timeout", WH_FLAG_SECONDS, &cfg->kube_timeout, "10s", "deadline of each Kubernetes API request"},
         {"help", WH_FLAG_BOOL, &cfg->help, "false", "print this help and exit"},
         {"version", WH_FLAG_BOOL, &cfg->version, "false", "print the version and exit"},
     };

@@ -27,9 +27,10 @@ struct wh_router {
     wh_metric *requests;  /* webhookd_http_requests_total{path,code} */
     wh_metric *duration;  /* webhookd_http_request_duration_seconds{path} */
     wh_metric *reviews;   /* webhookd_admission_reviews_total{endpoint,result} */
-    pthread_mutex_t lock; /* guards the two fields below */
+    pthread_mutex_t lock; /* guards the three fields below */
     int certs_loaded;
     char *certs_detail;
+    char *cabundle_detail;
     atomic_int shutting_down;
 };
 
@@ -82,6 +83,7 @@ void wh_router_free(wh_router *r)
         return;
     pthread_mutex_destroy(&r->lock);
     free(r->certs_detail);
+    free(r->cabundle_detail);
     free(r->routes);
     free(r);
 }
@@ -94,6 +96,16 @@ void wh_router_set_certs(wh_router *r, int loaded, const char *detail)
     r->certs_loaded = loaded && copy != NULL;
     free(r->certs_detail);
     r->certs_detail = copy;
+    pthread_mutex_unlock(&r->lock);
+}
+
+void wh_router_set_cabundle(wh_router *r, const char *detail)
+{
+    char *copy = detail != NULL ? strdup(detail) : NULL;
+
+    pthread_mutex_lock(&r->lock);
+    free(r->cabundle_detail);
+    r->cabundle_detail = copy;
     pthread_mutex_unlock(&r->lock);
 }
 
@@ -129,6 +141,8 @@ static void readyz(wh_router *r, wh_http_response *res)
     ready = r->certs_loaded;
     wh_buf_printf(&res->body, "[%c]certificates %s: %s\n", ready ? '+' : '-', ready ? "ok" : "not loaded",
                   r->certs_detail != NULL ? r->certs_detail : "");
+    if (r->cabundle_detail != NULL)
+        wh_buf_printf(&res->body, "[+]cabundle: %s\n", r->cabundle_detail);
     pthread_mutex_unlock(&r->lock);
     for (i = 0; i < r->nroutes; i++) {
         wh_endpoint *ep = r->routes[i].endpoint;

@@ -15,26 +15,32 @@
 #define DELETE_PRIMITIVE "$deleteFromPrimitiveList/"
 #define SET_ORDER "$setElementOrder/"
 
-static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type *t, wh_err *err);
-static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inject_field *f, json_t **out, wh_err *err);
+/* `owned` (below): the patch value and every container above it up to the
+ * patch root are held only by their parent, and the caller gave the patch
+ * up (wh_inject_smp_move): such values may be moved into the target. */
+static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type *t, int owned, wh_err *err);
+static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inject_field *f, int owned, json_t **out,
+                          wh_err *err);
 
+/* The hot loops below walk objects with jansson's iterator directly:
+ * json_object_foreach and its keylen variant convert between keys and
+ * iterators twice more per key. */
 json_t *wh_inject_json_copy(const json_t *value)
 {
-    const char *key;
-    size_t key_len, i, n;
-    json_t *out, *child;
+    size_t i, n;
+    json_t *out;
+    void *it;
 
     switch (json_typeof(value)) {
     case JSON_OBJECT:
         if ((out = json_object()) == NULL)
             return NULL;
-        json_object_keylen_foreach((json_t *)value, key, key_len, child)
-        {
-            if (json_object_setn_new_nocheck(out, key, key_len, wh_inject_json_copy(child)) != 0) {
+        for (it = json_object_iter((json_t *)value); it != NULL; it = json_object_iter_next((json_t *)value, it))
+            if (json_object_setn_new_nocheck(out, json_object_iter_key(it), json_object_iter_key_len(it),
+                                             wh_inject_json_copy(json_object_iter_value(it))) != 0) {
                 json_decref(out);
                 return NULL;
             }
-        }
         return out;
     case JSON_ARRAY:
         if ((out = json_array()) == NULL)
@@ -66,18 +72,91 @@ static int value_equal(const json_t *a, const json_t *b)
     return json_equal(a, b);
 }
 
+/* Whether container `v` is held by one reference only (its parent's). */
+static int sole(const json_t *v)
+{
+    return __atomic_load_n(&v->refcount, __ATOMIC_RELAXED) == 1;
+}
+
+static int movable(const json_t *pv, const wh_inject_field *f);
+
+static int movable_map(const json_t *pv, const wh_inject_type *t)
+{
+    void *it;
+
+    if (!sole(pv))
+        return 0;
+    for (it = json_object_iter((json_t *)pv); it != NULL; it = json_object_iter_next((json_t *)pv, it)) {
+        const char *key = json_object_iter_key(it);
+        const json_t *v = json_object_iter_value(it);
+        if (key[0] == '$' || json_is_null(v))
+            return 0;
+        if ((json_is_object(v) || json_is_array(v)) && !movable(v, wh_inject_schema_field(t, key)))
+            return 0;
+    }
+    return 1;
+}
+
+static int movable_list(const json_t *pv, const wh_inject_field *f)
+{
+    size_t i, j, n = json_array_size(pv);
+
+    if (!sole(pv))
+        return 0;
+    for (i = 0; i < n; i++) {
+        const json_t *item = json_array_get(pv, i);
+        if (f != NULL && f->kind == WH_K_LIST && f->merge_key != NULL) {
+            const json_t *key = json_object_get(item, f->merge_key);
+            if (!json_is_object(item) || key == NULL || !movable_map(item, f->type))
+                return 0;
+            for (j = 0; j < i; j++) /* items with the same key merge into one */
+                if (value_equal(json_object_get(json_array_get(pv, j), f->merge_key), key))
+                    return 0;
+        } else if (f != NULL && f->kind == WH_K_PLIST && (f->flags & WH_F_MERGE)) {
+            if (json_is_object(item) || json_is_array(item))
+                return 0;
+            for (j = 0; j < i; j++) /* duplicates go */
+                if (value_equal(json_array_get(pv, j), item))
+                    return 0;
+        } else if (json_is_null(item) ||
+                   ((json_is_object(item) || json_is_array(item)) &&
+                    !movable(item, f != NULL && f->kind == WH_K_LIST ? f : NULL))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Whether merging `pv` into nothing (fresh_value) gives `pv` itself: no
+ * directive or null to resolve at any depth, no list items that merge or
+ * go, and every container held only by its parent (so that changing it in
+ * the target later changes nothing else).  Then it is moved, not rebuilt:
+ * most of an overlay (the sidecar containers, the volumes) is new to the pod. */
+static int movable(const json_t *pv, const wh_inject_field *f)
+{
+    if (json_is_object(pv))
+        return movable_map(pv, f != NULL ? f->type : NULL);
+    if (json_is_array(pv))
+        return movable_list(pv, f);
+    return 1;
+}
+
 /* A fresh value for a key the target does not have: the patch value with
  * its nulls and directives resolved against nothing. */
-static wh_code fresh_value(const json_t *pv, const wh_inject_field *f, json_t **out, wh_err *err)
+static wh_code fresh_value(const json_t *pv, const wh_inject_field *f, int owned, json_t **out, wh_err *err)
 {
     wh_code rc;
 
     *out = NULL;
+    if (owned && movable(pv, f)) {
+        *out = json_incref((json_t *)pv);
+        return WH_OK;
+    }
     if (json_is_object(pv)) {
         json_t *o = json_object();
         if (o == NULL)
             return wh_err_set(err, WH_E_NOMEM, "out of memory");
-        if ((rc = merge_map(o, pv, f != NULL ? f->type : NULL, err)) != WH_OK) {
+        if ((rc = merge_map(o, pv, f != NULL ? f->type : NULL, owned && sole(pv), err)) != WH_OK) {
             json_decref(o);
             return rc;
         }
@@ -88,7 +167,7 @@ static wh_code fresh_value(const json_t *pv, const wh_inject_field *f, json_t **
         json_t *empty = json_array();
         if (empty == NULL)
             return wh_err_set(err, WH_E_NOMEM, "out of memory");
-        rc = merge_list(empty, pv, f, out, err);
+        rc = merge_list(empty, pv, f, owned && sole(pv), out, err);
         json_decref(empty);
         return rc;
     }
@@ -114,12 +193,13 @@ static wh_code delete_from_primitive_list(json_t *orig, const char *field, const
     return WH_OK;
 }
 
-static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type *t, wh_err *err)
+static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type *t, int owned, wh_err *err)
 {
     const json_t *directive = json_object_getn(patch, "$patch", 6), *retain = json_object_getn(patch, "$retainKeys", 11);
     const char *key;
     size_t key_len;
     json_t *pv;
+    void *it;
     wh_code rc;
     int empty;
 
@@ -154,10 +234,13 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
     /* A patch's keys are distinct: a target that starts empty (a new value)
      * holds none of them, so lookups and deletes in it can be skipped. */
     empty = json_object_size(orig) == 0;
-    json_object_keylen_foreach((json_t *)patch, key, key_len, pv)
-    {
+    for (it = json_object_iter((json_t *)patch); it != NULL; it = json_object_iter_next((json_t *)patch, it)) {
         const wh_inject_field *f;
         json_t *ov, *nv = NULL;
+
+        key = json_object_iter_key(it);
+        key_len = json_object_iter_key_len(it);
+        pv = json_object_iter_value(it);
 
         if (key[0] == '$' && (strcmp(key, "$patch") == 0 || strcmp(key, "$retainKeys") == 0 ||
                               strncmp(key, SET_ORDER, strlen(SET_ORDER)) == 0))
@@ -175,16 +258,16 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
         f = wh_inject_schema_field(t, key);
         ov = empty ? NULL : json_object_getn(orig, key, key_len);
         if (ov == NULL || !same_kind(ov, pv)) {
-            if ((rc = fresh_value(pv, f, &nv, err)) != WH_OK)
+            if ((rc = fresh_value(pv, f, owned, &nv, err)) != WH_OK)
                 return rc;
         } else if (json_is_object(ov)) {
-            if ((rc = merge_map(ov, pv, f != NULL ? f->type : NULL, err)) != WH_OK) {
+            if ((rc = merge_map(ov, pv, f != NULL ? f->type : NULL, owned && sole(pv), err)) != WH_OK) {
                 wh_err_prefix(err, "%s", key);
                 return rc;
             }
             continue;
         } else if (json_is_array(ov)) {
-            if ((rc = merge_list(ov, pv, f, &nv, err)) != WH_OK)
+            if ((rc = merge_list(ov, pv, f, owned && sole(pv), &nv, err)) != WH_OK)
                 return rc;
         } else {
             nv = json_incref(pv); /* a scalar: shared (see wh_inject_json_copy) */
@@ -209,8 +292,8 @@ static int cmp_patch(const void *a, const void *b)
     return x->patch_idx < y->patch_idx ? -1 : x->patch_idx > y->patch_idx;
 }
 
-static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const wh_inject_field *f, json_t **out,
-                           wh_err *err)
+static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const wh_inject_field *f, int owned,
+                           json_t **out, wh_err *err)
 {
     const char *mk = f->merge_key;
     size_t n = json_array_size(orig_list), np = json_array_size(patch), i, j, k, nitems = 0, npatch = 0, nserver = 0;
@@ -232,7 +315,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             for (j = 0; j < np; j++)
                 if (j != i)
                     json_array_append(rest, json_array_get(patch, j));
-            rc = merge_keyed(empty, rest, f, out, err);
+            rc = merge_keyed(empty, rest, f, owned, out, err);
             json_decref(empty);
             json_decref(rest);
             return rc;
@@ -281,7 +364,8 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             if (value_equal(items[j].key, pkey))
                 break;
         if (j == nitems) {
-            json_t *o = json_object();
+            int move = owned && movable_map(pi, f->type); /* the item as it stands: moved, not merged into {} */
+            json_t *o = move ? json_incref((json_t *)pi) : json_object();
             if (o == NULL) {
                 rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
                 goto out;
@@ -291,6 +375,10 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             items[nitems].orig_idx = -1;
             items[nitems].patch_idx = (long)i;
             nitems++;
+            if (move) {
+                items[j].key = pkey;
+                continue;
+            }
         } else if (items[j].patch_idx < 0) {
             items[j].patch_idx = (long)i;
         }
@@ -304,7 +392,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             items[j].value = copy;
             items[j].own = 1;
         }
-        if ((rc = merge_map(items[j].value, pi, f->type, err)) != WH_OK) {
+        if ((rc = merge_map(items[j].value, pi, f->type, owned && sole(pi), err)) != WH_OK) {
             wh_err_prefix(err, "%s[%s=%s]", f->name, mk, json_is_string(pkey) ? json_string_value(pkey) : "?");
             goto out;
         }
@@ -356,7 +444,8 @@ out:
     return rc;
 }
 
-static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inject_field *f, json_t **out, wh_err *err)
+static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inject_field *f, int owned, json_t **out,
+                          wh_err *err)
 {
     size_t i, j;
     json_t *result;
@@ -365,7 +454,7 @@ static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inje
     if (f != NULL && f->kind == WH_K_LIST && f->merge_key != NULL) {
         if (json_array_size(orig) == 0 && json_array_size(patch) == 0)
             return (*out = json_array()) != NULL ? WH_OK : wh_err_set(err, WH_E_NOMEM, "out of memory");
-        return merge_keyed(orig, patch, f, out, err);
+        return merge_keyed(orig, patch, f, owned, out, err);
     }
     if ((result = json_array()) == NULL)
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
@@ -391,7 +480,7 @@ static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inje
         wh_code rc;
         if (json_is_null(pi))
             continue;
-        if ((rc = fresh_value(pi, f != NULL && f->kind == WH_K_LIST ? f : NULL, &nv, err)) != WH_OK) {
+        if ((rc = fresh_value(pi, f != NULL && f->kind == WH_K_LIST ? f : NULL, owned, &nv, err)) != WH_OK) {
             json_decref(result);
             return rc;
         }
@@ -409,7 +498,14 @@ wh_code wh_inject_smp(json_t *target, const json_t *patch, const wh_inject_type 
 {
     if (!json_is_object(target) || !json_is_object(patch))
         return wh_err_set(err, WH_E_INVALID, "strategic merge patch needs two objects");
-    return merge_map(target, patch, type, err);
+    return merge_map(target, patch, type, 0, err);
+}
+
+wh_code wh_inject_smp_move(json_t *target, json_t *patch, const wh_inject_type *type, wh_err *err)
+{
+    if (!json_is_object(target) || !json_is_object(patch))
+        return wh_err_set(err, WH_E_INVALID, "strategic merge patch needs two objects");
+    return merge_map(target, patch, type, sole(patch), err);
 }
 
 /* ---- Go round trip ---- */
@@ -437,7 +533,7 @@ static wh_code canonical_quantity(json_t *parent, const char *key, json_t *v, wh
     }
     if (json_is_string(v) && strcmp(out, text) == 0)
         return WH_OK;
-    if (json_object_set_new(parent, key, json_string(out)) != 0)
+    if (json_object_set_new_nocheck(parent, key, json_string_nocheck(out)) != 0) /* ASCII */
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
     return WH_OK;
 }
@@ -735,15 +831,13 @@ static wh_code write_json(const json_t *v, int go, wh_buf *out)
 
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
-        const char *key;
-        size_t key_len;
-        json_t *child;
         char sep = '{';
-        json_object_keylen_foreach((json_t *)v, key, key_len, child)
-        {
+        void *it;
+        for (it = json_object_iter((json_t *)v); it != NULL; it = json_object_iter_next((json_t *)v, it)) {
             if ((rc = put_char(out, sep)) != WH_OK ||
-                (rc = write_string((const unsigned char *)key, key_len, go, out)) != WH_OK ||
-                (rc = put_char(out, ':')) != WH_OK || (rc = write_json(child, go, out)) != WH_OK)
+                (rc = write_string((const unsigned char *)json_object_iter_key(it), json_object_iter_key_len(it), go,
+                                   out)) != WH_OK ||
+                (rc = put_char(out, ':')) != WH_OK || (rc = write_json(json_object_iter_value(it), go, out)) != WH_OK)
                 return rc;
             sep = ',';
         }

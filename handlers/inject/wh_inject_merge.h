@@ -30,6 +30,12 @@ json_t *wh_inject_json_copy(const json_t *value);
  * Kubernetes' order: patch items in patch order with the target's other items
  * interleaved where the original order says so. */
 wh_code wh_inject_smp(json_t *target, const json_t *patch, const wh_inject_type *type, wh_err *err);
+/* The same, for a patch the caller gives up: the parts of `patch` that it
+ * alone holds (reference count 1 from `patch` down) and that would come out
+ * unchanged are moved into `target` instead of copied, and may be changed
+ * there later.  The caller must not use `patch` afterwards, only release
+ * its reference. */
+wh_code wh_inject_smp_move(json_t *target, json_t *patch, const wh_inject_type *type, wh_err *err);
 
 /* Emulate decoding `value` into Go type `type` and encoding it again: drops
  * nulls and zero-valued omitempty fields, canonicalises quantities.  Fields

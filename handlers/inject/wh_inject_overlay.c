@@ -100,7 +100,7 @@ fail:
     return NULL;
 }
 
-wh_code wh_inject_apply_overlays(const json_t *merge_pod, const json_t *overlays, const char *const *names, int native,
+wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, const char *const *names, int native,
                                  json_t **merged_out, json_t **tmpl_out, wh_err *err)
 {
     json_t *merged = wh_inject_json_copy(merge_pod), *tmpl = json_object(), *view = NULL;
@@ -113,7 +113,7 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, const json_t *overlays
         goto out;
     }
     for (i = 0; i < json_array_size(overlays); i++) {
-        const json_t *overlay = json_array_get(overlays, i);
+        json_t *overlay = json_array_get(overlays, i);
         const char *name = names != NULL ? names[i] : "?";
         if (!json_is_object(overlay)) {
             rc = wh_err_set(err, WH_E_RENDER,
@@ -127,7 +127,7 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, const json_t *overlays
             rc = nomem(err);
             goto out;
         }
-        if ((rc = wh_inject_smp(tmpl, view, &wh_inject_type_pod, err)) != WH_OK) {
+        if ((rc = wh_inject_smp_move(tmpl, view, &wh_inject_type_pod, err)) != WH_OK) {
             wh_err_prefix(err,
                           "failed parsing generated injected YAML (check Istio sidecar injector "
                           "configuration): template %s",
@@ -137,7 +137,7 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, const json_t *overlays
         if (native && wh_inject_find_named(wh_inject_spec_list(tmpl, "initContainers"), WH_PROXY, NULL) != NULL &&
             (rc = move_proxy_to_init(merged, err)) != WH_OK)
             goto out;
-        if ((rc = wh_inject_smp(merged, overlay, &wh_inject_type_pod, err)) != WH_OK) {
+        if ((rc = wh_inject_smp_move(merged, overlay, &wh_inject_type_pod, err)) != WH_OK) {
             wh_err_prefix(err, "failed applying injection overlay: template %s", name);
             goto out;
         }
@@ -305,7 +305,7 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
             rc = nomem(err);
             goto out;
         }
-        if ((rc = wh_inject_set_string(ann, WH_A_OVERRIDES, text.data, err)) != WH_OK)
+        if ((rc = wh_inject_set_json_text(ann, WH_A_OVERRIDES, &text, err)) != WH_OK)
             goto out;
     }
     rc = adjust_init_user(pod, original, tproxy, err);

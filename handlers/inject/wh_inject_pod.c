@@ -88,6 +88,13 @@ wh_code wh_inject_set_string(json_t *obj, const char *key, const char *value, wh
     return WH_OK;
 }
 
+wh_code wh_inject_set_json_text(json_t *obj, const char *key, const wh_buf *text, wh_err *err)
+{
+    if (obj == NULL || json_object_set_new(obj, key, json_stringn_nocheck(text->data != NULL ? text->data : "", text->len)) != 0)
+        return nomem(err);
+    return WH_OK;
+}
+
 wh_code wh_inject_append_env(json_t *container, const char *name, const char *value, wh_err *err)
 {
     json_t *env = json_object_get(container, "env"), *e;

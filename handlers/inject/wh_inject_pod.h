@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "wh_buf.h"
 #include "wh_result.h"
 
 #define WH_PROXY "istio-proxy"
@@ -29,6 +30,10 @@ json_t *wh_inject_find_sidecar(const json_t *pod);
 /* A pod annotation's value, or NULL. */
 const char *wh_inject_annotation(const json_t *pod, const char *key);
 wh_code wh_inject_set_string(json_t *obj, const char *key, const char *value, wh_err *err);
+/* The same for JSON text that wh_inject_json_go/compact wrote from jansson
+ * values: valid UTF-8 already, so jansson's check (a pass over the whole
+ * annotation) is skipped. */
+wh_code wh_inject_set_json_text(json_t *obj, const char *key, const wh_buf *text, wh_err *err);
 /* Append {name, value} to container.env. */
 wh_code wh_inject_append_env(json_t *container, const char *name, const char *value, wh_err *err);
 

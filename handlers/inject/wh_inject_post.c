@@ -57,24 +57,19 @@ static wh_code cluster_envs(json_t *pod, const json_t *envs, wh_err *err)
     return rc;
 }
 
-/* Annotation keys compared the way istiod's prometheus code does. */
-static void sanitize(const char *in, char *out, size_t size)
+/* Whether annotation key `key` is `want` once sanitized the way istiod's
+ * prometheus code does (every character but [A-Za-z0-9_] becomes '_');
+ * compared in place, without a sanitized copy. */
+static int sanitized_is(const char *key, const char *want)
 {
     size_t i;
 
-    for (i = 0; in[i] != '\0' && i + 1 < size; i++)
-        out[i] = (char)(isalnum((unsigned char)in[i]) || in[i] == '_' ? in[i] : '_');
-    out[i] = '\0';
-}
-
-static int sanitized_is(const char *key, const char *want)
-{
-    char buf[256];
-
-    if (strlen(key) >= sizeof(buf))
-        return 0;
-    sanitize(key, buf, sizeof(buf));
-    return strcmp(buf, want) == 0;
+    for (i = 0; key[i] != '\0'; i++) {
+        char c = isalnum((unsigned char)key[i]) || key[i] == '_' ? key[i] : '_';
+        if (c != want[i])
+            return 0;
+    }
+    return want[i] == '\0';
 }
 
 static const char *sanitized_get(const json_t *ann, const char *want)
@@ -477,7 +472,7 @@ static wh_code app_probes(json_t *pod, const wh_inject_revision *rev, wh_err *er
             rc = nomem(err);
             goto out;
         }
-        rc = existing != NULL ? wh_inject_set_string(existing, "value", text.data, err)
+        rc = existing != NULL ? wh_inject_set_json_text(existing, "value", &text, err)
                               : wh_inject_append_env(proxy, "ISTIO_KUBE_APP_PROBERS", text.data, err);
         if (rc != WH_OK)
             goto out;
@@ -502,8 +497,8 @@ static json_t *names_of(const json_t *list)
     if ((out = json_array()) == NULL)
         return NULL;
     for (i = 0; i < json_array_size(list); i++) {
-        const char *n = wh_inject_str(json_array_get(list, i), "name");
-        if (json_array_append_new(out, json_string(n != NULL ? n : "")) != 0) {
+        json_t *n = json_object_get(json_array_get(list, i), "name");
+        if (json_array_append_new(out, json_is_string(n) ? json_incref(n) : json_string("")) != 0) {
             json_decref(out);
             return NULL;
         }
@@ -537,7 +532,7 @@ static wh_code metadata(json_t *pod, const wh_inject_post_params *p, wh_err *err
         return nomem(err);
     }
     json_decref(status);
-    rc = wh_inject_set_string(ann, WH_A_STATUS, text.data, err);
+    rc = wh_inject_set_json_text(ann, WH_A_STATUS, &text, err);
     wh_buf_free(&text);
     if (rc != WH_OK || p->kube_inject)
         return rc;

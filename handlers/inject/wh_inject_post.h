@@ -14,11 +14,13 @@
 
 /* Step 6: apply every overlay (in order) to an empty template pod and to a
  * copy of `merge_pod`, moving the pod's own istio-proxy to initContainers
- * first when `native` and the template put it there.  *merged and *tmpl are
+ * first when `native` and the template put it there.  The overlays are used
+ * up: what only they hold is moved into *merged (wh_inject_smp_move), so the
+ * caller may only release them afterwards.  *merged and *tmpl are
  * new references; *tmpl holds only what later steps read of the template pod:
  * its containers, init containers, volumes and image pull secrets, by name.  The Go round trip (zero fields, quantities) is left to
  * wh_inject_postprocess: applying it once at the end gives the same pod. */
-wh_code wh_inject_apply_overlays(const json_t *merge_pod, const json_t *overlays, const char *const *names, int native,
+wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, const char *const *names, int native,
                                  json_t **merged, json_t **tmpl, wh_err *err);
 
 /* Step 7 (3.8): re-apply the containers of `original` (and of its

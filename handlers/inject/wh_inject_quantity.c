@@ -72,6 +72,25 @@ static int floor3(int e)
     return e >= 0 ? (e / 3) * 3 : -(((-e) + 2) / 3) * 3;
 }
 
+/* out = sign digits suffix, truncated to out_len like snprintf (every pod
+ * has a few quantities: snprintf's format parsing was most of their cost). */
+static void put_quantity(char *out, size_t out_len, int negative, const char *digits, const char *suffix)
+{
+    const char *parts[3] = {negative ? "-" : "", digits, suffix};
+    size_t n = 0, i, len;
+
+    if (out_len == 0)
+        return;
+    for (i = 0; i < 3; i++) {
+        len = strlen(parts[i]);
+        if (len > out_len - 1 - n)
+            len = out_len - 1 - n;
+        memcpy(out + n, parts[i], len);
+        n += len;
+    }
+    out[n] = '\0';
+}
+
 wh_code wh_inject_quantity_canonical(const char *text, char *out, size_t out_len, wh_err *err)
 {
     const char *p = text, *suffix;
@@ -160,7 +179,7 @@ wh_code wh_inject_quantity_canonical(const char *text, char *out, size_t out_len
                 k++;
             }
             u128_str(v, digits);
-            snprintf(out, out_len, "%s%s%s", negative ? "-" : "", digits, bsuffix[k]);
+            put_quantity(out, out_len, negative, digits, bsuffix[k]);
             return WH_OK;
         }
         fmt = Q_DECIMAL_SI;
@@ -173,9 +192,9 @@ wh_code wh_inject_quantity_canonical(const char *text, char *out, size_t out_len
             goto invalid;
     u128_str(m, digits);
     if (fmt == Q_DECIMAL_SI)
-        snprintf(out, out_len, "%s%s%s", negative ? "-" : "", digits, decimal_suffix(x));
+        put_quantity(out, out_len, negative, digits, decimal_suffix(x));
     else if (x == 0)
-        snprintf(out, out_len, "%s%s", negative ? "-" : "", digits);
+        put_quantity(out, out_len, negative, digits, "");
     else
         snprintf(out, out_len, "%s%se%d", negative ? "-" : "", digits, x);
     return WH_OK;

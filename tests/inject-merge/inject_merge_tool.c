@@ -67,10 +67,28 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc == 5 && strcmp(argv[1], "smp") == 0) {
-        if ((a = load(argv[3])) == NULL || (b = load(argv[4])) == NULL)
+        /* Every case also runs through wh_inject_smp_move (on a copy of the
+         * target), which must answer exactly the same, error included. */
+        json_t *moved;
+        wh_err merr = {0};
+        wh_code rc, mrc;
+        if ((a = load(argv[3])) == NULL || (b = load(argv[4])) == NULL || (moved = json_deep_copy(a)) == NULL)
             goto out;
-        if (wh_inject_smp(a, b, type_named(argv[2]), &err) != WH_OK ||
-            wh_inject_go_roundtrip(a, type_named(argv[2]), &err) != WH_OK)
+        rc = wh_inject_smp(a, b, type_named(argv[2]), &err);
+        mrc = wh_inject_smp_move(moved, b, type_named(argv[2]), &merr);
+        if (rc == WH_OK && mrc == WH_OK) { /* the same text: key order too */
+            char *sa = json_dumps(a, JSON_COMPACT), *sm = json_dumps(moved, JSON_COMPACT);
+            if (sa == NULL || sm == NULL || strcmp(sa, sm) != 0)
+                mrc = wh_err_set(&merr, WH_E_INVALID, "wh_inject_smp_move merged differently: %s", sm ? sm : "?");
+            free(sa);
+            free(sm);
+        }
+        json_decref(moved);
+        if (rc != mrc || strcmp(wh_err_msg(&err), wh_err_msg(&merr)) != 0) {
+            fprintf(stderr, "smp and smp_move disagree: \"%s\" vs \"%s\"\n", wh_err_msg(&err), wh_err_msg(&merr));
+            goto out;
+        }
+        if (rc != WH_OK || wh_inject_go_roundtrip(a, type_named(argv[2]), &err) != WH_OK)
             goto fail;
         status = print(a);
         goto out;

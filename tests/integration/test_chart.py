@@ -342,5 +342,91 @@ class TestInjectorWithWebhookctl(unittest.TestCase):
             self.assertIn(line, out.stdout)
 
 
+
+@unittest.skipUnless(os.access(GO, os.X_OK), "Go 1.19 is not installed (scripts/deps.sh test installs it)")
+class TestPatchCABundle(unittest.TestCase):
+    """certificates.patchCABundle: webhookd's flags and RBAC name exactly the rendered
+    configurations, and the real webhookd run with the chart's args patches them."""
+
+    @classmethod
+    def setUpClass(cls):
+        build_renderer()
+
+    def configs(self, objs):
+        return ({n for k, n in objs if k == "MutatingWebhookConfiguration"},
+                {n for k, n in objs if k == "ValidatingWebhookConfiguration"})
+
+    def args(self, objs):
+        return objs[("Deployment", "wh-webhookd")]["spec"]["template"]["spec"]["containers"][0]["args"]
+
+    def flag(self, args, name):
+        vals = [a.split("=", 1)[1] for a in args if a.startswith("--%s=" % name)]
+        return vals[0] if vals else None
+
+    def test_off_by_default(self):
+        objs = render(extra=False)
+        self.assertFalse([a for a in self.args(objs) if "ca-bundle" in a])
+        rules = objs[("ClusterRole", "wh-webhookd")]["rules"]
+        self.assertFalse([r for r in rules if "admissionregistration.k8s.io" in r["apiGroups"]])
+
+    def test_flags_and_rbac_name_the_rendered_configurations(self):
+        objs = render("certificates.patchCABundle.enabled=true", "injection.revisions=[canary]",
+                      "validation.defaultValidator=true", extra=False)
+        mut, val = self.configs(objs)
+        args = self.args(objs)
+        self.assertIn("--patch-ca-bundle", args)
+        self.assertEqual(set(self.flag(args, "ca-bundle-mutating").split(",")), mut)
+        self.assertEqual(set(self.flag(args, "ca-bundle-validating").split(",")), val)
+        self.assertEqual(self.flag(args, "ca-bundle-service"), "istio-system/wh-webhookd")
+        self.assertIsNone(self.flag(args, "ca-bundle-selector"))
+        rules = [r for r in objs[("ClusterRole", "wh-webhookd")]["rules"]
+                 if "admissionregistration.k8s.io" in r["apiGroups"]]
+        self.assertEqual(sorted((r["resources"][0], tuple(sorted(r["resourceNames"])), tuple(r["verbs"]))
+                                for r in rules),
+                         [("mutatingwebhookconfigurations", tuple(sorted(mut)), ("get", "update")),
+                          ("validatingwebhookconfigurations", tuple(sorted(val)), ("get", "update"))])
+        # A selector needs list over all configurations; no injector and no validator: a clear error.
+        objs = render("certificates.patchCABundle.enabled=true", "certificates.patchCABundle.selector=istio.io/rev=canary",
+                      extra=False)
+        self.assertEqual(self.flag(self.args(objs), "ca-bundle-selector"), "istio.io/rev=canary")
+        self.assertIn(["get", "list", "update"], [r["verbs"] for r in objs[("ClusterRole", "wh-webhookd")]["rules"]])
+        with self.assertRaises(RuntimeError) as e:
+            render("certificates.patchCABundle.enabled=true", "injection.enabled=false", "validation.enabled=false",
+                   extra=False)
+        self.assertIn("no webhook configuration to patch", str(e.exception))
+
+    @unittest.skipUnless(os.environ.get("WEBHOOKD"), "WEBHOOKD is not set (run through ctest)")
+    def test_webhookd_with_the_charts_args_patches_them(self):
+        sys.path.insert(0, HERE)
+        import whtest
+        # secret mode without certificates.caBundle: the configurations carry no CA until webhookd's.
+        objs = render("certificates.mode=secret", "certificates.existingSecret=mine",
+                      "certificates.patchCABundle.enabled=true", extra=False)
+        configs = [o for (k, _), o in objs.items() if k.endswith("WebhookConfiguration")]
+        for o in configs:
+            for wh in o["webhooks"]:
+                self.assertNotIn("caBundle", wh["clientConfig"])
+        d = tempfile.mkdtemp(prefix="wh-chart-patch-")
+        api = kubetest.FakeApi()
+        try:
+            api.load(configs)
+            cert, key, _ = whtest.self_signed(d, name="wh-webhookd.istio-system.svc")
+            # The chart's args, with the test's files, port and API server.
+            args = [a for a in self.args(objs) if not a.startswith(("--listen", "--threads", "--tls-"))]
+            args += ["--tls-cert-file=" + cert, "--tls-key-file=" + key, "--kubeconfig=" + api.kubeconfig()]
+            with whtest.Server(*args) as srv:
+                srv.wait_log("caBundle patched", timeout=20)
+                with open(cert, "rb") as f:
+                    pem = f.read()
+                state = [o for o in api.state() if o["kind"].endswith("WebhookConfiguration")]
+                self.assertEqual(len(state), len(configs))
+                for o in state:
+                    for wh in o["webhooks"]:
+                        self.assertEqual(base64.b64decode(wh["clientConfig"].get("caBundle", "")), pem,
+                                         o["metadata"]["name"] + "/" + wh["name"])
+        finally:
+            api.close()
+            shutil.rmtree(d, ignore_errors=True)
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -17,7 +17,7 @@ POST /_fake/faults [{"method", "path_contains", "action": status|delay|bump,
 "status", "message", "delay_ms", "count", "retry_after"}].
 
 Usage: fakeapi.py [--tls-cert C --tls-key K [--client-ca CA]] [--auth FILE]
-                  [--port-file F]
+                  [--port-file F] [--port P]
 """
 import argparse
 import base64
@@ -776,11 +776,12 @@ def main():
     ap.add_argument("--client-ca")
     ap.add_argument("--auth", help="JSON: {tokens: {tok: user}, basic: {'u:p': user}, anonymous, forbid: [...]}")
     ap.add_argument("--port-file")
+    ap.add_argument("--port", type=int, default=0, help="default: any free port")
     args = ap.parse_args()
     if args.auth:
         with open(args.auth) as f:
             AUTH.update(json.load(f))
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     srv.daemon_threads = True
     if args.tls_cert:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

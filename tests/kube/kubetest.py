@@ -46,15 +46,30 @@ class FakeApi:
         if tls:
             cmd += ["--tls-cert", self.path("server.crt"), "--tls-key", self.path("server.key"),
                     "--client-ca", self.path("ca.crt")]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(self.path("fakeapi.err"), "w"))
-        for _ in range(200):
-            if os.path.exists(portfile):
-                break
-            time.sleep(0.05)
-        with open(portfile) as f:
-            self.port = int(f.read())
+        self.cmd, self.portfile = cmd, portfile
+        self._launch()
         self.scheme = "https" if tls else "http"
         self.server = "%s://127.0.0.1:%d" % (self.scheme, self.port)
+
+    def _launch(self, extra=()):
+        if os.path.exists(self.portfile):
+            os.unlink(self.portfile)
+        with open(self.path("fakeapi.err"), "a") as err:
+            self.proc = subprocess.Popen(self.cmd + list(extra), stdout=subprocess.DEVNULL, stderr=err)
+        for _ in range(200):
+            if os.path.exists(self.portfile):
+                break
+            time.sleep(0.05)
+        with open(self.portfile) as f:
+            self.port = int(f.read())
+
+    def down(self):
+        """Stop the server (an API server outage); up() restarts it, empty, on the same port."""
+        self.proc.terminate()
+        self.proc.wait(10)
+
+    def up(self):
+        self._launch(["--port", str(self.port)])
 
     def path(self, name):
         return os.path.join(self.dir, name)

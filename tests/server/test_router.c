@@ -173,6 +173,16 @@ static void test_readiness(void **state)
     wh_router_set_certs(fx->router, 1, "CN=again");
     expect(fx, "GET", "/readyz", 200, NULL);
 
+    /* The caBundle state is informational: a failing patcher keeps webhookd ready. */
+    wh_router_set_cabundle(fx->router, "failing: attempt 2 failed");
+    assert_int_equal(serve(fx, "GET", "/readyz", 0, &res), 200);
+    assert_non_null(strstr(res.body.data, "[+]certificates ok: CN=again\n[+]cabundle: failing: attempt 2 failed\n"));
+    wh_buf_free(&res.body);
+    wh_router_set_cabundle(fx->router, NULL);
+    assert_int_equal(serve(fx, "GET", "/readyz", 0, &res), 200);
+    assert_null(strstr(res.body.data, "cabundle"));
+    wh_buf_free(&res.body);
+
     wh_router_set_shutting_down(fx->router);
     assert_int_equal(serve(fx, "GET", "/readyz", 0, &res), 503);
     assert_non_null(strstr(res.body.data, "shutting down"));

@@ -106,3 +106,54 @@ service:
 caBundle: {{ $ca }}
 {{- end }}
 {{- end -}}
+
+{{/*
+Names of this chart's webhook configurations, shared by their templates and by
+webhookd's --patch-ca-bundle wiring (Deployment args, RBAC resourceNames):
+  webhookd.injectorName (dict "root" $ "rev" R): R "" = the default revision
+  webhookd.validatorName $ / webhookd.defaultValidatorName $
+  webhookd.mutatingConfigNames $ / webhookd.validatingConfigNames $: the
+  rendered ones, comma-separated ("" when none).
+*/}}
+{{- define "webhookd.injectorName" -}}
+{{- if .rev -}}
+{{- printf "%s-sidecar-injector-%s-%s" (include "webhookd.fullname" .root) .rev .root.Release.Namespace | trunc 253 -}}
+{{- else -}}
+{{- printf "%s-sidecar-injector-%s" (include "webhookd.fullname" .root) .root.Release.Namespace | trunc 253 -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "webhookd.validatorName" -}}
+{{- $rev := index (.Values.validation | default dict) "revision" | default "" -}}
+{{- printf "%s-validator%s-%s" (include "webhookd.fullname" .) (ternary "" (printf "-%s" $rev) (eq $rev "")) .Release.Namespace | trunc 253 -}}
+{{- end -}}
+
+{{- define "webhookd.defaultValidatorName" -}}
+{{- printf "%s-default-validator" (include "webhookd.fullname" .) | trunc 253 -}}
+{{- end -}}
+
+{{- define "webhookd.mutatingConfigNames" -}}
+{{- $v := .Values.injection | default dict -}}
+{{- $names := list -}}
+{{- if ne (toString (index $v "enabled")) "false" -}}
+{{- range (index $v "revisions" | default list) -}}
+{{- $names = append $names (include "webhookd.injectorName" (dict "root" $ "rev" (toString .))) -}}
+{{- end -}}
+{{- if index $v "defaultRevision" -}}
+{{- $names = append $names (include "webhookd.injectorName" (dict "root" $ "rev" "")) -}}
+{{- end -}}
+{{- end -}}
+{{- join "," $names -}}
+{{- end -}}
+
+{{- define "webhookd.validatingConfigNames" -}}
+{{- $v := .Values.validation | default dict -}}
+{{- $names := list -}}
+{{- if ne (toString (index $v "enabled")) "false" -}}
+{{- $names = append $names (include "webhookd.validatorName" .) -}}
+{{- if index $v "defaultValidator" -}}
+{{- $names = append $names (include "webhookd.defaultValidatorName" .) -}}
+{{- end -}}
+{{- end -}}
+{{- join "," $names -}}
+{{- end -}}
