@@ -85,11 +85,12 @@ static void newest_block_is_given_back(void **state)
 static void large_blocks_use_malloc(void **state)
 {
     wh_json_arena a;
-    char *big = malloc(100000);
+    char *big;
     json_t *s;
 
     (void)state;
-    skip_without_arena();
+    skip_without_arena(); /* before any allocation: skip() does not return */
+    big = malloc(100000);
     assert_non_null(big);
     memset(big, 'x', 99999);
     big[99999] = '\0';
@@ -140,10 +141,11 @@ static void budget_falls_back_to_malloc(void **state)
     enum { N = 20000, LEN = 4000 }; /* 80 MB of text: over WH_JSON_ARENA_MAX */
     wh_json_arena a;
     json_t *list;
-    char *text = malloc(LEN + 1);
+    char *text;
 
     (void)state;
-    skip_without_arena();
+    skip_without_arena(); /* before any allocation: skip() does not return */
+    text = malloc(LEN + 1);
     assert_non_null(text);
     memset(text, 'y', LEN);
     text[LEN] = '\0';
