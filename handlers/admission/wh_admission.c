@@ -163,27 +163,6 @@ wh_code wh_admission_base64(const void *data, size_t len, wh_buf *out)
 
 /* --- decoding ------------------------------------------------------------- */
 
-static const char *type_name(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "object";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-    case JSON_REAL:
-        return "number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "boolean";
-    case JSON_NULL:
-        return "null";
-    }
-    return "value";
-}
-
 /* The typed fields of AdmissionRequest: a value of another JSON type fails
  * decoding (as Go's typed decode does); null is the zero value, so it passes.
  * object/oldObject/options are raw and take anything. */
@@ -212,7 +191,7 @@ static wh_code check_strings(const json_t *obj, const char *field, const char *c
     for (; *keys != NULL; keys++) {
         const json_t *v = json_object_get(obj, *keys);
         if (v != NULL && !json_is_string(v) && !json_is_null(v))
-            return wh_err_set(err, WH_E_PARSE, "request.%s.%s must be a string, got %s", field, *keys, type_name(v));
+            return wh_err_set(err, WH_E_PARSE, "request.%s.%s must be a string, got %s", field, *keys, wh_json_type_name(v));
     }
     return WH_OK;
 }
@@ -247,7 +226,7 @@ static wh_code check_request_fields(const json_t *request, wh_err *err)
         }
         if (want != NULL)
             return wh_err_set(err, WH_E_PARSE, "request.%s must be %s, got %s", request_fields[i].name, want,
-                              type_name(v));
+                              wh_json_type_name(v));
         if (request_fields[i].type == F_GVK && check_strings(v, request_fields[i].name, gvk, err) != WH_OK)
             return WH_E_PARSE;
         if (request_fields[i].type == F_GVR && check_strings(v, request_fields[i].name, gvr, err) != WH_OK)
@@ -274,14 +253,14 @@ wh_code wh_admission_decode(const char *body, size_t len, json_t **review, wh_ad
     if (*review == NULL)
         return wh_err_set(err, WH_E_PARSE, "invalid JSON at line %d, column %d: %s", jerr.line, jerr.column, jerr.text);
     if (!json_is_object(*review))
-        return wh_err_set(err, WH_E_PARSE, "expected an AdmissionReview object, got a JSON %s", type_name(*review));
+        return wh_err_set(err, WH_E_PARSE, "expected an AdmissionReview object, got a JSON %s", wh_json_type_name(*review));
 
     kind = json_object_get(*review, "kind");
     api_version = json_object_get(*review, "apiVersion");
     if (kind != NULL && !json_is_string(kind) && !json_is_null(kind))
-        return wh_err_set(err, WH_E_PARSE, "kind must be a string, got %s", type_name(kind));
+        return wh_err_set(err, WH_E_PARSE, "kind must be a string, got %s", wh_json_type_name(kind));
     if (api_version != NULL && !json_is_string(api_version) && !json_is_null(api_version))
-        return wh_err_set(err, WH_E_PARSE, "apiVersion must be a string, got %s", type_name(api_version));
+        return wh_err_set(err, WH_E_PARSE, "apiVersion must be a string, got %s", wh_json_type_name(api_version));
     k = json_string_value(kind);
     v = json_string_value(api_version);
     if (k == NULL || *k == '\0')
@@ -299,7 +278,7 @@ wh_code wh_admission_decode(const char *body, size_t len, json_t **review, wh_ad
     if (request == NULL || json_is_null(request))
         return wh_err_set(err, WH_E_PARSE, "the AdmissionReview has no request");
     if (!json_is_object(request))
-        return wh_err_set(err, WH_E_PARSE, "request must be an object, got %s", type_name(request));
+        return wh_err_set(err, WH_E_PARSE, "request must be an object, got %s", wh_json_type_name(request));
     if (check_request_fields(request, err) != WH_OK)
         return WH_E_PARSE;
 

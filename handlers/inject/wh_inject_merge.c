@@ -8,6 +8,7 @@
  * normalizeElementOrder/mergeSortedSlice.
  */
 #include "wh_inject_merge.h"
+#include "wh_json.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -881,26 +882,6 @@ wh_code wh_inject_json_compact(const json_t *value, wh_buf *out)
     return write_json(value, 0, out);
 }
 
-static const char *json_kind_name(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "object";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-    case JSON_REAL:
-        return "number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "bool";
-    default:
-        return "null";
-    }
-}
-
 /* Where the checker is, as a chain of frames on the stack: the text is only
  * built when something is wrong. */
 typedef struct check_path {
@@ -926,7 +907,7 @@ static wh_code type_error(wh_err *err, const json_t *v, const wh_inject_type *ow
     wh_buf text = WH_BUF_INIT;
 
     path_text(p, &text);
-    wh_err_set(err, WH_E_INVALID, "json: cannot unmarshal %s into Go struct field %s.%s of type %s", json_kind_name(v),
+    wh_err_set(err, WH_E_INVALID, "json: cannot unmarshal %s into Go struct field %s.%s of type %s", wh_json_type_name(v),
                owner->name, text.data != NULL ? text.data : "", want);
     wh_buf_free(&text);
     return WH_E_INVALID;
@@ -1009,6 +990,6 @@ wh_code wh_inject_go_check(const json_t *value, const wh_inject_type *type, wh_e
 {
     if (!json_is_object(value))
         return wh_err_set(err, WH_E_INVALID, "json: cannot unmarshal %s into Go value of type %s",
-                          json_kind_name(value), type->name);
+                          wh_json_type_name(value), type->name);
     return check_object(value, type, NULL, err);
 }

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE /* asprintf, strndup */
 #include "wh_validate.h"
+#include "wh_json.h"
 #include "wh_validate_int.h"
 
 #include <stdarg.h>
@@ -39,27 +40,6 @@ void wh_validate_verdict_clear(wh_validate_verdict *v)
     free(v->message);
     json_decref(v->warnings);
     memset(v, 0, sizeof(*v));
-}
-
-static const char *go_type(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "object";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-    case JSON_REAL:
-        return "number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "bool";
-    case JSON_NULL:
-        return "null";
-    }
-    return "value";
 }
 
 static wh_code deny(wh_validate_verdict *out, wh_validate_reason reason, const char *fmt, ...)
@@ -102,28 +82,28 @@ static char *wrapper_error(const json_t *obj)
     } while (0)
 
     if (!json_is_object(obj))
-        WRAP_FAIL("json: cannot unmarshal %s into Go value of type crd.IstioKind", go_type(obj));
+        WRAP_FAIL("json: cannot unmarshal %s into Go value of type crd.IstioKind", wh_json_type_name(obj));
     for (i = 0; i < 2; i++) {
         const char *f = i ? "kind" : "apiVersion";
         v = json_object_get(obj, f);
         if (v != NULL && !json_is_null(v) && !json_is_string(v))
-            WRAP_FAIL("json: cannot unmarshal %s into Go struct field IstioKind.%s of type string", go_type(v), f);
+            WRAP_FAIL("json: cannot unmarshal %s into Go struct field IstioKind.%s of type string", wh_json_type_name(v), f);
     }
     v = json_object_get(obj, "spec");
     if (v != NULL && !json_is_null(v) && !json_is_object(v))
         WRAP_FAIL("json: cannot unmarshal %s into Go struct field IstioKind.spec of type map[string]interface {}",
-                  go_type(v));
+                  wh_json_type_name(v));
     meta = json_object_get(obj, "metadata");
     if (meta == NULL || json_is_null(meta))
         return NULL;
     if (!json_is_object(meta))
         WRAP_FAIL("json: cannot unmarshal %s into Go struct field IstioKind.metadata of type v1.ObjectMeta",
-                  go_type(meta));
+                  wh_json_type_name(meta));
     for (i = 0; i < sizeof(meta_strings) / sizeof(meta_strings[0]); i++) {
         v = json_object_get(meta, meta_strings[i]);
         if (v != NULL && !json_is_null(v) && !json_is_string(v))
             WRAP_FAIL("json: cannot unmarshal %s into Go struct field ObjectMeta.metadata.%s of type string",
-                      go_type(v), meta_strings[i]);
+                      wh_json_type_name(v), meta_strings[i]);
     }
     for (i = 0; i < sizeof(meta_maps) / sizeof(meta_maps[0]); i++) {
         v = json_object_get(meta, meta_maps[i]);
@@ -132,22 +112,22 @@ static char *wrapper_error(const json_t *obj)
         if (!json_is_object(v))
             WRAP_FAIL("json: cannot unmarshal %s into Go struct field ObjectMeta.metadata.%s of type "
                       "map[string]string",
-                      go_type(v), meta_maps[i]);
+                      wh_json_type_name(v), meta_maps[i]);
         json_object_foreach((json_t *)v, k, e)
         {
             if (!json_is_string(e) && !json_is_null(e))
                 WRAP_FAIL("json: cannot unmarshal %s into Go struct field ObjectMeta.metadata.%s of type string",
-                          go_type(e), meta_maps[i]);
+                          wh_json_type_name(e), meta_maps[i]);
         }
     }
     v = json_object_get(meta, "generation");
     if (v != NULL && !json_is_null(v) && !json_is_integer(v))
         WRAP_FAIL("json: cannot unmarshal %s into Go struct field ObjectMeta.metadata.generation of type int64",
-                  go_type(v));
+                  wh_json_type_name(v));
     v = json_object_get(meta, "finalizers");
     if (v != NULL && !json_is_null(v) && !json_is_array(v))
         WRAP_FAIL("json: cannot unmarshal %s into Go struct field ObjectMeta.metadata.finalizers of type []string",
-                  go_type(v));
+                  wh_json_type_name(v));
 #undef WRAP_FAIL
     return NULL;
 }
