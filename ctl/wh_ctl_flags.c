@@ -635,8 +635,12 @@ void wh_ctl_help(const wh_ctl_cmd *cmd, const char *path, FILE *out)
         print_trimmed(out, cmd->examples);
     }
     if (nsubs > 0) {
-        nsubs = nsubs > 64 ? 64 : nsubs;
+        /* cobra lists its built-in help command under the root's commands */
+        static const wh_ctl_cmd help_cmd = {.name = "help", .summary = "Help about any command"};
+        nsubs = nsubs > 63 ? 63 : nsubs;
         memcpy(subs, cmd->subcommands, nsubs * sizeof(subs[0]));
+        if (strchr(path, ' ') == NULL)
+            subs[nsubs++] = &help_cmd;
         qsort(subs, nsubs, sizeof(subs[0]), cmp_cmd_names);
         for (size_t i = 0; i < nsubs; i++)
             if (strlen(subs[i]->name) > width)

@@ -9,36 +9,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const ciphers[] = {"ECDHE-ECDSA-AES128-GCM-SHA256",
-                                      "ECDHE-RSA-AES128-GCM-SHA256",
-                                      "ECDHE-ECDSA-AES256-GCM-SHA384",
-                                      "ECDHE-RSA-AES256-GCM-SHA384",
-                                      "ECDHE-ECDSA-CHACHA20-POLY1305",
-                                      "ECDHE-RSA-CHACHA20-POLY1305",
-                                      "ECDHE-ECDSA-AES128-SHA",
-                                      "ECDHE-RSA-AES128-SHA",
-                                      "AES128-GCM-SHA256",
-                                      "AES128-SHA",
-                                      "ECDHE-ECDSA-AES256-SHA",
-                                      "ECDHE-RSA-AES256-SHA",
-                                      "AES256-GCM-SHA384",
-                                      "AES256-SHA",
-                                      "ECDHE-PSK-AES128-CBC-SHA",
-                                      "ECDHE-PSK-AES256-CBC-SHA",
-                                      "ECDHE-PSK-CHACHA20-POLY1305",
-                                      "PSK-AES128-CBC-SHA",
-                                      "PSK-AES256-CBC-SHA",
-                                      "DES-CBC3-SHA",
-                                      "TLS_AES_128_GCM_SHA256",
-                                      "TLS_AES_256_GCM_SHA384",
-                                      "TLS_CHACHA20_POLY1305_SHA256",
-                                      "[ECDHE-ECDSA-AES128-GCM-SHA256|ECDHE-ECDSA-CHACHA20-POLY1305]",
-                                      "[ECDHE-RSA-AES128-GCM-SHA256|ECDHE-RSA-CHACHA20-POLY1305]"};
+/* The suites istiod knows by name (BoringSSL's list without PSK). */
+static const char *const ciphers[] = {"ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256",
+                                      "ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-GCM-SHA384",
+                                      "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
+                                      "ECDHE-ECDSA-AES128-SHA",        "ECDHE-RSA-AES128-SHA",
+                                      "ECDHE-ECDSA-AES256-SHA",        "ECDHE-RSA-AES256-SHA",
+                                      "AES128-GCM-SHA256",             "AES256-GCM-SHA384",
+                                      "AES128-SHA",                    "AES256-SHA",
+                                      "DES-CBC3-SHA"};
 
+/* Go's unicode.IsLetter || unicode.IsNumber on rune(byte): ASCII alphanumerics
+ * plus the Latin-1 letters and numbers. */
+static int go_letter_or_number(unsigned char b)
+{
+    if (b < 0x80)
+        return (b >= '0' && b <= '9') || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z');
+    return b == 0xaa || b == 0xb2 || b == 0xb3 || b == 0xb5 || b == 0xb9 || b == 0xba || (b >= 0xbc && b <= 0xbe) ||
+           (b >= 0xc0 && b != 0xd7 && b != 0xf7);
+}
+
+/* An expression that starts with an operator ("-X", "+X", "!X", "[A|B]"), "" and
+ * ALL pass unchecked; anything else must be a known suite name. */
 static int cipher_known(const char *s)
 {
     size_t i;
 
+    if (*s == '\0' || strcmp(s, "ALL") == 0 || !go_letter_or_number((unsigned char)*s))
+        return 1;
     for (i = 0; i < sizeof(ciphers) / sizeof(ciphers[0]); i++)
         if (strcmp(s, ciphers[i]) == 0)
             return 1;
@@ -112,53 +110,16 @@ out:
 
 void wh_vcheck_server_tls(wh_vctx *c, const json_t *tls)
 {
-    const char *mode, *minv, *maxv;
-    int cred, creds, certs, files, sources;
+    const char *mode, *minv, *maxv, *prefix;
+    const json_t *certs;
+    int cred, creds, pair, sources;
     static const char *const versions[] = {"TLS_AUTO", "TLSV1_0", "TLSV1_1", "TLSV1_2", "TLSV1_3"};
     int minn = 0, maxn = 0, i;
+    size_t k;
 
     if (tls == NULL)
         return;
     mode = wh_venum(tls, "mode", "PASSTHROUGH");
-    cred = *wh_vstr(tls, "credentialName") != '\0';
-    creds = wh_varr(tls, "credentialNames") != NULL;
-    certs = wh_varr(tls, "tlsCertificates") != NULL;
-    files = *wh_vstr(tls, "serverCertificate") || *wh_vstr(tls, "privateKey");
-    if (strcmp(mode, "ISTIO_MUTUAL") == 0) {
-        if (*wh_vstr(tls, "serverCertificate"))
-            wh_verr(c, "ISTIO_MUTUAL TLS cannot have associated server certificate");
-        if (*wh_vstr(tls, "privateKey"))
-            wh_verr(c, "ISTIO_MUTUAL TLS cannot have associated private key");
-        if (*wh_vstr(tls, "caCertificates"))
-            wh_verr(c, "ISTIO_MUTUAL TLS cannot have associated CA bundle");
-        if (cred)
-            wh_verr(c, "ISTIO_MUTUAL TLS cannot have associated credentialName");
-        if (creds)
-            wh_verr(c, "ISTIO_MUTUAL TLS cannot have associated credentialNames");
-        if (certs)
-            wh_verr(c, "ISTIO_MUTUAL TLS cannot have associated tls_certificates");
-        return;
-    }
-    if ((strcmp(mode, "PASSTHROUGH") == 0 || strcmp(mode, "AUTO_PASSTHROUGH") == 0) &&
-        (*wh_vstr(tls, "caCertificates") || files || cred || creds || certs))
-        wh_vwarn(c, "%s mode does not use certificates, they will be ignored", mode);
-    sources = cred + creds + certs + files;
-    if (sources > 1)
-        wh_verr(c, "only one of credential_name, credential_names, server_certificate/private_key, "
-                   "tls_certificates should be specified");
-    if (json_array_size(wh_varr(tls, "tlsCertificates")) > 2)
-        wh_vwarn(c, "more than two tls_certificates are specified; only the first two (one RSA and one ECDSA) are "
-                    "used");
-    if ((strcmp(mode, "SIMPLE") == 0 || strcmp(mode, "MUTUAL") == 0 || strcmp(mode, "OPTIONAL_MUTUAL") == 0) && !cred &&
-        !creds && !certs) {
-        if (*wh_vstr(tls, "serverCertificate") == '\0')
-            wh_verr(c, "%s TLS requires a server certificate", mode);
-        if (*wh_vstr(tls, "privateKey") == '\0')
-            wh_verr(c, "%s TLS requires a private key", mode);
-        if (strcmp(mode, "SIMPLE") != 0 && *wh_vstr(tls, "caCertificates") == '\0')
-            wh_verr(c, "%s TLS requires a client CA bundle", mode);
-    }
-    check_ciphers(c, wh_varr(tls, "cipherSuites"));
     minv = wh_venum(tls, "minProtocolVersion", "TLS_AUTO");
     maxv = wh_venum(tls, "maxProtocolVersion", "TLS_AUTO");
     for (i = 0; i < 5; i++) {
@@ -172,6 +133,67 @@ void wh_vcheck_server_tls(wh_vctx *c, const json_t *tls)
                     "include compatible ciphers.");
     if (maxn != 0 && minn > maxn)
         wh_verr(c, "Tls min protocol version %s is greater than max protocol version %s", minv, maxv);
+    check_ciphers(c, wh_varr(tls, "cipherSuites"));
+    cred = *wh_vstr(tls, "credentialName") != '\0';
+    creds = wh_varr(tls, "credentialNames") != NULL;
+    certs = wh_varr(tls, "tlsCertificates");
+    if (strcmp(mode, "ISTIO_MUTUAL") == 0) {
+        if (*wh_vstr(tls, "serverCertificate"))
+            wh_verr(c, "ISTIO_MUTUAL TLS cannot have associated server certificate");
+        if (*wh_vstr(tls, "privateKey"))
+            wh_verr(c, "ISTIO_MUTUAL TLS cannot have associated private key");
+        if (*wh_vstr(tls, "caCertificates"))
+            wh_verr(c, "ISTIO_MUTUAL TLS cannot have associated CA bundle");
+        if (certs != NULL)
+            wh_verr(c, "ISTIO_MUTUAL TLS cannot have associated tlsCertificates");
+        if (cred)
+            wh_verr(c, "ISTIO_MUTUAL TLS cannot have associated credentialName");
+        if (creds)
+            wh_verr(c, "ISTIO_MUTUAL TLS cannot have associated credentialNames");
+        return;
+    }
+    if ((strcmp(mode, "PASSTHROUGH") == 0 || strcmp(mode, "AUTO_PASSTHROUGH") == 0) &&
+        (*wh_vstr(tls, "caCrl") || *wh_vstr(tls, "serverCertificate") || *wh_vstr(tls, "privateKey") ||
+         *wh_vstr(tls, "caCertificates") || certs != NULL || cred || creds))
+        wh_vwarn(c, "%s mode does not use certificates, they will be ignored", mode);
+    /* a certificate/key pair counts as a source only when both halves are set */
+    pair = *wh_vstr(tls, "serverCertificate") && *wh_vstr(tls, "privateKey");
+    sources = pair + cred + creds + (certs != NULL);
+    if (sources > 1)
+        wh_verr(c, "only one of credential_name, credential_names, server_certificate/private_key, "
+                   "tls_certificates should be specified");
+    if (strcmp(mode, "SIMPLE") != 0 && strcmp(mode, "MUTUAL") != 0 && strcmp(mode, "OPTIONAL_MUTUAL") != 0) {
+        prefix = NULL;
+    } else if (cred || creds) {
+        return; /* the credential supplies the certificates (and any CRL) */
+    } else {
+        prefix = strcmp(mode, "SIMPLE") == 0 ? "SIMPLE TLS" : "MUTUAL TLS";
+    }
+    if (prefix != NULL) {
+        if (strcmp(mode, "SIMPLE") != 0 && *wh_vstr(tls, "caCertificates") == '\0')
+            wh_verr(c, "%s requires a client CA bundle", prefix);
+        if (json_array_size(certs) > 2)
+            wh_vwarn(c, "%s can support up to 2 server certificates", prefix);
+        if (certs == NULL) {
+            if (*wh_vstr(tls, "serverCertificate") == '\0')
+                wh_verr(c, "%s requires a server certificate", prefix);
+            if (*wh_vstr(tls, "privateKey") == '\0')
+                wh_verr(c, "%s requires a private key", prefix);
+        }
+        for (k = 0; k < json_array_size(certs); k++) {
+            const json_t *cert = json_array_get(certs, k);
+            if (*wh_vstr(cert, "serverCertificate") == '\0')
+                wh_verr(c, "%s requires a server certificate", prefix);
+            if (*wh_vstr(cert, "privateKey") == '\0')
+                wh_verr(c, "%s requires a private key", prefix);
+        }
+    }
+    if (*wh_vstr(tls, "caCrl")) {
+        if (cred)
+            wh_verr(c, "CRL is not supported with credentialName. CRL has to be specified in the credential");
+        if (strcmp(mode, "SIMPLE") == 0)
+            wh_verr(c, "CRL is not supported with SIMPLE TLS");
+    }
 }
 
 /* The host part of "ns/host" in Gateway servers and Sidecar egress listeners. */

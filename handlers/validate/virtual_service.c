@@ -48,44 +48,138 @@ static int is_authority_header(const char *name)
     return strcasecmp(name, ":authority") == 0 || strcasecmp(name, "host") == 0;
 }
 
+/* Headers Envoy owns: pseudo-headers and Host. */
+static int is_internal_header(const char *name)
+{
+    return name[0] == ':' || strcasecmp(name, "host") == 0;
+}
+
+/* Match keys: a JWT claim, one of the five HTTP/2 pseudo-headers, or an RFC 7230 token. */
 static void check_header_name_or_claim(wh_vctx *c, const char *name)
 {
-    if (*name == '\0')
+    static const char *const pseudo[] = {":method", ":scheme", ":authority", ":path", ":status"};
+    size_t i;
+
+    if (*name == '\0') {
         wh_verr(c, "header name cannot be empty");
-    else if (!is_jwt_claim(name) && !is_tchar_token(name[0] == ':' ? name + 1 : name))
+        return;
+    }
+    if (is_jwt_claim(name))
+        return;
+    for (i = 0; i < sizeof(pseudo) / sizeof(pseudo[0]); i++)
+        if (strcmp(name, pseudo[i]) == 0)
+            return;
+    if (!is_tchar_token(name))
         wh_verr(c, "header name %s is not a valid header name", name);
 }
 
-static void check_header_op_name(wh_vctx *c, const char *name)
+/* A header name in a request add/set (the authority may be set there, no other
+ * internal header), or in a request remove / any response operation (neither). */
+static void check_header_op_name(wh_vctx *c, const char *name, int authority_ok)
 {
     if (*name == '\0')
         wh_verr(c, "header name cannot be empty");
-    else if (strcasecmp(name, "host") == 0)
-        wh_verr(c, "invalid header %s: the host header cannot be modified here, use rewrite.authority", name);
-    else if (name[0] == ':')
+    else if (authority_ok && is_internal_header(name) && !is_authority_header(name))
         wh_verr(c, "invalid header %s: header cannot have \":\" prefix", wh_vq(c, name));
-    else if (!is_tchar_token(name))
-        wh_verr(c, "header name %s is not a valid header name", name);
+    else if (!authority_ok && strcasecmp(name, "host") == 0)
+        wh_verr(c, "invalid header %s: cannot set Host header", wh_vq(c, name));
+    else if (!authority_ok && is_internal_header(name))
+        wh_verr(c, "invalid header %s: header cannot have \":\" prefix", wh_vq(c, name));
 }
 
-/* Envoy's header formatter: "%%" is a literal percent, "%NAME%" / "%NAME(args)%" a command. */
+/* Envoy's header formatter grammar (source/common/router/header_parser.cc):
+ * "%%" is a literal percent, "%VAR%" or "%VAR([\"arg\", ...])%" a command.
+ * Returns NULL or the parser's complaint. */
+static const char *header_value_syntax(const char *v)
+{
+    enum { LIT, VAR, EXPECT_ARRAY, EXPECT_STRING, STRING, EXPECT_DELIM, EXPECT_ARGS_END, EXPECT_VAR_END } st = LIT;
+    size_t pos, n = strlen(v);
+
+    for (pos = 0; pos < n; pos++) {
+        char ch = v[pos];
+        int has_next = pos + 1 < n;
+        switch (st) {
+        case LIT:
+            if (ch != '%')
+                break;
+            if (!has_next)
+                return "invalid header configuration. Un-escaped %";
+            if (v[pos + 1] == '%')
+                pos++;
+            else
+                st = VAR;
+            break;
+        case VAR:
+            if (ch == '%')
+                st = LIT;
+            else if (ch == '(')
+                st = EXPECT_ARRAY;
+            break;
+        case EXPECT_ARRAY:
+            if (ch == '[')
+                st = EXPECT_STRING;
+            else if (ch != ' ')
+                st = STRING;
+            break;
+        case EXPECT_DELIM:
+            if (ch == ',')
+                st = EXPECT_STRING;
+            else if (ch == ']')
+                st = EXPECT_ARGS_END;
+            else if (ch != ' ')
+                return "invalid header configuration. Expecting ',', ']', or whitespace";
+            break;
+        case EXPECT_STRING:
+            if (ch == '"')
+                st = STRING;
+            else if (ch != ' ')
+                return "invalid header configuration. Expecting '\"'";
+            break;
+        case STRING:
+            if (ch == '\\') {
+                if (!has_next)
+                    return "invalid header configuration. Un-terminated backslash in JSON string";
+                pos++;
+            } else if (ch == ')') {
+                st = EXPECT_VAR_END;
+            } else if (ch == '"') {
+                st = EXPECT_DELIM;
+            }
+            break;
+        case EXPECT_ARGS_END:
+            if (ch == ')')
+                st = EXPECT_VAR_END;
+            else if (ch != ' ')
+                return "invalid header configuration. Expecting ')' or whitespace after '{}', but found '{}'";
+            break;
+        case EXPECT_VAR_END:
+            if (ch == '%')
+                st = LIT;
+            else if (ch != ' ')
+                return "invalid header configuration. Expecting '%' or whitespace after";
+            break;
+        }
+    }
+    return st == LIT ? NULL : "";
+}
+
 static void check_header_value(wh_vctx *c, const char *v)
 {
-    const char *p = v;
+    const unsigned char *p;
+    const char *why;
 
-    while ((p = strchr(p, '%')) != NULL) {
-        const char *end;
-        if (p[1] == '%') {
-            p += 2;
-            continue;
-        }
-        end = strchr(p + 1, '%');
-        if (end == NULL || end == p + 1 || !((p[1] >= 'A' && p[1] <= 'Z') || p[1] == '_')) {
-            wh_verr(c, "invalid header value %s: a literal %% must be escaped as %%%%", wh_vq(c, v));
+    for (p = (const unsigned char *)v; *p; p++) {
+        if ((*p <= 0x08) || (*p >= 0x0a && *p <= 0x1f) || *p == 0x7f) {
+            wh_verr(c, "header value configuration %s is invalid", v);
             return;
         }
-        p = end + 1;
     }
+    why = header_value_syntax(v);
+    if (why != NULL && *why == '\0')
+        wh_verr(c, "header value configuration: invalid header configuration. Un-terminated variable expression '%s'",
+                v);
+    else if (why != NULL)
+        wh_verr(c, "header value configuration: %s", why);
 }
 
 static void check_header_ops(wh_vctx *c, const json_t *ops, int request)
@@ -100,13 +194,12 @@ static void check_header_ops(wh_vctx *c, const json_t *ops, int request)
     for (i = 0; i < 2; i++) {
         json_object_foreach((json_t *)wh_vobj(ops, which[i]), k, v)
         {
-            if (!(request && is_authority_header(k)))
-                check_header_op_name(c, k);
+            check_header_op_name(c, k, request);
             check_header_value(c, json_string_value(v));
         }
     }
     for (i = 0; i < json_array_size(wh_varr(ops, "remove")); i++)
-        check_header_op_name(c, json_string_value(json_array_get(wh_varr(ops, "remove"), i)));
+        check_header_op_name(c, json_string_value(json_array_get(wh_varr(ops, "remove"), i)), 0);
 }
 
 static void check_headers(wh_vctx *c, const json_t *headers)
