@@ -81,10 +81,11 @@ def run_h2load(url, payload, args, cpu):
         out = subprocess.run(cmd + [url], capture_output=True, text=True, check=True).stdout
         lat = sorted(int(line.split("\t")[2]) for line in open(log.name) if line.count("\t") == 2)
     m = re.search(r"requests: (\d+) total, \d+ started, (\d+) done, (\d+) succeeded", out)
-    codes = re.search(r"status codes: (\d+) 2xx", out)
+    # With -D, "done" counts only the measured window while the status codes count every response.
+    codes = re.search(r"status codes: \d+ 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", out)
     return {"requests": int(m.group(2)), "rps": float(re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", out).group(1)),
             "p50": lat[len(lat) // 2] if lat else 0, "p99": lat[min(len(lat) - 1, len(lat) * 99 // 100)] if lat else 0,
-            "non2xx": int(m.group(2)) - int(codes.group(1)), "errors": ""}
+            "non2xx": sum(int(g) for g in codes.groups()), "errors": ""}
 
 
 def main():

@@ -436,11 +436,12 @@ static json_t *read_value(reader *r)
 
 json_t *wh_json_fast_loadb(const char *buf, size_t len, size_t flags)
 {
-    reader r = {(const unsigned char *)buf, (const unsigned char *)buf + len, flags, 0, NULL, 0};
+    reader r = {(const unsigned char *)buf, NULL, flags, 0, NULL, 0};
     json_t *v = NULL;
 
     if (buf == NULL || (flags & ~(size_t)WH_JSON_FAST_FLAGS) != 0)
         return NULL;
+    r.end = r.p + len; /* not before the NULL check: arithmetic on NULL is undefined */
     skip_ws(&r);
     if (!(flags & JSON_DECODE_ANY) && (r.p >= r.end || (*r.p != '{' && *r.p != '[')))
         goto out;
