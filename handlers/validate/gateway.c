@@ -204,7 +204,10 @@ static void check_host_part(wh_vctx *c, const char *h, int gateway)
     if (strcmp(h, "*") != 0 && strchr(h, '.') == NULL)
         wh_verr(c, "short names (non FQDN) are not allowed");
     e = wh_vmsg_wildcard_domain(c, h);
-    if (e != NULL && gateway && wh_vis_ip(h)) {
+    /* istiod appends the domain error once for a sidecar, and (again) whenever the host is no IP address */
+    if (e != NULL && !gateway)
+        wh_verr(c, "%s", e);
+    if (e != NULL && wh_vis_ip(h)) {
         free(e);
         e = NULL;
     }

@@ -180,15 +180,18 @@ static int is_cidr(const char *s)
     if (!wh_vis_ip(ip))
         return 0;
     v4 = wh_vis_ipv4(ip);
-    if (slash[1] < '0' || slash[1] > '9' || strlen(slash + 1) > 3)
-        return 0;
+    if (slash[1] < '0' || slash[1] > '9' || strlen(slash + 1) > 3 || (slash[1] == '0' && slash[2] != '\0'))
+        return 0; /* Go's netip.ParsePrefix: decimal bits, no sign, no leading zero */
     bits = strtol(slash + 1, &end, 10);
     return *end == '\0' && bits >= 0 && bits <= (v4 ? 32 : 128);
 }
 
 char *wh_vmsg_ip_subnet(wh_vctx *c, const char *s)
 {
-    if (strchr(s, '/') != NULL)
+    const char *slash = strchr(s, '/');
+
+    /* exactly one '/' makes a CIDR block; anything else must be a plain address */
+    if (slash != NULL && strchr(slash + 1, '/') == NULL)
         return is_cidr(s) ? NULL : msg_or_oom(c, msgf("%s is not a valid CIDR block", s));
     return wh_vis_ip(s) ? NULL : msg_or_oom(c, msgf("%s is not a valid IP", s));
 }

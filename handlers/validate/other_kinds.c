@@ -41,43 +41,82 @@ void wh_validate_workload_entry(wh_vctx *c, const json_t *spec)
     wh_vcheck_workload_entry(c, spec, NULL, 0, 1);
 }
 
+/* A probe header name follows Kubernetes: letters, digits and '-'. */
+static int probe_header_name_ok(const char *s)
+{
+    if (*s == '\0')
+        return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '-')
+            return 0;
+    return 1;
+}
+
+static void check_readiness_probe(wh_vctx *c, const json_t *probe)
+{
+    const char *const counts[] = {"periodSeconds", "initialDelaySeconds", "timeoutSeconds", "successThreshold",
+                                  "failureThreshold"};
+    const json_t *http = wh_vobj(probe, "httpGet"), *tcp = wh_vobj(probe, "tcpSocket");
+    const json_t *exec = wh_vobj(probe, "exec"), *grpc = wh_vobj(probe, "grpc");
+    size_t i;
+
+    for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+        if (wh_vint(probe, counts[i]) < 0)
+            wh_verr(c, "%s must be non-negative", counts[i]);
+    if (http != NULL) {
+        const char *scheme = wh_vstr(http, "scheme");
+        const json_t *headers = wh_varr(http, "httpHeaders");
+        wh_vcheck_port(c, wh_vint(http, "port"));
+        if (*scheme && strcmp(scheme, "HTTPS") != 0 && strcmp(scheme, "HTTP") != 0)
+            wh_verr(c, "httpGet.scheme must be one of \"HTTPS\", \"HTTP\"");
+        for (i = 0; i < json_array_size(headers); i++) {
+            const char *name = wh_vstr(json_array_get(headers, i), "name");
+            if (*name == '\0')
+                wh_verr(c, "header name cannot be empty");
+            else if (!probe_header_name_ok(name))
+                wh_verr(c, "header name %s is not a valid header name", name);
+        }
+    } else if (tcp != NULL) {
+        wh_vcheck_port(c, wh_vint(tcp, "port"));
+    } else if (exec != NULL) {
+        if (wh_varr(exec, "command") == NULL)
+            wh_verr(c, "exec.command is required");
+    } else if (grpc != NULL) {
+        wh_vcheck_port(c, wh_vint(grpc, "port"));
+    } else {
+        wh_verr(c, "unknown health check method <nil>");
+    }
+}
+
+/* The template may leave out what a WorkloadEntry requires (the address is
+ * filled in at registration); only the labels and the probe are checked, and
+ * a missing template or bad labels stop the check. */
 void wh_validate_workload_group(wh_vctx *c, const json_t *spec)
 {
-    const json_t *tmpl = wh_vobj(spec, "template"), *probe = wh_vobj(spec, "probe");
-    const char *k;
-    json_t *v;
+    const json_t *labels = wh_vobj(wh_vobj(spec, "metadata"), "labels");
 
-    wh_vcheck_labels(c, wh_vobj(wh_vobj(spec, "metadata"), "labels"));
-    if (tmpl != NULL) {
-        if (*wh_vstr(tmpl, "address"))
-            wh_verr(c, "address must not be set in the template");
-        wh_vcheck_labels(c, wh_vobj(tmpl, "labels"));
-        json_object_foreach((json_t *)wh_vobj(tmpl, "ports"), k, v)
-        {
-            wh_vcheck_port_name(c, k);
-            wh_vcheck_port(c, json_integer_value(v));
+    if (wh_vget(spec, "template") == NULL) {
+        wh_verr(c, "template is required");
+        return;
+    }
+    if (labels != NULL) {
+        wh_vctx sub;
+        wh_vctx_init(&sub, c->ns, c->name);
+        wh_vcheck_labels(&sub, labels);
+        if (sub.errs.n > 0) {
+            wh_buf text = WH_BUF_INIT;
+            if (wh_vctx_error_text(&sub, &text) != WH_OK)
+                c->nomem = 1;
+            else
+                wh_verr(c, "invalid labels: %s", text.data);
+            wh_buf_free(&text);
+            wh_vctx_free(&sub);
+            return;
         }
+        wh_vctx_free(&sub);
     }
-    if (probe != NULL) {
-        const char *kinds[] = {"httpGet", "tcpSocket", "exec", "grpc"};
-        int n = 0, i;
-        for (i = 0; i < 4; i++)
-            n += wh_vget(probe, kinds[i]) != NULL;
-        if (n != 1)
-            wh_verr(c, "must have exactly one of httpGet, tcpSocket, exec, grpc set");
-        if (wh_vint(probe, "initialDelaySeconds") < 0 || wh_vint(probe, "timeoutSeconds") < 0 ||
-            wh_vint(probe, "periodSeconds") < 0 || wh_vint(probe, "successThreshold") < 0 ||
-            wh_vint(probe, "failureThreshold") < 0)
-            wh_verr(c, "probe settings must be non-negative");
-        if (wh_vobj(probe, "httpGet") != NULL)
-            wh_vcheck_port(c, wh_vint(wh_vobj(probe, "httpGet"), "port"));
-        if (wh_vobj(probe, "tcpSocket") != NULL)
-            wh_vcheck_port(c, wh_vint(wh_vobj(probe, "tcpSocket"), "port"));
-        if (wh_vobj(probe, "grpc") != NULL)
-            wh_vcheck_port(c, wh_vint(wh_vobj(probe, "grpc"), "port"));
-        if (wh_vobj(probe, "exec") != NULL && wh_varr(wh_vobj(probe, "exec"), "command") == NULL)
-            wh_verr(c, "exec.command is required");
-    }
+    if (wh_vobj(spec, "probe") != NULL)
+        check_readiness_probe(c, wh_vobj(spec, "probe"));
 }
 
 void wh_validate_envoy_filter(wh_vctx *c, const json_t *spec)

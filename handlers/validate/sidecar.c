@@ -11,62 +11,81 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* net.SplitHostPort: fills host/port (both empty on error) and returns Go's complaint or NULL. */
+static const char *split_host_port(const char *ep, char *host, size_t hostlen, const char **port)
+{
+    const char *colon = strrchr(ep, ':');
+    const char *open = ep, *close;
+    size_t hl;
+
+    *host = '\0';
+    *port = "";
+    if (colon == NULL)
+        return "missing port in address";
+    if (ep[0] == '[') {
+        if ((close = strchr(ep, ']')) == NULL)
+            return "missing ']' in address";
+        if (close + 1 == ep + strlen(ep))
+            return "missing port in address";
+        if (close + 1 != colon)
+            return close[1] == ':' ? "too many colons in address" : "missing port in address";
+        open = ep + 1;
+        hl = (size_t)(close - open);
+        if (memchr(open, '[', hl) != NULL)
+            return "unexpected '[' in address";
+        if (strchr(colon, ']') != NULL)
+            return "unexpected ']' in address";
+    } else {
+        hl = (size_t)(colon - ep);
+        if (memchr(ep, ':', hl) != NULL)
+            return "too many colons in address";
+        if (memchr(ep, '[', hl) != NULL || strchr(colon, '[') != NULL)
+            return "unexpected '[' in address";
+        if (memchr(ep, ']', hl) != NULL || strchr(colon, ']') != NULL)
+            return "unexpected ']' in address";
+    }
+    if (hl >= hostlen)
+        return "too long";
+    memcpy(host, open, hl);
+    host[hl] = '\0';
+    *port = colon + 1;
+    return NULL;
+}
+
 static void check_default_endpoint(wh_vctx *c, const char *ep)
 {
-    const char *colon;
-    char host[128];
-    const char *port;
-    size_t hl;
-    char *end;
-    long pn;
+    char host[256];
+    const char *port, *why, *p;
+    long long pn = 0;
+    int digits = 0, range = 0;
 
     if (strncmp(ep, "unix://", 7) == 0) {
         wh_vadd_err(c, wh_vmsg_unix_address(c, ep + 7));
         return;
     }
-    /* net.SplitHostPort */
-    if (ep[0] == '[') {
-        const char *rb = strchr(ep, ']');
-        if (rb == NULL || rb[1] != ':') {
-            wh_verr(c, "address %s: missing port in address", ep);
-            return;
-        }
-        hl = (size_t)(rb - ep - 1);
-        if (hl >= sizeof(host)) {
-            wh_verr(c, "address %s: too long", ep);
-            return;
-        }
-        memcpy(host, ep + 1, hl);
-        port = rb + 2;
-    } else {
-        colon = strrchr(ep, ':');
-        if (colon == NULL) {
-            wh_verr(c, "address %s: missing port in address", ep);
-            return;
-        }
-        if (strchr(ep, ':') != colon) {
-            wh_verr(c, "address %s: too many colons in address", ep);
-            return;
-        }
-        hl = (size_t)(colon - ep);
-        if (hl >= sizeof(host)) {
-            wh_verr(c, "address %s: too long", ep);
-            return;
-        }
-        memcpy(host, ep, hl);
-        port = colon + 1;
-    }
-    host[hl] = '\0';
+    /* format should be 127.0.0.1:port, [::1]:port or :port; a split error is reported and checking goes on */
+    if ((why = split_host_port(ep, host, sizeof(host), &port)) != NULL)
+        wh_verr(c, "address %s: %s", ep, why);
     if (*host && strcmp(host, "127.0.0.1") != 0 && strcmp(host, "0.0.0.0") != 0 && strcmp(host, "::1") != 0 &&
         strcmp(host, "::") != 0)
         wh_verr(c, "sidecar: defaultEndpoint must be of form 127.0.0.1:<port>,0.0.0.0:<port>,[::1]:port,[::]:port,"
-                   "unix://filepath, or unset");
-    pn = strtol(port, &end, 10);
-    if (*port == '\0' || *end != '\0')
+                   "unix://filepath or unset");
+    /* strconv.Atoi: optional sign, decimal digits, int64 range */
+    p = port + (*port == '+' || *port == '-');
+    for (; *p >= '0' && *p <= '9'; p++, digits++) {
+        if (pn > (9223372036854775807LL - (*p - '0')) / 10)
+            range = 1;
+        else
+            pn = pn * 10 + (*p - '0');
+    }
+    if (digits == 0 || *p != '\0')
         wh_verr(c, "sidecar: defaultEndpoint port (%s) is not a number: strconv.Atoi: parsing %s: invalid syntax", port,
                 wh_vq(c, port));
+    else if (range)
+        wh_verr(c, "sidecar: defaultEndpoint port (%s) is not a number: strconv.Atoi: parsing %s: value out of range",
+                port, wh_vq(c, port));
     else
-        wh_vcheck_port(c, pn);
+        wh_vcheck_port(c, *port == '-' ? -pn : pn);
 }
 
 static void check_ingress(wh_vctx *c, const json_t *ingress)
@@ -119,7 +138,7 @@ static void check_ingress(wh_vctx *c, const json_t *ingress)
         if (pool != NULL && wh_vobj(pool, "http") != NULL && !wh_vproto_is_http(proto))
             wh_vwarn(c,
                      "sidecar: HTTP connection pool settings are configured for port %lld (%s) but its protocol is "
-                     "not HTTP (%s); only TCP settings will be applied",
+                     "not HTTP (%s); only TCP settings will apply",
                      wh_vint(port, "number"), wh_vq(c, wh_vstr(port, "name")), wh_vstr(port, "protocol"));
     }
     wh_vset_free(&ports);

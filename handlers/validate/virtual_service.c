@@ -15,6 +15,8 @@
 #define JWT_CLAIM_PREFIX "@request.auth.claims"
 /* Hosts compared pairwise for duplicates (n^2/2 comparisons). */
 #define WH_VS_MAX_HOSTS 4096
+/* URI-prefix matches compared pairwise for overlaps (warnings only); later ones are not compared. */
+#define WH_VS_MAX_PREFIX_MATCHES 4096
 
 static int is_jwt_claim(const char *name)
 {
@@ -269,6 +271,8 @@ static void check_gateway_names(wh_vctx *c, const json_t *gws)
     }
 }
 
+/* Every match's string matches first, then every match's port, labels,
+ * gateways and source namespace (istiod's two passes, hence its error order). */
 static void check_match_requests(wh_vctx *c, const json_t *route)
 {
     const json_t *matches = wh_varr(route, "match");
@@ -297,6 +301,9 @@ static void check_match_requests(wh_vctx *c, const json_t *route)
         {
             check_string_match(c, v, "queryParams", 0);
         }
+    }
+    for (i = 0; i < json_array_size(matches); i++) {
+        const json_t *m = json_array_get(matches, i);
         if (wh_vint(m, "port") != 0)
             wh_vcheck_port(c, wh_vint(m, "port"));
         wh_vcheck_labels(c, wh_vobj(m, "sourceLabels"));
@@ -635,12 +642,24 @@ static void check_route_destinations(wh_vctx *c, const json_t *dests, int http)
         wh_verr(c, "total destination weight = 0");
 }
 
-static void check_conflicts(wh_vctx *c, const json_t *h)
+/* istiod's route kinds: a route of a delegate VS, a root route (one that
+ * delegates), or an independent one. */
+enum route_kind { ROUTE_INDEPENDENT, ROUTE_ROOT, ROUTE_DELEGATE };
+
+static void check_conflicts(wh_vctx *c, const json_t *h, enum route_kind kind)
 {
     int has_route = wh_varr(h, "route") != NULL;
 
-    if (wh_vget(h, "mirror") != NULL && wh_varr(h, "mirrors") != NULL)
-        wh_verr(c, "HTTP route cannot contain both mirror and mirrors");
+    if (kind == ROUTE_ROOT) {
+        /* only the delegate may be set; nothing else is compared */
+        if (wh_vget(h, "redirect") != NULL)
+            wh_verr(c, "root HTTP route %s must not specify redirect", wh_vstr(h, "name"));
+        if (has_route)
+            wh_verr(c, "root HTTP route %s must not specify route", wh_vstr(h, "name"));
+        return;
+    }
+    if (kind == ROUTE_DELEGATE && wh_vget(h, "delegate") != NULL)
+        wh_verr(c, "delegate HTTP route cannot contain delegate");
     if (wh_vget(h, "redirect") != NULL) {
         if (has_route)
             wh_verr(c, "HTTP route cannot contain both route and redirect");
@@ -649,25 +668,29 @@ static void check_conflicts(wh_vctx *c, const json_t *h)
         if (wh_vget(h, "rewrite") != NULL)
             wh_verr(c, "HTTP route rule cannot contain both rewrite and redirect");
         if (wh_vget(h, "directResponse") != NULL)
-            wh_verr(c, "HTTP route cannot contain both redirect and direct_response");
-    } else if (!has_route && wh_vget(h, "directResponse") == NULL) {
-        wh_verr(c, "HTTP route, redirect or direct_response is required");
-    }
-    if (wh_vget(h, "directResponse") != NULL) {
+            wh_verr(c, "HTTP route rule cannot contain both direct_response and redirect");
+    } else if (wh_vget(h, "directResponse") != NULL) {
         if (has_route)
             wh_verr(c, "HTTP route cannot contain both route and direct_response");
         if (wh_vget(h, "fault") != NULL)
             wh_verr(c, "HTTP route cannot contain both fault and direct_response");
         if (wh_vget(h, "rewrite") != NULL)
             wh_verr(c, "HTTP route rule cannot contain both rewrite and direct_response");
+    } else if (!has_route) {
+        wh_verr(c, "HTTP route, redirect or direct_response is required");
     }
+    if (wh_vget(h, "mirror") != NULL && wh_varr(h, "mirrors") != NULL)
+        wh_verr(c, "HTTP route cannot contain both mirror and mirrors");
 }
 
-static void check_http_route_body(wh_vctx *c, const json_t *h)
+static void check_http_route(wh_vctx *c, const json_t *h, int delegate_vs)
 {
     const json_t *mp = wh_vget(h, "mirrorPercent");
+    enum route_kind kind = delegate_vs                         ? ROUTE_DELEGATE
+                           : wh_vobj(h, "delegate") != NULL ? ROUTE_ROOT
+                                                              : ROUTE_INDEPENDENT;
 
-    check_conflicts(c, h);
+    check_conflicts(c, h, kind);
     check_match_requests(c, h);
     check_headers(c, wh_vobj(h, "headers"));
     check_cors(c, wh_vobj(h, "corsPolicy"));
@@ -695,33 +718,81 @@ static void check_http_route_body(wh_vctx *c, const json_t *h)
     wh_vcheck_duration(c, wh_vget(h, "timeout"));
 }
 
-static void check_http_route(wh_vctx *c, const json_t *h, int delegate)
+/* The host check of a VS bound to gateways: a TLS VS may also use the SNI
+ * names Envoy generates for AUTO_PASSTHROUGH, outbound_.<PORT>_._.<HOSTNAME>. */
+static char *gateway_domain_msg(wh_vctx *c, int sni, const char *host)
 {
-    const json_t *dlg = wh_vobj(h, "delegate");
+    const char *fmt = "outbound_.<PORT>_._.<HOSTNAME>";
+    const char *p[4];
+    char *port = NULL, *name = NULL, *m = NULL;
+    size_t i, n = 0;
 
-    if (delegate) {
-        if (dlg != NULL)
-            wh_verr(c, "http delegate only applies to root virtual service");
-        check_http_route_body(c, h);
-        return;
+    if (!sni || strncmp(host, "outbound_", 9) != 0 || strlen(host) > 255)
+        return wh_vmsg_wildcard_domain(c, host);
+    /* strings.Split on '_': parts[1] is the port, parts[3] the host name, each trimmed of dots */
+    for (p[n++] = host; n < 4 && (p[n] = strchr(p[n - 1], '_')) != NULL; n++)
+        p[n]++;
+    if (n < 4) {
+        if (asprintf(&m, "domain name %s invalid, should follow '%s' format", host, fmt) < 0)
+            c->nomem = 1;
+        return m;
     }
-    if (dlg != NULL) {
-        const char *name = wh_vstr(h, "name");
-        if (wh_varr(h, "route") != NULL)
-            wh_verr(c, "root HTTP route %s must not specify route", name);
-        if (wh_vget(h, "redirect") != NULL)
-            wh_verr(c, "root HTTP route %s must not specify redirect", name);
-        if (*wh_vstr(dlg, "name") == '\0')
-            wh_verr(c, "delegate name must be specified");
-        if (*wh_vstr(dlg, "namespace") && !wh_vis_dns1123_label(wh_vstr(dlg, "namespace")))
-            wh_verr(c, "delegate namespace %s is invalid", wh_vstr(dlg, "namespace"));
-        check_match_requests(c, h);
-        return;
+    port = strndup(p[1], (size_t)(p[2] - 1 - p[1]));
+    name = strndup(p[3], strcspn(p[3], "_"));
+    if (port == NULL || name == NULL) {
+        c->nomem = 1;
+        goto out;
     }
-    check_http_route_body(c, h);
+    for (i = 0; i < 2; i++) {
+        char *t = i ? name : port, *e = t + strlen(t);
+        size_t lead = strspn(t, ".");
+        while (e > t + lead && e[-1] == '.')
+            e--;
+        *e = '\0';
+        memmove(t, t + lead, strlen(t + lead) + 1);
+    }
+    if (strpbrk(port, "0123456789") == NULL) {
+        if (asprintf(&m, "domain name %s invalid (label %s invalid). should follow %s format", wh_vq(c, host),
+                     wh_vq(c, port), fmt) < 0)
+            c->nomem = 1;
+    } else if (strpbrk(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") == NULL) {
+        if (asprintf(&m, "domain name %s invalid (label %s invalid). should follow %s format", wh_vq(c, host),
+                     wh_vq(c, name), fmt) < 0)
+            c->nomem = 1;
+    }
+out:
+    free(port);
+    free(name);
+    return m;
 }
 
-static void check_tls_route(wh_vctx *c, const json_t *t, const json_t *hosts)
+/* isGateway: a VS whose gateway list does not name "mesh" (an empty list included). */
+static int names_no_mesh(const json_t *gateways)
+{
+    size_t i;
+
+    for (i = 0; i < json_array_size(gateways); i++)
+        if (strcmp(json_string_value(json_array_get(gateways, i)), "mesh") == 0)
+            return 0;
+    return 1;
+}
+
+/* Whether any TLS match of the VS names SNI hosts. */
+static int has_sni_hosts(const json_t *spec)
+{
+    const json_t *tls = wh_varr(spec, "tls");
+    size_t i, j;
+
+    for (i = 0; i < json_array_size(tls); i++) {
+        const json_t *matches = wh_varr(json_array_get(tls, i), "match");
+        for (j = 0; j < json_array_size(matches); j++)
+            if (wh_varr(json_array_get(matches, j), "sniHosts") != NULL)
+                return 1;
+    }
+    return 0;
+}
+
+static void check_tls_route(wh_vctx *c, const json_t *t, const json_t *hosts, int gateway)
 {
     const json_t *matches = wh_varr(t, "match");
     size_t i, j, k;
@@ -735,7 +806,7 @@ static void check_tls_route(wh_vctx *c, const json_t *t, const json_t *hosts)
             wh_verr(c, "TLS match must have at least one SNI host");
         for (j = 0; j < json_array_size(snis); j++) {
             const char *sni = json_string_value(json_array_get(snis, j));
-            char *e = wh_vmsg_wildcard_domain(c, sni);
+            char *e = gateway ? gateway_domain_msg(c, 1, sni) : wh_vmsg_wildcard_domain(c, sni);
             if (e != NULL) {
                 if (wh_vis_ip(sni)) {
                     free(e);
@@ -832,12 +903,72 @@ static char *match_key(const json_t *m)
     return wh_buf_steal(&text, NULL);
 }
 
-static void analyze_unreachable(wh_vctx *c, const json_t *routes)
+/* "exact:<v>", "prefix:<v>" or "" for a StringMatch, as istiod keys the overlap comparison. */
+static const char *exact_or_prefix(wh_vctx *c, const json_t *sm)
 {
-    size_t n = json_array_size(routes), i, j;
+    if (*wh_vstr(sm, "exact"))
+        return wh_vfmt(c, "exact:%s", wh_vstr(sm, "exact"));
+    if (*wh_vstr(sm, "prefix"))
+        return wh_vfmt(c, "prefix:%s", wh_vstr(sm, "prefix"));
+    return "";
+}
+
+/* a equals b, or a extends b */
+static int same_or_extends(const char *a, const char *b)
+{
+    return strcmp(a, b) == 0 || strncmp(a, b, strlen(b)) == 0;
+}
+
+/* Every key of the string-match map `a` is in `b` with a value that `a`'s extends (same size). */
+static int map_covered(wh_vctx *c, const json_t *a, const json_t *b)
+{
+    const char *k;
+    json_t *v;
+
+    if (json_object_size(a) != json_object_size(b))
+        return 0;
+    json_object_foreach((json_t *)a, k, v)
+    {
+        const json_t *w = json_object_get(b, k);
+        if (w == NULL || !same_or_extends(exact_or_prefix(c, v), exact_or_prefix(c, w)))
+            return 0;
+    }
+    return 1;
+}
+
+/* Match `a` (earlier, URI prefix pa) takes all traffic of match `b` (later, prefix pb): pb extends pa,
+ * the ports agree, and b's method, authority, headers, query parameters and withoutHeaders are each
+ * equal to or a prefix of a's (a missing method counts as exact GET). */
+static int prefix_covers(wh_vctx *c, const json_t *a, const json_t *b)
+{
+    const char *ma = exact_or_prefix(c, wh_vobj(a, "method")), *mb = exact_or_prefix(c, wh_vobj(b, "method"));
+
+    if (strncmp(wh_vstr(wh_vobj(b, "uri"), "prefix"), wh_vstr(wh_vobj(a, "uri"), "prefix"),
+                strlen(wh_vstr(wh_vobj(a, "uri"), "prefix"))) != 0)
+        return 0;
+    if (wh_vint(a, "port") != wh_vint(b, "port"))
+        return 0;
+    if (!same_or_extends(*ma ? ma : "exact:GET", *mb ? mb : "exact:GET"))
+        return 0;
+    if (!same_or_extends(exact_or_prefix(c, wh_vobj(a, "authority")), exact_or_prefix(c, wh_vobj(b, "authority"))))
+        return 0;
+    return map_covered(c, wh_vobj(a, "headers"), wh_vobj(b, "headers")) &&
+           map_covered(c, wh_vobj(a, "queryParams"), wh_vobj(b, "queryParams")) &&
+           map_covered(c, wh_vobj(a, "withoutHeaders"), wh_vobj(b, "withoutHeaders"));
+}
+
+typedef struct prefix_match {
+    const json_t *m;
+    const char *rule, *match, *prefix;
+} prefix_match;
+
+static void analyze_unreachable(wh_vctx *c, const json_t *routes, int http)
+{
+    size_t n = json_array_size(routes), i, j, np = 0;
     long empty_seen = -1;
     char a[32], b[32], d[32];
     wh_vset seen; /* match key -> index of the last rule that had it */
+    prefix_match *pm = NULL;
 
     if (n == 0 || wh_vset_init(c, &seen, n) != 0)
         return;
@@ -852,17 +983,17 @@ static void analyze_unreachable(wh_vctx *c, const json_t *routes)
             empty_seen = (long)i;
             continue;
         }
-        if (empty_seen >= 0) {
-            wh_vwarn(c, "virtualService rule %s not used (route without matches defined before)",
-                     rule_name(c, r, i, a, sizeof(a)));
-            continue;
-        }
         for (j = 0; j < json_array_size(matches); j++) {
             const json_t *m = json_array_get(matches, j);
-            const char *key = wh_vown(c, match_key(m));
+            const char *key;
             size_t owner;
             int found;
-            if (key == NULL) {
+            if (empty_seen >= 0) {
+                wh_vwarn(c, "virtualService rule %s not used (route without matches defined before)",
+                         rule_name(c, r, i, a, sizeof(a)));
+                continue;
+            }
+            if ((key = wh_vown(c, match_key(m))) == NULL) {
                 c->nomem = 1;
                 goto out;
             }
@@ -873,13 +1004,34 @@ static void analyze_unreachable(wh_vctx *c, const json_t *routes)
                          rule_name(c, r, i, a, sizeof(a)), rule_name(c, m, j, b, sizeof(b)),
                          rule_name(c, json_array_get(routes, owner), owner, d, sizeof(d)));
                 dups++;
+                continue;
+            }
+            if (http && *wh_vstr(wh_vobj(m, "uri"), "prefix") && np < WH_VS_MAX_PREFIX_MATCHES) {
+                if (pm == NULL && (pm = calloc(WH_VS_MAX_PREFIX_MATCHES, sizeof(*pm))) == NULL) {
+                    c->nomem = 1;
+                    goto out;
+                }
+                pm[np].m = m;
+                pm[np].rule = wh_vfmt(c, "%s", rule_name(c, r, i, a, sizeof(a)));
+                pm[np].match = wh_vfmt(c, "%s", rule_name(c, m, j, b, sizeof(b)));
+                pm[np].prefix = wh_vstr(wh_vobj(m, "uri"), "prefix");
+                np++;
             }
         }
         if (dups == json_array_size(matches))
             wh_vwarn(c, "virtualService rule %s not used (all matches used by prior rules)",
                      rule_name(c, r, i, a, sizeof(a)));
     }
+    /* a later URI prefix that extends an earlier one, with nothing else to tell them apart */
+    for (i = 0; np > 1 && i < np; i++)
+        for (j = i + 1; j < np; j++)
+            if (strcmp(pm[i].prefix, pm[j].prefix) != 0 && prefix_covers(c, pm[i].m, pm[j].m))
+                wh_vwarn(c,
+                         "virtualService rule %s match %s of prefix %s is not used (duplicate/overlapping match in "
+                         "rule %s of prefix %s on %s)",
+                         pm[j].rule, pm[j].match, pm[j].prefix, pm[i].match, pm[i].prefix, pm[i].rule);
 out:
+    free(pm);
     wh_vset_free(&seen);
 }
 
@@ -928,23 +1080,17 @@ void wh_validate_virtual_service(wh_vctx *c, const json_t *spec)
         if (tcp != NULL)
             wh_verr(c, "delegate virtual service must have no tcp route specified");
     }
-    if (gateways == NULL) {
-        to_mesh = 1;
-    } else {
+    if (gateways != NULL) {
         check_gateway_names(c, gateways);
-        for (i = 0; i < json_array_size(gateways); i++) {
-            if (strcmp(json_string_value(json_array_get(gateways, i)), "mesh") == 0)
-                to_mesh = 1;
-            else
-                to_gateway = 1;
-        }
+        to_gateway = names_no_mesh(gateways);
     }
+    to_mesh = !to_gateway;
     if (!to_gateway)
         check_jwt_claims(c, spec, gateways);
 
     for (i = 0; i < json_array_size(hosts); i++) {
         const char *h = json_string_value(json_array_get(hosts, i));
-        char *e = wh_vmsg_wildcard_domain(c, h);
+        char *e = to_gateway ? gateway_domain_msg(c, has_sni_hosts(spec), h) : wh_vmsg_wildcard_domain(c, h);
         if (e != NULL) {
             if (!wh_vis_ip(h)) {
                 wh_vadd_err(c, e);
@@ -975,11 +1121,11 @@ void wh_validate_virtual_service(wh_vctx *c, const json_t *spec)
     for (i = 0; i < json_array_size(http); i++)
         check_http_route(c, json_array_get(http, i), delegate);
     for (i = 0; i < json_array_size(tls); i++)
-        check_tls_route(c, json_array_get(tls, i), hosts);
+        check_tls_route(c, json_array_get(tls, i), hosts, names_no_mesh(gateways));
     for (i = 0; i < json_array_size(tcp); i++)
         check_tcp_route(c, json_array_get(tcp, i));
     wh_vcheck_export_to(c, wh_varr(spec, "exportTo"), 0, 0);
-    analyze_unreachable(c, http);
-    analyze_unreachable(c, tcp);
-    analyze_unreachable(c, tls);
+    analyze_unreachable(c, http, 1);
+    analyze_unreachable(c, tcp, 0);
+    analyze_unreachable(c, tls, 0);
 }
