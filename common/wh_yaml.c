@@ -10,6 +10,7 @@
  * port of it) with the scalar styles and key order go-yaml v2 chooses, so
  * that toYaml output and kube-inject output match byte for byte.
  */
+#include "wh_chars.h"
 #include "wh_yaml.h"
 #include "wh_yaml_int.h"
 
@@ -65,16 +66,8 @@ static int parse_go_int(const char *s, int allow_sign, long long *out_i, unsigne
             return 0;
     }
     for (; *p != '\0'; p++) {
-        int d;
-        if (*p >= '0' && *p <= '9')
-            d = *p - '0';
-        else if (*p >= 'a' && *p <= 'f')
-            d = *p - 'a' + 10;
-        else if (*p >= 'A' && *p <= 'F')
-            d = *p - 'A' + 10;
-        else
-            return 0;
-        if (d >= base)
+        int d = wh_hex_digit(*p);
+        if (d < 0 || d >= base)
             return 0;
         if (v > (ULLONG_MAX - (unsigned long long)d) / (unsigned long long)base)
             return 0;

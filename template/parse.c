@@ -11,8 +11,7 @@
 #include <string.h>
 
 #include "tmpl_int.h"
-
-size_t tm_utf8_decode(const char *s, size_t n, unsigned *cp);
+#include "wh_chars.h"
 
 /* ------------------------------------------------------------------------ */
 /* Quoting (strconv)                                                         */
@@ -21,24 +20,7 @@ static void put_rune_utf8(wh_buf *out, unsigned r)
 {
     char b[4];
 
-    if (r < 0x80) {
-        wh_buf_putc(out, (char)r);
-    } else if (r < 0x800) {
-        b[0] = (char)(0xc0 | (r >> 6));
-        b[1] = (char)(0x80 | (r & 0x3f));
-        wh_buf_append(out, b, 2);
-    } else if (r < 0x10000) {
-        b[0] = (char)(0xe0 | (r >> 12));
-        b[1] = (char)(0x80 | ((r >> 6) & 0x3f));
-        b[2] = (char)(0x80 | (r & 0x3f));
-        wh_buf_append(out, b, 3);
-    } else {
-        b[0] = (char)(0xf0 | (r >> 18));
-        b[1] = (char)(0x80 | ((r >> 12) & 0x3f));
-        b[2] = (char)(0x80 | ((r >> 6) & 0x3f));
-        b[3] = (char)(0x80 | (r & 0x3f));
-        wh_buf_append(out, b, 4);
-    }
+    wh_buf_append(out, b, wh_utf8_encode(r, b));
 }
 
 void tm_put_rune(wh_buf *out, unsigned r)
@@ -152,17 +134,6 @@ void tm_quote(wh_buf *out, const char *s, size_t len, int ascii_only)
     tm_quote_with(out, s, len, '"', ascii_only);
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* strconv.UnquoteChar: one (possibly escaped) character of a literal quoted
  * with q.  Returns bytes consumed, 0 on syntax error. */
 static size_t unquote_char(const char *s, size_t len, char q, wh_buf *out, unsigned *rune_out)
@@ -226,7 +197,7 @@ static size_t unquote_char(const char *s, size_t len, char q, wh_buf *out, unsig
             return 0;
         r = 0;
         for (i = 0; i < n; i++) {
-            if ((v = hexval(s[2 + i])) < 0)
+            if ((v = wh_hex_digit(s[2 + i])) < 0)
                 return 0;
             r = r * 16 + (unsigned)v;
         }
@@ -1840,7 +1811,7 @@ static int parse_number(parser *p, tm_node *n, const item *it)
                 lastus = 2;
                 continue;
             }
-            d = hexval(c);
+            d = wh_hex_digit(c);
             if (d < 0 || d >= base) {
                 bad = 1;
                 break;
