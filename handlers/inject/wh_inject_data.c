@@ -745,11 +745,14 @@ static const wh_tmpl_type deploymeta_type = {"types.NamespacedName", WH_TMPL_HOS
 static wh_code data_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
                           size_t nargs, wh_tmpl_value *out)
 {
-    static const char *const names[] = {"TypeMeta",       "DeploymentMeta", "ObjectMeta",
-                                        "Spec",           "ProxyConfig",    "MeshConfig",
-                                        "Values",         "Revision",       "NativeSidecars",
-                                        "ProxyImage",     "ProxyInitImage", "ProxyUID",
-                                        "ProxyGID",       "InboundTrafficPolicyMode", "CompliancePolicy"};
+    static const char *const names[] = {"TypeMeta",         "DeploymentMeta",
+                                        "ObjectMeta",       "Spec",
+                                        "ProxyConfig",      "MeshConfig",
+                                        "Values",           "Revision",
+                                        "NativeSidecars",   "ProxyImage",
+                                        "ProxyInitImage",   "ProxyUID",
+                                        "ProxyGID",         "InboundTrafficPolicyMode",
+                                        "CompliancePolicy", "EstimatedConcurrency"};
     const wh_inject_data *d = recv->u.host;
     size_t i;
 
@@ -802,6 +805,9 @@ static wh_code data_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const cha
         break;
     case 14:
         *out = wh_tmpl_str(d->compliance);
+        break;
+    case 15:
+        *out = wh_tmpl_int_typed(d->concurrency, &wh_tmpl_type_int);
         break;
     default:
         return WH_E_NOTFOUND;

@@ -649,6 +649,30 @@ wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err
     return WH_OK;
 }
 
+void wh_inject_drop_unknown_fields(json_t *value, const wh_inject_type *type)
+{
+    const char *key;
+    json_t *v;
+    void *tmp;
+
+    if (!json_is_object(value) || type == NULL)
+        return;
+    json_object_foreach_safe(value, tmp, key, v)
+    {
+        const wh_inject_field *f = wh_inject_schema_field(type, key);
+        if (f == NULL) {
+            if (type->closed && key[0] != '$')
+                json_object_del(value, key);
+        } else if (f->kind == WH_K_OBJ) {
+            wh_inject_drop_unknown_fields(v, f->type);
+        } else if (f->kind == WH_K_LIST && f->type != NULL && json_is_array(v)) {
+            size_t i;
+            for (i = 0; i < json_array_size(v); i++)
+                wh_inject_drop_unknown_fields(json_array_get(v, i), f->type);
+        }
+    }
+}
+
 static json_t *sorted_copy(const json_t *map)
 {
     const char **keys;

@@ -41,6 +41,12 @@ wh_code wh_inject_smp_move(json_t *target, json_t *patch, const wh_inject_type *
  * nulls and zero-valued omitempty fields, canonicalises quantities.  Fields
  * the schema does not know are kept unchanged.  Modifies `value` in place. */
 wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err *err);
+/* Drops, in place, the keys a rendered overlay holds where its Go type has
+ * no such field (types marked `closed`), as istiod's decoding into
+ * corev1.Pod does: a template of Istio 1.1x prints `fsGroup` into a
+ * container's securityContext, which the golden pods do not have.
+ * Strategic-merge directives (`$...`) are kept. */
+void wh_inject_drop_unknown_fields(json_t *value, const wh_inject_type *type);
 
 /* Check that `value` decodes as Go type `type`: every known field has the
  * JSON type Go expects (objects, lists, strings, integers, booleans).  The
@@ -67,5 +73,9 @@ wh_code wh_inject_json_compact(const json_t *value, wh_buf *out);
  * Writes a NUL-terminated string into out (at least 64 bytes).  Fails with
  * WH_E_INVALID when `text` is not a quantity. */
 wh_code wh_inject_quantity_canonical(const char *text, char *out, size_t out_len, wh_err *err);
+/* A CPU quantity in whole cores, rounded up the way istiod sizes proxy
+ * concurrency (milli value rounded up, then ceil(milli / 1000)): `500m` -> 1,
+ * `6500m` -> 7.  WH_E_INVALID when `text` is not a quantity or is too large. */
+wh_code wh_inject_quantity_cores(const char *text, long long *out);
 
 #endif

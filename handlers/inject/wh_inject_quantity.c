@@ -91,31 +91,32 @@ static void put_quantity(char *out, size_t out_len, int negative, const char *di
     out[n] = '\0';
 }
 
-wh_code wh_inject_quantity_canonical(const char *text, char *out, size_t out_len, wh_err *err)
+/* Parses a quantity into sign, mantissa (binary suffixes already multiplied
+ * in), power of ten and format family; -1 when `text` is not a quantity. */
+static int parse_quantity(const char *text, int *negative_out, u128 *m_out, int *e10_out, enum qfmt *fmt_out)
 {
     const char *p = text, *suffix;
-    int negative = 0, e10 = 0, bin = 0, ndigits = 0, x, i;
+    int negative = 0, e10 = 0, bin = 0, ndigits = 0, i;
     enum qfmt fmt = Q_DECIMAL_SI;
     u128 m = 0;
-    char digits[48];
 
     if (*p == '+' || *p == '-')
         negative = (*p++ == '-');
     for (; isdigit((unsigned char)*p); p++, ndigits++) {
         if (m > U128_MAX_DIV10)
-            goto invalid;
+            return -1;
         m = m * 10 + (u128)(*p - '0');
     }
     if (*p == '.') {
         for (p++; isdigit((unsigned char)*p); p++, ndigits++) {
             if (m > U128_MAX_DIV10)
-                goto invalid;
+                return -1;
             m = m * 10 + (u128)(*p - '0');
             e10--;
         }
     }
     if (ndigits == 0)
-        goto invalid;
+        return -1;
     suffix = p;
     if (*suffix == '\0') {
         fmt = Q_DECIMAL_SI;
@@ -128,10 +129,10 @@ wh_code wh_inject_quantity_canonical(const char *text, char *out, size_t out_len
         if (*q == '+' || *q == '-')
             sign = (*q++ == '-') ? -1 : 1;
         if (*q == '\0')
-            goto invalid;
+            return -1;
         for (; *q != '\0'; q++) {
             if (!isdigit((unsigned char)*q) || ev > 10000)
-                goto invalid;
+                return -1;
             ev = ev * 10 + (*q - '0');
         }
         fmt = Q_DECIMAL_EXP;
@@ -141,11 +142,27 @@ wh_code wh_inject_quantity_canonical(const char *text, char *out, size_t out_len
         fmt = Q_DECIMAL_SI;
         e10 += exps[strchr("numkMGTPE", suffix[0]) - "numkMGTPE"];
     } else {
-        goto invalid;
+        return -1;
     }
     for (i = 0; i < bin; i++)
         if (mul_small(&m, 1024) != 0)
-            goto invalid;
+            return -1;
+    *negative_out = negative;
+    *m_out = m;
+    *e10_out = e10;
+    *fmt_out = fmt;
+    return 0;
+}
+
+wh_code wh_inject_quantity_canonical(const char *text, char *out, size_t out_len, wh_err *err)
+{
+    int negative, e10, x, i;
+    enum qfmt fmt;
+    u128 m;
+    char digits[48];
+
+    if (parse_quantity(text, &negative, &m, &e10, &fmt) != 0)
+        goto invalid;
     if (m == 0) {
         snprintf(out, out_len, "0");
         return WH_OK;
@@ -203,4 +220,37 @@ invalid:
                       "quantities must match the regular expression "
                       "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': \"%s\"",
                       text);
+}
+
+/* ceil(n / d) for d > 0. */
+static u128 ceil_div(u128 n, u128 d)
+{
+    return n / d + (n % d != 0);
+}
+
+wh_code wh_inject_quantity_cores(const char *text, long long *out)
+{
+    int negative, e10, i;
+    enum qfmt fmt;
+    u128 m, milli, scale = 1;
+
+    if (text == NULL || parse_quantity(text, &negative, &m, &e10, &fmt) != 0)
+        return WH_E_INVALID;
+    /* the milli value, rounded up as resource.Quantity.MilliValue does */
+    e10 += 3;
+    if (e10 >= 0) {
+        for (i = 0; i < e10; i++)
+            if (mul_small(&m, 10) != 0)
+                return WH_E_INVALID;
+        milli = m;
+    } else {
+        for (i = 0; i < -e10 && scale <= m; i++)
+            mul_small(&scale, 10);
+        milli = i < -e10 ? (m != 0) : ceil_div(m, scale);
+    }
+    if (milli > (u128)1000 * 0x7fffffff)
+        return WH_E_INVALID;
+    /* then whole cores: ceil(milli / 1000) */
+    *out = negative ? -(long long)(milli / 1000) : (long long)ceil_div(milli, 1000);
+    return WH_OK;
 }

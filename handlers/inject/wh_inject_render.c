@@ -5,6 +5,7 @@
  * template and parse each result into a JSON overlay for the merge side.
  */
 #include "wh_inject_render_int.h"
+#include "wh_inject_merge.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,33 @@ static wh_code proxy_envs(const wh_inject_input *in, const json_t *labels, json_
     }
     *envs = e;
     return WH_OK;
+}
+
+/* The proxy concurrency older templates print (`.EstimatedConcurrency`), as
+ * istiod sized it: ProxyConfig.concurrency when positive; when it is set to
+ * 0, from the CPU limit annotation, else the CPU request annotation, else
+ * the values' proxy resources (limit, then request), in whole cores rounded
+ * up; 2 otherwise (unset, or nothing parses). */
+static long long estimate_concurrency(const json_t *pc, const json_t *annotations, const json_t *values)
+{
+    const json_t *c = json_object_get(pc, "concurrency"), *res;
+    const char *limit = wh_inject_jstr(annotations, "sidecar.istio.io/proxyCPULimit");
+    const char *request = wh_inject_jstr(annotations, "sidecar.istio.io/proxyCPU");
+    long long n;
+
+    if (c == NULL || json_is_null(c))
+        return 2;
+    if (json_is_number(c) && json_number_value(c) > 0)
+        return (long long)json_number_value(c);
+    if (limit != NULL)
+        return wh_inject_quantity_cores(limit, &n) == WH_OK ? n : 2;
+    if (request != NULL)
+        return wh_inject_quantity_cores(request, &n) == WH_OK ? n : 2;
+    res = wh_inject_jpath(values, "global", "proxy", "resources", NULL);
+    if (wh_inject_quantity_cores(wh_inject_jstr(json_object_get(res, "limits"), "cpu"), &n) == WH_OK ||
+        wh_inject_quantity_cores(wh_inject_jstr(json_object_get(res, "requests"), "cpu"), &n) == WH_OK)
+        return n;
+    return 2;
 }
 
 wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_err *err)
@@ -212,6 +240,7 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
         data.inbound_mode = m != NULL && strcmp(m, "LOCALHOST") == 0 ? "localhost" : "passthrough";
     }
     data.compliance = wh_inject_settings_compliance(in->settings);
+    data.concurrency = estimate_concurrency(pc, annotations, rev->values);
     data.settings = in->settings;
 
     /* 6a. render and parse each template */
@@ -256,6 +285,7 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
             rc = wh_err_set(err, WH_E_RENDER, "template \"%s\" did not render a YAML mapping", name);
             goto fail;
         }
+        wh_inject_drop_unknown_fields(doc, &wh_inject_type_pod);
         if (json_array_append_new(out->overlays, doc) != 0) {
             doc = NULL;
             goto nomem;

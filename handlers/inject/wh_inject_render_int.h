@@ -99,6 +99,7 @@ typedef struct wh_inject_data {
     long long proxy_uid, proxy_gid;
     const char *inbound_mode; /* "passthrough" / "localhost" */
     const char *compliance;
+    long long concurrency;              /* EstimatedConcurrency (read by templates of Istio 1.1x) */
     const wh_inject_settings *settings; /* for `env` */
     json_t *captured; /* set by the `overlay` function: the overlay as data */
 } wh_inject_data;

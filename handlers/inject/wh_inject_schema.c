@@ -92,20 +92,20 @@ static const wh_inject_field f_object_meta[] = {S("name"),
                                                 PLIST_MERGE("finalizers"),
                                                 LIST("managedFields", NULL, NULL),
                                                 END};
-const wh_inject_type wh_inject_type_object_meta = {"ObjectMeta", f_object_meta};
+const wh_inject_type wh_inject_type_object_meta = {"ObjectMeta", f_object_meta, 0};
 
 static const wh_inject_field f_owner_ref[] = {
     SREQ("apiVersion"), SREQ("kind"), SREQ("name"), SREQ("uid"), P("controller"), P("blockOwnerDeletion"), END};
-static const wh_inject_type t_owner_ref = {"OwnerReference", f_owner_ref};
+static const wh_inject_type t_owner_ref = {"OwnerReference", f_owner_ref, 0};
 
 static const wh_inject_field f_local_ref[] = {S("name"), END};
-static const wh_inject_type t_local_ref = {"LocalObjectReference", f_local_ref};
+static const wh_inject_type t_local_ref = {"LocalObjectReference", f_local_ref, 0};
 
 static const wh_inject_field f_sysctl[] = {SREQ("name"), SREQ("value"), END};
-static const wh_inject_type t_sysctl = {"Sysctl", f_sysctl};
+static const wh_inject_type t_sysctl = {"Sysctl", f_sysctl, 0};
 
 static const wh_inject_field f_seccomp[] = {SREQ("type"), P("localhostProfile"), END};
-static const wh_inject_type t_seccomp = {"SeccompProfile", f_seccomp};
+static const wh_inject_type t_seccomp = {"SeccompProfile", f_seccomp, 0};
 
 static const wh_inject_field f_pod_security_context[] = {ANY("seLinuxOptions"),
                                                          ANY("windowsOptions"),
@@ -121,51 +121,51 @@ static const wh_inject_field f_pod_security_context[] = {ANY("seLinuxOptions"),
                                                          ANY("appArmorProfile"),
                                                          P("seLinuxChangePolicy"),
                                                          END};
-static const wh_inject_type t_pod_security_context = {"PodSecurityContext", f_pod_security_context};
+static const wh_inject_type t_pod_security_context = {"PodSecurityContext", f_pod_security_context, 0};
 
 static const wh_inject_field f_toleration[] = {S("key"),    S("operator"),          S("value"),
                                                S("effect"), P("tolerationSeconds"), END};
-static const wh_inject_type t_toleration = {"Toleration", f_toleration};
+static const wh_inject_type t_toleration = {"Toleration", f_toleration, 0};
 
 static const wh_inject_field f_host_alias[] = {SREQ("ip"), PLIST("hostnames"), END};
-static const wh_inject_type t_host_alias = {"HostAlias", f_host_alias};
+static const wh_inject_type t_host_alias = {"HostAlias", f_host_alias, 0};
 
 static const wh_inject_field f_key_to_path[] = {SREQ("key"), SREQ("path"), P("mode"), END};
-static const wh_inject_type t_key_to_path = {"KeyToPath", f_key_to_path};
+static const wh_inject_type t_key_to_path = {"KeyToPath", f_key_to_path, 0};
 
 static const wh_inject_field f_empty_dir[] = {S("medium"), QTY("sizeLimit"), END};
-static const wh_inject_type t_empty_dir = {"EmptyDirVolumeSource", f_empty_dir};
+static const wh_inject_type t_empty_dir = {"EmptyDirVolumeSource", f_empty_dir, 0};
 
 static const wh_inject_field f_secret_vs[] = {S("secretName"), LIST("items", NULL, &t_key_to_path), P("defaultMode"),
                                               P("optional"), END};
-static const wh_inject_type t_secret_vs = {"SecretVolumeSource", f_secret_vs};
+static const wh_inject_type t_secret_vs = {"SecretVolumeSource", f_secret_vs, 0};
 
 static const wh_inject_field f_config_map_vs[] = {S("name"), LIST("items", NULL, &t_key_to_path), P("defaultMode"),
                                                   P("optional"), END};
-static const wh_inject_type t_config_map_vs = {"ConfigMapVolumeSource", f_config_map_vs};
+static const wh_inject_type t_config_map_vs = {"ConfigMapVolumeSource", f_config_map_vs, 0};
 
 static const wh_inject_field f_field_selector[] = {S("apiVersion"), SREQ("fieldPath"), END};
-static const wh_inject_type t_field_selector = {"ObjectFieldSelector", f_field_selector};
+static const wh_inject_type t_field_selector = {"ObjectFieldSelector", f_field_selector, 0};
 
 static const wh_inject_field f_resource_selector[] = {S("containerName"), SREQ("resource"), QTY("divisor"), END};
-static const wh_inject_type t_resource_selector = {"ResourceFieldSelector", f_resource_selector};
+static const wh_inject_type t_resource_selector = {"ResourceFieldSelector", f_resource_selector, 0};
 
 static const wh_inject_field f_downward_file[] = {SREQ("path"), OBJ("fieldRef", t_field_selector),
                                                   OBJ("resourceFieldRef", t_resource_selector), P("mode"), END};
-static const wh_inject_type t_downward_file = {"DownwardAPIVolumeFile", f_downward_file};
+static const wh_inject_type t_downward_file = {"DownwardAPIVolumeFile", f_downward_file, 0};
 
 static const wh_inject_field f_downward_vs[] = {LIST("items", NULL, &t_downward_file), P("defaultMode"), END};
-static const wh_inject_type t_downward_vs = {"DownwardAPIVolumeSource", f_downward_vs};
+static const wh_inject_type t_downward_vs = {"DownwardAPIVolumeSource", f_downward_vs, 0};
 
 static const wh_inject_field f_secret_proj[] = {S("name"), LIST("items", NULL, &t_key_to_path), P("optional"), END};
-static const wh_inject_type t_secret_proj = {"SecretProjection", f_secret_proj};
-static const wh_inject_type t_config_map_proj = {"ConfigMapProjection", f_secret_proj};
+static const wh_inject_type t_secret_proj = {"SecretProjection", f_secret_proj, 0};
+static const wh_inject_type t_config_map_proj = {"ConfigMapProjection", f_secret_proj, 0};
 
 static const wh_inject_field f_downward_proj[] = {LIST("items", NULL, &t_downward_file), END};
-static const wh_inject_type t_downward_proj = {"DownwardAPIProjection", f_downward_proj};
+static const wh_inject_type t_downward_proj = {"DownwardAPIProjection", f_downward_proj, 0};
 
 static const wh_inject_field f_sa_token_proj[] = {S("audience"), P("expirationSeconds"), SREQ("path"), END};
-static const wh_inject_type t_sa_token_proj = {"ServiceAccountTokenProjection", f_sa_token_proj};
+static const wh_inject_type t_sa_token_proj = {"ServiceAccountTokenProjection", f_sa_token_proj, 0};
 
 static const wh_inject_field f_volume_projection[] = {OBJ("secret", t_secret_proj),
                                                       OBJ("downwardAPI", t_downward_proj),
@@ -174,10 +174,10 @@ static const wh_inject_field f_volume_projection[] = {OBJ("secret", t_secret_pro
                                                       ANY("clusterTrustBundle"),
                                                       ANY("podCertificate"),
                                                       END};
-static const wh_inject_type t_volume_projection = {"VolumeProjection", f_volume_projection};
+static const wh_inject_type t_volume_projection = {"VolumeProjection", f_volume_projection, 0};
 
 static const wh_inject_field f_projected[] = {LIST("sources", NULL, &t_volume_projection), P("defaultMode"), END};
-static const wh_inject_type t_projected = {"ProjectedVolumeSource", f_projected};
+static const wh_inject_type t_projected = {"ProjectedVolumeSource", f_projected, 0};
 
 static const wh_inject_field f_volume[] = {SREQ("name"),
                                            OBJ("emptyDir", t_empty_dir),
@@ -186,11 +186,11 @@ static const wh_inject_field f_volume[] = {SREQ("name"),
                                            OBJ("downwardAPI", t_downward_vs),
                                            OBJ("projected", t_projected),
                                            END};
-static const wh_inject_type t_volume = {"Volume", f_volume};
+static const wh_inject_type t_volume = {"Volume", f_volume, 0};
 
 static const wh_inject_field f_container_port[] = {S("name"),     I("hostPort"), IREQ("containerPort"),
                                                    S("protocol"), S("hostIP"),   END};
-static const wh_inject_type t_container_port = {"ContainerPort", f_container_port};
+static const wh_inject_type t_container_port = {"ContainerPort", f_container_port, 0};
 
 static const wh_inject_field f_env_source[] = {OBJ("fieldRef", t_field_selector),
                                                OBJ("resourceFieldRef", t_resource_selector),
@@ -198,34 +198,34 @@ static const wh_inject_field f_env_source[] = {OBJ("fieldRef", t_field_selector)
                                                ANY("secretKeyRef"),
                                                ANY("fileKeyRef"),
                                                END};
-static const wh_inject_type t_env_source = {"EnvVarSource", f_env_source};
+static const wh_inject_type t_env_source = {"EnvVarSource", f_env_source, 0};
 
 static const wh_inject_field f_env_var[] = {SREQ("name"), S("value"), OBJ("valueFrom", t_env_source), END};
-static const wh_inject_type t_env_var = {"EnvVar", f_env_var};
+static const wh_inject_type t_env_var = {"EnvVar", f_env_var, 0};
 
 static const wh_inject_field f_resources[] = {QMAP("limits"), QMAP("requests"), LIST("claims", "name", NULL), END};
-static const wh_inject_type t_resources = {"ResourceRequirements", f_resources};
+static const wh_inject_type t_resources = {"ResourceRequirements", f_resources, 0};
 
 static const wh_inject_field f_volume_mount[] = {
     SREQ("name"), B("readOnly"),         P("recursiveReadOnly"), SREQ("mountPath"),
     S("subPath"), P("mountPropagation"), S("subPathExpr"),       END};
-static const wh_inject_type t_volume_mount = {"VolumeMount", f_volume_mount};
+static const wh_inject_type t_volume_mount = {"VolumeMount", f_volume_mount, 0};
 
 static const wh_inject_field f_exec[] = {PLIST("command"), END};
-static const wh_inject_type t_exec = {"ExecAction", f_exec};
+static const wh_inject_type t_exec = {"ExecAction", f_exec, 0};
 
 static const wh_inject_field f_http_header[] = {SREQ("name"), SREQ("value"), END};
-static const wh_inject_type t_http_header = {"HTTPHeader", f_http_header};
+static const wh_inject_type t_http_header = {"HTTPHeader", f_http_header, 0};
 
 static const wh_inject_field f_http_get[] = {
     S("path"), ANY("port"), S("host"), S("scheme"), LIST("httpHeaders", NULL, &t_http_header), END};
-const wh_inject_type wh_inject_type_http_get = {"HTTPGetAction", f_http_get};
+const wh_inject_type wh_inject_type_http_get = {"HTTPGetAction", f_http_get, 0};
 
 static const wh_inject_field f_tcp_socket[] = {ANY("port"), S("host"), END};
-const wh_inject_type wh_inject_type_tcp_socket = {"TCPSocketAction", f_tcp_socket};
+const wh_inject_type wh_inject_type_tcp_socket = {"TCPSocketAction", f_tcp_socket, 0};
 
 static const wh_inject_field f_grpc[] = {IREQ("port"), P("service"), END};
-const wh_inject_type wh_inject_type_grpc = {"GRPCAction", f_grpc};
+const wh_inject_type wh_inject_type_grpc = {"GRPCAction", f_grpc, 0};
 
 static const wh_inject_field f_probe[] = {OBJ("exec", t_exec),
                                           OBJ("httpGet", wh_inject_type_http_get),
@@ -238,18 +238,18 @@ static const wh_inject_field f_probe[] = {OBJ("exec", t_exec),
                                           I("failureThreshold"),
                                           P("terminationGracePeriodSeconds"),
                                           END};
-static const wh_inject_type t_probe = {"Probe", f_probe};
+static const wh_inject_type t_probe = {"Probe", f_probe, 0};
 
 static const wh_inject_field f_lifecycle_handler[] = {OBJ("exec", t_exec), OBJ("httpGet", wh_inject_type_http_get),
                                                       OBJ("tcpSocket", wh_inject_type_tcp_socket), ANY("sleep"), END};
-static const wh_inject_type t_lifecycle_handler = {"LifecycleHandler", f_lifecycle_handler};
+static const wh_inject_type t_lifecycle_handler = {"LifecycleHandler", f_lifecycle_handler, 0};
 
 static const wh_inject_field f_lifecycle[] = {OBJ("postStart", t_lifecycle_handler),
                                               OBJ("preStop", t_lifecycle_handler), P("stopSignal"), END};
-static const wh_inject_type t_lifecycle = {"Lifecycle", f_lifecycle};
+static const wh_inject_type t_lifecycle = {"Lifecycle", f_lifecycle, 0};
 
 static const wh_inject_field f_capabilities[] = {PLIST("add"), PLIST("drop"), END};
-static const wh_inject_type t_capabilities = {"Capabilities", f_capabilities};
+static const wh_inject_type t_capabilities = {"Capabilities", f_capabilities, 1};
 
 static const wh_inject_field f_security_context[] = {OBJ("capabilities", t_capabilities),
                                                      P("privileged"),
@@ -264,7 +264,7 @@ static const wh_inject_field f_security_context[] = {OBJ("capabilities", t_capab
                                                      OBJ("seccompProfile", t_seccomp),
                                                      ANY("appArmorProfile"),
                                                      END};
-static const wh_inject_type t_security_context = {"SecurityContext", f_security_context};
+static const wh_inject_type t_security_context = {"SecurityContext", f_security_context, 1};
 
 static const wh_inject_field f_container[] = {SREQ("name"),
                                               S("image"),
@@ -292,7 +292,7 @@ static const wh_inject_field f_container[] = {SREQ("name"),
                                               B("stdinOnce"),
                                               B("tty"),
                                               END};
-const wh_inject_type wh_inject_type_container = {"Container", f_container};
+const wh_inject_type wh_inject_type_container = {"Container", f_container, 0};
 
 static const wh_inject_field f_pod_spec[] = {LIST("volumes", "name", &t_volume),
                                              LIST("initContainers", "name", &wh_inject_type_container),
@@ -335,12 +335,12 @@ static const wh_inject_field f_pod_spec[] = {LIST("volumes", "name", &t_volume),
                                              LIST("resourceClaims", "name", NULL),
                                              OBJ("resources", t_resources),
                                              END};
-const wh_inject_type wh_inject_type_pod_spec = {"PodSpec", f_pod_spec};
+const wh_inject_type wh_inject_type_pod_spec = {"PodSpec", f_pod_spec, 0};
 
 static const wh_inject_field f_pod[] = {
     S("apiVersion"), S("kind"), OBJ("metadata", wh_inject_type_object_meta), OBJ("spec", wh_inject_type_pod_spec),
     ANY("status"),   END};
-const wh_inject_type wh_inject_type_pod = {"Pod", f_pod};
+const wh_inject_type wh_inject_type_pod = {"Pod", f_pod, 0};
 
 /* ---- workload objects (kube-inject round-trips the whole object) ---- */
 
@@ -359,7 +359,7 @@ const wh_inject_type wh_inject_type_pod = {"Pod", f_pod};
 
 static const wh_inject_field f_pod_template[] = {OBJ("metadata", wh_inject_type_object_meta),
                                                  OBJ("spec", wh_inject_type_pod_spec), END};
-static const wh_inject_type t_pod_template = {"PodTemplateSpec", f_pod_template};
+static const wh_inject_type t_pod_template = {"PodTemplateSpec", f_pod_template, 0};
 
 static const wh_inject_field f_deployment_spec[] = {P("replicas"),
                                                     ANY("selector"),
@@ -370,12 +370,12 @@ static const wh_inject_field f_deployment_spec[] = {P("replicas"),
                                                     B("paused"),
                                                     P("progressDeadlineSeconds"),
                                                     END};
-static const wh_inject_type t_deployment_spec = {"DeploymentSpec", f_deployment_spec};
+static const wh_inject_type t_deployment_spec = {"DeploymentSpec", f_deployment_spec, 0};
 
 static const wh_inject_field f_daemonset_spec[] = {ANY("selector"),           OBJ("template", t_pod_template),
                                                    ANY("updateStrategy"),     I("minReadySeconds"),
                                                    P("revisionHistoryLimit"), END};
-static const wh_inject_type t_daemonset_spec = {"DaemonSetSpec", f_daemonset_spec};
+static const wh_inject_type t_daemonset_spec = {"DaemonSetSpec", f_daemonset_spec, 0};
 static const wh_inject_field f_daemonset_status[] = {IFILL("currentNumberScheduled"),
                                                      IFILL("numberMisscheduled"),
                                                      IFILL("desiredNumberScheduled"),
@@ -385,7 +385,7 @@ static const wh_inject_field f_daemonset_status[] = {IFILL("currentNumberSchedul
                                                      I("numberAvailable"),
                                                      I("numberUnavailable"),
                                                      END};
-static const wh_inject_type t_daemonset_status = {"DaemonSetStatus", f_daemonset_status};
+static const wh_inject_type t_daemonset_status = {"DaemonSetStatus", f_daemonset_status, 0};
 
 static const wh_inject_field f_statefulset_spec[] = {P("replicas"),
                                                      ANY("selector"),
@@ -396,33 +396,33 @@ static const wh_inject_field f_statefulset_spec[] = {P("replicas"),
                                                      P("revisionHistoryLimit"),
                                                      I("minReadySeconds"),
                                                      END};
-static const wh_inject_type t_statefulset_spec = {"StatefulSetSpec", f_statefulset_spec};
+static const wh_inject_type t_statefulset_spec = {"StatefulSetSpec", f_statefulset_spec, 0};
 static const wh_inject_field f_statefulset_status[] = {
     I("observedGeneration"), IFILL("replicas"),          I("readyReplicas"),
     I("currentReplicas"),    I("updatedReplicas"),       S("currentRevision"),
     S("updateRevision"),     IFILL("availableReplicas"), END};
-static const wh_inject_type t_statefulset_status = {"StatefulSetStatus", f_statefulset_status};
+static const wh_inject_type t_statefulset_status = {"StatefulSetStatus", f_statefulset_status, 0};
 
 static const wh_inject_field f_replicaset_spec[] = {P("replicas"), I("minReadySeconds"), ANY("selector"),
                                                     OBJ("template", t_pod_template), END};
-static const wh_inject_type t_replicaset_spec = {"ReplicaSetSpec", f_replicaset_spec};
+static const wh_inject_type t_replicaset_spec = {"ReplicaSetSpec", f_replicaset_spec, 0};
 static const wh_inject_field f_replicas_status[] = {IFILL("replicas"),       I("fullyLabeledReplicas"),
                                                     I("readyReplicas"),      I("availableReplicas"),
                                                     I("observedGeneration"), END};
-static const wh_inject_type t_replicas_status = {"ReplicaSetStatus", f_replicas_status};
+static const wh_inject_type t_replicas_status = {"ReplicaSetStatus", f_replicas_status, 0};
 
 static const wh_inject_field f_rc_spec[] = {P("replicas"), I("minReadySeconds"), MAP("selector"),
                                             OBJ("template", t_pod_template), END};
-static const wh_inject_type t_rc_spec = {"ReplicationControllerSpec", f_rc_spec};
+static const wh_inject_type t_rc_spec = {"ReplicationControllerSpec", f_rc_spec, 0};
 
 static const wh_inject_field f_job_spec[] = {OBJ("template", t_pod_template), END};
-static const wh_inject_type t_job_spec = {"JobSpec", f_job_spec};
+static const wh_inject_type t_job_spec = {"JobSpec", f_job_spec, 0};
 static const wh_inject_field f_job_template[] = {OBJ("metadata", wh_inject_type_object_meta), OBJ("spec", t_job_spec),
                                                  END};
-static const wh_inject_type t_job_template = {"JobTemplateSpec", f_job_template};
+static const wh_inject_type t_job_template = {"JobTemplateSpec", f_job_template, 0};
 static const wh_inject_field f_cronjob_spec[] = {SREQ("schedule"), S("concurrencyPolicy"),
                                                  OBJ("jobTemplate", t_job_template), END};
-static const wh_inject_type t_cronjob_spec = {"CronJobSpec", f_cronjob_spec};
+static const wh_inject_type t_cronjob_spec = {"CronJobSpec", f_cronjob_spec, 0};
 
 static const wh_inject_field f_dc_spec[] = {ANY("strategy"),
                                             I("minReadySeconds"),
@@ -433,17 +433,17 @@ static const wh_inject_field f_dc_spec[] = {ANY("strategy"),
                                             MAP("selector"),
                                             OBJ("template", t_pod_template),
                                             END};
-static const wh_inject_type t_dc_spec = {"DeploymentConfigSpec", f_dc_spec};
+static const wh_inject_type t_dc_spec = {"DeploymentConfigSpec", f_dc_spec, 0};
 static const wh_inject_field f_dc_status[] = {
     IFILL("latestVersion"),     IFILL("observedGeneration"),  IFILL("replicas"),  IFILL("updatedReplicas"),
     IFILL("availableReplicas"), IFILL("unavailableReplicas"), I("readyReplicas"), END};
-static const wh_inject_type t_dc_status = {"DeploymentConfigStatus", f_dc_status};
+static const wh_inject_type t_dc_status = {"DeploymentConfigStatus", f_dc_status, 0};
 
 #define WORKLOAD(var, spec_type, status_field)                                                                         \
     static const wh_inject_field f_##var[] = {                                                                         \
         S("apiVersion"),        S("kind"),    OBJ("metadata", wh_inject_type_object_meta),                             \
         OBJ("spec", spec_type), status_field, END};                                                                    \
-    static const wh_inject_type t_##var = {#var, f_##var}
+    static const wh_inject_type t_##var = {#var, f_##var, 0}
 
 WORKLOAD(Deployment, t_deployment_spec, ANY("status"));
 WORKLOAD(DaemonSet, t_daemonset_spec, STATUS(t_daemonset_status));

@@ -47,6 +47,7 @@ typedef struct wh_inject_field {
 struct wh_inject_type {
     const char *name;
     const wh_inject_field *fields; /* terminated by a NULL name */
+    int closed;                    /* `fields` is every field of the Go type: decoding drops any other key */
 };
 
 extern const wh_inject_type wh_inject_type_pod;

@@ -156,17 +156,19 @@ static int check_metadata(wh_vctx *c, const wh_vkind *kind, const json_t *spec)
             return 0;
         }
         if (!go_parse_bool(dry ? dry : "")) {
-            wh_verr(c, "invalid annotation istio.io/dry-run=%s: strconv.ParseBool: parsing %s: invalid syntax",
-                    dry ? dry : "", wh_vq(c, dry ? dry : ""));
+            wh_verr(c,
+                    "%s/%s has annotation istio.io/dry-run with invalid value (%s): strconv.ParseBool: parsing %s: "
+                    "invalid syntax",
+                    c->ns, c->name, dry ? dry : "", wh_vq(c, dry ? dry : ""));
             return 0;
         }
         {
             const char *action = wh_venum(spec, "action", "ALLOW");
             if (strcmp(action, "ALLOW") != 0 && strcmp(action, "DENY") != 0) {
                 wh_verr(c,
-                        "invalid annotation istio.io/dry-run: dry-run mode is only supported for ALLOW and DENY "
-                        "actions, found %s",
-                        action);
+                        "the annotation istio.io/dry-run currently only supports action ALLOW/DENY, found action %s "
+                        "in %s/%s",
+                        action, c->ns, c->name);
                 return 0;
             }
         }

@@ -207,7 +207,7 @@ static void check_locality_lb(wh_vctx *c, const json_t *lb, const json_t *outlie
             const char *l = json_string_value(json_array_get(prio, i));
             if (strcmp(l, "topology.kubernetes.io/region") == 0 || strcmp(l, "topology.kubernetes.io/zone") == 0 ||
                 strcmp(l, "topology.istio.io/subzone") == 0) {
-                wh_verr(c, "can not simultaneously set failover and topology label '%s' in failover priority", l);
+                wh_verr(c, "can not simultaneously set 'failover' and topology label '%s' in 'failover_priority'", l);
                 return;
             }
         }
@@ -319,11 +319,10 @@ static void check_load_balancer(wh_vctx *c, const json_t *lb, const json_t *outl
             wh_verr(c, "duration is required");
         else
             wh_vcheck_duration(c, wh_vget(warmup, "duration"));
-        if (wh_vget(warmup, "minimumPercent") != NULL &&
-            (wh_vnum(warmup, "minimumPercent") < 0 || wh_vnum(warmup, "minimumPercent") > 100))
-            wh_verr(c, "minimumPercent must be between 0 and 100");
-        if (wh_vget(warmup, "aggression") != NULL && wh_vnum(warmup, "aggression") <= 0)
-            wh_verr(c, "aggression must be greater than 0");
+        if (wh_vnum(warmup, "minimumPercent") > 100)
+            wh_verr(c, "minimumPercent value should be less than or equal to 100");
+        if (wh_vget(warmup, "aggression") != NULL && wh_vnum(warmup, "aggression") < 1)
+            wh_verr(c, "aggression should be greater than or equal to 1");
     }
 }
 
@@ -339,11 +338,17 @@ static void check_client_tls(wh_vctx *c, const json_t *tls)
     simple = strcmp(mode, "SIMPLE") == 0;
     mutual = strcmp(mode, "MUTUAL") == 0;
     if (strncmp(cred, "configmap://", 12) == 0) {
+        /* configmap://<namespace>/<name>: the namespace is required and must be the DestinationRule's own */
         const char *rest = cred + 12, *slash = strchr(rest, '/');
-        if (*rest == '\0' || (slash != NULL && (slash == rest || slash[1] == '\0' || strchr(slash + 1, '/'))))
-            wh_verr(c, "invalid credentialName %s", wh_vq(c, cred));
-        else if (slash != NULL && (strlen(c->ns) != (size_t)(slash - rest) || strncmp(rest, c->ns, strlen(c->ns))))
-            wh_verr(c, "credentialName %s must be in the same namespace as the DestinationRule", wh_vq(c, cred));
+        const char *why = slash == NULL             ? "Expected namespace and name"
+                          : slash == rest           ? "Expected namespace"
+                          : slash[1] == '\0' || slash[1] == '/' ? "Expected name"
+                                                                : NULL;
+        if (why != NULL)
+            wh_verr(c, "invalid configmap:// credentialName: invalid resource name %s. %s", wh_vq(c, cred), why);
+        else if (*c->ns == '\0' || strlen(c->ns) != (size_t)(slash - rest) || strncmp(rest, c->ns, strlen(c->ns)) != 0)
+            wh_verr(c, "invalid configmap:// credentialName: namespace must match the configuration namespace %s",
+                    wh_vq(c, c->ns));
     }
     if (wh_vbool(tls, "insecureSkipVerify")) {
         if (simple && (*wh_vstr(tls, "caCertificates") || *cred || wh_varr(tls, "subjectAltNames")))

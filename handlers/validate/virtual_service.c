@@ -360,7 +360,7 @@ static void check_fault(wh_vctx *c, const json_t *fault)
                         "https://github.com/grpc/grpc/blob/master/doc/statuscodes.md for a list of supported codes",
                         wh_vq(c, g));
         } else if (wh_vget(abort, "http2Error") != NULL) {
-            wh_verr(c, "fault injection abort of type \"http2Error\" is not supported");
+            wh_verr(c, "HTTP/2 abort fault injection not supported yet");
         } else if (wh_vget(abort, "httpStatus") != NULL) {
             check_http_status(c, wh_vint(abort, "httpStatus"));
         } else {
@@ -412,8 +412,10 @@ static void check_cors(wh_vctx *c, const json_t *cors)
         a = wh_varr(cors, j ? "exposeHeaders" : "allowHeaders");
         for (i = 0; i < json_array_size(a); i++) {
             const char *h = json_string_value(json_array_get(a, i));
-            if (strcmp(h, "*") != 0 && !is_tchar_token(h))
-                wh_verr(c, "%s is not a valid HTTP header name", wh_vq(c, h));
+            if (*h == '\0')
+                wh_verr(c, "header name cannot be empty");
+            else if (strcmp(h, "*") != 0 && !is_tchar_token(h))
+                wh_verr(c, "header name %s is not a valid header name", h);
         }
     }
     if (wh_vget(cors, "maxAge") != NULL) {
@@ -588,10 +590,17 @@ static void check_rewrite(wh_vctx *c, const json_t *rw)
         return;
     }
     if (rr != NULL) {
+        /* istiod joins the cause under a heading (errors.Join: one error, two lines) */
+        size_t mark = wh_verr_mark(c);
         if (*wh_vstr(rr, "match") == '\0' || *wh_vstr(rr, "rewrite") == '\0')
             wh_verr(c, "UriRegexRewrite requires both Rewrite and Match fields to be specified");
         else
             wh_vcheck_regex(c, wh_vstr(rr, "match"), "HTTPRewrite.UriRegexRewrite.Match");
+        if (wh_verr_mark(c) > mark) {
+            char *cause = c->errs.v[--c->errs.n];
+            wh_verr(c, "UriRegexRewrite has errors\n%s", cause);
+            free(cause);
+        }
     }
 }
 

@@ -16,6 +16,12 @@ Comparison is semantic: both sides parsed, keys whose value is null, {} or []
 dropped (Go omitempty artefacts), `sidecar.istio.io/status` dropped on the
 webhook path only (as Istio's test does), then compared exactly.
 
+A corpus may list known differences (`--known-differences`): fields of the
+pod spec where the golden records behaviour of that Istio release's istiod
+build rather than of its templates and settings (built-in defaults, the
+Kubernetes API version it was compiled against).  Those fields are removed
+from both sides before comparing; everything else must still match.
+
 One line per failing run with the first differing path, then `N passed, M
 failed`.  Runs listed in the expected-failures file (`<case>/<path> <reason>`)
 may fail; the runner fails when an unlisted run fails or a listed run passes,
@@ -178,6 +184,74 @@ def first_diff(a, b, path=""):
 
 def load_docs(text):
     return [d for d in yaml.safe_load_all(text) if d is not None]
+
+
+# ---- known differences ----------------------------------------------------
+
+def parse_known(path):
+    """Lines `<field> <reason>`; a field is dot-separated steps from a pod spec,
+    a step `name[key]` picking the list item whose `name` is key, e.g.
+    `containers[istio-proxy].env[PROXY_CONFIG].value`."""
+    out = []
+    if not path:
+        return out
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            field, _, reason = line.partition(" ")
+            if not reason.strip():
+                raise SystemExit("%s: %r needs a reason" % (path, field))
+            steps = []
+            for step in field.split("."):
+                key, sel = step, None
+                if step.endswith("]") and "[" in step:
+                    key, sel = step[:-1].split("[", 1)
+                steps.append((key, sel))
+            out.append(steps)
+    return out
+
+
+def pod_specs(doc):
+    """The pod specs inside a kube-inject document (Pod, workload, CronJob, List)."""
+    if not isinstance(doc, dict):
+        return []
+    if doc.get("kind") == "List":
+        return [s for item in doc.get("items") or [] for s in pod_specs(item)]
+    spec = doc.get("spec")
+    if not isinstance(spec, dict):
+        return []
+    if doc.get("kind") == "Pod":
+        return [spec]
+    tmpl = spec.get("template")
+    if doc.get("kind") == "CronJob":
+        tmpl = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("template")
+    s = (tmpl or {}).get("spec") if isinstance(tmpl, dict) else None
+    return [s] if isinstance(s, dict) else []
+
+
+def drop_known(spec, known):
+    for steps in known:
+        nodes = [spec]
+        for i, (key, sel) in enumerate(steps):
+            last = i == len(steps) - 1
+            nxt = []
+            for n in nodes:
+                if not isinstance(n, dict) or key not in n:
+                    continue
+                if sel is None:
+                    if last:
+                        del n[key]
+                    else:
+                        nxt.append(n[key])
+                    continue
+                items = [x for x in n[key] or [] if isinstance(x, dict) and x.get("name") == sel]
+                if last:
+                    n[key] = [x for x in n[key] if x not in items]
+                else:
+                    nxt += items
+            nodes = nxt
 
 
 # ---- the webhook side's pods (spec 5.1) -----------------------------------
@@ -387,11 +461,15 @@ def run_kube_inject(args, case, cdir, st):
     if case.get("expectedLog") and case["expectedLog"] not in p.stderr:
         return "expected a warning containing %r, stderr: %r" % (case["expectedLog"], p.stderr.strip()[:200])
     with open(os.path.join(cdir, case["golden"])) as f:
-        want = [prune(d) for d in load_docs(f.read())]
+        want = load_docs(f.read())
     try:
-        got = [prune(d) for d in load_docs(p.stdout)]
+        got = load_docs(p.stdout)
     except yaml.YAMLError as e:
         return "output is not YAML: %s" % e
+    for d in got + want:
+        for spec in pod_specs(d):
+            drop_known(spec, args.known)
+    got, want = [prune(d) for d in got], [prune(d) for d in want]
     if len(got) != len(want):
         return "output has %d documents, golden %d" % (len(got), len(want))
     for i, (g, w) in enumerate(zip(got, want)):
@@ -401,7 +479,7 @@ def run_kube_inject(args, case, cdir, st):
     return None
 
 
-def run_webhook(server, case, cdir):
+def run_webhook(server, case, cdir, known):
     with open(os.path.join(cdir, case["input"])) as f:
         inputs = pods_of(f.read())
     with open(os.path.join(cdir, case["golden"])) as f:
@@ -441,6 +519,8 @@ def run_webhook(server, case, cdir):
         drop_status(result)
         golden = copy.deepcopy(golden)
         drop_status(golden)
+        for side in (result, golden):
+            drop_known(side.get("spec") or {}, known)
         d = first_diff(prune(result), prune(golden))
         if d:
             return "pod %d: %s" % (i, d)
@@ -469,6 +549,7 @@ def main():
     ap.add_argument("--webhookctl", required=True)
     ap.add_argument("--webhookd", help="webhookd binary (webhook path skipped when absent)")
     ap.add_argument("--expected-failures", help="file of `<case>/<kube|webhook> <reason>` lines")
+    ap.add_argument("--known-differences", help="file of `<pod spec field> <reason>` lines masked on both sides")
     ap.add_argument("--only", help="substring filter on case folder names")
     ap.add_argument("--paths", default="kube,webhook")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
@@ -478,6 +559,7 @@ def main():
     args = ap.parse_args()
 
     corpus = Corpus(args.corpus)
+    args.known = parse_known(args.known_differences)
     expected = load_expected(args.expected_failures)
     paths = set(args.paths.split(","))
     if "webhook" in paths and not args.webhookd:
@@ -511,7 +593,8 @@ def main():
                     except RuntimeError as e:
                         servers[st.key] = str(e)
                 srv = servers[st.key]
-                results[name + "/webhook"] = ("webhookd: " + srv) if isinstance(srv, str) else run_webhook(srv, case, cdir)
+                results[name + "/webhook"] = (("webhookd: " + srv) if isinstance(srv, str)
+                                              else run_webhook(srv, case, cdir, args.known))
                 if not isinstance(srv, str) and srv.proc.poll() is not None:
                     results[name + "/webhook"] = "webhookd died (exit %s)" % srv.proc.returncode
     finally:
