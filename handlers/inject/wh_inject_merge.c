@@ -569,7 +569,10 @@ static wh_code fill_zero_fields(json_t *value, const wh_inject_type *type)
         json_t *zero;
         if (!(f->flags & WH_F_FILL) || json_object_get(value, f->name) != NULL)
             continue;
-        zero = f->kind == WH_K_INT ? json_integer(0) : f->kind == WH_K_BOOL ? json_false() : json_object();
+        zero = f->kind == WH_K_INT    ? json_integer(0)
+               : f->kind == WH_K_BOOL ? json_false()
+               : f->kind == WH_K_QTY  ? json_string("0")
+                                      : json_object();
         if (zero == NULL || json_object_set_new(value, f->name, zero) != 0)
             return WH_E_NOMEM;
     }

@@ -147,7 +147,10 @@ static const wh_inject_type t_config_map_vs = {"ConfigMapVolumeSource", f_config
 static const wh_inject_field f_field_selector[] = {S("apiVersion"), SREQ("fieldPath"), END};
 static const wh_inject_type t_field_selector = {"ObjectFieldSelector", f_field_selector, 0};
 
-static const wh_inject_field f_resource_selector[] = {S("containerName"), SREQ("resource"), QTY("divisor"), END};
+/* Divisor is a resource.Quantity value without a pointer: encoding/json prints
+ * it ("0") even when unset, so a template without a divisor still yields one. */
+static const wh_inject_field f_resource_selector[] = {
+    S("containerName"), SREQ("resource"), {"divisor", WH_K_QTY, WH_F_FILL, NULL, NULL}, END};
 static const wh_inject_type t_resource_selector = {"ResourceFieldSelector", f_resource_selector, 0};
 
 static const wh_inject_field f_downward_file[] = {SREQ("path"), OBJ("fieldRef", t_field_selector),
