@@ -9,6 +9,7 @@
  * what jansson rejects, nor build anything jansson would build differently.
  */
 #include "wh_json.h"
+#include "wh_chars.h"
 
 #include <errno.h>
 #include <math.h>
@@ -66,14 +67,10 @@ static int hex4(const unsigned char *p, unsigned *out)
     unsigned v = 0;
 
     for (int i = 0; i < 4; i++) {
-        unsigned c = p[i], d;
-        if (c >= '0' && c <= '9')
-            d = c - '0';
-        else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-            d = (c | 0x20) - 'a' + 10;
-        else
+        int d = wh_hex_digit(p[i]);
+        if (d < 0)
             return 0;
-        v = v << 4 | d;
+        v = v << 4 | (unsigned)d;
     }
     *out = v;
     return 1;
@@ -155,21 +152,7 @@ static long decode_escaped(reader *r, const unsigned char *start, size_t *consum
                 return -1;
             /* an escape never takes more room than its UTF-8 form: \uXXXX is 6 bytes for at most 3,
              * a surrogate pair 12 for 4, so tmp (sized for the rest of the input) always fits */
-            if (cp < 0x80) {
-                r->tmp[len++] = (char)cp;
-            } else if (cp < 0x800) {
-                r->tmp[len++] = (char)(0xc0 | cp >> 6);
-                r->tmp[len++] = (char)(0x80 | (cp & 0x3f));
-            } else if (cp < 0x10000) {
-                r->tmp[len++] = (char)(0xe0 | cp >> 12);
-                r->tmp[len++] = (char)(0x80 | ((cp >> 6) & 0x3f));
-                r->tmp[len++] = (char)(0x80 | (cp & 0x3f));
-            } else {
-                r->tmp[len++] = (char)(0xf0 | cp >> 18);
-                r->tmp[len++] = (char)(0x80 | ((cp >> 12) & 0x3f));
-                r->tmp[len++] = (char)(0x80 | ((cp >> 6) & 0x3f));
-                r->tmp[len++] = (char)(0x80 | (cp & 0x3f));
-            }
+            len += wh_utf8_encode(cp, r->tmp + len);
             break;
         }
         default:

@@ -10,6 +10,7 @@
  * port of it) with the scalar styles and key order go-yaml v2 chooses, so
  * that toYaml output and kube-inject output match byte for byte.
  */
+#include "wh_chars.h"
 #include "wh_yaml.h"
 #include "wh_yaml_int.h"
 
@@ -65,16 +66,8 @@ static int parse_go_int(const char *s, int allow_sign, long long *out_i, unsigne
             return 0;
     }
     for (; *p != '\0'; p++) {
-        int d;
-        if (*p >= '0' && *p <= '9')
-            d = *p - '0';
-        else if (*p >= 'a' && *p <= 'f')
-            d = *p - 'a' + 10;
-        else if (*p >= 'A' && *p <= 'F')
-            d = *p - 'A' + 10;
-        else
-            return 0;
-        if (d >= base)
+        int d = wh_hex_digit(*p);
+        if (d < 0 || d >= base)
             return 0;
         if (v > (ULLONG_MAX - (unsigned long long)d) / (unsigned long long)base)
             return 0;
@@ -415,6 +408,32 @@ static wh_code add_anchor(loader *ld, const char *name, json_t *value)
     return WH_OK;
 }
 
+/* A plain scalar that resolved to a string (timestamps stay strings in JSON). */
+static int is_string(const resolved *r)
+{
+    return r->kind == SK_STR || r->kind == SK_TIMESTAMP;
+}
+
+/* The JSON value of a plain scalar that is not a string; NULL for NaN and
+ * Inf, which JSON has not (sigs.k8s.io/yaml fails on them too). */
+static json_t *resolved_json(const resolved *r)
+{
+    switch (r->kind) {
+    case SK_NULL:
+        return json_null();
+    case SK_BOOL:
+        return json_boolean(r->b);
+    case SK_INT:
+        return r->is_uint ? json_real((double)r->u) : json_integer(r->i);
+    case SK_FLOAT:
+        return isfinite(r->f) ? json_real(r->f) : NULL;
+    case SK_STR:
+    case SK_TIMESTAMP:
+        break;
+    }
+    return NULL;
+}
+
 static json_t *scalar_to_json(const yaml_event_t *ev)
 {
     const char *text = (const char *)ev->data.scalar.value;
@@ -443,22 +462,9 @@ static json_t *scalar_to_json(const yaml_event_t *ev)
     if (strlen(text) != len) /* embedded NUL: cannot be anything but a string */
         return json_stringn(text, len);
     resolve_plain(text, &r);
-    switch (r.kind) {
-    case SK_NULL:
-        return json_null();
-    case SK_BOOL:
-        return json_boolean(r.b);
-    case SK_INT:
-        return r.is_uint ? json_real((double)r.u) : json_integer(r.i);
-    case SK_FLOAT:
-        if (!isfinite(r.f)) /* JSON has no NaN/Inf: sigs.k8s.io/yaml fails too */
-            return NULL;
-        return json_real(r.f);
-    case SK_STR:
-    case SK_TIMESTAMP:
-        break;
-    }
-    return json_stringn(text, len);
+    if (is_string(&r))
+        return json_stringn(text, len);
+    return resolved_json(&r);
 }
 
 /* resolve_plain() over a span.  Scalars that start with a letter can only be
@@ -548,20 +554,9 @@ json_t *wh_yaml_plain_json(const char *s, size_t len)
     resolved r;
 
     resolve_span(s, len, &r);
-    switch (r.kind) {
-    case SK_NULL:
-        return json_null();
-    case SK_BOOL:
-        return json_boolean(r.b);
-    case SK_INT:
-        return r.is_uint ? json_real((double)r.u) : json_integer(r.i);
-    case SK_FLOAT:
-        return isfinite(r.f) ? json_real(r.f) : NULL;
-    case SK_STR:
-    case SK_TIMESTAMP:
-        break;
-    }
-    return json_stringn_nocheck(s, len); /* valid UTF-8: see wh_yaml_int.h */
+    if (is_string(&r))
+        return json_stringn_nocheck(s, len); /* valid UTF-8: see wh_yaml_int.h */
+    return resolved_json(&r);
 }
 
 static wh_code load_node(loader *ld, yaml_event_t *ev, int depth, json_t **out);
@@ -747,6 +742,7 @@ static wh_code load_node(loader *ld, yaml_event_t *ev, int depth, json_t **out)
 {
     wh_code rc = WH_OK;
     json_t *v = NULL;
+    const yaml_char_t *anchor_text;
     char *anchor_name = NULL;
     *out = NULL;
     if (depth > WH_YAML_MAX_DEPTH) {
@@ -755,12 +751,16 @@ static wh_code load_node(loader *ld, yaml_event_t *ev, int depth, json_t **out)
         goto out;
     }
     ld->nodes++;
+    anchor_text = ev->type == YAML_SCALAR_EVENT           ? ev->data.scalar.anchor
+                  : ev->type == YAML_SEQUENCE_START_EVENT ? ev->data.sequence_start.anchor
+                  : ev->type == YAML_MAPPING_START_EVENT  ? ev->data.mapping_start.anchor
+                                                          : NULL;
+    if (anchor_text != NULL && (anchor_name = strdup((const char *)anchor_text)) == NULL) {
+        rc = WH_E_NOMEM;
+        goto out;
+    }
     switch (ev->type) {
     case YAML_SCALAR_EVENT:
-        if (ev->data.scalar.anchor && (anchor_name = strdup((const char *)ev->data.scalar.anchor)) == NULL) {
-            rc = WH_E_NOMEM;
-            goto out;
-        }
         if ((v = scalar_to_json(ev)) == NULL) {
             rc = wh_err_set(ld->err, WH_E_PARSE, "yaml: line %zu: cannot represent %s in JSON",
                             ev->start_mark.line + 1, (const char *)ev->data.scalar.value);
@@ -768,22 +768,12 @@ static wh_code load_node(loader *ld, yaml_event_t *ev, int depth, json_t **out)
         }
         break;
     case YAML_SEQUENCE_START_EVENT:
-        if (ev->data.sequence_start.anchor &&
-            (anchor_name = strdup((const char *)ev->data.sequence_start.anchor)) == NULL) {
-            rc = WH_E_NOMEM;
-            goto out;
-        }
         yaml_event_delete(ev);
         ev->type = YAML_NO_EVENT;
         if ((rc = load_sequence(ld, depth, &v)) != WH_OK)
             goto out;
         break;
     case YAML_MAPPING_START_EVENT:
-        if (ev->data.mapping_start.anchor &&
-            (anchor_name = strdup((const char *)ev->data.mapping_start.anchor)) == NULL) {
-            rc = WH_E_NOMEM;
-            goto out;
-        }
         yaml_event_delete(ev);
         ev->type = YAML_NO_EVENT;
         if ((rc = load_mapping(ld, depth, &v)) != WH_OK)
@@ -1166,6 +1156,31 @@ static int key_cmp(const void *x, const void *y)
     return 0;
 }
 
+/* The entries of object v in the order sigs.k8s.io/yaml writes them, in a new
+ * array the caller frees (NULL when v is empty). */
+static wh_code sorted_keys(const json_t *v, key_ref **out, size_t *n_out)
+{
+    size_t n = json_object_size(v), i = 0;
+    key_ref *keys = n ? malloc(n * sizeof(*keys)) : NULL;
+    const char *k;
+    json_t *c;
+
+    if (n && keys == NULL)
+        return WH_E_NOMEM;
+    json_object_foreach((json_t *)v, k, c)
+    {
+        keys[i].key = k;
+        keys[i].len = strlen(k);
+        keys[i].value = c;
+        i++;
+    }
+    if (n > 1) /* qsort(NULL, 0, ...) is undefined behaviour */
+        qsort(keys, n, sizeof(*keys), key_cmp);
+    *out = keys;
+    *n_out = n;
+    return WH_OK;
+}
+
 typedef struct dumper {
     yaml_emitter_t em;
     wh_buf *out;
@@ -1251,21 +1266,10 @@ static wh_code dump_value(dumper *d, const json_t *v, int depth)
         return emit(d, &ev);
     }
     case JSON_OBJECT: {
-        size_t n = json_object_size(v), i = 0;
-        key_ref *keys = n ? malloc(n * sizeof(*keys)) : NULL;
-        const char *k;
-        json_t *c;
-        if (n && keys == NULL)
-            return WH_E_NOMEM;
-        json_object_foreach((json_t *)v, k, c)
-        {
-            keys[i].key = k;
-            keys[i].len = strlen(k);
-            keys[i].value = c;
-            i++;
-        }
-        if (n > 1) /* qsort(NULL, 0, ...) is undefined behaviour */
-            qsort(keys, n, sizeof(*keys), key_cmp);
+        size_t n, i;
+        key_ref *keys;
+        if ((rc = sorted_keys(v, &keys, &n)) != WH_OK)
+            return rc;
         if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE)) {
             free(keys);
             return WH_E_NOMEM;
@@ -1402,23 +1406,13 @@ static wh_code fast_seq(wh_buf *b, const json_t *v, size_t indent, int inline_fi
  * first one continues the current line (after "- "). */
 static wh_code fast_map(wh_buf *b, const json_t *v, size_t indent, int inline_first)
 {
-    size_t n = json_object_size(v), i = 0;
-    key_ref *keys = malloc(n * sizeof(*keys));
-    const char *k;
+    size_t n, i;
+    key_ref *keys;
     json_t *c;
-    wh_code rc = WH_OK;
+    wh_code rc = sorted_keys(v, &keys, &n);
 
-    if (keys == NULL)
-        return WH_E_NOMEM;
-    json_object_foreach((json_t *)v, k, c)
-    {
-        keys[i].key = k;
-        keys[i].len = strlen(k);
-        keys[i].value = c;
-        i++;
-    }
-    if (n > 1)
-        qsort(keys, n, sizeof(*keys), key_cmp);
+    if (rc != WH_OK)
+        return rc;
     for (i = 0; i < n && rc == WH_OK; i++) {
         c = keys[i].value;
         if ((i > 0 || !inline_first) && (rc = fast_pad(b, indent)) != WH_OK)

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_chars.h"
 #include "wh_yaml_int.h"
 
 typedef struct line {
@@ -166,36 +167,12 @@ static int only_trailer(const char *p, const char *end)
     return p == end || (*p == '#' && p[-1] == ' ');
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static int put_utf8(wh_buf *b, unsigned long cp)
 {
     char u[4];
-    size_t n;
-    if (cp >= 0xD800 && cp <= 0xDFFF)
+    if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
         return -1;
-    if (cp < 0x80)
-        u[0] = (char)cp, n = 1;
-    else if (cp < 0x800)
-        u[0] = (char)(0xC0 | (cp >> 6)), u[1] = (char)(0x80 | (cp & 0x3F)), n = 2;
-    else if (cp < 0x10000)
-        u[0] = (char)(0xE0 | (cp >> 12)), u[1] = (char)(0x80 | ((cp >> 6) & 0x3F)), u[2] = (char)(0x80 | (cp & 0x3F)),
-        n = 3;
-    else if (cp <= 0x10FFFF)
-        u[0] = (char)(0xF0 | (cp >> 18)), u[1] = (char)(0x80 | ((cp >> 12) & 0x3F)),
-        u[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), u[3] = (char)(0x80 | (cp & 0x3F)), n = 4;
-    else
-        return -1;
-    return wh_buf_append(b, u, n) == WH_OK ? 0 : -1;
+    return wh_buf_append(b, u, wh_utf8_encode(cp, u)) == WH_OK ? 0 : -1;
 }
 
 /* A one-line quoted scalar starting at *pp (at the quote); on success *pp
@@ -276,7 +253,7 @@ static wh_code quoted_text(const char **pp, const char *end, wh_buf *scratch, co
             goto unsupported; /* invalid escape: let the full loader word the error */
         }
         for (int i = 0; i < digits; i++) {
-            int h = p < end ? hexval(*p) : -1;
+            int h = p < end ? wh_hex_digit(*p) : -1;
             if (h < 0)
                 goto unsupported;
             cp = cp * 16 + (unsigned long)h;

@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "wh_buf.h"
+#include "wh_chars.h"
 #include "wh_ctl_flags.h"
 
 static const wh_ctl_flag help_flag = {.name = "help", .shorthand = 'h', .type = WH_CTL_BOOL, .usage = "help"};
@@ -121,18 +122,13 @@ static wh_code parse_int(const char *s0, long long *out, wh_err *err)
         base = 8, s++, digits = 1;
     limit = neg ? (unsigned long long)INT64_MAX + 1 : (unsigned long long)INT64_MAX;
     for (; *s; s++) {
-        unsigned d;
+        int d;
         if (*s == '_') {
             underscores = 1;
             continue;
         }
-        if (isdigit((unsigned char)*s))
-            d = (unsigned)(*s - '0');
-        else if (isalpha((unsigned char)*s))
-            d = (unsigned)(tolower((unsigned char)*s) - 'a' + 10);
-        else
-            d = 99;
-        if (d >= base)
+        d = wh_hex_digit(*s);
+        if (d < 0 || (unsigned)d >= base)
             return num_error(err, "strconv.ParseInt", s0, "invalid syntax");
         if (n > (limit - d) / base)
             return num_error(err, "strconv.ParseInt", s0, "value out of range");

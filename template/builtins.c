@@ -8,8 +8,6 @@
 
 #include "tmpl_int.h"
 
-size_t tm_utf8_decode(const char *s, size_t n, unsigned *cp);
-
 /* reflect's indirectInterface: a nil interface is no value */
 static wh_tmpl_value ind(const wh_tmpl_value *v)
 {
@@ -191,6 +189,15 @@ static wh_code fn_printf(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_
     return rc != WH_OK ? rc : tm_ret_buf(ctx, out, b);
 }
 
+/* What ne, lt, le, gt and ge return: the comparison's error, else its result. */
+static wh_code ret_comparison(wh_code rc, int t, wh_tmpl_value *out)
+{
+    if (rc != WH_OK)
+        return rc;
+    *out = wh_tmpl_bool(t);
+    return WH_OK;
+}
+
 static wh_code fn_eq(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
 {
     wh_tmpl_value x = ind(&a[0]);
@@ -219,10 +226,7 @@ static wh_code fn_ne(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl
     wh_code rc;
     int t = tm_eq(ctx, &x, &y, &rc);
 
-    if (rc != WH_OK)
-        return rc;
-    *out = wh_tmpl_bool(!t);
-    return WH_OK;
+    return ret_comparison(rc, !t, out);
 }
 
 /* Go's lt: *rc on error */
@@ -269,10 +273,7 @@ static wh_code fn_lt(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl
 {
     wh_code rc;
     int t = less(ctx, &a[0], &a[1], &rc);
-    if (rc != WH_OK)
-        return rc;
-    *out = wh_tmpl_bool(t);
-    return WH_OK;
+    return ret_comparison(rc, t, out);
 }
 
 static int less_eq(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, const wh_tmpl_value *b, wh_code *rc)
@@ -291,30 +292,21 @@ static wh_code fn_le(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl
 {
     wh_code rc;
     int t = less_eq(ctx, &a[0], &a[1], &rc);
-    if (rc != WH_OK)
-        return rc;
-    *out = wh_tmpl_bool(t);
-    return WH_OK;
+    return ret_comparison(rc, t, out);
 }
 
 static wh_code fn_gt(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
 {
     wh_code rc;
     int t = less_eq(ctx, &a[0], &a[1], &rc);
-    if (rc != WH_OK)
-        return rc;
-    *out = wh_tmpl_bool(!t);
-    return WH_OK;
+    return ret_comparison(rc, !t, out);
 }
 
 static wh_code fn_ge(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
 {
     wh_code rc;
     int t = less(ctx, &a[0], &a[1], &rc);
-    if (rc != WH_OK)
-        return rc;
-    *out = wh_tmpl_bool(!t);
-    return WH_OK;
+    return ret_comparison(rc, !t, out);
 }
 
 /* text/template's evalArgs: one string as is, else fmt.Sprint with nil as "<no value>" */

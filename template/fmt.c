@@ -10,10 +10,6 @@
 
 #include "tmpl_int.h"
 
-size_t tm_utf8_decode(const char *s, size_t n, unsigned *cp);
-void tm_put_rune(wh_buf *out, unsigned r);
-void tm_quote_with(wh_buf *out, const char *s, size_t len, char q, int ascii_only);
-
 typedef struct spec {
     int minus, plus, sharp, zero, space;
     int width, prec; /* -1 = absent */
@@ -427,6 +423,18 @@ static wh_code fmt_value(wh_tmpl_ctx *ctx, wh_buf *out, const spec *sp, const wh
     return WH_OK;
 }
 
+/* An argument in fmt's complaints: "<nil>", else TYPE=VALUE. */
+static void put_typed(wh_tmpl_ctx *ctx, wh_buf *out, const wh_tmpl_value *v)
+{
+    if (v->kind == WH_TMPL_NIL || v->kind == WH_TMPL_INVALID) {
+        wh_buf_puts(out, "<nil>");
+    } else {
+        wh_buf_puts(out, tm_type_name(v));
+        wh_buf_putc(out, '=');
+        tm_print_value(ctx, v, out, 0);
+    }
+}
+
 wh_code tm_sprintf(wh_tmpl_ctx *ctx, wh_buf *out, const char *f, size_t flen, const wh_tmpl_value *args, size_t nargs)
 {
     size_t i = 0, argi = 0;
@@ -540,13 +548,7 @@ wh_code tm_sprintf(wh_tmpl_ctx *ctx, wh_buf *out, const char *f, size_t flen, co
                 wh_buf_puts(out, "%!");
                 tm_put_rune(out, r);
                 wh_buf_putc(out, '(');
-                if (args[argi].kind == WH_TMPL_NIL || args[argi].kind == WH_TMPL_INVALID) {
-                    wh_buf_puts(out, "<nil>");
-                } else {
-                    wh_buf_puts(out, tm_type_name(&args[argi]));
-                    wh_buf_putc(out, '=');
-                    tm_print_value(ctx, &args[argi], out, 0);
-                }
+                put_typed(ctx, out, &args[argi]);
                 wh_buf_putc(out, ')');
                 argi++;
                 continue;
@@ -560,13 +562,7 @@ wh_code tm_sprintf(wh_tmpl_ctx *ctx, wh_buf *out, const char *f, size_t flen, co
     if (argi < nargs) {
         wh_buf_puts(out, "%!(EXTRA ");
         for (; argi < nargs; argi++) {
-            if (args[argi].kind == WH_TMPL_NIL || args[argi].kind == WH_TMPL_INVALID) {
-                wh_buf_puts(out, "<nil>");
-            } else {
-                wh_buf_puts(out, tm_type_name(&args[argi]));
-                wh_buf_putc(out, '=');
-                tm_print_value(ctx, &args[argi], out, 0);
-            }
+            put_typed(ctx, out, &args[argi]);
             if (argi + 1 < nargs)
                 wh_buf_puts(out, ", ");
         }

@@ -11,8 +11,7 @@
 #include <string.h>
 
 #include "tmpl_int.h"
-
-size_t tm_utf8_decode(const char *s, size_t n, unsigned *cp);
+#include "wh_chars.h"
 
 /* ------------------------------------------------------------------------ */
 /* Quoting (strconv)                                                         */
@@ -21,24 +20,7 @@ static void put_rune_utf8(wh_buf *out, unsigned r)
 {
     char b[4];
 
-    if (r < 0x80) {
-        wh_buf_putc(out, (char)r);
-    } else if (r < 0x800) {
-        b[0] = (char)(0xc0 | (r >> 6));
-        b[1] = (char)(0x80 | (r & 0x3f));
-        wh_buf_append(out, b, 2);
-    } else if (r < 0x10000) {
-        b[0] = (char)(0xe0 | (r >> 12));
-        b[1] = (char)(0x80 | ((r >> 6) & 0x3f));
-        b[2] = (char)(0x80 | (r & 0x3f));
-        wh_buf_append(out, b, 3);
-    } else {
-        b[0] = (char)(0xf0 | (r >> 18));
-        b[1] = (char)(0x80 | ((r >> 12) & 0x3f));
-        b[2] = (char)(0x80 | ((r >> 6) & 0x3f));
-        b[3] = (char)(0x80 | (r & 0x3f));
-        wh_buf_append(out, b, 4);
-    }
+    wh_buf_append(out, b, wh_utf8_encode(r, b));
 }
 
 void tm_put_rune(wh_buf *out, unsigned r)
@@ -152,17 +134,6 @@ void tm_quote(wh_buf *out, const char *s, size_t len, int ascii_only)
     tm_quote_with(out, s, len, '"', ascii_only);
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* strconv.UnquoteChar: one (possibly escaped) character of a literal quoted
  * with q.  Returns bytes consumed, 0 on syntax error. */
 static size_t unquote_char(const char *s, size_t len, char q, wh_buf *out, unsigned *rune_out)
@@ -226,7 +197,7 @@ static size_t unquote_char(const char *s, size_t len, char q, wh_buf *out, unsig
             return 0;
         r = 0;
         for (i = 0; i < n; i++) {
-            if ((v = hexval(s[2 + i])) < 0)
+            if ((v = wh_hex_digit(s[2 + i])) < 0)
                 return 0;
             r = r * 16 + (unsigned)v;
         }
@@ -1256,7 +1227,7 @@ static tm_node *if_control(parser *p);
 static tm_node *text_or_action(parser *p);
 
 /* Go's IsEmptyTree */
-static int is_empty_tree(const tm_node *n)
+int tm_is_empty_tree(const tm_node *n)
 {
     size_t i;
 
@@ -1267,7 +1238,7 @@ static int is_empty_tree(const tm_node *n)
         return 1;
     case N_LIST:
         for (i = 0; i < n->u.list.n; i++)
-            if (!is_empty_tree(n->u.list.items[i]))
+            if (!tm_is_empty_tree(n->u.list.items[i]))
                 return 0;
         return 1;
     case N_TEXT:
@@ -1278,11 +1249,6 @@ static int is_empty_tree(const tm_node *n)
     default:
         return 0;
     }
-}
-
-int tm_is_empty_tree(const tm_node *n)
-{
-    return is_empty_tree(n);
 }
 
 static int defs_put(tm_defs *defs, const char *name, tm_node *root, const tm_tree *tree)
@@ -1326,14 +1292,14 @@ static void tree_add(parser *p, const char *name, tm_node *root)
 {
     const tm_def *old = tm_find_def(p->defs, name);
 
-    if (old == NULL || is_empty_tree(old->root)) {
+    if (old == NULL || tm_is_empty_tree(old->root)) {
         if (defs_put(p->defs, name, root, p->tree) != 0) {
             p->nomem = 1;
             p_errorf(p, "out of memory");
         }
         return;
     }
-    if (!is_empty_tree(root)) {
+    if (!tm_is_empty_tree(root)) {
         wh_buf b = WH_BUF_INIT;
         tm_quote(&b, name, strlen(name), 0);
         p_errorf(p, "template: multiple definition of template %s", b.data);
@@ -1487,12 +1453,24 @@ static const char *template_name(parser *p, const item *it, const char *context)
     return unquote_item(p, it, &len);
 }
 
+/* The node of {{template name pipe}}, also what {{block}} leaves in its place. */
+static tm_node *template_node(parser *p, int pos, int line, const char *name, tm_node *pipe)
+{
+    tm_node *n = new_node(p, N_TEMPLATE, pos);
+
+    CHECK(p);
+    n->line = line;
+    n->u.tmpl.name = name;
+    n->u.tmpl.pipe = pipe;
+    return n;
+}
+
 static tm_node *block_control(parser *p)
 {
     const char *context = "block clause";
     item *it = p_next_nonspace(p);
     const char *name = template_name(p, it, context), *saved = p->name;
-    tm_node *pipe, *root, *end = NULL, *n;
+    tm_node *pipe, *root, *end = NULL;
     int pos = it->pos, line = it->line;
 
     CHECK(p);
@@ -1525,12 +1503,7 @@ static tm_node *block_control(parser *p)
     }
     tree_add(p, name, root);
     CHECK(p);
-    n = new_node(p, N_TEMPLATE, pos);
-    CHECK(p);
-    n->line = line;
-    n->u.tmpl.name = name;
-    n->u.tmpl.pipe = pipe;
-    return n;
+    return template_node(p, pos, line, name, pipe);
 }
 
 static tm_node *template_control(parser *p)
@@ -1538,7 +1511,7 @@ static tm_node *template_control(parser *p)
     const char *context = "template clause";
     item *it = p_next_nonspace(p);
     const char *name = template_name(p, it, context);
-    tm_node *pipe = NULL, *n;
+    tm_node *pipe = NULL;
     int pos = it->pos, line = it->line;
 
     CHECK(p);
@@ -1547,12 +1520,7 @@ static tm_node *template_control(parser *p)
         pipe = pipeline(p, context, I_RDELIM);
         CHECK(p);
     }
-    n = new_node(p, N_TEMPLATE, pos);
-    CHECK(p);
-    n->line = line;
-    n->u.tmpl.name = name;
-    n->u.tmpl.pipe = pipe;
-    return n;
+    return template_node(p, pos, line, name, pipe);
 }
 
 static tm_node *action(parser *p)
@@ -1840,7 +1808,7 @@ static int parse_number(parser *p, tm_node *n, const item *it)
                 lastus = 2;
                 continue;
             }
-            d = hexval(c);
+            d = wh_hex_digit(c);
             if (d < 0 || d >= base) {
                 bad = 1;
                 break;
@@ -2199,6 +2167,18 @@ out:
 /* ------------------------------------------------------------------------ */
 /* Node printing (Go's String methods), for error messages                   */
 
+/* An operand of a command or chain: a pipeline there was written in parentheses. */
+static void operand_string(const tm_node *n, wh_buf *out)
+{
+    if (n->kind == N_PIPE) {
+        wh_buf_putc(out, '(');
+        tm_node_string(n, out);
+        wh_buf_putc(out, ')');
+    } else {
+        tm_node_string(n, out);
+    }
+}
+
 void tm_node_string(const tm_node *n, wh_buf *out)
 {
     size_t i;
@@ -2262,13 +2242,7 @@ void tm_node_string(const tm_node *n, wh_buf *out)
         for (i = 0; i < n->u.cmd.nargs; i++) {
             if (i > 0)
                 wh_buf_putc(out, ' ');
-            if (n->u.cmd.args[i]->kind == N_PIPE) {
-                wh_buf_putc(out, '(');
-                tm_node_string(n->u.cmd.args[i], out);
-                wh_buf_putc(out, ')');
-            } else {
-                tm_node_string(n->u.cmd.args[i], out);
-            }
+            operand_string(n->u.cmd.args[i], out);
         }
         break;
     case N_FIELD:
@@ -2285,13 +2259,7 @@ void tm_node_string(const tm_node *n, wh_buf *out)
         }
         break;
     case N_CHAIN:
-        if (n->u.chain.base->kind == N_PIPE) {
-            wh_buf_putc(out, '(');
-            tm_node_string(n->u.chain.base, out);
-            wh_buf_putc(out, ')');
-        } else {
-            tm_node_string(n->u.chain.base, out);
-        }
+        operand_string(n->u.chain.base, out);
         for (i = 0; i < n->u.chain.n; i++) {
             wh_buf_putc(out, '.');
             wh_buf_puts(out, n->u.chain.fields[i]);

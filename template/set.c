@@ -11,8 +11,6 @@
 
 #include "tmpl_int.h"
 
-int tm_is_empty_tree(const tm_node *n);
-
 /* ---- functions ---- */
 
 static int func_cmp(const void *a, const void *b)
@@ -409,20 +407,6 @@ wh_buf *wh_tmpl_tmpbuf(wh_tmpl_ctx *ctx)
 {
     wh_buf_reset(&ctx->scratch->tmp);
     return &ctx->scratch->tmp;
-}
-
-wh_code wh_tmpl_errorf(wh_tmpl_ctx *ctx, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!ctx->failed) {
-        va_start(ap, fmt);
-        vsnprintf(ctx->errmsg, sizeof(ctx->errmsg), fmt, ap);
-        va_end(ap);
-        ctx->failed = 1;
-        ctx->located = 0;
-    }
-    return WH_E_RENDER;
 }
 
 /* Run a definition into a string, keeping the caller's output and position. */

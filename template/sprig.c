@@ -595,7 +595,9 @@ FN(fn_quote)
     return tm_ret_buf(ctx, out, b);
 }
 
-FN(fn_squote)
+/* cat and squote: the non-nil arguments printed, space-separated, each
+ * between `wrap` (none when 0). */
+static wh_code sprint_joined(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, char wrap, wh_tmpl_value *out)
 {
     wh_buf *b = wh_tmpl_tmpbuf(ctx);
     size_t i, k = 0;
@@ -606,29 +608,24 @@ FN(fn_squote)
             continue;
         if (k++ > 0)
             wh_buf_putc(b, ' ');
-        wh_buf_putc(b, '\'');
+        if (wrap)
+            wh_buf_putc(b, wrap);
         if ((rc = wh_tmpl_sprint(ctx, &a[i], b)) != WH_OK)
             return rc;
-        wh_buf_putc(b, '\'');
+        if (wrap)
+            wh_buf_putc(b, wrap);
     }
     return tm_ret_buf(ctx, out, b);
 }
 
+FN(fn_squote)
+{
+    return sprint_joined(ctx, a, n, '\'', out);
+}
+
 FN(fn_cat)
 {
-    wh_buf *b = wh_tmpl_tmpbuf(ctx);
-    size_t i, k = 0;
-    wh_code rc;
-
-    for (i = 0; i < n; i++) {
-        if (a[i].kind == WH_TMPL_NIL || a[i].kind == WH_TMPL_INVALID)
-            continue;
-        if (k++ > 0)
-            wh_buf_putc(b, ' ');
-        if ((rc = wh_tmpl_sprint(ctx, &a[i], b)) != WH_OK)
-            return rc;
-    }
-    return tm_ret_buf(ctx, out, b);
+    return sprint_joined(ctx, a, n, 0, out);
 }
 
 static wh_code do_indent(wh_tmpl_ctx *ctx, int64_t spaces, const wh_tmpl_value *s, int nl, wh_tmpl_value *out)

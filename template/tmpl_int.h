@@ -191,6 +191,8 @@ int tm_is_print(unsigned r);
 size_t tm_utf8_decode(const char *s, size_t n, unsigned *cp);
 void tm_put_rune(wh_buf *out, unsigned r);
 void tm_quote_with(wh_buf *out, const char *s, size_t len, char q, int ascii_only);
+/* Go's parse.IsEmptyTree: nothing but space text and comments. */
+int tm_is_empty_tree(const tm_node *n);
 void tm_json_string(wh_buf *out, const char *s, size_t len, int escape_html);
 void tm_query_escape(wh_buf *b, const char *s, size_t len);
 wh_tmpl_value *tm_list_items(wh_tmpl_value *list);

@@ -1,0 +1,51 @@
+/*
+ * wh_chars.h - the character-level steps every decoder of escapes and
+ * numbers takes (the JSON reader, both YAML loaders, the template lexer, the
+ * flag parser): a hex digit's value and a code point's UTF-8 bytes, written
+ * once.  Inline, because they sit in those decoders' inner loops.
+ */
+#ifndef WH_CHARS_H
+#define WH_CHARS_H
+
+#include <stddef.h>
+
+/* The value of hex digit c (either case), or -1 when c is not one. */
+static inline int wh_hex_digit(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Write the UTF-8 form of code point cp into u and return its length (1 to 4).
+ * cp is not checked: refusing surrogates and values above 0x10FFFF is the
+ * caller's (anything from 0x10000 up takes the 4-byte form). */
+static inline size_t wh_utf8_encode(unsigned long cp, char u[4])
+{
+    if (cp < 0x80) {
+        u[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        u[0] = (char)(0xc0 | (cp >> 6));
+        u[1] = (char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        u[0] = (char)(0xe0 | (cp >> 12));
+        u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        u[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    u[0] = (char)(0xf0 | (cp >> 18));
+    u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    u[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+#endif
