@@ -43,7 +43,6 @@ typedef struct check_ctx {
     STACK_OF(X509) * serving;         /* leaf first, or NULL */
     const char *serving_from;         /* where it came from */
     const char *service_filter;       /* NS/NAME or NULL */
-    time_t now;
 } check_ctx;
 
 /* Add a check's outcome; messages (may be NULL) is stolen. */
