@@ -531,7 +531,7 @@ static wh_code fn_env(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmp
 
     if (key == NULL)
         return WH_E_NOMEM;
-    v = wh_inject_settings_env(data_of(ctx)->settings, key);
+    v = wh_inject_settings_getenv(data_of(ctx)->settings, key);
     free(key);
     if (v != NULL && v[0] != '\0')
         *out = wh_tmpl_str(v);

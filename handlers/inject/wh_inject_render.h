@@ -83,6 +83,12 @@ void wh_inject_settings_clear(wh_inject_settings *s);
  * (PLATFORM, COMPLIANCE_POLICY).  Never NULL ("" when unset), except _env
  * which returns NULL for a key that was not given. */
 const char *wh_inject_settings_env(const wh_inject_settings *s, const char *key);
+/* What os.Getenv(key) gives in istiod, for the templates' `env`: the --env
+ * pair, except that ENABLE_NATIVE_SIDECARS, PLATFORM and COMPLIANCE_POLICY
+ * given as flags are those same variables of istiod (a template of Istio
+ * 1.20-1.24 decides native sidecars with `env "ENABLE_NATIVE_SIDECARS"`).
+ * NULL when unset. */
+const char *wh_inject_settings_getenv(const wh_inject_settings *s, const char *key);
 const char *wh_inject_settings_platform(const wh_inject_settings *s);
 const char *wh_inject_settings_compliance(const wh_inject_settings *s);
 

@@ -97,6 +97,21 @@ const char *wh_inject_settings_env(const wh_inject_settings *s, const char *key)
     return s != NULL && s->env != NULL ? json_string_value(json_object_get(s->env, key)) : NULL;
 }
 
+const char *wh_inject_settings_getenv(const wh_inject_settings *s, const char *key)
+{
+    static const char *const native_names[] = {"auto", "true", "false"};
+
+    if (s == NULL)
+        return NULL;
+    if (strcmp(key, "ENABLE_NATIVE_SIDECARS") == 0 && s->native_mode_set)
+        return native_names[s->native_mode];
+    if (strcmp(key, "PLATFORM") == 0 && s->platform != NULL)
+        return s->platform;
+    if (strcmp(key, "COMPLIANCE_POLICY") == 0 && s->compliance_policy != NULL)
+        return s->compliance_policy;
+    return wh_inject_settings_env(s, key);
+}
+
 const char *wh_inject_settings_platform(const wh_inject_settings *s)
 {
     const char *v;

@@ -106,6 +106,8 @@ static void check_ingress(wh_vctx *c, const json_t *ingress)
             continue;
         }
         proto = wh_vproto_parse(wh_vstr(port, "protocol"));
+        if (wh_vint(port, "targetPort") > 0)
+            wh_verr(c, "targetPort has no impact on Sidecars");
         if (*wh_vstr(port, "name"))
             wh_vcheck_port_name(c, wh_vstr(port, "name"));
         wh_vcheck_protocol(c, wh_vstr(port, "protocol"));
@@ -211,6 +213,8 @@ static void check_egress(wh_vctx *c, const json_t *egress)
             }
         } else {
             long long num = wh_vint(port, "number");
+            if (wh_vint(port, "targetPort") > 0)
+                wh_verr(c, "targetPort has no impact on Sidecars");
             if (*wh_vstr(port, "name"))
                 wh_vcheck_port_name(c, wh_vstr(port, "name"));
             if (num == 0) {

@@ -69,7 +69,8 @@ void wh_vcheck_connection_pool(wh_vctx *c, const json_t *pool)
             wh_verr(c, "max connections must be non-negative");
         wh_vcheck_duration(c, wh_vget(tcp, "connectTimeout"));
         wh_vcheck_duration(c, wh_vget(tcp, "maxConnectionDuration"));
-        if (idle != NULL && !(wh_vparse_duration(json_string_value(idle), &ns) == 0 && ns == 0))
+        /* a timeout under a millisecond (0s included) disables it and is not checked */
+        if (idle != NULL && !(wh_vparse_duration(json_string_value(idle), &ns) == 0 && ns > -1000000 && ns < 1000000))
             wh_vcheck_duration(c, idle);
         if (ka != NULL) {
             wh_vcheck_duration(c, wh_vget(ka, "time"));
@@ -85,8 +86,10 @@ static int is_prime(unsigned long long n)
     int r = 0;
     size_t i;
 
-    if (n < 2)
+    if (n == 0)
         return 0;
+    if (n == 1)
+        return 1; /* Envoy's (and so istiod's) isPrime counts 1 as prime */
     for (i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
         if (n % bases[i] == 0)
             return n == bases[i];
