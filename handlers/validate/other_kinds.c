@@ -141,20 +141,80 @@ void wh_validate_workload_group(wh_vctx *c, const json_t *spec)
         check_readiness_probe(c, wh_vobj(spec, "probe"));
 }
 
+/* What an EnvoyFilter patch's match may name for its applyTo: listener class objects need a listener
+ * match, route class objects a route configuration match, clusters a cluster match. */
+static void check_patch_match(wh_vctx *c, const char *apply, const json_t *match)
+{
+    const json_t *listener = wh_vobj(match, "listener");
+    const json_t *filter = wh_vobj(wh_vobj(listener, "filterChain"), "filter");
+    int has_object = wh_vget(match, "listener") || wh_vget(match, "routeConfiguration") || wh_vget(match, "cluster");
+
+    if (!has_object)
+        return;
+    if (strcmp(apply, "LISTENER") == 0 || strcmp(apply, "FILTER_CHAIN") == 0 || strcmp(apply, "NETWORK_FILTER") == 0 ||
+        strcmp(apply, "HTTP_FILTER") == 0) {
+        if (listener == NULL) {
+            wh_verr(c, "Envoy filter: applyTo for listener class objects cannot have non listener match");
+            return;
+        }
+        if (filter == NULL)
+            return;
+        if (strcmp(apply, "LISTENER") == 0 || strcmp(apply, "FILTER_CHAIN") == 0)
+            wh_vwarn(c, "Envoy filter: filter match has no effect when used with %s", apply);
+        if (*wh_vstr(filter, "name") == '\0') {
+            wh_verr(c, "Envoy filter: filter match has no name to match on");
+            return;
+        }
+        if (wh_vget(filter, "subFilter") != NULL) {
+            if (strcmp(apply, "HTTP_FILTER") != 0) {
+                wh_verr(c, "Envoy filter: subfilter match can be used with applyTo HTTP_FILTER only");
+                return;
+            }
+            if (strcmp(wh_vstr(filter, "name"), "envoy.filters.network.http_connection_manager") != 0 &&
+                strcmp(wh_vstr(filter, "name"), "envoy.http_connection_manager") != 0) {
+                wh_verr(c, "Envoy filter: subfilter match requires filter match with "
+                           "envoy.filters.network.http_connection_manager");
+                return;
+            }
+            if (*wh_vstr(wh_vobj(filter, "subFilter"), "name") == '\0') {
+                wh_verr(c, "Envoy filter: subfilter match has no name to match on");
+                return;
+            }
+        }
+    } else if (strcmp(apply, "ROUTE_CONFIGURATION") == 0 || strcmp(apply, "VIRTUAL_HOST") == 0 ||
+               strcmp(apply, "HTTP_ROUTE") == 0) {
+        if (wh_vget(match, "routeConfiguration") == NULL)
+            wh_verr(c, "Envoy filter: applyTo for http route class objects cannot have non route configuration match");
+    } else if (strcmp(apply, "CLUSTER") == 0) {
+        if (wh_vget(match, "cluster") == NULL)
+            wh_verr(c, "Envoy filter: applyTo for cluster class objects cannot have non cluster match");
+    }
+}
+
+/* Every EnvoyFilter earns istiod's caution; then the selector and each patch
+ * (applyTo, patch, operation, value, proxyVersion regex, match kind).  The
+ * patch value itself is an Envoy proto this webhook does not model. */
 void wh_validate_envoy_filter(wh_vctx *c, const json_t *spec)
 {
     const json_t *sel = wh_vobj(spec, "workloadSelector"), *patches = wh_varr(spec, "configPatches");
-    size_t i;
+    size_t mark = wh_verr_mark(c), i;
+    int empty;
 
-    if (sel != NULL && wh_vlen(sel, "labels") == 0)
-        wh_verr(c, "Envoy filter: workloadSelector cannot have empty labels");
+    wh_vwarn(c, "EnvoyFilter exposes internal implementation details that may change at any time. Prefer other APIs "
+                "if possible, and exercise extreme caution, especially around upgrades.");
+    empty = wh_vcheck_selector(c, sel, "labels");
+    if (wh_verr_mark(c) != mark)
+        return; /* istiod returns the selector errors alone */
+    if (empty)
+        wh_vwarn(c, "Envoy filter: workload selector specified without labels, will be applied to all services in "
+                    "namespace");
     if (sel != NULL && wh_varr(spec, "targetRefs") != NULL)
         wh_verr(c, "only one of targetRefs or workloadSelector can be set");
     for (i = 0; i < json_array_size(patches); i++) {
         const json_t *cp = json_array_get(patches, i), *patch = wh_vobj(cp, "patch");
         const json_t *proxy = wh_vobj(wh_vobj(cp, "match"), "proxy");
-        const char *op = wh_venum(patch, "operation", "INVALID");
-        if (strcmp(wh_venum(cp, "applyTo", "INVALID"), "INVALID") == 0) {
+        const char *op = wh_venum(patch, "operation", "INVALID"), *apply = wh_venum(cp, "applyTo", "INVALID");
+        if (strcmp(apply, "INVALID") == 0) {
             wh_verr(c, "Envoy filter: missing applyTo");
             continue;
         }
@@ -171,13 +231,20 @@ void wh_validate_envoy_filter(wh_vctx *c, const json_t *spec)
             continue;
         }
         if (*wh_vstr(proxy, "proxyVersion")) {
-            size_t mark = wh_verr_mark(c);
+            size_t before = wh_verr_mark(c);
             wh_vcheck_regex(c, wh_vstr(proxy, "proxyVersion"), "proxyVersion");
-            if (wh_verr_mark(c) != mark) {
-                free(c->errs.v[--c->errs.n]);
-                wh_verr(c, "Envoy filter: invalid regex for proxy version, [%s]", wh_vstr(proxy, "proxyVersion"));
+            if (wh_verr_mark(c) != before) {
+                /* keep Go's regexp error ("error parsing regexp: ...: `...`") without the RE2 advice */
+                char *m = c->errs.v[--c->errs.n];
+                char *go = strstr(m, "error parsing regexp:"), *tail = go ? strstr(go, "; Istio uses RE2") : NULL;
+                if (tail != NULL)
+                    *tail = '\0';
+                wh_verr(c, "Envoy filter: invalid regex for proxy version, [%s]", go ? go : m);
+                free(m);
+                continue;
             }
         }
+        check_patch_match(c, apply, wh_vobj(cp, "match"));
     }
 }
 

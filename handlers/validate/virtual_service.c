@@ -357,7 +357,8 @@ static void check_fault(wh_vctx *c, const json_t *fault)
             if (i == sizeof(grpc_codes) / sizeof(grpc_codes[0]))
                 wh_verr(c,
                         "gRPC status %s is not supported. See "
-                        "https://github.com/grpc/grpc/blob/master/doc/statuscodes.md for a list of supported codes",
+                        "https://github.com/grpc/grpc/blob/master/doc/statuscodes.md for a list of supported codes, "
+                        "for example 'NOT_FOUND'",
                         wh_vq(c, g));
         } else if (wh_vget(abort, "http2Error") != NULL) {
             wh_verr(c, "HTTP/2 abort fault injection not supported yet");
@@ -369,7 +370,6 @@ static void check_fault(wh_vctx *c, const json_t *fault)
     }
     if (delay != NULL) {
         check_percentage(c, wh_vobj(delay, "percentage"));
-        wh_vcheck_percent(c, wh_vint(delay, "percent"));
         if (wh_vget(delay, "fixedDelay") != NULL) {
             wh_vcheck_duration(c, wh_vget(delay, "fixedDelay"));
         } else if (wh_vget(delay, "exponentialDelay") != NULL) {

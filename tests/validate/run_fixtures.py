@@ -3,8 +3,8 @@
 case (name, rule, expect = allowed | allowed-with-warning | denied, phrase,
 and either a whole `object` or a `kind` + `spec` [+ `metadata`]).  All cases go
 through one run of the `verdicts` driver (wh_validate_object); the runner
-checks each verdict and that every `rule` has at least one accepted and one
-refused or warned example.  Prints one line per failure and a summary.
+checks each verdict and that every `rule` has examples of at least two of the
+three outcomes.  Prints one line per failure and a summary.
 
 usage: run_fixtures.py VERDICTS_BINARY FIXTURE_DIR
 """
@@ -90,12 +90,13 @@ def main():
         if why:
             failed += 1
             print("FAIL %s/%s: %s" % (case["_file"], case["name"], why))
-        r = rules.setdefault(case.get("rule", case["name"]), set())
-        r.add("good" if case["expect"] == "allowed" else "bad")
+        rules.setdefault(case.get("rule", case["name"]), set()).add(case["expect"])
     for rule, kinds in sorted(rules.items()):
-        if kinds != {"good", "bad"}:
+        # a rule needs two outcomes: accepted and refused/warned (a kind that always warns, such as
+        # EnvoyFilter, shows its rules as warned versus refused)
+        if len(kinds) < 2:
             failed += 1
-            print("RULE %s lacks %s example" % (rule, "a valid" if "good" not in kinds else "an invalid or warned"))
+            print("RULE %s has only %s examples" % (rule, next(iter(kinds))))
     print("%d passed, %d failed (%d rules)" % (len(cases) - failed if failed <= len(cases) else 0, failed,
                                                len(rules)))
     return 0 if failed == 0 else 1
