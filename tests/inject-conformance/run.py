@@ -16,6 +16,10 @@ Comparison is semantic: both sides parsed, keys whose value is null, {} or []
 dropped (Go omitempty artefacts), `sidecar.istio.io/status` dropped on the
 webhook path only (as Istio's test does), then compared exactly.
 
+A case folder may hold its own inject-config.yaml / values.json / mesh.yaml,
+used instead of the corpus' (older Istio releases pre-render settings per
+test case).
+
 A corpus may list known differences (`--known-differences`): fields of the
 pod spec where the golden records behaviour of that Istio release's istiod
 build rather than of its templates and settings (built-in defaults, the
@@ -81,7 +85,7 @@ class Settings:
     `--native-sidecars auto` when the case has nodes and reads their kubelet
     versions (and the namespaces, for OpenShift) from a fake API server."""
 
-    def __init__(self, corpus, case, tmp, embedded=False):
+    def __init__(self, corpus, case, tmp, embedded=False, cdir=None):
         s = case.get("settings") or {}
         self.embedded = embedded
         self.flags = []
@@ -109,7 +113,7 @@ class Settings:
                 ("config", "injectConfig", yaml.safe_load, lambda d: yaml.safe_dump(d, sort_keys=True)),
                 ("values", "values", json.loads, lambda d: json.dumps(d, indent=2, sort_keys=True)),
                 ("mesh", "mesh", yaml.safe_load, lambda d: yaml.safe_dump(d, sort_keys=True))):
-            base = corpus.files[name]
+            base = corpus.case_file(cdir, name)
             over = s.get(key) or {}
             texts[name] = base if not over else dumper(merge(loader(base), over))
         digest = hashlib.sha256(json.dumps([texts, self.flags, self.webhook_flags, self.kubelets, self.namespaces],
@@ -132,12 +136,24 @@ class Settings:
 
 
 class Corpus:
+    NAMES = (("config", "inject-config.yaml"), ("values", "values.json"), ("mesh", "mesh.yaml"))
+
     def __init__(self, root):
         self.root = root
         self.files = {}
-        for name, fname in (("config", "inject-config.yaml"), ("values", "values.json"), ("mesh", "mesh.yaml")):
+        for name, fname in self.NAMES:
             with open(os.path.join(root, fname)) as f:
                 self.files[name] = f.read()
+
+    def case_file(self, cdir, name):
+        """The settings file `name` of a case: its own copy when the case folder
+        has one (older Istio releases pre-render settings per test case), else
+        the corpus'."""
+        fname = dict(self.NAMES)[name]
+        if cdir and os.path.isfile(os.path.join(cdir, fname)):
+            with open(os.path.join(cdir, fname)) as f:
+                return f.read()
+        return self.files[name]
 
 
 # ---- comparison -----------------------------------------------------------
@@ -580,7 +596,7 @@ def main():
                 case = yaml.safe_load(f)
             if args.embedded and case.get("differsFromDefault"):
                 continue
-            st = Settings(corpus, case, tmp, embedded=args.embedded)
+            st = Settings(corpus, case, tmp, embedded=args.embedded, cdir=cdir)
             if "kube" in paths and case.get("kubeInject"):
                 results[name + "/kube"] = run_kube_inject(args, case, cdir, st)
             if "webhook" in paths and case.get("webhook") and case.get("golden"):
