@@ -244,9 +244,20 @@ void wh_vcheck_ns_host(wh_vctx *c, const char *h, int gateway)
     check_host_part(c, slash + 1, gateway);
 }
 
+/* The Port as Go prints a proto message (text format, zero fields left out). */
 static void port_text(const json_t *port, char *buf, size_t len)
 {
-    snprintf(buf, len, "number:%lld protocol:\"%s\"", wh_vint(port, "number"), wh_vstr(port, "protocol"));
+    size_t n = 0;
+
+    buf[0] = '\0';
+    if (wh_vint(port, "number") != 0)
+        n += (size_t)snprintf(buf + n, len - n, "number:%lld", wh_vint(port, "number"));
+    if (*wh_vstr(port, "protocol") && n < len)
+        n += (size_t)snprintf(buf + n, len - n, "%sprotocol:\"%s\"", n ? " " : "", wh_vstr(port, "protocol"));
+    if (*wh_vstr(port, "name") && n < len)
+        n += (size_t)snprintf(buf + n, len - n, "%sname:\"%s\"", n ? " " : "", wh_vstr(port, "name"));
+    if (wh_vint(port, "targetPort") != 0 && n < len)
+        snprintf(buf + n, len - n, "%starget_port:%lld", n ? " " : "", wh_vint(port, "targetPort"));
 }
 
 /* Returns 1 when the port itself was acceptable (istiod's portErr == nil). */
