@@ -206,7 +206,12 @@ out:
 
 /* --- which CA to publish ----------------------------------------------------- */
 
-wh_code wh_certs_chain_anchor_pem(const char *chain_pem, size_t len, wh_buf *out, wh_err *err)
+/* The trust anchor of a serving chain (PEM, leaf first): its last
+ * certificate -- the root when the chain carries it, else the topmost
+ * intermediate (Go's verifier, i.e. the API server's, accepts any
+ * certificate of the bundle as an anchor); a lone self-signed leaf is its
+ * own CA.  Appends that certificate's PEM to `out`. */
+static wh_code chain_anchor_pem(const char *chain_pem, size_t len, wh_buf *out, wh_err *err)
 {
     BIO *in = NULL, *pem = NULL;
     X509 *x, *last = NULL;
@@ -284,7 +289,7 @@ wh_code wh_certs_load_ca_bundle(const char *ca_file, const char *cert_file, wh_b
         goto out;
     }
     if ((rc = wh_buf_read_file(&chain, cert_file, WH_CERTS_MAX_FILE, err)) != WH_OK ||
-        (rc = wh_certs_chain_anchor_pem(chain.data, chain.len, out, err)) != WH_OK) {
+        (rc = chain_anchor_pem(chain.data, chain.len, out, err)) != WH_OK) {
         wh_err_prefix(err, "CA bundle from %s", cert_file);
         goto out;
     }

@@ -51,18 +51,12 @@ wh_code wh_certs_patch_ca_bundle_stats(wh_kube_client *client, const wh_certs_ca
 
 /* --- which CA to publish ----------------------------------------------------- */
 
-/* The trust anchor of a serving chain (PEM, leaf first): its last
- * certificate -- the root when the chain carries it, else the topmost
- * intermediate (Go's verifier, i.e. the API server's, accepts any
- * certificate of the bundle as an anchor); a lone self-signed leaf is its
- * own CA.  Appends that certificate's PEM to `out`. */
-wh_code wh_certs_chain_anchor_pem(const char *chain_pem, size_t len, wh_buf *out, wh_err *err);
-
 /* The CA bundle that goes with the serving files, first found of:
  *   1. `ca_file` when not NULL/"" (must exist and hold certificates);
  *   2. "ca.crt" in the directory of `cert_file` (what cert-manager and
  *      kubernetes.io/tls Secrets mount next to tls.crt), when it exists;
- *   3. wh_certs_chain_anchor_pem of `cert_file`.
+ *   3. the trust anchor of the chain in `cert_file` (its last certificate:
+ *      the root when the chain carries it, else the topmost intermediate).
  * Appends the PEM to `out` and a description of where it came from to
  * `source` (the file name, or "the chain of FILE"). */
 wh_code wh_certs_load_ca_bundle(const char *ca_file, const char *cert_file, wh_buf *out, wh_buf *source, wh_err *err);

@@ -27,7 +27,7 @@ const char *wh_strerror(wh_code code)
     return "unknown error";
 }
 
-wh_code wh_err_vset(wh_err *err, wh_code code, const char *fmt, va_list ap)
+static wh_code err_vset(wh_err *err, wh_code code, const char *fmt, va_list ap)
 {
     if (err != NULL) {
         err->code = code;
@@ -40,7 +40,7 @@ wh_code wh_err_set(wh_err *err, wh_code code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    wh_err_vset(err, code, fmt, ap);
+    err_vset(err, code, fmt, ap);
     va_end(ap);
     return code;
 }

@@ -51,9 +51,7 @@ const char *wh_strerror(wh_code code);
 
 /* Record `code` and a printf-style message in `err` (if non-NULL); returns `code`
  * so that `return wh_err_set(err, WH_E_INVALID, "...")` reads naturally. */
-wh_code wh_err_set(wh_err *err, wh_code code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-wh_code wh_err_vset(wh_err *err, wh_code code, const char *fmt, va_list ap);
+wh_code wh_err_set(wh_err *err, wh_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Prefix the existing message with more context: "while X: <old message>". */
 wh_code wh_err_prefix(wh_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

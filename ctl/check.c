@@ -43,7 +43,6 @@ typedef struct check_ctx {
     STACK_OF(X509) * serving;         /* leaf first, or NULL */
     const char *serving_from;         /* where it came from */
     const char *service_filter;       /* NS/NAME or NULL */
-    time_t now;
 } check_ctx;
 
 /* Add a check's outcome; messages (may be NULL) is stolen. */
@@ -108,26 +107,31 @@ static const char *str(const json_t *o, const char *k)
 
 /* ---- existence ------------------------------------------------------------------ */
 
-static void check_exist(check_ctx *c)
+/* One existence check: some configuration of `cfgs` has an entry `pred` accepts,
+ * else `missing` with the message `why`. */
+static void check_exists(check_ctx *c, const char *name, const json_t *cfgs, int (*pred)(const json_t *),
+                         result missing, const char *why)
 {
     int n = 0;
     size_t i;
     json_t *cfg, *m = json_array();
 
-    json_array_foreach(c->mwcs, i, cfg) n += has_entry(cfg, diag_is_injector);
+    json_array_foreach(cfgs, i, cfg) n += has_entry(cfg, pred);
     if (n == 0)
-        msg(m, "No MutatingWebhookConfiguration has an Istio injector webhook (entries named "
-               "*sidecar-injector.istio.io or calling /inject): no pod gets a sidecar. Install a control plane "
-               "revision (istiod or webhookd's chart).");
-    add(c, "injector webhook configurations exist", n > 0 ? CK_OK : CK_FAIL, m);
-    m = json_array();
-    n = 0;
-    json_array_foreach(c->vwcs, i, cfg) n += has_entry(cfg, diag_is_validator);
-    if (n == 0)
-        msg(m, "No ValidatingWebhookConfiguration validates Istio resources (entries named *validation.istio.io or "
-               "calling /validate): invalid configuration is accepted. Enable validation (webhookd chart value "
-               "validation.enabled, or istiod's validator).");
-    add(c, "validator webhook configurations exist", n > 0 ? CK_OK : CK_WARN, m);
+        msg(m, "%s", why);
+    add(c, name, n > 0 ? CK_OK : missing, m);
+}
+
+static void check_exist(check_ctx *c)
+{
+    check_exists(c, "injector webhook configurations exist", c->mwcs, diag_is_injector, CK_FAIL,
+                 "No MutatingWebhookConfiguration has an Istio injector webhook (entries named "
+                 "*sidecar-injector.istio.io or calling /inject): no pod gets a sidecar. Install a control plane "
+                 "revision (istiod or webhookd's chart).");
+    check_exists(c, "validator webhook configurations exist", c->vwcs, diag_is_validator, CK_WARN,
+                 "No ValidatingWebhookConfiguration validates Istio resources (entries named *validation.istio.io or "
+                 "calling /validate): invalid configuration is accepted. Enable validation (webhookd chart value "
+                 "validation.enabled, or istiod's validator).");
 }
 
 /* ---- Services and endpoints ----------------------------------------------------- */

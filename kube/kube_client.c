@@ -651,16 +651,40 @@ static const char *object_name(const json_t *obj)
     return json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
 }
 
-wh_code wh_kube_get(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const char *name, json_t **out,
-                    wh_err *err)
+/* A request without a body to one object (GET, DELETE). */
+static wh_code call_object(wh_kube_client *c, const char *method, const wh_kube_resource *r, const char *ns,
+                           const char *name, json_t **out, wh_err *err)
 {
     wh_buf path = WH_BUF_INIT;
     wh_code rc;
 
     if ((rc = resource_path(c, r, ns, name, &path, err)) == WH_OK)
-        rc = call(c, "GET", path.data, NULL, NULL, 0, out, err);
+        rc = call(c, method, path.data, NULL, NULL, 0, out, err);
     wh_buf_free(&path);
     return rc;
+}
+
+/* A JSON body sent to the collection (name NULL) or to one object, with
+ * ?fieldManager= when field_manager is given and &force=true when force. */
+static wh_code send_object(wh_kube_client *c, const char *method, const wh_kube_resource *r, const char *ns,
+                           const char *name, const char *ctype, const json_t *body, const char *field_manager,
+                           int force, json_t **out, wh_err *err)
+{
+    wh_buf path = WH_BUF_INIT;
+    wh_code rc;
+
+    if ((rc = resource_path(c, r, ns, name, &path, err)) == WH_OK &&
+        (field_manager == NULL || (rc = add_query(c, &path, "fieldManager", field_manager, err)) == WH_OK) &&
+        (!force || (rc = add_query(c, &path, "force", "true", err)) == WH_OK))
+        rc = send_json(c, method, path.data, ctype, body, out, err);
+    wh_buf_free(&path);
+    return rc;
+}
+
+wh_code wh_kube_get(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const char *name, json_t **out,
+                    wh_err *err)
+{
+    return call_object(c, "GET", r, ns, name, out, err);
 }
 
 wh_code wh_kube_list(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const char *label_selector,
@@ -726,29 +750,15 @@ out:
 wh_code wh_kube_create(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const json_t *obj,
                        const char *field_manager, json_t **out, wh_err *err)
 {
-    wh_buf path = WH_BUF_INIT;
-    wh_code rc;
-
-    if ((rc = resource_path(c, r, ns, NULL, &path, err)) == WH_OK &&
-        (field_manager == NULL || (rc = add_query(c, &path, "fieldManager", field_manager, err)) == WH_OK))
-        rc = send_json(c, "POST", path.data, "application/json", obj, out, err);
-    wh_buf_free(&path);
-    return rc;
+    return send_object(c, "POST", r, ns, NULL, "application/json", obj, field_manager, 0, out, err);
 }
 
 wh_code wh_kube_update(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const json_t *obj,
                        const char *field_manager, json_t **out, wh_err *err)
 {
-    wh_buf path = WH_BUF_INIT;
-    wh_code rc;
-
     if (object_name(obj) == NULL)
         return wh_err_set(err, WH_E_INVALID, "update of a %s without metadata.name", r->kind);
-    if ((rc = resource_path(c, r, ns, object_name(obj), &path, err)) == WH_OK &&
-        (field_manager == NULL || (rc = add_query(c, &path, "fieldManager", field_manager, err)) == WH_OK))
-        rc = send_json(c, "PUT", path.data, "application/json", obj, out, err);
-    wh_buf_free(&path);
-    return rc;
+    return send_object(c, "PUT", r, ns, object_name(obj), "application/json", obj, field_manager, 0, out, err);
 }
 
 wh_code wh_kube_update_retry(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const char *name,
@@ -786,19 +796,11 @@ wh_code wh_kube_patch(wh_kube_client *c, const wh_kube_resource *r, const char *
 {
     static const char *const ctypes[] = {"application/merge-patch+json", "application/json-patch+json",
                                          "application/strategic-merge-patch+json", "application/apply-patch+yaml"};
-    wh_buf path = WH_BUF_INIT;
-    wh_code rc;
 
     if (type == WH_KUBE_PATCH_APPLY && (field_manager == NULL || field_manager[0] == '\0'))
         return wh_err_set(err, WH_E_INVALID, "server-side apply needs a field manager");
-    if ((rc = resource_path(c, r, ns, name, &path, err)) != WH_OK ||
-        (field_manager != NULL && (rc = add_query(c, &path, "fieldManager", field_manager, err)) != WH_OK) ||
-        (type == WH_KUBE_PATCH_APPLY && force && (rc = add_query(c, &path, "force", "true", err)) != WH_OK))
-        goto out;
-    rc = send_json(c, "PATCH", path.data, ctypes[type], patch, out, err);
-out:
-    wh_buf_free(&path);
-    return rc;
+    return send_object(c, "PATCH", r, ns, name, ctypes[type], patch, field_manager,
+                       type == WH_KUBE_PATCH_APPLY && force, out, err);
 }
 
 wh_code wh_kube_apply(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const json_t *obj,
@@ -823,11 +825,5 @@ wh_code wh_kube_apply(wh_kube_client *c, const wh_kube_resource *r, const char *
 
 wh_code wh_kube_delete(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const char *name, wh_err *err)
 {
-    wh_buf path = WH_BUF_INIT;
-    wh_code rc;
-
-    if ((rc = resource_path(c, r, ns, name, &path, err)) == WH_OK)
-        rc = call(c, "DELETE", path.data, NULL, NULL, 0, NULL, err);
-    wh_buf_free(&path);
-    return rc;
+    return call_object(c, "DELETE", r, ns, name, NULL, err);
 }

@@ -430,7 +430,8 @@ static wh_code fn_js(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl
     return rc != WH_OK ? rc : tm_ret_buf(ctx, out, b);
 }
 
-void tm_query_escape(wh_buf *b, const char *s, size_t len)
+/* Go's url.QueryEscape. */
+static void tm_query_escape(wh_buf *b, const char *s, size_t len)
 {
     static const char hex[] = "0123456789ABCDEF";
     size_t i;

@@ -12,6 +12,8 @@
 #define TM_BREAK ((wh_code)1000)
 #define TM_CONTINUE ((wh_code)1001)
 
+static wh_code tm_errorf(wh_tmpl_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* ---- errors ---- */
 
 /* The first message of a render wins; later ones are dropped. */
@@ -103,7 +105,8 @@ static wh_code verrorf(wh_tmpl_ctx *ctx, const char *fmt, va_list ap)
     return WH_E_RENDER;
 }
 
-wh_code tm_errorf(wh_tmpl_ctx *ctx, const char *fmt, ...)
+/* Record a located error at ctx->node: Go's s.errorf. */
+static wh_code tm_errorf(wh_tmpl_ctx *ctx, const char *fmt, ...)
 {
     va_list ap;
     wh_code rc;

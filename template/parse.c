@@ -258,7 +258,7 @@ static size_t unquote_char(const char *s, size_t len, char q, wh_buf *out, unsig
 }
 
 /* strconv.Unquote for "..." and `...`; 0 on success. */
-int tm_unquote(const char *s, size_t len, wh_buf *out)
+static int tm_unquote(const char *s, size_t len, wh_buf *out)
 {
     size_t i, l;
 

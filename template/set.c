@@ -60,7 +60,9 @@ static int parse_params(const char *params, tm_func *f)
     return strspn(f->params, "vsiIfbmMlLr") == n ? 0 : -1;
 }
 
-wh_code tm_add_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t n, int internal, wh_err *err)
+/* Add funcs to the set; only internal ones (builtins, Sprig, Helm) may take raw
+ * arguments (the 'r' parameter letter). */
+static wh_code tm_add_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t n, int internal, wh_err *err)
 {
     size_t i, added = 0;
 
@@ -368,11 +370,6 @@ wh_code wh_tmpl_strdup(wh_tmpl_ctx *ctx, const char *s, size_t len, wh_tmpl_valu
         return WH_E_NOMEM;
     *out = wh_tmpl_strn(p, len);
     return WH_OK;
-}
-
-wh_code tm_ret_str(wh_tmpl_ctx *ctx, wh_tmpl_value *out, const char *s, size_t len)
-{
-    return wh_tmpl_strdup(ctx, s, len, out);
 }
 
 wh_code tm_ret_buf(wh_tmpl_ctx *ctx, wh_tmpl_value *out, const wh_buf *b)

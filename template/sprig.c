@@ -44,7 +44,7 @@ static int is_nil(const wh_tmpl_value *v)
 }
 
 /* sprig's strval: strings as they are, Stringers, else %v */
-wh_code tm_tostring(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out)
+static wh_code tm_tostring(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out)
 {
     if (v->kind == WH_TMPL_STRING && (v->type == NULL || v->type->format == NULL))
         return wh_buf_append(out, v->u.s, v->len);

@@ -175,16 +175,14 @@ struct wh_tmpl_set {
 
 const tm_func *tm_find_func(const wh_tmpl_set *set, const char *name, size_t len);
 const tm_def *tm_find_def(const tm_defs *defs, const char *name);
-wh_code tm_add_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t n, int internal, wh_err *err);
 
 /* Parse `text` into `defs` (trees and strings in `arena`). */
 wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const char *name,
                  const char *text, size_t len, char *errmsg, size_t errlen);
 /* Go's node.String() (for messages). */
 void tm_node_string(const tm_node *n, wh_buf *out);
-/* Go's strconv.Quote / Unquote. */
+/* Go's strconv.Quote. */
 void tm_quote(wh_buf *out, const char *s, size_t len, int ascii_only);
-int tm_unquote(const char *s, size_t len, wh_buf *out);
 
 /* Unicode helpers (parse.c / value.c). */
 int tm_is_print(unsigned r);
@@ -193,8 +191,6 @@ void tm_put_rune(wh_buf *out, unsigned r);
 void tm_quote_with(wh_buf *out, const char *s, size_t len, char q, int ascii_only);
 /* Go's parse.IsEmptyTree: nothing but space text and comments. */
 int tm_is_empty_tree(const tm_node *n);
-void tm_json_string(wh_buf *out, const char *s, size_t len, int escape_html);
-void tm_query_escape(wh_buf *b, const char *s, size_t len);
 wh_tmpl_value *tm_list_items(wh_tmpl_value *list);
 /* A new []interface{} list: the engine list `list` ([]interface{}, not nil)
  * plus `item`, sharing list's array when nothing was appended to it yet
@@ -258,8 +254,6 @@ struct wh_tmpl_ctx {
 
 /* Record a message without location (the caller adds it). */
 wh_code tm_fail(wh_tmpl_ctx *ctx, wh_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Record a located error at ctx->node: Go's s.errorf. */
-wh_code tm_errorf(wh_tmpl_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- values (value.c) ---- */
 /* wh_tmpl_value.flags_: the value sits in an interface{} slot (an element
@@ -274,9 +268,6 @@ wh_code tm_print_value(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out, in
 wh_tmpl_value tm_zero(const wh_tmpl_type *t);
 /* Element type of a collection value. */
 const wh_tmpl_type *tm_elem_type(const wh_tmpl_value *v);
-/* Element of a JSON-backed collection as a value of the collection's element type. */
-wh_tmpl_value tm_json_elem(const json_t *j, const wh_tmpl_type *elem);
-wh_code tm_put_int(wh_buf *out, int64_t v);
 /* Shortest float formatting like strconv.FormatFloat(f, fmt, -1, 64). */
 void tm_format_float(wh_buf *out, double f, char fmt, int prec);
 /* Go string compare for sort order. */
@@ -303,11 +294,7 @@ extern const wh_tmpl_func tm_helm_funcs[];
 extern const size_t tm_helm_nfuncs;
 
 /* Helpers for function implementations. */
-#define TM_STR(v) ((v).u.s)
-wh_code tm_ret_str(wh_tmpl_ctx *ctx, wh_tmpl_value *out, const char *s, size_t len);
 wh_code tm_ret_buf(wh_tmpl_ctx *ctx, wh_tmpl_value *out, const wh_buf *b);
-/* Sprig's strval / cast.ToString: fmt.Sprint of most things. */
-wh_code tm_tostring(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out);
 /* encoding/json.Marshal of v appended to out (HTML-escaped as Go does). */
 wh_code tm_json_encode(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out, const char *indent, int escape_html);
 /* Value -> JSON (new ref) for yaml dump etc. */

@@ -14,8 +14,6 @@ const wh_tmpl_type wh_tmpl_type_string = {.name = "string", .kind = WH_TMPL_STRI
 const wh_tmpl_type wh_tmpl_type_int = {.name = "int", .kind = WH_TMPL_INT};
 const wh_tmpl_type wh_tmpl_type_int32 = {.name = "int32", .kind = WH_TMPL_INT};
 const wh_tmpl_type wh_tmpl_type_int64 = {.name = "int64", .kind = WH_TMPL_INT};
-const wh_tmpl_type wh_tmpl_type_uint32 = {.name = "uint32", .kind = WH_TMPL_UINT};
-const wh_tmpl_type wh_tmpl_type_uint64 = {.name = "uint64", .kind = WH_TMPL_UINT};
 const wh_tmpl_type wh_tmpl_type_float64 = {.name = "float64", .kind = WH_TMPL_FLOAT};
 const wh_tmpl_type wh_tmpl_type_map_string_string = {
     .name = "map[string]string", .kind = WH_TMPL_MAP, .elem = &wh_tmpl_type_string};
@@ -86,7 +84,8 @@ wh_tmpl_value wh_tmpl_json_typed(const json_t *j, const wh_tmpl_type *type)
     return v;
 }
 
-wh_tmpl_value tm_json_elem(const json_t *j, const wh_tmpl_type *elem)
+/* Element of a JSON-backed collection as a value of the collection's element type. */
+static wh_tmpl_value tm_json_elem(const json_t *j, const wh_tmpl_type *elem)
 {
     wh_tmpl_value v;
 
@@ -199,11 +198,6 @@ int tm_truth(const wh_tmpl_value *v)
     default:
         return 0;
     }
-}
-
-int wh_tmpl_truth(const wh_tmpl_value *v)
-{
-    return tm_truth(v);
 }
 
 /* ---- collections ---- */
@@ -511,7 +505,7 @@ static int integral_digits(double f, char *digits, int *dp)
 }
 
 /* Append a signed integer in decimal. */
-wh_code tm_put_int(wh_buf *out, int64_t v)
+static wh_code tm_put_int(wh_buf *out, int64_t v)
 {
     char tmp[24];
     int n = 0;
@@ -702,7 +696,8 @@ size_t tm_utf8_decode(const char *s, size_t n, unsigned *cp)
     return utf8_len((const unsigned char *)s, n, cp);
 }
 
-void tm_json_string(wh_buf *out, const char *s, size_t len, int escape_html)
+/* A string as encoding/json writes it (HTML characters escaped when asked). */
+static void tm_json_string(wh_buf *out, const char *s, size_t len, int escape_html)
 {
     size_t i = 0, start = 0;
     const unsigned char *u = (const unsigned char *)s;

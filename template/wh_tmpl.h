@@ -156,7 +156,7 @@ struct wh_tmpl_type {
 
 /* Types the engine knows (element types and typed collections). */
 extern const wh_tmpl_type wh_tmpl_type_bool, wh_tmpl_type_string, wh_tmpl_type_int, wh_tmpl_type_int32,
-    wh_tmpl_type_int64, wh_tmpl_type_uint32, wh_tmpl_type_uint64, wh_tmpl_type_float64;
+    wh_tmpl_type_int64, wh_tmpl_type_float64;
 extern const wh_tmpl_type wh_tmpl_type_map_string_string;       /* map[string]string */
 extern const wh_tmpl_type wh_tmpl_type_string_slice;            /* []string */
 extern const wh_tmpl_type wh_tmpl_type_map_string_interface;    /* map[string]interface {} */
@@ -240,8 +240,6 @@ static inline wh_tmpl_value wh_tmpl_host(const wh_tmpl_type *type, const void *o
 
 /* The Go type name of v, as %T prints it ("<nil>" for nil and no value). */
 const char *wh_tmpl_type_name(const wh_tmpl_value *v);
-/* Go's truth: false for zero values, nil, empty collections and strings. */
-int wh_tmpl_truth(const wh_tmpl_value *v);
 
 /* Collections (JSON or engine storage alike).  Length of a STRING, LIST or
  * MAP (0 for nil); -1 for other kinds. */

@@ -27,7 +27,7 @@ cpu() { awk -v t="$(getconf CLK_TCK)" '{print ($14 + $15) / t}' "/proc/$pid/stat
 load() {
   local name=$1 path=$2 out c0 c1 n
   c0=$(cpu)
-  out=$(wrk -t1 -c8 -d"${secs}s" ${3:+-s "$here/post.lua"} "https://127.0.0.1:$port$path")
+  out=$(wrk -t1 -c8 -d"${secs}s" ${3:+-s "$here/../post.lua"} "https://127.0.0.1:$port$path")
   c1=$(cpu)
   n=$(echo "$out" | awk '/requests in/ {print $1}')
   echo "== $name: $(echo "$out" | awk '/Requests\/sec/ {print $2}') req/s, latency avg $(echo "$out" |
@@ -35,5 +35,5 @@ load() {
   echo "$out" | grep -E 'Non-2xx' || true
 }
 load "/healthz baseline" /healthz
-BODY_FILE="$work/hello.json" load "/inject hello" /inject post
-BODY_FILE="$work/big.json" load "/inject big (1,500 env vars)" /inject post
+WH_BENCH_PAYLOAD="$work/hello.json" load "/inject hello" /inject post
+WH_BENCH_PAYLOAD="$work/big.json" load "/inject big (1,500 env vars)" /inject post
