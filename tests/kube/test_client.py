@@ -12,14 +12,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kubetest  # noqa: E402
+from kubetest import FAILED, check  # noqa: E402
 
-FAILED = []
-
-
-def check(name, cond, detail=""):
-    print("%s %s%s" % ("ok  " if cond else "FAIL", name, "" if cond else ": " + str(detail)))
-    if not cond:
-        FAILED.append(name)
 
 
 ADM = "admissionregistration.k8s.io/v1"
