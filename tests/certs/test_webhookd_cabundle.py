@@ -18,7 +18,6 @@ import ssl
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import unittest
 import urllib.request
@@ -27,24 +26,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "kube"))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import kubetest  # noqa: E402
+from kubetest import webhook, webhook_config as config  # noqa: E402
 import whtest  # noqa: E402
 from whtest import scaled  # noqa: E402
 
 ADM = "/apis/admissionregistration.k8s.io/v1/"
 SERVICE = "istio-system/webhookd"
 OTHER_BUNDLE = base64.b64encode(b"not ours").decode()
-
-
-def webhook(name, svc_ns, svc_name, bundle=None):
-    cc = {"service": {"namespace": svc_ns, "name": svc_name, "path": "/inject"}}
-    if bundle:
-        cc["caBundle"] = bundle
-    return {"name": name, "clientConfig": cc, "admissionReviewVersions": ["v1"], "sideEffects": "None"}
-
-
-def config(kind, name, labels, hooks):
-    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
-            "metadata": {"name": name, "labels": labels}, "webhooks": hooks}
 
 
 def fixtures(stale=None):
