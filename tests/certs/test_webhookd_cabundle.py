@@ -79,6 +79,14 @@ def write_atomically(path, data):
     os.rename(path + ".new", path)
 
 
+def install(d, certs, ca, leaf):
+    """cert-manager's Secret volume in `certs`: ca.crt, tls.key and tls.crt side by side, from CA `ca` and its
+    leaf `leaf` made in `d` (the certificate last, as a reloader would see it)."""
+    write_atomically(os.path.join(certs, "ca.crt"), read(os.path.join(d, ca + ".crt")))
+    write_atomically(os.path.join(certs, "tls.key"), read(os.path.join(d, leaf + ".key")))
+    write_atomically(os.path.join(certs, "tls.crt"), read(os.path.join(d, leaf + ".crt")))
+
+
 class Cluster:
     """A fakeapi with the fixtures, and direct access as another client."""
 
@@ -241,9 +249,7 @@ class TestCABundleFiles(Base):
         # cert-manager's Secret volume: tls.crt, tls.key and ca.crt side by side.
         certs = os.path.join(d, "certs")
         os.mkdir(certs)
-        write_atomically(os.path.join(certs, "ca.crt"), read(os.path.join(d, "ca1.crt")))
-        write_atomically(os.path.join(certs, "tls.key"), read(os.path.join(d, "leaf1.key")))
-        write_atomically(os.path.join(certs, "tls.crt"), read(os.path.join(d, "leaf1.crt")))
+        install(d, certs, "ca1", "leaf1")
         args = patch_args(c, "--tls-cert-file", os.path.join(certs, "tls.crt"),
                           "--tls-key-file", os.path.join(certs, "tls.key"), "--cert-check-interval", "100ms")
         with whtest.Server(*args) as srv:
@@ -256,9 +262,7 @@ class TestCABundleFiles(Base):
             make_ca(d, "ca2")
             make_leaf(d, "ca2", "leaf2")
             n = len(logs(srv, "caBundle patched", trigger="certificate reload"))
-            write_atomically(os.path.join(certs, "ca.crt"), read(os.path.join(d, "ca2.crt")))
-            write_atomically(os.path.join(certs, "tls.key"), read(os.path.join(d, "leaf2.key")))
-            write_atomically(os.path.join(certs, "tls.crt"), read(os.path.join(d, "leaf2.crt")))
+            install(d, certs, "ca2", "leaf2")
             ca2 = base64.b64encode(read(os.path.join(d, "ca2.crt"))).decode()
             wait_until("re-patch after the reload", lambda: c.ours() == [ca2, ca2])
             wait_until("reload log", lambda: len(logs(srv, "caBundle patched", trigger="certificate reload")) > n

@@ -14,7 +14,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "kube"))
 import kubetest  # noqa: E402
-from kubetest import FAILED, check  # noqa: E402
+from kubetest import check  # noqa: E402
 
 # Each cluster command, with arguments that make it read the cluster.
 COMMANDS = {
@@ -93,8 +93,7 @@ def main():
               "/api/v1/namespaces/istio-system/services" in [e["path"] for e in api.log()], p.stderr)
     finally:
         api.close()
-    print("%d failures" % len(FAILED))
-    return 1 if FAILED else 0
+    return kubetest.failed_status()
 
 
 if __name__ == "__main__":

@@ -173,6 +173,12 @@ def check(name, cond, detail=""):
         FAILED.append(name)
 
 
+def failed_status(what=""):
+    """Print how many checks failed (`what` names the run) and return the script's exit status."""
+    print("%d failed%s" % (len(FAILED), what))
+    return 1 if FAILED else 0
+
+
 def webhook(name, svc_ns, svc_name, bundle=None):
     """A webhook entry calling Service svc_ns/svc_name at /inject, with caBundle `bundle` when given."""
     cc = {"service": {"namespace": svc_ns, "name": svc_name, "path": "/inject"}}

@@ -12,7 +12,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kubetest  # noqa: E402
-from kubetest import FAILED, check  # noqa: E402
+from kubetest import check  # noqa: E402
 
 
 
@@ -176,8 +176,7 @@ def main():
             print("skip kubectl oracle: kubectl is not installed")
     finally:
         api.close()
-    print("%d failed" % len(FAILED))
-    return 1 if FAILED else 0
+    return kubetest.failed_status()
 
 
 if __name__ == "__main__":
