@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "../bench_review.h"
 #include "wh_admission.h"
 #include "wh_inject.h"
 #include "wh_inject_jsonpatch.h"
@@ -23,13 +23,6 @@
 
 enum { S_DECODE, S_RENDER, S_MERGE, S_POST, S_DIFF, S_ENCODE, S_N };
 static const char *const stage_names[S_N] = {"decode", "render", "merge", "post", "diff", "encode"};
-
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
 
 int main(int argc, char **argv)
 {
@@ -62,11 +55,11 @@ int main(int argc, char **argv)
         wh_buf enc = WH_BUF_INIT;
         wh_json_arena arena;
 
-        t = cpu_now();
+        t = bench_cpu_now();
         wh_json_arena_begin(&arena);
         review = wh_json_loadb(body.data, body.len, JSON_ALLOW_NUL, NULL);
         pod = json_object_get(json_object_get(review, "request"), "object");
-        t0 = cpu_now(), stage[S_DECODE] += t0 - t, t = t0;
+        t0 = bench_cpu_now(), stage[S_DECODE] += t0 - t, t = t0;
         memset(&in, 0, sizeof(in));
         in.rev = rev;
         in.pod = pod;
@@ -75,14 +68,14 @@ int main(int argc, char **argv)
             json_decref(review);
             goto out;
         }
-        t0 = cpu_now(), stage[S_RENDER] += t0 - t, t = t0;
+        t0 = bench_cpu_now(), stage[S_RENDER] += t0 - t, t = t0;
         if (wh_inject_apply_overlays(r.merge_pod, r.overlays, (const char *const *)r.names, r.native, &merged, &tmpl,
                                      &err) != WH_OK ||
             wh_inject_reapply_overrides(merged, r.merge_pod, tmpl, r.tproxy, &err) != WH_OK) {
             fprintf(stderr, "merge: %s\n", wh_err_msg(&err));
             goto out;
         }
-        t0 = cpu_now(), stage[S_MERGE] += t0 - t, t = t0;
+        t0 = bench_cpu_now(), stage[S_MERGE] += t0 - t, t = t0;
         post.rev = rev;
         post.r = &r;
         post.original = r.merge_pod;
@@ -92,9 +85,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "post: %s\n", wh_err_msg(&err));
             goto out;
         }
-        t0 = cpu_now(), stage[S_POST] += t0 - t, t = t0;
+        t0 = bench_cpu_now(), stage[S_POST] += t0 - t, t = t0;
         wh_inject_json_diff(pod, merged, &ops, &err);
-        t0 = cpu_now(), stage[S_DIFF] += t0 - t, t = t0;
+        t0 = bench_cpu_now(), stage[S_DIFF] += t0 - t, t = t0;
         {
             wh_buf text = WH_BUF_INIT;
             wh_inject_json_compact(ops, &text);
@@ -102,7 +95,7 @@ int main(int argc, char **argv)
             patch_len = text.len;
             wh_buf_free(&text);
         }
-        t0 = cpu_now(), stage[S_ENCODE] += t0 - t, t = t0;
+        t0 = bench_cpu_now(), stage[S_ENCODE] += t0 - t, t = t0;
         wh_buf_free(&enc);
         json_decref(ops);
         json_decref(merged);
@@ -112,27 +105,14 @@ int main(int argc, char **argv)
         wh_json_arena_end(&arena);
     }
     /* The whole path as webhookd runs it (codec included), for comparison. */
-    t = cpu_now();
+    t = bench_cpu_now();
     for (i = 0; i < n; i++) {
-        wh_http_request req;
-        wh_http_response res;
         wh_inject_call call;
-        memset(&req, 0, sizeof(req));
-        memset(&res, 0, sizeof(res));
         memset(&call, 0, sizeof(call));
         call.registry = reg;
-        req.method = "POST";
-        req.path = "/inject";
-        req.path_len = 7;
-        req.prefix = "/inject";
-        req.content_type = "application/json";
-        req.content_type_len = 16;
-        req.body = body.data;
-        req.body_len = body.len;
-        wh_admission_serve(&req, wh_inject_admit, &call, &res, NULL);
-        wh_buf_free(&res.body);
+        bench_serve("/inject", &body, wh_inject_admit, &call);
     }
-    full = (cpu_now() - t) / (double)n;
+    full = (bench_cpu_now() - t) / (double)n;
     printf("%s: %zu bytes in, %zu bytes of JSON Patch, %ld iterations\n", argv[2], body.len, patch_len, n);
     printf("  whole review (wh_admission_serve): %.1f us CPU\n", full);
     for (i = 0; i < S_N; i++)

@@ -10,21 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "../bench_review.h"
 #include "wh_admission.h"
 #include "wh_json_arena.h"
 #include "wh_validate.h"
 
 enum { S_DECODE, S_VALIDATE, S_ENCODE, S_N };
 static const char *const stage_names[S_N] = {"decode", "validate", "encode"};
-
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
 
 int main(int argc, char **argv)
 {
@@ -53,15 +46,15 @@ int main(int argc, char **argv)
 
         memset(&resp, 0, sizeof(resp));
         wh_json_arena_begin(&arena);
-        t = cpu_now();
+        t = bench_cpu_now();
         rc = wh_admission_decode(body.data, body.len, &review, &req, &err);
-        t0 = cpu_now(), stage[S_DECODE] += t0 - t, t = t0;
+        t0 = bench_cpu_now(), stage[S_DECODE] += t0 - t, t = t0;
         if (rc == WH_OK)
             rc = wh_validate_admit(NULL, &req, &resp, &err);
-        t0 = cpu_now(), stage[S_VALIDATE] += t0 - t, t = t0;
+        t0 = bench_cpu_now(), stage[S_VALIDATE] += t0 - t, t = t0;
         if (rc == WH_OK)
             rc = wh_admission_encode(&req, &resp, &reply);
-        t0 = cpu_now(), stage[S_ENCODE] += t0 - t;
+        t0 = bench_cpu_now(), stage[S_ENCODE] += t0 - t;
         allowed = resp.allowed;
         wh_buf_free(&reply);
         wh_admission_response_clear(&resp);
@@ -72,24 +65,10 @@ int main(int argc, char **argv)
             goto out;
         }
     }
-    t = cpu_now();
-    for (i = 0; i < n; i++) {
-        wh_http_request req;
-        wh_http_response res;
-        memset(&req, 0, sizeof(req));
-        memset(&res, 0, sizeof(res));
-        req.method = "POST";
-        req.path = "/validate";
-        req.path_len = 9;
-        req.prefix = "/validate";
-        req.content_type = "application/json";
-        req.content_type_len = 16;
-        req.body = body.data;
-        req.body_len = body.len;
-        wh_admission_serve(&req, wh_validate_admit, NULL, &res, NULL);
-        wh_buf_free(&res.body);
-    }
-    full = (cpu_now() - t) / (double)n;
+    t = bench_cpu_now();
+    for (i = 0; i < n; i++)
+        bench_serve("/validate", &body, wh_validate_admit, NULL);
+    full = (bench_cpu_now() - t) / (double)n;
     printf("%s: %zu bytes in, %s, %ld iterations\n", argv[1], body.len, allowed ? "allowed" : "denied", n);
     printf("  whole review (wh_admission_serve): %.2f us CPU\n", full);
     for (i = 0; i < S_N; i++)

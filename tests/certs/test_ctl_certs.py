@@ -17,6 +17,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kube"))
 import kubetest  # noqa: E402
+from kubetest import webhook, webhook_config as config  # noqa: E402
 
 CTL = sys.argv[1]
 failures = []
@@ -34,18 +35,6 @@ def check(cond, what):
 def run(*args):
     p = subprocess.run([CTL, "certs", *args], capture_output=True, text=True, timeout=60)
     return p.returncode, p.stdout, p.stderr
-
-
-def webhook(name, svc_ns, svc_name, bundle=None):
-    cc = {"service": {"namespace": svc_ns, "name": svc_name, "path": "/inject"}}
-    if bundle:
-        cc["caBundle"] = bundle
-    return {"name": name, "clientConfig": cc, "admissionReviewVersions": ["v1"], "sideEffects": "None"}
-
-
-def config(kind, name, labels, hooks):
-    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
-            "metadata": {"name": name, "labels": labels}, "webhooks": hooks}
 
 
 tmp = tempfile.mkdtemp(prefix="ctl-certs-")

@@ -18,7 +18,6 @@ import ssl
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import unittest
 import urllib.request
@@ -27,24 +26,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "kube"))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import kubetest  # noqa: E402
+from kubetest import webhook, webhook_config as config  # noqa: E402
 import whtest  # noqa: E402
 from whtest import scaled  # noqa: E402
 
 ADM = "/apis/admissionregistration.k8s.io/v1/"
 SERVICE = "istio-system/webhookd"
 OTHER_BUNDLE = base64.b64encode(b"not ours").decode()
-
-
-def webhook(name, svc_ns, svc_name, bundle=None):
-    cc = {"service": {"namespace": svc_ns, "name": svc_name, "path": "/inject"}}
-    if bundle:
-        cc["caBundle"] = bundle
-    return {"name": name, "clientConfig": cc, "admissionReviewVersions": ["v1"], "sideEffects": "None"}
-
-
-def config(kind, name, labels, hooks):
-    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
-            "metadata": {"name": name, "labels": labels}, "webhooks": hooks}
 
 
 def fixtures(stale=None):
@@ -89,6 +77,14 @@ def write_atomically(path, data):
     with open(path + ".new", "wb") as f:
         f.write(data)
     os.rename(path + ".new", path)
+
+
+def install(d, certs, ca, leaf):
+    """cert-manager's Secret volume in `certs`: ca.crt, tls.key and tls.crt side by side, from CA `ca` and its
+    leaf `leaf` made in `d` (the certificate last, as a reloader would see it)."""
+    write_atomically(os.path.join(certs, "ca.crt"), read(os.path.join(d, ca + ".crt")))
+    write_atomically(os.path.join(certs, "tls.key"), read(os.path.join(d, leaf + ".key")))
+    write_atomically(os.path.join(certs, "tls.crt"), read(os.path.join(d, leaf + ".crt")))
 
 
 class Cluster:
@@ -253,9 +249,7 @@ class TestCABundleFiles(Base):
         # cert-manager's Secret volume: tls.crt, tls.key and ca.crt side by side.
         certs = os.path.join(d, "certs")
         os.mkdir(certs)
-        write_atomically(os.path.join(certs, "ca.crt"), read(os.path.join(d, "ca1.crt")))
-        write_atomically(os.path.join(certs, "tls.key"), read(os.path.join(d, "leaf1.key")))
-        write_atomically(os.path.join(certs, "tls.crt"), read(os.path.join(d, "leaf1.crt")))
+        install(d, certs, "ca1", "leaf1")
         args = patch_args(c, "--tls-cert-file", os.path.join(certs, "tls.crt"),
                           "--tls-key-file", os.path.join(certs, "tls.key"), "--cert-check-interval", "100ms")
         with whtest.Server(*args) as srv:
@@ -268,9 +262,7 @@ class TestCABundleFiles(Base):
             make_ca(d, "ca2")
             make_leaf(d, "ca2", "leaf2")
             n = len(logs(srv, "caBundle patched", trigger="certificate reload"))
-            write_atomically(os.path.join(certs, "ca.crt"), read(os.path.join(d, "ca2.crt")))
-            write_atomically(os.path.join(certs, "tls.key"), read(os.path.join(d, "leaf2.key")))
-            write_atomically(os.path.join(certs, "tls.crt"), read(os.path.join(d, "leaf2.crt")))
+            install(d, certs, "ca2", "leaf2")
             ca2 = base64.b64encode(read(os.path.join(d, "ca2.crt"))).decode()
             wait_until("re-patch after the reload", lambda: c.ours() == [ca2, ca2])
             wait_until("reload log", lambda: len(logs(srv, "caBundle patched", trigger="certificate reload")) > n

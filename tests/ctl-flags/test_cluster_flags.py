@@ -14,8 +14,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "kube"))
 import kubetest  # noqa: E402
-
-FAILURES = []
+from kubetest import check  # noqa: E402
 
 # Each cluster command, with arguments that make it read the cluster.
 COMMANDS = {
@@ -26,13 +25,6 @@ COMMANDS = {
     "check-inject": ["check-inject", "-l", "app=a", "-n", "default"],
     "certs patch-ca-bundle": ["certs", "patch-ca-bundle", "--ca-file", "CA", "--mutating", "m"],
 }
-
-
-def check(name, ok, detail=""):
-    print("%s %s" % ("ok  " if ok else "FAIL", name))
-    if not ok:
-        print("     " + str(detail)[:600])
-        FAILURES.append(name)
 
 
 def run(args, env_extra=None, timeout=30):
@@ -101,8 +93,7 @@ def main():
               "/api/v1/namespaces/istio-system/services" in [e["path"] for e in api.log()], p.stderr)
     finally:
         api.close()
-    print("%d failures" % len(FAILURES))
-    return 1 if FAILURES else 0
+    return kubetest.failed_status()
 
 
 if __name__ == "__main__":

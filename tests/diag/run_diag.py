@@ -8,7 +8,8 @@ below, and `ca: NAME` on a rev/legacy item to give its webhooks the caBundle
 of certificate NAME), optional `tty` (stdout is a pseudo-terminal), optional `setup` (webhookctl commands that must
 succeed, e.g. `tag set`), `command` (words; $PKI is the certificate
 directory, $SERVER a TLS server presenting $PKI/server.crt), and `expect`:
-exit, stdout (exact), stdout_contains, stdout_not_contains, stderr_contains,
+exit, stdout (exact), stdout_contains, stdout_not_contains, stderr_contains (and
+the other output checks of run_tag_scenarios.output_errors),
 json (subset match of the parsed stdout; lists compared element-wise and in
 length), faults (fakeapi fault injection during the command), no_writes (default true: diagnostics never change the cluster).
 
@@ -31,7 +32,7 @@ import yaml
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "kube"))
 import kubetest  # noqa: E402
-from run_tag_scenarios import expand, with_namespaces, subset  # noqa: E402
+from run_tag_scenarios import expand, output_errors, subset, with_namespaces  # noqa: E402
 
 
 def make_certs(d):
@@ -205,20 +206,7 @@ def run(sc, api, kc, webhookctl, pki, tls):
     p = ctl(sc["command"], sc.get("tty", False))
     writes = [(e["method"], e["path"]) for e in api.log()[log0:] if e["method"] != "GET"]
     exp = substitute(sc["expect"], pki)
-    errs = []
-    if p.returncode != exp.get("exit", 0):
-        errs.append("exit %d, expected %d" % (p.returncode, exp.get("exit", 0)))
-    if "stdout" in exp and p.stdout != exp["stdout"]:
-        errs.append("stdout:\n%s\nexpected:\n%s" % (p.stdout, exp["stdout"]))
-    for s in exp.get("stdout_contains", []):
-        if s not in p.stdout:
-            errs.append("stdout lacks %r" % s)
-    for s in exp.get("stdout_not_contains", []):
-        if s in p.stdout:
-            errs.append("stdout has %r" % s)
-    for s in exp.get("stderr_contains", []):
-        if s not in p.stderr:
-            errs.append("stderr lacks %r" % s)
+    errs = output_errors(p, exp)
     if exp.get("no_writes", True) and writes:
         errs.append("write requests were sent: %s" % writes)
     if "json" in exp:

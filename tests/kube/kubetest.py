@@ -159,3 +159,35 @@ def probe_once(*args, cmds, env=None):
     p = subprocess.run([tool("KUBE_PROBE"), *args], input="".join("\t".join(c) + "\n" for c in cmds),
                        capture_output=True, text=True, env=env, timeout=60)
     return [json.loads(l) for l in p.stdout.splitlines()]
+
+
+# ---- what the script-style tests share -------------------------------------------------------------------
+
+FAILED = []
+
+
+def check(name, cond, detail=""):
+    """One named check: prints ok/FAIL (with the detail on failure) and remembers failures in FAILED."""
+    print("%s %s%s" % ("ok  " if cond else "FAIL", name, "" if cond else ": " + str(detail)))
+    if not cond:
+        FAILED.append(name)
+
+
+def failed_status(what=""):
+    """Print how many checks failed (`what` names the run) and return the script's exit status."""
+    print("%d failed%s" % (len(FAILED), what))
+    return 1 if FAILED else 0
+
+
+def webhook(name, svc_ns, svc_name, bundle=None):
+    """A webhook entry calling Service svc_ns/svc_name at /inject, with caBundle `bundle` when given."""
+    cc = {"service": {"namespace": svc_ns, "name": svc_name, "path": "/inject"}}
+    if bundle:
+        cc["caBundle"] = bundle
+    return {"name": name, "clientConfig": cc, "admissionReviewVersions": ["v1"], "sideEffects": "None"}
+
+
+def webhook_config(kind, name, labels, hooks):
+    """A Mutating/ValidatingWebhookConfiguration holding `hooks`."""
+    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+            "metadata": {"name": name, "labels": labels}, "webhooks": hooks}

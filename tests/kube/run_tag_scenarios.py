@@ -166,6 +166,31 @@ def get_path(obj, path):
     return cur
 
 
+def output_errors(p, exp):
+    """What a finished webhookctl run `p` got wrong against a scenario's `expect`: exit, stdout (exact),
+    stdout_contains, stdout_not_contains, stderr_contains, stderr_not_contains, stderr_empty."""
+    errs = []
+    if p.returncode != exp.get("exit", 0):
+        errs.append("exit %d, expected %d" % (p.returncode, exp.get("exit", 0)))
+    if "stdout" in exp and p.stdout != exp["stdout"]:
+        errs.append("stdout:\n%s\nexpected:\n%s" % (p.stdout, exp["stdout"]))
+    for s in exp.get("stdout_contains", []):
+        if s not in p.stdout:
+            errs.append("stdout lacks %r" % s)
+    for s in exp.get("stdout_not_contains", []):
+        if s in p.stdout:
+            errs.append("stdout has %r" % s)
+    for s in exp.get("stderr_contains", []):
+        if s not in p.stderr:
+            errs.append("stderr lacks %r" % s)
+    for s in exp.get("stderr_not_contains", []):
+        if s in p.stderr:
+            errs.append("stderr has %r" % s)
+    if exp.get("stderr_empty") and p.stderr:
+        errs.append("stderr not empty: %r" % p.stderr)
+    return errs
+
+
 def find(state, kind, name, ns=None):
     for o in state:
         if o["kind"] == kind and o["metadata"]["name"] == name and (ns is None or o["metadata"].get("namespace") == ns):
@@ -229,24 +254,7 @@ class Runner:
         log = self.api.log()[log0:]
         state = self.api.state()
         exp = b64(sc["expect"])
-        if p.returncode != exp.get("exit", 0):
-            errs.append("exit %d, expected %d" % (p.returncode, exp.get("exit", 0)))
-        if "stdout" in exp and p.stdout != exp["stdout"]:
-            errs.append("stdout:\n%s\nexpected:\n%s" % (p.stdout, exp["stdout"]))
-        for s in exp.get("stdout_contains", []):
-            if s not in p.stdout:
-                errs.append("stdout lacks %r" % s)
-        for s in exp.get("stdout_not_contains", []):
-            if s in p.stdout:
-                errs.append("stdout has %r" % s)
-        for s in exp.get("stderr_contains", []):
-            if s not in p.stderr:
-                errs.append("stderr lacks %r" % s)
-        for s in exp.get("stderr_not_contains", []):
-            if s in p.stderr:
-                errs.append("stderr has %r" % s)
-        if exp.get("stderr_empty") and p.stderr:
-            errs.append("stderr not empty: %r" % p.stderr)
+        errs += output_errors(p, exp)
         writes = [(e["method"], e["path"]) for e in log if e["method"] != "GET"]
         if exp.get("unchanged"):
             if strip_volatile(state) != state0:

@@ -12,14 +12,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kubetest  # noqa: E402
+from kubetest import check  # noqa: E402
 
-FAILED = []
-
-
-def check(name, cond, detail=""):
-    print("%s %s%s" % ("ok  " if cond else "FAIL", name, "" if cond else ": " + str(detail)))
-    if not cond:
-        FAILED.append(name)
 
 
 ADM = "admissionregistration.k8s.io/v1"
@@ -182,8 +176,7 @@ def main():
             print("skip kubectl oracle: kubectl is not installed")
     finally:
         api.close()
-    print("%d failed" % len(FAILED))
-    return 1 if FAILED else 0
+    return kubetest.failed_status()
 
 
 if __name__ == "__main__":

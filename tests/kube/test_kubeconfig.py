@@ -23,14 +23,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kubetest  # noqa: E402
+from kubetest import check  # noqa: E402
 
-FAILED = []
-
-
-def check(name, cond, detail=""):
-    print("%s %s%s" % ("ok  " if cond else "FAIL", name, "" if cond else ": " + str(detail)))
-    if not cond:
-        FAILED.append(name)
 
 
 def b64file(path):
@@ -66,6 +60,18 @@ def write(path, text, mode=None):
         f.write(text)
     if mode:
         os.chmod(path, mode)
+
+
+def users_across_rewrite(api, pr, path, text):
+    """Two requests through probe `pr` with the credential file `path` rewritten to `text` in between (the probe
+    is closed after): both answers and the users the fake API server saw, to show the file is re-read."""
+    n0 = len(api.log())
+    a = pr("list", "namespaces", "-")
+    time.sleep(0.02)
+    write(path, text)
+    b = pr("list", "namespaces", "-")
+    pr.close()
+    return a, b, [e.get("user") for e in api.log()[n0:]]
 
 
 def exec_plugin(d, name, body):
@@ -156,14 +162,8 @@ def main():
 
         write(os.path.join(d, "tok"), "tok-file-1\n")
         kc = api.kubeconfig("k-tokfile", user={"tokenFile": "tok"})  # relative to the kubeconfig's directory
-        pr = kubetest.Probe("--kubeconfig", kc, env=t.env())
-        n0 = len(api.log())
-        a = pr("list", "namespaces", "-")
-        time.sleep(0.02)
-        write(os.path.join(d, "tok"), "tok-file-2\n")
-        b = pr("list", "namespaces", "-")
-        pr.close()
-        users = [e.get("user") for e in api.log()[n0:]]
+        a, b, users = users_across_rewrite(api, kubetest.Probe("--kubeconfig", kc, env=t.env()),
+                                           os.path.join(d, "tok"), "tok-file-2\n")
         check("tokenFile (relative path) is re-read when it changes", a["ok"] and b["ok"] and users == ["file1", "file2"],
               (a, b, users))
 
@@ -360,14 +360,8 @@ print(json.dumps({"apiVersion": info["apiVersion"], "kind": "ExecCredential", "s
         c = t.config("--kubeconfig", api.kubeconfig("k-token"))
         check("no namespace anywhere means \"default\"", c["ok"] and c["result"]["effectiveNamespace"] == "default" and
               c["result"].get("namespace") is None, c)
-        pr = kubetest.Probe("--sa-dir", sa, env=incl)
-        n0 = len(api.log())
-        a = pr("list", "namespaces", "-")
-        time.sleep(0.02)
-        write(os.path.join(sa, "token"), "tok-sa-2")
-        b = pr("list", "namespaces", "-")
-        pr.close()
-        users = [e.get("user") for e in api.log()[n0:]]
+        a, b, users = users_across_rewrite(api, kubetest.Probe("--sa-dir", sa, env=incl), os.path.join(sa, "token"),
+                                           "tok-sa-2")
         check("in-cluster token file re-read when rotated", a["ok"] and b["ok"] and users == ["sa1", "sa2"], users)
 
         # --- impersonation -------------------------------------------------------------
@@ -378,8 +372,7 @@ print(json.dumps({"apiVersion": info["apiVersion"], "kind": "ExecCredential", "s
         check("--as impersonates", r[0]["ok"] and e.get("user") == "jane" and e.get("impersonated_by") == "admin", e)
     finally:
         api.close()
-    print("%d failed" % len(FAILED))
-    return 1 if FAILED else 0
+    return kubetest.failed_status()
 
 
 def oracle_checks(api, t, d):
@@ -418,8 +411,7 @@ def oracle_checks(api, t, d):
                   k.returncode == 0 and kusers == set(u) and len(u) == 1, (k.stderr, kusers, u))
     finally:
         api.close()
-    print("%d failed (kubectl oracle)" % len(FAILED))
-    return 1 if FAILED else 0
+    return kubetest.failed_status(" (kubectl oracle)")
 
 
 if __name__ == "__main__":

@@ -12,9 +12,9 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import sys
-import tempfile
+
+from run_fixtures import run
 
 KEYS = ["a", "b", "c", "x", "y", "Name", "list", "m"]
 STRINGS = ["", "a", "x y", " pad ", "yes", "1", "1.5", "a\nb", "b,a,c", "é", "<&>", "true", "null", "ab-cd", "-"]
@@ -177,19 +177,6 @@ class Gen:
         return text + self.block()
 
 
-def run(binary, cases):
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(cases, f)
-        path = f.name
-    try:
-        p = subprocess.run([binary, path], capture_output=True, timeout=900)
-    finally:
-        os.unlink(path)
-    if p.returncode != 0:
-        sys.exit(f"{binary} failed ({p.returncode}): {p.stderr.decode(errors='replace')[:2000]}")
-    return {x["name"]: x for x in json.loads(p.stdout)}
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("c_bin")
@@ -210,7 +197,7 @@ def main():
             g = Gen(r)
             cases.append({"name": f"f{rnd}-{i}", "template": g.template(), "data": rand_data(r, 0),
                           "helm": True, "options": []})
-        got, want = run(a.c_bin, cases), run(a.go_bin, cases)
+        got, want = run(a.c_bin, cases, timeout=900), run(a.go_bin, cases, timeout=900)
         for c in cases:
             g, w = got[c["name"]], want[c["name"]]
             total += 1

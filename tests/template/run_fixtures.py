@@ -32,16 +32,17 @@ def load_cases(paths):
     return cases
 
 
-def run(binary, cases):
+def run(binary, cases, timeout=600):
+    """Results of a batch of cases through an engine (tmpl_batch or goref), by case name."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(cases, f)
         path = f.name
     try:
-        p = subprocess.run([binary, path], capture_output=True, timeout=600)
+        p = subprocess.run([binary, path], capture_output=True, timeout=timeout)
     finally:
         os.unlink(path)
     if p.returncode != 0:
-        sys.exit(f"{binary} failed ({p.returncode}): {p.stderr.decode(errors='replace')}")
+        sys.exit(f"{binary} failed ({p.returncode}): {p.stderr.decode(errors='replace')[:2000]}")
     return {r["name"]: r for r in json.loads(p.stdout)}
 
 
