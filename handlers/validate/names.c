@@ -379,91 +379,153 @@ int wh_vhost_subset_of(const char *a, const char *b)
 
 /* ------------------------------------------------------------------ RE2 syntax */
 
-static const char *re_escape(const char *p, const char **err)
+/* Go's regexp/syntax reports an error together with the piece of the expression it was reading
+ * (the escape, the class, the repetition operators, ...); re_error keeps both. */
+typedef struct {
+    const char *msg, *from;
+    size_t len;
+} re_error;
+
+static void re_fail(re_error *e, const char *msg, const char *from, const char *to)
 {
-    /* p points after the backslash */
+    if (e->msg != NULL)
+        return;
+    e->msg = msg;
+    e->from = from;
+    e->len = (size_t)(to - from);
+}
+
+static int re_hex(char ch)
+{
+    return isxdigit((unsigned char)ch) != 0;
+}
+
+/* p points at the backslash; returns the end of the escape (or of what was read before an error). */
+static const char *re_escape(const char *p, re_error *e)
+{
+    const char *s = p++;
+
     if (*p == '\0') {
-        *err = "trailing backslash at end of expression";
+        re_fail(e, "trailing backslash at end of expression", p, p);
         return p;
     }
-    if (strchr("aftnrvdDsSwWbBAz", *p) != NULL)
+    if (strchr("aftnrvdDsSwW", *p) != NULL)
         return p + 1;
-    if (*p == '0' || (*p >= '1' && *p <= '7' && p[1] >= '0' && p[1] <= '7'))
-        return p + 1;
+    if (*p == '0' || (*p >= '1' && *p <= '7' && p[1] >= '0' && p[1] <= '7')) {
+        int i;
+        p++;
+        for (i = 1; i < 3 && *p >= '0' && *p <= '7'; i++)
+            p++;
+        return p;
+    }
     if (*p == 'x') {
         p++;
-        if (*p == '{') {
-            const char *e = strchr(p, '}');
-            if (e == NULL || e == p + 1) {
-                *err = "invalid escape sequence";
-                return p;
-            }
-            return e + 1;
-        }
-        if (!isxdigit((unsigned char)p[0]) || !isxdigit((unsigned char)p[1])) {
-            *err = "invalid escape sequence";
+        if (*p == '\0') {
+            re_fail(e, "invalid escape sequence", s, p);
             return p;
         }
-        return p + 2;
+        if (*p == '{') {
+            int n = 0;
+            p++;
+            for (;;) {
+                char ch = *p;
+                if (ch == '\0') {
+                    re_fail(e, "invalid escape sequence", s, p);
+                    return p;
+                }
+                p++;
+                if (ch == '}')
+                    break;
+                if (!re_hex(ch)) {
+                    re_fail(e, "invalid escape sequence", s, p);
+                    return p;
+                }
+                n++;
+            }
+            if (n == 0)
+                re_fail(e, "invalid escape sequence", s, p);
+            return p;
+        }
+        {
+            int ok = re_hex(*p);
+            p++;
+            if (*p != '\0') {
+                ok = ok && re_hex(*p);
+                p++;
+            } else {
+                ok = 0;
+            }
+            if (!ok)
+                re_fail(e, "invalid escape sequence", s, p);
+            return p;
+        }
     }
     if (*p == 'p' || *p == 'P') {
         p++;
         if (*p == '{') {
-            const char *e = strchr(p, '}');
-            if (e == NULL) {
-                *err = "invalid character class range";
-                return p;
+            const char *end = strchr(p, '}');
+            if (end == NULL) {
+                re_fail(e, "invalid character class range", s, p + strlen(p));
+                return p + strlen(p);
             }
-            return e + 1;
+            return end + 1;
         }
         if (!isalpha((unsigned char)*p)) {
-            *err = "invalid character class range";
-            return p;
+            re_fail(e, "invalid character class range", s, *p ? p + 1 : p);
+            return *p ? p + 1 : p;
         }
         return p + 1;
     }
     if ((unsigned char)*p < 0x80 && !isalnum((unsigned char)*p) && *p != '_')
         return p + 1;
-    *err = "invalid escape sequence";
-    return p;
+    re_fail(e, "invalid escape sequence", s, p + 1);
+    return p + 1;
 }
 
-static const char *re_class(const char *p, const char **err)
+/* p points at '['; returns the end of the class. */
+static const char *re_class(const char *p, re_error *e)
 {
-    /* p points after '[' */
+    const char *whole = p++;
     int first = 1;
 
     if (*p == '^')
         p++;
     for (;;) {
+        const char *lo_at = p;
         if (*p == '\0') {
-            *err = "missing closing ]";
+            re_fail(e, "missing closing ]", whole, p);
             return p;
         }
         if (*p == ']' && !first)
             return p + 1;
         first = 0;
         if (p[0] == '[' && p[1] == ':') {
-            const char *e = strstr(p + 2, ":]");
-            if (e != NULL) {
-                p = e + 2;
+            const char *end = strstr(p + 2, ":]");
+            if (end != NULL) {
+                p = end + 2;
                 continue;
             }
         }
         if (*p == '\\') {
-            p = re_escape(p + 1, err);
-            if (*err)
+            p = re_escape(p, e);
+            if (e->msg != NULL)
                 return p;
         } else {
             p++;
         }
         if (p[0] == '-' && p[1] != ']' && p[1] != '\0') {
             unsigned char lo = (unsigned char)p[-1], hi = (unsigned char)p[1];
-            if (p[1] != '\\' && hi < lo) {
-                *err = "invalid character class range";
+            if (p[1] != '\\' && lo_at[0] != '\\' && hi < lo) {
+                re_fail(e, "invalid character class range", lo_at, p + 2);
                 return p;
             }
-            p += 2;
+            if (p[1] == '\\') {
+                p = re_escape(p + 1, e);
+                if (e->msg != NULL)
+                    return p;
+            } else {
+                p += 2;
+            }
         }
     }
 }
@@ -475,15 +537,15 @@ static int re_repeat(const char *p, const char **end, int *bad)
     char *e;
 
     *bad = 0;
-    if (!isdigit((unsigned char)p[1]))
-        return 0;
+    if (!isdigit((unsigned char)p[1]) || (p[1] == '0' && isdigit((unsigned char)p[2])))
+        return 0; /* Go takes no leading zeros */
     lo = strtol(p + 1, &e, 10);
     hi = lo;
     if (*e == ',') {
         e++;
         if (*e == '}')
             hi = -1;
-        else if (isdigit((unsigned char)*e))
+        else if (isdigit((unsigned char)*e) && !(e[0] == '0' && isdigit((unsigned char)e[1])))
             hi = strtol(e, &e, 10);
         else
             return 0;
@@ -496,111 +558,154 @@ static int re_repeat(const char *p, const char **end, int *bad)
     return 1;
 }
 
+static int re_word(char ch)
+{
+    return isalnum((unsigned char)ch) || ch == '_';
+}
+
+/* p points at "(?"; a flag group "(?flags)" sets *flags_only.  Returns the end of what was read. */
+static const char *re_perl_group(const char *p, re_error *e, int *flags_only)
+{
+    const char *s = p, *t = p + 2;
+    int sign = 1, saw = 0;
+
+    *flags_only = 0;
+    if ((strlen(s) > 4 && t[0] == 'P' && t[1] == '<') || (strlen(s) > 3 && t[0] == '<')) {
+        const char *name = t[0] == 'P' ? t + 2 : t + 1, *end = strchr(name, '>'), *q;
+        if (end == NULL) {
+            re_fail(e, "invalid named capture", s, s + strlen(s));
+            return s + strlen(s);
+        }
+        for (q = name; q < end && re_word(*q); q++)
+            ;
+        if (end == name || q != end)
+            re_fail(e, "invalid named capture", s, end + 1);
+        return end + 1;
+    }
+    while (*t) {
+        char ch = *t++;
+        if (ch == 'i' || ch == 'm' || ch == 's' || ch == 'U') {
+            saw = 1;
+        } else if (ch == '-') {
+            if (sign < 0)
+                break;
+            sign = -1;
+            saw = 0;
+        } else if (ch == ':' || ch == ')') {
+            if (sign < 0 && !saw)
+                break;
+            *flags_only = ch == ')';
+            return t;
+        } else {
+            break;
+        }
+    }
+    re_fail(e, "invalid or unsupported Perl syntax", s, t);
+    return t;
+}
+
 void wh_vcheck_regex(wh_vctx *c, const char *re, const char *where)
 {
-    const char *p = re, *err = NULL;
-    int depth = 0, can_repeat = 0, after_repeat = 0;
+    const char *p = re, *last_rep = NULL;
+    int depth = 0, can_repeat = 0;
+    re_error e = {NULL, NULL, 0};
 
     if (strlen(re) > 1024) {
         wh_verr(c, "%s: regex is too large, max length allowed is 1024", wh_vq(c, where));
         return;
     }
-    while (*p && err == NULL) {
-        const char *end;
-        int bad;
+    while (*p && e.msg == NULL) {
+        const char *rep = NULL, *op = p, *end;
+        int bad, flags_only;
         switch (*p) {
         case '\\':
-            p = re_escape(p + 1, &err);
+            if (p[1] == 'Q') {
+                /* literal text up to \E or the end */
+                const char *lit = p + 2, *stop = strstr(lit, "\\E");
+                p = stop != NULL ? stop + 2 : lit + strlen(lit);
+                if ((stop != NULL ? stop : p) != lit)
+                    can_repeat = 1;
+                break;
+            }
+            if (p[1] == 'C') {
+                re_fail(&e, "invalid escape sequence", p, p + 2);
+                break;
+            }
+            if (p[1] != '\0' && strchr("bBAz", p[1]) != NULL) {
+                p += 2;
+                can_repeat = 1;
+                break;
+            }
+            p = re_escape(p, &e);
             can_repeat = 1;
-            after_repeat = 0;
             break;
         case '[':
-            p = re_class(p + 1, &err);
+            p = re_class(p, &e);
             can_repeat = 1;
-            after_repeat = 0;
             break;
         case '(':
-            p++;
-            if (*p == '?') {
+            if (p[1] == '?') {
+                p = re_perl_group(p, &e, &flags_only);
+                if (flags_only)
+                    break; /* Go only changes its flags: what came before can still repeat */
+            } else {
                 p++;
-                if (*p == 'P' && p[1] == '<')
-                    p++;
-                if (*p == '<') {
-                    const char *e = strchr(p, '>');
-                    if (e == NULL || e == p + 1)
-                        err = "invalid named capture";
-                    else
-                        p = e + 1;
-                } else {
-                    const char *f = p;
-                    while (*f && strchr("imsU-", *f) != NULL)
-                        f++;
-                    if (*f == ')' && f != p) {
-                        p = f + 1;
-                        can_repeat = 0;
-                        after_repeat = 0;
-                        break;
-                    }
-                    if (*f != ':')
-                        err = "invalid or unsupported Perl syntax";
-                    else
-                        p = f + 1;
-                }
             }
             if (++depth > 1000)
-                err = "expression nests too deeply";
+                re_fail(&e, "expression nests too deeply", re, re + strlen(re));
             can_repeat = 0;
-            after_repeat = 0;
             break;
         case ')':
             if (depth == 0)
-                err = "unexpected )";
+                re_fail(&e, "unexpected )", re, re + strlen(re));
             depth--;
             p++;
             can_repeat = 1;
-            after_repeat = 0;
             break;
         case '|':
             p++;
             can_repeat = 0;
-            after_repeat = 0;
             break;
         case '*':
         case '+':
         case '?':
-            if (after_repeat && *p == '?' && after_repeat == 1) {
-                after_repeat = 2; /* non-greedy marker */
-                p++;
-                break;
-            }
-            if (!can_repeat || after_repeat)
-                err = after_repeat ? "invalid nested repetition operator" : "missing argument to repetition operator";
             p++;
-            after_repeat = 1;
+            if (*p == '?')
+                p++; /* non-greedy */
+            if (last_rep != NULL)
+                re_fail(&e, "invalid nested repetition operator", last_rep, p);
+            else if (!can_repeat)
+                re_fail(&e, "missing argument to repetition operator", op, p);
+            rep = op;
             break;
         case '{':
             if (re_repeat(p, &end, &bad)) {
-                if (bad)
-                    err = "invalid repeat count";
-                else if (!can_repeat || after_repeat)
-                    err =
-                        after_repeat ? "invalid nested repetition operator" : "missing argument to repetition operator";
+                if (bad) {
+                    re_fail(&e, "invalid repeat count", op, end);
+                    break;
+                }
                 p = end;
-                after_repeat = 1;
+                if (*p == '?')
+                    p++;
+                if (last_rep != NULL)
+                    re_fail(&e, "invalid nested repetition operator", last_rep, p);
+                else if (!can_repeat)
+                    re_fail(&e, "missing argument to repetition operator", op, p);
+                rep = op;
                 break;
             }
             /* FALLTHRU - without a valid count '{' is a literal */
         default:
             p++;
             can_repeat = 1;
-            after_repeat = 0;
         }
+        last_rep = rep;
     }
-    if (err == NULL && depth > 0)
-        err = "missing closing )";
-    if (err != NULL)
+    if (e.msg == NULL && depth > 0)
+        re_fail(&e, "missing closing )", re, re + strlen(re));
+    if (e.msg != NULL)
         wh_verr(c,
-                "%s: error parsing regexp: %s: `%s`; Istio uses RE2 style regex-based match "
+                "%s: error parsing regexp: %s: `%.*s`; Istio uses RE2 style regex-based match "
                 "(https://github.com/google/re2/wiki/Syntax)",
-                wh_vq(c, where), err, re);
+                wh_vq(c, where), e.msg, (int)e.len, e.from);
 }

@@ -141,46 +141,113 @@ void wh_validate_workload_group(wh_vctx *c, const json_t *spec)
         check_readiness_probe(c, wh_vobj(spec, "probe"));
 }
 
+/* Envoy's old filter names istiod still matches, each with the canonical name it asks for instead.
+ * ("envoy.ext_authz" names both the HTTP and the network filter; istiod's reverse map keeps either.) */
+static const char *const deprecated_filter_names[][2] = {
+    {"envoy.buffer", "envoy.filters.http.buffer"},
+    {"envoy.cors", "envoy.filters.http.cors"},
+    {"envoy.csrf", "envoy.filters.http.csrf"},
+    {"envoy.http_dynamo_filter", "envoy.filters.http.dynamo"},
+    {"envoy.ext_authz", "envoy.filters.http.ext_authz"},
+    {"envoy.fault", "envoy.filters.http.fault"},
+    {"envoy.grpc_http1_bridge", "envoy.filters.http.grpc_http1_bridge"},
+    {"envoy.grpc_json_transcoder", "envoy.filters.http.grpc_json_transcoder"},
+    {"envoy.grpc_web", "envoy.filters.http.grpc_web"},
+    {"envoy.gzip", "envoy.filters.http.gzip"},
+    {"envoy.health_check", "envoy.filters.http.health_check"},
+    {"envoy.ip_tagging", "envoy.filters.http.ip_tagging"},
+    {"envoy.lua", "envoy.filters.http.lua"},
+    {"envoy.rate_limit", "envoy.filters.http.ratelimit"},
+    {"envoy.router", "envoy.filters.http.router"},
+    {"envoy.squash", "envoy.filters.http.squash"},
+    {"envoy.listener.http_inspector", "envoy.filters.listener.http_inspector"},
+    {"envoy.listener.original_dst", "envoy.filters.listener.original_dst"},
+    {"envoy.listener.original_src", "envoy.filters.listener.original_src"},
+    {"envoy.listener.proxy_protocol", "envoy.filters.listener.proxy_protocol"},
+    {"envoy.listener.tls_inspector", "envoy.filters.listener.tls_inspector"},
+    {"envoy.client_ssl_auth", "envoy.filters.network.client_ssl_auth"},
+    {"envoy.http_connection_manager", "envoy.filters.network.http_connection_manager"},
+    {"envoy.mongo_proxy", "envoy.filters.network.mongo_proxy"},
+    {"envoy.ratelimit", "envoy.filters.network.ratelimit"},
+    {"envoy.redis_proxy", "envoy.filters.network.redis_proxy"},
+    {"envoy.tcp_proxy", "envoy.filters.network.tcp_proxy"},
+};
+
+static void check_listener_match_name(wh_vctx *c, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof deprecated_filter_names / sizeof deprecated_filter_names[0]; i++)
+        if (strcmp(name, deprecated_filter_names[i][0]) == 0) {
+            wh_vwarn(c, "using deprecated filter name \"%s\"; use \"%s\" instead", name, deprecated_filter_names[i][1]);
+            return;
+        }
+}
+
+/* istiod decodes the patch value into the Envoy proto for applyTo; the v2 xDS types are no longer
+ * linked in, so a typed config naming one cannot resolve.  Only the value's own typed config (the
+ * Any every filter and extension config carries) is looked at here. */
+static void check_patch_typed_config(wh_vctx *c, const char *apply, const json_t *value)
+{
+    const json_t *tc;
+    const char *url;
+
+    if (strcmp(apply, "HTTP_FILTER") != 0 && strcmp(apply, "NETWORK_FILTER") != 0 &&
+        strcmp(apply, "LISTENER_FILTER") != 0 && strcmp(apply, "EXTENSION_CONFIG") != 0)
+        return;
+    tc = json_object_get(value, "typed_config");
+    if (!json_is_object(tc))
+        tc = json_object_get(value, "typedConfig");
+    url = json_string_value(json_object_get(tc, "@type"));
+    if (url != NULL && strstr(url, ".v2.") != NULL)
+        wh_verr(c, "referenced type unknown (hint: try using the v3 XDS API): Envoy filter: could not resolve Any "
+                   "message type: %s",
+                url);
+}
+
 /* What an EnvoyFilter patch's match may name for its applyTo: listener class objects need a listener
- * match, route class objects a route configuration match, clusters a cluster match. */
-static void check_patch_match(wh_vctx *c, const char *apply, const json_t *match)
+ * match, route class objects a route configuration match, clusters a cluster match.  Returns 1 when
+ * istiod would leave the rest of this patch unchecked. */
+static int check_patch_match(wh_vctx *c, const char *apply, const json_t *match)
 {
     const json_t *listener = wh_vobj(match, "listener");
     const json_t *filter = wh_vobj(wh_vobj(listener, "filterChain"), "filter");
     int has_object = wh_vget(match, "listener") || wh_vget(match, "routeConfiguration") || wh_vget(match, "cluster");
 
     if (!has_object)
-        return;
+        return 0;
     if (strcmp(apply, "LISTENER") == 0 || strcmp(apply, "FILTER_CHAIN") == 0 || strcmp(apply, "NETWORK_FILTER") == 0 ||
         strcmp(apply, "HTTP_FILTER") == 0) {
         if (listener == NULL) {
             wh_verr(c, "Envoy filter: applyTo for listener class objects cannot have non listener match");
-            return;
+            return 1;
         }
         if (filter == NULL)
-            return;
+            return 0;
         if (strcmp(apply, "LISTENER") == 0 || strcmp(apply, "FILTER_CHAIN") == 0)
             wh_vwarn(c, "Envoy filter: filter match has no effect when used with %s", apply);
         if (*wh_vstr(filter, "name") == '\0') {
             wh_verr(c, "Envoy filter: filter match has no name to match on");
-            return;
+            return 1;
         }
         if (wh_vget(filter, "subFilter") != NULL) {
             if (strcmp(apply, "HTTP_FILTER") != 0) {
                 wh_verr(c, "Envoy filter: subfilter match can be used with applyTo HTTP_FILTER only");
-                return;
+                return 1;
             }
             if (strcmp(wh_vstr(filter, "name"), "envoy.filters.network.http_connection_manager") != 0 &&
                 strcmp(wh_vstr(filter, "name"), "envoy.http_connection_manager") != 0) {
                 wh_verr(c, "Envoy filter: subfilter match requires filter match with "
                            "envoy.filters.network.http_connection_manager");
-                return;
+                return 1;
             }
             if (*wh_vstr(wh_vobj(filter, "subFilter"), "name") == '\0') {
                 wh_verr(c, "Envoy filter: subfilter match has no name to match on");
-                return;
+                return 1;
             }
         }
+        check_listener_match_name(c, wh_vstr(filter, "name"));
+        check_listener_match_name(c, wh_vstr(wh_vobj(filter, "subFilter"), "name"));
     } else if (strcmp(apply, "ROUTE_CONFIGURATION") == 0 || strcmp(apply, "VIRTUAL_HOST") == 0 ||
                strcmp(apply, "HTTP_ROUTE") == 0) {
         if (wh_vget(match, "routeConfiguration") == NULL)
@@ -189,6 +256,7 @@ static void check_patch_match(wh_vctx *c, const char *apply, const json_t *match
         if (wh_vget(match, "cluster") == NULL)
             wh_verr(c, "Envoy filter: applyTo for cluster class objects cannot have non cluster match");
     }
+    return 0;
 }
 
 /* Every EnvoyFilter earns istiod's caution; then the selector and each patch
@@ -244,7 +312,9 @@ void wh_validate_envoy_filter(wh_vctx *c, const json_t *spec)
                 continue;
             }
         }
-        check_patch_match(c, apply, wh_vobj(cp, "match"));
+        if (check_patch_match(c, apply, wh_vobj(cp, "match")))
+            continue; /* istiod moves on to the next patch */
+        check_patch_typed_config(c, apply, wh_vobj(patch, "value"));
     }
 }
 
