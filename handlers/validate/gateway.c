@@ -110,29 +110,23 @@ out:
 
 void wh_vcheck_server_tls(wh_vctx *c, const json_t *tls)
 {
-    const char *mode, *minv, *maxv, *prefix;
+    const char *mode, *minv, *prefix;
     const json_t *certs;
     int cred, creds, pair, sources;
     static const char *const versions[] = {"TLS_AUTO", "TLSV1_0", "TLSV1_1", "TLSV1_2", "TLSV1_3"};
-    int minn = 0, maxn = 0, i;
+    int minn = 0, i;
     size_t k;
 
     if (tls == NULL)
         return;
     mode = wh_venum(tls, "mode", "PASSTHROUGH");
     minv = wh_venum(tls, "minProtocolVersion", "TLS_AUTO");
-    maxv = wh_venum(tls, "maxProtocolVersion", "TLS_AUTO");
-    for (i = 0; i < 5; i++) {
+    for (i = 0; i < 5; i++)
         if (strcmp(minv, versions[i]) == 0)
             minn = i;
-        if (strcmp(maxv, versions[i]) == 0)
-            maxn = i;
-    }
     if ((minn == 1 || minn == 2) && wh_varr(tls, "cipherSuites") == NULL)
         wh_vwarn(c, "TLS version below TLSV1_2 require setting compatible ciphers as by default they no longer "
                     "include compatible ciphers.");
-    if (maxn != 0 && minn > maxn)
-        wh_verr(c, "Tls min protocol version %s is greater than max protocol version %s", minv, maxv);
     check_ciphers(c, wh_varr(tls, "cipherSuites"));
     cred = *wh_vstr(tls, "credentialName") != '\0';
     creds = wh_varr(tls, "credentialNames") != NULL;
