@@ -470,7 +470,8 @@ static const char *re_escape(const char *p, re_error *e)
             }
             return end + 1;
         }
-        if (!isalpha((unsigned char)*p)) {
+        /* a one-letter name is one of Unicode's general categories */
+        if (*p == '\0' || strchr("CLMNPSZ", *p) == NULL) {
             re_fail(e, "invalid character class range", s, *p ? p + 1 : p);
             return *p ? p + 1 : p;
         }
