@@ -146,7 +146,7 @@ def main():
             tm, dm = owner_meta(pod)
             pc = res.get("proxyConfig") or {}
             cases.append({"name": name, "templates": [templates[t] for t in res.get("names") or wanted],
-                          "values": values, "mesh": mesh, "pod": pod, "proxyConfig": pc, "typeMeta": tm,
+                          "values": values, "mesh": mesh, "pod": pod, "typeMeta": tm,
                           "deploymentMeta": dm, "revision": res.get("revision") or "",
                           "native": bool(res.get("native")),
                           "concurrency": concurrency(pc, pod["metadata"].get("annotations") or {}, values)})
