@@ -11,6 +11,7 @@
  * that toYaml output and kube-inject output match byte for byte.
  */
 #include "wh_chars.h"
+#include "wh_float.h"
 #include "wh_yaml.h"
 #include "wh_yaml_int.h"
 
@@ -959,105 +960,29 @@ static int plain_allowed(const char *s, size_t len)
     return r.kind == SK_STR && !is_base60_float(s);
 }
 
-/* Go's strconv.FormatFloat(f, 'g', -1, 64). */
-static void format_go_g(double f, char *out, size_t cap)
-{
-    char buf[64];
-    int prec;
-
-    if (isnan(f)) {
-        snprintf(out, cap, ".nan");
-        return;
-    }
-    if (isinf(f)) {
-        snprintf(out, cap, f > 0 ? ".inf" : "-.inf");
-        return;
-    }
-    /* Shortest representation that round-trips. */
-    for (prec = 1; prec <= 17; prec++) {
-        snprintf(buf, sizeof(buf), "%.*e", prec - 1, f);
-        if (strtod(buf, NULL) == f)
-            break;
-    }
-    /* buf is d.ddde±XX: split digits and exponent. */
-    char digits[32];
-    size_t nd = 0;
-    const char *p = buf;
-    int neg = 0;
-    if (*p == '-')
-        neg = 1, p++;
-    for (; *p && *p != 'e'; p++)
-        if (isdigit((unsigned char)*p))
-            digits[nd++] = *p;
-    digits[nd] = '\0';
-    int exp = atoi(p + 1);
-    /* Drop trailing zeros of the mantissa. */
-    while (nd > 1 && digits[nd - 1] == '0')
-        digits[--nd] = '\0';
-    char *o = out;
-    size_t left = cap;
-#define PUT(c)                                                                                                         \
-    do {                                                                                                               \
-        if (left > 1) {                                                                                                \
-            *o++ = (c);                                                                                                \
-            left--;                                                                                                    \
-        }                                                                                                              \
-    } while (0)
-    if (neg)
-        PUT('-');
-    if (exp < -4 || exp >= 6) { /* shortest 'g' decides with precision 6 */
-        PUT(digits[0]);
-        if (nd > 1) {
-            PUT('.');
-            for (size_t i = 1; i < nd; i++)
-                PUT(digits[i]);
-        }
-        PUT('e');
-        PUT(exp < 0 ? '-' : '+');
-        int ae = exp < 0 ? -exp : exp;
-        char eb[16];
-        snprintf(eb, sizeof(eb), "%02d", ae);
-        for (char *q = eb; *q; q++)
-            PUT(*q);
-    } else if (exp < 0) {
-        PUT('0');
-        PUT('.');
-        for (int i = -1; i > exp; i--)
-            PUT('0');
-        for (size_t i = 0; i < nd; i++)
-            PUT(digits[i]);
-    } else {
-        for (int i = 0; i <= exp; i++)
-            PUT((size_t)i < nd ? digits[i] : '0');
-        if ((size_t)exp + 1 < nd) {
-            PUT('.');
-            for (size_t i = (size_t)exp + 1; i < nd; i++)
-                PUT(digits[i]);
-        }
-    }
-#undef PUT
-    *o = '\0';
-}
-
 /* The text go-yaml v2 writes for a JSON number, after sigs.k8s.io/yaml's
  * JSON round trip: encoding/json prints float64 in 'f' form for 1e-6 <= |f| <
  * 1e21 (else 'e'); go-yaml reads that back as an int when it is integral and
  * fits in int64, otherwise as a float it prints with 'g'. */
-static void format_number(const json_t *v, char *out, size_t cap)
+static wh_code put_number(wh_buf *out, const json_t *v)
 {
+    char num[32];
+    int n;
+
     if (json_is_integer(v)) {
-        snprintf(out, cap, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        return;
+        n = snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        return wh_buf_append(out, num, (size_t)n);
     }
     double f = json_real_value(v);
     double a = fabs(f);
     if (f == floor(f) && a < 9.2233720368547758e18 && (a >= 1e-6 || f == 0)) {
-        snprintf(out, cap, "%lld", (long long)f);
-        return;
+        n = snprintf(num, sizeof(num), "%lld", (long long)f);
+        return wh_buf_append(out, num, (size_t)n);
     }
     /* A non-integral 'f' form such as "0.5" parses as float and is printed
-     * with 'g'; an 'e' form "1e+21" also parses as float. */
-    format_go_g(f, out, cap);
+     * with 'g'; an 'e' form "1e+21" also parses as float.  (JSON has no NaN
+     * or infinities.) */
+    return wh_float_format(out, f, 'g');
 }
 
 typedef struct key_ref {
@@ -1232,7 +1157,6 @@ static wh_code dump_value(dumper *d, const json_t *v, int depth)
 {
     yaml_event_t ev;
     wh_code rc = WH_OK;
-    char num[64];
 
     if (depth > WH_YAML_MAX_DEPTH)
         return wh_err_set(d->err, WH_E_LIMIT, "yaml: value nested deeper than %d levels", WH_YAML_MAX_DEPTH);
@@ -1244,9 +1168,13 @@ static wh_code dump_value(dumper *d, const json_t *v, int depth)
     case JSON_FALSE:
         return emit_scalar(d, "false", 5, YAML_PLAIN_SCALAR_STYLE);
     case JSON_INTEGER:
-    case JSON_REAL:
-        format_number(v, num, sizeof(num));
-        return emit_scalar(d, num, strlen(num), YAML_PLAIN_SCALAR_STYLE);
+    case JSON_REAL: {
+        wh_buf num = WH_BUF_INIT;
+        if ((rc = put_number(&num, v)) == WH_OK)
+            rc = emit_scalar(d, num.data, num.len, YAML_PLAIN_SCALAR_STYLE);
+        wh_buf_free(&num);
+        return rc;
+    }
     case JSON_STRING:
         return emit_string(d, json_string_value(v), json_string_length(v));
     case JSON_ARRAY: {
@@ -1371,8 +1299,6 @@ static int fast_empty(const json_t *v)
 
 static wh_code fast_scalar(wh_buf *b, const json_t *v)
 {
-    char num[64];
-
     switch (json_typeof(v)) {
     case JSON_NULL:
         return wh_buf_append(b, "null", 4);
@@ -1387,8 +1313,7 @@ static wh_code fast_scalar(wh_buf *b, const json_t *v)
     case JSON_ARRAY:
         return wh_buf_append(b, "[]", 2);
     default:
-        format_number(v, num, sizeof(num));
-        return wh_buf_append(b, num, strlen(num));
+        return put_number(b, v);
     }
 }
 

@@ -4,25 +4,51 @@
  *   inject_render_tool [--config F --values F --mesh F | --embedded]
  *                      [--set KEY=VALUE]... [--node NAME=KUBELET]...
  *                      [--namespace F] [--path SUFFIX] < pod.json
+ *   inject_render_tool --prune < pods.json
  *
  * --set takes the settings flags (native-sidecars, compliance-policy,
  * platform, env).  Prints one JSON object: {"inject":bool,"reason":s} when
  * skipped, {"error":s} on failure, else the rendered result (template
  * names, overlays, proxyConfig, proxyEnvs, network, native, hold, tproxy,
- * revision).
+ * revision).  --prune reads a JSON array of pods and prints it with the
+ * fields a core/v1 Pod does not have dropped, as webhookd drops them from a
+ * rendered overlay (for comparing overlays rendered elsewhere).
  */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_inject_merge.h"
 #include "wh_inject_render.h"
+#include "wh_inject_schema.h"
 
 static int usage(void)
 {
     fprintf(stderr, "usage: inject_render_tool [--config F --values F --mesh F | --embedded] [--set K=V]... "
-                    "[--node NAME=VERSION]... [--namespace F] [--path SUFFIX] < pod.json\n");
+                    "[--node NAME=VERSION]... [--namespace F] [--path SUFFIX] < pod.json\n"
+                    "       inject_render_tool --prune < pods.json\n");
     return 2;
+}
+
+/* --prune: each pod of the array on stdin, unknown fields dropped. */
+static int prune(void)
+{
+    json_t *pods = json_loadf(stdin, 0, NULL), *pod;
+    char *dump;
+    size_t i;
+
+    if (!json_is_array(pods)) {
+        fprintf(stderr, "inject_render_tool: stdin is not a JSON array\n");
+        json_decref(pods);
+        return 1;
+    }
+    json_array_foreach(pods, i, pod) wh_inject_drop_unknown_fields(pod, &wh_inject_type_pod);
+    dump = json_dumps(pods, JSON_COMPACT);
+    puts(dump ? dump : "null");
+    free(dump);
+    json_decref(pods);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -42,6 +68,8 @@ int main(int argc, char **argv)
     wh_err_clear(&err);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--prune") == 0)
+            return prune();
         if (strcmp(a, "--embedded") == 0) {
             embedded = 1;
             continue;
