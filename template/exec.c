@@ -420,32 +420,35 @@ static wh_code eval_chain_node(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, c
                             out);
 }
 
+/* The parameter letters of wh_tmpl_func.params with a Go type: the type an
+ * argument must have (type and kind, for tm_same_type) and Go's name for it.
+ * Letters not listed ('v') are interface{}. */
+static const struct param_type {
+    const wh_tmpl_type *type;
+    wh_tmpl_kind kind;
+    const char *name;
+} param_types[128] = {
+    ['s'] = {&wh_tmpl_type_string, WH_TMPL_STRING, "string"},
+    ['i'] = {&wh_tmpl_type_int, WH_TMPL_INT, "int"},
+    ['I'] = {&wh_tmpl_type_int64, WH_TMPL_INT, "int64"},
+    ['f'] = {&wh_tmpl_type_float64, WH_TMPL_FLOAT, "float64"},
+    ['b'] = {&wh_tmpl_type_bool, WH_TMPL_BOOL, "bool"},
+    ['m'] = {&wh_tmpl_type_map_string_interface, WH_TMPL_MAP, "map[string]interface {}"},
+    ['M'] = {&wh_tmpl_type_map_string_string, WH_TMPL_MAP, "map[string]string"},
+    ['l'] = {&wh_tmpl_type_interface_slice, WH_TMPL_LIST, "[]interface {}"},
+    ['L'] = {&wh_tmpl_type_string_slice, WH_TMPL_LIST, "[]string"},
+    ['r'] = {NULL, WH_TMPL_INVALID, "reflect.Value"},
+};
+
+static const struct param_type *param_info(char t)
+{
+    return (unsigned char)t < 128 ? &param_types[(unsigned char)t] : &param_types[0];
+}
+
 static const char *param_type_name(char t)
 {
-    switch (t) {
-    case 's':
-        return "string";
-    case 'i':
-        return "int";
-    case 'I':
-        return "int64";
-    case 'f':
-        return "float64";
-    case 'b':
-        return "bool";
-    case 'm':
-        return "map[string]interface {}";
-    case 'M':
-        return "map[string]string";
-    case 'l':
-        return "[]interface {}";
-    case 'L':
-        return "[]string";
-    case 'r':
-        return "reflect.Value";
-    default:
-        return "interface {}";
-    }
+    const char *name = param_info(t)->name;
+    return name != NULL ? name : "interface {}";
 }
 
 static int param_can_be_nil(char t)
@@ -475,6 +478,7 @@ static wh_tmpl_value param_zero(char t)
 /* Go's validateType: a computed value against a parameter type. */
 static wh_code validate_type(wh_tmpl_ctx *ctx, wh_tmpl_value v, char t, wh_tmpl_value *out)
 {
+    const struct param_type *pt;
     int ok;
 
     if (v.kind == WH_TMPL_INVALID) {
@@ -484,42 +488,12 @@ static wh_code validate_type(wh_tmpl_ctx *ctx, wh_tmpl_value v, char t, wh_tmpl_
         }
         return tm_errorf(ctx, "invalid value; expected %s", param_type_name(t));
     }
-    switch (t) {
-    case 0:
-    case 'v':
-    case 'r':
+    if (t == 0 || t == 'v' || t == 'r') {
         *out = v;
         return WH_OK;
-    case 's':
-        ok = tm_same_type(&v, &wh_tmpl_type_string, WH_TMPL_STRING);
-        break;
-    case 'i':
-        ok = tm_same_type(&v, &wh_tmpl_type_int, WH_TMPL_INT);
-        break;
-    case 'I':
-        ok = tm_same_type(&v, &wh_tmpl_type_int64, WH_TMPL_INT);
-        break;
-    case 'f':
-        ok = tm_same_type(&v, &wh_tmpl_type_float64, WH_TMPL_FLOAT);
-        break;
-    case 'b':
-        ok = tm_same_type(&v, &wh_tmpl_type_bool, WH_TMPL_BOOL);
-        break;
-    case 'm':
-        ok = tm_same_type(&v, &wh_tmpl_type_map_string_interface, WH_TMPL_MAP);
-        break;
-    case 'M':
-        ok = tm_same_type(&v, &wh_tmpl_type_map_string_string, WH_TMPL_MAP);
-        break;
-    case 'l':
-        ok = tm_same_type(&v, &wh_tmpl_type_interface_slice, WH_TMPL_LIST);
-        break;
-    case 'L':
-        ok = tm_same_type(&v, &wh_tmpl_type_string_slice, WH_TMPL_LIST);
-        break;
-    default:
-        ok = 0;
     }
+    pt = param_info(t);
+    ok = pt->type != NULL && tm_same_type(&v, pt->type, pt->kind);
     if (!ok)
         return tm_errorf(ctx, "wrong type for value; expected %s; got %s", param_type_name(t),
                          v.kind == WH_TMPL_NIL ? "interface {}" : tm_type_name(&v));
