@@ -918,8 +918,12 @@ void wh_validate_telemetry(wh_vctx *c, const json_t *spec)
         }
     }
     a = wh_varr(spec, "accessLogging");
-    for (i = 0; i < json_array_size(a); i++)
-        check_providers(c, wh_varr(json_array_get(a, i), "providers"));
+    for (i = 0; i < json_array_size(a); i++) {
+        const json_t *l = json_array_get(a, i);
+        if (wh_vobj(l, "filter") != NULL)
+            wh_vcheck_cel(c, wh_vstr(wh_vobj(l, "filter"), "expression"));
+        check_providers(c, wh_varr(l, "providers"));
+    }
 }
 
 /* ------------------------------------------------------------------ WasmPlugin */

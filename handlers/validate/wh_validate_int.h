@@ -184,6 +184,7 @@ void wh_vcheck_traffic_policy(wh_vctx *c, const json_t *policy);
 void wh_vcheck_connection_pool(wh_vctx *c, const json_t *pool);
 void wh_vcheck_server_tls(wh_vctx *c, const json_t *tls);
 void wh_vcheck_regex(wh_vctx *c, const char *re, const char *where);
+void wh_vcheck_cel(wh_vctx *c, const char *expr); /* cel-go's Parse of an access-log filter */
 /* "namespace/dnsName" hosts of Gateway servers (gateway=1) and Sidecar egress listeners. */
 void wh_vcheck_ns_host(wh_vctx *c, const char *h, int gateway);
 
