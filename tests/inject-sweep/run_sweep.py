@@ -67,9 +67,10 @@ def concurrency(pc, annotations, values):
 
 
 def owner_meta(pod):
-    """TypeMeta and DeploymentMeta istiod derives from the pod's controller."""
+    """TypeMeta and DeploymentMeta istiod derives from the pod's controller
+    (a pod without one stands for itself)."""
     meta = pod["metadata"]
-    ref = (meta.get("ownerReferences") or [{}])[0]
+    ref = (meta.get("ownerReferences") or [{"kind": "Pod", "apiVersion": "v1", "name": meta.get("name", "")}])[0]
     kind, name, api = ref.get("kind", ""), ref.get("name", ""), ref.get("apiVersion", "")
     if kind == "ReplicaSet" and "-" in name:
         kind, name, api = "Deployment", name.rsplit("-", 1)[0], "apps/v1"
@@ -145,7 +146,7 @@ def main():
             tm, dm = owner_meta(pod)
             pc = res.get("proxyConfig") or {}
             cases.append({"name": name, "templates": [templates[t] for t in res.get("names") or wanted],
-                          "values": values, "mesh": mesh, "pod": pod, "proxyConfig": pc, "typeMeta": tm,
+                          "values": values, "mesh": mesh, "pod": pod, "typeMeta": tm,
                           "deploymentMeta": dm, "revision": res.get("revision") or "",
                           "native": bool(res.get("native")),
                           "concurrency": concurrency(pc, pod["metadata"].get("annotations") or {}, values)})
@@ -191,7 +192,7 @@ def main():
             continue
         diff = first_diff(g["overlays"], res.get("overlays") or [])
         if diff:
-            failures.append("%s: overlay differs from Go's: %s" % (name, diff))
+            failures.append("%s: overlay differs from Go's: %s" % (name, diff[:600]))
 
     for f in failures:
         print("FAIL " + f)

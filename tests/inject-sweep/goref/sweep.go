@@ -6,7 +6,7 @@
 // Input (file named by the first argument): a JSON array of cases
 //
 //	{"name", "templates": ["<text>", ...], "values": {...}, "mesh": "<mesh.yaml text>",
-//	 "pod": {...}, "proxyConfig": {...}, "typeMeta": {...},
+//	 "pod": {...}, "typeMeta": {...},
 //	 "deploymentMeta": {"Namespace", "Name"}, "revision", "native",
 //	 "concurrency"}
 //
@@ -31,7 +31,6 @@ type sweepCase struct {
 	Values         json.RawMessage `json:"values"`
 	Mesh           string          `json:"mesh"`
 	Pod            json.RawMessage `json:"pod"`
-	ProxyConfig    json.RawMessage `json:"proxyConfig"`
 	TypeMeta       TypeMeta        `json:"typeMeta"`
 	DeploymentMeta NamespacedName  `json:"deploymentMeta"`
 	Revision       string          `json:"revision"`
@@ -52,6 +51,58 @@ type sweepData struct {
 	EstimatedConcurrency int
 }
 
+// proxyConfigFor is the mesh's default proxy config with the pod's
+// proxy.istio.io/config annotation applied the way istiod applies it
+// (jsonpb onto the default): a message field the annotation names is
+// replaced whole, a map field is merged key by key, a list field is
+// appended to, any other field is replaced.
+func proxyConfigFor(mesh *MeshConfig, annotations map[string]string) (*ProxyConfig, error) {
+	js, err := json.Marshal(mesh.DefaultConfig)
+	if err != nil {
+		return nil, err
+	}
+	fields := map[string]json.RawMessage{}
+	if err := json.Unmarshal(js, &fields); err != nil {
+		return nil, err
+	}
+	if text, ok := annotations["proxy.istio.io/config"]; ok {
+		over, err := yaml.YAMLToJSON([]byte(text))
+		if err != nil {
+			return nil, fmt.Errorf("proxy.istio.io/config: %v", err)
+		}
+		var set map[string]json.RawMessage
+		if err := json.Unmarshal(over, &set); err != nil {
+			return nil, fmt.Errorf("proxy.istio.io/config: %v", err)
+		}
+		for k, v := range set {
+			old, had := fields[k]
+			var om, nm map[string]interface{}
+			var ol, nl []interface{}
+			switch {
+			case had && (k == "proxyMetadata" || k == "runtimeValues") &&
+				json.Unmarshal(old, &om) == nil && json.Unmarshal(v, &nm) == nil:
+				for mk, mv := range nm {
+					om[mk] = mv
+				}
+				fields[k], _ = json.Marshal(om)
+			case had && json.Unmarshal(old, &ol) == nil && json.Unmarshal(v, &nl) == nil:
+				fields[k], _ = json.Marshal(append(ol, nl...))
+			default:
+				fields[k] = v
+			}
+		}
+	}
+	merged, err := json.Marshal(fields)
+	if err != nil {
+		return nil, err
+	}
+	pc := &ProxyConfig{}
+	if err := json.Unmarshal(merged, pc); err != nil {
+		return nil, fmt.Errorf("proxy config: %v", err)
+	}
+	return pc, nil
+}
+
 func render(c *sweepCase) ([]interface{}, error) {
 	var values map[string]interface{}
 	if err := yaml.Unmarshal(c.Values, &values); err != nil {
@@ -61,13 +112,13 @@ func render(c *sweepCase) ([]interface{}, error) {
 	if err != nil {
 		return nil, err
 	}
-	pc := &ProxyConfig{}
-	if err := json.Unmarshal(c.ProxyConfig, pc); err != nil {
-		return nil, fmt.Errorf("proxyConfig: %v", err)
-	}
 	var pod Pod
 	if err := json.Unmarshal(c.Pod, &pod); err != nil {
 		return nil, fmt.Errorf("pod: %v", err)
+	}
+	pc, err := proxyConfigFor(mesh, pod.ObjectMeta.Annotations)
+	if err != nil {
+		return nil, err
 	}
 	data := &sweepData{
 		SidecarTemplateData: SidecarTemplateData{
