@@ -532,7 +532,7 @@ static const char *re_class(const char *p, re_error *e)
 }
 
 /* 1 and the end when p starts a valid {n}, {n,}, {n,m}; Go treats anything else as a literal '{'. */
-static int re_repeat(const char *p, const char **end, int *bad)
+static int re_repeat(const char *p, const char **end, int *bad, long *weight)
 {
     long lo, hi;
     char *e;
@@ -555,6 +555,9 @@ static int re_repeat(const char *p, const char **end, int *bad)
         return 0;
     if (lo > 1000 || hi > 1000 || (hi >= 0 && hi < lo))
         *bad = 1;
+    *weight = hi >= 0 ? hi : lo; /* what Go's repeatIsValid multiplies */
+    if (lo < 2 && hi < 2)
+        *weight = -*weight - 1; /* no size check for {0}, {1}, {0,1}, {1,}: marked negative */
     *end = e + 1;
     return 1;
 }
@@ -610,14 +613,19 @@ void wh_vcheck_regex(wh_vctx *c, const char *re, const char *where)
     const char *p = re, *last_rep = NULL;
     int depth = 0, can_repeat = 0;
     re_error e = {NULL, NULL, 0};
+    /* Go refuses nested counted repetitions whose counts multiply past 1000 (repeatIsValid): the largest
+     * product inside each open group, and that of the last item (what a repetition applies to) */
+    long group_max[1002], last_item[1002];
 
     if (strlen(re) > 1024) {
         wh_verr(c, "%s: regex is too large, max length allowed is 1024", wh_vq(c, where));
         return;
     }
+    group_max[0] = last_item[0] = 1;
     while (*p && e.msg == NULL) {
         const char *rep = NULL, *op = p, *end;
-        int bad, flags_only;
+        int bad, flags_only, item = 1;
+        long weight = 1;
         switch (*p) {
         case '\\':
             if (p[1] == 'Q') {
@@ -626,6 +634,8 @@ void wh_vcheck_regex(wh_vctx *c, const char *re, const char *where)
                 p = stop != NULL ? stop + 2 : lit + strlen(lit);
                 if ((stop != NULL ? stop : p) != lit)
                     can_repeat = 1;
+                else
+                    item = 0;
                 break;
             }
             if (p[1] == 'C') {
@@ -645,6 +655,7 @@ void wh_vcheck_regex(wh_vctx *c, const char *re, const char *where)
             can_repeat = 1;
             break;
         case '(':
+            item = 0;
             if (p[1] == '?') {
                 p = re_perl_group(p, &e, &flags_only);
                 if (flags_only)
@@ -652,13 +663,19 @@ void wh_vcheck_regex(wh_vctx *c, const char *re, const char *where)
             } else {
                 p++;
             }
-            if (++depth > 1000)
+            if (++depth > 1000) {
                 re_fail(&e, "expression nests too deeply", re, re + strlen(re));
+                break;
+            }
+            group_max[depth] = last_item[depth] = 1;
             can_repeat = 0;
             break;
         case ')':
-            if (depth == 0)
+            if (depth == 0) {
                 re_fail(&e, "unexpected )", re, re + strlen(re));
+                break;
+            }
+            weight = group_max[depth];
             depth--;
             p++;
             can_repeat = 1;
@@ -666,10 +683,12 @@ void wh_vcheck_regex(wh_vctx *c, const char *re, const char *where)
         case '|':
             p++;
             can_repeat = 0;
+            item = 0;
             break;
         case '*':
         case '+':
         case '?':
+            item = 0;
             p++;
             if (*p == '?')
                 p++; /* non-greedy */
@@ -680,7 +699,8 @@ void wh_vcheck_regex(wh_vctx *c, const char *re, const char *where)
             rep = op;
             break;
         case '{':
-            if (re_repeat(p, &end, &bad)) {
+            if (re_repeat(p, &end, &bad, &weight)) {
+                long m = weight < 0 ? -weight - 1 : weight;
                 if (bad) {
                     re_fail(&e, "invalid repeat count", op, end);
                     break;
@@ -692,13 +712,26 @@ void wh_vcheck_regex(wh_vctx *c, const char *re, const char *where)
                     re_fail(&e, "invalid nested repetition operator", last_rep, p);
                 else if (!can_repeat)
                     re_fail(&e, "missing argument to repetition operator", op, p);
+                else if (weight > 0 && m * last_item[depth] > 1000)
+                    re_fail(&e, "invalid repeat count", op, p);
                 rep = op;
+                item = 0;
+                last_item[depth] = m > 0 ? m * last_item[depth] : 1;
+                if (last_item[depth] > group_max[depth])
+                    group_max[depth] = last_item[depth];
+                weight = 1;
                 break;
             }
+            weight = 1;
             /* FALLTHRU - without a valid count '{' is a literal */
         default:
             p++;
             can_repeat = 1;
+        }
+        if (item && e.msg == NULL) {
+            last_item[depth] = weight;
+            if (weight > group_max[depth])
+                group_max[depth] = weight;
         }
         last_rep = rep;
     }
