@@ -244,13 +244,14 @@ MSG(m_sidecar, "Sidecar", M("workloadSelector", m_net_selector), LM("ingress", m
 ENUM(e_apply_to, "EnvoyFilter.ApplyTo", "INVALID", "LISTENER", "FILTER_CHAIN", "NETWORK_FILTER", "HTTP_FILTER",
      "ROUTE_CONFIGURATION", "VIRTUAL_HOST", "HTTP_ROUTE", "CLUSTER", "EXTENSION_CONFIG", "BOOTSTRAP",
      "LISTENER_FILTER");
-ENUM(e_patch_context, "EnvoyFilter.PatchContext", "ANY", "SIDECAR_INBOUND", "SIDECAR_OUTBOUND", "GATEWAY");
+ENUM(e_patch_context, "EnvoyFilter.PatchContext", "ANY", "SIDECAR_INBOUND", "SIDECAR_OUTBOUND", "GATEWAY", "WAYPOINT");
 ENUM(e_patch_op, "EnvoyFilter.Patch.Operation", "INVALID", "MERGE", "ADD", "REMOVE", "INSERT_BEFORE", "INSERT_AFTER",
      "INSERT_FIRST", "REPLACE");
 ENUM(e_filter_class, "EnvoyFilter.Patch.FilterClass", "UNSPECIFIED", "AUTHN", "AUTHZ", "STATS");
 MSG(m_proxy_match, "EnvoyFilter.ProxyMatch", S("proxyVersion"), MPS("metadata"));
 MSG(m_ef_match, "EnvoyFilter.EnvoyConfigObjectMatch", E("context", e_patch_context), M("proxy", m_proxy_match),
-    O("listener", WH_VT_STRUCT, 1), O("routeConfiguration", WH_VT_STRUCT, 1), O("cluster", WH_VT_STRUCT, 1));
+    O("listener", WH_VT_STRUCT, 1), O("routeConfiguration", WH_VT_STRUCT, 1), O("cluster", WH_VT_STRUCT, 1),
+    O("waypoint", WH_VT_STRUCT, 1));
 MSG(m_ef_patch, "EnvoyFilter.Patch", E("operation", e_patch_op), T("value", WH_VT_STRUCT),
     E("filterClass", e_filter_class));
 MSG(m_ef_config_patch, "EnvoyFilter.EnvoyConfigObjectPatch", E("applyTo", e_apply_to), M("match", m_ef_match),
