@@ -914,19 +914,18 @@ wh_code wh_inject_json_compact(const json_t *value, wh_buf *out)
  * built when something is wrong. */
 typedef struct check_path {
     const struct check_path *up;
-    const char *key; /* field name, or NULL for a list index */
-    size_t idx;
+    const char *key; /* field name */
 } check_path;
 
+/* Go's encoding/json names the field by the chain of field names only
+ * ("spec.containers.readinessProbe.periodSeconds"): list positions and map
+ * keys are not part of it. */
 static void path_text(const check_path *p, wh_buf *out)
 {
     if (p == NULL)
         return;
     path_text(p->up, out);
-    if (p->key != NULL)
-        wh_buf_printf(out, "%s%s", out->len != 0 ? "." : "", p->key);
-    else
-        wh_buf_printf(out, "[%zu]", p->idx);
+    wh_buf_printf(out, "%s%s", out->len != 0 ? "." : "", p->key);
 }
 
 static wh_code type_error(wh_err *err, const json_t *v, const wh_inject_type *owner, const check_path *p,
@@ -976,7 +975,7 @@ static wh_code check_object(const json_t *value, const wh_inject_type *type, con
     json_object_foreach((json_t *)value, key, v)
     {
         const wh_inject_field *f = wh_inject_schema_field(type, key);
-        check_path here = {up, key, 0};
+        check_path here = {up, key};
         if (f == NULL || json_is_null(v))
             continue;
         if ((rc = check_field(v, f, type, &here, err)) != WH_OK)
@@ -1010,9 +1009,8 @@ static wh_code check_field(const json_t *v, const wh_inject_field *f, const wh_i
             return type_error(err, v, owner, path, "map[string]string");
         json_object_foreach((json_t *)v, key, mv)
         {
-            check_path here = {path, key, 0};
             if (!json_is_null(mv) && !json_is_string(mv) && !(f->kind == WH_K_QMAP && json_is_number(mv)))
-                return type_error(err, mv, owner, &here, "string");
+                return type_error(err, mv, owner, path, "string");
         }
         return WH_OK;
     }
@@ -1022,13 +1020,12 @@ static wh_code check_field(const json_t *v, const wh_inject_field *f, const wh_i
             return type_error(err, v, owner, path, f->kind == WH_K_LIST && f->type != NULL ? f->type->name : "list");
         for (i = 0; i < json_array_size(v); i++) {
             const json_t *elem = json_array_get(v, i);
-            check_path here = {path, NULL, i};
             if (json_is_null(elem))
                 continue;
             if (f->kind == WH_K_PLIST ? (json_is_object(elem) || json_is_array(elem)) : !json_is_object(elem))
-                return type_error(err, elem, owner, &here,
+                return type_error(err, elem, owner, path,
                                   f->kind == WH_K_PLIST ? "scalar" : (f->type != NULL ? f->type->name : "object"));
-            if (f->kind == WH_K_LIST && f->type != NULL && (rc = check_object(elem, f->type, &here, err)) != WH_OK)
+            if (f->kind == WH_K_LIST && f->type != NULL && (rc = check_object(elem, f->type, path, err)) != WH_OK)
                 return rc;
         }
         return WH_OK;
