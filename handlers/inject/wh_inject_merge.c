@@ -10,6 +10,7 @@
 #include "wh_inject_merge.h"
 #include "wh_json.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -940,6 +941,29 @@ static wh_code type_error(wh_err *err, const json_t *v, const wh_inject_type *ow
     return WH_E_INVALID;
 }
 
+/* A number an integer field cannot hold: Go names it with its literal
+ * ("number 2.5"), in the shortest form that reads back the same. */
+static wh_code fraction_error(wh_err *err, const json_t *v, const wh_inject_type *owner, const check_path *p)
+{
+    wh_buf text = WH_BUF_INIT;
+    char lit[40];
+    double d = json_number_value(v);
+    int prec;
+
+    for (prec = 1; prec < 17; prec++) {
+        snprintf(lit, sizeof(lit), "%.*g", prec, d);
+        if (strtod(lit, NULL) == d)
+            break;
+    }
+    if (prec == 17)
+        snprintf(lit, sizeof(lit), "%.17g", d);
+    path_text(p, &text);
+    wh_err_set(err, WH_E_INVALID, "json: cannot unmarshal number %s into Go struct field %s.%s of type int32", lit,
+               owner->name, text.data != NULL ? text.data : "");
+    wh_buf_free(&text);
+    return WH_E_INVALID;
+}
+
 static wh_code check_field(const json_t *v, const wh_inject_field *f, const wh_inject_type *owner,
                            const check_path *path, wh_err *err);
 
@@ -973,7 +997,7 @@ static wh_code check_field(const json_t *v, const wh_inject_field *f, const wh_i
     case WH_K_INT:
         if (json_is_integer(v) || (json_is_real(v) && json_real_value(v) == (double)(long long)json_real_value(v)))
             return WH_OK;
-        return type_error(err, v, owner, path, "int32");
+        return json_is_real(v) ? fraction_error(err, v, owner, path) : type_error(err, v, owner, path, "int32");
     case WH_K_BOOL:
         return json_is_boolean(v) ? WH_OK : type_error(err, v, owner, path, "bool");
     case WH_K_OBJ:

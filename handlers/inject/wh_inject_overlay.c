@@ -141,6 +141,14 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, cons
             wh_err_prefix(err, "failed applying injection overlay: template %s", name);
             goto out;
         }
+        /* istiod decodes the patched pod into a corev1.Pod after every
+         * template: a value the field's Go type cannot hold (2.5 for an
+         * int32, a number for a string) fails the injection there. */
+        if ((rc = wh_inject_go_check(merged, &wh_inject_type_pod, err)) != WH_OK) {
+            wh_err_prefix(err, "failed parsing generated injected YAML (check Istio sidecar injector configuration): "
+                               "unmarshal patched pod");
+            goto out;
+        }
     }
     *merged_out = merged;
     *tmpl_out = tmpl;

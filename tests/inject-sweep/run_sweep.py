@@ -20,6 +20,11 @@ inject_render_tool, and
 A Go-side error that webhookd reproduces passes (istiod fails too) and is
 printed, so a version that needs its own values shows.
 
+Every version also renders once per entry of values-variants.yaml: its values
+with the entry's overlay merged in (settings that switch on the branches the
+default values leave dark: CNI, custom lifecycle, seccomp, GKE certificates,
+pull secrets, ...).
+
 Usage: run_sweep.py TOOL GOREF|- MASTER_DIR SWEEP_DIR [--config DIR]... [-k SUBSTRING]
 """
 import copy
@@ -66,6 +71,18 @@ def concurrency(pc, annotations, values):
     return 2
 
 
+def numbers(v):
+    """JSON has one number type: a whole float is its integer (Go's
+    encoding/json writes 1e+07 as 10000000)."""
+    if isinstance(v, dict):
+        return {k: numbers(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [numbers(x) for x in v]
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
 def owner_meta(pod):
     """TypeMeta and DeploymentMeta istiod derives from the pod's controller
     (a pod without one stands for itself)."""
@@ -75,6 +92,16 @@ def owner_meta(pod):
     if kind == "ReplicaSet" and "-" in name:
         kind, name, api = "Deployment", name.rsplit("-", 1)[0], "apps/v1"
     return {"kind": kind, "apiVersion": api}, {"Namespace": meta.get("namespace", ""), "Name": name}
+
+
+def deep_merge(base, over):
+    """over's keys onto base, maps merged recursively (as Helm merges values)."""
+    if not isinstance(base, dict) or not isinstance(over, dict):
+        return copy.deepcopy(over)
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        out[k] = deep_merge(base.get(k), v) if k in base else copy.deepcopy(v)
+    return out
 
 
 def versions_of(sweep, master, config_dirs, only):
@@ -116,17 +143,29 @@ def main():
         for i, doc in enumerate(docs):
             pods.append((p["name"] + ("" if len(docs) == 1 else "-%d" % i), pod_of(doc)[0]))
 
+    variants = [("", None)]
+    vv = os.path.join(sweep, "values-variants.yaml")
+    if os.path.exists(vv):
+        variants += [(v["name"], v["values"]) for v in yaml.safe_load(open(vv))]
+
     failures, cases, ours = [], [], {}
     tmp = tempfile.mkdtemp(prefix="sweep-")
     versions = versions_of(sweep, master, config_dirs, only)
-    for ver, templates, values_file, mesh_file in versions:
+    runs = [(ver + ("/" + vname if vname else ""), templates, values_file, mesh_file, over)
+            for ver, templates, values_file, mesh_file in versions for vname, over in variants]
+    for ver, templates, values_file, mesh_file, over in runs:
         cfg = copy.deepcopy(base_cfg)
         cfg["templates"] = templates
         cfg["defaultTemplates"] = ["sidecar"]
-        cfg_file = os.path.join(tmp, ver + ".yaml")
+        cfg_file = os.path.join(tmp, ver.replace("/", "_") + ".yaml")
         with open(cfg_file, "w") as f:
             yaml.safe_dump(cfg, f, width=1 << 30)
         values = json.load(open(values_file))
+        if over is not None:
+            values = deep_merge(values, over)
+            values_file = os.path.join(tmp, ver.replace("/", "_") + ".values.json")
+            with open(values_file, "w") as f:
+                json.dump(values, f)
         mesh = open(mesh_file).read()
         for pname, pod in pods:
             wanted = (pod["metadata"].get("annotations") or {}).get(TEMPLATES_ANNOTATION, "sidecar").split(",")
@@ -190,7 +229,7 @@ def main():
         if err:
             failures.append("%s: webhookd fails, Go renders: %s" % (name, err))
             continue
-        diff = first_diff(g["overlays"], res.get("overlays") or [])
+        diff = first_diff(numbers(g["overlays"]), numbers(res.get("overlays") or []))
         if diff:
             failures.append("%s: overlay differs from Go's: %s" % (name, diff[:600]))
 
