@@ -351,6 +351,16 @@ static int cel_primary(cel_parser *ps)
         cel_next(ps);
         return K_OTHER;
     }
+    if (cel_is(ps, "-")) {
+        /* a signed int or double literal ("!-1"); unsigned ones take no sign */
+        cel_parser save = *ps;
+        cel_next(ps);
+        if (ps->kind == T_NUM && ps->start[ps->len - 1] != 'u' && ps->start[ps->len - 1] != 'U') {
+            cel_next(ps);
+            return K_OTHER;
+        }
+        *ps = save;
+    }
     if (cel_is_keyword_literal(ps)) {
         cel_next(ps);
         return K_OTHER;
@@ -478,7 +488,9 @@ static int cel_member(cel_parser *ps)
 static int cel_unary(cel_parser *ps)
 {
     if (cel_is(ps, "!") || cel_is(ps, "-")) {
-        while (cel_is(ps, "!") || cel_is(ps, "-"))
+        /* a run of one operator: "!!a" and "--a" parse, "!-a" does not */
+        const char *op = cel_is(ps, "!") ? "!" : "-";
+        while (cel_is(ps, op))
             cel_next(ps);
         cel_member(ps);
         return K_OTHER;
