@@ -472,12 +472,12 @@ static wh_code fn_call(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tm
 }
 
 const wh_tmpl_func tm_builtin_funcs[] = {
-    {"and", fn_andor, "rr*", NULL},   {"call", fn_call, "rr*", NULL},   {"eq", fn_eq, "rr*", NULL},
-    {"ge", fn_ge, "rr", NULL},        {"gt", fn_gt, "rr", NULL},        {"html", fn_html, "v*", NULL},
-    {"index", fn_index, "rr*", NULL}, {"js", fn_js, "v*", NULL},        {"le", fn_le, "rr", NULL},
-    {"len", fn_len, "r", NULL},       {"lt", fn_lt, "rr", NULL},        {"ne", fn_ne, "rr", NULL},
-    {"not", fn_not, "r", NULL},       {"or", fn_andor, "rr*", NULL},    {"print", fn_print, "v*", NULL},
-    {"printf", fn_printf, "sv*", NULL}, {"println", fn_println, "v*", NULL}, {"slice", fn_slice, "rr*", NULL},
-    {"urlquery", fn_urlquery, "v*", NULL},
+    {"and", fn_andor, "rr*"},   {"call", fn_call, "rr*"},   {"eq", fn_eq, "rr*"},
+    {"ge", fn_ge, "rr"},        {"gt", fn_gt, "rr"},        {"html", fn_html, "v*"},
+    {"index", fn_index, "rr*"}, {"js", fn_js, "v*"},        {"le", fn_le, "rr"},
+    {"len", fn_len, "r"},       {"lt", fn_lt, "rr"},        {"ne", fn_ne, "rr"},
+    {"not", fn_not, "r"},       {"or", fn_andor, "rr*"},    {"print", fn_print, "v*"},
+    {"printf", fn_printf, "sv*"}, {"println", fn_println, "v*"}, {"slice", fn_slice, "rr*"},
+    {"urlquery", fn_urlquery, "v*"},
 };
 const size_t tm_builtin_nfuncs = sizeof(tm_builtin_funcs) / sizeof(tm_builtin_funcs[0]);

@@ -606,13 +606,10 @@ static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, char t, 
 static wh_code call_fn(wh_tmpl_ctx *ctx, const tm_func *fn, const tm_node *node, const char *name,
                        const wh_tmpl_value *argv, size_t n, wh_tmpl_value *out)
 {
-    const tm_func *saved = ctx->fn;
     wh_code rc;
 
-    ctx->fn = fn;
     *out = wh_tmpl_invalid();
     rc = fn->fn(ctx, argv, n, out);
-    ctx->fn = saved;
     if (rc == WH_OK)
         return WH_OK;
     ctx->node = node;

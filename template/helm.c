@@ -155,9 +155,9 @@ FN(fn_tpl)
 }
 
 const wh_tmpl_func tm_helm_funcs[] = {
-    {"fromJsonArray", fn_fromjsonarray, "s", NULL}, {"fromYaml", fn_fromyaml, "s", NULL},
-    {"fromYamlArray", fn_fromyamlarray, "s", NULL}, {"include", fn_include, "sv", NULL},
-    {"required", fn_required, "sv", NULL},          {"toYaml", fn_toyaml, "v", NULL},
-    {"tpl", fn_tpl, "sm", NULL},
+    {"fromJsonArray", fn_fromjsonarray, "s"}, {"fromYaml", fn_fromyaml, "s"},
+    {"fromYamlArray", fn_fromyamlarray, "s"}, {"include", fn_include, "sv"},
+    {"required", fn_required, "sv"},          {"toYaml", fn_toyaml, "v"},
+    {"tpl", fn_tpl, "sm"},
 };
 const size_t tm_helm_nfuncs = sizeof(tm_helm_funcs) / sizeof(tm_helm_funcs[0]);

@@ -87,7 +87,6 @@ static wh_code tm_add_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t 
         }
         f.name = funcs[i].name;
         f.fn = funcs[i].fn;
-        f.data = funcs[i].data;
         if (internal && strcmp(f.name, "and") == 0)
             f.special = FN_AND;
         else if (internal && strcmp(f.name, "or") == 0)
@@ -118,11 +117,6 @@ wh_code wh_tmpl_set_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t n,
     if (set->defs.n != 0)
         return wh_err_set(err, WH_E_INVALID, "template functions must be added before parsing");
     return tm_add_funcs(set, funcs, n, 0, err);
-}
-
-void *wh_tmpl_func_data(wh_tmpl_ctx *ctx)
-{
-    return ctx->fn != NULL ? ctx->fn->data : NULL;
 }
 
 /* ---- sets ---- */

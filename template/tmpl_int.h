@@ -44,7 +44,6 @@ enum {
 typedef struct tm_func {
     const char *name;
     wh_tmpl_fn fn;
-    void *data;
     uint8_t special;  /* FN_AND / FN_OR */
     uint8_t variadic; /* the last param repeats */
     uint8_t nparams;
@@ -240,7 +239,6 @@ struct wh_tmpl_ctx {
     size_t nvars, capvars;
     const tm_def *def;   /* template being executed */
     const tm_node *node; /* where we are, for messages */
-    const tm_func *fn;   /* function being called */
     const wh_tmpl_opts *opts;
     void *user;
     unsigned depth, max_depth;

@@ -36,7 +36,7 @@
  *     {   // params "s": args[0] is a string
  *         return wh_tmpl_printf(ctx, out, "hello %.*s", (int)args[0].len, args[0].u.s);
  *     }
- *     static const wh_tmpl_func funcs[] = {{"greet", fn_greet, "s", NULL}};
+ *     static const wh_tmpl_func funcs[] = {{"greet", fn_greet, "s"}};
  *
  *     wh_tmpl_set *set = wh_tmpl_set_new(WH_TMPL_SPRIG);
  *     if (wh_tmpl_set_funcs(set, funcs, 1, &err) != WH_OK ||
@@ -297,11 +297,7 @@ typedef struct wh_tmpl_func {
      * A trailing '*' makes the last letter variadic ("s*" = ...string).  NULL
      * means "v*": any number of values, unchecked. */
     const char *params;
-    void *data; /* available to fn as wh_tmpl_func_data(ctx) */
 } wh_tmpl_func;
-
-/* The data pointer of the function being called. */
-void *wh_tmpl_func_data(wh_tmpl_ctx *ctx);
 
 /* ------------------------------------------------------------------------ */
 /* Template sets                                                             */

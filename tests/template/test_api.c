@@ -161,8 +161,8 @@ static wh_code fn_user(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tm
 }
 
 static const wh_tmpl_func funcs[] = {
-    {"isset", fn_isset, "Ms", NULL},      {"indent", fn_indent_tail, "is", NULL}, {"pairs", fn_pairs, "", NULL},
-    {"call_tmpl", fn_call_tmpl, "sv", NULL}, {"user", fn_user, "", NULL},
+    {"isset", fn_isset, "Ms"},      {"indent", fn_indent_tail, "is"}, {"pairs", fn_pairs, ""},
+    {"call_tmpl", fn_call_tmpl, "sv"}, {"user", fn_user, ""},
 };
 
 static struct pod the_pod;
@@ -262,7 +262,7 @@ static void test_functions(void **state)
 static void test_bad_params(void **state)
 {
     wh_tmpl_set *set = wh_tmpl_set_new(0);
-    wh_tmpl_func bad = {"bad", fn_user, "sx", NULL};
+    wh_tmpl_func bad = {"bad", fn_user, "sx"};
     wh_err err;
 
     assert_int_equal(wh_tmpl_set_funcs(set, &bad, 1, &err), WH_E_INVALID);
