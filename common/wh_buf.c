@@ -119,8 +119,7 @@ wh_code wh_buf_read_file(wh_buf *b, const char *path, size_t max_len, wh_err *er
     if (strcmp(path, "-") == 0)
         f = stdin;
     else if ((f = fopen(path, "rb")) == NULL)
-        return wh_err_set(err, errno == ENOENT ? WH_E_NOTFOUND : WH_E_IO, "cannot open %s: %s", path,
-                          strerror(errno));
+        return wh_err_set(err, errno == ENOENT ? WH_E_NOTFOUND : WH_E_IO, "cannot open %s: %s", path, strerror(errno));
     while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
         if (b->len - start + n > max_len) {
             rc = wh_err_set(err, WH_E_LIMIT, "%s is larger than %zu bytes", path, max_len);

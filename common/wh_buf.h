@@ -19,7 +19,10 @@ typedef struct wh_buf {
     size_t cap;
 } wh_buf;
 
+/* An initializer, which clang-format would lay out as a block. */
+/* clang-format off */
 #define WH_BUF_INIT {NULL, 0, 0}
+/* clang-format on */
 
 wh_code wh_buf_reserve(wh_buf *b, size_t extra);
 wh_code wh_buf_append(wh_buf *b, const void *data, size_t len);

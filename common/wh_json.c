@@ -127,14 +127,30 @@ static long decode_escaped(reader *r, const unsigned char *start, size_t *consum
         if (++p >= end)
             return -1;
         switch (*p++) {
-        case '"': r->tmp[len++] = '"'; break;
-        case '\\': r->tmp[len++] = '\\'; break;
-        case '/': r->tmp[len++] = '/'; break;
-        case 'b': r->tmp[len++] = '\b'; break;
-        case 'f': r->tmp[len++] = '\f'; break;
-        case 'n': r->tmp[len++] = '\n'; break;
-        case 'r': r->tmp[len++] = '\r'; break;
-        case 't': r->tmp[len++] = '\t'; break;
+        case '"':
+            r->tmp[len++] = '"';
+            break;
+        case '\\':
+            r->tmp[len++] = '\\';
+            break;
+        case '/':
+            r->tmp[len++] = '/';
+            break;
+        case 'b':
+            r->tmp[len++] = '\b';
+            break;
+        case 'f':
+            r->tmp[len++] = '\f';
+            break;
+        case 'n':
+            r->tmp[len++] = '\n';
+            break;
+        case 'r':
+            r->tmp[len++] = '\r';
+            break;
+        case 't':
+            r->tmp[len++] = '\t';
+            break;
         case 'u': {
             unsigned cp, lo;
             if (end - p < 4 || !hex4(p, &cp))

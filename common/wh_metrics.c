@@ -18,8 +18,8 @@ typedef enum metric_type { MT_COUNTER, MT_GAUGE, MT_HISTOGRAM } metric_type;
 
 typedef struct series {
     struct series *next;
-    char **values;     /* one per label */
-    double value;      /* counter / gauge; histogram sum */
+    char **values; /* one per label */
+    double value;  /* counter / gauge; histogram sum */
     unsigned long long count;
     unsigned long long *buckets; /* histogram: per-bucket (not cumulative) counts */
 } series;

@@ -9,20 +9,34 @@
 const char *wh_strerror(wh_code code)
 {
     switch (code) {
-    case WH_OK: return "ok";
-    case WH_E_NOMEM: return "out of memory";
-    case WH_E_INVALID: return "invalid input";
-    case WH_E_PARSE: return "parse error";
-    case WH_E_IO: return "I/O error";
-    case WH_E_NOTFOUND: return "not found";
-    case WH_E_CONFLICT: return "conflict";
-    case WH_E_UNSUPPORTED: return "unsupported";
-    case WH_E_TLS: return "TLS error";
-    case WH_E_RENDER: return "render error";
-    case WH_E_LIMIT: return "limit exceeded";
-    case WH_E_REMOTE: return "remote error";
-    case WH_E_TIMEOUT: return "timeout";
-    case WH_E_INTERNAL: return "internal error";
+    case WH_OK:
+        return "ok";
+    case WH_E_NOMEM:
+        return "out of memory";
+    case WH_E_INVALID:
+        return "invalid input";
+    case WH_E_PARSE:
+        return "parse error";
+    case WH_E_IO:
+        return "I/O error";
+    case WH_E_NOTFOUND:
+        return "not found";
+    case WH_E_CONFLICT:
+        return "conflict";
+    case WH_E_UNSUPPORTED:
+        return "unsupported";
+    case WH_E_TLS:
+        return "TLS error";
+    case WH_E_RENDER:
+        return "render error";
+    case WH_E_LIMIT:
+        return "limit exceeded";
+    case WH_E_REMOTE:
+        return "remote error";
+    case WH_E_TIMEOUT:
+        return "timeout";
+    case WH_E_INTERNAL:
+        return "internal error";
     }
     return "unknown error";
 }

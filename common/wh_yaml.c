@@ -235,14 +235,22 @@ static int resolve_word(const char *in, size_t n, resolved *r)
     static const word len3[] = {{"yes", SK_BOOL, 1, 0}, {"Yes", SK_BOOL, 1, 0}, {"YES", SK_BOOL, 1, 0},
                                 {"off", SK_BOOL, 0, 0}, {"Off", SK_BOOL, 0, 0}, {"OFF", SK_BOOL, 0, 0},
                                 {NULL, SK_STR, 0, 0}};
-    static const word len4[] = {{"true", SK_BOOL, 1, 0},   {"True", SK_BOOL, 1, 0},   {"TRUE", SK_BOOL, 1, 0},
-                                {"null", SK_NULL, 0, 0},   {"Null", SK_NULL, 0, 0},   {"NULL", SK_NULL, 0, 0},
-                                {".nan", SK_FLOAT, 0, NAN}, {".NaN", SK_FLOAT, 0, NAN}, {".NAN", SK_FLOAT, 0, NAN},
-                                {".inf", SK_FLOAT, 0, INFINITY}, {".Inf", SK_FLOAT, 0, INFINITY},
-                                {".INF", SK_FLOAT, 0, INFINITY}, {NULL, SK_STR, 0, 0}};
-    static const word len5[] = {{"false", SK_BOOL, 0, 0},         {"False", SK_BOOL, 0, 0},
-                                {"FALSE", SK_BOOL, 0, 0},         {"+.inf", SK_FLOAT, 0, INFINITY},
-                                {"+.Inf", SK_FLOAT, 0, INFINITY}, {"+.INF", SK_FLOAT, 0, INFINITY},
+    static const word len4[] = {{"true", SK_BOOL, 1, 0},
+                                {"True", SK_BOOL, 1, 0},
+                                {"TRUE", SK_BOOL, 1, 0},
+                                {"null", SK_NULL, 0, 0},
+                                {"Null", SK_NULL, 0, 0},
+                                {"NULL", SK_NULL, 0, 0},
+                                {".nan", SK_FLOAT, 0, NAN},
+                                {".NaN", SK_FLOAT, 0, NAN},
+                                {".NAN", SK_FLOAT, 0, NAN},
+                                {".inf", SK_FLOAT, 0, INFINITY},
+                                {".Inf", SK_FLOAT, 0, INFINITY},
+                                {".INF", SK_FLOAT, 0, INFINITY},
+                                {NULL, SK_STR, 0, 0}};
+    static const word len5[] = {{"false", SK_BOOL, 0, 0},          {"False", SK_BOOL, 0, 0},
+                                {"FALSE", SK_BOOL, 0, 0},          {"+.inf", SK_FLOAT, 0, INFINITY},
+                                {"+.Inf", SK_FLOAT, 0, INFINITY},  {"+.INF", SK_FLOAT, 0, INFINITY},
                                 {"-.inf", SK_FLOAT, 0, -INFINITY}, {"-.Inf", SK_FLOAT, 0, -INFINITY},
                                 {"-.INF", SK_FLOAT, 0, -INFINITY}, {NULL, SK_STR, 0, 0}};
     static const word *const by_len[] = {NULL, len1, len2, len3, len4, len5};
@@ -338,8 +346,8 @@ typedef struct loader {
     yaml_parser_t parser;
     anchor *anchors;
     size_t nanchors, cap_anchors;
-    size_t nodes;      /* values produced from the text itself */
-    size_t expanded;   /* values produced by alias expansion */
+    size_t nodes;    /* values produced from the text itself */
+    size_t expanded; /* values produced by alias expansion */
     wh_err *err;
 } loader;
 
@@ -481,8 +489,17 @@ static void resolve_span(const char *s, size_t len, resolved *r)
         memset(r, 0, sizeof(*r));
         r->kind = SK_STR;
         switch (c) { /* the first letters of the YAML 1.1 words */
-        case 'y': case 'Y': case 'n': case 'N': case 't': case 'T':
-        case 'f': case 'F': case 'o': case 'O': case '~':
+        case 'y':
+        case 'Y':
+        case 'n':
+        case 'N':
+        case 't':
+        case 'T':
+        case 'f':
+        case 'F':
+        case 'o':
+        case 'O':
+        case '~':
             resolve_word(s, len, r);
             break;
         default:
@@ -763,8 +780,8 @@ static wh_code load_node(loader *ld, yaml_event_t *ev, int depth, json_t **out)
     switch (ev->type) {
     case YAML_SCALAR_EVENT:
         if ((v = scalar_to_json(ev)) == NULL) {
-            rc = wh_err_set(ld->err, WH_E_PARSE, "yaml: line %zu: cannot represent %s in JSON",
-                            ev->start_mark.line + 1, (const char *)ev->data.scalar.value);
+            rc = wh_err_set(ld->err, WH_E_PARSE, "yaml: line %zu: cannot represent %s in JSON", ev->start_mark.line + 1,
+                            (const char *)ev->data.scalar.value);
             goto out;
         }
         break;

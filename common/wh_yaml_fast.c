@@ -229,26 +229,66 @@ static wh_code quoted_text(const char **pp, const char *end, wh_buf *scratch, co
         int digits = 0;
         p += 2;
         switch (e) {
-        case '0': cp = 0; break;
-        case 'a': cp = 7; break;
-        case 'b': cp = 8; break;
-        case 't': cp = 9; break;
-        case 'n': cp = 10; break;
-        case 'v': cp = 11; break;
-        case 'f': cp = 12; break;
-        case 'r': cp = 13; break;
-        case 'e': cp = 27; break;
-        case ' ': cp = ' '; break;
-        case '"': cp = '"'; break;
-        case '/': cp = '/'; break;
-        case '\\': cp = '\\'; break;
-        case 'N': cp = 0x85; break;
-        case '_': cp = 0xA0; break;
-        case 'L': cp = 0x2028; break;
-        case 'P': cp = 0x2029; break;
-        case 'x': digits = 2; break;
-        case 'u': digits = 4; break;
-        case 'U': digits = 8; break;
+        case '0':
+            cp = 0;
+            break;
+        case 'a':
+            cp = 7;
+            break;
+        case 'b':
+            cp = 8;
+            break;
+        case 't':
+            cp = 9;
+            break;
+        case 'n':
+            cp = 10;
+            break;
+        case 'v':
+            cp = 11;
+            break;
+        case 'f':
+            cp = 12;
+            break;
+        case 'r':
+            cp = 13;
+            break;
+        case 'e':
+            cp = 27;
+            break;
+        case ' ':
+            cp = ' ';
+            break;
+        case '"':
+            cp = '"';
+            break;
+        case '/':
+            cp = '/';
+            break;
+        case '\\':
+            cp = '\\';
+            break;
+        case 'N':
+            cp = 0x85;
+            break;
+        case '_':
+            cp = 0xA0;
+            break;
+        case 'L':
+            cp = 0x2028;
+            break;
+        case 'P':
+            cp = 0x2029;
+            break;
+        case 'x':
+            digits = 2;
+            break;
+        case 'u':
+            digits = 4;
+            break;
+        case 'U':
+            digits = 8;
+            break;
         default:
             goto unsupported; /* invalid escape: let the full loader word the error */
         }
@@ -296,8 +336,22 @@ static wh_code quoted(fast *f, const char **pp, const char *end, json_t **out)
 static int indicator(char c)
 {
     switch (c) {
-    case '&': case '*': case '!': case '|': case '>': case '%': case '@': case '`':
-    case ',': case '[': case ']': case '{': case '}': case '#': case '\'': case '"':
+    case '&':
+    case '*':
+    case '!':
+    case '|':
+    case '>':
+    case '%':
+    case '@':
+    case '`':
+    case ',':
+    case '[':
+    case ']':
+    case '{':
+    case '}':
+    case '#':
+    case '\'':
+    case '"':
         return 1;
     default:
         return 0;

@@ -33,8 +33,8 @@ static wh_code fn_len(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmp
 {
     long l;
 
-    if (a[0].kind == WH_TMPL_NIL || (a[0].kind == WH_TMPL_HOST && a[0].u.host == NULL && a[0].type &&
-                                     a[0].type->pointer))
+    if (a[0].kind == WH_TMPL_NIL ||
+        (a[0].kind == WH_TMPL_HOST && a[0].u.host == NULL && a[0].type && a[0].type->pointer))
         return wh_tmpl_errorf(ctx, "len of nil pointer");
     if (a[0].kind == WH_TMPL_INVALID)
         return wh_tmpl_errorf(ctx, "reflect: call of reflect.Value.Type on zero Value");
@@ -91,7 +91,7 @@ static wh_code fn_index(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_t
                 return rc;
             if (x >= len)
                 return wh_tmpl_errorf(ctx, item.kind == WH_TMPL_LIST ? "reflect: slice index out of range"
-                                                                      : "reflect: string index out of range");
+                                                                     : "reflect: string index out of range");
             if (item.kind == WH_TMPL_STRING)
                 item = wh_tmpl_uint_typed((unsigned char)item.u.s[x], &type_uint8);
             else
@@ -236,13 +236,11 @@ static int less(wh_tmpl_ctx *ctx, const wh_tmpl_value *pa, const wh_tmpl_value *
     int ka = a.kind, kb = b.kind;
 
     *rc = WH_OK;
-    if (ka != WH_TMPL_BOOL && ka != WH_TMPL_INT && ka != WH_TMPL_UINT && ka != WH_TMPL_FLOAT &&
-        ka != WH_TMPL_STRING) {
+    if (ka != WH_TMPL_BOOL && ka != WH_TMPL_INT && ka != WH_TMPL_UINT && ka != WH_TMPL_FLOAT && ka != WH_TMPL_STRING) {
         *rc = wh_tmpl_errorf(ctx, "invalid type for comparison");
         return 0;
     }
-    if (kb != WH_TMPL_BOOL && kb != WH_TMPL_INT && kb != WH_TMPL_UINT && kb != WH_TMPL_FLOAT &&
-        kb != WH_TMPL_STRING) {
+    if (kb != WH_TMPL_BOOL && kb != WH_TMPL_INT && kb != WH_TMPL_UINT && kb != WH_TMPL_FLOAT && kb != WH_TMPL_STRING) {
         *rc = wh_tmpl_errorf(ctx, "invalid type for comparison");
         return 0;
     }
@@ -472,12 +470,24 @@ static wh_code fn_call(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tm
 }
 
 const wh_tmpl_func tm_builtin_funcs[] = {
-    {"and", fn_andor, "rr*"},   {"call", fn_call, "rr*"},   {"eq", fn_eq, "rr*"},
-    {"ge", fn_ge, "rr"},        {"gt", fn_gt, "rr"},        {"html", fn_html, "v*"},
-    {"index", fn_index, "rr*"}, {"js", fn_js, "v*"},        {"le", fn_le, "rr"},
-    {"len", fn_len, "r"},       {"lt", fn_lt, "rr"},        {"ne", fn_ne, "rr"},
-    {"not", fn_not, "r"},       {"or", fn_andor, "rr*"},    {"print", fn_print, "v*"},
-    {"printf", fn_printf, "sv*"}, {"println", fn_println, "v*"}, {"slice", fn_slice, "rr*"},
+    {"and", fn_andor, "rr*"},
+    {"call", fn_call, "rr*"},
+    {"eq", fn_eq, "rr*"},
+    {"ge", fn_ge, "rr"},
+    {"gt", fn_gt, "rr"},
+    {"html", fn_html, "v*"},
+    {"index", fn_index, "rr*"},
+    {"js", fn_js, "v*"},
+    {"le", fn_le, "rr"},
+    {"len", fn_len, "r"},
+    {"lt", fn_lt, "rr"},
+    {"ne", fn_ne, "rr"},
+    {"not", fn_not, "r"},
+    {"or", fn_andor, "rr*"},
+    {"print", fn_print, "v*"},
+    {"printf", fn_printf, "sv*"},
+    {"println", fn_println, "v*"},
+    {"slice", fn_slice, "rr*"},
     {"urlquery", fn_urlquery, "v*"},
 };
 const size_t tm_builtin_nfuncs = sizeof(tm_builtin_funcs) / sizeof(tm_builtin_funcs[0]);

@@ -88,8 +88,8 @@ static wh_code verrorf(wh_tmpl_ctx *ctx, const char *fmt, va_list ap)
         } else {
             locate(ctx->node, name, loc, sizeof(loc), ctx->opts != NULL ? ctx->opts->pos : NULL);
             tm_node_string(ctx->node, &context);
-            wh_buf_printf(&m, "template: %s: executing \"%s\" at <%s>: %s", loc, name,
-                          context.data ? context.data : "", msg);
+            wh_buf_printf(&m, "template: %s: executing \"%s\" at <%s>: %s", loc, name, context.data ? context.data : "",
+                          msg);
             wh_buf_free(&context);
         }
         if (m.data == NULL)
@@ -178,9 +178,8 @@ static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, char pty
                         wh_tmpl_value *out);
 static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_func *fn, const tm_node *node,
                          tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out);
-static wh_code eval_function(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *ident,
-                             const tm_node *cmd, tm_node *const *args, size_t nargs, const wh_tmpl_value *final,
-                             wh_tmpl_value *out);
+static wh_code eval_function(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *ident, const tm_node *cmd,
+                             tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out);
 
 static void node_str(const tm_node *n, char *buf, size_t len)
 {
@@ -222,8 +221,8 @@ static wh_code ideal_constant(wh_tmpl_ctx *ctx, const tm_node *n, wh_tmpl_value 
 }
 
 static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const char *name,
-                                   const tm_node *node, tm_node *const *args, size_t nargs,
-                                   const wh_tmpl_value *final, wh_tmpl_value recv, wh_tmpl_value *out);
+                                   const tm_node *node, tm_node *const *args, size_t nargs, const wh_tmpl_value *final,
+                                   wh_tmpl_value recv, wh_tmpl_value *out);
 
 /* Receivers whose fields cannot change during a render: JSON maps and host
  * values (field callbacks are pure within a render). */
@@ -285,8 +284,8 @@ static wh_code eval_field(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const 
 }
 
 static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const char *name,
-                                   const tm_node *node, tm_node *const *args, size_t nargs,
-                                   const wh_tmpl_value *final, wh_tmpl_value recv, wh_tmpl_value *out)
+                                   const tm_node *node, tm_node *const *args, size_t nargs, const wh_tmpl_value *final,
+                                   wh_tmpl_value recv, wh_tmpl_value *out)
 {
     int has_args = nargs > 1 || final != NULL;
     wh_code rc;
@@ -344,9 +343,9 @@ static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value do
                      (recv.flags_ & TM_F_IFACE) ? "interface {}" : tm_type_name(&recv));
 }
 
-static wh_code eval_field_chain(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, wh_tmpl_value recv,
-                                const tm_node *node, const char *const *idents, size_t n, tm_node *const *args,
-                                size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
+static wh_code eval_field_chain(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, wh_tmpl_value recv, const tm_node *node,
+                                const char *const *idents, size_t n, tm_node *const *args, size_t nargs,
+                                const wh_tmpl_value *final, wh_tmpl_value *out)
 {
     const wh_tmpl_scratch *sc = ctx->scratch;
     size_t i;
@@ -378,8 +377,7 @@ static wh_code eval_field_node(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, c
                                tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
 {
     ctx->node = field;
-    return eval_field_chain(ctx, fr, dot, dot, field, field->u.field.idents, field->u.field.n, args, nargs, final,
-                            out);
+    return eval_field_chain(ctx, fr, dot, dot, field, field->u.field.idents, field->u.field.n, args, nargs, final, out);
 }
 
 static wh_code eval_variable_node(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *var,
@@ -398,8 +396,8 @@ static wh_code eval_variable_node(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot
         *out = v->val;
         return WH_OK;
     }
-    return eval_field_chain(ctx, fr, dot, v->val, var, var->u.field.idents + 1, var->u.field.n - 1, args, nargs,
-                            final, out);
+    return eval_field_chain(ctx, fr, dot, v->val, var, var->u.field.idents + 1, var->u.field.n - 1, args, nargs, final,
+                            out);
 }
 
 static wh_code eval_chain_node(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *chain,
@@ -520,8 +518,7 @@ static wh_code eval_empty_interface(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value d
     }
 }
 
-static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, char t, const tm_node *n,
-                        wh_tmpl_value *out)
+static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, char t, const tm_node *n, wh_tmpl_value *out)
 {
     wh_tmpl_value v;
     wh_code rc;
@@ -685,9 +682,8 @@ static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const t
     return call_fn(ctx, fn, node, name, argv, numin, out);
 }
 
-static wh_code eval_function(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *ident,
-                             const tm_node *cmd, tm_node *const *args, size_t nargs, const wh_tmpl_value *final,
-                             wh_tmpl_value *out)
+static wh_code eval_function(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *ident, const tm_node *cmd,
+                             tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
 {
     ctx->node = ident;
     return eval_call(ctx, fr, dot, ident->u.ident.fn, cmd, args, nargs, final, out);
@@ -1072,8 +1068,8 @@ int tm_eq(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, const wh_tmpl_value *b, wh_c
         wh_buf x = WH_BUF_INIT, y = WH_BUF_INIT;
         tm_print_value(ctx, a, &x, 1);
         tm_print_value(ctx, b, &y, 1);
-        *rc = tm_fail(ctx, WH_E_RENDER, "non-comparable types %s: %s, %s: %s", x.data ? x.data : "",
-                      tm_type_name(a), tm_type_name(b), y.data ? y.data : "");
+        *rc = tm_fail(ctx, WH_E_RENDER, "non-comparable types %s: %s, %s: %s", x.data ? x.data : "", tm_type_name(a),
+                      tm_type_name(b), y.data ? y.data : "");
         wh_buf_free(&x);
         wh_buf_free(&y);
         return 0;

@@ -66,9 +66,14 @@ FN(fn_fromyaml)
     {
         wh_tmpl_value msg;
         if (rc == WH_OK) {
-            rc = wh_tmpl_printf(ctx, &msg, "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal %s into Go value of type "
-                                           "map[string]interface {}",
-                                json_is_array(j) ? "array" : json_is_string(j) ? "string" : json_is_boolean(j) ? "bool" : "number");
+            rc = wh_tmpl_printf(
+                ctx, &msg,
+                "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal %s into Go value of type "
+                "map[string]interface {}",
+                json_is_array(j)     ? "array"
+                : json_is_string(j)  ? "string"
+                : json_is_boolean(j) ? "bool"
+                                     : "number");
             json_decref(j);
         } else {
             rc = yaml_error(ctx, wh_err_msg(&err), &msg);
@@ -106,7 +111,10 @@ static wh_code from_array(wh_tmpl_ctx *ctx, const wh_tmpl_value *s, int yaml, wh
     if (rc == WH_OK) {
         rc = wh_tmpl_printf(ctx, &msg, "%sjson: cannot unmarshal %s into Go value of type []interface {}",
                             yaml ? "error unmarshaling JSON: while decoding JSON: " : "",
-                            json_is_object(j) ? "object" : json_is_string(j) ? "string" : json_is_boolean(j) ? "bool" : "number");
+                            json_is_object(j)    ? "object"
+                            : json_is_string(j)  ? "string"
+                            : json_is_boolean(j) ? "bool"
+                                                 : "number");
         json_decref(j);
     } else if (yaml) {
         rc = yaml_error(ctx, wh_err_msg(&err), &msg);
@@ -155,9 +163,12 @@ FN(fn_tpl)
 }
 
 const wh_tmpl_func tm_helm_funcs[] = {
-    {"fromJsonArray", fn_fromjsonarray, "s"}, {"fromYaml", fn_fromyaml, "s"},
-    {"fromYamlArray", fn_fromyamlarray, "s"}, {"include", fn_include, "sv"},
-    {"required", fn_required, "sv"},          {"toYaml", fn_toyaml, "v"},
+    {"fromJsonArray", fn_fromjsonarray, "s"},
+    {"fromYaml", fn_fromyaml, "s"},
+    {"fromYamlArray", fn_fromyamlarray, "s"},
+    {"include", fn_include, "sv"},
+    {"required", fn_required, "sv"},
+    {"toYaml", fn_toyaml, "v"},
     {"tpl", fn_tpl, "sm"},
 };
 const size_t tm_helm_nfuncs = sizeof(tm_helm_funcs) / sizeof(tm_helm_funcs[0]);

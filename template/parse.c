@@ -527,15 +527,29 @@ static int at_terminator(lexer *l)
     return starts(l, l->pos, l->rd, l->rdl);
 }
 
-enum { S_TEXT, S_LEFT, S_COMMENT, S_RIGHT, S_INSIDE, S_SPACE, S_IDENT, S_FIELD, S_VARIABLE, S_CHAR, S_NUMBER,
-       S_QUOTE, S_RAW, S_DONE };
+enum {
+    S_TEXT,
+    S_LEFT,
+    S_COMMENT,
+    S_RIGHT,
+    S_INSIDE,
+    S_SPACE,
+    S_IDENT,
+    S_FIELD,
+    S_VARIABLE,
+    S_CHAR,
+    S_NUMBER,
+    S_QUOTE,
+    S_RAW,
+    S_DONE
+};
 
 static const struct {
     const char *word;
     itype t;
-} keywords[] = {{".", I_DOT},           {"block", I_BLOCK}, {"break", I_BREAK}, {"continue", I_CONTINUE},
-                {"define", I_DEFINE},   {"else", I_ELSE},   {"end", I_END},     {"if", I_IF},
-                {"range", I_RANGE},     {"nil", I_NIL},     {"template", I_TEMPLATE}, {"with", I_WITH}};
+} keywords[] = {{".", I_DOT},         {"block", I_BLOCK}, {"break", I_BREAK},       {"continue", I_CONTINUE},
+                {"define", I_DEFINE}, {"else", I_ELSE},   {"end", I_END},           {"if", I_IF},
+                {"range", I_RANGE},   {"nil", I_NIL},     {"template", I_TEMPLATE}, {"with", I_WITH}};
 
 static int keyword(const char *w, size_t n)
 {
@@ -915,7 +929,7 @@ typedef struct parser {
     size_t errlen;
     int failed;
     int nomem;
-    size_t hi; /* furthest item read: Go reports its line */
+    size_t hi;          /* furthest item read: Go reports its line */
     const char **names; /* interned names: open addressing, capnames a power of two */
     size_t nnames, capnames;
 } parser;
@@ -2111,8 +2125,8 @@ out:
     free(v.v);
 }
 
-wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const char *name,
-                 const char *text, size_t len, char *errmsg, size_t errlen)
+wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const char *name, const char *text, size_t len,
+                 char *errmsg, size_t errlen)
 {
     lexer lx;
     parser p;

@@ -157,7 +157,8 @@ wh_code wh_tmpl_set_delims(wh_tmpl_set *set, const char *left, const char *right
 {
     char *l = NULL, *r = NULL;
 
-    if ((left != NULL && *left && (l = strdup(left)) == NULL) || (right != NULL && *right && (r = strdup(right)) == NULL)) {
+    if ((left != NULL && *left && (l = strdup(left)) == NULL) ||
+        (right != NULL && *right && (r = strdup(right)) == NULL)) {
         free(l);
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
     }

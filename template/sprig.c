@@ -84,8 +84,8 @@ static int std_int_type(const wh_tmpl_value *v)
 {
     const char *t = tm_type_name(v);
     return strcmp(t, "int") == 0 || strcmp(t, "int64") == 0 || strcmp(t, "int32") == 0 || strcmp(t, "int16") == 0 ||
-           strcmp(t, "int8") == 0 || strcmp(t, "uint") == 0 || strcmp(t, "uint64") == 0 ||
-           strcmp(t, "uint32") == 0 || strcmp(t, "uint16") == 0 || strcmp(t, "uint8") == 0;
+           strcmp(t, "int8") == 0 || strcmp(t, "uint") == 0 || strcmp(t, "uint64") == 0 || strcmp(t, "uint32") == 0 ||
+           strcmp(t, "uint16") == 0 || strcmp(t, "uint8") == 0;
 }
 
 /* strconv.ParseInt(trimZeroDecimal(s), 0, 0) */
@@ -294,8 +294,8 @@ static size_t uspace_len(const char *s, size_t len)
     if (is_space_byte(s[0]))
         return 1;
     w = tm_utf8_decode(s, len, &r);
-    if (w > 1 && (r == 0x85 || r == 0xa0 || r == 0x1680 || (r >= 0x2000 && r <= 0x200a) || r == 0x2028 ||
-                  r == 0x2029 || r == 0x202f || r == 0x205f || r == 0x3000))
+    if (w > 1 && (r == 0x85 || r == 0xa0 || r == 0x1680 || (r >= 0x2000 && r <= 0x200a) || r == 0x2028 || r == 0x2029 ||
+                  r == 0x202f || r == 0x205f || r == 0x3000))
         return w;
     return 0;
 }
@@ -1058,9 +1058,8 @@ FN(fn_uuidv4)
         return wh_tmpl_errorf(ctx, "no randomness available");
     u[6] = (u[6] & 0x0f) | 0x40;
     u[8] = (u[8] & 0x3f) | 0x80;
-    return wh_tmpl_printf(ctx, out, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
-                          u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
-                          u[15]);
+    return wh_tmpl_printf(ctx, out, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+                          u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
 }
 
 /* ---- numbers ---- */
@@ -2305,8 +2304,7 @@ static int compile_re(wh_tmpl_ctx *ctx, const wh_tmpl_value *pat, regex_t *re)
         if (c == '?' && i > 0 && (pat->u.s[i - 1] == '*' || pat->u.s[i - 1] == '+' || pat->u.s[i - 1] == '?') &&
             !in_class) {
             wh_buf_free(&b);
-            return wh_tmpl_errorf(ctx, "unsupported regular expression (non-greedy): %.*s", (int)pat->len,
-                                  pat->u.s);
+            return wh_tmpl_errorf(ctx, "unsupported regular expression (non-greedy): %.*s", (int)pat->len, pat->u.s);
         }
         wh_buf_putc(&b, c);
     }
@@ -2387,8 +2385,7 @@ static wh_code regex_each(wh_tmpl_ctx *ctx, regex_t *re, const char *s, size_t l
     return WH_OK;
 }
 
-static wh_code regex_find(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, int all, int must,
-                          wh_tmpl_value *out)
+static wh_code regex_find(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, int all, int must, wh_tmpl_value *out)
 {
     regex_t re;
     regmatch_t *m;

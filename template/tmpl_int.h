@@ -33,11 +33,7 @@ void tm_arena_reset(tm_arena *a);
 void tm_arena_free(tm_arena *a);
 
 /* ---- functions ---- */
-enum {
-    FN_PLAIN = 0,
-    FN_AND,
-    FN_OR
-};
+enum { FN_PLAIN = 0, FN_AND, FN_OR };
 
 /* Parameter codes beyond the public ones: 'r' is reflect.Value (a missing
  * value stays WH_TMPL_INVALID, nil stays nil). */
@@ -176,8 +172,8 @@ const tm_func *tm_find_func(const wh_tmpl_set *set, const char *name, size_t len
 const tm_def *tm_find_def(const tm_defs *defs, const char *name);
 
 /* Parse `text` into `defs` (trees and strings in `arena`). */
-wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const char *name,
-                 const char *text, size_t len, char *errmsg, size_t errlen);
+wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const char *name, const char *text, size_t len,
+                 char *errmsg, size_t errlen);
 /* Go's node.String() (for messages). */
 void tm_node_string(const tm_node *n, wh_buf *out);
 /* Go's strconv.Quote. */
@@ -245,8 +241,8 @@ struct wh_tmpl_ctx {
     uint64_t steps, max_steps;
     size_t max_output;
     json_t *owned; /* JSON made during the render (fromJson, ...), released at its end */
-    int failed;  /* an error message is recorded */
-    int located; /* the message already carries "template: ...: executing ..." */
+    int failed;    /* an error message is recorded */
+    int located;   /* the message already carries "template: ...: executing ..." */
     char errmsg[WH_ERR_MSG_MAX];
 };
 

@@ -124,9 +124,9 @@ static wh_tmpl_value tm_json_elem(const json_t *j, const wh_tmpl_type *elem)
 
 /* ---- types ---- */
 
-static const char *const kind_names[] = {"<nil>",  "<nil>",  "bool",           "int",
-                                         "uint",   "float64", "string",        "[]interface {}",
-                                         "map[string]interface {}", "struct"};
+static const char *const kind_names[] = {
+    "<nil>", "<nil>", "bool", "int", "uint", "float64", "string", "[]interface {}", "map[string]interface {}",
+    "struct"};
 
 const char *tm_type_name(const wh_tmpl_value *v)
 {
@@ -140,9 +140,16 @@ const char *wh_tmpl_type_name(const wh_tmpl_value *v)
     return tm_type_name(v);
 }
 
-static const wh_tmpl_type *const default_types[] = {
-    NULL, NULL, &wh_tmpl_type_bool, &wh_tmpl_type_int, NULL, &wh_tmpl_type_float64, &wh_tmpl_type_string,
-    &wh_tmpl_type_interface_slice, &wh_tmpl_type_map_string_interface, NULL};
+static const wh_tmpl_type *const default_types[] = {NULL,
+                                                    NULL,
+                                                    &wh_tmpl_type_bool,
+                                                    &wh_tmpl_type_int,
+                                                    NULL,
+                                                    &wh_tmpl_type_float64,
+                                                    &wh_tmpl_type_string,
+                                                    &wh_tmpl_type_interface_slice,
+                                                    &wh_tmpl_type_map_string_interface,
+                                                    NULL};
 
 int tm_same_type(const wh_tmpl_value *v, const wh_tmpl_type *t, wh_tmpl_kind kind)
 {
@@ -502,8 +509,8 @@ wh_code tm_print_value(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out, in
 {
     wh_code rc = WH_OK;
 
-    if (v->type != NULL && v->type->format != NULL && !(v->kind == WH_TMPL_HOST && v->u.host == NULL &&
-                                                         v->type->pointer))
+    if (v->type != NULL && v->type->format != NULL &&
+        !(v->kind == WH_TMPL_HOST && v->u.host == NULL && v->type->pointer))
         return v->type->format(ctx, v, out);
     switch (v->kind) {
     case WH_TMPL_INVALID:
@@ -811,7 +818,9 @@ wh_code tm_value_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, json_t **out)
     case WH_TMPL_FLOAT:
         if (isnan(v->u.f) || isinf(v->u.f))
             return tm_fail(ctx, WH_E_RENDER, "json: unsupported value: %s",
-                           isnan(v->u.f) ? "NaN" : v->u.f > 0 ? "+Inf" : "-Inf");
+                           isnan(v->u.f) ? "NaN"
+                           : v->u.f > 0  ? "+Inf"
+                                         : "-Inf");
         /* encoding/json prints integral floats without a fraction: keep them integers */
         if (v->u.f == floor(v->u.f) && fabs(v->u.f) < 9.2e18)
             *out = json_integer((json_int_t)v->u.f);

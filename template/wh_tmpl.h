@@ -106,7 +106,7 @@ typedef struct wh_tmpl_value {
     uint8_t kind; /* wh_tmpl_kind */
     uint8_t rep;  /* WH_TMPL_REP_* for LIST and MAP */
     uint16_t flags_;
-    uint32_t len; /* STRING: byte length */
+    uint32_t len;             /* STRING: byte length */
     const wh_tmpl_type *type; /* Go type; NULL = the kind's default type (see below) */
     union {
         int b;
@@ -145,22 +145,22 @@ typedef json_t *(*wh_tmpl_json_fn)(wh_tmpl_ctx *ctx, const wh_tmpl_value *v);
 /* A Go type.  Callers define their own as static const; the engine provides
  * the common ones below.  Fields not needed may be NULL/0. */
 struct wh_tmpl_type {
-    const char *name;          /* as %T prints it: "*v1.ObjectMeta", "map[string]string", "v1alpha1.Mode" */
-    wh_tmpl_kind kind;         /* the underlying kind of values of this type */
-    const wh_tmpl_type *elem;  /* LIST/MAP: element type (NULL = interface {}) */
-    wh_tmpl_field_fn field;    /* fields and methods (any kind may have methods, e.g. an enum's .String) */
-    wh_tmpl_format_fn format;  /* %v; NULL = the kind's default printing */
-    wh_tmpl_json_fn to_json;   /* encoding/json form; NULL = the kind's default */
-    int pointer;               /* 1 if this is a pointer type (a nil one prints "<nil>", is false) */
+    const char *name;         /* as %T prints it: "*v1.ObjectMeta", "map[string]string", "v1alpha1.Mode" */
+    wh_tmpl_kind kind;        /* the underlying kind of values of this type */
+    const wh_tmpl_type *elem; /* LIST/MAP: element type (NULL = interface {}) */
+    wh_tmpl_field_fn field;   /* fields and methods (any kind may have methods, e.g. an enum's .String) */
+    wh_tmpl_format_fn format; /* %v; NULL = the kind's default printing */
+    wh_tmpl_json_fn to_json;  /* encoding/json form; NULL = the kind's default */
+    int pointer;              /* 1 if this is a pointer type (a nil one prints "<nil>", is false) */
 };
 
 /* Types the engine knows (element types and typed collections). */
 extern const wh_tmpl_type wh_tmpl_type_bool, wh_tmpl_type_string, wh_tmpl_type_int, wh_tmpl_type_int32,
     wh_tmpl_type_int64, wh_tmpl_type_float64;
-extern const wh_tmpl_type wh_tmpl_type_map_string_string;       /* map[string]string */
-extern const wh_tmpl_type wh_tmpl_type_string_slice;            /* []string */
-extern const wh_tmpl_type wh_tmpl_type_map_string_interface;    /* map[string]interface {} */
-extern const wh_tmpl_type wh_tmpl_type_interface_slice;         /* []interface {} */
+extern const wh_tmpl_type wh_tmpl_type_map_string_string;    /* map[string]string */
+extern const wh_tmpl_type wh_tmpl_type_string_slice;         /* []string */
+extern const wh_tmpl_type wh_tmpl_type_map_string_interface; /* map[string]interface {} */
+extern const wh_tmpl_type wh_tmpl_type_interface_slice;      /* []interface {} */
 
 /* Constructors (all borrow; none allocates). */
 static inline wh_tmpl_value wh_tmpl_invalid(void)
@@ -303,7 +303,7 @@ typedef struct wh_tmpl_func {
 /* Template sets                                                             */
 
 enum {
-    WH_TMPL_SPRIG = 1 << 0,         /* add Sprig's text functions (sprig.TxtFuncMap) */
+    WH_TMPL_SPRIG = 1 << 0,            /* add Sprig's text functions (sprig.TxtFuncMap) */
     WH_TMPL_MISSINGKEY_ERROR = 1 << 1, /* Option("missingkey=error"): a missing map key fails */
     WH_TMPL_MISSINGKEY_ZERO = 1 << 2,  /* Option("missingkey=zero") */
     WH_TMPL_HELM = 1 << 3              /* add Helm 3's toYaml, fromYaml, fromYamlArray, fromJsonArray,

@@ -60,10 +60,10 @@ void free(void *p)
 }
 
 /* ---- the intercepted render ---- */
-wh_code __real_wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value data,
-                              const wh_tmpl_opts *opts, wh_buf *out, wh_err *err);
-wh_code __wrap_wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value data,
-                              const wh_tmpl_opts *opts, wh_buf *out, wh_err *err);
+wh_code __real_wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value data, const wh_tmpl_opts *opts,
+                              wh_buf *out, wh_err *err);
+wh_code __wrap_wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value data, const wh_tmpl_opts *opts,
+                              wh_buf *out, wh_err *err);
 
 static struct {
     int done;
@@ -115,8 +115,8 @@ static void measure(const wh_tmpl_set *set, const char *name, wh_tmpl_value data
     wh_buf_free(&out);
 }
 
-wh_code __wrap_wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value data,
-                              const wh_tmpl_opts *opts, wh_buf *out, wh_err *err)
+wh_code __wrap_wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value data, const wh_tmpl_opts *opts,
+                              wh_buf *out, wh_err *err)
 {
     if (!bench.done) {
         bench.done = 1;

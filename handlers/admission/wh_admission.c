@@ -191,7 +191,8 @@ static wh_code check_strings(const json_t *obj, const char *field, const char *c
     for (; *keys != NULL; keys++) {
         const json_t *v = json_object_get(obj, *keys);
         if (v != NULL && !json_is_string(v) && !json_is_null(v))
-            return wh_err_set(err, WH_E_PARSE, "request.%s.%s must be a string, got %s", field, *keys, wh_json_type_name(v));
+            return wh_err_set(err, WH_E_PARSE, "request.%s.%s must be a string, got %s", field, *keys,
+                              wh_json_type_name(v));
     }
     return WH_OK;
 }
@@ -253,7 +254,8 @@ wh_code wh_admission_decode(const char *body, size_t len, json_t **review, wh_ad
     if (*review == NULL)
         return wh_err_set(err, WH_E_PARSE, "invalid JSON at line %d, column %d: %s", jerr.line, jerr.column, jerr.text);
     if (!json_is_object(*review))
-        return wh_err_set(err, WH_E_PARSE, "expected an AdmissionReview object, got a JSON %s", wh_json_type_name(*review));
+        return wh_err_set(err, WH_E_PARSE, "expected an AdmissionReview object, got a JSON %s",
+                          wh_json_type_name(*review));
 
     kind = json_object_get(*review, "kind");
     api_version = json_object_get(*review, "apiVersion");

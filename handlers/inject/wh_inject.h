@@ -43,7 +43,7 @@ void wh_inject_pod_result_clear(wh_inject_pod_result *res);
 typedef struct wh_inject_call {
     wh_inject_registry *registry;       /* borrowed */
     const wh_inject_settings *settings; /* borrowed */
-    const json_t *namespaces;          /* name -> Namespace (OpenShift UID/GID), or NULL (borrowed) */
+    const json_t *namespaces;           /* name -> Namespace (OpenShift UID/GID), or NULL (borrowed) */
     char revision[64];                  /* the revision that answered ("" when none) */
     int skipped, failed;
 } wh_inject_call;

@@ -45,8 +45,8 @@ struct stype {
     wh_tmpl_type t; /* first: the engine hands us &t */
     const struct sfield *fields;
     size_t n;
-    int proto;       /* generated proto message: GetX getters, nil-safe */
-    int ordered;     /* encoding/json output rebuilt in Go field order */
+    int proto;                /* generated proto message: GetX getters, nil-safe */
+    int ordered;              /* encoding/json output rebuilt in Go field order */
     const wh_tmpl_type *list; /* []T of this struct */
 };
 
@@ -54,20 +54,21 @@ static wh_code struct_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const c
                             size_t nargs, wh_tmpl_value *out);
 static json_t *struct_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v);
 
-#define STRUCT_TYPE(var, goname, ptr, fieldtab, isproto, isordered, listtype)                                        \
-    static const struct stype var = {                                                                              \
-        {goname, WH_TMPL_HOST, NULL, struct_field, NULL, struct_json, ptr},                                          \
-        fieldtab,                                                                                                    \
-        sizeof(fieldtab) / sizeof(fieldtab[0]),                                                                      \
-        isproto,                                                                                                     \
-        isordered,                                                                                                   \
-        listtype}
+#define STRUCT_TYPE(var, goname, ptr, fieldtab, isproto, isordered, listtype)                                          \
+    static const struct stype var = {{goname, WH_TMPL_HOST, NULL, struct_field, NULL, struct_json, ptr},               \
+                                     fieldtab,                                                                         \
+                                     sizeof(fieldtab) / sizeof(fieldtab[0]),                                           \
+                                     isproto,                                                                          \
+                                     isordered,                                                                        \
+                                     listtype}
 
 /* ---- Kubernetes core/v1 ---- */
 
 static const struct sfield port_fields[] = {
-    {"Name", "name", F_STR, NULL, NULL, 0},          {"HostPort", "hostPort", F_I32, NULL, NULL, 0},
-    {"ContainerPort", "containerPort", F_I32, NULL, NULL, 1}, {"Protocol", "protocol", F_STR, NULL, NULL, 0},
+    {"Name", "name", F_STR, NULL, NULL, 0},
+    {"HostPort", "hostPort", F_I32, NULL, NULL, 0},
+    {"ContainerPort", "containerPort", F_I32, NULL, NULL, 1},
+    {"Protocol", "protocol", F_STR, NULL, NULL, 0},
     {"HostIP", "hostIP", F_STR, NULL, NULL, 0},
 };
 static const wh_tmpl_type port_list_type;
@@ -102,7 +103,8 @@ static const struct sfield container_fields[] = {
 };
 static const wh_tmpl_type container_list_type;
 STRUCT_TYPE(container_type, "v1.Container", 0, container_fields, 0, 0, &container_list_type);
-static const wh_tmpl_type container_list_type = {"[]v1.Container", WH_TMPL_LIST, &container_type.t, NULL, NULL, NULL, 0};
+static const wh_tmpl_type container_list_type = {
+    "[]v1.Container", WH_TMPL_LIST, &container_type.t, NULL, NULL, NULL, 0};
 
 static const struct sfield meta_fields[] = {
     {"Name", "name", F_STR, NULL, NULL, 0},
@@ -171,7 +173,7 @@ STRUCT_TYPE(spec_type, "v1.PodSpec", 0, spec_fields, 0, 0, NULL);
 static const char *const interception_names[] = {"REDIRECT", "TPROXY", "NONE", NULL};
 static const char *const auth_policy_names[] = {"NONE", "MUTUAL_TLS", NULL};
 static const char *const tracing_service_names[] = {"APP_LABEL_AND_NAMESPACE", "CANONICAL_NAME_ONLY",
-                                                     "CANONICAL_NAME_AND_NAMESPACE", NULL};
+                                                    "CANONICAL_NAME_AND_NAMESPACE", NULL};
 
 static const struct sfield tls_fields[] = {
     {"Mode", "mode", F_ANY, NULL, NULL, 0},
@@ -315,7 +317,6 @@ static const struct sfield mesh_fields[] = {
     {"ServiceScopeConfigs", "serviceScopeConfigs", F_ANY, NULL, NULL, 0},
 };
 STRUCT_TYPE(mesh_type, "*v1alpha1.MeshConfig", 1, mesh_fields, 1, 0, NULL);
-
 
 /* ---- enums, wrappers, durations ---- */
 
@@ -570,7 +571,7 @@ static wh_code field_value(wh_tmpl_ctx *ctx, const struct sfield *f, const json_
         *out = wh_tmpl_host(&f->sub->t, json_is_object(j) ? j : NULL);
         return WH_OK;
     case F_ENUM: {
-        const struct etype *et = f->enums == interception_names ? &interception_enum
+        const struct etype *et = f->enums == interception_names  ? &interception_enum
                                  : f->enums == auth_policy_names ? &auth_enum
                                                                  : &tracing_name_enum;
         int64_t n = 0;
@@ -739,8 +740,8 @@ static json_t *deploymeta_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v)
 }
 
 static const wh_tmpl_type typemeta_type = {"v1.TypeMeta", WH_TMPL_HOST, NULL, typemeta_field, NULL, typemeta_json, 0};
-static const wh_tmpl_type deploymeta_type = {"types.NamespacedName", WH_TMPL_HOST, NULL, deploymeta_field,
-                                             NULL,                   deploymeta_json, 0};
+static const wh_tmpl_type deploymeta_type = {
+    "types.NamespacedName", WH_TMPL_HOST, NULL, deploymeta_field, NULL, deploymeta_json, 0};
 
 static wh_code data_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
                           size_t nargs, wh_tmpl_value *out)

@@ -7,8 +7,8 @@
 
 #include <string.h>
 
-static const char *const system_namespaces[] = {"kube-system", "kube-public", "kube-node-lease",
-                                                "local-path-storage", NULL};
+static const char *const system_namespaces[] = {"kube-system", "kube-public", "kube-node-lease", "local-path-storage",
+                                                NULL};
 
 static int in_values(const json_t *values, const char *v)
 {

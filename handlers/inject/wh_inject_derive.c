@@ -317,8 +317,7 @@ json_t *wh_inject_strip(const json_t *pod, int status_port)
     return copy;
 }
 
-wh_code wh_inject_select_templates(const wh_inject_revision *rev, const json_t *annotations, json_t **out,
-                                   wh_err *err)
+wh_code wh_inject_select_templates(const wh_inject_revision *rev, const json_t *annotations, json_t **out, wh_err *err)
 {
     const char *ann = wh_inject_jstr(annotations, "inject.istio.io/templates");
     json_t *names = json_array(), *res = json_array(), *n;

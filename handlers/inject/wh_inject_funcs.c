@@ -215,7 +215,8 @@ static wh_code container_ports(wh_tmpl_ctx *ctx, const wh_tmpl_value *list, int 
             const char *proto = wh_inject_jstr(p, "protocol");
             if (proto && (strcmp(proto, "UDP") == 0 || strcmp(proto, "SCTP") == 0))
                 continue;
-            wh_buf_printf(b, "%s%lld", first ? "" : ",", (long long)json_integer_value(json_object_get(p, "containerPort")));
+            wh_buf_printf(b, "%s%lld", first ? "" : ",",
+                          (long long)json_integer_value(json_object_get(p, "containerPort")));
             first = 0;
         }
     }
@@ -755,11 +756,11 @@ static wh_code fn_otel(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tm
         rc = WH_E_NOMEM;
         goto out;
     }
-#define ADD(k, ...)                                                                                                 \
-    do {                                                                                                            \
-        wh_buf_printf(b, "%s%s=", first ? "" : ",", k);                                                             \
-        wh_buf_printf(b, __VA_ARGS__);                                                                              \
-        first = 0;                                                                                                  \
+#define ADD(k, ...)                                                                                                    \
+    do {                                                                                                               \
+        wh_buf_printf(b, "%s%s=", first ? "" : ",", k);                                                                \
+        wh_buf_printf(b, __VA_ARGS__);                                                                                 \
+        first = 0;                                                                                                     \
     } while (0)
     if ((v = wh_inject_jstr(ann, "resource.opentelemetry.io/service.namespace")) && v[0])
         ADD("service.namespace", "%s", v);

@@ -120,9 +120,8 @@ static int movable_list(const json_t *pv, const wh_inject_field *f)
             for (j = 0; j < i; j++) /* duplicates go */
                 if (value_equal(json_array_get(pv, j), item))
                     return 0;
-        } else if (json_is_null(item) ||
-                   ((json_is_object(item) || json_is_array(item)) &&
-                    !movable(item, f != NULL && f->kind == WH_K_LIST ? f : NULL))) {
+        } else if (json_is_null(item) || ((json_is_object(item) || json_is_array(item)) &&
+                                          !movable(item, f != NULL && f->kind == WH_K_LIST ? f : NULL))) {
             return 0;
         }
     }
@@ -197,7 +196,8 @@ static wh_code delete_from_primitive_list(json_t *orig, const char *field, const
 
 static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type *t, int owned, wh_err *err)
 {
-    const json_t *directive = json_object_getn(patch, "$patch", 6), *retain = json_object_getn(patch, "$retainKeys", 11);
+    const json_t *directive = json_object_getn(patch, "$patch", 6),
+                 *retain = json_object_getn(patch, "$retainKeys", 11);
     const char *key;
     size_t key_len;
     json_t *pv;
@@ -281,11 +281,11 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
 }
 
 typedef struct merge_item {
-    json_t *value;  /* owned reference; shared with the original list until `own` */
+    json_t *value;     /* owned reference; shared with the original list until `own` */
     const json_t *key; /* its merge key's value (borrowed from value), looked up once */
-    int own;        /* 1 once value is a private copy that may be modified */
-    long orig_idx;  /* position in the (post-delete) original list, -1 when new */
-    long patch_idx; /* position among the patch's items, -1 when server-only */
+    int own;           /* 1 once value is a private copy that may be modified */
+    long orig_idx;     /* position in the (post-delete) original list, -1 when new */
+    long patch_idx;    /* position among the patch's items, -1 when server-only */
 } merge_item;
 
 static int cmp_patch(const void *a, const void *b)
@@ -767,9 +767,8 @@ static inline wh_code put_char(wh_buf *out, char c)
  * (0): controls, '"' and '\\'; for Go also '<', '>', '&' and 0xe2, the
  * lead byte of U+2028 and U+2029. */
 static const unsigned char plain_json[256] = {[0x20 ... 0x21] = 1, [0x23 ... 0x5b] = 1, [0x5d ... 0xff] = 1};
-static const unsigned char plain_go[256] = {[0x20 ... 0x21] = 1, [0x23 ... 0x25] = 1, [0x27 ... 0x3b] = 1,
-                                            [0x3d] = 1,          [0x3f ... 0x5b] = 1, [0x5d ... 0xe1] = 1,
-                                            [0xe3 ... 0xff] = 1};
+static const unsigned char plain_go[256] = {[0x20 ... 0x21] = 1, [0x23 ... 0x25] = 1, [0x27 ... 0x3b] = 1, [0x3d] = 1,
+                                            [0x3f ... 0x5b] = 1, [0x5d ... 0xe1] = 1, [0xe3 ... 0xff] = 1};
 
 /* `s` (UTF-8, `len` bytes) as a quoted JSON string.  `go`: escape like Go's
  * encoding/json (<, >, &, U+2028, U+2029 as \u escapes); otherwise like
@@ -934,8 +933,8 @@ static wh_code type_error(wh_err *err, const json_t *v, const wh_inject_type *ow
     wh_buf text = WH_BUF_INIT;
 
     path_text(p, &text);
-    wh_err_set(err, WH_E_INVALID, "json: cannot unmarshal %s into Go struct field %s.%s of type %s", wh_json_type_name(v),
-               owner->name, text.data != NULL ? text.data : "", want);
+    wh_err_set(err, WH_E_INVALID, "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
+               wh_json_type_name(v), owner->name, text.data != NULL ? text.data : "", want);
     wh_buf_free(&text);
     return WH_E_INVALID;
 }

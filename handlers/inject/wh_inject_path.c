@@ -81,8 +81,7 @@ static wh_code parse_env_form(const char *s, size_t len, json_t *envs)
             end++;
         const char *eq = memchr(s + i, '=', end - i);
         if (eq != NULL && eq > s + i) {
-            if ((rc = add_env(envs, s + i, (size_t)(eq - (s + i)), eq + 1, (size_t)(s + end - eq - 1), 0)) !=
-                WH_OK)
+            if ((rc = add_env(envs, s + i, (size_t)(eq - (s + i)), eq + 1, (size_t)(s + end - eq - 1), 0)) != WH_OK)
                 return rc;
         }
         i = end + seplen;

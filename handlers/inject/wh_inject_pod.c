@@ -90,7 +90,8 @@ wh_code wh_inject_set_string(json_t *obj, const char *key, const char *value, wh
 
 wh_code wh_inject_set_json_text(json_t *obj, const char *key, const wh_buf *text, wh_err *err)
 {
-    if (obj == NULL || json_object_set_new(obj, key, json_stringn_nocheck(text->data != NULL ? text->data : "", text->len)) != 0)
+    if (obj == NULL ||
+        json_object_set_new(obj, key, json_stringn_nocheck(text->data != NULL ? text->data : "", text->len)) != 0)
         return nomem(err);
     return WH_OK;
 }

@@ -18,8 +18,8 @@
  * up: what only they hold is moved into *merged (wh_inject_smp_move), so the
  * caller may only release them afterwards.  *merged and *tmpl are
  * new references; *tmpl holds only what later steps read of the template pod:
- * its containers, init containers, volumes and image pull secrets, by name.  The Go round trip (zero fields, quantities) is left to
- * wh_inject_postprocess: applying it once at the end gives the same pod. */
+ * its containers, init containers, volumes and image pull secrets, by name.  The Go round trip (zero fields,
+ * quantities) is left to wh_inject_postprocess: applying it once at the end gives the same pod. */
 wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, const char *const *names, int native,
                                  json_t **merged, json_t **tmpl, wh_err *err);
 

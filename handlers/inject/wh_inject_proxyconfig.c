@@ -63,7 +63,7 @@ struct pc_field {
 };
 
 static const char *const tracing_service_names[] = {"APP_LABEL_AND_NAMESPACE", "CANONICAL_NAME_ONLY",
-                                                     "CANONICAL_NAME_AND_NAMESPACE", NULL};
+                                                    "CANONICAL_NAME_AND_NAMESPACE", NULL};
 static const char *const interception_modes[] = {"REDIRECT", "TPROXY", "NONE", NULL};
 static const char *const auth_policies[] = {"NONE", "MUTUAL_TLS", NULL}; /* INHERIT = 1000 handled below */
 
@@ -324,7 +324,8 @@ wh_code wh_inject_proxy_config_apply(json_t *pc, const json_t *doc, wh_err *err)
             json_object_del(pc, f->name);
             continue;
         }
-        if (f->kind == PC_MAP && strcmp(f->name, "proxyMetadata") == 0 && json_is_object(json_object_get(pc, f->name))) {
+        if (f->kind == PC_MAP && strcmp(f->name, "proxyMetadata") == 0 &&
+            json_is_object(json_object_get(pc, f->name))) {
             /* proxyMetadata: the new keys win, the others stay. */
             json_t *merged = json_deep_copy(json_object_get(pc, f->name));
             if (merged == NULL || json_object_update(merged, norm) != 0) {
@@ -401,10 +402,21 @@ const char *wh_inject_interception_mode(const json_t *pc)
 /* A field equal to the built-in default is dropped by cleanProxyConfig. */
 static int is_cleared_default(const char *name, const json_t *v, const json_t *def)
 {
-    static const char *const cleared[] = {"configPath", "binaryPath", "controlPlaneAuthPolicy", "serviceCluster",
-                                          "drainDuration", "terminationDrainDuration", "parentShutdownDuration",
-                                          "discoveryAddress", "envoyMetricsService", "envoyAccessLogService",
-                                          "tracing", "proxyAdminPort", "statNameLength", "statusPort", NULL};
+    static const char *const cleared[] = {"configPath",
+                                          "binaryPath",
+                                          "controlPlaneAuthPolicy",
+                                          "serviceCluster",
+                                          "drainDuration",
+                                          "terminationDrainDuration",
+                                          "parentShutdownDuration",
+                                          "discoveryAddress",
+                                          "envoyMetricsService",
+                                          "envoyAccessLogService",
+                                          "tracing",
+                                          "proxyAdminPort",
+                                          "statNameLength",
+                                          "statusPort",
+                                          NULL};
     for (size_t i = 0; cleared[i]; i++)
         if (cleared[i][0] == name[0] && strcmp(cleared[i], name) == 0)
             return json_equal(v, json_object_get(def, name));
@@ -547,11 +559,11 @@ char *wh_inject_proxy_config_invalid(const json_t *pc)
     const json_t *v;
     int n = 0;
 
-#define PROBLEM(...)                                                                                                \
-    do {                                                                                                            \
-        wh_buf_printf(&b, "\n\t* ");                                                                                \
-        wh_buf_printf(&b, __VA_ARGS__);                                                                             \
-        n++;                                                                                                        \
+#define PROBLEM(...)                                                                                                   \
+    do {                                                                                                               \
+        wh_buf_printf(&b, "\n\t* ");                                                                                   \
+        wh_buf_printf(&b, __VA_ARGS__);                                                                                \
+        n++;                                                                                                           \
     } while (0)
 
     if ((s = wh_inject_jstr(pc, "configPath")) == NULL || s[0] == '\0')
@@ -566,7 +578,8 @@ char *wh_inject_proxy_config_invalid(const json_t *pc)
                 (long long)json_integer_value(v));
     if ((v = json_object_get(pc, "statusPort")) != NULL &&
         (json_integer_value(v) <= 0 || json_integer_value(v) > 65535))
-        PROBLEM("invalid status port: port number %lld must be in the range 1..65535", (long long)json_integer_value(v));
+        PROBLEM("invalid status port: port number %lld must be in the range 1..65535",
+                (long long)json_integer_value(v));
     if ((v = json_object_get(pc, "statNameLength")) != NULL && json_integer_value(v) < 0)
         PROBLEM("invalid stat name length: %lld", (long long)json_integer_value(v));
     if ((v = json_object_get(pc, "concurrency")) != NULL && json_integer_value(v) < 0)

@@ -215,8 +215,8 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
     revision = in->revision != NULL ? in->revision : rev->name;
     if ((out->revision = strdup(revision[0] ? revision : "default")) == NULL)
         goto nomem;
-    proxy_image = wh_inject_image(rev->values, "proxy", wh_inject_jstr(json_object_get(pc, "image"), "imageType"),
-                                  annotations);
+    proxy_image =
+        wh_inject_image(rev->values, "proxy", wh_inject_jstr(json_object_get(pc, "image"), "imageType"), annotations);
     init_image = wh_inject_image(rev->values, "proxy_init", NULL, annotations);
     if (proxy_image == NULL || init_image == NULL)
         goto nomem;
@@ -267,8 +267,8 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
         data.captured = NULL;
         if (doc == NULL) {
             size_t k = 0;
-            while (k < text.len && (text.data[k] == ' ' || text.data[k] == '\n' || text.data[k] == '\t' ||
-                                    text.data[k] == '\r'))
+            while (k < text.len &&
+                   (text.data[k] == ' ' || text.data[k] == '\n' || text.data[k] == '\t' || text.data[k] == '\r'))
                 k++;
             if (k < text.len && text.data[k] == '{')
                 doc = json_loadb(text.data + k, text.len - k, JSON_REJECT_DUPLICATES, NULL);

@@ -70,7 +70,10 @@ typedef struct wh_inject_settings {
     json_t *nodes;           /* object nodeName -> kubeletVersion (for auto); NULL: no nodes known */
 } wh_inject_settings;
 
+/* An initializer, which clang-format would lay out as a block. */
+/* clang-format off */
 #define WH_INJECT_SETTINGS_INIT {WH_INJECT_NATIVE_AUTO, 0, NULL, NULL, NULL, NULL}
+/* clang-format on */
 
 /* Apply one flag: key is "native-sidecars", "compliance-policy", "platform" or
  * "env" (value "KEY=VALUE").  Unknown key or bad value -> WH_E_INVALID. */
@@ -116,8 +119,8 @@ void wh_inject_revision_unref(wh_inject_revision *rev); /* NULL is fine */
 
 /* Accessors; all borrowed, valid while the caller holds a reference. */
 const char *wh_inject_revision_name(const wh_inject_revision *rev);
-const char *wh_inject_revision_policy(const wh_inject_revision *rev);         /* "enabled", "disabled", ... */
-const json_t *wh_inject_revision_values(const wh_inject_revision *rev);       /* values JSON object */
+const char *wh_inject_revision_policy(const wh_inject_revision *rev);   /* "enabled", "disabled", ... */
+const json_t *wh_inject_revision_values(const wh_inject_revision *rev); /* values JSON object */
 /* Mesh config applied onto Istio's DefaultMeshConfig (proto JSON names, e.g.
  * "defaultConfig":{"statusPort":15020,...}, "enablePrometheusMerge":true). */
 const json_t *wh_inject_revision_mesh(const wh_inject_revision *rev);
@@ -186,29 +189,29 @@ typedef struct wh_inject_deploy_meta {
 } wh_inject_deploy_meta;
 
 typedef struct wh_inject_input {
-    const wh_inject_revision *rev;         /* required */
-    const wh_inject_settings *settings;    /* NULL: defaults */
-    const json_t *pod;                     /* the original pod: namespace filled, managedFields dropped */
-    const json_t *url_envs;                /* from wh_inject_path_parse, or NULL */
-    const json_t *namespace_obj;           /* the pod's Namespace (OpenShift UID/GID), or NULL */
-    const char *revision;                  /* .Revision; NULL: the revision's name ("" for kube-inject) */
-    const wh_inject_deploy_meta *deploy;   /* kube-inject: from the top-level object; NULL: from the pod */
+    const wh_inject_revision *rev;       /* required */
+    const wh_inject_settings *settings;  /* NULL: defaults */
+    const json_t *pod;                   /* the original pod: namespace filled, managedFields dropped */
+    const json_t *url_envs;              /* from wh_inject_path_parse, or NULL */
+    const json_t *namespace_obj;         /* the pod's Namespace (OpenShift UID/GID), or NULL */
+    const char *revision;                /* .Revision; NULL: the revision's name ("" for kube-inject) */
+    const wh_inject_deploy_meta *deploy; /* kube-inject: from the top-level object; NULL: from the pod */
 } wh_inject_input;
 
 typedef struct wh_inject_rendered {
-    size_t n;              /* templates rendered, in order, aliases expanded */
-    char **names;          /* n template names */
-    json_t *overlays;      /* array of n overlays (objects; an empty render is {}) */
-    json_t *merge_pod;     /* the merge target: the original pod (OpenShift: own istio-proxy runAsUser/Group
-                              reset as in 3.8.4) - a new reference */
-    json_t *template_pod;  /* the stripped pod the templates saw (3.1 step 4) */
-    json_t *proxy_config;  /* effective ProxyConfig, proto JSON names, defaults filled, enums by name */
-    json_t *proxy_envs;    /* 3.10.1 map: URL envs + cluster + network (object name -> value) */
-    char *network;         /* network for the topology.istio.io/network label, or NULL */
-    char *revision;        /* status "revision" and istio.io/rev: input revision or "default" */
-    int native;            /* native flag of 3.1 step 6 (annotation exactly "true"/"false" wins) */
-    int hold;              /* holdApplicationUntilProxyStarts (proxy config OR values) */
-    int tproxy;            /* interception mode (annotation, else proxy config) == TPROXY */
+    size_t n;             /* templates rendered, in order, aliases expanded */
+    char **names;         /* n template names */
+    json_t *overlays;     /* array of n overlays (objects; an empty render is {}) */
+    json_t *merge_pod;    /* the merge target: the original pod (OpenShift: own istio-proxy runAsUser/Group
+                             reset as in 3.8.4) - a new reference */
+    json_t *template_pod; /* the stripped pod the templates saw (3.1 step 4) */
+    json_t *proxy_config; /* effective ProxyConfig, proto JSON names, defaults filled, enums by name */
+    json_t *proxy_envs;   /* 3.10.1 map: URL envs + cluster + network (object name -> value) */
+    char *network;        /* network for the topology.istio.io/network label, or NULL */
+    char *revision;       /* status "revision" and istio.io/rev: input revision or "default" */
+    int native;           /* native flag of 3.1 step 6 (annotation exactly "true"/"false" wins) */
+    int hold;             /* holdApplicationUntilProxyStarts (proxy config OR values) */
+    int tproxy;           /* interception mode (annotation, else proxy config) == TPROXY */
     long long proxy_uid, proxy_gid;
 } wh_inject_rendered;
 

@@ -18,15 +18,15 @@ struct wh_inject_revision {
     atomic_int refs;
     char *name;
     char *policy;
-    json_t *config;               /* the parsed config document */
-    json_t *default_templates;    /* array of strings */
-    json_t *aliases;              /* object name -> array of names */
-    json_t *never_selectors;      /* array */
-    json_t *always_selectors;     /* array */
-    json_t *injected_annotations; /* object */
-    json_t *values;               /* object */
-    json_t *mesh;                 /* DefaultMeshConfig with the mesh file applied */
-    json_t *template_names;       /* sorted array of the names in `templates` */
+    json_t *config;                    /* the parsed config document */
+    json_t *default_templates;         /* array of strings */
+    json_t *aliases;                   /* object name -> array of names */
+    json_t *never_selectors;           /* array */
+    json_t *always_selectors;          /* array */
+    json_t *injected_annotations;      /* object */
+    json_t *values;                    /* object */
+    json_t *mesh;                      /* DefaultMeshConfig with the mesh file applied */
+    json_t *template_names;            /* sorted array of the names in `templates` */
     struct wh_inject_tmpls *templates; /* every template parsed, each its own set */
 };
 
@@ -81,8 +81,7 @@ void wh_inject_openshift_ids(const json_t *ns, long long *uid, long long *gid);
 /* 3.1 step 4: a copy of `pod` with a previous injection removed. */
 json_t *wh_inject_strip(const json_t *pod, int status_port);
 /* 3.1 step 5: the template names to render (new array) or an error. */
-wh_code wh_inject_select_templates(const wh_inject_revision *rev, const json_t *annotations, json_t **out,
-                                   wh_err *err);
+wh_code wh_inject_select_templates(const wh_inject_revision *rev, const json_t *annotations, json_t **out, wh_err *err);
 
 /* ---- Template data and functions (wh_inject_data.c, wh_inject_funcs.c) */
 typedef struct wh_inject_data {
@@ -101,7 +100,7 @@ typedef struct wh_inject_data {
     const char *compliance;
     long long concurrency;              /* EstimatedConcurrency (read by templates of Istio 1.1x) */
     const wh_inject_settings *settings; /* for `env` */
-    json_t *captured; /* set by the `overlay` function: the overlay as data */
+    json_t *captured;                   /* set by the `overlay` function: the overlay as data */
 } wh_inject_data;
 
 wh_tmpl_value wh_inject_data_value(const wh_inject_data *d);

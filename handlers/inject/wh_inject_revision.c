@@ -175,12 +175,12 @@ wh_code wh_inject_revision_load(const char *name, const char *config, size_t con
     if (rev == NULL)
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
     atomic_init(&rev->refs, 1);
-    if ((rev->name = strdup(name != NULL ? name : "default")) == NULL ||
-        (rev->template_names = json_array()) == NULL)
+    if ((rev->name = strdup(name != NULL ? name : "default")) == NULL || (rev->template_names = json_array()) == NULL)
         goto nomem;
 
     /* config */
-    if ((rc = wh_yaml_load(config != NULL ? config : "", config != NULL ? config_len : 0, &rev->config, err)) != WH_OK) {
+    if ((rc = wh_yaml_load(config != NULL ? config : "", config != NULL ? config_len : 0, &rev->config, err)) !=
+        WH_OK) {
         wh_err_prefix(err, "config");
         goto out;
     }

@@ -27,8 +27,8 @@ typedef enum wh_inject_kind {
 } wh_inject_kind;
 
 enum {
-    WH_F_OMIT = 1,  /* omitempty: a zero value ("" / 0 / false) is dropped by Go */
-    WH_F_MERGE = 2, /* patchStrategy merge on a scalar list */
+    WH_F_OMIT = 1,   /* omitempty: a zero value ("" / 0 / false) is dropped by Go */
+    WH_F_MERGE = 2,  /* patchStrategy merge on a scalar list */
     WH_F_ALWAYS = 4, /* a struct without omitempty: Go always prints it (`"resources":{}`) */
     WH_F_FILL = 8    /* Go prints this field even when absent from the input (a zero
                       * int/bool or a struct holding such fields, e.g. DaemonSet status) */

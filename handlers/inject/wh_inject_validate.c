@@ -118,7 +118,8 @@ static int parse_prefix(const char *s, wh_buf *why)
         return -1;
     }
     if ((size_t)(slash - s) >= sizeof(addr)) {
-        wh_buf_printf(why, "netip.ParsePrefix(\"%s\"): ParseAddr(\"%.*s\"): unable to parse IP", s, (int)(slash - s), s);
+        wh_buf_printf(why, "netip.ParsePrefix(\"%s\"): ParseAddr(\"%.*s\"): unable to parse IP", s, (int)(slash - s),
+                      s);
         return -1;
     }
     memcpy(addr, s, (size_t)(slash - s));
@@ -269,8 +270,8 @@ static int v_interfaces(const char *v, wh_buf *why)
  * a suffix (binary Ki..Ei, decimal n u m k M G T P E, or e/E exponent). */
 static int v_quantity(const char *v, wh_buf *why)
 {
-    static const char *const suffixes[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m",
-                                           "k", "M", "G", "T", "P", "E"};
+    static const char *const suffixes[] = {"",  "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n",
+                                           "u", "m",  "k",  "M",  "G",  "T",  "P",  "E"};
     const char *p = v;
     size_t nd = 0;
 
@@ -321,8 +322,7 @@ static char *v_proxy_config_msg(const char *v)
     wh_err_clear(&err);
     if (pc == NULL)
         return strdup("out of memory");
-    if (wh_yaml_load(v, strlen(v), &doc, &err) != WH_OK ||
-        wh_inject_proxy_config_apply(pc, doc, &err) != WH_OK) {
+    if (wh_yaml_load(v, strlen(v), &doc, &err) != WH_OK || wh_inject_proxy_config_apply(pc, doc, &err) != WH_OK) {
         wh_buf_printf(&b, "failed to convert to apply proxy config: %s", wh_err_msg(&err));
         msg = wh_buf_steal(&b, NULL);
     } else {

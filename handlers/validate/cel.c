@@ -258,9 +258,9 @@ static int cel_expect(cel_parser *ps, const char *op)
     return 1;
 }
 
-static const char *const cel_reserved[] = {"as",  "break", "const",   "continue",  "else",   "for",  "function",
-                                           "if",  "import", "let",    "loop",      "package", "namespace",
-                                           "return", "var", "void",   "while",     NULL};
+static const char *const cel_reserved[] = {"as",        "break",  "const",  "continue", "else",  "for",
+                                           "function",  "if",     "import", "let",      "loop",  "package",
+                                           "namespace", "return", "var",    "void",     "while", NULL};
 
 static int cel_is_reserved(const char *s, size_t n)
 {
@@ -501,11 +501,8 @@ static int cel_unary(cel_parser *ps)
 static int cel_binary(cel_parser *ps, int level)
 {
     static const char *const levels[][8] = {
-        {"||", NULL},
-        {"&&", NULL},
-        {"<", "<=", ">=", ">", "==", "!=", "in", NULL},
-        {"+", "-", NULL},
-        {"*", "/", "%", NULL},
+        {"||", NULL},     {"&&", NULL},          {"<", "<=", ">=", ">", "==", "!=", "in", NULL},
+        {"+", "-", NULL}, {"*", "/", "%", NULL},
     };
     int kind, any = 0;
 
@@ -580,7 +577,7 @@ void wh_vcheck_cel(wh_vctx *c, const char *expr)
                 snip[i] = ' ';
         for (i = 0; i < (size_t)col; i++)
             dots[i] = '.';
-        wh_verr(c, "must be a valid CEL expression, ERROR: <input>:%d:%d: %s\n | %s\n | %s^", line, col + 1, ps.err, snip,
-                dots);
+        wh_verr(c, "must be a valid CEL expression, ERROR: <input>:%d:%d: %s\n | %s\n | %s^", line, col + 1, ps.err,
+                snip, dots);
     }
 }

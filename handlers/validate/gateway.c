@@ -10,13 +10,20 @@
 #include <string.h>
 
 /* The suites istiod knows by name (BoringSSL's list without PSK). */
-static const char *const ciphers[] = {"ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256",
-                                      "ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-GCM-SHA384",
-                                      "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
-                                      "ECDHE-ECDSA-AES128-SHA",        "ECDHE-RSA-AES128-SHA",
-                                      "ECDHE-ECDSA-AES256-SHA",        "ECDHE-RSA-AES256-SHA",
-                                      "AES128-GCM-SHA256",             "AES256-GCM-SHA384",
-                                      "AES128-SHA",                    "AES256-SHA",
+static const char *const ciphers[] = {"ECDHE-ECDSA-AES128-GCM-SHA256",
+                                      "ECDHE-RSA-AES128-GCM-SHA256",
+                                      "ECDHE-ECDSA-AES256-GCM-SHA384",
+                                      "ECDHE-RSA-AES256-GCM-SHA384",
+                                      "ECDHE-ECDSA-CHACHA20-POLY1305",
+                                      "ECDHE-RSA-CHACHA20-POLY1305",
+                                      "ECDHE-ECDSA-AES128-SHA",
+                                      "ECDHE-RSA-AES128-SHA",
+                                      "ECDHE-ECDSA-AES256-SHA",
+                                      "ECDHE-RSA-AES256-SHA",
+                                      "AES128-GCM-SHA256",
+                                      "AES256-GCM-SHA384",
+                                      "AES128-SHA",
+                                      "AES256-SHA",
                                       "DES-CBC3-SHA"};
 
 /* Go's unicode.IsLetter || unicode.IsNumber on rune(byte): ASCII alphanumerics

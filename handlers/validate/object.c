@@ -87,7 +87,8 @@ static char *wrapper_error(const json_t *obj)
         const char *f = i ? "kind" : "apiVersion";
         v = json_object_get(obj, f);
         if (v != NULL && !json_is_null(v) && !json_is_string(v))
-            WRAP_FAIL("json: cannot unmarshal %s into Go struct field IstioKind.%s of type string", wh_json_type_name(v), f);
+            WRAP_FAIL("json: cannot unmarshal %s into Go struct field IstioKind.%s of type string",
+                      wh_json_type_name(v), f);
     }
     v = json_object_get(obj, "spec");
     if (v != NULL && !json_is_null(v) && !json_is_object(v))

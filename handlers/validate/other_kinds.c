@@ -200,8 +200,9 @@ static void check_patch_typed_config(wh_vctx *c, const char *apply, const json_t
         tc = json_object_get(value, "typedConfig");
     url = json_string_value(json_object_get(tc, "@type"));
     if (url != NULL && strstr(url, ".v2.") != NULL)
-        wh_verr(c, "referenced type unknown (hint: try using the v3 XDS API): Envoy filter: could not resolve Any "
-                   "message type: %s",
+        wh_verr(c,
+                "referenced type unknown (hint: try using the v3 XDS API): Envoy filter: could not resolve Any "
+                "message type: %s",
                 url);
 }
 
@@ -453,9 +454,9 @@ static const char *service_account_problem(wh_vctx *c, const char *key, const js
         if (strlen(v) > 320)
             return wh_vfmt(c, "value cannot exceed 320 characters, found %s in %s", wh_vq(c, v), key);
         if (slash == v)
-            return wh_vfmt(c,
-                           "expected format 'serviceAccount' or 'namespace/serviceAccount', found empty namespace %s in %s",
-                           wh_vq(c, v), key);
+            return wh_vfmt(
+                c, "expected format 'serviceAccount' or 'namespace/serviceAccount', found empty namespace %s in %s",
+                wh_vq(c, v), key);
         if (slash != NULL && slash[1] == '\0')
             return wh_vfmt(c,
                            "expected format 'serviceAccount' or 'namespace/serviceAccount', found empty serviceAccount "
@@ -497,26 +498,28 @@ static void check_path_templates(wh_vctx *c, const char *key, const json_t *path
             size_t n = end ? (size_t)(end - seg) : (size_t)(e - seg), k;
             int one = n == 3 && strncmp(seg, "{*}", 3) == 0, all = n == 4 && strncmp(seg, "{**}", 4) == 0;
             if ((one || all) && any) {
-                wh_verr(c, "invalid or unsupported path %.*s, found in %s. {**} is not the last operator", (int)(e - b), b,
-                        key);
+                wh_verr(c, "invalid or unsupported path %.*s, found in %s. {**} is not the last operator", (int)(e - b),
+                        b, key);
                 break;
             }
             if (all)
                 any = 1;
             if (!one && !all) {
                 if (memchr(seg, '{', n) != NULL || memchr(seg, '}', n) != NULL) {
-                    wh_verr(c,
-                            "invalid or unsupported path %.*s, found in %s. Contains '{' or '}' beyond a supported path "
-                            "template",
-                            (int)(e - b), b, key);
+                    wh_verr(
+                        c,
+                        "invalid or unsupported path %.*s, found in %s. Contains '{' or '}' beyond a supported path "
+                        "template",
+                        (int)(e - b), b, key);
                     break;
                 }
                 for (k = 0; templ && k < n; k++)
                     if (!literal_char(seg[k]))
                         break;
                 if (templ && (n == 0 || k < n)) {
-                    wh_verr(c, "invalid or unsupported path %.*s, found in %s. Contains segment %.*s with invalid string "
-                               "literal",
+                    wh_verr(c,
+                            "invalid or unsupported path %.*s, found in %s. Contains segment %.*s with invalid string "
+                            "literal",
                             (int)(e - b), b, key, (int)n, seg);
                     break;
                 }
@@ -540,7 +543,7 @@ static int map_key_ok(const char *key)
 /* security.ValidateAttribute: the reason `values` do not fit `key`, or NULL. */
 static const char *attribute_problem(wh_vctx *c, const char *key, const json_t *values)
 {
-    static const char *const plain[] = {"source.namespace", "source.principal", "request.auth.principal",
+    static const char *const plain[] = {"source.namespace",       "source.principal",       "request.auth.principal",
                                         "request.auth.audiences", "request.auth.presenter", "connection.sni"};
     const char *const *p;
     size_t i;
@@ -556,8 +559,9 @@ static const char *attribute_problem(wh_vctx *c, const char *key, const json_t *
             char *e = wh_vmsg_ip_subnet(c, v);
             if (e != NULL) {
                 free(e);
-                return strchr(v, '/') ? wh_vfmt(c, "1 error occurred:\n\t* bad CIDR range (%s): netip.ParsePrefix(%s): "
-                                                   "invalid prefix\n\n",
+                return strchr(v, '/') ? wh_vfmt(c,
+                                                "1 error occurred:\n\t* bad CIDR range (%s): netip.ParsePrefix(%s): "
+                                                "invalid prefix\n\n",
                                                 v, wh_vq(c, v))
                                       : wh_vfmt(c, "1 error occurred:\n\t* bad IP address (%s)\n\n", v);
             }
@@ -573,8 +577,9 @@ static const char *attribute_problem(wh_vctx *c, const char *key, const json_t *
             for (; *q >= '0' && *q <= '9' && n <= 65535; q++)
                 n = n * 10 + (*q - '0');
             if (*v == '\0' || *q != '\0' || n > 65535)
-                return wh_vfmt(c, "1 error occurred:\n\t* bad port (%s): strconv.ParseUint: parsing %s: invalid "
-                                  "syntax\n\n",
+                return wh_vfmt(c,
+                               "1 error occurred:\n\t* bad port (%s): strconv.ParseUint: parsing %s: invalid "
+                               "syntax\n\n",
                                v, wh_vq(c, v));
         }
         return NULL;
@@ -591,22 +596,21 @@ static const char *attribute_problem(wh_vctx *c, const char *key, const json_t *
     return wh_vfmt(c, "unknown attribute: %s", key);
 }
 
-static const char *const source_lists[] = {"principals",           "requestPrincipals", "namespaces",
-                                           "ipBlocks",             "remoteIpBlocks",    "notPrincipals",
-                                           "notRequestPrincipals", "notNamespaces",     "notIpBlocks",
-                                           "notRemoteIpBlocks",    "serviceAccounts",   "notServiceAccounts"};
+static const char *const source_lists[] = {
+    "principals",     "requestPrincipals", "namespaces",           "ipBlocks",
+    "remoteIpBlocks", "notPrincipals",     "notRequestPrincipals", "notNamespaces",
+    "notIpBlocks",    "notRemoteIpBlocks", "serviceAccounts",      "notServiceAccounts"};
 
 static void check_custom_rule(wh_vctx *c, const json_t *rule)
 {
-    static const char *const from_fields[][2] = {
-        {"namespaces", "From.Namespaces"},
-        {"notNamespaces", "From.NotNamespaces"},
-        {"serviceAccounts", "From.ServiceAccounts"},
-        {"notServiceAccounts", "From.NotServiceAccounts"},
-        {"principals", "From.Principals"},
-        {"notPrincipals", "From.NotPrincipals"},
-        {"requestPrincipals", "From.RequestPrincipals"},
-        {"notRequestPrincipals", "From.NotRequestPrincipals"}};
+    static const char *const from_fields[][2] = {{"namespaces", "From.Namespaces"},
+                                                 {"notNamespaces", "From.NotNamespaces"},
+                                                 {"serviceAccounts", "From.ServiceAccounts"},
+                                                 {"notServiceAccounts", "From.NotServiceAccounts"},
+                                                 {"principals", "From.Principals"},
+                                                 {"notPrincipals", "From.NotPrincipals"},
+                                                 {"requestPrincipals", "From.RequestPrincipals"},
+                                                 {"notRequestPrincipals", "From.NotRequestPrincipals"}};
     const json_t *from = wh_varr(rule, "from"), *when = wh_varr(rule, "when");
     size_t i, j;
 

@@ -343,8 +343,8 @@ static void check_client_tls(wh_vctx *c, const json_t *tls)
     if (strncmp(cred, "configmap://", 12) == 0) {
         /* configmap://<namespace>/<name>: the namespace is required and must be the DestinationRule's own */
         const char *rest = cred + 12, *slash = strchr(rest, '/');
-        const char *why = slash == NULL             ? "Expected namespace and name"
-                          : slash == rest           ? "Expected namespace"
+        const char *why = slash == NULL                         ? "Expected namespace and name"
+                          : slash == rest                       ? "Expected namespace"
                           : slash[1] == '\0' || slash[1] == '/' ? "Expected name"
                                                                 : NULL;
         if (why != NULL)

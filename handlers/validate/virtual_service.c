@@ -695,9 +695,9 @@ static void check_conflicts(wh_vctx *c, const json_t *h, enum route_kind kind)
 static void check_http_route(wh_vctx *c, const json_t *h, int delegate_vs)
 {
     const json_t *mp = wh_vget(h, "mirrorPercent");
-    enum route_kind kind = delegate_vs                         ? ROUTE_DELEGATE
+    enum route_kind kind = delegate_vs                      ? ROUTE_DELEGATE
                            : wh_vobj(h, "delegate") != NULL ? ROUTE_ROOT
-                                                              : ROUTE_INDEPENDENT;
+                                                            : ROUTE_INDEPENDENT;
 
     check_conflicts(c, h, kind);
     check_match_requests(c, h);

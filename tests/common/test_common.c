@@ -163,8 +163,11 @@ static void test_yaml_limits(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_buf),           cmocka_unit_test(test_err),        cmocka_unit_test(test_metrics_render),
-        cmocka_unit_test(test_metrics_threads), cmocka_unit_test(test_yaml_limits),
+        cmocka_unit_test(test_buf),
+        cmocka_unit_test(test_err),
+        cmocka_unit_test(test_metrics_render),
+        cmocka_unit_test(test_metrics_threads),
+        cmocka_unit_test(test_yaml_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,7 +25,7 @@ static const struct {
     {"[]", 0, FAST},
     {" \t\r\n{ \"a\" : [ 1 , 2.5 , true , false , null ] } \n", 0, FAST},
     {"{\"b\":1,\"a\":2,\"c\":{\"z\":[],\"y\":{}}}", 0, FAST},
-    {"{\"k\":1,\"k\":2}", 0, FAST},                    /* the last wins, at the first's place */
+    {"{\"k\":1,\"k\":2}", 0, FAST},                       /* the last wins, at the first's place */
     {"{\"k\":1,\"k\":2}", JSON_REJECT_DUPLICATES, ERROR}, /* jansson's "duplicate object key" */
     {"[0,-0,7,-7,123456789012345678,-123456789012345678]", 0, FAST},
     {"[9223372036854775807,-9223372036854775808]", 0, FAST},
@@ -44,8 +44,8 @@ static const struct {
     {"{\"a\\u0000\":1}", JSON_ALLOW_NUL, ERROR}, /* jansson: NUL byte in object key not supported */
     {"[\"\\ud800\"]", 0, ERROR},
     {"[\"\\udc00\"]", 0, ERROR},
-    {"[\"\xed\xa0\x80\"]", 0, ERROR}, /* an encoded surrogate */
-    {"[\"\xc0\xaf\"]", 0, ERROR},     /* overlong */
+    {"[\"\xed\xa0\x80\"]", 0, ERROR},     /* an encoded surrogate */
+    {"[\"\xc0\xaf\"]", 0, ERROR},         /* overlong */
     {"[\"\xf4\x90\x80\x80\"]", 0, ERROR}, /* above U+10FFFF */
     {"[\"tab\there\"]", 0, ERROR},
     {"{\"a\":1,}", 0, ERROR},
@@ -129,8 +129,8 @@ static void go_type_names(void **state)
 {
     static const struct {
         const char *json, *name;
-    } names[] = {{"{}", "object"}, {"[1]", "array"}, {"\"s\"", "string"}, {"1", "number"}, {"1.5", "number"},
-                 {"true", "bool"},  {"false", "bool"}, {"null", "null"}};
+    } names[] = {{"{}", "object"},  {"[1]", "array"}, {"\"s\"", "string"}, {"1", "number"},
+                 {"1.5", "number"}, {"true", "bool"}, {"false", "bool"},   {"null", "null"}};
 
     (void)state;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {

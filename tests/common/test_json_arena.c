@@ -70,7 +70,7 @@ static void newest_block_is_given_back(void **state)
     (void)state;
     skip_without_arena();
     wh_json_arena_begin(&a);
-    keep = json_true(); /* a singleton: no allocation */
+    keep = json_true();    /* a singleton: no allocation */
     tmp = json_integer(1); /* one block, the newest */
     assert_true((char *)tmp < a.ptr);
     json_decref(tmp);

@@ -145,8 +145,8 @@ int main(int argc, char **argv)
             res = json_pack("{sb sO sO sO sO ss* sb sb sb ss sI sI sO}", "inject", 1, "names", names, "overlays",
                             out.overlays, "proxyConfig", out.proxy_config, "proxyEnvs", out.proxy_envs, "network",
                             out.network, "native", out.native, "hold", out.hold, "tproxy", out.tproxy, "revision",
-                            out.revision, "proxyUID", (json_int_t)out.proxy_uid, "proxyGID",
-                            (json_int_t)out.proxy_gid, "templatePod", out.template_pod);
+                            out.revision, "proxyUID", (json_int_t)out.proxy_uid, "proxyGID", (json_int_t)out.proxy_gid,
+                            "templatePod", out.template_pod);
             json_decref(names);
         }
     }

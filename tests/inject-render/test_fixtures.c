@@ -92,7 +92,6 @@ static void check_native(size_t i, json_t *c)
     wh_inject_settings_clear(&s);
 }
 
-
 static void expect_str(size_t i, const char *what, const json_t *want, const char *got)
 {
     json_t *g = got ? json_string(got) : json_null();
@@ -179,8 +178,8 @@ static void check_proxyconfig(size_t i, json_t *c)
     }
     pc = json_deep_copy(json_object_get(wh_inject_revision_mesh(rev), "defaultConfig"));
     wh_err_clear(&err);
-    if (ann != NULL && (wh_yaml_load(ann, strlen(ann), &doc, &err) != WH_OK ||
-                        wh_inject_proxy_config_apply(pc, doc, &err) != WH_OK)) {
+    if (ann != NULL &&
+        (wh_yaml_load(ann, strlen(ann), &doc, &err) != WH_OK || wh_inject_proxy_config_apply(pc, doc, &err) != WH_OK)) {
         expect_str(i, "error", json_object_get(c, "error"), wh_err_msg(&err));
     } else {
         wh_inject_proxy_config_json(pc, &b);
@@ -264,9 +263,8 @@ static void check_funcs(size_t i, json_t *c)
     rev = load_rev(i, cfgcase);
     if (rev == NULL)
         goto out;
-    json_array_foreach(json_object_get(c, "settings"), k, flag)
-        wh_inject_settings_set(&settings, json_string_value(json_array_get(flag, 0)),
-                               json_string_value(json_array_get(flag, 1)), NULL);
+    json_array_foreach(json_object_get(c, "settings"), k, flag) wh_inject_settings_set(
+        &settings, json_string_value(json_array_get(flag, 0)), json_string_value(json_array_get(flag, 1)), NULL);
     in.rev = rev;
     in.settings = &settings;
     in.pod = json_object_get(c, "pod");
@@ -314,17 +312,10 @@ struct family {
 };
 
 static const struct family families[] = {
-    {"path", check_path},
-    {"native", check_native},
-    {"decide", check_decide},
-    {"validate", check_validate},
-    {"deploymeta", check_deploymeta},
-    {"proxyconfig", check_proxyconfig},
-    {"image", check_image},
-    {"strip", check_strip},
-    {"openshift", check_openshift},
-    {"gojson", check_gojson},
-    {"funcs", check_funcs},
+    {"path", check_path},         {"native", check_native},         {"decide", check_decide},
+    {"validate", check_validate}, {"deploymeta", check_deploymeta}, {"proxyconfig", check_proxyconfig},
+    {"image", check_image},       {"strip", check_strip},           {"openshift", check_openshift},
+    {"gojson", check_gojson},     {"funcs", check_funcs},
 };
 
 int main(int argc, char **argv)

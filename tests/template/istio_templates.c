@@ -53,8 +53,8 @@ int main(int argc, char **argv)
         return 1;
     if (wh_yaml_load(config.data, config.len, &cfg, &err) != WH_OK ||
         wh_yaml_load(input.data, input.len, &doc, &err) != WH_OK ||
-        wh_inject_revision_load("default", config.data, config.len, values.data, values.len, mesh.data, mesh.len,
-                                &rev, &err) != WH_OK) {
+        wh_inject_revision_load("default", config.data, config.len, values.data, values.len, mesh.data, mesh.len, &rev,
+                                &err) != WH_OK) {
         fprintf(stderr, "FAIL loading the revision (every template must parse): %s\n", wh_err_msg(&err));
         return 1;
     }

@@ -26,9 +26,9 @@ struct wrapper {
 
 struct pod {
     const char *name;
-    json_t *labels;              /* map[string]string */
-    const struct wrapper *hold;  /* *BoolValue, may be nil */
-    int mode;                    /* enum */
+    json_t *labels;             /* map[string]string */
+    const struct wrapper *hold; /* *BoolValue, may be nil */
+    int mode;                   /* enum */
 };
 
 static const char *const mode_names[] = {"REDIRECT", "TPROXY", "NONE"};
@@ -48,11 +48,11 @@ static wh_code mode_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const cha
     return WH_E_NOTFOUND;
 }
 
-static const wh_tmpl_type mode_type = {.name = "v1.Mode", .kind = WH_TMPL_INT, .field = mode_field,
-                                       .format = mode_format};
+static const wh_tmpl_type mode_type = {
+    .name = "v1.Mode", .kind = WH_TMPL_INT, .field = mode_field, .format = mode_format};
 
-static wh_code wrapper_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name,
-                             const wh_tmpl_value *args, size_t nargs, wh_tmpl_value *out)
+static wh_code wrapper_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
+                             size_t nargs, wh_tmpl_value *out)
 {
     const struct wrapper *w = recv->u.host;
 
@@ -69,8 +69,8 @@ static wh_code wrapper_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const 
     return WH_E_NOTFOUND;
 }
 
-static const wh_tmpl_type wrapper_type = {.name = "*v1.BoolValue", .kind = WH_TMPL_HOST, .field = wrapper_field,
-                                          .pointer = 1};
+static const wh_tmpl_type wrapper_type = {
+    .name = "*v1.BoolValue", .kind = WH_TMPL_HOST, .field = wrapper_field, .pointer = 1};
 
 static wh_code pod_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
                          size_t nargs, wh_tmpl_value *out)
@@ -161,8 +161,9 @@ static wh_code fn_user(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tm
 }
 
 static const wh_tmpl_func funcs[] = {
-    {"isset", fn_isset, "Ms"},      {"indent", fn_indent_tail, "is"}, {"pairs", fn_pairs, ""},
-    {"call_tmpl", fn_call_tmpl, "sv"}, {"user", fn_user, ""},
+    {"isset", fn_isset, "Ms"}, {"indent", fn_indent_tail, "is"},
+    {"pairs", fn_pairs, ""},   {"call_tmpl", fn_call_tmpl, "sv"},
+    {"user", fn_user, ""},
 };
 
 static struct pod the_pod;
@@ -223,10 +224,12 @@ static void expect_error(const char *text, const char *want)
 
 static void test_host_values(void **state)
 {
-    expect("{{ .Name }}/{{ .Labels.app }}/{{ index .Labels \"tier\" }}/[{{ index .Labels \"none\" }}]/{{ .Labels.none }}",
-           "hello/hello/web/[]/<no value>");
-    expect("{{ .Mode }} {{ .Mode.String }} {{ printf \"%d %v %s\" .Mode .Mode .Mode }} {{ eq .Mode.String \"TPROXY\" }}",
-           "TPROXY TPROXY 1 TPROXY TPROXY true");
+    expect(
+        "{{ .Name }}/{{ .Labels.app }}/{{ index .Labels \"tier\" }}/[{{ index .Labels \"none\" }}]/{{ .Labels.none }}",
+        "hello/hello/web/[]/<no value>");
+    expect(
+        "{{ .Mode }} {{ .Mode.String }} {{ printf \"%d %v %s\" .Mode .Mode .Mode }} {{ eq .Mode.String \"TPROXY\" }}",
+        "TPROXY TPROXY 1 TPROXY TPROXY true");
     expect("{{ .Hold.GetValue }} {{ if .Hold }}set{{ else }}nil{{ end }} {{ .Hold }}", "false nil <nil>");
     expect("{{ .Label \"app\" }}|{{ .Label \"x\" }}", "hello|");
     expect("{{ range $k, $v := .Labels }}{{ $k }}={{ $v }};{{ end }}", "app=hello;tier=web;");
@@ -235,7 +238,8 @@ static void test_host_values(void **state)
 
 static void test_host_errors(void **state)
 {
-    expect_error("{{ .Nope }}", "template: t:1:3: executing \"t\" at <.Nope>: can't evaluate field Nope in type *v1.Pod");
+    expect_error("{{ .Nope }}",
+                 "template: t:1:3: executing \"t\" at <.Nope>: can't evaluate field Nope in type *v1.Pod");
     expect_error("{{ .Hold.Value }}", "template: t:1:8: executing \"t\" at <.Hold.Value>: error calling Value: nil "
                                       "pointer evaluating *v1.BoolValue.Value");
     expect_error("{{ .Labels.app.x }}",
@@ -253,7 +257,7 @@ static void test_functions(void **state)
     expect("{{ pairs }}", "[a b c]");
     expect("{{ define \"x\" }}<{{ . }}>{{ end }}{{ call_tmpl \"x\" 5 | upper }}", "<5>");
     expect_error("{{ isset .Name \"a\" }}", "template: t:1:9: executing \"t\" at <.Name>: wrong type for value; "
-                                             "expected map[string]string; got string");
+                                            "expected map[string]string; got string");
     expect_error("{{ indent \"2\" \"a\" }}",
                  "template: t:1:10: executing \"t\" at <\"2\">: expected integer; found \"2\"");
     expect_error("{{ nofunc }}", "template: t:1: function \"nofunc\" not defined");
@@ -307,7 +311,8 @@ static void test_options(void **state)
 
     assert_int_equal(wh_tmpl_parse(set, "t", "{{ .m.a }}{{ .m.b }}", 20, &err), WH_OK);
     assert_int_equal(wh_tmpl_render(set, "t", wh_tmpl_json(data), NULL, &out, &err), WH_E_RENDER);
-    assert_string_equal(wh_err_msg(&err), "template: t:1:15: executing \"t\" at <.m.b>: map has no entry for key \"b\"");
+    assert_string_equal(wh_err_msg(&err),
+                        "template: t:1:15: executing \"t\" at <.m.b>: map has no entry for key \"b\"");
     wh_tmpl_set_free(set);
 
     /* delimiters */
