@@ -204,28 +204,35 @@ def load_docs(text):
 
 # ---- known differences ----------------------------------------------------
 
-def parse_known(path):
-    """Lines `<field> <reason>`; a field is dot-separated steps from a pod spec,
-    a step `name[key]` picking the list item whose `name` is key, e.g.
-    `containers[istio-proxy].env[PROXY_CONFIG].value`."""
-    out = []
+def reasoned_lines(path):
+    """(key, reason) for each line `<key> <reason>` of a list file; blank lines
+    and # comments are skipped, and every key needs a reason."""
     if not path:
-        return out
+        return
     with open(path) as f:
         for line in f:
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
-            field, _, reason = line.partition(" ")
+            key, _, reason = line.partition(" ")
             if not reason.strip():
-                raise SystemExit("%s: %r needs a reason" % (path, field))
-            steps = []
-            for step in field.split("."):
-                key, sel = step, None
-                if step.endswith("]") and "[" in step:
-                    key, sel = step[:-1].split("[", 1)
-                steps.append((key, sel))
-            out.append(steps)
+                raise SystemExit("%s: %r needs a reason" % (path, key))
+            yield key, reason.strip()
+
+
+def parse_known(path):
+    """Lines `<field> <reason>`; a field is dot-separated steps from a pod spec,
+    a step `name[key]` picking the list item whose `name` is key, e.g.
+    `containers[istio-proxy].env[PROXY_CONFIG].value`."""
+    out = []
+    for field, _ in reasoned_lines(path):
+        steps = []
+        for step in field.split("."):
+            key, sel = step, None
+            if step.endswith("]") and "[" in step:
+                key, sel = step[:-1].split("[", 1)
+            steps.append((key, sel))
+        out.append(steps)
     return out
 
 
@@ -544,9 +551,7 @@ def run_webhook(server, case, cdir, known):
 
 
 def load_expected(path):
-    out = {}
-    if not path or not os.path.exists(path):
-        return out
+    return dict(reasoned_lines(path)) if path and os.path.exists(path) else {}
     with open(path) as f:
         for line in f:
             line = line.strip()
