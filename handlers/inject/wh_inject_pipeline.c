@@ -103,6 +103,25 @@ out:
     return rc;
 }
 
+/* What the API server's audit log records of this review, under the webhook's
+ * name (e.g. "namespace.sidecar-injector.istio.io/injected"): which revision
+ * answered and whether it injected, or why not.  istiod sets none; audit trails
+ * of "who injected what" otherwise need the pod itself. */
+static wh_code audit(wh_admission_response *resp, const char *revision, const char *skip_reason, wh_err *err)
+{
+    json_t *a = json_object();
+
+    if (a == NULL || json_object_set_new(a, "revision", json_string(revision)) != 0 ||
+        json_object_set_new(a, "injected", json_string(skip_reason == NULL ? "true" : "false")) != 0 ||
+        (skip_reason != NULL && json_object_set_new(a, "skip-reason", json_string(skip_reason)) != 0)) {
+        json_decref(a);
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    }
+    json_decref(resp->audit_annotations);
+    resp->audit_annotations = a;
+    return WH_OK;
+}
+
 wh_code wh_inject_admit(void *ctx, const wh_admission_request *req, wh_admission_response *resp, wh_err *err)
 {
     wh_inject_call *call = ctx;
@@ -150,8 +169,11 @@ wh_code wh_inject_admit(void *ctx, const wh_admission_request *req, wh_admission
     resp->allowed = 1;
     if (res.final == NULL) {
         call->skipped = 1;
+        rc = audit(resp, call->revision, res.skip_reason, err);
         goto out;
     }
+    if ((rc = audit(resp, call->revision, NULL, err)) != WH_OK)
+        goto out;
     if ((rc = wh_inject_json_diff(res.original, res.final, &ops, err)) != WH_OK)
         goto out;
     if (wh_inject_json_compact(ops, &text) != WH_OK) {

@@ -521,6 +521,12 @@ def run_webhook(server, case, cdir, known):
             return "pod %d: response uid %r" % (i, resp.get("uid"))
         if not resp.get("allowed"):
             return "pod %d: denied: %s" % (i, ((resp.get("status") or {}).get("message") or "")[:300])
+        # The audit annotations say which revision answered and whether it injected.
+        audit = resp.get("auditAnnotations") or {}
+        injected = "true" if resp.get("patch") else "false"
+        if audit.get("revision") != "default" or audit.get("injected") != injected or \
+                ("skip-reason" in audit) != (injected == "false"):
+            return "pod %d: auditAnnotations %r for a %s pod" % (i, audit, "patched" if resp.get("patch") else "skipped")
         result = pod
         if resp.get("patch"):
             if resp.get("patchType") != "JSONPatch":
