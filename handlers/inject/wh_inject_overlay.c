@@ -105,7 +105,8 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, cons
 {
     json_t *merged = wh_inject_json_copy(merge_pod), *tmpl = json_object(), *view = NULL;
     size_t i;
-    wh_code rc = WH_OK;
+    wh_code rc = WH_OK, bad_rc;
+    wh_err bad;
 
     *merged_out = *tmpl_out = NULL;
     if (merged == NULL || tmpl == NULL) {
@@ -122,6 +123,12 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, cons
                             name);
             goto out;
         }
+        /* istiod decodes the patched pod into a corev1.Pod after every
+         * template: a value the field's Go type cannot hold (2.5 for an
+         * int32, a number for a string) fails the injection there.  The
+         * pod's own values passed that check before rendering, so only the
+         * overlay's need it; its failure is reported after the merge's own. */
+        bad_rc = wh_inject_go_check(overlay, &wh_inject_type_pod, &bad);
         json_decref(view);
         if ((view = names_view(overlay)) == NULL) {
             rc = nomem(err);
@@ -141,10 +148,10 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, cons
             wh_err_prefix(err, "failed applying injection overlay: template %s", name);
             goto out;
         }
-        /* istiod decodes the patched pod into a corev1.Pod after every
-         * template: a value the field's Go type cannot hold (2.5 for an
-         * int32, a number for a string) fails the injection there. */
-        if ((rc = wh_inject_go_check(merged, &wh_inject_type_pod, err)) != WH_OK) {
+        if (bad_rc != WH_OK) {
+            rc = bad_rc;
+            if (err != NULL)
+                *err = bad;
             wh_err_prefix(err, "failed parsing generated injected YAML (check Istio sidecar injector configuration): "
                                "unmarshal patched pod");
             goto out;
