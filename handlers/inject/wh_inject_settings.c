@@ -114,25 +114,13 @@ const char *wh_inject_settings_getenv(const wh_inject_settings *s, const char *k
 
 const char *wh_inject_settings_platform(const wh_inject_settings *s)
 {
-    const char *v;
-
-    if (s == NULL)
-        return "";
-    if (s->platform != NULL)
-        return s->platform;
-    v = wh_inject_settings_env(s, "PLATFORM");
+    const char *v = wh_inject_settings_getenv(s, "PLATFORM");
     return v != NULL ? v : "";
 }
 
 const char *wh_inject_settings_compliance(const wh_inject_settings *s)
 {
-    const char *v;
-
-    if (s == NULL)
-        return "";
-    if (s->compliance_policy != NULL)
-        return s->compliance_policy;
-    v = wh_inject_settings_env(s, "COMPLIANCE_POLICY");
+    const char *v = wh_inject_settings_getenv(s, "COMPLIANCE_POLICY");
     return v != NULL ? v : "";
 }
 
