@@ -558,16 +558,6 @@ def run_webhook(server, case, cdir, known):
 
 def load_expected(path):
     return dict(reasoned_lines(path)) if path and os.path.exists(path) else {}
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            run, _, reason = line.partition(" ")
-            if not reason.strip():
-                raise SystemExit("%s: %r needs a reason" % (path, run))
-            out[run] = reason.strip()
-    return out
 
 
 def main():
