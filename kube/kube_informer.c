@@ -211,7 +211,7 @@ static void notify(wh_kube_informer *inf)
     if (inf->m_objects != NULL)
         wh_metric_set(inf->m_objects, label(inf), (double)n);
     if (inf->o.on_change != NULL)
-        inf->o.on_change(inf->o.ctx, inf->cache);
+        inf->o.on_change(inf->o.ctx, inf, inf->cache);
 }
 
 /* Put (trimmed != NULL) or remove `key`; 1 when the cache changed.  The

@@ -46,8 +46,9 @@ typedef struct wh_kube_informer wh_kube_informer;
 /* The fields worth keeping of `obj` (new reference), or NULL to keep nothing
  * of it (as if it did not exist).  Runs on the informer's thread. */
 typedef json_t *(*wh_kube_trim_fn)(const json_t *obj, void *ctx);
-/* The cache changed (or the first sync finished). */
-typedef void (*wh_kube_change_fn)(void *ctx, const json_t *cache);
+/* The cache changed (or the first sync finished, or the kind turned out
+ * unavailable: then wh_kube_informer_unavailable(inf) says so). */
+typedef void (*wh_kube_change_fn)(void *ctx, wh_kube_informer *inf, const json_t *cache);
 
 typedef struct wh_kube_informer_options {
     const wh_kube_options *kube; /* how to reach the API server (copied) */

@@ -59,6 +59,7 @@ typedef struct endpoint_impl {
     const wh_server_endpoint_def *def;
 } endpoint_impl;
 
+/* An endpoint's own flag, or a core string flag it shares (--kubeconfig). */
 static const char *endpoint_flag(const wh_endpoint_env *env, const char *name)
 {
     const endpoint_impl *impl = env->impl;
@@ -66,6 +67,9 @@ static const char *endpoint_flag(const wh_endpoint_env *env, const char *name)
 
     for (f = impl->app->flags + WH_SERVER_CORE_FLAGS; f->name != NULL; f++)
         if (strcmp(f->name, name) == 0)
+            return *(const char **)f->value;
+    for (f = impl->app->flags; f < impl->app->flags + WH_SERVER_CORE_FLAGS && f->name != NULL; f++)
+        if (f->type == WH_FLAG_STRING && strcmp(f->name, name) == 0)
             return *(const char **)f->value;
     return NULL;
 }

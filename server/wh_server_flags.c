@@ -59,7 +59,8 @@ void wh_server_core_flags(wh_server_config *cfg, wh_server_flag *rows, size_t nr
         {"ca-bundle-check-interval", WH_FLAG_SECONDS, &cfg->ca_bundle_check_interval, "60s",
          "how often the webhook configurations are re-checked and repaired; also the longest retry backoff"},
         {"kubeconfig", WH_FLAG_STRING, &cfg->kubeconfig, "",
-         "kubeconfig for --patch-ca-bundle (default: $KUBECONFIG, ~/.kube/config, else the in-cluster "
+         "kubeconfig for --patch-ca-bundle and the cluster reads of /inject (default: $KUBECONFIG, ~/.kube/config, "
+         "else the in-cluster "
          "service account)"},
         {"kube-timeout", WH_FLAG_SECONDS, &cfg->kube_timeout, "10s", "deadline of each Kubernetes API request"},
         {"help", WH_FLAG_BOOL, &cfg->help, "false", "print this help and exit"},

@@ -82,7 +82,8 @@ struct wh_endpoint_env {
     const char *prefix;  /* "/inject", "/validate" */
     wh_metrics *metrics; /* the server's registry: register families at creation */
     /* The value of one of this endpoint's own flags (declared beside it in
-     * server/wh_server_endpoints.c), e.g. flag(env, "inject-config"); the
+     * server/wh_server_endpoints.c), e.g. flag(env, "inject-config"), or a
+     * core string flag it shares (e.g. "kubeconfig"); the
      * default when unset; NULL when unset without default.  Borrowed, lives as
      * long as the process. */
     const char *(*flag)(const wh_endpoint_env *env, const char *name);

@@ -24,6 +24,7 @@ typedef struct wh_inject_pod_request {
     const json_t *namespace_obj;         /* the pod's Namespace object (OpenShift), or NULL */
     const char *revision;                /* NULL: the revision's name; kube-inject passes "" */
     const wh_inject_deploy_meta *deploy; /* kube-inject: the top-level object; NULL: from the pod */
+    const json_t *proxyconfigs;          /* ProxyConfig resources (wh_inject_cluster_view), or NULL */
     int kube_inject;                     /* istioctl's variant of the decision, no injectedAnnotations */
 } wh_inject_pod_request;
 
@@ -44,6 +45,7 @@ typedef struct wh_inject_call {
     wh_inject_registry *registry;       /* borrowed */
     const wh_inject_settings *settings; /* borrowed */
     const json_t *namespaces;           /* name -> Namespace (OpenShift UID/GID), or NULL (borrowed) */
+    const json_t *proxyconfigs;         /* ProxyConfig resources, oldest first, or NULL (borrowed) */
     char revision[64];                  /* the revision that answered ("" when none) */
     int skipped, failed;
 } wh_inject_call;

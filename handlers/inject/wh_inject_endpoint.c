@@ -1,85 +1,41 @@
 /*
- * wh_inject_endpoint.c - the /inject endpoint webhookd serves: the revision
- * registry (--revisions-dir), istiod's environment settings (--native-sidecars,
- * --compliance-policy, --platform, --env), the AdmissionReview codec around
- * wh_inject_admit, and istiod's injection metrics.
+ * wh_inject_endpoint.c - the /inject endpoint webhookd serves: where its
+ * revisions come from (--revisions-source: the cluster's ConfigMaps, a
+ * --revisions-dir, or the built-in one), istiod's environment settings
+ * (--native-sidecars, --compliance-policy, --platform, --env), the
+ * AdmissionReview codec around wh_inject_admit, and istiod's injection
+ * metrics.
  *
- * What istiod reads from the cluster while injecting - node kubelet versions
- * for `--native-sidecars auto`, namespace annotations for `--platform
- * openshift` - is listed from the API server off the request path, in the
- * endpoint's reload hook (main thread, every 30 s and on SIGHUP), and
- * published as an immutable snapshot the workers read.  Without API access
- * (no kubeconfig, not in a cluster) nothing is known: auto then means native
- * sidecars on, as istiod does with zero nodes.
+ * What istiod reads from the cluster while injecting - revisions, ProxyConfig
+ * resources, node kubelet versions for `--native-sidecars auto`, namespace
+ * annotations for `--platform openshift` - is watched by informers off the
+ * request path (wh_inject_cluster.h); a request takes a reference to the
+ * current immutable view.  Without API access nodes cannot be read: auto
+ * then means native sidecars off, as istiod without a node client.
  */
 #include "wh_inject_endpoint.h"
 
 #include <ctype.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "wh_admission.h"
 #include "wh_inject.h"
+#include "wh_inject_cluster.h"
 #include "wh_kube.h"
 #include "wh_log.h"
 
-#define REFRESH_SECONDS 30
-#define KUBE_TIMEOUT_MS 5000L
-
-static const wh_kube_resource kube_nodes = {"v1", "nodes", "Node", 0};
-
-/* What one refresh of the cluster gave: immutable once published. */
-typedef struct cluster_view {
-    atomic_int refs;
-    wh_inject_settings settings; /* the flags, plus the nodes' kubelet versions */
-    json_t *namespaces;          /* object: name -> Namespace, or NULL */
-} cluster_view;
+#define KUBE_TIMEOUT_MS 10000L
 
 typedef struct inject_endpoint {
     wh_endpoint super;
     wh_inject_registry *registry;
-    const char *flag_native, *flag_compliance, *flag_platform, *flag_env; /* borrowed from the server */
-    wh_kube_client *kube;                                                 /* NULL: no API access, or nothing to read */
-    int want_nodes, want_namespaces;
-    time_t refreshed;     /* last successful or failed attempt */
-    pthread_mutex_t lock; /* guards `view` (the pointer, not the view) */
-    cluster_view *view;
+    wh_inject_settings settings; /* the flags; never changes after start */
+    wh_inject_cluster *cluster;  /* NULL: no API access */
+    int nodes_unreadable;        /* native auto without API access: off */
     wh_metric *requests, *success, *failure, *skip, *duration, *by_revision;
 } inject_endpoint;
-
-static void view_unref(cluster_view *v)
-{
-    if (v != NULL && atomic_fetch_sub(&v->refs, 1) == 1) {
-        wh_inject_settings_clear(&v->settings);
-        json_decref(v->namespaces);
-        free(v);
-    }
-}
-
-static cluster_view *view_get(inject_endpoint *ep)
-{
-    cluster_view *v;
-
-    pthread_mutex_lock(&ep->lock);
-    v = ep->view;
-    atomic_fetch_add(&v->refs, 1);
-    pthread_mutex_unlock(&ep->lock);
-    return v;
-}
-
-static void view_publish(inject_endpoint *ep, cluster_view *v)
-{
-    cluster_view *old;
-
-    pthread_mutex_lock(&ep->lock);
-    old = ep->view;
-    ep->view = v;
-    pthread_mutex_unlock(&ep->lock);
-    view_unref(old);
-}
 
 /* --env KEY=VALUE[,KEY=VALUE...]: a comma starts a new pair only when a
  * KEY= follows it, so values may contain commas. */
@@ -114,90 +70,29 @@ static wh_code set_envs(wh_inject_settings *s, const char *list, wh_err *err)
     return rc;
 }
 
-/* A view holding the flags (and later the cluster's facts). */
-static wh_code view_new(const inject_endpoint *ep, cluster_view **out, wh_err *err)
+/* The flags as istiod's environment. */
+static wh_code settings_init(wh_inject_settings *s, const wh_endpoint_env *env, wh_err *err)
 {
-    const char *keys[3] = {"native-sidecars", "compliance-policy", "platform"};
-    const char *vals[3] = {ep->flag_native, ep->flag_compliance, ep->flag_platform};
-    cluster_view *v = calloc(1, sizeof(*v));
+    static const char *const keys[3] = {"native-sidecars", "compliance-policy", "platform"};
+    const char *list = env->flag(env, "env");
     wh_code rc = WH_OK;
-    int i;
 
-    if (v == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
-    atomic_init(&v->refs, 1);
-    v->settings = (wh_inject_settings)WH_INJECT_SETTINGS_INIT;
-    for (i = 0; i < 3 && rc == WH_OK; i++)
-        if (vals[i] != NULL && *vals[i] != '\0')
-            rc = wh_inject_settings_set(&v->settings, keys[i], vals[i], err);
-    if (rc == WH_OK && ep->flag_env != NULL)
-        rc = set_envs(&v->settings, ep->flag_env, err);
-    if (rc != WH_OK) {
-        view_unref(v);
-        return rc;
+    *s = (wh_inject_settings)WH_INJECT_SETTINGS_INIT;
+    for (int i = 0; i < 3 && rc == WH_OK; i++) {
+        const char *v = env->flag(env, keys[i]);
+        if (v != NULL && *v != '\0')
+            rc = wh_inject_settings_set(s, keys[i], v, err);
     }
-    *out = v;
-    return WH_OK;
-}
-
-/* List what injection reads from the cluster and publish it. */
-static wh_code refresh(inject_endpoint *ep, wh_err *err)
-{
-    cluster_view *v = NULL;
-    json_t *nodes = NULL, *nss = NULL, *item;
-    size_t i;
-    wh_code rc;
-
-    ep->refreshed = time(NULL);
-    if ((rc = view_new(ep, &v, err)) != WH_OK)
-        goto out;
-    if (ep->want_nodes) {
-        if ((rc = wh_kube_list(ep->kube, &kube_nodes, NULL, NULL, &nodes, err)) != WH_OK) {
-            wh_err_prefix(err, "listing nodes for --native-sidecars auto");
-            goto out;
-        }
-        json_array_foreach(nodes, i, item)
-        {
-            const char *name = json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
-            const char *kubelet = json_string_value(
-                json_object_get(json_object_get(json_object_get(item, "status"), "nodeInfo"), "kubeletVersion"));
-            if (name != NULL && wh_inject_settings_set_node(&v->settings, name, kubelet) != WH_OK) {
-                rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-                goto out;
-            }
-        }
-    }
-    if (ep->want_namespaces) {
-        if ((rc = wh_kube_list(ep->kube, &wh_kube_namespaces, NULL, NULL, &nss, err)) != WH_OK) {
-            wh_err_prefix(err, "listing namespaces for --platform openshift");
-            goto out;
-        }
-        if ((v->namespaces = json_object()) == NULL) {
-            rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-            goto out;
-        }
-        json_array_foreach(nss, i, item)
-        {
-            const char *name = json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
-            if (name != NULL && json_object_set(v->namespaces, name, item) != 0) {
-                rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-                goto out;
-            }
-        }
-    }
-    view_publish(ep, v);
-    v = NULL;
-out:
-    view_unref(v);
-    json_decref(nodes);
-    json_decref(nss);
+    if (rc == WH_OK && list != NULL)
+        rc = set_envs(s, list, err);
     return rc;
 }
 
 static void serve(wh_endpoint *self, const wh_http_request *req, wh_http_response *res)
 {
     inject_endpoint *ep = self->data;
-    cluster_view *view = view_get(ep);
+    wh_inject_cluster_view *view = ep->cluster != NULL ? wh_inject_cluster_view_get(ep->cluster) : NULL;
+    wh_inject_settings settings = ep->settings; /* a shallow copy: the cluster's nodes go in, nothing is freed */
     wh_inject_call call;
     wh_admission_outcome outcome;
     struct timespec t0, t1;
@@ -206,14 +101,19 @@ static void serve(wh_endpoint *self, const wh_http_request *req, wh_http_respons
 
     memset(&call, 0, sizeof(call));
     memset(&outcome, 0, sizeof(outcome));
+    if (view != NULL && view->nodes != NULL)
+        settings.nodes = view->nodes;
+    else if (ep->nodes_unreadable)
+        settings.nodes = json_false();
     call.registry = ep->registry;
-    call.settings = &view->settings;
-    call.namespaces = view->namespaces;
+    call.settings = &settings;
+    call.namespaces = view != NULL ? view->namespaces : NULL;
+    call.proxyconfigs = view != NULL ? view->proxyconfigs : NULL;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     wh_metric_add(ep->requests, NULL, 1);
     wh_admission_serve(req, wh_inject_admit, &call, res, &outcome);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    view_unref(view);
+    wh_inject_cluster_view_unref(view);
     secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     if (!outcome.decoded || call.failed) {
         wh_metric_add(ep->failure, NULL, 1);
@@ -235,61 +135,55 @@ static void serve(wh_endpoint *self, const wh_http_request *req, wh_http_respons
 static int ready(wh_endpoint *self, wh_buf *detail)
 {
     inject_endpoint *ep = self->data;
-    return wh_inject_registry_ready(ep->registry, detail);
+    int ok = wh_inject_registry_ready(ep->registry, detail);
+
+    if (ep->cluster != NULL)
+        ok &= wh_inject_cluster_ready(ep->cluster, detail);
+    return ok;
 }
 
 static wh_code reload(wh_endpoint *self, int forced, wh_err *err)
 {
     inject_endpoint *ep = self->data;
-    wh_code rc = wh_inject_registry_reload(ep->registry, err);
+    return wh_inject_registry_reload(ep->registry, err);
+}
 
-    if (ep->kube != NULL && (forced || time(NULL) - ep->refreshed >= REFRESH_SECONDS)) {
-        wh_err kerr = {0};
-        if (refresh(ep, &kerr) != WH_OK)
-            wh_log(WH_LOG_WARN, "inject: could not refresh the cluster view; keeping the previous one", "error",
-                   wh_err_msg(&kerr), NULL);
-    }
-    return rc;
+static void endpoint_free(inject_endpoint *ep)
+{
+    wh_inject_cluster_stop(ep->cluster); /* first: its threads feed the registry */
+    wh_inject_registry_free(ep->registry);
+    wh_inject_settings_clear(&ep->settings);
+    free(ep);
 }
 
 static void destroy(wh_endpoint *self)
 {
-    inject_endpoint *ep = self->data;
-
-    wh_inject_registry_free(ep->registry);
-    wh_kube_client_free(ep->kube);
-    view_unref(ep->view);
-    pthread_mutex_destroy(&ep->lock);
-    free(ep);
+    endpoint_free(self->data);
 }
 
-/* Reach the API server when injection needs cluster facts. */
-static void connect_cluster(inject_endpoint *ep)
+/* --revisions-source auto: the directory when given, else the cluster when a
+ * Kubernetes configuration is found, else the built-in revision. */
+static wh_code pick_source(const wh_endpoint_env *env, const wh_kube_options *ko, const char **source, int *kube_ok,
+                           wh_err *err)
 {
-    const wh_inject_settings *s = &ep->view->settings;
-    wh_kube_options opts;
-    wh_err err = {0};
+    const char *src = env->flag(env, "revisions-source"), *dir = env->flag(env, "revisions-dir");
+    wh_kube_config *cfg = NULL;
+    wh_err kerr = {0};
 
-    ep->want_nodes = s->native_mode_set ? s->native_mode == WH_INJECT_NATIVE_AUTO
-                                        : wh_inject_settings_env(s, "ENABLE_NATIVE_SIDECARS") == NULL ||
-                                              strcmp(wh_inject_settings_env(s, "ENABLE_NATIVE_SIDECARS"), "auto") == 0;
-    ep->want_namespaces = strcmp(wh_inject_settings_platform(s), "openshift") == 0;
-    if (!ep->want_nodes && !ep->want_namespaces)
-        return;
-    memset(&opts, 0, sizeof(opts));
-    opts.timeout_ms = KUBE_TIMEOUT_MS;
-    opts.user_agent = "webhookd/" WH_VERSION;
-    if (wh_kube_client_new(&opts, &ep->kube, &err) != WH_OK) {
-        wh_log(WH_LOG_INFO,
-               "inject: no Kubernetes API access; native sidecars follow no node versions and "
-               "OpenShift namespaces are unknown",
-               "reason", wh_err_msg(&err), NULL);
-        ep->kube = NULL;
-        return;
-    }
-    if (refresh(ep, &err) != WH_OK)
-        wh_log(WH_LOG_WARN, "inject: could not read the cluster view; retrying every 30s", "error", wh_err_msg(&err),
-               NULL);
+    *kube_ok = wh_kube_config_load(ko, &cfg, &kerr) == WH_OK;
+    wh_kube_config_free(cfg);
+    if (src == NULL || *src == '\0' || strcmp(src, "auto") == 0)
+        src = dir != NULL && *dir != '\0' ? "dir" : *kube_ok ? "cluster" : "builtin";
+    if (strcmp(src, "dir") == 0 && (dir == NULL || *dir == '\0'))
+        return wh_err_set(err, WH_E_INVALID, "--revisions-source dir needs --revisions-dir");
+    if (strcmp(src, "cluster") == 0 && !*kube_ok)
+        return wh_err_set(err, WH_E_INVALID, "--revisions-source cluster: no Kubernetes configuration: %s",
+                          wh_err_msg(&kerr));
+    if (strcmp(src, "dir") != 0 && strcmp(src, "cluster") != 0 && strcmp(src, "builtin") != 0)
+        return wh_err_set(err, WH_E_INVALID, "--revisions-source must be auto, cluster, dir or builtin, not \"%s\"",
+                          src);
+    *source = src;
+    return WH_OK;
 }
 
 wh_code wh_inject_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh_err *err)
@@ -297,19 +191,21 @@ wh_code wh_inject_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh
     static const double buckets[] = {.1, 1, 3, 5, 10, 20, 30, 60};
     static const char *const rev_labels[] = {"revision", "result", NULL};
     inject_endpoint *ep = calloc(1, sizeof(*ep));
-    const char *dir = env->flag(env, "revisions-dir");
+    const char *dir = env->flag(env, "revisions-dir"), *source = NULL, *native;
+    wh_kube_options ko = {.kubeconfig = env->flag(env, "kubeconfig"),
+                          .timeout_ms = KUBE_TIMEOUT_MS,
+                          .user_agent = "webhookd/" WH_VERSION};
+    wh_inject_cluster_options co = {.kube = &ko, .metrics = env->metrics};
+    int kube_ok = 0;
     wh_code rc;
 
     if (ep == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
-    pthread_mutex_init(&ep->lock, NULL);
-    ep->flag_native = env->flag(env, "native-sidecars");
-    ep->flag_compliance = env->flag(env, "compliance-policy");
-    ep->flag_platform = env->flag(env, "platform");
-    ep->flag_env = env->flag(env, "env");
-    if ((rc = view_new(ep, &ep->view, err)) != WH_OK)
+        abort();
+    if (ko.kubeconfig != NULL && *ko.kubeconfig == '\0')
+        ko.kubeconfig = NULL;
+    if ((rc = settings_init(&ep->settings, env, err)) != WH_OK || (rc = pick_source(env, &ko, &source, &kube_ok, err)))
         goto out;
-    if ((rc = wh_inject_registry_open(dir != NULL && *dir != '\0' ? dir : NULL, env->metrics, &ep->registry, err)) !=
+    if ((rc = wh_inject_registry_open(strcmp(source, "dir") == 0 ? dir : NULL, env->metrics, &ep->registry, err)) !=
         WH_OK)
         goto out;
     ep->requests = wh_metrics_counter(env->metrics, "sidecar_injection_requests_total",
@@ -332,7 +228,31 @@ wh_code wh_inject_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh
         rc = wh_err_set(err, WH_E_CONFLICT, "injection metrics already registered with another shape");
         goto out;
     }
-    connect_cluster(ep);
+
+    /* What to watch in the cluster. */
+    native = wh_inject_settings_getenv(&ep->settings, "ENABLE_NATIVE_SIDECARS");
+    co.nodes = native == NULL || strcmp(native, "auto") == 0;
+    co.namespaces = strcmp(wh_inject_settings_platform(&ep->settings), "openshift") == 0;
+    if (strcmp(source, "cluster") == 0) {
+        co.istio_namespace = env->flag(env, "istio-namespace");
+        if (co.istio_namespace == NULL || *co.istio_namespace == '\0')
+            co.istio_namespace = "istio-system";
+        co.proxyconfigs = 1;
+        co.registry = ep->registry;
+        wh_inject_registry_cluster_mode(ep->registry);
+    }
+    wh_log(WH_LOG_INFO, "inject: revisions source", "source", source, "istio_namespace",
+           co.istio_namespace != NULL ? co.istio_namespace : "", NULL);
+    if (kube_ok && (co.istio_namespace != NULL || co.nodes || co.namespaces)) {
+        if ((rc = wh_inject_cluster_start(&co, &ep->cluster, err)) != WH_OK)
+            goto out;
+    } else if (co.nodes || co.namespaces) {
+        wh_log(WH_LOG_INFO,
+               "inject: no Kubernetes API access; native sidecars stay off under auto (as istiod without a node "
+               "client) and OpenShift namespaces are unknown",
+               NULL);
+        ep->nodes_unreadable = co.nodes;
+    }
     ep->super.name = env->name;
     ep->super.serve = serve;
     ep->super.ready = ready;
@@ -343,11 +263,7 @@ wh_code wh_inject_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh
     ep = NULL;
     rc = WH_OK;
 out:
-    if (ep != NULL) {
-        wh_inject_registry_free(ep->registry);
-        view_unref(ep->view);
-        pthread_mutex_destroy(&ep->lock);
-        free(ep);
-    }
+    if (ep != NULL)
+        endpoint_free(ep);
     return rc;
 }

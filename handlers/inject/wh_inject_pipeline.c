@@ -77,6 +77,7 @@ wh_code wh_inject_pod(const wh_inject_pod_request *req, wh_inject_pod_result *re
     in.namespace_obj = req->namespace_obj;
     in.revision = req->revision;
     in.deploy = req->deploy;
+    in.proxyconfigs = req->proxyconfigs;
     if ((rc = wh_inject_render(&in, &r, err)) != WH_OK) {
         wh_err_prefix(err, "%s", TEMPLATE_PREFIX); /* "failed to run injection template: <why>" */
         goto out;
@@ -155,6 +156,7 @@ wh_code wh_inject_admit(void *ctx, const wh_admission_request *req, wh_admission
     preq.pod = object;
     preq.namespace_ = req->namespace;
     preq.url_envs = envs;
+    preq.proxyconfigs = call->proxyconfigs;
     if (call->namespaces != NULL) {
         const char *ns = json_string_value(json_object_get(json_object_get(object, "metadata"), "namespace"));
         preq.namespace_obj = json_object_get(call->namespaces, ns != NULL && *ns != '\0' ? ns : req->namespace);

@@ -37,6 +37,8 @@ typedef struct entry {
     sig seen;                /* files last tried */
     char *error;             /* why the last try failed, or NULL */
     int mark;                /* still present in this scan */
+    json_t *inputs;          /* cluster source: the ConfigMaps' contents last tried */
+    char *version;           /* the Istio release it comes from, or NULL (cluster source) */
 } entry;
 
 struct wh_inject_registry {
@@ -45,8 +47,9 @@ struct wh_inject_registry {
     entry *entries;
     size_t n;
     char *dir;
-    wh_inject_revision *embedded;
-    wh_metric *reloads, *loaded;
+    wh_inject_revision *embedded; /* NULL in cluster mode: "default" is what the cluster says */
+    wh_metrics *metrics;
+    wh_metric *reloads, *loaded, *info;
     /* watcher */
     pthread_mutex_t watch_mu;
     pthread_cond_t watch_cv;
@@ -105,6 +108,8 @@ static void entry_clear(entry *e)
 {
     free(e->name);
     free(e->error);
+    free(e->version);
+    json_decref(e->inputs);
     wh_inject_revision_unref(e->rev);
 }
 
@@ -262,6 +267,7 @@ wh_code wh_inject_registry_open(const char *dir, wh_metrics *metrics, wh_inject_
         wh_inject_registry_free(reg);
         return rc;
     }
+    reg->metrics = metrics;
     if (metrics != NULL) {
         reg->reloads = wh_metrics_counter(metrics, "webhookd_inject_revision_reload_total",
                                           "Revision configuration loads by result.", rl_labels);
@@ -354,7 +360,7 @@ wh_inject_revision *wh_inject_registry_get(wh_inject_registry *reg, const char *
     if ((e = find(reg, want)) != NULL)
         rev = wh_inject_revision_ref(e->rev);
     pthread_rwlock_unlock(&reg->lock);
-    if (rev == NULL && strcmp(want, "default") == 0)
+    if (rev == NULL && strcmp(want, "default") == 0 && reg->embedded != NULL)
         rev = wh_inject_revision_ref(reg->embedded);
     return rev;
 }
@@ -387,4 +393,95 @@ json_t *wh_inject_registry_names(wh_inject_registry *reg)
             json_array_append_new(a, json_string(reg->entries[i].name));
     pthread_rwlock_unlock(&reg->lock);
     return a;
+}
+
+/* ---- the cluster source (wh_inject_cluster.c) ------------------------------ */
+
+void wh_inject_registry_cluster_mode(wh_inject_registry *reg)
+{
+    static const char *const info_labels[] = {"revision", "version", NULL};
+
+    pthread_rwlock_wrlock(&reg->lock);
+    wh_inject_revision_unref(reg->embedded);
+    reg->embedded = NULL;
+    pthread_rwlock_unlock(&reg->lock);
+    if (reg->metrics != NULL)
+        reg->info = wh_metrics_gauge(reg->metrics, "webhookd_inject_revision_info",
+                                     "1 for each revision served, labelled with the Istio release it comes from "
+                                     "(its ConfigMap's app.kubernetes.io/version label, else values.global.tag).",
+                                     info_labels);
+}
+
+int wh_inject_registry_unchanged(wh_inject_registry *reg, const char *name, const json_t *inputs)
+{
+    entry *e;
+    int same;
+
+    pthread_rwlock_rdlock(&reg->lock);
+    e = find(reg, name);
+    same = e != NULL && e->inputs != NULL && json_equal(e->inputs, inputs);
+    pthread_rwlock_unlock(&reg->lock);
+    return same;
+}
+
+void wh_inject_registry_put(wh_inject_registry *reg, const char *name, const json_t *inputs, wh_inject_revision *rev,
+                            const char *error, const char *version)
+{
+    entry *e;
+    wh_inject_revision *old = NULL;
+
+    pthread_rwlock_wrlock(&reg->lock);
+    if ((e = find(reg, name)) == NULL) {
+        entry *grown = realloc(reg->entries, (reg->n + 1) * sizeof(*grown));
+        if (grown == NULL)
+            abort();
+        reg->entries = grown;
+        e = &reg->entries[reg->n++];
+        memset(e, 0, sizeof(*e));
+        if ((e->name = strdup(name)) == NULL)
+            abort();
+    }
+    json_decref(e->inputs);
+    e->inputs = json_deep_copy(inputs);
+    free(e->error);
+    e->error = error != NULL ? strdup(error) : NULL;
+    if (rev != NULL) {
+        old = e->rev;
+        e->rev = wh_inject_revision_ref(rev);
+        if (reg->info != NULL && e->version != NULL)
+            wh_metric_set(reg->info, (const char *const[]){e->name, e->version}, 0);
+        free(e->version);
+        e->version = version != NULL ? strdup(version) : NULL;
+    }
+    if (reg->loaded != NULL)
+        wh_metric_set(reg->loaded, (const char *const[]){e->name}, e->rev != NULL);
+    if (reg->info != NULL && e->rev != NULL)
+        wh_metric_set(reg->info, (const char *const[]){e->name, e->version != NULL ? e->version : ""}, 1);
+    pthread_rwlock_unlock(&reg->lock);
+    count(reg, name, rev != NULL ? "success" : "failure");
+    wh_inject_revision_unref(old);
+}
+
+void wh_inject_registry_retain(wh_inject_registry *reg, const json_t *names)
+{
+    pthread_rwlock_wrlock(&reg->lock);
+    for (size_t i = 0; i < reg->n;) {
+        entry *e = &reg->entries[i];
+        size_t k;
+        json_t *v;
+        int keep = 0;
+        json_array_foreach(names, k, v) keep |= strcmp(json_string_value(v), e->name) == 0;
+        if (keep) {
+            i++;
+            continue;
+        }
+        wh_log(WH_LOG_INFO, "revision removed", "revision", e->name, NULL);
+        if (reg->loaded != NULL)
+            wh_metric_set(reg->loaded, (const char *const[]){e->name}, 0);
+        if (reg->info != NULL && e->version != NULL)
+            wh_metric_set(reg->info, (const char *const[]){e->name, e->version}, 0);
+        entry_clear(e);
+        reg->entries[i] = reg->entries[--reg->n];
+    }
+    pthread_rwlock_unlock(&reg->lock);
 }

@@ -158,24 +158,19 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
         goto fail;
     }
 
-    /* 1. proxy config: mesh defaultConfig + the pod's annotation.  Without
-     * the annotation it is the revision's own object, shared: nothing
-     * changes it after this point (and jansson's reference counts are
-     * atomic); a copy is made only to apply the annotation. */
+    /* 1. proxy config: mesh defaultConfig, ProxyConfig resources and the
+     * pod's annotation.  With neither it is the revision's own object,
+     * shared: nothing changes it after this point (and jansson's reference
+     * counts are atomic). */
     pca = json_object_get(annotations, "proxy.istio.io/config");
-    if (pca == NULL || !json_is_string(pca))
-        pc = json_incref((json_t *)wh_inject_jpath(rev->mesh, "defaultConfig", NULL));
-    else
-        pc = json_deep_copy(wh_inject_jpath(rev->mesh, "defaultConfig", NULL));
-    if (pc == NULL)
-        goto nomem;
-    if (pca != NULL && json_is_string(pca)) {
-        if ((rc = wh_yaml_load(json_string_value(pca), json_string_length(pca), &pc_doc, err)) != WH_OK ||
-            (rc = wh_inject_proxy_config_apply(pc, pc_doc, err)) != WH_OK) {
-            wh_err_prefix(err, "invalid value for annotation 'proxy.istio.io/config'");
-            goto fail;
-        }
+    if (pca != NULL && json_is_string(pca) &&
+        (rc = wh_yaml_load(json_string_value(pca), json_string_length(pca), &pc_doc, err)) != WH_OK) {
+        wh_err_prefix(err, "invalid value for annotation 'proxy.istio.io/config'");
+        goto fail;
     }
+    if ((rc = wh_inject_effective_proxy_config(rev->mesh, in->proxyconfigs, out->merge_pod,
+                                               json_is_null(pc_doc) ? NULL : pc_doc, &pc, err)) != WH_OK)
+        goto fail;
 
     /* deploy meta */
     if (in->deploy != NULL) {

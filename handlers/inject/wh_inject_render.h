@@ -67,7 +67,8 @@ typedef struct wh_inject_settings {
     char *compliance_policy; /* "" / NULL: unset */
     char *platform;          /* "openshift" or NULL */
     json_t *env;             /* object KEY -> string: the environment templates read via `env` */
-    json_t *nodes;           /* object nodeName -> kubeletVersion (for auto); NULL: no nodes known */
+    json_t *nodes;           /* object nodeName -> kubeletVersion (for auto); NULL: no nodes known;
+                                JSON false: nodes cannot be read (auto: off, as istiod without a node client) */
 } wh_inject_settings;
 
 /* An initializer, which clang-format would lay out as a block. */
@@ -160,6 +161,20 @@ int wh_inject_registry_ready(wh_inject_registry *reg, wh_buf *detail);
 /* Names of the loaded revisions (JSON array of strings, new reference). */
 json_t *wh_inject_registry_names(wh_inject_registry *reg);
 
+/* The cluster source (wh_inject_cluster.h) feeds the registry instead of a
+ * directory.  cluster_mode: no built-in fallback for "default" (only what the
+ * cluster holds is served) and the webhookd_inject_revision_info{revision,
+ * version} gauge.  unchanged: 1 when `inputs` (the ConfigMaps' contents) are
+ * what the last put of `name` had, so nothing needs loading.  put: record
+ * the outcome of loading `inputs`: `rev` (referenced) serves from now on,
+ * or, when NULL, `error` says why the previous configuration keeps serving.
+ * retain: drop every revision not named in the array `names`. */
+void wh_inject_registry_cluster_mode(wh_inject_registry *reg);
+int wh_inject_registry_unchanged(wh_inject_registry *reg, const char *name, const json_t *inputs);
+void wh_inject_registry_put(wh_inject_registry *reg, const char *name, const json_t *inputs, wh_inject_revision *rev,
+                            const char *error, const char *version);
+void wh_inject_registry_retain(wh_inject_registry *reg, const json_t *names);
+
 /* ------------------------------------------------------------------------ */
 /* URL path (2.2) and decision (1.3)                                        */
 
@@ -196,6 +211,7 @@ typedef struct wh_inject_input {
     const json_t *namespace_obj;         /* the pod's Namespace (OpenShift UID/GID), or NULL */
     const char *revision;                /* .Revision; NULL: the revision's name ("" for kube-inject) */
     const wh_inject_deploy_meta *deploy; /* kube-inject: from the top-level object; NULL: from the pod */
+    const json_t *proxyconfigs;          /* ProxyConfig resources (wh_inject_cluster_view), or NULL */
 } wh_inject_input;
 
 typedef struct wh_inject_rendered {

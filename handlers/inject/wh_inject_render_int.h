@@ -51,6 +51,14 @@ wh_code wh_inject_mesh_apply(json_t *mesh, const json_t *doc, wh_err *err);
  * merges by key) after normalising it (enum names, durations); errors in
  * protojson's spirit. */
 wh_code wh_inject_proxy_config_apply(json_t *pc, const json_t *doc, wh_err *err);
+/* istiod's EffectiveProxyConfig (wh_inject_proxyconfig_merge.c): the mesh's
+ * defaultConfig, the ProxyConfig resources (wh_inject_cluster_view's array,
+ * oldest first; NULL: none) of the root namespace, of the pod's namespace,
+ * then the parsed proxy.istio.io/config `annotation` (NULL: none) under the
+ * workload's resource.  *out is a new reference (the mesh's own object when
+ * nothing applies). */
+wh_code wh_inject_effective_proxy_config(const json_t *mesh, const json_t *proxyconfigs, const json_t *pod,
+                                         const json_t *annotation, json_t **out, wh_err *err);
 /* Istio's agent-side ProxyConfig validation; NULL when valid, else a new
  * message (caller frees). */
 char *wh_inject_proxy_config_invalid(const json_t *pc);

@@ -163,6 +163,8 @@ int wh_inject_settings_native(const wh_inject_settings *s, const char *node_name
     }
     if (mode != WH_INJECT_NATIVE_AUTO)
         return mode == WH_INJECT_NATIVE_TRUE;
+    if (s != NULL && json_is_false(s->nodes))
+        return 0; /* istiod without a node client */
     if (s == NULL || s->nodes == NULL)
         return 1; /* no nodes known: nothing is ineligible */
     if (node_name != NULL && node_name[0] != '\0' && (val = json_object_get(s->nodes, node_name)) != NULL)

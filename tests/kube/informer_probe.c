@@ -48,7 +48,7 @@ static json_t *trim(const json_t *obj, void *ctx)
     return out;
 }
 
-static void on_change(void *ctx, const json_t *cache)
+static void on_change(void *ctx, wh_kube_informer *inf, const json_t *cache)
 {
     json_t *d = json_object();
 

@@ -1,0 +1,90 @@
+/*
+ * wh_inject_proxyconfig_merge.c - istiod's effective proxy config for a pod:
+ * the mesh's defaultConfig, then the ProxyConfig resources of the root
+ * namespace, of the pod's namespace and of its workload, with the pod's
+ * proxy.istio.io/config annotation under the workload's resource
+ * (/work/shared/spec/cluster.md §2; the resources come from
+ * wh_inject_cluster.c, already reduced to what they contribute).
+ */
+#include "wh_inject_render_int.h"
+
+#include <string.h>
+
+#include "wh_kube.h"
+
+/* The first (oldest) resource of namespace `ns` without a selector, or, for
+ * the workload level, with a selector the pod's `labels` satisfy. */
+static const json_t *oldest(const json_t *pcs, const char *ns, int workload, const json_t *labels)
+{
+    size_t i;
+    const json_t *p;
+
+    json_array_foreach(pcs, i, p)
+    {
+        const char *pns = json_string_value(json_object_get(p, "namespace"));
+        const json_t *sel = json_object_get(p, "selector");
+        if (pns == NULL || strcmp(pns, ns) != 0)
+            continue;
+        if (!workload && sel == NULL)
+            return p;
+        if (workload && sel != NULL) {
+            json_t *s = json_pack("{s:O}", "matchLabels", sel);
+            int m = wh_kube_selector_matches(s, json_is_object(labels) ? labels : NULL);
+            json_decref(s);
+            if (m == 1)
+                return p;
+        }
+    }
+    return NULL;
+}
+
+/* A resource's contribution; one that does not apply (it would have failed
+ * the API server's validation) is left out rather than half applied. */
+static void apply_resource(json_t *pc, const json_t *res)
+{
+    json_t *trial;
+
+    if (res == NULL)
+        return;
+    trial = json_deep_copy(pc);
+    if (wh_inject_proxy_config_apply(trial, json_object_get(res, "doc"), NULL) == WH_OK)
+        json_object_update(pc, trial);
+    json_decref(trial);
+}
+
+wh_code wh_inject_effective_proxy_config(const json_t *mesh, const json_t *proxyconfigs, const json_t *pod,
+                                         const json_t *annotation, json_t **out, wh_err *err)
+{
+    const json_t *base = json_object_get(mesh, "defaultConfig"), *meta = json_object_get(pod, "metadata");
+    const char *root = json_string_value(json_object_get(mesh, "rootNamespace"));
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    json_t *pc;
+    wh_code rc;
+
+    *out = NULL;
+    if (json_array_size(proxyconfigs) == 0 && annotation == NULL) {
+        /* The revision's own object, shared: nobody changes it after loading. */
+        *out = json_incref((json_t *)base);
+        return WH_OK;
+    }
+    if ((pc = json_deep_copy(base)) == NULL)
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    if (root == NULL || root[0] == '\0')
+        root = "istio-system";
+    if (ns == NULL)
+        ns = "";
+    if (json_array_size(proxyconfigs) > 0) {
+        apply_resource(pc, oldest(proxyconfigs, root, 0, NULL));
+        if (strcmp(ns, root) != 0)
+            apply_resource(pc, oldest(proxyconfigs, ns, 0, NULL));
+    }
+    /* Workload level: the annotation, then the matching resource over it. */
+    if (annotation != NULL && (rc = wh_inject_proxy_config_apply(pc, annotation, err)) != WH_OK) {
+        json_decref(pc);
+        return wh_err_prefix(err, "invalid value for annotation 'proxy.istio.io/config'");
+    }
+    if (json_array_size(proxyconfigs) > 0)
+        apply_resource(pc, oldest(proxyconfigs, ns, 1, json_object_get(meta, "labels")));
+    *out = pc;
+    return WH_OK;
+}
