@@ -132,9 +132,12 @@ class Cluster:
 
 
 def patch_args(cluster, *extra):
+    # The caBundle patcher alone: /inject reads nothing from this API server (cluster mode would keep
+    # /readyz at 503 until its first sync, see tests/kube/test_cluster.py).
     return ["--patch-ca-bundle", "--kubeconfig", cluster.kubeconfig, "--ca-bundle-mutating", "webhookd-inject",
             "--ca-bundle-validating", "webhookd-validate", "--ca-bundle-service", SERVICE,
-            "--ca-bundle-check-interval", "2s", "--kube-timeout", "2s", *extra]
+            "--ca-bundle-check-interval", "2s", "--kube-timeout", "2s", "--revisions-source", "builtin",
+            "--native-sidecars", "false", *extra]
 
 
 def wait_until(what, fn, timeout=15):

@@ -10,7 +10,9 @@ For each case folder under CORPUS/cases (see the corpus README for case.yaml):
   Istio's webhook test builds it (spec 5.1) and is sent to a running webhookd
   over TLS as an admission.k8s.io/v1 AdmissionReview; the returned JSON Patch
   is applied with python3-jsonpatch and the result compared with the golden
-  pod built the same way.
+  pod built the same way.  With --cluster, webhookd reads the revision from
+  istiod's ConfigMaps served by tests/kube/fakeapi.py (cluster mode) instead
+  of --revisions-dir, and must give the same results.
 
 Comparison is semantic: both sides parsed, keys whose value is null, {} or []
 dropped (Go omitempty artefacts), `sidecar.istio.io/status` dropped on the
@@ -53,6 +55,9 @@ import urllib.request
 
 import jsonpatch
 import yaml
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kube"))
+import kubetest  # noqa: E402  (tests/kube/fakeapi.py, the fake API server with watches)
 
 SLOW = int(os.environ.get("WH_TEST_SLOW", "1") or 1)
 
@@ -341,46 +346,37 @@ def drop_status(pod):
 # ---- webhookd ---------------------------------------------------------------
 
 class FakeAPI:
-    """Just enough of the Kubernetes API for webhookd's cluster view: the
-    nodes (kubelet versions) and namespaces (annotations) of a case."""
+    """tests/kube/fakeapi.py (real LIST + WATCH) holding what webhookd reads of a case: the nodes
+    (kubelet versions), the namespaces (annotations) and, with `cluster`, istiod's ConfigMaps
+    istio-sidecar-injector (config, values) and istio (mesh) in istio-system."""
 
-    def __init__(self, kubelets, namespaces, tmp):
-        nodes = [{"metadata": {"name": "node-%d" % i}, "status": {"nodeInfo": {"kubeletVersion": v}}}
-                 for i, v in enumerate(kubelets or [])]
-        nss = [{"metadata": {"name": n["name"], "annotations": n.get("annotations") or {}}} for n in namespaces]
-        lists = {"/api/v1/nodes": {"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": nodes},
-                 "/api/v1/namespaces": {"kind": "NamespaceList", "apiVersion": "v1", "metadata": {}, "items": nss}}
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                body = lists.get(self.path.split("?")[0])
-                data = json.dumps(body if body is not None else {"kind": "Status", "code": 404}).encode()
-                self.send_response(200 if body is not None else 404)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.kubeconfig = os.path.join(tmp, "kubeconfig-%d" % self.httpd.server_address[1])
-        with open(self.kubeconfig, "w") as f:
-            yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "current-context": "fake",
-                            "clusters": [{"name": "fake", "cluster": {
-                                "server": "http://127.0.0.1:%d" % self.httpd.server_address[1]}}],
-                            "users": [{"name": "fake", "user": {"token": "fake"}}],
-                            "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake"}}]}, f)
+    def __init__(self, st, tmp, cluster=False):
+        nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-%d" % i},
+                  "status": {"nodeInfo": {"kubeletVersion": v}}} for i, v in enumerate(st.kubelets or [])]
+        nss = [{"apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": n["name"], "annotations": n.get("annotations") or {}}} for n in st.namespaces]
+        if cluster and "istio-system" not in [n["name"] for n in st.namespaces]:
+            nss.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "istio-system"}})
+        objs = nss + nodes
+        if cluster:
+            def text(path):
+                with open(path) as f:
+                    return f.read()
+            objs += [{"apiVersion": "v1", "kind": "ConfigMap",
+                      "metadata": {"name": "istio-sidecar-injector", "namespace": "istio-system"},
+                      "data": {"config": text(st.config), "values": text(st.values)}},
+                     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "istio", "namespace": "istio-system"},
+                      "data": {"mesh": text(st.mesh)}}]
+        self.api = kubetest.FakeApi(tls=False)
+        self.api.load(objs)
+        self.kubeconfig = self.api.kubeconfig()
 
     def stop(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.api.close()
 
 
 class Server:
-    def __init__(self, binary, revdir, flags, tmp, log, kubeconfig=None):
+    def __init__(self, binary, revdir, flags, tmp, log, kubeconfig=None, cluster=False):
         self.port = free_port()
         self.cert = os.path.join(tmp, "tls.crt")
         self.key = os.path.join(tmp, "tls.key")
@@ -390,7 +386,8 @@ class Server:
                             "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
                            check=True, capture_output=True)
         cmd = [binary, "--listen", "127.0.0.1:%d" % self.port, "--tls-cert-file", self.cert,
-               "--tls-key-file", self.key, "--threads", "1", "--revisions-dir", revdir] + flags
+               "--tls-key-file", self.key, "--threads", "1"] + flags
+        cmd += ["--revisions-source", "cluster"] if cluster else ["--revisions-dir", revdir]
         self.log = open(log, "ab")
         env = dict(os.environ)
         env.pop("KUBECONFIG", None)
@@ -570,6 +567,9 @@ def main():
     ap.add_argument("--only", help="substring filter on case folder names")
     ap.add_argument("--paths", default="kube,webhook")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    ap.add_argument("--cluster", action="store_true",
+                    help="webhook path: webhookd reads the revision from istiod's ConfigMaps in a fake API server "
+                         "(--revisions-source cluster) instead of --revisions-dir")
     ap.add_argument("--embedded", action="store_true",
                     help="use the built-in default revision (no config files, empty --revisions-dir) and run "
                          "only the cases whose settings are all defaults")
@@ -602,11 +602,12 @@ def main():
                 results[name + "/kube"] = run_kube_inject(args, case, cdir, st)
             if "webhook" in paths and case.get("webhook") and case.get("golden"):
                 if st.key not in servers:
-                    api = FakeAPI(st.kubelets, st.namespaces, tmp)
+                    api = FakeAPI(st, tmp, cluster=args.cluster)
                     apis.append(api)
                     try:
                         servers[st.key] = Server(args.webhookd, st.revdir, st.webhook_flags, tmp,
-                                                 os.path.join(tmp, "webhookd-%s.log" % st.key), api.kubeconfig)
+                                                 os.path.join(tmp, "webhookd-%s.log" % st.key), api.kubeconfig,
+                                                 cluster=args.cluster)
                     except RuntimeError as e:
                         servers[st.key] = str(e)
                 srv = servers[st.key]

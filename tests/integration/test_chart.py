@@ -428,5 +428,48 @@ class TestPatchCABundle(unittest.TestCase):
             api.close()
             shutil.rmtree(d, ignore_errors=True)
 
+
+@unittest.skipUnless(os.access(GO, os.X_OK), "Go 1.19 is not installed (scripts/deps.sh test installs it)")
+class TestClusterMode(unittest.TestCase):
+    """values `cluster`: webhookd reads revisions from istiod's ConfigMaps by default, and RBAC is
+    get/list/watch on exactly what it then reads."""
+
+    @classmethod
+    def setUpClass(cls):
+        build_renderer()
+
+    def rules(self, objs, kind="ClusterRole"):
+        return sorted((tuple(r["apiGroups"]), tuple(r["resources"]), tuple(r["verbs"]))
+                      for r in objs[(kind, "wh-webhookd")]["rules"] or []
+                      if "admissionregistration.k8s.io" not in r["apiGroups"])
+
+    def args(self, objs):
+        return objs[("Deployment", "wh-webhookd")]["spec"]["template"]["spec"]["containers"][0]["args"]
+
+    def test_default_is_cluster_mode(self):
+        objs = render(extra=False)
+        args = self.args(objs)
+        self.assertIn("--revisions-source=cluster", args)
+        self.assertIn("--istio-namespace=istio-system", args)
+        self.assertIn("--native-sidecars=auto", args)
+        rwl = ("get", "list", "watch")
+        self.assertEqual(self.rules(objs), [(("",), ("nodes",), rwl), (("networking.istio.io",), ("proxyconfigs",), rwl)])
+        role = objs[("Role", "wh-webhookd")]
+        self.assertEqual(role["metadata"]["namespace"], "istio-system")
+        self.assertEqual(self.rules(objs, "Role"), [(("",), ("configmaps",), rwl)])
+        self.assertEqual(objs[("RoleBinding", "wh-webhookd")]["metadata"]["namespace"], "istio-system")
+
+    def test_reads_only_what_is_configured(self):
+        objs = render("cluster.revisionsSource=builtin", "cluster.nativeSidecars=false", extra=False)
+        self.assertIn("--revisions-source=builtin", self.args(objs))
+        self.assertFalse([a for a in self.args(objs) if a.startswith("--istio-namespace")])
+        self.assertEqual(self.rules(objs), [])
+        self.assertNotIn(("Role", "wh-webhookd"), objs)
+        objs = render("cluster.istioNamespace=istio-control", "cluster.platform=openshift", extra=False)
+        self.assertIn("--platform=openshift", self.args(objs))
+        self.assertIn((("",), ("namespaces",), ("get", "list", "watch")), self.rules(objs))
+        self.assertEqual(objs[("Role", "wh-webhookd")]["metadata"]["namespace"], "istio-control")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
