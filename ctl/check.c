@@ -29,6 +29,7 @@
 #include "wh_buf.h"
 #include "wh_certs_cabundle.h"
 #include "wh_ctl.h"
+#include "wh_inject_cluster.h"
 
 #define EXPIRY_WARN_DAYS 60
 #define TLS_TIMEOUT_S 10
@@ -43,6 +44,7 @@ typedef struct check_ctx {
     STACK_OF(X509) * serving;         /* leaf first, or NULL */
     const char *serving_from;         /* where it came from */
     const char *service_filter;       /* NS/NAME or NULL */
+    const char *istio_ns;             /* istiod's namespace: its ConfigMaps are the revisions */
 } check_ctx;
 
 /* Add a check's outcome; messages (may be NULL) is stolen. */
@@ -616,6 +618,68 @@ static void check_tags(check_ctx *c)
     add(c, "revision tags point at installed revisions", json_array_size(m) ? CK_FAIL : CK_OK, m);
 }
 
+/* Every revision webhookd's injector configurations (the chart's, labelled
+ * app.kubernetes.io/name=webhookd) serve has istiod's ConfigMaps, and they load
+ * as webhookd loads them in cluster mode (wh_inject_cluster.h). */
+static void check_revision_configmaps(check_ctx *c)
+{
+    json_t *m = json_array(), *seen = json_object(), *cfg;
+    size_t i;
+    int failed = 0;
+
+    json_array_foreach(c->mwcs, i, cfg)
+    {
+        const char *rev = diag_label(cfg, REV_LABEL);
+        char injector[300], mesh[300];
+        json_t *icm = NULL, *mcm = NULL, *inputs;
+        wh_inject_revision *loaded = NULL;
+        wh_err err = {0};
+        const char *app = diag_label(cfg, "app.kubernetes.io/name");
+        if (rev == NULL || app == NULL || strcmp(app, "webhookd") != 0 || diag_label(cfg, TAG_LABEL) != NULL ||
+            !has_entry(cfg, diag_is_injector) || json_object_get(seen, rev) != NULL)
+            continue;
+        json_object_set_new(seen, rev, json_true());
+        snprintf(injector, sizeof(injector), "istio-sidecar-injector%s%s", strcmp(rev, "default") ? "-" : "",
+                 strcmp(rev, "default") ? rev : "");
+        snprintf(mesh, sizeof(mesh), "istio%s%s", strcmp(rev, "default") ? "-" : "", strcmp(rev, "default") ? rev : "");
+        if (wh_kube_get(c->client, &wh_kube_configmaps, c->istio_ns, injector, &icm, &err) != WH_OK) {
+            failed = 1;
+            msg(m,
+                "Revision \"%s\" (MutatingWebhookConfiguration %s) has no ConfigMap %s in %s (%s): webhookd in "
+                "cluster mode answers its pods \"unknown revision\". Install that istiod revision, or remove \"%s\" "
+                "from the chart's injection.revisions.",
+                rev, diag_name(cfg), injector, c->istio_ns, wh_err_msg(&err), rev);
+            continue;
+        }
+        wh_kube_get(c->client, &wh_kube_configmaps, c->istio_ns, mesh, &mcm, NULL);
+        inputs = json_deep_copy(json_object_get(icm, "data"));
+        if (!json_is_object(inputs))
+            inputs = json_object();
+        json_object_del(inputs, "mesh");
+        json_object_del(inputs, "meshNetworks");
+        if (json_is_string(json_object_get(json_object_get(mcm, "data"), "mesh")))
+            json_object_set(inputs, "mesh", json_object_get(json_object_get(mcm, "data"), "mesh"));
+        if (json_is_string(json_object_get(json_object_get(mcm, "data"), "meshNetworks")))
+            json_object_set(inputs, "meshNetworks", json_object_get(json_object_get(mcm, "data"), "meshNetworks"));
+        if (wh_inject_cluster_load_revision(rev, inputs, &loaded, &err) != WH_OK) {
+            failed = 1;
+            msg(m,
+                "Revision \"%s\": ConfigMaps %s/%s do not load: %s. webhookd keeps serving the last settings "
+                "that loaded (none if it started after this edit); fix the ConfigMap.",
+                rev, injector, mesh, wh_err_msg(&err));
+        }
+        wh_inject_revision_unref(loaded);
+        json_decref(inputs);
+        json_decref(icm);
+        json_decref(mcm);
+    }
+    if (json_object_size(seen) > 0) /* only where webhookd (cluster mode) serves revisions */
+        add(c, "webhookd's revisions have istiod ConfigMaps that load", failed ? CK_FAIL : CK_OK, m);
+    else
+        json_decref(m);
+    json_decref(seen);
+}
+
 /* ---- output ---------------------------------------------------------------------- */
 
 static void print_checks(const json_t *checks, int tty)
@@ -652,6 +716,9 @@ static int run(const wh_ctl_args *a)
     json_t *ck;
 
     c.service_filter = wh_ctl_string(a, "service");
+    c.istio_ns = wh_ctl_string(a, "istioNamespace");
+    if (c.istio_ns == NULL || c.istio_ns[0] == '\0')
+        c.istio_ns = "istio-system";
     if (a->nargs > 0)
         return wh_ctl_usage_error(a, "unknown argument \"%s\": check takes none", a->args[0]);
     if (wh_ctl_changed(a, "namespace"))
@@ -695,6 +762,7 @@ static int run(const wh_ctl_args *a)
     check_overlaps(&c);
     check_namespaces(&c);
     check_tags(&c);
+    check_revision_configmaps(&c);
     json_array_foreach(c.checks, i, ck) failed |= strcmp(str(ck, "result"), "error") == 0;
     status = failed ? 1 : 0;
     if (strcmp(output, "table") != 0) {
@@ -753,7 +821,9 @@ const wh_ctl_cmd wh_ctl_cmd_check = {
                               "injector webhooks\n"
                               "select the same pods; no namespace carries both istio-injection and istio.io/rev; every "
                               "injection\n"
-                              "label is served by an injector; every revision tag points at an installed revision.\n\n"
+                              "label is served by an injector; every revision tag points at an installed revision;\n"
+                              "every revision webhookd injects has istiod's ConfigMaps (in --istioNamespace) and they "
+                              "load.\n\n"
                               "Exit status: 0 when no check failed (warnings allowed), 1 when one did, 2 on a usage "
                               "error.\n",
     .examples = "  webhookctl check\n"
