@@ -215,7 +215,10 @@ static int bio_to_buf(BIO *bio, wh_buf *out)
 {
     char *data;
     long n = BIO_get_mem_data(bio, &data);
-    return n >= 0 && wh_buf_append(out, data, (size_t)n) == WH_OK;
+    if (n < 0)
+        return 0;
+    wh_buf_append(out, data, (size_t)n);
+    return 1;
 }
 
 wh_code wh_certs_generate_self_signed(const char *const *names, size_t nnames, int days, wh_buf *cert_pem,
@@ -240,8 +243,7 @@ wh_code wh_certs_generate_self_signed(const char *const *names, size_t nnames, i
             rc = wh_err_set(err, WH_E_INVALID, "\"%s\" is neither a DNS name nor an IP address", names[i]);
             goto out;
         }
-        if ((rc = wh_buf_printf(&san, "%s%s:%s", i == 0 ? "" : ",", is_ip(names[i]) ? "IP" : "DNS", names[i])) != WH_OK)
-            goto out;
+        wh_buf_printf(&san, "%s%s:%s", i == 0 ? "" : ",", is_ip(names[i]) ? "IP" : "DNS", names[i]);
     }
     if ((key = EVP_EC_gen("P-256")) == NULL) {
         rc = tls_error(err, WH_E_TLS, "cannot generate a P-256 key");
