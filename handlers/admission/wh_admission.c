@@ -296,6 +296,8 @@ static void put_string(wh_buf *out, const char *s)
 
 wh_code wh_admission_encode(const wh_admission_request *req, const wh_admission_response *resp, wh_buf *out)
 {
+    const json_t *uid;
+
     /* Written by hand rather than through a json_t tree: the key order is
      * part of the contract, and the request path stays allocation-light. */
     if (req != NULL && req->api_version != NULL)
@@ -303,7 +305,12 @@ wh_code wh_admission_encode(const wh_admission_request *req, const wh_admission_
                       "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"%s\",\"response\":{\"uid\":", req->api_version);
     else
         wh_buf_puts(out, "{\"response\":{\"uid\":");
-    put_string(out, req != NULL && req->uid != NULL ? req->uid : "");
+    /* The uid as it came, byte for byte: a C string would end at a \u0000. */
+    uid = req != NULL && req->request != NULL ? json_object_get(req->request, "uid") : NULL;
+    if (json_is_string(uid))
+        put_json(out, uid);
+    else
+        put_string(out, req != NULL && req->uid != NULL ? req->uid : "");
     wh_buf_puts(out, resp->allowed ? ",\"allowed\":true" : ",\"allowed\":false");
     if (resp->message != NULL || resp->reason != NULL || resp->status_code != 0) {
         wh_buf_puts(out, ",\"status\":{\"metadata\":{}");
