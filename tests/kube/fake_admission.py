@@ -137,7 +137,8 @@ def rule_matches(rule, op, group, version, resource, subresource, namespaced):
 # ---- calling a webhook ---------------------------------------------------------------------------
 
 class CallError(Exception):
-    pass
+    """A failed call: (url or None, error text).  With url the text is the transport's error
+    ("failed to call webhook: Post <url>: ..."), without it the response was unusable."""
 
 
 def _endpoint(store, cc):
@@ -225,7 +226,7 @@ def _post(store, hook, review):
         try:
             sock = ctx.wrap_socket(raw, server_hostname=server_name)
         except ssl.SSLCertVerificationError as e:
-            raise CallError(url, "tls: failed to verify certificate: x509: %s" % e.verify_message)
+            raise CallError(url, "tls: failed to verify certificate: x509: %s" % _x509_text(e, sock_name=server_name))
         except (ssl.SSLError, OSError) as e:
             raise CallError(url, "remote error: tls: %s" % e)
         raw = sock
@@ -245,13 +246,24 @@ def _post(store, hook, review):
     finally:
         raw.close()
     if resp.status != 200:
-        raise CallError(url, "an error on the server (%r) has prevented the request from succeeding"
-                        % data.decode(errors="replace")[:200])
+        raise CallError(None, 'an error on the server ("%s") has prevented the request from succeeding'
+                        % data.decode(errors="replace")[:200], "call")
     try:
         out = json.loads(data)
     except ValueError as e:
-        raise CallError(url, "couldn't get version/kind; json parse error: %s" % e)
+        raise CallError(None, "couldn't get version/kind; json parse error: %s" % e, "call")
     return out
+
+
+def _x509_text(e, sock_name):
+    """Go's crypto/x509 wording for the verification failures a webhook call meets."""
+    if e.verify_code in (2, 18, 19, 20, 21):
+        return "certificate signed by unknown authority"
+    if e.verify_code == 62:
+        return "certificate is not valid for %s" % sock_name
+    if e.verify_code == 10:
+        return "certificate has expired or is not yet valid"
+    return e.verify_message
 
 
 def _review(api_version, req):
@@ -308,8 +320,13 @@ def _call(store, config, hook, mutating, attrs, obj, old):
         return patched, warnings
     except CallError as e:
         url, err = e.args[0], e.args[1]
-        msg = 'failed calling webhook "%s": failed to call webhook: %s' % (
-            name, ('Post "%s": %s' % (url, err)) if url else err)
+        if url:
+            why = 'failed to call webhook: Post "%s": %s' % (url, err)
+        elif len(e.args) > 2:
+            why = "failed to call webhook: " + err
+        else:
+            why = "received invalid webhook response: " + err
+        msg = 'failed calling webhook "%s": %s' % (name, why)
         policy = hook.get("failurePolicy") or "Fail"
         entry.update(error=msg, failurePolicy=policy)
         _record(entry)
