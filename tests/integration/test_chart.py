@@ -382,7 +382,7 @@ class TestPatchCABundle(unittest.TestCase):
             api.load(configs)
             cert, key, _ = whtest.self_signed(d, name="wh-webhookd.istio-system.svc")
             # The chart's args, with the test's files, port and API server.
-            args = [a for a in self.args(objs) if not a.startswith(("--listen", "--threads", "--tls-"))]
+            args = [a for a in self.args(objs) if not a.startswith(("--listen", "--threads", "--tls-", "--shutdown-delay"))]
             args += ["--tls-cert-file=" + cert, "--tls-key-file=" + key, "--kubeconfig=" + api.kubeconfig()]
             with whtest.Server(*args) as srv:
                 srv.wait_log("caBundle patched", timeout=20)
