@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_alloc.h"
 #include "wh_inject.h"
 #include "wh_kube_informer.h"
 #include "wh_log.h"
@@ -41,10 +42,8 @@ struct wh_inject_cluster {
 
 static wh_inject_cluster_view *view_new(const wh_inject_cluster_view *from)
 {
-    wh_inject_cluster_view *v = calloc(1, sizeof(*v));
+    wh_inject_cluster_view *v = wh_calloc(1, sizeof(*v));
 
-    if (v == NULL)
-        abort();
     atomic_init(&v->refs, 1);
     if (from != NULL) {
         v->nodes = json_incref(from->nodes);
@@ -292,11 +291,9 @@ static int by_age(const void *a, const void *b)
 static json_t *proxyconfigs_oldest_first(const json_t *cache)
 {
     size_t n = json_object_size(cache), i = 0;
-    json_t **all = calloc(n + 1, sizeof(*all)), *arr = json_array(), *v;
+    json_t **all = wh_calloc(n + 1, sizeof(*all)), *arr = json_array(), *v;
     const char *key;
 
-    if (all == NULL)
-        abort();
     json_object_foreach((json_t *)cache, key, v) all[i++] = v;
     qsort(all, n, sizeof(*all), by_age);
     for (i = 0; i < n; i++)
@@ -353,14 +350,12 @@ static void on_change(void *ctx, wh_kube_informer *inf, const json_t *cache)
 
 wh_code wh_inject_cluster_start(const wh_inject_cluster_options *o, wh_inject_cluster **out, wh_err *err)
 {
-    wh_inject_cluster *c = calloc(1, sizeof(*c));
+    wh_inject_cluster *c = wh_calloc(1, sizeof(*c));
     const int want[SRC_N] = {o->istio_namespace != NULL, o->proxyconfigs, o->nodes, o->namespaces};
     wh_code rc = WH_OK;
 
-    if (c == NULL)
-        abort();
     c->registry = o->registry;
-    c->istio_namespace = o->istio_namespace != NULL ? strdup(o->istio_namespace) : NULL;
+    c->istio_namespace = o->istio_namespace != NULL ? wh_strdup(o->istio_namespace) : NULL;
     pthread_mutex_init(&c->publish_mu, NULL);
     pthread_mutex_init(&c->view_mu, NULL);
     c->view = view_new(NULL);

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "wh_alloc.h"
 #include "wh_admission.h"
 #include "wh_inject.h"
 #include "wh_inject_cluster.h"
@@ -41,11 +42,9 @@ typedef struct inject_endpoint {
  * KEY= follows it, so values may contain commas. */
 static wh_code set_envs(wh_inject_settings *s, const char *list, wh_err *err)
 {
-    char *copy = strdup(list), *start, *p;
+    char *copy = wh_strdup(list), *start, *p;
     wh_code rc = WH_OK;
 
-    if (copy == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
     for (start = p = copy; rc == WH_OK; p++) {
         if (*p == ',' || *p == '\n') {
             const char *k = p + 1;
@@ -190,7 +189,7 @@ wh_code wh_inject_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh
 {
     static const double buckets[] = {.1, 1, 3, 5, 10, 20, 30, 60};
     static const char *const rev_labels[] = {"revision", "result", NULL};
-    inject_endpoint *ep = calloc(1, sizeof(*ep));
+    inject_endpoint *ep = wh_calloc(1, sizeof(*ep));
     const char *dir = env->flag(env, "revisions-dir"), *source = NULL, *native;
     wh_kube_options ko = {.kubeconfig = env->flag(env, "kubeconfig"),
                           .timeout_ms = KUBE_TIMEOUT_MS,
@@ -199,8 +198,6 @@ wh_code wh_inject_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh
     int kube_ok = 0;
     wh_code rc;
 
-    if (ep == NULL)
-        abort();
     if (ko.kubeconfig != NULL && *ko.kubeconfig == '\0')
         ko.kubeconfig = NULL;
     if ((rc = settings_init(&ep->settings, env, err)) != WH_OK || (rc = pick_source(env, &ko, &source, &kube_ok, err)))
