@@ -399,14 +399,9 @@ class TestPatchCABundle(unittest.TestCase):
             shutil.rmtree(d, ignore_errors=True)
 
 
-@unittest.skipUnless(os.access(GO, os.X_OK), "Go 1.19 is not installed (scripts/deps.sh test installs it)")
 class TestClusterMode(unittest.TestCase):
     """values `cluster`: webhookd reads revisions from istiod's ConfigMaps by default, and RBAC is
     get/list/watch on exactly what it then reads."""
-
-    @classmethod
-    def setUpClass(cls):
-        build_renderer()
 
     def rules(self, objs, kind="ClusterRole"):
         return sorted((tuple(r["apiGroups"]), tuple(r["resources"]), tuple(r["verbs"]))
