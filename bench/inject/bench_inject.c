@@ -14,6 +14,7 @@
 
 #include "../bench_review.h"
 #include "wh_admission.h"
+#include "wh_go.h"
 #include "wh_inject.h"
 #include "wh_inject_jsonpatch.h"
 #include "wh_inject_merge.h"
@@ -90,8 +91,8 @@ int main(int argc, char **argv)
         t0 = bench_cpu_now(), stage[S_DIFF] += t0 - t, t = t0;
         {
             wh_buf text = WH_BUF_INIT;
-            wh_inject_json_compact(ops, &text);
-            wh_admission_base64(text.data, text.len, &enc);
+            wh_go_json(&text, ops, WH_GO_JSON_MINIMAL);
+            wh_go_base64(&enc, text.data, text.len);
             patch_len = text.len;
             wh_buf_free(&text);
         }

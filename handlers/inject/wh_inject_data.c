@@ -620,27 +620,6 @@ static wh_code struct_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const c
     return field_value(ctx, f, json_object_get(obj, f->json), out);
 }
 
-static int json_zero(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_STRING:
-        return json_string_length(v) == 0;
-    case JSON_INTEGER:
-        return json_integer_value(v) == 0;
-    case JSON_REAL:
-        return json_real_value(v) == 0;
-    case JSON_FALSE:
-    case JSON_NULL:
-        return 1;
-    case JSON_ARRAY:
-        return json_array_size(v) == 0;
-    case JSON_OBJECT:
-        return json_object_size(v) == 0;
-    default:
-        return 0;
-    }
-}
-
 /* encoding/json of the Go struct: fields in declaration order, omitempty. */
 static json_t *struct_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v)
 {
@@ -658,13 +637,13 @@ static json_t *struct_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v)
         json_t *fv = json_object_get(obj, st->fields[i].json);
         if (fv == NULL && st->fields[i].always)
             json_object_set_new(out, st->fields[i].json, json_integer(0));
-        else if (fv != NULL && (st->fields[i].always || !json_zero(fv)))
+        else if (fv != NULL && (st->fields[i].always || !wh_go_is_empty(fv)))
             json_object_set(out, st->fields[i].json, fv);
     }
     return out;
 }
 
-/* struct_json() then wh_inject_gojson(), without the intermediate object:
+/* struct_json() then wh_go_json(), without the intermediate object:
  * structToJSON runs twice per container port. */
 wh_code wh_inject_struct_gojson(const wh_tmpl_value *v, wh_buf *out)
 {
@@ -681,15 +660,17 @@ wh_code wh_inject_struct_gojson(const wh_tmpl_value *v, wh_buf *out)
         const struct sfield *f = &st->fields[i];
         json_t *fv = json_object_get(obj, f->json);
         int zero = fv == NULL && f->always; /* encoded as 0 */
-        if (!zero && (fv == NULL || (!f->always && json_zero(fv))))
+        if (!zero && (fv == NULL || (!f->always && wh_go_is_empty(fv))))
             continue;
         /* the JSON names are plain identifiers: quoting needs no escapes */
         if ((!first && (rc = wh_buf_putc(out, ',')) != WH_OK) || (rc = wh_buf_putc(out, '"')) != WH_OK ||
             (rc = wh_buf_puts(out, f->json)) != WH_OK || (rc = wh_buf_append(out, "\":", 2)) != WH_OK)
             return rc;
         first = 0;
-        if ((rc = zero ? wh_buf_putc(out, '0') : wh_inject_gojson(fv, out)) != WH_OK)
-            return rc;
+        if (zero)
+            wh_buf_putc(out, '0');
+        else
+            wh_go_json(out, fv, WH_GO_JSON_HTML);
     }
     return wh_buf_putc(out, '}');
 }

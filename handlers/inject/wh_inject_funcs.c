@@ -116,8 +116,8 @@ static json_t *sorted(const json_t *obj)
 static wh_code ret_gojson(wh_tmpl_ctx *ctx, const json_t *j, wh_tmpl_value *out)
 {
     wh_buf *b = wh_tmpl_tmpbuf(ctx);
-    wh_code rc = wh_inject_gojson(j, b);
-    return rc != WH_OK ? rc : ret_buf(ctx, b, out);
+    wh_go_json(b, j, WH_GO_JSON_HTML);
+    return ret_buf(ctx, b, out);
 }
 
 /* ---- the functions ---- */

@@ -8,7 +8,7 @@
  * normalizeElementOrder/mergeSortedSlice.
  */
 #include "wh_inject_merge.h"
-#include "wh_json.h"
+#include "wh_go.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -545,22 +545,6 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int is_zero(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_STRING:
-        return json_string_length(v) == 0;
-    case JSON_INTEGER:
-        return json_integer_value(v) == 0;
-    case JSON_REAL:
-        return json_real_value(v) == 0.0;
-    case JSON_FALSE:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 /* Fields Go prints even when the input lacked them (WH_F_FILL). */
 static wh_code fill_zero_fields(json_t *value, const wh_inject_type *type)
 {
@@ -604,7 +588,7 @@ wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err
         case WH_K_STR:
         case WH_K_INT:
         case WH_K_BOOL:
-            if ((f->flags & WH_F_OMIT) && is_zero(v))
+            if ((f->flags & WH_F_OMIT) && wh_go_is_empty(v))
                 json_object_del(value, key);
             break;
         case WH_K_OBJ:
@@ -716,7 +700,7 @@ json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type)
             if (!(f->flags & WH_F_ALWAYS))
                 continue;
             nv = json_object();
-        } else if ((f->flags & WH_F_OMIT) && is_zero(v)) {
+        } else if ((f->flags & WH_F_OMIT) && wh_go_is_empty(v)) {
             continue;
         } else if (f->kind == WH_K_OBJ) {
             nv = wh_inject_go_ordered(v, f->type);
@@ -742,173 +726,6 @@ json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type)
     return out;
 }
 
-/* The writer below appends small pieces (a quote, a comma, a short key) by
- * the thousand: these inline helpers skip wh_buf_append's call and
- * bookkeeping when the room is already there. */
-static inline wh_code put_bytes(wh_buf *out, const void *p, size_t n)
-{
-    if (out->cap - out->len <= n) {
-        wh_code rc = wh_buf_reserve(out, n);
-        if (rc != WH_OK)
-            return rc;
-    }
-    memcpy(out->data + out->len, p, n);
-    out->len += n;
-    out->data[out->len] = '\0';
-    return WH_OK;
-}
-
-static inline wh_code put_char(wh_buf *out, char c)
-{
-    return put_bytes(out, &c, 1);
-}
-
-/* Bytes a JSON string holds as they are (1) and those that need a look
- * (0): controls, '"' and '\\'; for Go also '<', '>', '&' and 0xe2, the
- * lead byte of U+2028 and U+2029. */
-static const unsigned char plain_json[256] = {[0x20 ... 0x21] = 1, [0x23 ... 0x5b] = 1, [0x5d ... 0xff] = 1};
-static const unsigned char plain_go[256] = {[0x20 ... 0x21] = 1, [0x23 ... 0x25] = 1, [0x27 ... 0x3b] = 1, [0x3d] = 1,
-                                            [0x3f ... 0x5b] = 1, [0x5d ... 0xe1] = 1, [0xe3 ... 0xff] = 1};
-
-/* `s` (UTF-8, `len` bytes) as a quoted JSON string.  `go`: escape like Go's
- * encoding/json (<, >, &, U+2028, U+2029 as \u escapes); otherwise like
- * jansson (only what JSON requires). */
-static wh_code write_string(const unsigned char *p, size_t len, int go, wh_buf *out)
-{
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char *plain = go ? plain_go : plain_json;
-    wh_code rc;
-    size_t i, n;
-
-    if (out->cap - out->len <= len + 2 && (rc = wh_buf_reserve(out, len + 2)) != WH_OK)
-        return rc;
-    out->data[out->len++] = '"';
-    for (i = 0; i < len; i++) {
-        char esc[8];
-        const char *e = esc;
-        size_t elen = 2;
-        for (n = i; n < len && plain[p[n]]; n++) /* copy plain bytes in one go */
-            ;
-        if (n != i && (rc = put_bytes(out, p + i, n - i)) != WH_OK)
-            return rc;
-        if ((i = n) >= len)
-            break;
-        switch (p[i]) {
-        case '"':
-            e = "\\\"";
-            break;
-        case '\\':
-            e = "\\\\";
-            break;
-        case '\b':
-            e = "\\b";
-            break;
-        case '\f':
-            e = "\\f";
-            break;
-        case '\n':
-            e = "\\n";
-            break;
-        case '\r':
-            e = "\\r";
-            break;
-        case '\t':
-            e = "\\t";
-            break;
-        case 0xe2: /* go only: U+2028 / U+2029 are escaped, other characters kept */
-            if (i + 2 < len && p[i + 1] == 0x80 && (p[i + 2] & 0xfe) == 0xa8) {
-                e = p[i + 2] == 0xa8 ? "\\u2028" : "\\u2029";
-                elen = 6;
-                i += 2;
-            } else {
-                e = (const char *)p + i;
-                elen = 1;
-            }
-            break;
-        default: /* other controls, and for go '<', '>', '&' */
-            esc[0] = '\\', esc[1] = 'u', esc[2] = '0', esc[3] = '0';
-            esc[4] = hex[p[i] >> 4], esc[5] = hex[p[i] & 15];
-            elen = 6;
-        }
-        if ((rc = put_bytes(out, e, elen)) != WH_OK)
-            return rc;
-    }
-    return put_char(out, '"');
-}
-
-/* Decimal text of `v` (what "%" JSON_INTEGER_FORMAT prints), without
- * snprintf's format parsing. */
-static wh_code write_integer(json_int_t v, wh_buf *out)
-{
-    char num[24], *q = num + sizeof(num);
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-
-    do
-        *--q = (char)('0' + u % 10);
-    while ((u /= 10) != 0);
-    if (v < 0)
-        *--q = '-';
-    return put_bytes(out, q, (size_t)(num + sizeof(num) - q));
-}
-
-/* Compact JSON of `v` in the value's key order (escapes: see write_string). */
-static wh_code write_json(const json_t *v, int go, wh_buf *out)
-{
-    wh_code rc = WH_OK;
-    size_t i, n;
-
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: {
-        char sep = '{';
-        void *it;
-        for (it = json_object_iter((json_t *)v); it != NULL; it = json_object_iter_next((json_t *)v, it)) {
-            if ((rc = put_char(out, sep)) != WH_OK ||
-                (rc = write_string((const unsigned char *)json_object_iter_key(it), json_object_iter_key_len(it), go,
-                                   out)) != WH_OK ||
-                (rc = put_char(out, ':')) != WH_OK || (rc = write_json(json_object_iter_value(it), go, out)) != WH_OK)
-                return rc;
-            sep = ',';
-        }
-        return sep == '{' ? put_bytes(out, "{}", 2) : put_char(out, '}');
-    }
-    case JSON_ARRAY:
-        if ((rc = put_char(out, '[')) != WH_OK)
-            return rc;
-        for (i = 0, n = json_array_size(v); i < n; i++)
-            if ((i != 0 && (rc = put_char(out, ',')) != WH_OK) ||
-                (rc = write_json(json_array_get(v, i), go, out)) != WH_OK)
-                return rc;
-        return put_char(out, ']');
-    case JSON_STRING:
-        return write_string((const unsigned char *)json_string_value(v), json_string_length(v), go, out);
-    case JSON_INTEGER:
-        return write_integer(json_integer_value(v), out);
-    case JSON_REAL: { /* jansson's shortest round-trip form (never json_dumps: see wh_json_arena.h) */
-        char num[64];
-        size_t len = json_dumpb(v, num, sizeof(num), JSON_ENCODE_ANY);
-        if (len == 0 || len >= sizeof(num))
-            return WH_E_NOMEM;
-        return put_bytes(out, num, len);
-    }
-    case JSON_TRUE:
-        return put_bytes(out, "true", 4);
-    case JSON_FALSE:
-        return put_bytes(out, "false", 5);
-    default:
-        return put_bytes(out, "null", 4);
-    }
-}
-
-wh_code wh_inject_json_go(const json_t *value, wh_buf *out)
-{
-    return write_json(value, 1, out);
-}
-
-wh_code wh_inject_json_compact(const json_t *value, wh_buf *out)
-{
-    return write_json(value, 0, out);
-}
-
 /* Where the checker is, as a chain of frames on the stack: the text is only
  * built when something is wrong. */
 typedef struct check_path {
@@ -927,37 +744,15 @@ static void path_text(const check_path *p, wh_buf *out)
     wh_buf_printf(out, "%s%s", out->len != 0 ? "." : "", p->key);
 }
 
-static wh_code type_error(wh_err *err, const json_t *v, const wh_inject_type *owner, const check_path *p,
+static wh_code type_error(wh_err *err, const char *value, const wh_inject_type *owner, const check_path *p,
                           const char *want)
 {
-    wh_buf text = WH_BUF_INIT;
+    wh_buf path = WH_BUF_INIT, text = WH_BUF_INIT;
 
-    path_text(p, &text);
-    wh_err_set(err, WH_E_INVALID, "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
-               wh_json_type_name(v), owner->name, text.data != NULL ? text.data : "", want);
-    wh_buf_free(&text);
-    return WH_E_INVALID;
-}
-
-/* A number an integer field cannot hold: Go names it with its literal
- * ("number 2.5"), in the shortest form that reads back the same. */
-static wh_code fraction_error(wh_err *err, const json_t *v, const wh_inject_type *owner, const check_path *p)
-{
-    wh_buf text = WH_BUF_INIT;
-    char lit[40];
-    double d = json_number_value(v);
-    int prec;
-
-    for (prec = 1; prec < 17; prec++) {
-        snprintf(lit, sizeof(lit), "%.*g", prec, d);
-        if (strtod(lit, NULL) == d)
-            break;
-    }
-    if (prec == 17)
-        snprintf(lit, sizeof(lit), "%.17g", d);
-    path_text(p, &text);
-    wh_err_set(err, WH_E_INVALID, "json: cannot unmarshal number %s into Go struct field %s.%s of type int32", lit,
-               owner->name, text.data != NULL ? text.data : "");
+    path_text(p, &path);
+    wh_go_unmarshal_error(&text, value, owner != NULL ? owner->name : NULL, path.data != NULL ? path.data : "", want);
+    wh_err_set(err, WH_E_INVALID, "%s", text.data);
+    wh_buf_free(&path);
     wh_buf_free(&text);
     return WH_E_INVALID;
 }
@@ -991,38 +786,45 @@ static wh_code check_field(const json_t *v, const wh_inject_field *f, const wh_i
 
     switch (f->kind) {
     case WH_K_STR:
-        return json_is_string(v) ? WH_OK : type_error(err, v, owner, path, "string");
+        return json_is_string(v) ? WH_OK : type_error(err, wh_go_json_kind(v), owner, path, "string");
     case WH_K_INT:
         if (json_is_integer(v) || (json_is_real(v) && json_real_value(v) == (double)(long long)json_real_value(v)))
             return WH_OK;
-        return json_is_real(v) ? fraction_error(err, v, owner, path) : type_error(err, v, owner, path, "int32");
+        if (json_is_real(v)) {
+            char number[64];
+            return type_error(err, wh_go_unmarshal_number(json_real_value(v), number, sizeof(number)), owner, path,
+                              "int32");
+        }
+        return type_error(err, wh_go_json_kind(v), owner, path, "int32");
     case WH_K_BOOL:
-        return json_is_boolean(v) ? WH_OK : type_error(err, v, owner, path, "bool");
+        return json_is_boolean(v) ? WH_OK : type_error(err, wh_go_json_kind(v), owner, path, "bool");
     case WH_K_OBJ:
-        return json_is_object(v) ? check_object(v, f->type, path, err) : type_error(err, v, owner, path, f->type->name);
+        return json_is_object(v) ? check_object(v, f->type, path, err)
+                                 : type_error(err, wh_go_json_kind(v), owner, path, f->type->name);
     case WH_K_MAP:
     case WH_K_QMAP: {
         const char *key;
         json_t *mv;
         if (!json_is_object(v))
-            return type_error(err, v, owner, path, "map[string]string");
+            return type_error(err, wh_go_json_kind(v), owner, path, "map[string]string");
         json_object_foreach((json_t *)v, key, mv)
         {
             if (!json_is_null(mv) && !json_is_string(mv) && !(f->kind == WH_K_QMAP && json_is_number(mv)))
-                return type_error(err, mv, owner, path, "string");
+                return type_error(err, wh_go_json_kind(mv), owner, path, "string");
         }
         return WH_OK;
     }
     case WH_K_LIST:
     case WH_K_PLIST:
         if (!json_is_array(v))
-            return type_error(err, v, owner, path, f->kind == WH_K_LIST && f->type != NULL ? f->type->name : "list");
+            return type_error(err, wh_go_json_kind(v), owner, path,
+                              f->kind == WH_K_LIST && f->type != NULL ? f->type->name : "list");
         for (i = 0; i < json_array_size(v); i++) {
             const json_t *elem = json_array_get(v, i);
             if (json_is_null(elem))
                 continue;
             if (f->kind == WH_K_PLIST ? (json_is_object(elem) || json_is_array(elem)) : !json_is_object(elem))
-                return type_error(err, elem, owner, path,
+                return type_error(err, wh_go_json_kind(elem), owner, path,
                                   f->kind == WH_K_PLIST ? "scalar" : (f->type != NULL ? f->type->name : "object"));
             if (f->kind == WH_K_LIST && f->type != NULL && (rc = check_object(elem, f->type, path, err)) != WH_OK)
                 return rc;
@@ -1036,7 +838,6 @@ static wh_code check_field(const json_t *v, const wh_inject_field *f, const wh_i
 wh_code wh_inject_go_check(const json_t *value, const wh_inject_type *type, wh_err *err)
 {
     if (!json_is_object(value))
-        return wh_err_set(err, WH_E_INVALID, "json: cannot unmarshal %s into Go value of type %s",
-                          wh_json_type_name(value), type->name);
+        return type_error(err, wh_go_json_kind(value), NULL, NULL, type->name);
     return check_object(value, type, NULL, err);
 }

@@ -60,15 +60,6 @@ wh_code wh_inject_go_check(const json_t *value, const wh_inject_type *type, wh_e
  * memory.  Call wh_inject_go_roundtrip first for canonical quantities. */
 json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type);
 
-/* Compact JSON text as Go's encoding/json writes it (`<`, `>`, `&`, U+2028
- * and U+2029 escaped; lower-case \u00XX escapes), keys in the value's order.
- * Appends to `out`; WH_E_NOMEM on failure. */
-wh_code wh_inject_json_go(const json_t *value, wh_buf *out);
-/* The same without Go's extra escapes: plain compact JSON (e.g. the JSON
- * Patch), keys in the value's order.  Faster than json_dumps, which formats
- * every container's address for its loop check. */
-wh_code wh_inject_json_compact(const json_t *value, wh_buf *out);
-
 /* Canonical form of a Kubernetes quantity (`2000m` -> `2`, `1024Mi` -> `1Gi`).
  * Writes a NUL-terminated string into out (at least 64 bytes).  Fails with
  * WH_E_INVALID when `text` is not a quantity. */

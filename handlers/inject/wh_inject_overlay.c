@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "wh_buf.h"
+#include "wh_go.h"
 #include "wh_inject_merge.h"
 #include "wh_inject_pod.h"
 
@@ -177,7 +178,7 @@ static int listed(const json_t *parsed, const char *key, const char *name)
 
     for (i = 0; i < json_array_size(l); i++) {
         const json_t *e = json_array_get(l, i);
-        const char *n = json_is_string(e) ? json_string_value(e) : wh_inject_str(e, "name");
+        const char *n = json_is_string(e) ? json_string_value(e) : wh_inject_jstr(e, "name");
         if (n != NULL && strcmp(n, name) == 0)
             return 1;
     }
@@ -222,7 +223,7 @@ static wh_code adjust_init_user(json_t *pod, const json_t *original, int tproxy,
         if (psc == NULL || json_object_set_new(psc, "runAsUser", json_integer(0)) != 0)
             return nomem(err);
     }
-    if (!tproxy && strcmp(wh_inject_str(init, "name"), WH_VALIDATION) == 0) {
+    if (!tproxy && strcmp(wh_inject_jstr(init, "name"), WH_VALIDATION) == 0) {
         json_t *isc = wh_inject_obj_child(init, "securityContext", 1);
         if (isc == NULL || (uid != NULL && json_object_set(isc, "runAsUser", (json_t *)uid) != 0) ||
             (gid != NULL && json_object_set(isc, "runAsGroup", (json_t *)gid) != 0))
@@ -271,7 +272,7 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
         json_t *rlist = NULL;
         size_t i;
         for (i = 0; i < json_array_size(tlist); i++) {
-            const char *name = wh_inject_str(json_array_get(tlist, i), "name");
+            const char *name = wh_inject_jstr(json_array_get(tlist, i), "name");
             const json_t *match;
             json_t *overlay, *ordered;
             if (name == NULL || listed(status, lists[l], name))
@@ -292,7 +293,7 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
                 goto out;
             }
             if (json_is_string(json_object_get(overlay, "image")) &&
-                strcmp(wh_inject_str(overlay, "image"), "auto") == 0)
+                strcmp(wh_inject_jstr(overlay, "image"), "auto") == 0)
                 json_object_del(overlay, "image");
             ordered = wh_inject_go_ordered(overlay, &wh_inject_type_container);
             json_decref(overlay);
@@ -316,10 +317,11 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
     }
     if (status_text == NULL && json_object_size(recorded) != 0) {
         json_t *ann = wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1);
-        if (ann == NULL || wh_inject_json_go(recorded, &text) != WH_OK) {
+        if (ann == NULL) {
             rc = nomem(err);
             goto out;
         }
+        wh_go_json(&text, recorded, WH_GO_JSON_HTML);
         if ((rc = wh_inject_set_json_text(ann, WH_A_OVERRIDES, &text, err)) != WH_OK)
             goto out;
     }

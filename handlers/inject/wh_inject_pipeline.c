@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_go.h"
 #include "wh_inject_jsonpatch.h"
 #include "wh_inject_merge.h"
 #include "wh_inject_post.h"
@@ -176,10 +177,7 @@ wh_code wh_inject_admit(void *ctx, const wh_admission_request *req, wh_admission
         goto out;
     if ((rc = wh_inject_json_diff(res.original, res.final, &ops, err)) != WH_OK)
         goto out;
-    if (wh_inject_json_compact(ops, &text) != WH_OK) {
-        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-        goto out;
-    }
+    wh_go_json(&text, ops, WH_GO_JSON_MINIMAL);
     resp->patch = wh_buf_steal(&text, &resp->patch_len);
 out:
     wh_inject_pod_result_clear(&res);

@@ -40,7 +40,4 @@ typedef struct wh_inject_post_params {
  * rewrite, metadata (status, injectedAnnotations, network), reordering. */
 wh_code wh_inject_postprocess(json_t *pod, const wh_inject_post_params *p, wh_err *err);
 
-/* Go's strconv.ParseBool: 1 true, 0 false, -1 not a bool. */
-int wh_inject_parse_bool(const char *s);
-
 #endif

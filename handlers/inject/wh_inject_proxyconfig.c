@@ -467,8 +467,7 @@ static wh_code put_key(wh_buf *out, const char *key, int *first)
     if (!*first && (rc = wh_buf_putc(out, ',')) != WH_OK)
         return rc;
     *first = 0;
-    if ((rc = wh_inject_gojson_string(key, strlen(key), out)) != WH_OK)
-        return rc;
+    wh_go_json_string(out, key, strlen(key), WH_GO_JSON_HTML);
     return wh_buf_putc(out, ':');
 }
 
@@ -488,10 +487,11 @@ static wh_code sorted_map_json(const json_t *m, wh_buf *out)
     qsort(keys, n, sizeof(*keys), cmp_keys);
     if ((rc = wh_buf_putc(out, '{')) != WH_OK)
         goto out;
-    for (size_t j = 0; j < n; j++)
-        if ((rc = put_key(out, keys[j], &first)) != WH_OK ||
-            (rc = wh_inject_gojson(json_object_get(m, keys[j]), out)) != WH_OK)
+    for (size_t j = 0; j < n; j++) {
+        if ((rc = put_key(out, keys[j], &first)) != WH_OK)
             goto out;
+        wh_go_json(out, json_object_get(m, keys[j]), WH_GO_JSON_HTML);
+    }
     rc = wh_buf_putc(out, '}');
 out:
     free(keys);
@@ -526,15 +526,20 @@ wh_code wh_inject_proxy_config_json(const json_t *pc, wh_buf *out)
         const struct pc_field *f = &pc_fields[i];
         if ((v = known[i]) == NULL || is_cleared_default(f->name, v, def) || is_zero(f, v))
             continue;
-        if ((rc = put_key(out, f->name, &first)) != WH_OK ||
-            (rc = f->kind == PC_MAP ? sorted_map_json(v, out) : wh_inject_gojson(v, out)) != WH_OK)
+        if ((rc = put_key(out, f->name, &first)) != WH_OK)
+            return rc;
+        if (f->kind != PC_MAP)
+            wh_go_json(out, v, WH_GO_JSON_HTML);
+        else if ((rc = sorted_map_json(v, out)) != WH_OK)
             return rc;
     }
     json_object_foreach((json_t *)pc, key, v)
     {
-        if (unknown > 0 && pc_field(key) == NULL &&
-            ((rc = put_key(out, key, &first)) != WH_OK || (rc = wh_inject_gojson(v, out)) != WH_OK))
+        if (unknown == 0 || pc_field(key) != NULL)
+            continue;
+        if ((rc = put_key(out, key, &first)) != WH_OK)
             return rc;
+        wh_go_json(out, v, WH_GO_JSON_HTML);
     }
     return wh_buf_putc(out, '}');
 }

@@ -9,6 +9,8 @@
 #include <stdatomic.h>
 
 #include "wh_buf.h"
+#include "wh_go.h"
+#include "wh_inject_pod.h"
 #include "wh_inject_render.h"
 #include "wh_result.h"
 #include "wh_tmpl.h"
@@ -32,14 +34,6 @@ struct wh_inject_revision {
 
 /* The parsed template `name` of a revision, or NULL. */
 const wh_tmpl_set *wh_inject_revision_template(const wh_inject_revision *rev, const char *name);
-
-/* ---- Go-compatible JSON text (encoding/json: <,>,& escaped, floats as Go
- * prints them, object keys in the json_t's order). */
-wh_code wh_inject_gojson(const json_t *v, wh_buf *out);
-/* A string (an object key) as encoding/json quotes it. */
-wh_code wh_inject_gojson_string(const char *s, size_t len, wh_buf *out);
-/* Go's strconv.FormatFloat(f, 'g'-ish, -1) as %v prints a float64. */
-void wh_inject_format_float(double f, char *buf, size_t size);
 
 /* ---- Mesh and proxy config (wh_inject_proxyconfig.c) */
 json_t *wh_inject_default_proxy_config(void);
@@ -115,9 +109,5 @@ wh_code wh_inject_struct_gojson(const wh_tmpl_value *v, wh_buf *out);
 wh_code wh_inject_duration_text(const wh_tmpl_value *v, wh_buf *out);
 extern const wh_tmpl_func wh_inject_funcs[];
 extern const size_t wh_inject_nfuncs;
-
-/* ---- Small JSON helpers */
-const char *wh_inject_jstr(const json_t *obj, const char *key); /* NULL if absent / not a string */
-const json_t *wh_inject_jpath(const json_t *v, ...) __attribute__((sentinel));
 
 #endif

@@ -27,7 +27,7 @@ typedef enum wh_inject_kind {
 } wh_inject_kind;
 
 enum {
-    WH_F_OMIT = 1,   /* omitempty: a zero value ("" / 0 / false) is dropped by Go */
+    WH_F_OMIT = 1,   /* omitempty on a scalar: Go drops it when empty (wh_go_is_empty: "" / 0 / false) */
     WH_F_MERGE = 2,  /* patchStrategy merge on a scalar list */
     WH_F_ALWAYS = 4, /* a struct without omitempty: Go always prints it (`"resources":{}`) */
     WH_F_FILL = 8    /* Go prints this field even when absent from the input (a zero

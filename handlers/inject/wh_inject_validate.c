@@ -227,10 +227,8 @@ static int v_exclude_out(const char *v, wh_buf *why)
 
 static int v_bool(const char *v, wh_buf *why)
 {
-    static const char *const ok[] = {"1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"};
-    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
-        if (strcmp(ok[i], v) == 0)
-            return 0;
+    if (wh_go_parse_bool(v) >= 0)
+        return 0;
     wh_buf_printf(why, "strconv.ParseBool: parsing \"%s\": invalid syntax", v);
     return -1;
 }

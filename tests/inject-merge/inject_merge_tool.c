@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 
+#include "wh_go.h"
 #include "wh_inject_jsonpatch.h"
 #include "wh_inject_merge.h"
 #include "wh_inject_post.h"
@@ -113,8 +114,7 @@ int main(int argc, char **argv)
         wh_buf text = WH_BUF_INIT;
         if ((a = load(argv[3])) == NULL)
             goto out;
-        if ((strcmp(argv[2], "go") == 0 ? wh_inject_json_go(a, &text) : wh_inject_json_compact(a, &text)) != WH_OK)
-            goto out;
+        wh_go_json(&text, a, strcmp(argv[2], "go") == 0 ? WH_GO_JSON_HTML : WH_GO_JSON_MINIMAL);
         fwrite(text.data, 1, text.len, stdout);
         wh_buf_free(&text);
         status = 0;

@@ -238,7 +238,7 @@ static void check_openshift(size_t i, json_t *c)
 static void check_gojson(size_t i, json_t *c)
 {
     wh_buf b = WH_BUF_INIT;
-    wh_inject_gojson(json_object_get(c, "value"), &b);
+    wh_go_json(&b, json_object_get(c, "value"), WH_GO_JSON_HTML);
     expect_str(i, "text", json_object_get(c, "text"), b.data);
     wh_buf_free(&b);
 }
