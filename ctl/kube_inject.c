@@ -15,7 +15,7 @@
 #include "wh_buf.h"
 #include "wh_ctl.h"
 #include "wh_inject.h"
-#include "wh_inject_merge.h"
+#include "wh_inject_schema.h"
 #include "wh_yaml.h"
 
 #define MAX_INPUT ((size_t)64 * 1024 * 1024)

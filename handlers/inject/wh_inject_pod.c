@@ -1,6 +1,6 @@
 /*
- * wh_inject_pod.c - small accessors on pod JSON shared by the merge side
- * (see wh_inject_pod.h).
+ * wh_inject_pod.c - small accessors on pod JSON and the cheap JSON copy,
+ * shared by every stage (see wh_inject_pod.h).
  */
 #include "wh_inject_pod.h"
 
@@ -101,4 +101,35 @@ wh_code wh_inject_append_env(json_t *container, const char *name, const char *va
     if ((e = json_pack("{s:s,s:s}", "name", name, "value", value)) == NULL || json_array_append_new(env, e) != 0)
         return nomem(err);
     return WH_OK;
+}
+
+json_t *wh_inject_json_copy(const json_t *value)
+{
+    size_t i, n;
+    json_t *out;
+    void *it;
+
+    switch (json_typeof(value)) {
+    case JSON_OBJECT:
+        if ((out = json_object()) == NULL)
+            return NULL;
+        for (it = json_object_iter((json_t *)value); it != NULL; it = json_object_iter_next((json_t *)value, it))
+            if (json_object_setn_new_nocheck(out, json_object_iter_key(it), json_object_iter_key_len(it),
+                                             wh_inject_json_copy(json_object_iter_value(it))) != 0) {
+                json_decref(out);
+                return NULL;
+            }
+        return out;
+    case JSON_ARRAY:
+        if ((out = json_array()) == NULL)
+            return NULL;
+        for (i = 0, n = json_array_size(value); i < n; i++)
+            if (json_array_append_new(out, wh_inject_json_copy(json_array_get(value, i))) != 0) {
+                json_decref(out);
+                return NULL;
+            }
+        return out;
+    default:
+        return json_incref((json_t *)value);
+    }
 }

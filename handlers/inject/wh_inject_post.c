@@ -12,8 +12,8 @@
 
 #include "wh_buf.h"
 #include "wh_go.h"
-#include "wh_inject_merge.h"
 #include "wh_inject_pod.h"
+#include "wh_inject_schema.h"
 
 static wh_code nomem(wh_err *err)
 {

@@ -6,7 +6,11 @@
  *
  * Both are kept as JSON objects with proto JSON (lowerCamelCase) names.
  */
-#include "wh_inject_render_int.h"
+#include "wh_inject_revision.h"
+
+#include "wh_go.h"
+#include "wh_inject_pod.h"
+#include "wh_yaml.h"
 #include "wh_json_arena.h"
 
 #include <ctype.h>

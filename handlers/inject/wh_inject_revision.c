@@ -4,7 +4,11 @@
  * parsed once into an immutable, reference-counted snapshot: every template
  * is parsed ahead of time so that a request only renders.
  */
-#include "wh_inject_render_int.h"
+#include "wh_inject_revision.h"
+
+#include "wh_go.h"
+#include "wh_inject_pod.h"
+#include "wh_yaml.h"
 
 #include <stdlib.h>
 #include <string.h>

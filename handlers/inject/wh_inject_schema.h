@@ -1,16 +1,23 @@
 /*
- * wh_inject_schema.h - the shape of a core/v1 Pod as Go sees it.
+ * wh_inject_schema.h - the shape of a core/v1 Pod as Go sees it, and Go's
+ * encoding/json over it.
  *
  * Istio merges template overlays with Kubernetes' strategic merge patch, which
- * needs each list's merge key, and it round-trips every pod through the Go
- * struct, which drops zero-valued `omitempty` fields and canonicalises
- * quantities.  This table carries both facts for the Pod fields injection
- * touches; fields it does not know are treated as opaque JSON.
+ * needs each list's merge key, decodes every pod and overlay into the Go
+ * struct (wrong JSON types fail, unknown keys of closed types vanish) and
+ * round-trips the result, which drops zero-valued `omitempty` fields and
+ * canonicalises quantities.  The table (wh_inject_schema.c) carries these
+ * facts for the Pod fields injection touches; fields it does not know are
+ * treated as opaque JSON.  wh_inject_schema_go.c walks values against it.
+ * Not a stage of the pipeline: the stages share it (see wh_inject.h).
  */
 #ifndef WH_INJECT_SCHEMA_H
 #define WH_INJECT_SCHEMA_H
 
+#include <jansson.h>
 #include <stddef.h>
+
+#include "wh_result.h"
 
 typedef enum wh_inject_kind {
     WH_K_STR,   /* string value field */
@@ -65,5 +72,29 @@ const wh_inject_type *wh_inject_schema_workload(const char *kind);
 
 /* The field `name` of `type`, or NULL when unknown (or type is NULL). */
 const wh_inject_field *wh_inject_schema_field(const wh_inject_type *type, const char *name);
+
+/* ---- Go's encoding/json over the table (wh_inject_schema_go.c) ---- */
+
+/* Decode `value` as Go's json.Unmarshal into `type` would: every known
+ * field must have the JSON type Go expects (objects, lists, strings,
+ * integers, booleans); the error names the field path, like Go's "json:
+ * cannot unmarshal string into Go struct field PodSpec.spec.containers of
+ * type []v1.Container".  With `drop`, keys a closed type (`closed`) does not
+ * have are removed in place, as decoding into corev1.Pod loses them (a
+ * template of Istio 1.1x prints `fsGroup` into a container's
+ * securityContext), strategic-merge directives (`$...`) excepted, and the
+ * whole value is walked (the first error is returned); without it `value`
+ * is not modified and the walk stops at the first error. */
+wh_code wh_inject_go_decode(json_t *value, const wh_inject_type *type, int drop, wh_err *err);
+
+/* Emulate decoding `value` into Go type `type` and encoding it again: drops
+ * nulls and zero-valued omitempty fields, canonicalises quantities.  Fields
+ * the schema does not know are kept unchanged.  Modifies `value` in place. */
+wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err *err);
+/* What Go's json.Marshal prints for `value` decoded as `type`: keys in
+ * struct field order, map keys sorted, unknown and zero omitempty fields
+ * dropped, always-present structs added.  New reference, NULL when out of
+ * memory.  Call wh_inject_go_roundtrip first for canonical quantities. */
+json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type);
 
 #endif

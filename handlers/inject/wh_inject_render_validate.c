@@ -1,9 +1,13 @@
 /*
- * wh_inject_validate.c - istiod's check of the injection annotations before
+ * wh_inject_render_validate.c - istiod's check of the injection annotations before
  * templating (spec 3.9), with its error texts: a Go multierror list of
  * "invalid value '<v>' for annotation '<name>': <reason>".
  */
-#include "wh_inject_render_int.h"
+#include "wh_inject_render.h"
+
+#include "wh_go.h"
+#include "wh_inject_pod.h"
+#include "wh_yaml.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

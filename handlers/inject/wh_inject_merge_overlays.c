@@ -1,8 +1,9 @@
 /*
- * wh_inject_overlay.c - overlay merge and user overrides (spec 3.1 steps 6
- * and 7, 3.8); see wh_inject_post.h.
+ * wh_inject_merge_overlays.c - merge stage: the overlays merged into the
+ * pod and the user's overrides re-applied (spec 3.1 steps 6 and 7, 3.8);
+ * see wh_inject_merge.h.
  */
-#include "wh_inject_post.h"
+#include "wh_inject_merge.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -12,7 +13,6 @@
 
 #include "wh_buf.h"
 #include "wh_go.h"
-#include "wh_inject_merge.h"
 #include "wh_inject_pod.h"
 
 static wh_code nomem(wh_err *err)
@@ -101,13 +101,13 @@ fail:
     return NULL;
 }
 
-wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, const char *const *names, int native,
-                                 json_t **merged_out, json_t **tmpl_out, wh_err *err)
+wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, const char *const *names,
+                                 const wh_inject_shaped *shaped, int native, json_t **merged_out, json_t **tmpl_out,
+                                 wh_err *err)
 {
     json_t *merged = wh_inject_json_copy(merge_pod), *tmpl = json_object(), *view = NULL;
     size_t i;
-    wh_code rc = WH_OK, bad_rc;
-    wh_err bad;
+    wh_code rc = WH_OK;
 
     *merged_out = *tmpl_out = NULL;
     if (merged == NULL || tmpl == NULL) {
@@ -117,19 +117,6 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, cons
     for (i = 0; i < json_array_size(overlays); i++) {
         json_t *overlay = json_array_get(overlays, i);
         const char *name = names != NULL ? names[i] : "?";
-        if (!json_is_object(overlay)) {
-            rc = wh_err_set(err, WH_E_RENDER,
-                            "failed parsing generated injected YAML (check Istio sidecar injector configuration): "
-                            "template %s did not render a YAML object",
-                            name);
-            goto out;
-        }
-        /* istiod decodes the patched pod into a corev1.Pod after every
-         * template: a value the field's Go type cannot hold (2.5 for an
-         * int32, a number for a string) fails the injection there.  The
-         * pod's own values passed that check before rendering, so only the
-         * overlay's need it; its failure is reported after the merge's own. */
-        bad_rc = wh_inject_go_check(overlay, &wh_inject_type_pod, &bad);
         json_decref(view);
         if ((view = names_view(overlay)) == NULL) {
             rc = nomem(err);
@@ -149,10 +136,14 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, cons
             wh_err_prefix(err, "failed applying injection overlay: template %s", name);
             goto out;
         }
-        if (bad_rc != WH_OK) {
-            rc = bad_rc;
+        /* istiod decodes the patched pod into a corev1.Pod after every
+         * template: a value the field's Go type cannot hold fails the
+         * injection there.  The pod's own values passed that check when it
+         * was decoded, so only the overlay's need it (the shape stage's). */
+        if (shaped != NULL && shaped[i].type_rc != WH_OK) {
+            rc = shaped[i].type_rc;
             if (err != NULL)
-                *err = bad;
+                *err = shaped[i].type_err;
             wh_err_prefix(err, "failed parsing generated injected YAML (check Istio sidecar injector configuration): "
                                "unmarshal patched pod");
             goto out;

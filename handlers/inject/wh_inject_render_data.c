@@ -1,12 +1,16 @@
 /*
- * wh_inject_data.c - the value injection templates execute with, shaped
+ * wh_inject_render_data.c - the value injection templates execute with, shaped
  * like istiod's SidecarTemplateData: Go field names over the pod's JSON
  * (ObjectMeta, PodSpec, Container, ContainerPort), over the proxy and mesh
  * config (proto messages with nil-safe GetX getters, enums that print their
  * names, wrapper types with .GetValue), plus Values as a plain
  * map[string]interface{}.  Fields resolve lazily, straight from the JSON.
  */
-#include "wh_inject_render_int.h"
+#include "wh_inject_render.h"
+
+#include "wh_go.h"
+#include "wh_inject_pod.h"
+#include "wh_yaml.h"
 
 #include <stdlib.h>
 #include <string.h>

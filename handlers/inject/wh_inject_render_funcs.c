@@ -1,10 +1,14 @@
 /*
- * wh_inject_funcs.c - the helper functions istiod adds to Sprig for its
+ * wh_inject_render_funcs.c - the helper functions istiod adds to Sprig for its
  * injection templates (annotation, valueOrDefault, isset, protoToJSON,
  * toYaml, otelResourceAttributes, ...), with Go's argument types and Istio's
  * exact output, for the templates of every Istio release from 1.20 on.
  */
-#include "wh_inject_render_int.h"
+#include "wh_inject_render.h"
+
+#include "wh_go.h"
+#include "wh_inject_pod.h"
+#include "wh_yaml.h"
 
 #include <ctype.h>
 #include <stdlib.h>

@@ -1,11 +1,14 @@
 /*
- * wh_inject_derive.c - inputs the injection templates need that istiod
+ * wh_inject_render_derive.c - inputs the injection templates need that istiod
  * derives from the pod before rendering (spec 3.1-3.2): the owning workload
  * (DeploymentMeta/TypeMeta), proxy images, OpenShift UID/GID, removal of a
  * previous injection, and the list of templates to render.
  */
+#include "wh_inject_render.h"
+
 #include "wh_go.h"
-#include "wh_inject_render_int.h"
+#include "wh_inject_pod.h"
+#include "wh_yaml.h"
 
 #include <ctype.h>
 #include <stdio.h>
