@@ -64,8 +64,9 @@ typedef struct wh_inject_settings {
 #define WH_INJECT_SETTINGS_INIT {WH_INJECT_NATIVE_AUTO, 0, NULL, NULL, NULL, NULL}
 /* clang-format on */
 
-/* Apply one flag: key is "native-sidecars", "compliance-policy", "platform" or
- * "env" (value "KEY=VALUE").  Unknown key or bad value -> WH_E_INVALID. */
+/* Apply one flag (WH_INJECT_SETTINGS_FLAGS, wh_inject_endpoint.h): key is
+ * "native-sidecars", "compliance-policy", "platform" or "env" (value
+ * KEY=VALUE[,KEY=VALUE...]).  Unknown key or bad value -> WH_E_INVALID. */
 wh_code wh_inject_settings_set(wh_inject_settings *s, const char *key, const char *value, wh_err *err);
 /* Add/replace a node's kubelet version (for native auto detection). */
 wh_code wh_inject_settings_set_node(wh_inject_settings *s, const char *node, const char *kubelet_version);
