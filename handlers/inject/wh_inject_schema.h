@@ -37,18 +37,23 @@ enum {
     WH_F_OMIT = 1,   /* omitempty on a scalar: Go drops it when empty (wh_go_is_empty: "" / 0 / false) */
     WH_F_MERGE = 2,  /* patchStrategy merge on a scalar list */
     WH_F_ALWAYS = 4, /* a struct without omitempty: Go always prints it (`"resources":{}`) */
-    WH_F_FILL = 8    /* Go prints this field even when absent from the input (a zero
+    WH_F_FILL = 8,   /* Go prints this field even when absent from the input (a zero
                       * int/bool or a struct holding such fields, e.g. DaemonSet status) */
+    WH_F_INT64 = 16  /* an int64 (ints are int32 otherwise) */
 };
 
 typedef struct wh_inject_type wh_inject_type;
 
+/* One field of a Go struct: the one description of it injection has.  The
+ * stages read the JSON name, kind, omitempty and merge key; the templates
+ * (wh_inject_render_data.c) see the field under its Go name. */
 typedef struct wh_inject_field {
-    const char *name;
+    const char *name; /* JSON name */
     unsigned char kind;
     unsigned char flags;
-    const char *merge_key;
-    const wh_inject_type *type;
+    const char *merge_key;      /* patchMergeKey of a WH_K_LIST (NULL: atomic list) */
+    const wh_inject_type *type; /* WH_K_OBJ / WH_K_LIST: the element's struct */
+    const char *go;             /* Go field name; NULL: the JSON name with its first letter upper-cased */
 } wh_inject_field;
 
 struct wh_inject_type {
@@ -60,6 +65,7 @@ struct wh_inject_type {
 extern const wh_inject_type wh_inject_type_pod;
 extern const wh_inject_type wh_inject_type_pod_spec;
 extern const wh_inject_type wh_inject_type_container;
+extern const wh_inject_type wh_inject_type_container_port;
 extern const wh_inject_type wh_inject_type_object_meta;
 extern const wh_inject_type wh_inject_type_http_get;
 extern const wh_inject_type wh_inject_type_tcp_socket;
@@ -69,6 +75,9 @@ extern const wh_inject_type wh_inject_type_grpc;
  * DaemonSet, StatefulSet, ReplicaSet, ReplicationController, Job, CronJob,
  * DeploymentConfig, Pod), or NULL. */
 const wh_inject_type *wh_inject_schema_workload(const char *kind);
+
+/* The Go name of `f` into buf (at least 64 bytes); returns it. */
+const char *wh_inject_schema_go_name(const wh_inject_field *f, char *buf, size_t size);
 
 /* The field `name` of `type`, or NULL when unknown (or type is NULL). */
 const wh_inject_field *wh_inject_schema_field(const wh_inject_type *type, const char *name);
