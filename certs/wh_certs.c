@@ -5,6 +5,7 @@
  * The TLS policy lives here, in one function, so that the first context and
  * every reloaded one are configured identically.
  */
+#include "wh_alloc.h"
 #include "wh_certs.h"
 
 #include <arpa/inet.h>
@@ -14,7 +15,11 @@
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/x509v3.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* TLS 1.2 suites: ECDHE + AEAD only (what Go, i.e. the kube-apiserver, offers
  * first).  TLS 1.3 suites stay OpenSSL's defaults. */
@@ -215,7 +220,10 @@ static int bio_to_buf(BIO *bio, wh_buf *out)
 {
     char *data;
     long n = BIO_get_mem_data(bio, &data);
-    return n >= 0 && wh_buf_append(out, data, (size_t)n) == WH_OK;
+    if (n < 0)
+        return 0;
+    wh_buf_append(out, data, (size_t)n);
+    return 1;
 }
 
 wh_code wh_certs_generate_self_signed(const char *const *names, size_t nnames, int days, wh_buf *cert_pem,
@@ -240,8 +248,7 @@ wh_code wh_certs_generate_self_signed(const char *const *names, size_t nnames, i
             rc = wh_err_set(err, WH_E_INVALID, "\"%s\" is neither a DNS name nor an IP address", names[i]);
             goto out;
         }
-        if ((rc = wh_buf_printf(&san, "%s%s:%s", i == 0 ? "" : ",", is_ip(names[i]) ? "IP" : "DNS", names[i])) != WH_OK)
-            goto out;
+        wh_buf_printf(&san, "%s%s:%s", i == 0 ? "" : ",", is_ip(names[i]) ? "IP" : "DNS", names[i]);
     }
     if ((key = EVP_EC_gen("P-256")) == NULL) {
         rc = tls_error(err, WH_E_TLS, "cannot generate a P-256 key");
@@ -317,4 +324,51 @@ int wh_certs_stamp_equal(const wh_certs_stamp *a, const wh_certs_stamp *b)
 {
     return a->cert_ok == b->cert_ok && a->key_ok == b->key_ok && (!a->cert_ok || same_file(&a->cert, &b->cert)) &&
            (!a->key_ok || same_file(&a->key, &b->key));
+}
+
+/* --- files ---------------------------------------------------------------- */
+
+wh_code wh_certs_write_file(const char *path, const void *data, size_t len, mode_t mode, wh_err *err)
+{
+    size_t plen = strlen(path), done = 0;
+    char *tmp = wh_malloc(plen + sizeof(".XXXXXX"));
+    int fd = -1;
+    wh_code rc = WH_OK;
+
+    if (tmp == NULL)
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".XXXXXX", sizeof(".XXXXXX"));
+    if ((fd = mkstemp(tmp)) == -1) {
+        rc = wh_err_set(err, WH_E_IO, "cannot create a temporary file beside %s: %s", path, strerror(errno));
+        goto out;
+    }
+    if (fchmod(fd, mode) != 0)
+        goto fail;
+    while (done < len) {
+        ssize_t n = write(fd, (const char *)data + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            goto fail;
+        done += (size_t)n;
+    }
+    if (fsync(fd) != 0 || close(fd) != 0) {
+        fd = -1;
+        goto fail;
+    }
+    fd = -1;
+    if (rename(tmp, path) != 0) {
+        rc = wh_err_set(err, WH_E_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        unlink(tmp);
+    }
+    goto out;
+fail:
+    rc = wh_err_set(err, WH_E_IO, "cannot write %s: %s", tmp, strerror(errno));
+    if (fd != -1)
+        close(fd);
+    unlink(tmp);
+out:
+    free(tmp);
+    return rc;
 }

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "wh_certs.h"
+#include "wh_alloc.h"
 #include "wh_certs_cabundle.h"
 #include "wh_ctl.h"
 #include "wh_kube.h"
@@ -21,15 +22,10 @@
 
 static int write_file(const char *path, const wh_buf *data, mode_t mode)
 {
-    FILE *f = fopen(path, "wb");
-    if (f == NULL || chmod(path, mode) != 0 || fwrite(data->data, 1, data->len, f) != data->len) {
-        perror(path);
-        if (f != NULL)
-            fclose(f);
-        return 1;
-    }
-    if (fclose(f) != 0) {
-        perror(path);
+    wh_err err;
+
+    if (wh_certs_write_file(path, data->data, data->len, mode, &err) != WH_OK) {
+        fprintf(stderr, "Error: %s\n", wh_err_msg(&err));
         return 1;
     }
     return 0;
@@ -96,8 +92,7 @@ static int run_patch(const wh_ctl_args *a)
         char *slash = strchr(service_flag, '/');
         if (slash == NULL || slash == service_flag || slash[1] == '\0')
             return wh_ctl_usage_error(a, "invalid --service \"%s\": use NAMESPACE/NAME", service_flag);
-        if ((service = strdup(service_flag)) == NULL)
-            return 1;
+        service = wh_strdup(service_flag);
         slash = service + (slash - service_flag);
         *slash = '\0';
         t.service_namespace = service;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "wh_alloc.h"
 #include "diag.h"
 #include "tag.h"
 #include "wh_buf.h"
@@ -24,10 +25,8 @@
 static json_t *parse_labels(const char *text)
 {
     json_t *labels = json_object();
-    char *copy = strdup(text), *save = NULL, *tok;
+    char *copy = wh_strdup(text), *save = NULL, *tok;
 
-    if (labels == NULL || copy == NULL)
-        goto bad;
     for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
         wh_err err = {0};
@@ -339,9 +338,7 @@ static json_t *resolve_pod(wh_kube_client *client, const char *target, const cha
         }
         /* istioctl's NAME.NAMESPACE shorthand for pods */
         if (strchr(name, '.') != NULL) {
-            copy = strdup(name);
-            if (copy == NULL)
-                return NULL;
+            copy = wh_strdup(name);
             *strchr(copy, '.') = '\0';
             *ns = strchr(name, '.') + 1;
             name = copy;
@@ -420,8 +417,8 @@ static int run(const wh_ctl_args *a)
         status = wh_ctl_usage_error(a, "give either a pod/deployment or -l labels");
         goto out;
     }
-    if (strcmp(output, "json") != 0 && strcmp(output, "table") != 0) {
-        status = wh_ctl_usage_error(a, "unknown output format \"%s\" (use table or json)", output);
+    if (wh_ctl_output_check(a, output) != 0) {
+        status = 2;
         goto out;
     }
     if (wh_ctl_kube_client(a, &client, &err) != WH_OK) {
@@ -455,7 +452,7 @@ static int run(const wh_ctl_args *a)
         json_array_append_new(results, res);
     }
     status = json_array_size(injecting) > 1 ? 1 : 0;
-    if (strcmp(output, "json") == 0) {
+    if (strcmp(output, "table") != 0) {
         const char *verdict = json_array_size(injecting) == 0   ? "not-injected"
                               : json_array_size(injecting) == 1 ? "injected"
                                                                 : "double-injection";
@@ -463,9 +460,8 @@ static int run(const wh_ctl_args *a)
         json_array_foreach(injecting, i, m) json_array_append(names, json_object_get(m, "name"));
         out = json_pack("{s:s, s:s, s:o, s:O}", "namespace", ns, "result", verdict, "injectedBy", names, "webhooks",
                         results);
-        char *text = json_dumps(out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        printf("%s\n", text != NULL ? text : "{}");
-        free(text);
+        if (wh_ctl_output_doc(output, out) != 0)
+            status = 1;
         json_decref(out);
         goto out;
     }
@@ -512,8 +508,9 @@ static const wh_ctl_flag flags[] = {
     {.name = "output",
      .shorthand = 'o',
      .type = WH_CTL_STRING,
-     .usage = "Output format: table or json",
-     .def = "table"},
+     .usage = "Output format: table, json or yaml",
+     .def = "table",
+     .values = WH_CTL_OUTPUT_FORMATS},
 };
 
 const wh_ctl_cmd wh_ctl_cmd_check_inject = {

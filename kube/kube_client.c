@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include <curl/curl.h>
 
+#include "wh_alloc.h"
 #include "kube_internal.h"
 #include "wh_json.h"
 
@@ -87,8 +89,7 @@ static wh_code prepare_base(wh_kube_client *c, wh_err *err)
                             cfg->cluster_name, cfg->tls_server_name, cfg->server);
             goto out;
         }
-        if ((rc = wh_buf_printf(&b, "%s:%s:%s:%s", cfg->tls_server_name, port, host, port)) != WH_OK)
-            goto out;
+        wh_buf_printf(&b, "%s:%s:%s:%s", cfg->tls_server_name, port, host, port);
         c->connect_to = wh_buf_steal(&b, NULL);
     }
     if (curl_url_get(u, CURLUPART_URL, &url, 0) != CURLUE_OK) {
@@ -98,8 +99,7 @@ static wh_code prepare_base(wh_kube_client *c, wh_err *err)
     n = strlen(url);
     while (n > 0 && url[n - 1] == '/')
         n--;
-    if ((rc = wh_buf_append(&b, url, n)) != WH_OK)
-        goto out;
+    wh_buf_append(&b, url, n);
     c->base = wh_buf_steal(&b, NULL);
 out:
     curl_free(host);
@@ -112,12 +112,10 @@ out:
 
 wh_code wh_kube_client_new(const wh_kube_options *opts, wh_kube_client **out, wh_err *err)
 {
-    wh_kube_client *c = calloc(1, sizeof(*c));
+    wh_kube_client *c = wh_calloc(1, sizeof(*c));
     wh_code rc;
 
     *out = NULL;
-    if (c == NULL)
-        return nomem(err);
     if ((rc = wh_kube_config_load(opts, &c->cfg, err)) != WH_OK)
         goto out;
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -126,11 +124,7 @@ wh_code wh_kube_client_new(const wh_kube_options *opts, wh_kube_client **out, wh
         goto out;
     }
     c->timeout_ms = opts != NULL && opts->timeout_ms > 0 ? opts->timeout_ms : WH_KUBE_DEFAULT_TIMEOUT_MS;
-    c->user_agent = strdup(opts != NULL && opts->user_agent != NULL ? opts->user_agent : "webhookctl/" WH_VERSION);
-    if (c->user_agent == NULL) {
-        rc = nomem(err);
-        goto out;
-    }
+    c->user_agent = wh_strdup(opts != NULL && opts->user_agent != NULL ? opts->user_agent : "webhookctl/" WH_VERSION);
     rc = prepare_base(c, err);
 out:
     if (rc != WH_OK)
@@ -209,18 +203,63 @@ static wh_code refresh_exec(wh_kube_client *c, wh_err *err)
 typedef struct sink {
     wh_buf body;
     int too_big;
+    /* wh_kube_stream: the lines of a 2xx body go to on_line as they arrive */
+    wh_kube_line_fn on_line;
+    void *line_ctx;
+    const atomic_int *stop;
+    CURL *curl;
+    int streaming; /* -1: not known yet; 1: 2xx, lines handed over; 0: an error body, buffered */
+    int stopped;   /* on_line asked to stop */
+    long timeout_ms;
 } sink;
+
+/* Hand over every complete line buffered so far; keep the rest. */
+static int flush_lines(sink *s)
+{
+    size_t start = 0;
+
+    for (size_t i = 0; i < s->body.len; i++) {
+        if (s->body.data[i] != '\n')
+            continue;
+        if (i > start && s->on_line(s->line_ctx, s->body.data + start, i - start) != 0) {
+            s->stopped = 1;
+            return -1;
+        }
+        start = i + 1;
+    }
+    if (start > 0) {
+        memmove(s->body.data, s->body.data + start, s->body.len - start);
+        s->body.len -= start;
+        s->body.data[s->body.len] = '\0';
+    }
+    return 0;
+}
 
 static size_t on_data(char *p, size_t size, size_t n, void *ud)
 {
     sink *s = ud;
     size_t len = size * n;
 
+    if (s->on_line != NULL && s->streaming < 0) {
+        long code = 0;
+        curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &code);
+        s->streaming = code >= 200 && code < 300;
+    }
     if (s->body.len + len > WH_KUBE_MAX_RESPONSE) {
         s->too_big = 1;
         return 0;
     }
-    return wh_buf_append(&s->body, p, len) == WH_OK ? len : 0;
+    wh_buf_append(&s->body, p, len);
+    if (s->streaming == 1 && flush_lines(s) != 0)
+        return 0;
+    return len;
+}
+
+/* Streams end early when the owner sets *stop (checked about once a second). */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+    const sink *s = ud;
+    return s->stop != NULL && atomic_load(s->stop) ? 1 : 0;
 }
 
 static void set_blob(CURL *curl, CURLoption opt, const kube_blob *b)
@@ -408,13 +447,20 @@ static wh_code perform(wh_kube_client *c, const char *method, const char *path, 
     }
 
     curl_easy_reset(curl);
-    if ((rc = wh_buf_printf(&url, "%s%s", c->base, path)) != WH_OK)
-        goto out;
+    wh_buf_printf(&url, "%s%s", c->base, path);
     curl_easy_setopt(curl, CURLOPT_URL, url.data);
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, snk->timeout_ms > 0 ? snk->timeout_ms : c->timeout_ms);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, c->timeout_ms);
+    if (snk->on_line != NULL) {
+        snk->curl = curl;
+        snk->streaming = -1;
+        curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+        curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(curl, CURLOPT_XFERINFODATA, snk);
+    }
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(curl, CURLOPT_USERAGENT, c->user_agent);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
@@ -460,8 +506,7 @@ static wh_code perform(wh_kube_client *c, const char *method, const char *path, 
             curl_easy_setopt(curl, CURLOPT_SSLKEY, cfg->key_file);
     }
     if (token != NULL) {
-        if ((rc = wh_buf_printf(&h, "Authorization: Bearer %s", token)) != WH_OK)
-            goto out;
+        wh_buf_printf(&h, "Authorization: Bearer %s", token);
         hdrs = curl_slist_append(hdrs, h.data);
     } else if (cfg->username != NULL) {
         curl_easy_setopt(curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
@@ -492,9 +537,15 @@ static wh_code perform(wh_kube_client *c, const char *method, const char *path, 
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
 
     cc = curl_easy_perform(curl);
+    if (snk->stopped) /* the line handler had what it wanted */
+        cc = CURLE_OK;
     if (snk->too_big) {
         rc = wh_err_set(err, WH_E_LIMIT, "the answer to %s %s is larger than %u bytes", method, path,
                         WH_KUBE_MAX_RESPONSE);
+        goto out;
+    }
+    if (cc == CURLE_ABORTED_BY_CALLBACK) {
+        rc = wh_err_set(err, WH_E_IO, "%s %s: stopped", method, path);
         goto out;
     }
     if (cc != CURLE_OK) {
@@ -516,7 +567,7 @@ out:
 wh_code wh_kube_request(wh_kube_client *c, const char *method, const char *path, const char *content_type,
                         const char *body, size_t body_len, long *http_status, json_t **out, wh_err *err)
 {
-    sink snk = {WH_BUF_INIT, 0};
+    sink snk = {.body = WH_BUF_INIT};
     json_t *doc = NULL;
     long status = 0;
     wh_code rc;
@@ -575,6 +626,31 @@ out:
     return rc;
 }
 
+wh_code wh_kube_stream(wh_kube_client *c, const char *path, long timeout_ms, wh_kube_line_fn on_line, void *ctx,
+                       const atomic_int *stop, long *http_status, wh_err *err)
+{
+    sink snk = {.body = WH_BUF_INIT, .on_line = on_line, .line_ctx = ctx, .stop = stop, .timeout_ms = timeout_ms};
+    json_t *doc = NULL;
+    long status = 0;
+    wh_code rc;
+
+    if ((rc = perform(c, "GET", path, NULL, NULL, 0, &status, &snk, err)) != WH_OK)
+        goto out;
+    if (status < 200 || status >= 300) {
+        doc = snk.body.len > 0 ? wh_json_loadb(snk.body.data, snk.body.len, 0, NULL) : NULL;
+        rc = http_error(c, "GET", path, status, json_is_object(doc) ? doc : NULL, &snk.body, err);
+        goto out;
+    }
+    if (!snk.stopped && snk.body.len > 0) /* a last line without its newline */
+        on_line(ctx, snk.body.data, snk.body.len);
+out:
+    if (http_status != NULL)
+        *http_status = status;
+    json_decref(doc);
+    wh_buf_free(&snk.body);
+    return rc;
+}
+
 /* ---- REST verbs ----------------------------------------------------------- */
 
 /* wh_kube_request for the typed verbs: on failure *out stays NULL (the
@@ -591,46 +667,39 @@ static wh_code call(wh_kube_client *c, const char *method, const char *path, con
     return rc;
 }
 
-static wh_code resource_path(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const char *name,
-                             wh_buf *out, wh_err *err)
+wh_code kube_resource_path(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const char *name, wh_buf *out,
+                           wh_err *err)
 {
     char *e;
-    wh_code rc;
 
-    if ((rc = wh_buf_printf(out, "/%s/%s", strchr(r->group_version, '/') != NULL ? "apis" : "api", r->group_version)) !=
-        WH_OK)
-        return rc;
+    wh_buf_printf(out, "/%s/%s", strchr(r->group_version, '/') != NULL ? "apis" : "api", r->group_version);
     if (r->namespaced && ns != NULL) {
         if ((e = curl_easy_escape(c->curl, ns, 0)) == NULL)
             return nomem(err);
-        rc = wh_buf_printf(out, "/namespaces/%s", e);
+        wh_buf_printf(out, "/namespaces/%s", e);
         curl_free(e);
-        if (rc != WH_OK)
-            return rc;
     } else if (r->namespaced && name != NULL) {
         return wh_err_set(err, WH_E_INVALID, "%s is namespaced: a namespace is required", r->kind);
     }
-    if ((rc = wh_buf_printf(out, "/%s", r->plural)) != WH_OK)
-        return rc;
+    wh_buf_printf(out, "/%s", r->plural);
     if (name != NULL) {
         if ((e = curl_easy_escape(c->curl, name, 0)) == NULL)
             return nomem(err);
-        rc = wh_buf_printf(out, "/%s", e);
+        wh_buf_printf(out, "/%s", e);
         curl_free(e);
     }
-    return rc;
+    return WH_OK;
 }
 
-static wh_code add_query(wh_kube_client *c, wh_buf *path, const char *key, const char *value, wh_err *err)
+wh_code kube_add_query(wh_kube_client *c, wh_buf *path, const char *key, const char *value, wh_err *err)
 {
     char *e = curl_easy_escape(c->curl, value, 0);
-    wh_code rc;
 
     if (e == NULL)
         return nomem(err);
-    rc = wh_buf_printf(path, "%c%s=%s", strchr(path->data, '?') != NULL ? '&' : '?', key, e);
+    wh_buf_printf(path, "%c%s=%s", strchr(path->data, '?') != NULL ? '&' : '?', key, e);
     curl_free(e);
-    return rc;
+    return WH_OK;
 }
 
 static wh_code send_json(wh_kube_client *c, const char *method, const char *path, const char *ctype, const json_t *obj,
@@ -658,7 +727,7 @@ static wh_code call_object(wh_kube_client *c, const char *method, const wh_kube_
     wh_buf path = WH_BUF_INIT;
     wh_code rc;
 
-    if ((rc = resource_path(c, r, ns, name, &path, err)) == WH_OK)
+    if ((rc = kube_resource_path(c, r, ns, name, &path, err)) == WH_OK)
         rc = call(c, method, path.data, NULL, NULL, 0, out, err);
     wh_buf_free(&path);
     return rc;
@@ -673,9 +742,9 @@ static wh_code send_object(wh_kube_client *c, const char *method, const wh_kube_
     wh_buf path = WH_BUF_INIT;
     wh_code rc;
 
-    if ((rc = resource_path(c, r, ns, name, &path, err)) == WH_OK &&
-        (field_manager == NULL || (rc = add_query(c, &path, "fieldManager", field_manager, err)) == WH_OK) &&
-        (!force || (rc = add_query(c, &path, "force", "true", err)) == WH_OK))
+    if ((rc = kube_resource_path(c, r, ns, name, &path, err)) == WH_OK &&
+        (field_manager == NULL || (rc = kube_add_query(c, &path, "fieldManager", field_manager, err)) == WH_OK) &&
+        (!force || (rc = kube_add_query(c, &path, "force", "true", err)) == WH_OK))
         rc = send_json(c, method, path.data, ctype, body, out, err);
     wh_buf_free(&path);
     return rc;
@@ -697,19 +766,17 @@ wh_code wh_kube_list(wh_kube_client *c, const wh_kube_resource *r, const char *n
     wh_code rc = WH_OK;
 
     *items = NULL;
-    if (all == NULL)
-        return nomem(err);
     snprintf(limit, sizeof(limit), "%d", KUBE_LIST_PAGE);
     do {
         size_t i;
         json_t *it;
         const char *next;
         wh_buf_reset(&path);
-        if ((rc = resource_path(c, r, ns, NULL, &path, err)) != WH_OK ||
-            (rc = add_query(c, &path, "limit", limit, err)) != WH_OK ||
+        if ((rc = kube_resource_path(c, r, ns, NULL, &path, err)) != WH_OK ||
+            (rc = kube_add_query(c, &path, "limit", limit, err)) != WH_OK ||
             (label_selector != NULL && label_selector[0] != '\0' &&
-             (rc = add_query(c, &path, "labelSelector", label_selector, err)) != WH_OK) ||
-            (token != NULL && (rc = add_query(c, &path, "continue", token, err)) != WH_OK))
+             (rc = kube_add_query(c, &path, "labelSelector", label_selector, err)) != WH_OK) ||
+            (token != NULL && (rc = kube_add_query(c, &path, "continue", token, err)) != WH_OK))
             goto out;
         json_decref(page);
         page = NULL;
@@ -730,7 +797,7 @@ wh_code wh_kube_list(wh_kube_client *c, const wh_kube_resource *r, const char *n
         }
         next = json_string_value(json_object_get(json_object_get(page, "metadata"), "continue"));
         free(token);
-        token = next != NULL && next[0] != '\0' ? strdup(next) : NULL;
+        token = next != NULL && next[0] != '\0' ? wh_strdup(next) : NULL;
         if (next != NULL && next[0] != '\0' && token == NULL) {
             rc = nomem(err);
             goto out;

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "wh_alloc.h"
 #include "wh_certs.h"
 #include "wh_certs_cabundle.h"
 #include "wh_certs_patcher.h"
@@ -78,9 +79,8 @@ static wh_code build_flags(app *a)
     for (i = 0; i < wh_server_endpoint_ndefs; i++)
         for (ef = wh_server_endpoint_defs[i].flags; ef != NULL && ef->name != NULL; ef++)
             k++;
-    if ((a->flags = calloc(n + k + 1, sizeof(*a->flags))) == NULL ||
-        (a->endpoint_flag_values = calloc(k + 1, sizeof(*a->endpoint_flag_values))) == NULL)
-        return WH_E_NOMEM;
+    a->flags = wh_calloc(n + k + 1, sizeof(*a->flags));
+    a->endpoint_flag_values = wh_calloc(k + 1, sizeof(*a->endpoint_flag_values));
     wh_server_core_flags(&a->cfg, a->flags, n);
     k = 0;
     for (i = 0; i < wh_server_endpoint_ndefs; i++) {
@@ -133,43 +133,15 @@ static void describe_cert(const wh_certs_info *info, const char *source, char *o
     snprintf(out, size, "%s, serial %s, expires %s (%s)", info->subject, info->serial, expiry, source);
 }
 
-static wh_code write_file_atomically(const char *path, const wh_buf *data, wh_err *err)
-{
-    wh_buf tmp = WH_BUF_INIT;
-    FILE *f = NULL;
-    wh_code rc;
-
-    if ((rc = wh_buf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid())) != WH_OK)
-        goto out;
-    if ((f = fopen(tmp.data, "wb")) == NULL || fwrite(data->data, 1, data->len, f) != data->len || fclose(f) != 0) {
-        f = NULL;
-        rc = wh_err_set(err, WH_E_IO, "cannot write %s: %s", tmp.data, strerror(errno));
-        unlink(tmp.data);
-        goto out;
-    }
-    f = NULL;
-    if (rename(tmp.data, path) != 0) {
-        rc = wh_err_set(err, WH_E_IO, "cannot rename %s to %s: %s", tmp.data, path, strerror(errno));
-        unlink(tmp.data);
-    }
-out:
-    if (f != NULL)
-        fclose(f);
-    wh_buf_free(&tmp);
-    return rc;
-}
-
 /* Generate the self-signed certificate; its PEM (its own CA) goes to a->ca. */
 static wh_code self_signed(app *a, SSL_CTX **ctx, wh_certs_info *info, wh_err *err)
 {
     const char *names[64] = {"localhost", "127.0.0.1", "::1"};
     size_t n = 3;
-    char *sans = strdup(a->cfg.tls_san), *tok, *save = NULL;
+    char *sans = wh_strdup(a->cfg.tls_san), *tok, *save = NULL;
     wh_buf cert = WH_BUF_INIT, key = WH_BUF_INIT;
     wh_code rc = WH_OK;
 
-    if (sans == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
     for (tok = strtok_r(sans, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
         while (*tok == ' ')
             tok++;
@@ -189,19 +161,15 @@ static wh_code self_signed(app *a, SSL_CTX **ctx, wh_certs_info *info, wh_err *e
         (rc = wh_certs_ctx_from_pem(cert.data, cert.len, key.data, key.len, ctx, info, err)) != WH_OK)
         goto out;
     if (a->cfg.self_signed_cert_out[0] != '\0' &&
-        (rc = write_file_atomically(a->cfg.self_signed_cert_out, &cert, err)) != WH_OK) {
+        (rc = wh_certs_write_file(a->cfg.self_signed_cert_out, cert.data, cert.len, 0644, err)) != WH_OK) {
         SSL_CTX_free(*ctx);
         *ctx = NULL;
         goto out;
     }
     wh_buf_reset(&a->ca);
     wh_buf_reset(&a->ca_source);
-    if ((rc = wh_buf_append(&a->ca, cert.data, cert.len)) != WH_OK ||
-        (rc = wh_buf_puts(&a->ca_source, "the self-signed certificate")) != WH_OK) {
-        SSL_CTX_free(*ctx);
-        *ctx = NULL;
-        wh_err_set(err, rc, "out of memory");
-    }
+    wh_buf_append(&a->ca, cert.data, cert.len);
+    wh_buf_puts(&a->ca_source, "the self-signed certificate");
 out:
     free(sans);
     wh_buf_free(&cert);
@@ -217,10 +185,7 @@ static wh_code load_ca_from_files(app *a, wh_err *err)
     wh_code rc;
 
     wh_buf_reset(&a->ca_path);
-    if ((rc = wh_certs_ca_bundle_path(a->cfg.ca_file, a->cfg.tls_cert_file, &a->ca_path)) != WH_OK) {
-        wh_err_set(err, rc, "out of memory");
-        goto out;
-    }
+    wh_certs_ca_bundle_path(a->cfg.ca_file, a->cfg.tls_cert_file, &a->ca_path);
     a->ca_st_ok = a->ca_path.len != 0 && stat(a->ca_path.data, &a->ca_st) == 0;
     if ((rc = wh_certs_load_ca_bundle(a->cfg.ca_file, a->cfg.tls_cert_file, &ca, &source, err)) != WH_OK)
         goto out;
@@ -343,8 +308,7 @@ static const char **split_names(const char *list, char **store)
 
     for (const char *c = list; *c != '\0'; c++)
         n += *c == ',';
-    if ((out = calloc(n + 1, sizeof(*out))) == NULL)
-        return NULL;
+    out = wh_calloc(n + 1, sizeof(*out));
     strcpy(*store, list);
     n = 0;
     for (tok = strtok_r(*store, ", ", &save); tok != NULL; tok = strtok_r(NULL, ", ", &save))
@@ -378,9 +342,8 @@ static int setup_targets(app *a)
         fprintf(stderr, "webhookd: --kube-timeout must be at least 100ms\n");
         return 2;
     }
-    if ((a->target_strings = malloc(strlen(c->ca_bundle_mutating) + strlen(c->ca_bundle_validating) +
-                                    strlen(c->ca_bundle_service) + 3)) == NULL)
-        return 1;
+    a->target_strings =
+        wh_malloc(strlen(c->ca_bundle_mutating) + strlen(c->ca_bundle_validating) + strlen(c->ca_bundle_service) + 3);
     store = a->target_strings;
     if ((a->mutating = split_names(c->ca_bundle_mutating, &store)) == NULL ||
         (a->validating = split_names(c->ca_bundle_validating, &store)) == NULL)
@@ -434,8 +397,7 @@ static wh_code create_endpoints(app *a, endpoint_impl *impls, wh_router_route *r
     size_t i;
     wh_code rc;
 
-    if ((a->endpoints = calloc(wh_server_endpoint_ndefs + 1, sizeof(*a->endpoints))) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    a->endpoints = wh_calloc(wh_server_endpoint_ndefs + 1, sizeof(*a->endpoints));
     for (i = 0; i < wh_server_endpoint_ndefs; i++) {
         const wh_server_endpoint_def *def = &wh_server_endpoint_defs[i];
         wh_endpoint_env env = {def->name, def->prefix, a->metrics, endpoint_flag, &impls[i]};
@@ -447,6 +409,48 @@ static wh_code create_endpoints(app *a, endpoint_impl *impls, wh_router_route *r
         routes[i] = (wh_router_route){def->prefix, a->endpoints[i]};
     }
     return WH_OK;
+}
+
+/* --shutdown-delay: keep serving while the endpoint goes away (the kubelet
+ * and the endpoints controller learn about the terminating pod in parallel,
+ * so the API server may still open connections to it for a few seconds).
+ * Certificates keep being watched; a second SIGTERM/SIGINT ends the wait. */
+static void shutdown_delay(app *a, const sigset_t *signals)
+{
+    struct timespec end, now, left;
+    char secs[32];
+
+    snprintf(secs, sizeof(secs), "%g", a->cfg.shutdown_delay);
+    wh_log(WH_LOG_INFO, "shutdown delay: still serving before closing the listener", "seconds", secs, NULL);
+    wh_http_begin_drain(a->http);
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    end.tv_sec += (time_t)a->cfg.shutdown_delay;
+    end.tv_nsec += (long)((a->cfg.shutdown_delay - (double)(time_t)a->cfg.shutdown_delay) * 1e9);
+    if (end.tv_nsec >= 1000000000L)
+        end.tv_sec++, end.tv_nsec -= 1000000000L;
+    for (;;) {
+        int sig;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
+            return;
+        left.tv_sec = end.tv_sec - now.tv_sec;
+        left.tv_nsec = end.tv_nsec - now.tv_nsec;
+        if (left.tv_nsec < 0)
+            left.tv_sec--, left.tv_nsec += 1000000000L;
+        if (left.tv_sec >= 1)
+            left.tv_sec = 1, left.tv_nsec = 0;
+        sig = sigtimedwait(signals, NULL, &left);
+        if (sig == SIGINT || sig == SIGTERM) {
+            wh_log(WH_LOG_INFO, "second signal: ending the shutdown delay", NULL);
+            return;
+        }
+        if (have_cert_files(a)) {
+            wh_certs_stamp st;
+            wh_certs_stamp_read(&st, a->cfg.tls_cert_file, a->cfg.tls_key_file);
+            if (!wh_certs_stamp_equal(&st, &a->stamp))
+                reload_tls(a, "file change");
+        }
+    }
 }
 
 static int run(app *a, char **argv, int argc)
@@ -566,6 +570,8 @@ static int run(app *a, char **argv, int argc)
 
     wh_log(WH_LOG_INFO, "shutting down", "signal", sig == SIGINT ? "SIGINT" : "SIGTERM", NULL);
     wh_router_set_shutting_down(a->router);
+    if (a->cfg.shutdown_delay > 0)
+        shutdown_delay(a, &signals);
     cut = wh_http_shutdown(a->http, a->cfg.shutdown_timeout);
     wh_certs_patcher_stop(a->patcher); /* waits for a request in flight, at most --kube-timeout */
     a->patcher = NULL;

@@ -31,7 +31,7 @@ void wh_admission_response_clear(wh_admission_response *resp)
     memset(resp, 0, sizeof(*resp));
 }
 
-/* A JSON string of `s` (new reference, NULL when out of memory).  Messages
+/* A JSON string of `s` (new reference).  Messages
  * are built from user input and may have been cut mid-character, so bytes
  * that are not UTF-8 become U+FFFD instead of failing the whole reply. */
 static json_t *string_value(const char *s)
@@ -46,17 +46,14 @@ static json_t *string_value(const char *s)
     while (*p != '\0') {
         unsigned cp;
         if ((n = wh_utf8_decode(p, strlen((const char *)p), &cp)) == 0) {
-            if (wh_buf_puts(&clean, "\xef\xbf\xbd") != WH_OK)
-                goto out;
+            wh_buf_puts(&clean, "\xef\xbf\xbd");
             p++;
         } else {
-            if (wh_buf_append(&clean, p, n) != WH_OK)
-                goto out;
+            wh_buf_append(&clean, p, n);
             p += n;
         }
     }
     str = json_stringn(clean.data != NULL ? clean.data : "", clean.len);
-out:
     wh_buf_free(&clean);
     return str;
 }
@@ -65,47 +62,30 @@ wh_code wh_admission_deny(wh_admission_response *resp, int status_code, const ch
 {
     wh_buf msg = WH_BUF_INIT;
     va_list ap;
-    wh_code rc;
 
     va_start(ap, fmt);
-    rc = wh_buf_vprintf(&msg, fmt, ap);
+    wh_buf_vprintf(&msg, fmt, ap);
     va_end(ap);
-    if (rc != WH_OK)
-        goto out;
     wh_admission_response_clear(resp);
     resp->allowed = 0;
     resp->status_code = status_code;
     resp->message = wh_buf_steal(&msg, NULL);
-    if (resp->message == NULL)
-        rc = WH_E_NOMEM;
-out:
-    wh_buf_free(&msg);
-    return rc;
+    return WH_OK;
 }
 
 wh_code wh_admission_warn(wh_admission_response *resp, const char *fmt, ...)
 {
     wh_buf msg = WH_BUF_INIT;
-    json_t *s = NULL;
     va_list ap;
-    wh_code rc;
 
     va_start(ap, fmt);
-    rc = wh_buf_vprintf(&msg, fmt, ap);
+    wh_buf_vprintf(&msg, fmt, ap);
     va_end(ap);
-    if (rc != WH_OK)
-        goto out;
-    if (resp->warnings == NULL && (resp->warnings = json_array()) == NULL) {
-        rc = WH_E_NOMEM;
-        goto out;
-    }
-    if ((s = string_value(msg.data != NULL ? msg.data : "")) == NULL || json_array_append_new(resp->warnings, s) != 0) {
-        rc = WH_E_NOMEM; /* json_array_append_new released s */
-        goto out;
-    }
-out:
+    if (resp->warnings == NULL)
+        resp->warnings = json_array();
+    json_array_append_new(resp->warnings, string_value(msg.data != NULL ? msg.data : ""));
     wh_buf_free(&msg);
-    return rc;
+    return WH_OK;
 }
 
 /* --- decoding ------------------------------------------------------------- */
@@ -244,73 +224,67 @@ wh_code wh_admission_decode(const char *body, size_t len, json_t **review, wh_ad
 /* --- encoding ------------------------------------------------------------- */
 
 /* Append `value` as compact JSON (a string, an array, an object). */
-static wh_code put_json(wh_buf *out, const json_t *value)
+static void put_json(wh_buf *out, const json_t *value)
 {
     wh_go_json(out, value, WH_GO_JSON_MINIMAL);
-    return WH_OK;
 }
 
 /* Append `s` as a JSON string, repaired as string_value() does. */
-static wh_code put_string(wh_buf *out, const char *s)
+static void put_string(wh_buf *out, const char *s)
 {
     json_t *str = string_value(s);
 
-    if (str == NULL)
-        return WH_E_NOMEM;
     wh_go_json_string(out, json_string_value(str), json_string_length(str), WH_GO_JSON_MINIMAL);
     json_decref(str);
-    return WH_OK;
 }
 
 wh_code wh_admission_encode(const wh_admission_request *req, const wh_admission_response *resp, wh_buf *out)
 {
-    wh_code rc;
-    int typed = req != NULL && req->api_version != NULL;
+    const json_t *uid;
 
     /* Written by hand rather than through a json_t tree: the key order is
      * part of the contract, and the request path stays allocation-light. */
-    if (typed) {
-        if ((rc = wh_buf_printf(out, "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"%s\",\"response\":{\"uid\":",
-                                req->api_version)) != WH_OK)
-            return rc;
-    } else if ((rc = wh_buf_puts(out, "{\"response\":{\"uid\":")) != WH_OK) {
-        return rc;
-    }
-    if ((rc = put_string(out, req != NULL && req->uid != NULL ? req->uid : "")) != WH_OK)
-        return rc;
-    if ((rc = wh_buf_puts(out, resp->allowed ? ",\"allowed\":true" : ",\"allowed\":false")) != WH_OK)
-        return rc;
+    if (req != NULL && req->api_version != NULL)
+        wh_buf_printf(out,
+                      "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"%s\",\"response\":{\"uid\":", req->api_version);
+    else
+        wh_buf_puts(out, "{\"response\":{\"uid\":");
+    /* The uid as it came, byte for byte: a C string would end at a \u0000. */
+    uid = req != NULL && req->request != NULL ? json_object_get(req->request, "uid") : NULL;
+    if (json_is_string(uid))
+        put_json(out, uid);
+    else
+        put_string(out, req != NULL && req->uid != NULL ? req->uid : "");
+    wh_buf_puts(out, resp->allowed ? ",\"allowed\":true" : ",\"allowed\":false");
     if (resp->message != NULL || resp->reason != NULL || resp->status_code != 0) {
-        if ((rc = wh_buf_puts(out, ",\"status\":{\"metadata\":{}")) != WH_OK)
-            return rc;
-        if (resp->message != NULL &&
-            ((rc = wh_buf_puts(out, ",\"message\":")) != WH_OK || (rc = put_string(out, resp->message)) != WH_OK))
-            return rc;
-        if (resp->reason != NULL &&
-            ((rc = wh_buf_puts(out, ",\"reason\":")) != WH_OK || (rc = put_string(out, resp->reason)) != WH_OK))
-            return rc;
-        if (resp->status_code != 0 && (rc = wh_buf_printf(out, ",\"code\":%d", resp->status_code)) != WH_OK)
-            return rc;
-        if ((rc = wh_buf_putc(out, '}')) != WH_OK)
-            return rc;
+        wh_buf_puts(out, ",\"status\":{\"metadata\":{}");
+        if (resp->message != NULL) {
+            wh_buf_puts(out, ",\"message\":");
+            put_string(out, resp->message);
+        }
+        if (resp->reason != NULL) {
+            wh_buf_puts(out, ",\"reason\":");
+            put_string(out, resp->reason);
+        }
+        if (resp->status_code != 0)
+            wh_buf_printf(out, ",\"code\":%d", resp->status_code);
+        wh_buf_putc(out, '}');
     }
     if (resp->patch != NULL) {
-        if ((rc = wh_buf_puts(out, ",\"patch\":\"")) != WH_OK)
-            return rc;
+        wh_buf_puts(out, ",\"patch\":\"");
         wh_go_base64(out, resp->patch, resp->patch_len);
-        if ((rc = wh_buf_puts(out, "\",\"patchType\":\"JSONPatch\"")) != WH_OK)
-            return rc;
+        wh_buf_puts(out, "\",\"patchType\":\"JSONPatch\"");
     }
     if (resp->audit_annotations != NULL && json_object_size(resp->audit_annotations) != 0) {
-        if ((rc = wh_buf_puts(out, ",\"auditAnnotations\":")) != WH_OK ||
-            (rc = put_json(out, resp->audit_annotations)) != WH_OK)
-            return rc;
+        wh_buf_puts(out, ",\"auditAnnotations\":");
+        put_json(out, resp->audit_annotations);
     }
     if (resp->warnings != NULL && json_array_size(resp->warnings) != 0) {
-        if ((rc = wh_buf_puts(out, ",\"warnings\":")) != WH_OK || (rc = put_json(out, resp->warnings)) != WH_OK)
-            return rc;
+        wh_buf_puts(out, ",\"warnings\":");
+        put_json(out, resp->warnings);
     }
-    return wh_buf_puts(out, "}}");
+    wh_buf_puts(out, "}}");
+    return WH_OK;
 }
 
 /* --- serving -------------------------------------------------------------- */
@@ -320,8 +294,8 @@ static void plain(wh_http_response *res, int status, const char *text)
     res->status = status;
     res->content_type = CT_TEXT;
     wh_buf_reset(&res->body);
-    if (wh_buf_puts(&res->body, text) != WH_OK || wh_buf_putc(&res->body, '\n') != WH_OK)
-        wh_buf_reset(&res->body); /* out of memory: the status alone still answers */
+    wh_buf_puts(&res->body, text);
+    wh_buf_putc(&res->body, '\n');
 }
 
 void wh_admission_too_large(size_t limit, wh_http_response *res)

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "wh_alloc.h"
 #include "wh_admission.h"
 #include "wh_inject.h"
 #include "wh_kube.h"
@@ -101,8 +102,6 @@ static wh_code view_new(const inject_endpoint *ep, cluster_view **out, wh_err *e
     wh_code rc = WH_OK;
     size_t i;
 
-    if (v == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
     atomic_init(&v->refs, 1);
     v->settings = (wh_inject_settings)WH_INJECT_SETTINGS_INIT;
     for (i = 0; i < NSETTINGS && rc == WH_OK; i++)
@@ -148,10 +147,7 @@ static wh_code refresh(inject_endpoint *ep, wh_err *err)
             wh_err_prefix(err, "listing namespaces for --platform openshift");
             goto out;
         }
-        if ((v->namespaces = json_object()) == NULL) {
-            rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-            goto out;
-        }
+        v->namespaces = json_object();
         json_array_foreach(nss, i, item)
         {
             const char *name = json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
@@ -272,12 +268,10 @@ wh_code wh_inject_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh
 {
     static const double buckets[] = {.1, 1, 3, 5, 10, 20, 30, 60};
     static const char *const rev_labels[] = {"revision", "result", NULL};
-    inject_endpoint *ep = calloc(1, sizeof(*ep));
+    inject_endpoint *ep = wh_calloc(1, sizeof(*ep));
     const char *dir = env->flag(env, "revisions-dir");
     wh_code rc;
 
-    if (ep == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
     pthread_mutex_init(&ep->lock, NULL);
     for (size_t i = 0; i < NSETTINGS; i++)
         ep->settings_flags[i] = env->flag(env, setting_names[i]);

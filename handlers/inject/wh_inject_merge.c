@@ -10,6 +10,7 @@
  */
 #include "wh_inject_merge.h"
 
+#include "wh_alloc.h"
 #include "wh_inject_pod.h"
 
 #include <stdio.h>
@@ -126,8 +127,6 @@ static wh_code fresh_value(const json_t *pv, const wh_inject_field *f, int owned
     }
     if (json_is_object(pv)) {
         json_t *o = json_object();
-        if (o == NULL)
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
         if ((rc = merge_map(o, pv, f != NULL ? f->type : NULL, owned && sole(pv), err)) != WH_OK) {
             json_decref(o);
             return rc;
@@ -137,8 +136,6 @@ static wh_code fresh_value(const json_t *pv, const wh_inject_field *f, int owned
     }
     if (json_is_array(pv)) {
         json_t *empty = json_array();
-        if (empty == NULL)
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
         rc = merge_list(empty, pv, f, owned && sole(pv), out, err);
         json_decref(empty);
         return rc;
@@ -280,11 +277,6 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
         const json_t *d = json_object_get(json_array_get(patch, i), "$patch");
         if (json_is_string(d) && strcmp(json_string_value(d), "replace") == 0) {
             json_t *empty = json_array(), *rest = json_array();
-            if (empty == NULL || rest == NULL) {
-                json_decref(empty);
-                json_decref(rest);
-                return wh_err_set(err, WH_E_NOMEM, "out of memory");
-            }
             for (j = 0; j < np; j++)
                 if (j != i)
                     json_array_append(rest, json_array_get(patch, j));
@@ -294,8 +286,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             return rc;
         }
     }
-    if ((items = calloc(n + np + 1, sizeof(*items))) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    items = wh_calloc(n + np + 1, sizeof(*items));
     for (i = 0; i < n; i++) {
         /* shared until a patch item merges into it (copy on write) */
         items[nitems].value = json_incref(json_array_get(orig_list, i));
@@ -374,11 +365,8 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
     /* Kubernetes' order: patch items sorted by patch position, server-only
      * items by original position, merged so that a server-only item goes
      * first only when both were in the original and it came first there. */
-    if ((pitems = calloc(nitems + 1, sizeof(*pitems))) == NULL ||
-        (sitems = calloc(nitems + 1, sizeof(*sitems))) == NULL) {
-        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-        goto out;
-    }
+    pitems = wh_calloc(nitems + 1, sizeof(*pitems));
+    sitems = wh_calloc(nitems + 1, sizeof(*sitems));
     for (i = 0; i < nitems; i++) {
         if (items[i].patch_idx >= 0)
             pitems[npatch++] = items[i];
@@ -386,10 +374,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             sitems[nserver++] = items[i];
     }
     qsort(pitems, npatch, sizeof(*pitems), cmp_patch); /* ties impossible: one item per patch index */
-    if ((result = json_array()) == NULL) {
-        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-        goto out;
-    }
+    result = json_array();
     for (i = 0, j = 0, k = 0; k < npatch + nserver; k++) {
         const merge_item *take;
         if (i >= nserver)
@@ -429,8 +414,7 @@ static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inje
             return (*out = json_array()) != NULL ? WH_OK : wh_err_set(err, WH_E_NOMEM, "out of memory");
         return merge_keyed(orig, patch, f, owned, out, err);
     }
-    if ((result = json_array()) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    result = json_array();
     if (f != NULL && f->kind == WH_K_PLIST && (f->flags & WH_F_MERGE)) {
         const json_t *lists[2] = {orig, patch};
         int l;

@@ -19,7 +19,7 @@ json_t *wh_inject_obj_child(json_t *parent, const char *key, int create)
     if (json_is_object(v) || !create || !json_is_object(parent))
         return json_is_object(v) ? v : NULL;
     v = json_object();
-    if (v == NULL || json_object_set_new(parent, key, v) != 0)
+    if (json_object_set_new(parent, key, v) != 0)
         return NULL;
     return v;
 }
@@ -95,7 +95,8 @@ wh_code wh_inject_append_env(json_t *container, const char *name, const char *va
     json_t *env = json_object_get(container, "env"), *e;
 
     if (!json_is_array(env)) {
-        if ((env = json_array()) == NULL || json_object_set_new(container, "env", env) != 0)
+        env = json_array();
+        if (json_object_set_new(container, "env", env) != 0)
             return nomem(err);
     }
     if ((e = json_pack("{s:s,s:s}", "name", name, "value", value)) == NULL || json_array_append_new(env, e) != 0)
@@ -111,8 +112,7 @@ json_t *wh_inject_json_copy(const json_t *value)
 
     switch (json_typeof(value)) {
     case JSON_OBJECT:
-        if ((out = json_object()) == NULL)
-            return NULL;
+        out = json_object();
         for (it = json_object_iter((json_t *)value); it != NULL; it = json_object_iter_next((json_t *)value, it))
             if (json_object_setn_new_nocheck(out, json_object_iter_key(it), json_object_iter_key_len(it),
                                              wh_inject_json_copy(json_object_iter_value(it))) != 0) {
@@ -121,8 +121,7 @@ json_t *wh_inject_json_copy(const json_t *value)
             }
         return out;
     case JSON_ARRAY:
-        if ((out = json_array()) == NULL)
-            return NULL;
+        out = json_array();
         for (i = 0, n = json_array_size(value); i < n; i++)
             if (json_array_append_new(out, wh_inject_json_copy(json_array_get(value, i))) != 0) {
                 json_decref(out);

@@ -8,6 +8,7 @@
 #include "wh_go.h"
 #include "wh_inject_pod.h"
 #include "wh_yaml.h"
+#include "wh_alloc.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -53,7 +54,7 @@ static char *trim_dup(const char *s, size_t len)
     }
     while (len > 0 && isspace((unsigned char)s[len - 1]))
         len--;
-    return strndup(s, len);
+    return wh_strndup(s, len);
 }
 
 /* istiod's parsePort: "failed parsing port '<p>': <strconv error>". */
@@ -158,8 +159,7 @@ static int cidr_list(const char *param, const char *list, wh_buf *why)
 
     if (list[0] == '\0')
         return 0;
-    if ((copy = strdup(list)) == NULL)
-        return -1;
+    copy = wh_strdup(list);
     for (p = copy;;) {
         char *comma = strchr(p, ',');
         wh_buf inner = WH_BUF_INIT;
@@ -244,8 +244,7 @@ static int v_interfaces(const char *v, wh_buf *why)
 
     if (v[0] == '\0')
         return 0;
-    if ((copy = strdup(v)) == NULL)
-        return -1;
+    copy = wh_strdup(v);
     for (p = copy;;) {
         char *comma = strchr(p, ',');
         char *name;
@@ -323,7 +322,7 @@ static char *v_proxy_config_msg(const char *v)
 
     wh_err_clear(&err);
     if (pc == NULL)
-        return strdup("out of memory");
+        return wh_strdup("out of memory");
     if (wh_yaml_load(v, strlen(v), &doc, &err) != WH_OK || wh_inject_proxy_config_apply(pc, doc, &err) != WH_OK) {
         wh_buf_printf(&b, "failed to convert to apply proxy config: %s", wh_err_msg(&err));
         msg = wh_buf_steal(&b, NULL);

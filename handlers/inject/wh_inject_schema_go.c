@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_alloc.h"
 #include "wh_go.h"
 #include "wh_inject_pod.h"
 #include "wh_inject_quantity.h"
@@ -146,10 +147,7 @@ static json_t *sorted_copy(const json_t *map)
     json_t *v, *out = json_object();
     size_t n = 0, i;
 
-    if (out == NULL || (keys = malloc((json_object_size(map) + 1) * sizeof(*keys))) == NULL) {
-        json_decref(out);
-        return NULL;
-    }
+    keys = wh_malloc((json_object_size(map) + 1) * sizeof(*keys));
     json_object_foreach((json_t *)map, key, v) keys[n++] = key;
     qsort(keys, n, sizeof(*keys), cmp_str);
     for (i = 0; i < n; i++)
@@ -169,8 +167,7 @@ json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type)
 
     if (!json_is_object(value) || type == NULL)
         return wh_inject_json_copy(value);
-    if ((out = json_object()) == NULL)
-        return NULL;
+    out = json_object();
     for (f = type->fields; f->name != NULL; f++) {
         const json_t *v = json_object_get(value, f->name);
         json_t *nv = NULL;

@@ -5,6 +5,7 @@
  * webhookctl kube-inject.
  */
 #include "wh_inject_revision.h"
+#include "wh_alloc.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -27,7 +28,7 @@ static wh_code set_str(char **field, const char *value)
 {
     char *copy = NULL;
 
-    if (value != NULL && value[0] != '\0' && (copy = strdup(value)) == NULL)
+    if (value != NULL && value[0] != '\0' && (copy = wh_strdup(value)) == NULL)
         return WH_E_NOMEM;
     free(*field);
     *field = copy;

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 
+#include "wh_alloc.h"
 #include "wh_inject_schema.h"
 
 wh_code wh_inject_shape(json_t **doc, const char *name, wh_inject_shaped *out, wh_err *err)
@@ -26,17 +27,15 @@ wh_code wh_inject_shape(json_t **doc, const char *name, wh_inject_shaped *out, w
 wh_code wh_inject_shape_overlays(json_t *overlays, const char *const *names, wh_inject_shaped **out, wh_err *err)
 {
     size_t i, n = json_array_size(overlays);
-    wh_inject_shaped *shaped = calloc(n + 1, sizeof(*shaped));
+    wh_inject_shaped *shaped = wh_calloc(n + 1, sizeof(*shaped));
     wh_code rc = WH_OK;
 
     *out = NULL;
-    if (shaped == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
     for (i = 0; i < n && rc == WH_OK; i++) {
         json_t *doc = json_incref(json_array_get(overlays, i));
         rc = wh_inject_shape(&doc, names != NULL ? names[i] : "?", &shaped[i], err);
-        if (rc == WH_OK && doc != json_array_get(overlays, i) && json_array_set(overlays, i, doc) != 0)
-            rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
+        if (rc == WH_OK && doc != json_array_get(overlays, i))
+            json_array_set(overlays, i, doc);
         json_decref(doc);
     }
     if (rc != WH_OK) {

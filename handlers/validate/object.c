@@ -6,6 +6,7 @@
  * validate` both come through here.
  */
 #define _GNU_SOURCE /* asprintf, strndup */
+#include "wh_alloc.h"
 #include "wh_validate.h"
 #include "wh_go.h"
 #include "wh_validate_int.h"
@@ -291,10 +292,7 @@ wh_code wh_validate_object(const json_t *obj, const wh_validate_input *in, wh_va
     }
     out->allowed = 1;
     if (c.warns.n > 0) {
-        if ((out->warnings = json_array()) == NULL) {
-            rc = WH_E_NOMEM;
-            goto out;
-        }
+        out->warnings = json_array();
         for (i = 0; i < c.warns.n; i++)
             if (json_array_append_new(out->warnings, json_string(c.warns.v[i])) != 0) {
                 rc = WH_E_NOMEM;

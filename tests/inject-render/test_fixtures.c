@@ -13,6 +13,7 @@
 #include "wh_inject_decide.h"
 #include "wh_inject_decode.h"
 #include "wh_inject_pod.h"
+#include "wh_alloc.h"
 #include "wh_inject_render.h"
 #include "wh_inject_shape.h"
 #include "wh_yaml.h"
@@ -21,8 +22,8 @@ static int failures;
 
 static void fail(size_t i, const char *what, const json_t *want, const json_t *got)
 {
-    char *w = want ? json_dumps(want, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS) : strdup("(none)");
-    char *g = got ? json_dumps(got, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS) : strdup("(none)");
+    char *w = want ? json_dumps(want, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS) : wh_strdup("(none)");
+    char *g = got ? json_dumps(got, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS) : wh_strdup("(none)");
     fprintf(stderr, "case %zu: %s: want %s, got %s\n", i, what, w, g);
     free(w);
     free(g);

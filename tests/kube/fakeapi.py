@@ -11,10 +11,17 @@ conflicts and force), delete; Status objects for 401/403/404/409/422;
 authentication by bearer token, basic auth, client certificate (TLS) or
 anonymous, with per-user forbid rules; defaulting of the fields tests read.
 
+Writes from API requests pass kube-apiserver's webhook admission chain
+(fake_admission.py: mutating then validating webhook configurations, called
+over TLS through Services and Endpoints); Istio config kinds are served too.
+
 A control API (no auth) under /_fake/ drives tests: POST /_fake/reset,
-POST /_fake/load {"objects": [...]}, GET /_fake/state, GET /_fake/log,
+POST /_fake/load {"objects": [...]} (no admission), POST /_fake/replace {"object": ...},
+POST /_fake/delete {"kind", "namespace", "name"}, GET /_fake/state, GET /_fake/log,
+GET /_fake/admission (the webhook calls made),
 POST /_fake/faults [{"method", "path_contains", "action": status|delay|bump,
 "status", "message", "delay_ms", "count", "retry_after"}].
+Watches (?watch=true) are served by fake_watch.py, with its own /_fake/watch/ controls.
 
 Usage: fakeapi.py [--tls-cert C --tls-key K [--client-ca CA]] [--auth FILE]
                   [--port-file F] [--port P]
@@ -36,6 +43,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import jsonpatch
 import yaml
 
+import fake_admission
+import fake_watch
+
 ADM = "admissionregistration.k8s.io/v1"
 RESOURCES = {
     "namespaces": ("v1", "Namespace", False, ["ns"]),
@@ -48,7 +58,12 @@ RESOURCES = {
     "pods": ("v1", "Pod", True, ["po"]),
     "endpoints": ("v1", "Endpoints", True, ["ep"]),
     "deployments": ("apps/v1", "Deployment", True, ["deploy"]),
+    # read by webhookd's informers in cluster mode
+    "nodes": ("v1", "Node", False, ["no"]),
+    "proxyconfigs": ("networking.istio.io/v1beta1", "ProxyConfig", True, []),
 }
+RESOURCES.update(fake_admission.ISTIO_RESOURCES)
+HIDDEN = set()  # --hide: resources this server does not serve (a CRD that is not installed)
 KIND_TO_PLURAL = {v[1]: k for k, v in RESOURCES.items()}
 VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
 # Lists merged by key (listType=map) in apply and strategic merge; others are atomic.
@@ -246,6 +261,7 @@ class Store:
         self.generation = getattr(self, "generation", 0) + 1  # requests from before a reset are not logged
         self.log = []
         self.faults = []
+        fake_watch.HUB.reset(self.rv)
 
     def next_rv(self):
         self.rv += 1
@@ -345,6 +361,14 @@ class Store:
         self.validate(plural, obj)
         self.render_managed(key, obj)
         self.objects[key] = obj
+        fake_watch.HUB.record("MODIFIED" if old else "ADDED", key, obj, old)
+
+    def delete(self, key):
+        obj = self.objects.pop(key)
+        self.managers.pop(key, None)
+        obj["metadata"]["resourceVersion"] = self.next_rv()
+        fake_watch.HUB.record("DELETED", key, obj, obj)
+        return obj
 
     def check_namespace(self, plural, ns):
         if RESOURCES[plural][2] and ("namespaces", None, ns) not in self.objects:
@@ -492,9 +516,10 @@ def discovery_list(gv):
 
 
 def api_group(group):
-    gv = [g for g, _, _, _ in RESOURCES.values() if g.startswith(group + "/")][0]
-    ver = {"groupVersion": gv, "version": gv.split("/")[1]}
-    return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": [ver], "preferredVersion": ver}
+    gvs = sorted({g for g, _, _, _ in RESOURCES.values() if g.startswith(group + "/")},
+                 key=lambda g: (g.split("/")[1] != "v1", g))  # v1 preferred when served
+    vers = [{"groupVersion": gv, "version": gv.split("/")[1]} for gv in gvs]
+    return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": vers, "preferredVersion": vers[0]}
 
 
 GROUPS = sorted({g.split("/")[0] for g, _, _, _ in RESOURCES.values() if "/" in g})
@@ -508,8 +533,8 @@ DISCOVERY = {
 }
 for _g in GROUPS:
     DISCOVERY["/apis/" + _g] = api_group(_g)
-    DISCOVERY["/apis/" + api_group(_g)["preferredVersion"]["groupVersion"]] = \
-        discovery_list(api_group(_g)["preferredVersion"]["groupVersion"])
+    for _v in api_group(_g)["versions"]:
+        DISCOVERY["/apis/" + _v["groupVersion"]] = discovery_list(_v["groupVersion"])
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -518,6 +543,17 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, fmt, *args):
         pass
+
+    def admit(self, operation, plural, ns, name, obj, old):
+        """kube-apiserver's webhook admission (fake_admission.py) of a write from an API request;
+        returns the object to store (mutated)."""
+        try:
+            out, warnings = fake_admission.admit(STORE.objects, RESOURCES, operation, plural, ns, name, obj, old,
+                                                 self.user, self.dry)
+        except fake_admission.Rejected as e:
+            raise ApiError(e.code, e.reason, e.message)
+        self.warnings += warnings
+        return out
 
     def send_json(self, code, obj, headers=None):
         data = json.dumps(obj).encode()
@@ -589,6 +625,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.control(method, url.path, raw)
         code = 500
         extra_headers = {}
+        self.warnings = []
         generation = STORE.generation
         try:
             with STORE.lock:
@@ -609,12 +646,17 @@ class Handler(BaseHTTPRequestHandler):
             if fault and fault.get("action") == "status":
                 raise ApiError(fault["status"], fault.get("reason", "InternalError"),
                                fault.get("message", "injected failure"))
+            self.log_entry = entry
             code, obj = self.route(method, url.path, query, raw, user, fault)
+            if code is None:
+                return  # a watch, logged when it started and answered as it went
         except ApiError as e:
             code, obj = e.code, status_obj(e.code, e.reason, e.message, e.details)
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             code, obj = 400, status_obj(400, "BadRequest", "cannot handle the request: %s" % e)
         entry["status"] = code
+        if self.warnings:
+            extra_headers["Warning"] = ", ".join('299 - "%s"' % w.replace('"', "'") for w in self.warnings)
         with STORE.lock:
             if STORE.generation == generation:
                 STORE.log.append(entry)
@@ -627,13 +669,28 @@ class Handler(BaseHTTPRequestHandler):
         with STORE.lock:
             if path == "/_fake/reset":
                 STORE.reset()
+                fake_admission.reset()
                 return self.send_json(200, {})
+            if path == "/_fake/admission":
+                return self.send_json(200, fake_admission.calls())
             if path == "/_fake/log":
                 return self.send_json(200, STORE.log)
             if path == "/_fake/state":
                 return self.send_json(200, [o for _, o in sorted(STORE.objects.items(), key=lambda kv: str(kv[0]))])
             if path == "/_fake/faults":
                 STORE.faults = json.loads(raw or b"[]")
+                return self.send_json(200, {})
+            if path in ("/_fake/replace", "/_fake/delete"):  # {"object": ...} / {"kind", "namespace", "name"}
+                spec = json.loads(raw)
+                o = spec.get("object") or {"kind": spec["kind"], "metadata": spec}
+                plural = KIND_TO_PLURAL[o["kind"]]
+                key = (plural, o["metadata"].get("namespace") if RESOURCES[plural][2] else None, o["metadata"]["name"])
+                if path == "/_fake/replace":
+                    STORE.update(key, o, "fixture")
+                elif key in STORE.objects:
+                    STORE.delete(key)
+                return self.send_json(200, {})
+            if fake_watch.HUB.control(path, raw):
                 return self.send_json(200, {})
             if path == "/_fake/load":
                 spec = json.loads(raw)
@@ -657,26 +714,37 @@ class Handler(BaseHTTPRequestHandler):
             ns, segs = segs[1], segs[2:]
         plural = segs[0] if segs else ""
         name = segs[1] if len(segs) > 1 else None
-        if plural not in RESOURCES or RESOURCES[plural][0] != gv or len(segs) > 2 or \
+        if plural not in RESOURCES or plural in HIDDEN or RESOURCES[plural][0] != gv or len(segs) > 2 or \
                 (ns is not None and not RESOURCES[plural][2]):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         namespaced = RESOURCES[plural][2]
         verb = {"GET": "get" if name else "list", "POST": "create", "PUT": "update", "PATCH": "patch",
                 "DELETE": "delete"}[method]
+        if verb == "list" and query.get("watch") in ("1", "true"):
+            self.authorize(user, "watch", plural, ns if namespaced else None, None)
+            self.log_entry["status"] = 200
+            with STORE.lock:
+                STORE.log.append(self.log_entry)
+            fake_watch.serve(self, STORE, RESOURCES, plural, ns if namespaced else None, query, selector_matches,
+                             parse_selector(query.get("labelSelector", "")))
+            return None, None
         self.authorize(user, verb, plural, ns if namespaced else None, name)
         manager = query.get("fieldManager") or (self.headers.get("User-Agent") or "unknown").split("/")[0]
         dry = query.get("dryRun") == "All"
+        self.user, self.dry = user, dry
         with STORE.lock:
             if fault and fault.get("action") == "bump" and name:
                 k = (plural, ns, name)
                 if k in STORE.objects:
                     STORE.objects[k]["metadata"]["resourceVersion"] = STORE.next_rv()
             saved = (copy.deepcopy(STORE.objects), copy.deepcopy(STORE.managers), STORE.rv) if dry else None
+            fake_watch.HUB.muted += 1 if dry else 0
             try:
                 return self.route_locked(method, plural, ns if namespaced else None, name, query, raw, manager)
             finally:
                 if saved:
                     STORE.objects, STORE.managers, STORE.rv = saved
+                    fake_watch.HUB.muted -= 1
 
     def route_locked(self, method, plural, ns, name, query, raw, manager):
         key = (plural, ns, name)
@@ -707,17 +775,22 @@ class Handler(BaseHTTPRequestHandler):
             return 200, {"kind": RESOURCES[plural][1] + "List", "apiVersion": RESOURCES[plural][0],
                          "metadata": meta, "items": out}
         if method == "POST" and not name:
-            return 201, STORE.create(plural, ns, json.loads(raw or b"{}"), manager)
+            obj = json.loads(raw or b"{}")
+            obj = self.admit("CREATE", plural, ns, (obj.get("metadata") or {}).get("name"), obj, None)
+            return 201, STORE.create(plural, ns, obj, manager)
         if method == "PUT" and name:
-            return 200, STORE.update(key, json.loads(raw or b"{}"), manager)
+            obj = json.loads(raw or b"{}")
+            if key in STORE.objects:
+                obj = self.admit("UPDATE", plural, ns, name, obj, STORE.objects[key])
+            return 200, STORE.update(key, obj, manager)
         if method == "DELETE" and name:
             if key not in STORE.objects:
                 raise not_found(plural, name)
-            obj = STORE.objects.pop(key)
-            STORE.managers.pop(key, None)
+            self.admit("DELETE", plural, ns, name, None, STORE.objects[key])
+            obj = STORE.delete(key)
             if plural == "namespaces":
                 for k in [k for k in STORE.objects if k[1] == name]:
-                    STORE.objects.pop(k)
+                    STORE.delete(k)
             return 200, status_obj(200, "", "", {"name": name, "group": group_of(plural), "kind": plural,
                                                  "uid": obj["metadata"]["uid"]})
         if method == "PATCH" and name:
@@ -726,6 +799,13 @@ class Handler(BaseHTTPRequestHandler):
                     cfg = yaml.safe_load(raw)
                 except yaml.YAMLError as e:
                     raise ApiError(400, "BadRequest", "error decoding YAML: %s" % e)
+                # Admission sees the applied configuration merged onto the live object; a webhook
+                # that mutates it is refused loudly (the patch would be owned by no field manager).
+                old = STORE.objects.get(key)
+                seen = merge_patch(old or {}, {k: v for k, v in cfg.items() if k != "status"})
+                if self.admit("UPDATE" if old else "CREATE", plural, ns, name, seen, old) != seen:
+                    raise ApiError(500, "InternalError", "fakeapi: a mutating webhook changed a server-side apply "
+                                   "request, which this simulated API server does not support")
                 return (200 if key in STORE.objects else 201), STORE.apply(key, cfg, query.get("fieldManager"),
                                                                               query.get("force") == "true")
             if key not in STORE.objects:
@@ -750,6 +830,7 @@ class Handler(BaseHTTPRequestHandler):
                 raise ApiError(415, "UnsupportedMediaType", 'the body of the request was in an unknown format - '
                                'accepted media types include: application/json-patch+json, '
                                'application/merge-patch+json, application/apply-patch+yaml')
+            new = self.admit("UPDATE", plural, ns, name, new, STORE.objects[key])
             return 200, STORE.update(key, new, manager)
         raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
 
@@ -777,7 +858,13 @@ def main():
     ap.add_argument("--auth", help="JSON: {tokens: {tok: user}, basic: {'u:p': user}, anonymous, forbid: [...]}")
     ap.add_argument("--port-file")
     ap.add_argument("--port", type=int, default=0, help="default: any free port")
+    ap.add_argument("--state", help="keep the objects in this file across restarts (fake_watch.persist)")
+    ap.add_argument("--hide", action="append", default=[], help="a resource (plural) not to serve, e.g. a CRD")
     args = ap.parse_args()
+    HIDDEN.update(args.hide)
+    if args.state:
+        fake_watch.persist(args.state, STORE, lambda o: (KIND_TO_PLURAL[o["kind"]], o["metadata"].get("namespace"),
+                                                         o["metadata"]["name"]))
     if args.auth:
         with open(args.auth) as f:
             AUTH.update(json.load(f))
