@@ -19,7 +19,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from whtest import Server, connect, once, read_response, request, review, scaled  # noqa: E402
+from whtest import BINARY, Server, connect, once, read_response, request, review, scaled  # noqa: E402
 
 WEBHOOKCTL = os.environ.get("WEBHOOKCTL", "")
 
@@ -189,12 +189,21 @@ class TestKeyFiles(unittest.TestCase):
             with open(victim, "w") as f:
                 f.write("precious\n")
             os.symlink(victim, out)
-            # The old code wrote through "<out>.tmp.<pid>": plant that for the next pids.
-            base = os.getpid()
-            for pid in range(base, base + 200):
-                os.symlink(victim, "%s.tmp.%d" % (out, pid))
-            with Server("--self-signed-cert-out=" + out):
-                pass
+            # A predictable temporary name ("<out>.tmp.<pid>") would be planted
+            # like this, in the child right before exec:
+            def plant():
+                os.symlink(victim, "%s.tmp.%d" % (out, os.getpid()))
+            proc = subprocess.Popen([BINARY, "--listen=127.0.0.1:0", "--threads=1", "--self-signed-cert-out=" + out],
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    preexec_fn=plant)
+            try:
+                for line in proc.stderr:
+                    if b'"listening"' in line or b"cannot start" in line:
+                        break
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(scaled(20))
+                proc.stderr.close()
             with open(victim) as f:
                 self.assertEqual(f.read(), "precious\n")
             self.assertTrue(stat.S_ISREG(os.lstat(out).st_mode))
