@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "wh_alloc.h"
 #include "wh_log.h"
 #include "wh_server.h"
 
@@ -420,10 +421,7 @@ static void accept_some(worker *w, size_t max)
                 stop_accepting_for_a_moment(w, errno);
             break; /* EAGAIN, or a connection reset before we got to it */
         }
-        if ((c = calloc(1, sizeof(*c))) == NULL) {
-            close(fd);
-            continue;
-        }
+        c = wh_calloc(1, sizeof(*c));
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
         c->w = w;
         c->fd = fd;
@@ -470,10 +468,8 @@ static void on_control(h2o_multithread_receiver_t *receiver, h2o_linklist_t *mes
 
 static wh_code send_control(worker *w, int type, SSL_CTX *ssl_ctx, uint64_t timeout_ms)
 {
-    control *m = calloc(1, sizeof(*m));
+    control *m = wh_calloc(1, sizeof(*m));
 
-    if (m == NULL)
-        return WH_E_NOMEM;
     m->type = type;
     m->ssl_ctx = ssl_ctx;
     m->timeout_ms = timeout_ms;
@@ -649,15 +645,14 @@ static void on_sweep(h2o_timeout_entry_t *entry)
     atomic_store_explicit(&s->over, total > s->cfg.max_inflight_bytes, memory_order_relaxed);
     if (total > s->cfg.max_inflight_bytes) {
         size_t n = 0, kept = total - input;
-        conn **arriving = malloc(w->num_conns * sizeof(*arriving));
-        for (node = w->conns.next; arriving != NULL && node != &w->conns; node = node->next) {
+        conn **arriving = wh_malloc(w->num_conns * sizeof(*arriving) + 1);
+        for (node = w->conns.next; node != &w->conns; node = node->next) {
             conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
             if (!c->paused && !c->shut && c->sock->input->size != 0 && c->sock->_cb.read != NULL &&
                 !h2o_socket_is_writing(c->sock))
                 arriving[n++] = c;
         }
-        if (arriving != NULL)
-            qsort(arriving, n, sizeof(*arriving), cmp_input_desc);
+        qsort(arriving, n, sizeof(*arriving), cmp_input_desc);
         for (size_t i = 0; i < n; i++) {
             kept += input_of(arriving[i]);
             if (kept > s->cfg.max_inflight_bytes) {
@@ -841,10 +836,8 @@ wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_serve
         return wh_err_set(err, WH_E_INVALID, "need at least one thread");
     if ((rc = resolve(cfg->listen, &addr, &addrlen, err)) != WH_OK)
         return rc;
-    if ((s = calloc(1, sizeof(*s))) == NULL || (s->workers = calloc((size_t)cfg->threads, sizeof(worker))) == NULL) {
-        free(s);
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
-    }
+    s = wh_calloc(1, sizeof(*s));
+    s->workers = wh_calloc((size_t)cfg->threads, sizeof(worker));
     s->cfg = *cfg;
     s->nworkers = (size_t)cfg->threads;
     for (i = 0; i < s->nworkers; i++)
