@@ -1,9 +1,8 @@
 /*
- * wh_inject_endpoint.c - the /inject endpoint webhookd serves: where its
- * revisions come from (--revisions-source: the cluster's ConfigMaps, a
- * --revisions-dir, or the built-in one), istiod's environment settings
- * (--native-sidecars, --compliance-policy, --platform, --env), the
- * AdmissionReview codec around wh_inject_admit, and istiod's injection
+ * wh_inject_endpoint.c - the /inject endpoint webhookd serves: its flags
+ * (wh_inject_endpoint.h: where revisions come from - --revisions-source,
+ * --istio-namespace, --revisions-dir - and istiod's environment settings),
+ * the AdmissionReview codec around wh_inject_admit, and istiod's injection
  * metrics.
  *
  * What istiod reads from the cluster while injecting - revisions, ProxyConfig
@@ -15,19 +14,37 @@
  */
 #include "wh_inject_endpoint.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "wh_alloc.h"
 #include "wh_admission.h"
+#include "wh_alloc.h"
 #include "wh_inject.h"
 #include "wh_inject_cluster.h"
 #include "wh_kube.h"
 #include "wh_log.h"
 
 #define KUBE_TIMEOUT_MS 10000L
+
+#define ENDPOINT_FLAG(name, repeatable, usage) {name, "", usage},
+const wh_endpoint_flag wh_inject_endpoint_flags[] = {
+    {"revisions-source", "auto",
+     "where the injection revisions come from: cluster (istiod's ConfigMaps istio-sidecar-injector[-<rev>] and "
+     "istio[-<rev>] in --istio-namespace, watched), dir (--revisions-dir), builtin (webhookd's own revision "
+     "`default`), or auto: dir when --revisions-dir is given, else cluster when a Kubernetes configuration is "
+     "found (--kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster), else builtin"},
+    {"istio-namespace", "istio-system", "the namespace of istiod and its ConfigMaps (cluster source)"},
+    {"revisions-dir", "",
+     "directory with one subdirectory per injection revision, named after it, holding the files config, values "
+     "and mesh (the ConfigMaps istio-sidecar-injector-<rev> and istio-<rev>); reloaded when they change. "
+     "/inject serves the revision `default`, else the built-in one; /inject/rev/<rev>[/...] a named one"},
+    WH_INJECT_SETTINGS_FLAGS(ENDPOINT_FLAG){NULL, NULL, NULL},
+};
+
+#define SETTING_NAME(name, repeatable, usage) name,
+static const char *const setting_names[] = {WH_INJECT_SETTINGS_FLAGS(SETTING_NAME)};
+#define NSETTINGS (sizeof(setting_names) / sizeof(setting_names[0]))
 
 typedef struct inject_endpoint {
     wh_endpoint super;
@@ -38,52 +55,17 @@ typedef struct inject_endpoint {
     wh_metric *requests, *success, *failure, *skip, *duration, *by_revision;
 } inject_endpoint;
 
-/* --env KEY=VALUE[,KEY=VALUE...]: a comma starts a new pair only when a
- * KEY= follows it, so values may contain commas. */
-static wh_code set_envs(wh_inject_settings *s, const char *list, wh_err *err)
-{
-    char *copy = wh_strdup(list), *start, *p;
-    wh_code rc = WH_OK;
-
-    for (start = p = copy; rc == WH_OK; p++) {
-        if (*p == ',' || *p == '\n') {
-            const char *k = p + 1;
-            while (isalnum((unsigned char)*k) || *k == '_')
-                k++;
-            if (k == p + 1 || *k != '=' || isdigit((unsigned char)p[1]))
-                continue;
-        } else if (*p != '\0') {
-            continue;
-        }
-        {
-            int end = *p == '\0';
-            *p = '\0';
-            if (*start != '\0')
-                rc = wh_inject_settings_set(s, "env", start, err);
-            if (end)
-                break;
-            start = p + 1;
-        }
-    }
-    free(copy);
-    return rc;
-}
-
 /* The flags as istiod's environment. */
 static wh_code settings_init(wh_inject_settings *s, const wh_endpoint_env *env, wh_err *err)
 {
-    static const char *const keys[3] = {"native-sidecars", "compliance-policy", "platform"};
-    const char *list = env->flag(env, "env");
     wh_code rc = WH_OK;
 
     *s = (wh_inject_settings)WH_INJECT_SETTINGS_INIT;
-    for (int i = 0; i < 3 && rc == WH_OK; i++) {
-        const char *v = env->flag(env, keys[i]);
+    for (size_t i = 0; i < NSETTINGS && rc == WH_OK; i++) {
+        const char *v = env->flag(env, setting_names[i]);
         if (v != NULL && *v != '\0')
-            rc = wh_inject_settings_set(s, keys[i], v, err);
+            rc = wh_inject_settings_set(s, setting_names[i], v, err);
     }
-    if (rc == WH_OK && list != NULL)
-        rc = set_envs(s, list, err);
     return rc;
 }
 
@@ -200,7 +182,8 @@ wh_code wh_inject_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh
 
     if (ko.kubeconfig != NULL && *ko.kubeconfig == '\0')
         ko.kubeconfig = NULL;
-    if ((rc = settings_init(&ep->settings, env, err)) != WH_OK || (rc = pick_source(env, &ko, &source, &kube_ok, err)))
+    if ((rc = settings_init(&ep->settings, env, err)) != WH_OK ||
+        (rc = pick_source(env, &ko, &source, &kube_ok, err)) != WH_OK)
         goto out;
     if ((rc = wh_inject_registry_open(strcmp(source, "dir") == 0 ? dir : NULL, env->metrics, &ep->registry, err)) !=
         WH_OK)
