@@ -155,6 +155,9 @@ static wh_code pick_source(const wh_endpoint_env *env, const wh_kube_options *ko
     wh_kube_config_free(cfg);
     if (src == NULL || *src == '\0' || strcmp(src, "auto") == 0)
         src = dir != NULL && *dir != '\0' ? "dir" : *kube_ok ? "cluster" : "builtin";
+    if (strcmp(src, "dir") != 0 && dir != NULL && *dir != '\0')
+        return wh_err_set(err, WH_E_INVALID,
+                          "--revisions-dir is read only with --revisions-source dir (or auto), not %s", src);
     if (strcmp(src, "dir") == 0 && (dir == NULL || *dir == '\0'))
         return wh_err_set(err, WH_E_INVALID, "--revisions-source dir needs --revisions-dir");
     if (strcmp(src, "cluster") == 0 && !*kube_ok)

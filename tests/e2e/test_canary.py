@@ -224,7 +224,7 @@ class TestRollingUpdate(Base):
         vals["injection"]["revisions"] = [B]
         vals["revision"] = B
         if shutdown_delay is not None:
-            vals["server"]["shutdownDelay"] = shutdown_delay
+            vals.setdefault("server", {})["shutdownDelay"] = shutdown_delay
         c.install(vals)
         c.sync()
         self.ns("app", **{"istio.io/rev": B})
