@@ -120,6 +120,8 @@ class TestCanaryUpgrade(Base):
         for ns in ("legacy", "rev-a", "tagged"):
             self.assert_injected(self.pod(ns), A_RELEASE, A)
         self.assertFalse(scenario.has_sidecar(self.pod("app")))
+        out = self.ok(c.ctl("check"), "webhookctl check")
+        self.assertNotIn("[fail]", out)
         calls = [x["webhook"] for x in c.admission_calls() if x["namespace"] == "legacy" and x["kind"] == "Pod"]
         self.assertEqual(calls, ["namespace.sidecar-injector.istio.io"])
 
@@ -151,8 +153,8 @@ class TestCanaryUpgrade(Base):
         # 7. Revision A is removed (its ConfigMaps) while B keeps serving.
         self.ok(scenario.kubectl(c, "label", "namespace", "rev-a", "istio.io/rev=%s" % B, "--overwrite"),
                 "relabel rev-a")
-        for name in ("istio-sidecar-injector-" + A, "istio-" + A):
-            c.delete("v1", "ConfigMap", name, "istio-system")
+        self.ok(scenario.kubectl(c, "-n", "istio-system", "delete", "configmap", "istio-sidecar-injector-" + A,
+                                 "istio-" + A), "kubectl delete configmap")
         c.resync_volumes()
         probe = scenario.app_pod(A_RELEASE, "probe")
         probe["metadata"]["labels"]["istio.io/rev"] = A  # selected by A's injector (rev.object.)
