@@ -15,9 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "wh_alloc.h"
 #include "wh_certs.h"
 #include "wh_certs_cabundle.h"
 #include "wh_certs_patcher.h"
@@ -78,9 +80,8 @@ static wh_code build_flags(app *a)
     for (i = 0; i < wh_server_endpoint_ndefs; i++)
         for (ef = wh_server_endpoint_defs[i].flags; ef != NULL && ef->name != NULL; ef++)
             k++;
-    if ((a->flags = calloc(n + k + 1, sizeof(*a->flags))) == NULL ||
-        (a->endpoint_flag_values = calloc(k + 1, sizeof(*a->endpoint_flag_values))) == NULL)
-        return WH_E_NOMEM;
+    a->flags = wh_calloc(n + k + 1, sizeof(*a->flags));
+    a->endpoint_flag_values = wh_calloc(k + 1, sizeof(*a->endpoint_flag_values));
     wh_server_core_flags(&a->cfg, a->flags, n);
     k = 0;
     for (i = 0; i < wh_server_endpoint_ndefs; i++) {
@@ -103,6 +104,25 @@ static void usage(const app *a, FILE *out)
             "exit.\n\nFlags (each also read from the environment variable shown):\n",
             WH_VERSION);
     wh_server_flags_usage(a->flags, out);
+}
+
+/* Every connection is a descriptor: the default soft limit (1024) is far
+ * below what the hard limit allows, and hitting it turns into EMFILE. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    char soft[32], hard[32];
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == rl.rlim_max)
+        return;
+    snprintf(soft, sizeof(soft), "%llu", (unsigned long long)rl.rlim_cur);
+    rl.rlim_cur = rl.rlim_max;
+    snprintf(hard, sizeof(hard), "%llu", (unsigned long long)rl.rlim_max);
+    if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+        wh_log(WH_LOG_DEBUG, "raised the open-files limit", "from", soft, "to", hard, NULL);
+    else
+        wh_log(WH_LOG_WARN, "cannot raise the open-files limit", "soft", soft, "hard", hard, "error", strerror(errno),
+               NULL);
 }
 
 static int cpu_count(void)
@@ -138,12 +158,10 @@ static wh_code self_signed(app *a, SSL_CTX **ctx, wh_certs_info *info, wh_err *e
 {
     const char *names[64] = {"localhost", "127.0.0.1", "::1"};
     size_t n = 3;
-    char *sans = strdup(a->cfg.tls_san), *tok, *save = NULL;
+    char *sans = wh_strdup(a->cfg.tls_san), *tok, *save = NULL;
     wh_buf cert = WH_BUF_INIT, key = WH_BUF_INIT;
     wh_code rc = WH_OK;
 
-    if (sans == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
     for (tok = strtok_r(sans, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
         while (*tok == ' ')
             tok++;
@@ -170,12 +188,8 @@ static wh_code self_signed(app *a, SSL_CTX **ctx, wh_certs_info *info, wh_err *e
     }
     wh_buf_reset(&a->ca);
     wh_buf_reset(&a->ca_source);
-    if ((rc = wh_buf_append(&a->ca, cert.data, cert.len)) != WH_OK ||
-        (rc = wh_buf_puts(&a->ca_source, "the self-signed certificate")) != WH_OK) {
-        SSL_CTX_free(*ctx);
-        *ctx = NULL;
-        wh_err_set(err, rc, "out of memory");
-    }
+    wh_buf_append(&a->ca, cert.data, cert.len);
+    wh_buf_puts(&a->ca_source, "the self-signed certificate");
 out:
     free(sans);
     wh_buf_free(&cert);
@@ -191,10 +205,7 @@ static wh_code load_ca_from_files(app *a, wh_err *err)
     wh_code rc;
 
     wh_buf_reset(&a->ca_path);
-    if ((rc = wh_certs_ca_bundle_path(a->cfg.ca_file, a->cfg.tls_cert_file, &a->ca_path)) != WH_OK) {
-        wh_err_set(err, rc, "out of memory");
-        goto out;
-    }
+    wh_certs_ca_bundle_path(a->cfg.ca_file, a->cfg.tls_cert_file, &a->ca_path);
     a->ca_st_ok = a->ca_path.len != 0 && stat(a->ca_path.data, &a->ca_st) == 0;
     if ((rc = wh_certs_load_ca_bundle(a->cfg.ca_file, a->cfg.tls_cert_file, &ca, &source, err)) != WH_OK)
         goto out;
@@ -317,8 +328,7 @@ static const char **split_names(const char *list, char **store)
 
     for (const char *c = list; *c != '\0'; c++)
         n += *c == ',';
-    if ((out = calloc(n + 1, sizeof(*out))) == NULL)
-        return NULL;
+    out = wh_calloc(n + 1, sizeof(*out));
     strcpy(*store, list);
     n = 0;
     for (tok = strtok_r(*store, ", ", &save); tok != NULL; tok = strtok_r(NULL, ", ", &save))
@@ -352,9 +362,8 @@ static int setup_targets(app *a)
         fprintf(stderr, "webhookd: --kube-timeout must be at least 100ms\n");
         return 2;
     }
-    if ((a->target_strings = malloc(strlen(c->ca_bundle_mutating) + strlen(c->ca_bundle_validating) +
-                                    strlen(c->ca_bundle_service) + 3)) == NULL)
-        return 1;
+    a->target_strings =
+        wh_malloc(strlen(c->ca_bundle_mutating) + strlen(c->ca_bundle_validating) + strlen(c->ca_bundle_service) + 3);
     store = a->target_strings;
     if ((a->mutating = split_names(c->ca_bundle_mutating, &store)) == NULL ||
         (a->validating = split_names(c->ca_bundle_validating, &store)) == NULL)
@@ -408,8 +417,7 @@ static wh_code create_endpoints(app *a, endpoint_impl *impls, wh_router_route *r
     size_t i;
     wh_code rc;
 
-    if ((a->endpoints = calloc(wh_server_endpoint_ndefs + 1, sizeof(*a->endpoints))) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    a->endpoints = wh_calloc(wh_server_endpoint_ndefs + 1, sizeof(*a->endpoints));
     for (i = 0; i < wh_server_endpoint_ndefs; i++) {
         const wh_server_endpoint_def *def = &wh_server_endpoint_defs[i];
         wh_endpoint_env env = {def->name, def->prefix, a->metrics, endpoint_flag, &impls[i]};
@@ -475,7 +483,7 @@ static int run(app *a, char **argv, int argc)
     struct timespec tick;
     wh_err err;
     int level, format, sig, status = 1;
-    char threads[16];
+    char threads[16], inflight[32];
     size_t cut;
 
     wh_err_clear(&err);
@@ -516,7 +524,12 @@ static int run(app *a, char **argv, int argc)
     status = 1;
     if (a->cfg.threads == 0)
         a->cfg.threads = cpu_count();
+    if (a->cfg.max_inflight_bytes == 0)
+        a->cfg.max_inflight_bytes = wh_server_default_inflight("/sys/fs/cgroup", a->cfg.max_request_bytes);
+    if (a->cfg.write_timeout < 0.1)
+        a->cfg.write_timeout = 0.1;
     wh_log_configure((wh_log_level)level, (wh_log_format)format);
+    raise_fd_limit();
 
     /* Before any thread exists, so that every thread inherits the mask. */
     sigemptyset(&signals);
@@ -543,12 +556,21 @@ static int run(app *a, char **argv, int argc)
         goto fail;
     if (load_tls(a, &ctx, &err) != WH_OK)
         goto fail;
-    hc = (wh_http_config){a->cfg.listen, a->cfg.threads, a->cfg.http2, a->cfg.max_request_bytes, a->router, a->metrics};
+    memset(&hc, 0, sizeof(hc));
+    hc.listen = a->cfg.listen;
+    hc.threads = a->cfg.threads;
+    hc.http2 = a->cfg.http2;
+    hc.max_request_bytes = a->cfg.max_request_bytes;
+    hc.max_inflight_bytes = a->cfg.max_inflight_bytes;
+    hc.write_timeout_ms = (uint64_t)(a->cfg.write_timeout * 1000);
+    hc.router = a->router;
+    hc.metrics = a->metrics;
     if (wh_http_start(&hc, ctx, &a->http, &err) != WH_OK)
         goto fail;
     snprintf(threads, sizeof(threads), "%d", a->cfg.threads);
+    snprintf(inflight, sizeof(inflight), "%zu", a->cfg.max_inflight_bytes);
     wh_log(WH_LOG_INFO, "listening", "address", wh_http_bound_address(a->http), "threads", threads, "protocols",
-           a->cfg.http2 ? "h2,http/1.1" : "http/1.1", "version", WH_VERSION, NULL);
+           a->cfg.http2 ? "h2,http/1.1" : "http/1.1", "maxInflightBytes", inflight, "version", WH_VERSION, NULL);
     /* Once serving, so that the API server can call us as soon as it trusts us. */
     if (a->cfg.patch_ca_bundle && start_patcher(a, &err) != WH_OK)
         wh_log(WH_LOG_ERROR, "caBundle patching disabled: cannot start the patcher", "error", wh_err_msg(&err), NULL);
