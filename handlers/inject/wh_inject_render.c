@@ -153,7 +153,7 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
     labels = json_object_get(meta, "labels");
 
     /* 2. annotations */
-    if ((bad = wh_inject_validate_annotations(annotations)) != NULL) {
+    if ((bad = wh_inject_validate_annotations(annotations, &rev->release)) != NULL) {
         rc = wh_err_set(err, WH_E_INVALID, "%s", bad);
         goto fail;
     }
@@ -242,6 +242,7 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
     data.compliance = wh_inject_settings_compliance(in->settings);
     data.concurrency = estimate_concurrency(pc, annotations, rev->values);
     data.settings = in->settings;
+    data.release = &rev->release;
 
     /* 6a. render and parse each template */
     out->n = json_array_size(names);

@@ -36,6 +36,7 @@
 #include <stddef.h>
 
 #include "wh_buf.h"
+#include "wh_inject_release.h"
 #include "wh_metrics.h"
 #include "wh_result.h"
 
@@ -110,6 +111,13 @@ typedef struct wh_inject_revision wh_inject_revision; /* immutable, refcounted *
 wh_code wh_inject_revision_load(const char *name, const char *config, size_t config_len, const char *values,
                                 size_t values_len, const char *mesh, size_t mesh_len, wh_inject_revision **out,
                                 wh_err *err);
+/* The same, saying which Istio release the revision is (hints in the order of
+ * wh_inject_release_detect; hints->values is ignored, the revision's own
+ * values are used).  wh_inject_revision_load finds the release from
+ * values.global.tag alone. */
+wh_code wh_inject_revision_load_release(const char *name, const char *config, size_t config_len, const char *values,
+                                        size_t values_len, const char *mesh, size_t mesh_len,
+                                        const wh_release_hints *hints, wh_inject_revision **out, wh_err *err);
 /* The revision compiled into the binary (our own template, values, mesh).
  * New reference, named `name` (NULL: "default"). */
 wh_code wh_inject_revision_embedded(const char *name, wh_inject_revision **out, wh_err *err);
@@ -128,6 +136,8 @@ const json_t *wh_inject_revision_injected_annotations(const wh_inject_revision *
 /* mesh defaultConfig.statusPort (15020 by default): the Prometheus target and
  * probe-rewrite port of 3.10. */
 int wh_inject_revision_status_port(const wh_inject_revision *rev);
+/* The Istio release whose injection behaviour the revision gets. */
+const wh_inject_release *wh_inject_revision_release(const wh_inject_revision *rev);
 
 /* ------------------------------------------------------------------------ */
 /* Registry: --revisions-dir DIR, one subdirectory per revision             */

@@ -27,6 +27,7 @@ struct wh_inject_revision {
     json_t *values;                    /* object */
     json_t *mesh;                      /* DefaultMeshConfig with the mesh file applied */
     json_t *template_names;            /* sorted array of the names in `templates` */
+    wh_inject_release release;         /* the Istio release whose behaviour applies */
     struct wh_inject_tmpls *templates; /* every template parsed, each its own set */
 };
 
@@ -42,8 +43,9 @@ wh_code wh_inject_gojson_string(const char *s, size_t len, wh_buf *out);
 void wh_inject_format_float(double f, char *buf, size_t size);
 
 /* ---- Mesh and proxy config (wh_inject_proxyconfig.c) */
-json_t *wh_inject_default_proxy_config(void);
-json_t *wh_inject_default_mesh(void);
+/* Istio's DefaultProxyConfig / DefaultMeshConfig of a release (NULL: the newest). */
+json_t *wh_inject_default_proxy_config(const wh_inject_release *rel);
+json_t *wh_inject_default_mesh(const wh_inject_release *rel);
 /* Apply a mesh document onto `mesh` (DefaultMeshConfig) as Istio's
  * ApplyMeshConfig does. */
 wh_code wh_inject_mesh_apply(json_t *mesh, const json_t *doc, wh_err *err);
@@ -55,13 +57,13 @@ wh_code wh_inject_proxy_config_apply(json_t *pc, const json_t *doc, wh_err *err)
  * message (caller frees). */
 char *wh_inject_proxy_config_invalid(const json_t *pc);
 /* protoToJSON: defaults cleared, fields in .proto order, compact. */
-wh_code wh_inject_proxy_config_json(const json_t *pc, wh_buf *out);
+wh_code wh_inject_proxy_config_json(const json_t *pc, const wh_inject_release *rel, wh_buf *out);
 /* Enum value name of interceptionMode ("REDIRECT" when unset). */
 const char *wh_inject_interception_mode(const json_t *pc);
 
 /* ---- Annotation validation (wh_inject_validate.c): NULL when valid,
  * else istiod's multi-error text (caller frees). */
-char *wh_inject_validate_annotations(const json_t *annotations);
+char *wh_inject_validate_annotations(const json_t *annotations, const wh_inject_release *rel);
 
 /* ---- Label selectors (wh_inject_decide.c) */
 /* 1 if the metav1.LabelSelector matches `labels`; 0 if not; -1 if invalid.
@@ -100,6 +102,7 @@ typedef struct wh_inject_data {
     const char *compliance;
     long long concurrency;              /* EstimatedConcurrency (read by templates of Istio 1.1x) */
     const wh_inject_settings *settings; /* for `env` */
+    const wh_inject_release *release;   /* the revision's Istio release */
     json_t *captured;                   /* set by the `overlay` function: the overlay as data */
 } wh_inject_data;
 
