@@ -191,7 +191,7 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
 
     /* native sidecars: global flag, then the per-pod annotation */
     node = wh_inject_jstr(json_object_get(out->merge_pod, "spec"), "nodeName");
-    native_global = wh_inject_settings_native(in->settings, node);
+    native_global = wh_inject_settings_native(in->settings, node, &rev->release);
     native_ann = wh_inject_jstr(annotations, "sidecar.istio.io/nativeSidecar");
     out->native = native_global;
     if (native_ann != NULL && strcmp(native_ann, "true") == 0)

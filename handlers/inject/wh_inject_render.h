@@ -97,8 +97,9 @@ const char *wh_inject_settings_platform(const wh_inject_settings *s);
 const char *wh_inject_settings_compliance(const wh_inject_settings *s);
 
 /* The global native flag for a pod (3.2.4, before the per-pod annotation):
- * `node_name` = the pod's spec.nodeName or NULL. */
-int wh_inject_settings_native(const wh_inject_settings *s, const char *node_name);
+ * `node_name` = the pod's spec.nodeName or NULL; `rel` the revision's
+ * release (NULL: the newest; before 1.27 there is no auto mode). */
+int wh_inject_settings_native(const wh_inject_settings *s, const char *node_name, const wh_inject_release *rel);
 
 /* ------------------------------------------------------------------------ */
 /* Revisions                                                                */

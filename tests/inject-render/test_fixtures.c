@@ -72,7 +72,7 @@ static void check_native(size_t i, json_t *c)
         json_object_foreach(nodes, name, v) wh_inject_settings_set_node(&s, name, json_string_value(v));
     }
     node = json_string_value(json_object_get(c, "nodeName"));
-    if (wh_inject_settings_native(&s, node) != json_is_true(want)) {
+    if (wh_inject_settings_native(&s, node, NULL) != json_is_true(want)) {
         json_t *got = json_boolean(!json_is_true(want));
         fail(i, "native", want, got);
         json_decref(got);
