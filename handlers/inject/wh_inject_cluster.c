@@ -143,6 +143,7 @@ wh_code wh_inject_cluster_load_revision(const char *name, const json_t *inputs, 
     wh_inject_pod_request req;
     wh_inject_pod_result res;
     json_t *pod = NULL, *doc = NULL;
+    wh_release_hints hints = {NULL, WH_RELEASE_FILE, NULL, NULL};
     wh_code rc;
 
     *out = NULL;
@@ -150,9 +151,12 @@ wh_code wh_inject_cluster_load_revision(const char *name, const json_t *inputs, 
     memset(&res, 0, sizeof(res));
     if (!json_is_string(cfg))
         return wh_err_set(err, WH_E_INVALID, "the injector ConfigMap has no key \"config\"");
-    if ((rc = wh_inject_revision_load(name, json_string_value(cfg), json_string_length(cfg), json_string_value(vals),
-                                      json_string_length(vals), json_string_value(mesh), json_string_length(mesh), out,
-                                      err)) != WH_OK)
+    /* The release: the ConfigMap's app.kubernetes.io/version, else values.global.tag (wh_inject_release.h). */
+    hints.configmap_label =
+        json_string_value(json_object_get(json_object_get(inputs, "labels"), "app.kubernetes.io/version"));
+    if ((rc = wh_inject_revision_load_release(
+             name, json_string_value(cfg), json_string_length(cfg), json_string_value(vals), json_string_length(vals),
+             json_string_value(mesh), json_string_length(mesh), &hints, out, err)) != WH_OK)
         goto out;
     /* istiod reads meshNetworks too: a document it cannot read is a bad edit. */
     if (json_is_string(nets) &&
@@ -180,16 +184,6 @@ out:
     json_decref(pod);
     json_decref(doc);
     return rc;
-}
-
-/* The release a revision comes from: the ConfigMap's label, else values.global.tag. */
-static const char *release_of(const json_t *labels, const wh_inject_revision *rev)
-{
-    const char *v = json_string_value(json_object_get(labels, "app.kubernetes.io/version"));
-
-    if (v == NULL)
-        v = json_string_value(json_object_get(json_object_get(wh_inject_revision_values(rev), "global"), "tag"));
-    return v;
 }
 
 static void on_configmaps(wh_inject_cluster *c, const json_t *cache, const char *ns)
@@ -234,12 +228,13 @@ static void on_configmaps(wh_inject_cluster *c, const json_t *cache, const char 
         if (wh_inject_cluster_load_revision(rev_name, inputs, &rev, &err) != WH_OK) {
             wh_log(WH_LOG_ERROR, "revision config rejected; previous config keeps serving", "revision", rev_name,
                    "configmap", cm_name, "error", wh_err_msg(&err), NULL);
-            wh_inject_registry_put(c->registry, rev_name, inputs, NULL, wh_err_msg(&err), NULL);
+            wh_inject_registry_put(c->registry, rev_name, inputs, NULL, wh_err_msg(&err));
         } else {
-            const char *release = release_of(json_object_get(cm, "labels"), rev);
-            wh_log(WH_LOG_INFO, "revision loaded", "revision", rev_name, "configmap", cm_name, "version",
-                   release != NULL ? release : "", NULL);
-            wh_inject_registry_put(c->registry, rev_name, inputs, rev, NULL, release);
+            char release[160];
+            wh_inject_release_describe(wh_inject_revision_release(rev), release, sizeof(release));
+            wh_log(WH_LOG_INFO, "revision loaded", "revision", rev_name, "configmap", cm_name, "istio_release", release,
+                   NULL);
+            wh_inject_registry_put(c->registry, rev_name, inputs, rev, NULL);
             wh_inject_revision_unref(rev);
         }
         json_decref(inputs);

@@ -11,6 +11,7 @@ and readiness that waits for the first sync.
 """
 import json
 import os
+import re
 import sys
 import time
 import urllib.error
@@ -156,8 +157,9 @@ def main():
                   in body and "nodes: watching" in body and "proxyconfigs: watching" in body, body)
             check("initial sync: the cluster's revision answers", image_of(s) == "example.com/first/proxyv2:latest",
                   image_of(s))
-            check("the ConfigMap's release is in the metrics",
-                  whtest.metric(s, "webhookd_inject_revision_info", '{revision="default",version="latest"}') == 1)
+            check("a revision without a release label or version tag injects as the newest release",
+                  re.search(r'^webhookd_inject_revision_release\{revision="default",release="[0-9.]+",'
+                            r'source="newest"\} 1$', whtest.once(s.port, "GET", "/metrics")[2].decode(), re.M))
 
             # An edit is served within seconds.
             t0 = time.time()
@@ -172,7 +174,8 @@ def main():
             img = until(lambda: image_of(s, "/inject/rev/canary"), lambda v: v.startswith("example.com/canary/"))
             check("revision created after start is served", img.startswith("example.com/canary/"), img)
             check("its release comes from app.kubernetes.io/version",
-                  whtest.metric(s, "webhookd_inject_revision_info", '{revision="canary",version="1.29.0"}') == 1)
+                  whtest.metric(s, "webhookd_inject_revision_release",
+                                '{revision="canary",release="1.29",source="configmap-label"}') == 1)
             api.control("delete", {"kind": "ConfigMap", "namespace": NS, "name": "istio-sidecar-injector-canary"})
             msg = until(lambda: image_of(s, "/inject/rev/canary"), lambda v: "unknown revision" in v)
             check("deleted revision answers like any unknown one",
