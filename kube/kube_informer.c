@@ -301,12 +301,13 @@ static wh_code list_all(wh_kube_informer *inf, long *http_status, wh_err *err)
     fresh = NULL;
     snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
     set_healthy(inf);
+    if (changed)
+        notify(inf);
+    /* Synced only once the consumer has seen the list (revisions loaded before /readyz says 200). */
     pthread_mutex_lock(&inf->mu);
     inf->synced = 1;
     inf->unavailable = 0;
     pthread_mutex_unlock(&inf->mu);
-    if (changed)
-        notify(inf);
 out:
     json_decref(fresh);
     json_decref(page);

@@ -413,8 +413,7 @@ int wh_inject_cluster_ready(wh_inject_cluster *c, wh_buf *detail)
             continue;
         ok &= wh_kube_informer_synced(c->inf[k]);
         if (detail != NULL) {
-            if (!first)
-                wh_buf_puts(detail, "; ");
+            wh_buf_puts(detail, first ? (detail->len ? "\n" : "") : "; ");
             wh_kube_informer_describe(c->inf[k], detail);
             first = 0;
         }

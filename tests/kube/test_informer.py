@@ -56,10 +56,16 @@ class Probe:
                 return c
         return None
 
-    def status(self):
-        self.p.stdin.write("status\n")
-        self.p.stdin.flush()
-        return self.next("status")
+    def status(self, synced=True):
+        """The informer's status, once it says synced (the change callback runs just before)."""
+        for _ in range(50):
+            self.p.stdin.write("status\n")
+            self.p.stdin.flush()
+            st = self.next("status")
+            if not synced or st["synced"]:
+                break
+            time.sleep(0.05)
+        return st
 
     def close(self):
         try:
