@@ -77,7 +77,8 @@ const char *wh_go_json_kind(const json_t *v);
 void wh_go_unmarshal_error(wh_buf *out, const char *value, const char *go_struct, const char *field,
                            const char *go_type);
 /* "number <literal>" as Go quotes a number it could not decode: the
- * shortest form that reads back as d, in %g's layout.  Writes into buf. */
+ * literal as a manifest writes it (shortest digits, 'f' layout from 1e-4
+ * to 1e21, else 'g').  Writes into buf. */
 const char *wh_go_unmarshal_number(double d, char *buf, size_t size);
 
 /* ---- encoding/base64 ---- */

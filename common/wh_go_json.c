@@ -13,6 +13,7 @@
  */
 #include "wh_go.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,18 +219,14 @@ void wh_go_unmarshal_error(wh_buf *out, const char *value, const char *go_struct
 
 const char *wh_go_unmarshal_number(double d, char *buf, size_t size)
 {
-    char lit[40];
-    int prec;
+    wh_buf lit = WH_BUF_INIT;
+    double a = fabs(d);
 
-    /* Go quotes the literal as written; the shortest %g that reads back is
-     * what a manifest holds (2.5, 1234567.5, 1e+30). */
-    for (prec = 1; prec < 17; prec++) {
-        snprintf(lit, sizeof(lit), "%.*g", prec, d);
-        if (strtod(lit, NULL) == d)
-            break;
-    }
-    if (prec == 17)
-        snprintf(lit, sizeof(lit), "%.17g", d);
-    snprintf(buf, size, "number %s", lit);
+    /* Go quotes the literal as the manifest wrote it; a manifest writes the
+     * shortest digits, plainly unless the number is huge or tiny (2.5,
+     * 1234567.5, 1e+30). */
+    wh_go_float(&lit, d, a >= 1e-4 && a < 1e21 ? 'f' : 'g', -1);
+    snprintf(buf, size, "number %s", lit.data);
+    wh_buf_free(&lit);
     return buf;
 }
