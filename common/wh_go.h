@@ -59,6 +59,10 @@ void wh_go_json_string(wh_buf *out, const char *s, size_t len, int flags);
  * wh_go_json_string writes them, numbers as Go prints int64 and float64. */
 void wh_go_json(wh_buf *out, const json_t *v, int flags);
 
+/* The same as json.MarshalIndent(v, "", indent) prints it: one member per
+ * line, `"key": value`, empty objects and arrays as {} and []. */
+void wh_go_json_indent(wh_buf *out, const json_t *v, int flags, const char *indent);
+
 /* Whether `omitempty` drops `v`: Go's isEmptyValue seen through JSON --
  * null (nil pointer, slice, map, interface), false, 0, "", [] and {}.  A
  * JSON object here stands for a map: a struct is never empty, so callers
