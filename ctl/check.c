@@ -487,7 +487,7 @@ static STACK_OF(X509) * fetch_chain(const char *server, wh_err *err)
         return NULL;
     }
     if ((ctx = SSL_CTX_new(TLS_client_method())) == NULL || (ssl = SSL_new(ctx)) == NULL || !SSL_set_fd(ssl, fd)) {
-        wh_err_set(err, WH_E_NOMEM, "out of memory");
+        wh_err_set(err, WH_E_TLS, "cannot set up a TLS connection to %s:%s", host, port);
         goto out;
     }
     SSL_set_verify(ssl, SSL_VERIFY_NONE, NULL); /* verified against each caBundle afterwards */

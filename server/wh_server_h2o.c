@@ -355,7 +355,7 @@ static void on_control(h2o_multithread_receiver_t *receiver, h2o_linklist_t *mes
     }
 }
 
-static wh_code send_control(worker *w, int type, SSL_CTX *ssl_ctx, uint64_t timeout_ms)
+static void send_control(worker *w, int type, SSL_CTX *ssl_ctx, uint64_t timeout_ms)
 {
     control *m = wh_calloc(1, sizeof(*m));
 
@@ -363,7 +363,6 @@ static wh_code send_control(worker *w, int type, SSL_CTX *ssl_ctx, uint64_t time
     m->ssl_ctx = ssl_ctx;
     m->timeout_ms = timeout_ms;
     h2o_multithread_send_message(&w->receiver, &m->super);
-    return WH_OK;
 }
 
 /* --- worker threads ------------------------------------------------------- */
@@ -654,19 +653,15 @@ const char *wh_http_bound_address(const wh_http_server *s)
     return s->bound;
 }
 
-wh_code wh_http_set_tls(wh_http_server *s, SSL_CTX *ssl_ctx, wh_err *err)
+void wh_http_set_tls(wh_http_server *s, SSL_CTX *ssl_ctx)
 {
     size_t i;
 
     register_alpn(s, ssl_ctx);
     for (i = 0; i < s->nworkers; i++) {
         SSL_CTX_up_ref(ssl_ctx);
-        if (send_control(&s->workers[i], CONTROL_TLS, ssl_ctx, 0) != WH_OK) {
-            SSL_CTX_free(ssl_ctx);
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
-        }
+        send_control(&s->workers[i], CONTROL_TLS, ssl_ctx, 0);
     }
-    return WH_OK;
 }
 
 void wh_http_begin_drain(wh_http_server *s)
@@ -680,8 +675,7 @@ size_t wh_http_shutdown(wh_http_server *s, double timeout)
     size_t i, cut = 0;
 
     for (i = 0; i < s->nworkers; i++)
-        while (send_control(&s->workers[i], CONTROL_STOP, NULL, ms) != WH_OK)
-            usleep(1000); /* out of memory: try again, the stop must get through */
+        send_control(&s->workers[i], CONTROL_STOP, NULL, ms);
     for (i = 0; i < s->nworkers; i++) {
         if (s->workers[i].thread_started) {
             pthread_join(s->workers[i].tid, NULL);

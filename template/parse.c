@@ -351,7 +351,6 @@ typedef struct lexer {
     item *items;
     size_t nitems, capitems;
     tm_arena *arena;
-    int failed; /* out of memory */
 } lexer;
 
 #define LEOF (-1)
@@ -460,9 +459,7 @@ static int lx_errorf(lexer *l, const char *fmt, ...)
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     v = tm_strndup(l->arena, msg, strlen(msg));
-    if (v == NULL)
-        l->failed = 1;
-    lx_push(l, I_ERROR, v, v ? strlen(v) : 0, l->start_line, l->start);
+    lx_push(l, I_ERROR, v, strlen(v), l->start_line, l->start);
     return 0;
 }
 
@@ -612,7 +609,7 @@ static void lex_all(lexer *l)
     int state = S_TEXT;
     char ubuf[64];
 
-    while (state != S_DONE && !l->failed) {
+    while (state != S_DONE) {
         switch (state) {
         case S_TEXT: {
             const char *x = l->pos <= l->len ? memmem(l->in + l->pos, l->len - l->pos, l->ld, l->ldl) : NULL;
@@ -925,7 +922,6 @@ typedef struct parser {
     char *errmsg;
     size_t errlen;
     int failed;
-    int nomem;
     size_t hi;          /* furthest item read: Go reports its line */
     const char **names; /* interned names: open addressing, capnames a power of two */
     size_t nnames, capnames;
@@ -1069,11 +1065,6 @@ static item *p_expect(parser *p, itype t, const char *context)
 static tm_node *new_node(parser *p, tm_nkind k, int pos)
 {
     tm_node *n = tm_alloc(p->arena, sizeof(*n));
-    if (n == NULL) {
-        p->nomem = 1;
-        p_errorf(p, "out of memory");
-        return NULL;
-    }
     memset(n, 0, sizeof(*n));
     n->kind = (uint8_t)k;
     n->pos = pos;
@@ -1087,7 +1078,7 @@ typedef struct nvec {
     size_t n, cap;
 } nvec;
 
-static int nvec_push(parser *p, nvec *a, tm_node *n)
+static void nvec_push(parser *p, nvec *a, tm_node *n)
 {
     if (a->n == a->cap) {
         size_t cap = a->cap ? a->cap * 2 : 8;
@@ -1096,7 +1087,6 @@ static int nvec_push(parser *p, nvec *a, tm_node *n)
         a->cap = cap;
     }
     a->v[a->n++] = n;
-    return 0;
 }
 
 static tm_node **nvec_finish(parser *p, nvec *a, size_t *n)
@@ -1106,12 +1096,7 @@ static tm_node **nvec_finish(parser *p, nvec *a, size_t *n)
     *n = a->n;
     if (a->n) {
         out = tm_alloc(p->arena, a->n * sizeof(*out));
-        if (out == NULL) {
-            p->nomem = 1;
-            p_errorf(p, "out of memory");
-        } else {
-            memcpy(out, a->v, a->n * sizeof(*out));
-        }
+        memcpy(out, a->v, a->n * sizeof(*out));
     }
     free(a->v);
     a->v = NULL;
@@ -1119,7 +1104,7 @@ static tm_node **nvec_finish(parser *p, nvec *a, size_t *n)
     return out;
 }
 
-static int push_var(parser *p, const char *name)
+static void push_var(parser *p, const char *name)
 {
     if (p->nvars == p->capvars) {
         size_t cap = p->capvars ? p->capvars * 2 : 16;
@@ -1128,7 +1113,6 @@ static int push_var(parser *p, const char *name)
         p->capvars = cap;
     }
     p->vars[p->nvars++] = name;
-    return 0;
 }
 
 /* One pointer per distinct name (field, key, variable) of the parse: the
@@ -1168,11 +1152,7 @@ static const char *intern(parser *p, const char *s, size_t len)
     for (i = name_hash(s, len) & mask; p->names[i] != NULL; i = (i + 1) & mask)
         if (strncmp(p->names[i], s, len) == 0 && p->names[i][len] == '\0')
             return p->names[i];
-    if ((p->names[i] = tm_strndup(p->arena, s, len)) == NULL) {
-        p->nomem = 1;
-        p_errorf(p, "out of memory");
-        return NULL;
-    }
+    p->names[i] = tm_strndup(p->arena, s, len);
     p->nnames++;
     return p->names[i];
 }
@@ -1185,15 +1165,10 @@ static const char **split_dots(parser *p, const char *s, size_t len, size_t *n)
 
     for (i = 0; i < len; i++)
         cnt += s[i] == '.';
-    if ((v = tm_alloc(p->arena, cnt * sizeof(*v))) == NULL) {
-        p->nomem = 1;
-        p_errorf(p, "out of memory");
-        return NULL;
-    }
+    v = tm_alloc(p->arena, cnt * sizeof(*v));
     for (i = 0; i <= len; i++) {
         if (i == len || s[i] == '.') {
-            if ((v[k++] = intern(p, s + start, i - start)) == NULL)
-                return NULL;
+            v[k++] = intern(p, s + start, i - start);
             start = i + 1;
         }
     }
@@ -1247,7 +1222,7 @@ int tm_is_empty_tree(const tm_node *n)
     }
 }
 
-static int defs_put(tm_defs *defs, const char *name, tm_node *root, const tm_tree *tree)
+static void defs_put(tm_defs *defs, const char *name, tm_node *root, const tm_tree *tree)
 {
     size_t i;
 
@@ -1255,7 +1230,7 @@ static int defs_put(tm_defs *defs, const char *name, tm_node *root, const tm_tre
         if (strcmp(defs->items[i].name, name) == 0) {
             defs->items[i].root = root;
             defs->items[i].tree = tree;
-            return 0;
+            return;
         }
     }
     if (defs->n == defs->cap) {
@@ -1268,7 +1243,6 @@ static int defs_put(tm_defs *defs, const char *name, tm_node *root, const tm_tre
     defs->items[defs->n].root = root;
     defs->items[defs->n].tree = tree;
     defs->n++;
-    return 0;
 }
 
 const tm_def *tm_find_def(const tm_defs *defs, const char *name)
@@ -1287,10 +1261,7 @@ static void tree_add(parser *p, const char *name, tm_node *root)
     const tm_def *old = tm_find_def(p->defs, name);
 
     if (old == NULL || tm_is_empty_tree(old->root)) {
-        if (defs_put(p->defs, name, root, p->tree) != 0) {
-            p->nomem = 1;
-            p_errorf(p, "out of memory");
-        }
+        defs_put(p->defs, name, root, p->tree);
         return;
     }
     if (!tm_is_empty_tree(root)) {
@@ -1314,10 +1285,6 @@ static const char *unquote_item(parser *p, const item *it, size_t *len)
     s = tm_strndup(p->arena, b.data ? b.data : "", b.len);
     *len = b.len;
     wh_buf_free(&b);
-    if (s == NULL) {
-        p->nomem = 1;
-        p_errorf(p, "out of memory");
-    }
     return s;
 }
 
@@ -1375,10 +1342,7 @@ static tm_node *item_list(parser *p, tm_node **end)
             list->u.list.items = nvec_finish(p, &v, &list->u.list.n);
             return list;
         }
-        if (nvec_push(p, &v, n) != 0) {
-            free(v.v);
-            return NULL;
-        }
+        nvec_push(p, &v, n);
     }
     free(v.v);
     p_errorf(p, "unexpected EOF");
@@ -1405,11 +1369,7 @@ static tm_node *parse_control(parser *p, int allow_else_if, const char *context,
             CHECK(p);
             n = if_control(p);
             CHECK(p);
-            if ((else_list->u.list.items = tm_alloc(p->arena, sizeof(tm_node *))) == NULL) {
-                p->nomem = 1;
-                p_errorf(p, "out of memory");
-                return NULL;
-            }
+            else_list->u.list.items = tm_alloc(p->arena, sizeof(tm_node *));
             else_list->u.list.items[0] = n;
             else_list->u.list.n = 1;
         } else {
@@ -1479,10 +1439,8 @@ static tm_node *block_control(parser *p)
         p->vars = NULL;
         p->nvars = p->capvars = 0;
         p->range_depth = 0;
-        if (push_var(p, "$") == 0)
-            root = item_list(p, &end);
-        else
-            root = NULL;
+        push_var(p, "$");
+        root = item_list(p, &end);
         free(p->vars);
         p->vars = saved_vars;
         p->nvars = saved_n;
@@ -1651,14 +1609,18 @@ decls:
             pipe->u.pipe.is_assign = next->typ == I_ASSIGN;
             p_next_nonspace(p);
             vn = new_variable(p, v->pos, v->val, v->len);
-            if (p->failed || nvec_push(p, &decl, vn) != 0 || push_var(p, vn->u.field.idents[0]) != 0)
+            if (p->failed)
                 goto fail;
+            nvec_push(p, &decl, vn);
+            push_var(p, vn->u.field.idents[0]);
         } else if (next->typ == I_CHAR && next->len == 1 && next->val[0] == ',') {
             tm_node *vn;
             p_next_nonspace(p);
             vn = new_variable(p, v->pos, v->val, v->len);
-            if (p->failed || nvec_push(p, &decl, vn) != 0 || push_var(p, vn->u.field.idents[0]) != 0)
+            if (p->failed)
                 goto fail;
+            nvec_push(p, &decl, vn);
+            push_var(p, vn->u.field.idents[0]);
             if (strcmp(context, "range") == 0 && decl.n < 2) {
                 switch (p_peek_nonspace(p)->typ) {
                 case I_VARIABLE:
@@ -1704,8 +1666,9 @@ decls:
             tm_node *c;
             p_backup(p);
             c = command(p);
-            if (p->failed || nvec_push(p, &cmds, c) != 0)
+            if (p->failed)
                 goto fail;
+            nvec_push(p, &cmds, c);
             break;
         }
         default:
@@ -1963,11 +1926,7 @@ static tm_node *operand(parser *p)
         size_t nf, i;
         while (p_peek(p)->typ == I_FIELD) {
             item *f = p_next(p);
-            const char *name = intern(p, f->val + 1, f->len - 1);
-            if (name == NULL || nvec_push(p, &fields, (tm_node *)name) != 0) {
-                free(fields.v);
-                return NULL;
-            }
+            nvec_push(p, &fields, (tm_node *)intern(p, f->val + 1, f->len - 1));
         }
         nf = fields.n;
         names = (const char **)nvec_finish(p, &fields, &nf);
@@ -1978,11 +1937,6 @@ static tm_node *operand(parser *p)
             /* .a.b or $x.a: merge into one node */
             size_t n0 = node->u.field.n;
             const char **all = tm_alloc(p->arena, (n0 + nf) * sizeof(*all));
-            if (all == NULL) {
-                p->nomem = 1;
-                p_errorf(p, "out of memory");
-                return NULL;
-            }
             memcpy(all, node->u.field.idents, n0 * sizeof(*all));
             for (i = 0; i < nf; i++)
                 all[n0 + i] = names[i];
@@ -2029,8 +1983,8 @@ static tm_node *command(parser *p)
         op = operand(p);
         if (p->failed)
             goto fail;
-        if (op != NULL && nvec_push(p, &args, op) != 0)
-            goto fail;
+        if (op != NULL)
+            nvec_push(p, &args, op);
         it = p_next(p);
         switch (it->typ) {
         case I_SPACE:
@@ -2076,8 +2030,8 @@ static void parse_top(parser *p)
                 size_t saved_n = p->nvars, saved_cap = p->capvars;
                 p->vars = NULL;
                 p->nvars = p->capvars = 0;
-                if (push_var(p, "$") == 0)
-                    parse_definition(p);
+                push_var(p, "$");
+                parse_definition(p);
                 free(p->vars);
                 p->vars = saved_vars;
                 p->nvars = saved_n;
@@ -2095,8 +2049,7 @@ static void parse_top(parser *p)
             p_errorf(p, "unexpected %s", n->kind == N_END ? "{{end}}" : "{{else}}");
             goto out;
         }
-        if (nvec_push(p, &v, n) != 0)
-            goto out;
+        nvec_push(p, &v, n);
     }
     root->u.list.items = nvec_finish(p, &v, &root->u.list.n);
     if (!p->failed)
@@ -2116,9 +2069,9 @@ wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const c
 
     memset(&lx, 0, sizeof(lx));
     memset(&p, 0, sizeof(p));
-    if ((tree = tm_alloc(arena, sizeof(*tree))) == NULL || (copy = tm_strndup(arena, text, len)) == NULL ||
-        (tree->parse_name = tm_strndup(arena, name, strlen(name))) == NULL)
-        return WH_E_NOMEM;
+    tree = tm_alloc(arena, sizeof(*tree));
+    copy = tm_strndup(arena, text, len);
+    tree->parse_name = tm_strndup(arena, name, strlen(name));
     tree->text = copy;
     tree->len = len;
     lx.in = copy;
@@ -2132,10 +2085,6 @@ wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const c
     lx.break_ok = tm_find_func(set, "break", 5) == NULL;
     lx.continue_ok = tm_find_func(set, "continue", 8) == NULL;
     lex_all(&lx);
-    if (lx.failed) {
-        rc = WH_E_NOMEM;
-        goto out;
-    }
     p.lx = &lx;
     p.arena = arena;
     p.set = set;
@@ -2144,14 +2093,10 @@ wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const c
     p.defs = defs;
     p.errmsg = errmsg;
     p.errlen = errlen;
-    if (push_var(&p, "$") != 0) {
-        rc = WH_E_NOMEM;
-        goto out;
-    }
+    push_var(&p, "$");
     parse_top(&p);
     if (p.failed)
-        rc = p.nomem ? WH_E_NOMEM : WH_E_PARSE;
-out:
+        rc = WH_E_PARSE;
     free(lx.items);
     free(p.vars);
     free(p.names);

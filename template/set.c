@@ -154,11 +154,10 @@ wh_code wh_tmpl_set_delims(wh_tmpl_set *set, const char *left, const char *right
 {
     char *l = NULL, *r = NULL;
 
-    if ((left != NULL && *left && (l = wh_strdup(left)) == NULL) ||
-        (right != NULL && *right && (r = wh_strdup(right)) == NULL)) {
-        free(l);
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
-    }
+    if (left != NULL && *left)
+        l = wh_strdup(left);
+    if (right != NULL && *right)
+        r = wh_strdup(right);
     free(set->ldelim);
     free(set->rdelim);
     set->ldelim = l;
@@ -318,7 +317,7 @@ wh_code wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value d
     rc = tm_exec_def(&ctx, def, data);
     scratch->busy = 0;
     if (rc != WH_OK) {
-        if (rc != WH_E_LIMIT && rc != WH_E_NOMEM)
+        if (rc != WH_E_LIMIT)
             rc = WH_E_RENDER;
         wh_err_set(err, rc, "%s", ctx.failed ? ctx.errmsg : "template: render failed");
     }
@@ -354,8 +353,6 @@ wh_code wh_tmpl_strdup(wh_tmpl_ctx *ctx, const char *s, size_t len, wh_tmpl_valu
 {
     char *p = tm_strndup(ctx->arena, s, len);
 
-    if (p == NULL)
-        return WH_E_NOMEM;
     *out = wh_tmpl_strn(p, len);
     return WH_OK;
 }
@@ -379,8 +376,7 @@ wh_code wh_tmpl_printf(wh_tmpl_ctx *ctx, wh_tmpl_value *out, const char *fmt, ..
         return WH_E_INVALID;
     if ((size_t)n < sizeof(small))
         return wh_tmpl_strdup(ctx, small, (size_t)n, out);
-    if ((p = tm_alloc(ctx->arena, (size_t)n + 1)) == NULL)
-        return WH_E_NOMEM;
+    p = tm_alloc(ctx->arena, (size_t)n + 1);
     va_start(ap, fmt);
     vsnprintf(p, (size_t)n + 1, fmt, ap);
     va_end(ap);

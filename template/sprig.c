@@ -732,8 +732,6 @@ static wh_code strslice(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_tmpl_value 
         return WH_OK;
     }
     l = wh_tmpl_list_new(ctx, 4, &wh_tmpl_type_string_slice);
-    if (l.kind == WH_TMPL_INVALID)
-        return WH_E_NOMEM;
     if (v->kind == WH_TMPL_LIST) {
         len = wh_tmpl_len(v);
         for (i = 0; i < len; i++) {
@@ -808,8 +806,6 @@ FN(fn_sortalpha)
         return rc;
     len = wh_tmpl_len(&l);
     c = wh_tmpl_list_new(ctx, (size_t)len, &wh_tmpl_type_string_slice);
-    if (c.kind == WH_TMPL_INVALID)
-        return WH_E_NOMEM;
     for (i = 0; i < len; i++)
         if ((rc = wh_tmpl_list_push(ctx, &c, wh_tmpl_list_at(&l, (size_t)i))) != WH_OK)
             return rc;
@@ -827,8 +823,6 @@ static wh_code split_parts(wh_tmpl_ctx *ctx, const wh_tmpl_value *sep, const wh_
     wh_code rc;
 
     *list = wh_tmpl_list_new(ctx, 4, &wh_tmpl_type_string_slice);
-    if (list->kind == WH_TMPL_INVALID)
-        return WH_E_NOMEM;
     if (n == 0)
         return WH_OK;
     if (sep->len == 0) {
@@ -873,8 +867,6 @@ static wh_code parts_to_map(wh_tmpl_ctx *ctx, const wh_tmpl_value *parts, wh_tmp
     wh_code rc;
 
     *out = wh_tmpl_map_new(ctx, &wh_tmpl_type_map_string_string);
-    if (out->kind == WH_TMPL_INVALID)
-        return WH_E_NOMEM;
     for (i = 0; i < len; i++) {
         char key[32];
         int kl = snprintf(key, sizeof(key), "_%ld", i);
@@ -925,8 +917,6 @@ FN(fn_b64enc)
     unsigned char *p = wh_tmpl_alloc(ctx, need);
     int len;
 
-    if (p == NULL)
-        return WH_E_NOMEM;
     len = EVP_EncodeBlock(p, (const unsigned char *)a[0].u.s, (int)a[0].len);
     *out = wh_tmpl_strn((const char *)p, (size_t)len);
     return WH_OK;
@@ -1231,8 +1221,6 @@ static wh_code until_step(wh_tmpl_ctx *ctx, int64_t start, int64_t stop, int64_t
 
     t = &int_slice;
     *out = wh_tmpl_list_new(ctx, 8, t);
-    if (out->kind == WH_TMPL_INVALID)
-        return WH_E_NOMEM;
     if (stop < start) {
         if (step >= 0)
             return WH_OK;
@@ -1337,8 +1325,6 @@ static wh_code from_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *s, int must, wh_
         return WH_OK;
     }
     *out = tm_adopt_json(ctx, j);
-    if (out->kind == WH_TMPL_INVALID)
-        return WH_E_NOMEM;
     out->flags_ |= TM_F_IFACE;
     return WH_OK;
 }
@@ -1500,8 +1486,6 @@ static wh_code writable_map(wh_tmpl_ctx *ctx, const wh_tmpl_value *m, wh_tmpl_va
         return WH_OK;
     }
     *out = wh_tmpl_map_new(ctx, m->type);
-    if (out->kind == WH_TMPL_INVALID)
-        return WH_E_NOMEM;
     if ((rc = wh_tmpl_map_entries(ctx, m, &ents, &cnt)) != WH_OK)
         return rc;
     for (i = 0; i < cnt; i++)
@@ -1516,8 +1500,6 @@ FN(fn_dict)
     wh_code rc;
 
     *out = wh_tmpl_map_new(ctx, NULL);
-    if (out->kind == WH_TMPL_INVALID)
-        return WH_E_NOMEM;
     for (i = 0; i < n; i += 2) {
         const char *k;
         size_t kl;
@@ -1577,8 +1559,6 @@ FN(fn_pluck)
     wh_code rc;
 
     *out = wh_tmpl_list_new(ctx, n, NULL);
-    if (out->kind == WH_TMPL_INVALID)
-        return WH_E_NOMEM;
     for (i = 1; i < n; i++) {
         wh_tmpl_value v;
         if (wh_tmpl_map_get(&a[i], a[0].u.s, a[0].len, &v) == WH_OK && (rc = wh_tmpl_list_push(ctx, out, v)) != WH_OK)
@@ -1594,8 +1574,6 @@ FN(fn_keys)
     wh_code rc;
 
     *out = wh_tmpl_list_new(ctx, 8, &wh_tmpl_type_string_slice);
-    if (out->kind == WH_TMPL_INVALID)
-        return WH_E_NOMEM;
     for (i = 0; i < n; i++) {
         if ((rc = wh_tmpl_map_entries(ctx, &a[i], &ents, &cnt)) != WH_OK)
             return rc;
@@ -1613,8 +1591,6 @@ FN(fn_values)
     wh_code rc;
 
     *out = wh_tmpl_list_new(ctx, 8, NULL);
-    if (out->kind == WH_TMPL_INVALID)
-        return WH_E_NOMEM;
     if ((rc = wh_tmpl_map_entries(ctx, &a[0], &ents, &cnt)) != WH_OK)
         return rc;
     for (k = 0; k < cnt; k++)
@@ -1629,8 +1605,6 @@ FN(fn_pick)
     wh_code rc;
 
     *out = wh_tmpl_map_new(ctx, NULL);
-    if (out->kind == WH_TMPL_INVALID)
-        return WH_E_NOMEM;
     for (i = 1; i < n; i++) {
         wh_tmpl_value v;
         if (wh_tmpl_map_get(&a[0], a[i].u.s, a[i].len, &v) == WH_OK &&
@@ -1647,8 +1621,6 @@ FN(fn_omit)
     wh_code rc;
 
     *out = wh_tmpl_map_new(ctx, NULL);
-    if (out->kind == WH_TMPL_INVALID)
-        return WH_E_NOMEM;
     if ((rc = wh_tmpl_map_entries(ctx, &a[0], &ents, &cnt)) != WH_OK)
         return rc;
     for (k = 0; k < cnt; k++) {
@@ -1702,8 +1674,6 @@ static wh_code do_merge(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, int 
         dst = wh_tmpl_map_new(ctx, NULL);
     else if ((rc = writable_map(ctx, &a[0], &dst)) != WH_OK)
         return rc;
-    if (dst.kind == WH_TMPL_INVALID)
-        return WH_E_NOMEM;
     for (i = 1; i < n; i++)
         if ((rc = merge_into(ctx, &dst, &a[i], overwrite, 0)) != WH_OK)
             return rc;
@@ -1807,8 +1777,6 @@ FN(fn_list)
     wh_code rc;
 
     *out = wh_tmpl_list_new(ctx, n, NULL);
-    if (out->kind == WH_TMPL_INVALID)
-        return WH_E_NOMEM;
     for (i = 0; i < n; i++)
         if ((rc = wh_tmpl_list_push(ctx, out, a[i])) != WH_OK)
             return rc;
@@ -1831,8 +1799,6 @@ static wh_code copy_list(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, size_t extra,
     wh_code rc;
 
     *out = wh_tmpl_list_new(ctx, (size_t)len + extra, NULL);
-    if (out->kind == WH_TMPL_INVALID)
-        return WH_E_NOMEM;
     for (i = 0; i < len; i++) {
         wh_tmpl_value e = wh_tmpl_list_at(v, (size_t)i);
         e.flags_ = 0;
@@ -1903,8 +1869,6 @@ static wh_code sub_list(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, long from, lon
     wh_code rc;
 
     *out = wh_tmpl_list_new(ctx, to > from ? (size_t)(to - from) : 0, NULL);
-    if (out->kind == WH_TMPL_INVALID)
-        return WH_E_NOMEM;
     for (i = from; i < to; i++)
         if ((rc = wh_tmpl_list_push(ctx, out, wh_tmpl_list_at(v, (size_t)i))) != WH_OK)
             return rc;
@@ -2048,8 +2012,6 @@ FN(fn_sprig_slice)
     if (from < 0 || to < from || to > len)
         return wh_tmpl_errorf(ctx, "reflect: slice index out of range");
     *out = wh_tmpl_list_new(ctx, (size_t)(to - from), a[0].type);
-    if (out->kind == WH_TMPL_INVALID)
-        return WH_E_NOMEM;
     for (i = from; i < to; i++)
         if ((rc = wh_tmpl_list_push(ctx, out, wh_tmpl_list_at(&a[0], (size_t)i))) != WH_OK)
             return rc;
@@ -2336,10 +2298,7 @@ static wh_code regex_match(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, int must, w
         ctx->failed = 0;
         return ret_bool(out, 0);
     }
-    if ((s = cstr(ctx, &a[1])) == NULL) {
-        regfree(&re);
-        return WH_E_NOMEM;
-    }
+    s = cstr(ctx, &a[1]);
     *out = wh_tmpl_bool(regexec(&re, s, 0, NULL, 0) == 0);
     regfree(&re);
     return WH_OK;
@@ -2404,10 +2363,6 @@ static wh_code regex_find(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, in
     }
     s = cstr(ctx, &a[1]);
     m = wh_tmpl_alloc(ctx, 4096 * sizeof(*m));
-    if (s == NULL || m == NULL) {
-        regfree(&re);
-        return WH_E_NOMEM;
-    }
     regex_each(ctx, &re, s, a[1].len, all ? (long)a[2].u.i : 1, m, &cnt);
     regfree(&re);
     if (!all) {
@@ -2462,10 +2417,7 @@ static wh_code regex_replace(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, int liter
         *out = wh_tmpl_strn("", 0);
         return WH_OK;
     }
-    if ((s = cstr(ctx, &a[1])) == NULL) {
-        regfree(&re);
-        return WH_E_NOMEM;
-    }
+    s = cstr(ctx, &a[1]);
     b = wh_tmpl_tmpbuf(ctx);
     while (off <= a[1].len) {
         regmatch_t m[10];
@@ -2565,10 +2517,6 @@ FN(fn_regexsplit)
         return rc;
     s = cstr(ctx, &a[1]);
     m = wh_tmpl_alloc(ctx, 4096 * sizeof(*m));
-    if (s == NULL || m == NULL) {
-        regfree(&re);
-        return WH_E_NOMEM;
-    }
     *out = wh_tmpl_list_new(ctx, 4, &wh_tmpl_type_string_slice);
     if (max == 0) {
         regfree(&re);

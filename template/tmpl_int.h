@@ -293,7 +293,7 @@ wh_code tm_ret_buf(wh_tmpl_ctx *ctx, wh_tmpl_value *out, const wh_buf *b);
 wh_code tm_json_encode(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out, const char *indent, int escape_html);
 /* Value -> JSON (new ref) for yaml dump etc. */
 wh_code tm_value_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, json_t **out);
-/* JSON (owned by nobody: caller keeps a reference in the arena) -> value.
+/* JSON (not NULL; owned by nobody: caller keeps a reference in the arena) -> value.
  * The json_t is registered with ctx so it lives until the render ends. */
 wh_tmpl_value tm_adopt_json(wh_tmpl_ctx *ctx, json_t *j);
 

@@ -46,16 +46,11 @@ int wh_vcheck_selector(wh_vctx *c, const json_t *selector, const char *labels_ke
     json_object_foreach((json_t *)labels, k, v)
     {
         const char *val = json_string_value(v);
-        char *pair = NULL;
-        if (asprintf(&pair, "%s=%s", k, val ? val : "") < 0) {
-            c->nomem = 1;
-            return 0;
-        }
+        const char *pair = wh_vfmt(c, "%s=%s", k, val ? val : "");
         if (*k == '\0')
             wh_verr(c, "empty key is not supported in selector: %s", wh_vq(c, pair));
         if (strchr(k, '*') != NULL || (val && strchr(val, '*') != NULL))
             wh_verr(c, "wildcard is not supported in selector: %s", wh_vq(c, pair));
-        free(pair);
     }
     return labels == NULL || json_object_size(labels) == 0;
 }

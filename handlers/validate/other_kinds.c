@@ -7,6 +7,7 @@
  * references, required fields, ports, addresses and URLs.
  */
 #define _GNU_SOURCE /* asprintf, strndup */
+#include "wh_alloc.h"
 #include "wh_json.h"
 #include "wh_validate_int.h"
 
@@ -127,10 +128,8 @@ void wh_validate_workload_group(wh_vctx *c, const json_t *spec)
         wh_vcheck_labels(&sub, labels);
         if (sub.errs.n > 0) {
             wh_buf text = WH_BUF_INIT;
-            if (wh_vctx_error_text(&sub, &text) != WH_OK)
-                c->nomem = 1;
-            else
-                wh_verr(c, "invalid labels: %s", text.data);
+            wh_vctx_error_text(&sub, &text);
+            wh_verr(c, "invalid labels: %s", text.data);
             wh_buf_free(&text);
             wh_vctx_free(&sub);
             return;
@@ -590,11 +589,7 @@ static void prefix_errors(wh_vctx *c, size_t from)
     size_t i;
 
     for (i = from; i < c->errs.n; i++) {
-        char *m = NULL;
-        if (asprintf(&m, "invalid policy %s.%s: %s", c->name, c->ns, c->errs.v[i]) < 0) {
-            c->nomem = 1;
-            return;
-        }
+        char *m = wh_asprintf("invalid policy %s.%s: %s", c->name, c->ns, c->errs.v[i]);
         free(c->errs.v[i]);
         c->errs.v[i] = m;
     }
@@ -979,29 +974,28 @@ void wh_validate_wasm_plugin(wh_vctx *c, const json_t *spec)
     if (strlen(wh_vstr(spec, "pluginName")) > 256)
         wh_verr(c, "pluginName field must be less than 255 characters long");
     /* the VM environment stops at its first problem */
-    if (wh_vset_init(c, &env_names, json_array_size(env)) == 0) {
-        for (i = 0; i < json_array_size(env); i++) {
-            const json_t *e = json_array_get(env, i);
-            const char *name = wh_vstr(e, "name");
-            if (*name == '\0') {
-                wh_verr(c, "spec.vmConfig.env invalid");
-                break;
-            }
-            if (strlen(name) > 256) {
-                wh_verr(c, "env.name field must be less than 255 characters long");
-                break;
-            }
-            if (wh_vset_put(c, &env_names, name, i, NULL) == 1) {
-                wh_verr(c, "duplicate env");
-                break;
-            }
-            if (strcmp(wh_venum(e, "valueFrom", "INLINE"), "INLINE") != 0 && *wh_vstr(e, "value")) {
-                wh_verr(c, "value may only be set when valueFrom is INLINE");
-                break;
-            }
+    wh_vset_init(&env_names, json_array_size(env));
+    for (i = 0; i < json_array_size(env); i++) {
+        const json_t *e = json_array_get(env, i);
+        const char *name = wh_vstr(e, "name");
+        if (*name == '\0') {
+            wh_verr(c, "spec.vmConfig.env invalid");
+            break;
         }
-        wh_vset_free(&env_names);
+        if (strlen(name) > 256) {
+            wh_verr(c, "env.name field must be less than 255 characters long");
+            break;
+        }
+        if (wh_vset_put(&env_names, name, i, NULL) == 1) {
+            wh_verr(c, "duplicate env");
+            break;
+        }
+        if (strcmp(wh_venum(e, "valueFrom", "INLINE"), "INLINE") != 0 && *wh_vstr(e, "value")) {
+            wh_verr(c, "value may only be set when valueFrom is INLINE");
+            break;
+        }
     }
+    wh_vset_free(&env_names);
     for (i = 0; i < json_array_size(match); i++) {
         const json_t *ports = wh_varr(json_array_get(match, i), "ports");
         for (j = 0; j < json_array_size(ports); j++) {
