@@ -75,7 +75,7 @@ static const char *endpoint_flag(const wh_endpoint_env *env, const char *name)
 static wh_code build_flags(app *a)
 {
     size_t n = WH_SERVER_CORE_FLAGS, i, k = 0;
-    const wh_server_endpoint_flag *ef;
+    const wh_endpoint_flag *ef;
 
     for (i = 0; i < wh_server_endpoint_ndefs; i++)
         for (ef = wh_server_endpoint_defs[i].flags; ef != NULL && ef->name != NULL; ef++)

@@ -93,16 +93,10 @@ wh_code wh_server_parse_seconds(const char *text, double *out);
 
 /* --- endpoints ------------------------------------------------------------ */
 
-typedef struct wh_server_endpoint_flag {
-    const char *name; /* e.g. "inject-config": --inject-config, WEBHOOKD_INJECT_CONFIG */
-    const char *defval;
-    const char *usage;
-} wh_server_endpoint_flag;
-
 typedef struct wh_server_endpoint_def {
-    const char *name;                     /* "inject" */
-    const char *prefix;                   /* "/inject": serves /inject and /inject/... */
-    const wh_server_endpoint_flag *flags; /* ends with a NULL name; NULL for none */
+    const char *name;              /* "inject" */
+    const char *prefix;            /* "/inject": serves /inject and /inject/... */
+    const wh_endpoint_flag *flags; /* declared beside the endpoint; ends with a NULL name; NULL for none */
     wh_endpoint_create_fn create;
 } wh_server_endpoint_def;
 
