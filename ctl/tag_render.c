@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "tag.h"
+#include "tag_int.h"
 
 static const char *const system_namespaces[] = {"kube-system", "kube-public", "kube-node-lease", "local-path-storage"};
 
@@ -45,7 +45,7 @@ static json_t *system_ns_expr(void)
     return json_pack("{s:s, s:s, s:o}", "key", "kubernetes.io/metadata.name", "operator", "NotIn", "values", values);
 }
 
-/* The selector matrix of injection.md §1.1 for the entry with this name
+/* istiod's selector matrix (tests/integration/test_chart.py writes it out too) for the entry with this name
  * prefix, `value` being the tag (or revision) the namespace/pod label names.
  * WH_E_NOTFOUND for a prefix outside the matrix. */
 static wh_code entry_selectors(const char *prefix, const char *value, json_t **ns, json_t **obj)

@@ -123,17 +123,22 @@ wh_code wh_tmpl_set_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t n,
 wh_tmpl_set *wh_tmpl_set_new(unsigned flags)
 {
     wh_tmpl_set *set = wh_calloc(1, sizeof(*set));
+    size_t i;
 
     set->flags = flags;
     tm_arena_init(&set->arena);
     set->ctype = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-    if (tm_add_funcs(set, tm_builtin_funcs, tm_builtin_nfuncs, 1, NULL) != WH_OK ||
-        ((flags & WH_TMPL_SPRIG) && tm_add_funcs(set, tm_sprig_funcs, tm_sprig_nfuncs, 1, NULL) != WH_OK) ||
-        ((flags & WH_TMPL_HELM) && tm_add_funcs(set, tm_helm_funcs, tm_helm_nfuncs, 1, NULL) != WH_OK)) {
-        wh_tmpl_set_free(set);
-        return NULL;
-    }
+    if (tm_add_funcs(set, tm_builtin_funcs, tm_builtin_nfuncs, 1, NULL) != WH_OK)
+        goto fail;
+    for (i = 0; (flags & WH_TMPL_SPRIG) && i < tm_sprig_ntables; i++)
+        if (tm_add_funcs(set, tm_sprig_tables[i].funcs, *tm_sprig_tables[i].n, 1, NULL) != WH_OK)
+            goto fail;
+    if ((flags & WH_TMPL_HELM) && tm_add_funcs(set, tm_helm_funcs, tm_helm_nfuncs, 1, NULL) != WH_OK)
+        goto fail;
     return set;
+fail:
+    wh_tmpl_set_free(set);
+    return NULL;
 }
 
 void wh_tmpl_set_free(wh_tmpl_set *set)

@@ -9,7 +9,7 @@
  * body, a wrong kind or a missing request -> 200 with allowed:false and a
  * message naming the problem.
  *
- * Wire details follow istiod (injection.md §2, validation.md §a):
+ * Wire details follow istiod (tests/admission/cases.json holds each):
  *   - 400 `no body found`, 415 ``invalid Content-Type, want `application/json` ``
  *     (exact string equality, checked after the empty-body check), 413
  *     `Request entity too large: limit is N`; all three are plain text.

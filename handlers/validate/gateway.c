@@ -3,7 +3,6 @@
  * ("ns/host"), ports, bind addresses and server TLS settings.  The server TLS
  * check and the "namespace/dnsName" host check are shared with Sidecar.
  */
-#define _GNU_SOURCE /* asprintf, strndup */
 #include "wh_alloc.h"
 #include "wh_validate_int.h"
 

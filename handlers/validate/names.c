@@ -4,7 +4,6 @@
  * exact messages, IPs and CIDRs, label maps, ports, port names, protocols,
  * durations, percentages, host matching, and a syntax check for RE2 regexes.
  */
-#define _GNU_SOURCE /* asprintf, strndup */
 #include "wh_alloc.h"
 #include "wh_validate_int.h"
 

@@ -5,7 +5,6 @@
  * finally the unknown-top-level-field check.  The webhook and `webhookctl
  * validate` both come through here.
  */
-#define _GNU_SOURCE /* asprintf, strndup */
 #include "wh_alloc.h"
 #include "wh_validate.h"
 #include "wh_go.h"

@@ -5,7 +5,6 @@
  * so the formatting rules (plain single error, "N errors occurred:" list,
  * Go's %q and %v) live here once.
  */
-#define _GNU_SOURCE /* asprintf, strndup */
 #include "wh_alloc.h"
 #include "wh_validate_int.h"
 

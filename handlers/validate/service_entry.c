@@ -4,7 +4,6 @@
  * the WorkloadEntry rules its STATIC endpoints share with WorkloadEntry /
  * WorkloadGroup objects.
  */
-#define _GNU_SOURCE /* asprintf, strndup */
 #include "wh_validate_int.h"
 
 #include <stdlib.h>

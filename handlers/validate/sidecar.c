@@ -4,7 +4,6 @@
  * (catch-all placement, ports, unix sockets, "namespace/dnsName" hosts and the
  * duplicate-host warnings) and the outbound traffic policy.
  */
-#define _GNU_SOURCE /* asprintf, strndup */
 #include "wh_validate_int.h"
 
 #include <stdio.h>

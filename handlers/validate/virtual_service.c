@@ -4,7 +4,6 @@
  * redirects, direct responses, retries, rewrites, destinations and weights),
  * TLS and TCP routes, exportTo, and the unreachable-rule warnings.
  */
-#define _GNU_SOURCE /* asprintf, strndup */
 #include "wh_go.h"
 #include "wh_alloc.h"
 #include "wh_validate_int.h"
