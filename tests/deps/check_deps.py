@@ -39,7 +39,8 @@ ALLOWED = {
         "tm_ret_buf) while set.c registers their tables and exec.c calls them; goes when the render context API "
         "(errors, results) leaves exec.c/set.c for a file the functions can depend on alone",
     frozenset("handlers/inject/" + m for m in (
-        "wh_inject_proxyconfig", "wh_inject_render", "wh_inject_render_data", "wh_inject_render_derive",
+        "wh_inject_proxyconfig", "wh_inject_proxyconfig_merge", "wh_inject_render", "wh_inject_render_data",
+        "wh_inject_render_derive",
         "wh_inject_render_funcs", "wh_inject_render_validate", "wh_inject_revision", "wh_inject_settings")):
         "wh_inject_revision.h declares what revision.c, settings.c and proxyconfig.c define, and a revision "
         "builds its template sets with the render stage's function table (wh_inject_funcs); goes when the "
