@@ -259,6 +259,8 @@ class Cluster:
                     val = local + val[len(mp.rstrip("/")):]
             if flag in ("--listen", "--threads", "--kubeconfig"):
                 continue
+            if flag == "--monitoring-listen":
+                val = "127.0.0.1:0"  # every listener on loopback, each pod on a port of its own
             args.append(flag + eq + val)
         srv = whtest.Server(*args, "--kubeconfig=" + self.kubeconfig, threads=2)
         srv.start()
