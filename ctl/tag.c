@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tag.h"
+#include "tag_int.h"
 #include "wh_alloc.h"
 #include "wh_ctl.h"
 #include "wh_go.h"
