@@ -1,0 +1,286 @@
+"""fake_workloads.py - workloads for fakeapi.py: ReplicaSets, Deployments, StatefulSets and DaemonSets
+with a tiny rollout controller, so that `webhookctl revision migrate --restart` can be tested end to end.
+
+What the controller does, every TICK seconds, one step per workload (kube-controller-manager's rules,
+much simplified):
+- metadata.generation counts spec changes (before_store); status.observedGeneration follows it.
+- Deployment: the ReplicaSet whose pod template equals the Deployment's is the new one (created,
+  named <deployment>-<hash>, when none is); a step creates one new pod while fewer than spec.replicas
+  exist, else deletes one old pod once every new pod is ready.  Status: replicas, updatedReplicas,
+  readyReplicas, availableReplicas.
+- StatefulSet (pods <name>-<ordinal>) and DaemonSet (one pod per fake node): a step replaces the pod
+  with the highest ordinal that is not at the current template, once every other pod is ready.  Status
+  as the real controllers report it (currentRevision/updateRevision, updated/desired numbers).
+- New pods are admitted the way the API server would: through the admission chain when fakeapi has
+  one (an `admit_pod(namespace, pod)` hook), else through a simulated injector that evaluates the
+  injector webhooks' selectors and stamps the winning revision (sidecar.istio.io/status annotation,
+  istio.io/rev label, an istio-proxy container), as istiod's template does.
+- A workload annotated fake.webhookd.io/never-ready=true gets pods that never become ready: its rollout
+  never completes (the --timeout tests).  fake.webhookd.io/nodes=N sets a DaemonSet's node count (1).
+
+Fixtures: a workload loaded through /_fake/load with "x-running": REV gets its pods created at once, all
+ready and at the current template, running REV (pods that predate a tag move or relabel).
+"""
+import copy
+import sys
+import hashlib
+import json
+import threading
+import time
+
+TICK = 0.05
+NEVER_READY = "fake.webhookd.io/never-ready"
+NODES = "fake.webhookd.io/nodes"
+KINDS = {"deployments": "Deployment", "statefulsets": "StatefulSet", "daemonsets": "DaemonSet"}
+API = None  # the fakeapi module, set by install()
+
+
+def template_hash(template):
+    return hashlib.sha256(json.dumps(template, sort_keys=True).encode()).hexdigest()[:10]
+
+
+def owner_ref(obj, kind, api_version="apps/v1"):
+    return {"apiVersion": api_version, "kind": kind, "name": obj["metadata"]["name"],
+            "uid": obj["metadata"].get("uid", ""), "controller": True, "blockOwnerDeletion": True}
+
+
+# ---- injection ---------------------------------------------------------------------
+
+def selector_matches(sel, labels):
+    labels = labels or {}
+    if not sel:
+        return True
+    for k, v in (sel.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for e in sel.get("matchExpressions") or []:
+        have, op, vals = labels.get(e["key"]), e["operator"], e.get("values") or []
+        if (op == "In" and have not in vals) or (op == "NotIn" and have in vals) or \
+                (op == "Exists" and have is None) or (op == "DoesNotExist" and have is not None):
+            return False
+    return True
+
+
+def simulated_injection(store, ns, pod):
+    """The sidecar istiod's webhook would add, reduced to what webhookctl reads."""
+    ns_obj = store.objects.get(("namespaces", None, ns)) or {"metadata": {}}
+    ns_labels = ns_obj["metadata"].get("labels") or {}
+    meta = pod["metadata"]
+    if (meta.get("annotations") or {}).get("sidecar.istio.io/inject") == "false":
+        return pod
+    for (plural, _, _), mwc in sorted(store.objects.items(), key=lambda kv: str(kv[0])):
+        if plural != "mutatingwebhookconfigurations":
+            continue
+        rev = (mwc["metadata"].get("labels") or {}).get("istio.io/rev")
+        for w in mwc.get("webhooks") or []:
+            if not w.get("name", "").endswith("sidecar-injector.istio.io"):
+                continue
+            if selector_matches(w.get("namespaceSelector"), ns_labels) and \
+                    selector_matches(w.get("objectSelector"), meta.get("labels")):
+                meta.setdefault("annotations", {})["sidecar.istio.io/status"] = json.dumps(
+                    {"containers": ["istio-proxy"], "initContainers": ["istio-init"], "revision": rev or "default"})
+                meta.setdefault("labels", {})["istio.io/rev"] = rev or "default"
+                pod["spec"].setdefault("containers", []).append({"name": "istio-proxy", "image": "proxyv2"})
+                return pod
+    return pod
+
+
+def admit(store, ns, pod):
+    hook = getattr(API, "admit_pod", None)
+    return hook(ns, pod) if hook else simulated_injection(store, ns, pod)
+
+
+# ---- pods ------------------------------------------------------------------------------
+
+def make_pod(store, owner, owner_kind, ns, name, template, extra_labels, running=None, ready=True):
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "namespace": ns,
+                        "labels": dict((template.get("metadata") or {}).get("labels") or {}, **extra_labels),
+                        "annotations": dict((template.get("metadata") or {}).get("annotations") or {}),
+                        "ownerReferences": [owner_ref(owner, owner_kind)]},
+           "spec": copy.deepcopy(template.get("spec") or {"containers": [{"name": "app", "image": "app"}]}),
+           "status": {}}
+    if running is not None:  # a fixture: the pod was injected back then, by `running`
+        pod["metadata"]["annotations"]["sidecar.istio.io/status"] = json.dumps(
+            {"containers": ["istio-proxy"], "revision": running})
+        pod["metadata"]["labels"]["istio.io/rev"] = running
+        pod["spec"].setdefault("containers", []).append({"name": "istio-proxy", "image": "proxyv2"})
+    else:
+        pod = admit(store, ns, pod)
+    pod["status"] = {"phase": "Running",
+                     "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
+    store.create("pods", ns, pod, "kube-controller-manager")
+
+
+def pod_ready(pod):
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (pod.get("status") or {}).get("conditions") or [])
+
+
+def make_ready(store, pods):
+    """Pods of a workload that is no longer never-ready become ready (e.g. after a fix)."""
+    for p in pods:
+        if not pod_ready(p):
+            p["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+            p["metadata"]["resourceVersion"] = store.next_rv()
+
+
+def owned_pods(store, ns, kind, name):
+    out = []
+    for (plural, pns, _), o in sorted(store.objects.items(), key=lambda kv: str(kv[0])):
+        if plural == "pods" and pns == ns and any(
+                r.get("kind") == kind and r.get("name") == name for r in o["metadata"].get("ownerReferences") or []):
+            out.append(o)
+    return out
+
+
+def delete(store, plural, ns, name):
+    store.objects.pop((plural, ns, name), None)
+    store.managers.pop((plural, ns, name), None)
+
+
+def set_status(store, plural, obj, status):
+    """Write status only when it changed (a steady cluster keeps its resourceVersions)."""
+    if obj.get("status") != status:
+        obj["status"] = status
+        obj["metadata"]["resourceVersion"] = store.next_rv()
+
+
+# ---- controllers ---------------------------------------------------------------------------
+
+def reconcile_deployment(store, d, fixture_rev=None):
+    ns, name = d["metadata"]["namespace"], d["metadata"]["name"]
+    tmpl = d["spec"].get("template") or {}
+    want = d["spec"].get("replicas", 1)
+    h = template_hash(tmpl)
+    rss = [o for (p, n, _), o in store.objects.items() if p == "replicasets" and n == ns and any(
+        r.get("kind") == "Deployment" and r.get("name") == name for r in o["metadata"].get("ownerReferences") or [])]
+    new = next((rs for rs in rss if rs["spec"].get("template") == tmpl), None)
+    if new is None:
+        # fixtures get a readable ReplicaSet (and so pod) name: <deployment>-v1
+        new = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+               "metadata": {"name": "%s-%s" % (name, "v1" if fixture_rev is not None else h), "namespace": ns,
+                            "labels": dict((tmpl.get("metadata") or {}).get("labels") or {}, **{"pod-template-hash": h}),
+                            "ownerReferences": [owner_ref(d, "Deployment")]},
+               "spec": {"replicas": want, "template": copy.deepcopy(tmpl)}}
+        store.create("replicasets", ns, new, "kube-controller-manager")
+        new = store.objects[("replicasets", ns, new["metadata"]["name"])]
+    never = (d["metadata"].get("annotations") or {}).get(NEVER_READY) == "true"
+    new_pods = owned_pods(store, ns, "ReplicaSet", new["metadata"]["name"])
+    old_pods = [p for rs in rss if rs is not new for p in owned_pods(store, ns, "ReplicaSet", rs["metadata"]["name"])]
+    if not never:
+        make_ready(store, new_pods)
+    if fixture_rev is not None:
+        for i in range(len(new_pods), want):
+            make_pod(store, new, "ReplicaSet", ns, "%s-%d" % (new["metadata"]["name"], i), tmpl,
+                     {"pod-template-hash": h}, running=fixture_rev)
+    elif len(new_pods) < want:
+        make_pod(store, new, "ReplicaSet", ns, "%s-%s" % (new["metadata"]["name"], store.next_rv()), tmpl,
+                 {"pod-template-hash": h}, ready=not never)
+    elif old_pods and all(pod_ready(p) for p in new_pods):
+        delete(store, "pods", ns, old_pods[-1]["metadata"]["name"])
+    new_pods = owned_pods(store, ns, "ReplicaSet", new["metadata"]["name"])
+    old_pods = [p for rs in rss if rs is not new for p in owned_pods(store, ns, "ReplicaSet", rs["metadata"]["name"])]
+    ready = sum(pod_ready(p) for p in new_pods + old_pods)
+    set_status(store, "deployments", d, {
+        "observedGeneration": d["metadata"].get("generation", 1), "replicas": len(new_pods) + len(old_pods),
+        "updatedReplicas": len(new_pods), "readyReplicas": ready, "availableReplicas": ready})
+
+
+def reconcile_ordinal(store, plural, w, fixture_rev=None):
+    """StatefulSet and DaemonSet: replace pods not at the current template, highest ordinal first."""
+    kind = KINDS[plural]
+    ns, name = w["metadata"]["namespace"], w["metadata"]["name"]
+    tmpl = w["spec"].get("template") or {}
+    h = "%s-%s" % (name, template_hash(tmpl))
+    if plural == "statefulsets":
+        want = w["spec"].get("replicas", 1)
+    else:
+        want = int((w["metadata"].get("annotations") or {}).get(NODES, "1"))
+    never = (w["metadata"].get("annotations") or {}).get(NEVER_READY) == "true"
+    on_delete = (w["spec"].get("updateStrategy") or {}).get("type") == "OnDelete"
+    pods = {p["metadata"]["name"]: p for p in owned_pods(store, ns, kind, name)}
+    if not never:
+        make_ready(store, pods.values())
+    names = ["%s-%d" % (name, i) for i in range(want)]
+    label = "controller-revision-hash"
+    missing = [n for n in names if n not in pods]
+    stale = [n for n in names if n in pods and pods[n]["metadata"]["labels"].get(label) != h]
+    if fixture_rev is not None:
+        for n in missing:
+            make_pod(store, w, kind, ns, n, tmpl, {label: h}, running=fixture_rev)
+    elif missing:
+        make_pod(store, w, kind, ns, missing[0], tmpl, {label: h}, ready=not never)
+    elif stale and not on_delete and all(pod_ready(pods[n]) for n in names if n != stale[-1]):
+        delete(store, "pods", ns, stale[-1])
+    pods = {p["metadata"]["name"]: p for p in owned_pods(store, ns, kind, name)}
+    updated = sum(p["metadata"]["labels"].get(label) == h for p in pods.values())
+    ready = sum(pod_ready(p) for p in pods.values())
+    gen = w["metadata"].get("generation", 1)
+    if plural == "statefulsets":
+        current = (w.get("status") or {}).get("currentRevision") or h
+        if updated == len(pods) == want and ready == want:
+            current = h
+        status = {"observedGeneration": gen, "replicas": len(pods), "readyReplicas": ready,
+                  "availableReplicas": ready, "updatedReplicas": updated,
+                  "currentReplicas": sum(p["metadata"]["labels"].get(label) == current for p in pods.values()),
+                  "currentRevision": current, "updateRevision": h}
+    else:
+        status = {"observedGeneration": gen, "desiredNumberScheduled": want, "currentNumberScheduled": len(pods),
+                  "updatedNumberScheduled": updated, "numberReady": ready, "numberAvailable": ready}
+    set_status(store, plural, w, status)
+
+
+def reconcile(store, plural, obj, fixture_rev=None):
+    if plural == "deployments":
+        reconcile_deployment(store, obj, fixture_rev)
+    else:
+        reconcile_ordinal(store, plural, obj, fixture_rev)
+
+
+def controller_loop(store):
+    while True:
+        time.sleep(TICK)
+        with store.lock:
+            for key in [k for k in store.objects if k[0] in KINDS]:
+                obj = store.objects.get(key)
+                try:
+                    if obj is not None:
+                        reconcile(store, key[0], obj)
+                except Exception as e:  # a bad fixture must not stop every other rollout
+                    sys.stderr.write("fake_workloads: %s %s: %r\n" % (key[0], key[2], e))
+
+
+# ---- hooks called by fakeapi.py ---------------------------------------------------------------
+
+def before_store(store, key, obj, old):
+    """metadata.generation: 1 on create, +1 on every spec change; status is the controller's."""
+    if key[0] not in KINDS:
+        return
+    meta = obj["metadata"]
+    if old is None:
+        meta["generation"] = 1
+    else:
+        meta["generation"] = old["metadata"].get("generation", 1) + (obj.get("spec") != old.get("spec"))
+        if "status" in old:
+            obj["status"] = old["status"]
+
+
+def on_load(store, obj):
+    """A fixture workload (with "x-running": its pods are created now, running that revision).
+    False for objects that are not workloads."""
+    plural = API.KIND_TO_PLURAL.get(obj.get("kind"))
+    if plural not in KINDS:
+        return False
+    rev = obj.pop("x-running", None)
+    ns = obj["metadata"].get("namespace")
+    store.create(plural, ns, obj, obj.pop("x-manager", "fixture"))
+    reconcile(store, plural, store.objects[(plural, ns, obj["metadata"]["name"])], rev)
+    return True
+
+
+def install(api):
+    """Called by fakeapi.py once at start: remember it, start the controller."""
+    global API
+    API = api
+    threading.Thread(target=controller_loop, args=(api.STORE,), daemon=True).start()
