@@ -14,7 +14,11 @@
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/x509v3.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* TLS 1.2 suites: ECDHE + AEAD only (what Go, i.e. the kube-apiserver, offers
  * first).  TLS 1.3 suites stay OpenSSL's defaults. */
@@ -317,4 +321,51 @@ int wh_certs_stamp_equal(const wh_certs_stamp *a, const wh_certs_stamp *b)
 {
     return a->cert_ok == b->cert_ok && a->key_ok == b->key_ok && (!a->cert_ok || same_file(&a->cert, &b->cert)) &&
            (!a->key_ok || same_file(&a->key, &b->key));
+}
+
+/* --- files ---------------------------------------------------------------- */
+
+wh_code wh_certs_write_file(const char *path, const void *data, size_t len, mode_t mode, wh_err *err)
+{
+    size_t plen = strlen(path), done = 0;
+    char *tmp = malloc(plen + sizeof(".XXXXXX"));
+    int fd = -1;
+    wh_code rc = WH_OK;
+
+    if (tmp == NULL)
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".XXXXXX", sizeof(".XXXXXX"));
+    if ((fd = mkstemp(tmp)) == -1) {
+        rc = wh_err_set(err, WH_E_IO, "cannot create a temporary file beside %s: %s", path, strerror(errno));
+        goto out;
+    }
+    if (fchmod(fd, mode) != 0)
+        goto fail;
+    while (done < len) {
+        ssize_t n = write(fd, (const char *)data + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            goto fail;
+        done += (size_t)n;
+    }
+    if (fsync(fd) != 0 || close(fd) != 0) {
+        fd = -1;
+        goto fail;
+    }
+    fd = -1;
+    if (rename(tmp, path) != 0) {
+        rc = wh_err_set(err, WH_E_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        unlink(tmp);
+    }
+    goto out;
+fail:
+    rc = wh_err_set(err, WH_E_IO, "cannot write %s: %s", tmp, strerror(errno));
+    if (fd != -1)
+        close(fd);
+    unlink(tmp);
+out:
+    free(tmp);
+    return rc;
 }

@@ -10,6 +10,7 @@
 #define WH_CERTS_H
 
 #include <openssl/ssl.h>
+#include <sys/types.h>
 #include <stddef.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -47,6 +48,13 @@ wh_code wh_certs_ctx_from_files(const char *cert_file, const char *key_file, SSL
  * first one is also the CN).  Appends PEM text to cert_pem and key_pem. */
 wh_code wh_certs_generate_self_signed(const char *const *names, size_t nnames, int days, wh_buf *cert_pem,
                                       wh_buf *key_pem, wh_err *err);
+
+/* Write `len` bytes to `path` atomically: a temporary file beside it made
+ * by mkstemp (O_CREAT|O_EXCL: never follows a symlink, never reuses a name,
+ * mode 0600 from the start), chmod'ed to `mode`, written, fsync'ed, then
+ * renamed over `path` (a symlink at `path` is replaced, not followed).  On
+ * failure nothing is left behind and `path` is untouched. */
+wh_code wh_certs_write_file(const char *path, const void *data, size_t len, mode_t mode, wh_err *err);
 
 /* A cheap fingerprint of a file pair (device, inode, size, mtime, ctime of
  * both, following symlinks as Kubernetes secret volumes need). */

@@ -2,13 +2,18 @@
  * wh_metrics.c - Prometheus registry (see wh_metrics.h).
  *
  * Families are few and registered at startup; series are created on first
- * use and never removed, so a family keeps a simple list guarded by its own
- * mutex.  An update costs one lock and a short label comparison, far below
- * the cost of the JSON work each admission does.
+ * use and never removed.  A family keeps its series in creation order (the
+ * exposition order) and in a hash index over the label values, both guarded
+ * by its own mutex: an update costs one lock, one hash and, normally, one
+ * label comparison, however many series exist.  Label values should come
+ * from closed sets (handlers/validate/admit.c shows how); as a backstop a
+ * family stops growing at WH_METRICS_MAX_SERIES series and later new series
+ * are dropped (counted in webhookd_metrics_series_dropped_total).
  */
 #include "wh_metrics.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +22,9 @@
 typedef enum metric_type { MT_COUNTER, MT_GAUGE, MT_HISTOGRAM } metric_type;
 
 typedef struct series {
-    struct series *next;
+    struct series *next;  /* creation order */
+    struct series *hnext; /* same hash bucket */
+    uint64_t hash;
     char **values; /* one per label */
     double value;  /* counter / gauge; histogram sum */
     unsigned long long count;
@@ -34,6 +41,9 @@ struct wh_metric {
     size_t nbounds;
     pthread_mutex_t lock;
     series *head, **tail;
+    series **index; /* hash buckets, nindex a power of two (0 until the first series) */
+    size_t nindex, nseries;
+    unsigned long long dropped; /* new series refused at WH_METRICS_MAX_SERIES */
 };
 
 struct wh_metrics {
@@ -69,6 +79,7 @@ static void metric_free(wh_metric *m)
         free(s->buckets);
         free(s);
     }
+    free(m->index);
     free_strv(m->labels, m->nlabels);
     free(m->bounds);
     free(m->name);
@@ -167,29 +178,81 @@ wh_metric *wh_metrics_histogram(wh_metrics *r, const char *name, const char *hel
     return reg(r, MT_HISTOGRAM, name, help, labels, bounds, nbounds);
 }
 
-/* Find or create the series; called with m->lock held.  NULL when out of memory. */
+static const char *value_of(const char *const *values, size_t i)
+{
+    return values != NULL && values[i] != NULL ? values[i] : "";
+}
+
+/* FNV-1a over the label values, each followed by a 0 byte. */
+static uint64_t hash_values(const wh_metric *m, const char *const *values)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < m->nlabels; i++) {
+        for (const unsigned char *c = (const unsigned char *)value_of(values, i);; c++) {
+            h = (h ^ *c) * 1099511628211ULL;
+            if (*c == '\0')
+                break;
+        }
+    }
+    return h;
+}
+
+/* Double the index (or create it); the old one stays on allocation failure. */
+static void grow_index(wh_metric *m)
+{
+    size_t n = m->nindex != 0 ? m->nindex * 2 : 16;
+    series **index = calloc(n, sizeof(*index));
+    if (index == NULL)
+        return;
+    for (series *s = m->head; s != NULL; s = s->next) {
+        s->hnext = index[s->hash & (n - 1)];
+        index[s->hash & (n - 1)] = s;
+    }
+    free(m->index);
+    m->index = index;
+    m->nindex = n;
+}
+
+/* Find or create the series; called with m->lock held.  NULL when out of
+ * memory or when the family is full. */
 static series *get_series(wh_metric *m, const char *const *values, int create)
 {
+    uint64_t h = hash_values(m, values);
     series *s;
-    for (s = m->head; s != NULL; s = s->next) {
+
+    for (s = m->nindex != 0 ? m->index[h & (m->nindex - 1)] : NULL; s != NULL; s = s->hnext) {
         size_t i;
+        if (s->hash != h)
+            continue;
         for (i = 0; i < m->nlabels; i++)
-            if (strcmp(s->values[i], values != NULL && values[i] != NULL ? values[i] : "") != 0)
+            if (strcmp(s->values[i], value_of(values, i)) != 0)
                 break;
         if (i == m->nlabels)
             return s;
     }
-    if (!create || (s = calloc(1, sizeof(*s))) == NULL)
+    if (!create)
+        return NULL;
+    if (m->nseries >= WH_METRICS_MAX_SERIES) {
+        m->dropped++;
+        return NULL;
+    }
+    if (m->nseries >= m->nindex)
+        grow_index(m);
+    if (m->nindex == 0 || (s = calloc(1, sizeof(*s))) == NULL)
         return NULL;
     if (m->nlabels != 0 && (s->values = calloc(m->nlabels, sizeof(char *))) == NULL)
         goto fail;
     for (size_t i = 0; i < m->nlabels; i++)
-        if ((s->values[i] = strdup(values != NULL && values[i] != NULL ? values[i] : "")) == NULL)
+        if ((s->values[i] = strdup(value_of(values, i))) == NULL)
             goto fail;
     if (m->type == MT_HISTOGRAM && (s->buckets = calloc(m->nbounds + 1, sizeof(*s->buckets))) == NULL)
         goto fail;
+    s->hash = h;
+    s->hnext = m->index[h & (m->nindex - 1)];
+    m->index[h & (m->nindex - 1)] = s;
     *m->tail = s;
     m->tail = &s->next;
+    m->nseries++;
     return s;
 fail:
     free_strv(s->values, m->nlabels);
@@ -258,6 +321,10 @@ static void format_value(double v, char *out, size_t cap)
     }
     if (isinf(v)) {
         snprintf(out, cap, v > 0 ? "+Inf" : "-Inf");
+        return;
+    }
+    if (v == (double)(long long)v && fabs(v) < 1e15) { /* counts: 40, not 4e+01 */
+        snprintf(out, cap, "%lld", (long long)v);
         return;
     }
     for (int prec = 1; prec <= 17; prec++) {
@@ -350,13 +417,21 @@ wh_code wh_metrics_render(wh_metrics *r, wh_buf *out)
 {
     wh_metric *m;
     wh_code rc = WH_OK;
+    unsigned long long dropped = 0;
 
     pthread_mutex_lock(&r->lock);
     for (m = r->head; m != NULL && rc == WH_OK; m = m->next) {
         pthread_mutex_lock(&m->lock);
         rc = render_family(m, out);
+        dropped += m->dropped;
         pthread_mutex_unlock(&m->lock);
     }
     pthread_mutex_unlock(&r->lock);
+    if (rc == WH_OK && dropped != 0)
+        rc = wh_buf_printf(out,
+                           "# HELP webhookd_metrics_series_dropped_total New series refused because their family "
+                           "already had %d.\n# TYPE webhookd_metrics_series_dropped_total counter\n"
+                           "webhookd_metrics_series_dropped_total %llu\n",
+                           WH_METRICS_MAX_SERIES, dropped);
     return rc;
 }

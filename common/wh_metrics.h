@@ -3,8 +3,9 @@
  * with labels, updated from any worker thread, rendered in the text format.
  *
  * A family is registered once (at startup, before threads) with its label
- * names; series are created on first use.  Updates take the family's lock
- * only long enough to find the series; values are atomics.
+ * names; series are created on first use and found through a hash index.
+ * Updates take the family's lock only long enough to find and bump the
+ * series.  Label values must come from closed sets, never from a request.
  */
 #ifndef WH_METRICS_H
 #define WH_METRICS_H
@@ -13,6 +14,9 @@
 
 #include "wh_buf.h"
 #include "wh_result.h"
+
+/* The most series one family holds; updates that would add more are dropped. */
+#define WH_METRICS_MAX_SERIES 4096
 
 typedef struct wh_metrics wh_metrics;
 typedef struct wh_metric wh_metric;

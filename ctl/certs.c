@@ -21,15 +21,10 @@
 
 static int write_file(const char *path, const wh_buf *data, mode_t mode)
 {
-    FILE *f = fopen(path, "wb");
-    if (f == NULL || chmod(path, mode) != 0 || fwrite(data->data, 1, data->len, f) != data->len) {
-        perror(path);
-        if (f != NULL)
-            fclose(f);
-        return 1;
-    }
-    if (fclose(f) != 0) {
-        perror(path);
+    wh_err err;
+
+    if (wh_certs_write_file(path, data->data, data->len, mode, &err) != WH_OK) {
+        fprintf(stderr, "Error: %s\n", wh_err_msg(&err));
         return 1;
     }
     return 0;

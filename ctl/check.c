@@ -720,8 +720,8 @@ static int run(const wh_ctl_args *a)
         return wh_ctl_usage_error(a, "give --tls-cert-file or --server, not both");
     if (c.service_filter != NULL && strchr(c.service_filter, '/') == NULL)
         return wh_ctl_usage_error(a, "--service wants NAMESPACE/NAME");
-    if (strcmp(output, "json") != 0 && strcmp(output, "table") != 0)
-        return wh_ctl_usage_error(a, "unknown output format \"%s\" (use table or json)", output);
+    if (wh_ctl_output_check(a, output) != 0)
+        return 2;
     if (cert_file != NULL) {
         if (wh_buf_read_file(&pem, cert_file, 1024 * 1024, &err) != WH_OK) {
             fprintf(stderr, "Error: %s\n", wh_err_msg(&err));
@@ -758,11 +758,10 @@ static int run(const wh_ctl_args *a)
     check_revisions(&c, wh_ctl_string(a, "istioNamespace"));
     json_array_foreach(c.checks, i, ck) failed |= strcmp(str(ck, "result"), "error") == 0;
     status = failed ? 1 : 0;
-    if (strcmp(output, "json") == 0) {
+    if (strcmp(output, "table") != 0) {
         json_t *doc = json_pack("{s:b, s:O}", "success", !failed, "checks", c.checks);
-        char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        printf("%s\n", text != NULL ? text : "{}");
-        free(text);
+        if (wh_ctl_output_doc(output, doc) != 0)
+            status = 1;
         json_decref(doc);
     } else {
         print_checks(c.checks, isatty(STDOUT_FILENO));
@@ -786,8 +785,9 @@ static const wh_ctl_flag flags[] = {
     {.name = "output",
      .shorthand = 'o',
      .type = WH_CTL_STRING,
-     .usage = "Output format: table or json",
-     .def = "table"},
+     .usage = "Output format: table, json or yaml",
+     .def = "table",
+     .values = WH_CTL_OUTPUT_FORMATS},
     {.name = "server",
      .type = WH_CTL_STRING,
      .usage = "`HOST:PORT` (or https://HOST:PORT) of a webhook server: its certificate is fetched over TLS and "

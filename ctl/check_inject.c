@@ -418,8 +418,8 @@ static int run(const wh_ctl_args *a)
         status = wh_ctl_usage_error(a, "give either a pod/deployment or -l labels");
         goto out;
     }
-    if (strcmp(output, "json") != 0 && strcmp(output, "table") != 0) {
-        status = wh_ctl_usage_error(a, "unknown output format \"%s\" (use table or json)", output);
+    if (wh_ctl_output_check(a, output) != 0) {
+        status = 2;
         goto out;
     }
     if (wh_ctl_kube_client(a, &client, &err) != WH_OK) {
@@ -453,7 +453,7 @@ static int run(const wh_ctl_args *a)
         json_array_append_new(results, res);
     }
     status = json_array_size(injecting) > 1 ? 1 : 0;
-    if (strcmp(output, "json") == 0) {
+    if (strcmp(output, "table") != 0) {
         const char *verdict = json_array_size(injecting) == 0   ? "not-injected"
                               : json_array_size(injecting) == 1 ? "injected"
                                                                 : "double-injection";
@@ -461,9 +461,8 @@ static int run(const wh_ctl_args *a)
         json_array_foreach(injecting, i, m) json_array_append(names, json_object_get(m, "name"));
         out = json_pack("{s:s, s:s, s:o, s:O}", "namespace", ns, "result", verdict, "injectedBy", names, "webhooks",
                         results);
-        char *text = json_dumps(out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        printf("%s\n", text != NULL ? text : "{}");
-        free(text);
+        if (wh_ctl_output_doc(output, out) != 0)
+            status = 1;
         json_decref(out);
         goto out;
     }
@@ -510,8 +509,9 @@ static const wh_ctl_flag flags[] = {
     {.name = "output",
      .shorthand = 'o',
      .type = WH_CTL_STRING,
-     .usage = "Output format: table or json",
-     .def = "table"},
+     .usage = "Output format: table, json or yaml",
+     .def = "table",
+     .values = WH_CTL_OUTPUT_FORMATS},
 };
 
 const wh_ctl_cmd wh_ctl_cmd_check_inject = {

@@ -25,9 +25,8 @@ static const wh_ctl_cmd cmd_version = {
 };
 
 static const wh_ctl_cmd *const commands[] = {
-    &wh_ctl_cmd_certs,       &wh_ctl_cmd_check,    &wh_ctl_cmd_check_inject,
-    &wh_ctl_cmd_kube_inject, &wh_ctl_cmd_revision, &wh_ctl_cmd_tag,
-    &wh_ctl_cmd_validate,    &cmd_version,         NULL,
+    &wh_ctl_cmd_certs,    &wh_ctl_cmd_check, &wh_ctl_cmd_check_inject, &wh_ctl_cmd_completion, &wh_ctl_cmd_kube_inject,
+    &wh_ctl_cmd_revision, &wh_ctl_cmd_tag,   &wh_ctl_cmd_validate,     &cmd_version,           NULL,
 };
 
 static const wh_ctl_cmd root = {
@@ -37,6 +36,7 @@ static const wh_ctl_cmd root = {
                  "sidecar injection and validation of manifests offline, and diagnostics of the webhooks\n"
                  "in a cluster.  Run \"webhookctl help <command>\" for a command's flags.\n",
     .subcommands = commands,
+    .version = WH_VERSION,
 };
 
 int main(int argc, char **argv)

@@ -25,7 +25,6 @@
 #include "tag.h"
 #include "wh_buf.h"
 #include "wh_ctl.h"
-#include "wh_yaml.h"
 
 #define RESTARTED_AT "kubectl.kubernetes.io/restartedAt"
 /* Which revision a restart was for: a re-run waits for that rollout instead of restarting again. */
@@ -57,13 +56,6 @@ static const char *meta(const json_t *o, const char *k)
     return str(json_object_get(o, "metadata"), k);
 }
 
-static int check_output(const wh_ctl_args *a, const char *fmt)
-{
-    if (strcmp(fmt, "table") != 0 && strcmp(fmt, "json") != 0 && strcmp(fmt, "yaml") != 0)
-        return wh_ctl_usage_error(a, "unknown output format \"%s\" (use table, json or yaml)", fmt);
-    return 0;
-}
-
 /* The client and the inventory; 0, or 1 after printing the error. */
 static int load(const wh_ctl_args *a, wh_kube_client **c, inv_cluster *cl, json_t **inv)
 {
@@ -73,25 +65,6 @@ static int load(const wh_ctl_args *a, wh_kube_client **c, inv_cluster *cl, json_
     if (wh_ctl_kube_client(a, c, &err) != WH_OK || inv_load(*c, wh_ctl_string(a, "istioNamespace"), cl, &err) != WH_OK)
         return fail("%s", wh_err_msg(&err));
     *inv = inv_build(cl);
-    return 0;
-}
-
-static int print_structured(const json_t *v, const char *fmt)
-{
-    if (strcmp(fmt, "json") == 0) {
-        char *text = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        printf("%s\n", text != NULL ? text : "{}");
-        free(text);
-    } else {
-        wh_buf y = WH_BUF_INIT;
-        wh_err err = {0};
-        if (wh_yaml_dump(v, &y, &err) != WH_OK) {
-            wh_buf_free(&y);
-            return fail("cannot print YAML: %s", wh_err_msg(&err));
-        }
-        fwrite(y.data, 1, y.len, stdout);
-        wh_buf_free(&y);
-    }
     return 0;
 }
 
@@ -160,7 +133,7 @@ static int run_list(const wh_ctl_args *a)
 
     if (a->nargs > 0)
         return wh_ctl_usage_error(a, "revision list takes no arguments");
-    if ((rc = check_output(a, fmt)) != 0)
+    if ((rc = wh_ctl_output_check(a, fmt)) != 0)
         return rc;
     if ((rc = load(a, &c, &cl, &inv)) != 0)
         goto out;
@@ -168,7 +141,7 @@ static int run_list(const wh_ctl_args *a)
         /* the documented shape, without the extra configMaps field of the inventory */
         json_t *doc = json_deep_copy(inv);
         json_array_foreach(json_object_get(doc, "revisions"), i, r) json_object_del(r, "configMaps");
-        rc = print_structured(doc, fmt);
+        rc = wh_ctl_output_doc(fmt, doc);
         json_decref(doc);
         goto out;
     }
@@ -273,7 +246,7 @@ static int run_describe(const wh_ctl_args *a)
     if (a->nargs != 1)
         return wh_ctl_usage_error(a, a->nargs == 0 ? "must provide a revision to describe"
                                                    : "must provide a single revision to describe");
-    if ((rc = check_output(a, fmt)) != 0)
+    if ((rc = wh_ctl_output_check(a, fmt)) != 0)
         return rc;
     if ((rc = load(a, &c, &cl, &inv)) != 0)
         goto out;
@@ -292,7 +265,7 @@ static int run_describe(const wh_ctl_args *a)
     json_object_set_new(doc, "podList", pods_running(&cl, a->args[0]));
     json_object_set_new(doc, "needsRestart", moving);
     if (strcmp(fmt, "table") != 0) {
-        rc = print_structured(doc, fmt);
+        rc = wh_ctl_output_doc(fmt, doc);
         goto out;
     }
     printf("Revision:     %s\n", str(doc, "name"));

@@ -80,7 +80,8 @@ static const wh_ctl_flag list_flags[] = {
      .shorthand = 'o',
      .type = WH_CTL_STRING,
      .usage = "Output format: table, json or yaml",
-     .def = "table"},
+     .def = "table",
+     .values = WH_CTL_OUTPUT_FORMATS},
 };
 
 static const wh_ctl_flag remove_flags[] = {

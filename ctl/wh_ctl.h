@@ -16,6 +16,15 @@
  * -n/--namespace, --request-timeout. */
 extern const wh_ctl_flagset wh_ctl_cluster_flags;
 
+/* -o of the commands that print a document: "table" (the command's own
+ * layout), "json" or "yaml" (output.c).  wh_ctl_output_check() is 0 for a
+ * known format, else the usage error's exit status (2);
+ * wh_ctl_output_doc() prints `doc` in json or yaml and returns 0, or 1 when
+ * it cannot. */
+#define WH_CTL_OUTPUT_FORMATS "table,json,yaml"
+int wh_ctl_output_check(const wh_ctl_args *a, const char *format);
+int wh_ctl_output_doc(const char *format, const json_t *doc);
+
 /* The Kubernetes client those flags describe; err says what failed. */
 wh_code wh_ctl_kube_client(const wh_ctl_args *a, wh_kube_client **out, wh_err *err);
 
@@ -26,5 +35,6 @@ extern const wh_ctl_cmd wh_ctl_cmd_check;        /* check.c */
 extern const wh_ctl_cmd wh_ctl_cmd_certs;        /* certs.c */
 extern const wh_ctl_cmd wh_ctl_cmd_tag;          /* tag.c */
 extern const wh_ctl_cmd wh_ctl_cmd_revision;     /* revision.c */
+extern const wh_ctl_cmd wh_ctl_cmd_completion;   /* completion.c */
 
 #endif

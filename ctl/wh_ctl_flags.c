@@ -16,6 +16,8 @@
 #include "wh_ctl_flags.h"
 
 static const wh_ctl_flag help_flag = {.name = "help", .shorthand = 'h', .type = WH_CTL_BOOL, .usage = "help"};
+/* cobra's version flag of a root command with a version */
+static const wh_ctl_flag version_flag = {.name = "version", .shorthand = 'v', .type = WH_CTL_BOOL, .usage = "version"};
 static const char *const no_items[] = {NULL};
 
 /* ---- values --------------------------------------------------------------- */
@@ -359,7 +361,7 @@ static wh_code add_arg(wh_ctl_args *a, char *arg, wh_err *err)
 /* Flags and their defaults (and environment). */
 static wh_code init_args(const wh_ctl_cmd *cmd, const char *path, wh_ctl_args *a, wh_err *err)
 {
-    size_t n = cmd->nflags + 1 + (cmd->inherited != NULL ? cmd->inherited->n : 0), k = 0;
+    size_t n = cmd->nflags + 2 + (cmd->inherited != NULL ? cmd->inherited->n : 0), k = 0;
 
     memset(a, 0, sizeof(*a));
     a->cmd = cmd;
@@ -371,6 +373,8 @@ static wh_code init_args(const wh_ctl_cmd *cmd, const char *path, wh_ctl_args *a
     for (size_t i = 0; i < cmd->nflags; i++)
         a->flags[k++] = &cmd->flags[i];
     a->flags[k++] = &help_flag;
+    if (cmd->version != NULL)
+        a->flags[k++] = &version_flag;
     for (size_t i = 0; cmd->inherited != NULL && i < cmd->inherited->n; i++)
         a->flags[k++] = &cmd->inherited->flags[i];
     a->nflags = k;
@@ -543,7 +547,8 @@ static void print_flags(FILE *out, const char *title, const wh_ctl_flag *const *
     for (size_t i = 0; i < n; i++) {
         const wh_ctl_flag *f = flags[i];
         static const char *const type_names[] = {"", "string", "int", "duration", "stringArray"};
-        const char *text = f == &help_flag ? NULL : f->usage, *bq = text != NULL ? strchr(text, '`') : NULL;
+        const char *text = f == &help_flag || f == &version_flag ? NULL : f->usage,
+                   *bq = text != NULL ? strchr(text, '`') : NULL;
         const char *eq = bq != NULL ? strchr(bq + 1, '`') : NULL;
         left[i] = (wh_buf)WH_BUF_INIT;
         usage[i] = (wh_buf)WH_BUF_INIT;
@@ -551,8 +556,8 @@ static void print_flags(FILE *out, const char *title, const wh_ctl_flag *const *
             wh_buf_printf(&left[i], "  -%c, --%s", f->shorthand, f->name);
         else
             wh_buf_printf(&left[i], "      --%s", f->name);
-        if (f == &help_flag) {
-            wh_buf_printf(&usage[i], "help for %s", cmd_name);
+        if (f == &help_flag || f == &version_flag) {
+            wh_buf_printf(&usage[i], "%s for %s", f->name, cmd_name);
         } else if (eq != NULL) { /* `NAME` names the value */
             wh_buf_printf(&left[i], " %.*s", (int)(eq - bq - 1), bq + 1);
             wh_buf_printf(&usage[i], "%.*s%.*s%s", (int)(bq - text), text, (int)(eq - bq - 1), bq + 1, eq + 1);
@@ -648,6 +653,8 @@ void wh_ctl_help(const wh_ctl_cmd *cmd, const char *path, FILE *out)
     for (size_t i = 0; i < cmd->nflags && nown < 63; i++)
         own[nown++] = &cmd->flags[i];
     own[nown++] = &help_flag;
+    if (cmd->version != NULL)
+        own[nown++] = &version_flag;
     print_flags(out, "Flags", own, nown, name);
     if (cmd->inherited != NULL) {
         const wh_ctl_flag *inh[64];
@@ -731,41 +738,52 @@ static int unknown_command(const wh_ctl_cmd *group, const char *path, const char
     return 2;
 }
 
-/* A flag spec of `cmd` (own, help, inherited) by long name or shorthand. */
+/* The i-th flag spec of `cmd`: own, help, version, inherited; NULL past the end. */
+static const wh_ctl_flag *nth_flag(const wh_ctl_cmd *cmd, size_t i)
+{
+    if (i < cmd->nflags)
+        return &cmd->flags[i];
+    i -= cmd->nflags;
+    if (i == 0)
+        return &help_flag;
+    i--;
+    if (cmd->version != NULL && i-- == 0)
+        return &version_flag;
+    return cmd->inherited != NULL && i < cmd->inherited->n ? &cmd->inherited->flags[i] : NULL;
+}
+
+/* A flag spec of `cmd` by long name (name != NULL) or shorthand. */
 static const wh_ctl_flag *cmd_flag(const wh_ctl_cmd *cmd, const char *name, size_t len, char shorthand)
 {
     const wh_ctl_flag *f;
 
-    for (size_t set = 0; set < 3; set++) {
-        size_t n = set == 0 ? cmd->nflags : set == 1 ? 1 : cmd->inherited != NULL ? cmd->inherited->n : 0;
-        for (size_t i = 0; i < n; i++) {
-            f = set == 0 ? &cmd->flags[i] : set == 1 ? &help_flag : &cmd->inherited->flags[i];
-            if (name != NULL &&
-                ((strlen(f->name) == len && strncmp(f->name, name, len) == 0) || name_in_list(f->aliases, name, len)))
-                return f;
-            if (name == NULL && f->shorthand == shorthand)
-                return f;
-        }
+    for (size_t i = 0; (f = nth_flag(cmd, i)) != NULL; i++) {
+        if (name != NULL &&
+            ((strlen(f->name) == len && strncmp(f->name, name, len) == 0) || name_in_list(f->aliases, name, len)))
+            return f;
+        if (name == NULL && f->shorthand == shorthand)
+            return f;
     }
     return NULL;
 }
 
-/* Does the flag word `w` take the next word as its value (cobra's stripFlags)? */
-static int takes_next(const wh_ctl_cmd *cmd, const char *w)
+/* The flag whose value is the word after the flag word `w`, NULL when `w`
+ * carries its own value or names bool flags only (cobra's stripFlags). */
+static const wh_ctl_flag *value_flag(const wh_ctl_cmd *cmd, const char *w)
 {
     const wh_ctl_flag *f;
 
     if (w[1] == '-') {
         if (strchr(w, '=') != NULL)
-            return 0;
+            return NULL;
         f = cmd_flag(cmd, w + 2, strlen(w + 2), 0);
-        return f != NULL && f->type != WH_CTL_BOOL;
+        return f != NULL && f->type != WH_CTL_BOOL ? f : NULL;
     }
     for (const char *s = w + 1; *s != '\0'; s++) {
         if ((f = cmd_flag(cmd, NULL, 0, *s)) == NULL || f->type != WH_CTL_BOOL)
-            return f != NULL && s[1] == '\0';
+            return f != NULL && s[1] == '\0' ? f : NULL;
     }
-    return 0;
+    return NULL;
 }
 
 /* Index in words[0..n) of the first word that is neither a flag nor a flag's
@@ -777,7 +795,7 @@ static int find_command_word(const wh_ctl_cmd *cmd, char **words, int n)
             return -1;
         if (words[i][0] != '-' || words[i][1] == '\0')
             return i;
-        if (takes_next(cmd, words[i]))
+        if (value_flag(cmd, words[i]) != NULL)
             i++;
     }
     return -1;
@@ -795,6 +813,10 @@ static int execute(const wh_ctl_cmd *root, char **words, int n)
     wh_err err = {0};
 
     snprintf(path, sizeof(path), "%s", root->name);
+    if (n > 0 && strcmp(words[0], "__complete") == 0) {
+        wh_ctl_complete(root, words + 1, n > 1 ? n - 2 : 0, n > 1 ? words[n - 1] : "", stdout);
+        return 0;
+    }
     /* `webhookctl help [command...]` is `webhookctl [command...] --help` */
     if (n > 0 && strcmp(words[0], "help") == 0 && root->subcommands != NULL) {
         help_cmd = 1;
@@ -821,7 +843,10 @@ static int execute(const wh_ctl_cmd *root, char **words, int n)
         fprintf(stderr, "Error: %s\nRun '%s --help' for usage.\n", wh_err_msg(&err), path);
         return 2;
     }
-    if (a.help || cmd->run == NULL) {
+    if (!a.help && cmd->version != NULL && wh_ctl_bool(&a, "version")) {
+        printf("%s version %s\n", cmd->name, cmd->version);
+        rc = 0;
+    } else if (a.help || cmd->run == NULL) {
         if (!a.help && a.nargs > 0)
             rc = unknown_command(cmd, path, a.args[0]);
         else
@@ -847,4 +872,106 @@ int wh_ctl_execute(const wh_ctl_cmd *root, int argc, char **argv)
     rc = execute(root, words, argc > 1 ? argc - 1 : 0);
     free(words);
     return rc;
+}
+
+/* ---- shell completion ----------------------------------------------------- */
+
+/* "value\tdescription": the description on one line, without the backquotes
+ * that name a flag's value in --help. */
+static void candidate(FILE *out, const char *prefix, const char *value, size_t vlen, const char *desc)
+{
+    fprintf(out, "%s%.*s", prefix, (int)vlen, value);
+    if (desc != NULL && *desc != '\0') {
+        fputc('\t', out);
+        for (; *desc != '\0'; desc++)
+            if (*desc != '`')
+                fputc(*desc == '\n' || *desc == '\t' ? ' ' : *desc, out);
+    }
+    fputc('\n', out);
+}
+
+/* The flag's completion values that start with `cur`, each after `prefix`. */
+static void flag_values(FILE *out, const wh_ctl_flag *f, const char *prefix, const char *cur)
+{
+    for (const char *v = f->values; v != NULL && *v != '\0';) {
+        size_t len = strcspn(v, ",");
+        if (len >= strlen(cur) && strncmp(v, cur, strlen(cur)) == 0)
+            candidate(out, prefix, v, len, NULL);
+        v += len + (v[len] == ',');
+    }
+}
+
+void wh_ctl_complete(const wh_ctl_cmd *root, char **words, int n, const char *cur, FILE *out)
+{
+    static const wh_ctl_cmd help_cmd = {.name = "help", .summary = "Help about any command"};
+    const wh_ctl_cmd *cmd = root;
+    const wh_ctl_flag *pending = NULL, *f;
+    unsigned directive = 0;
+    int only_args = 0, nargs = 0;
+    size_t clen = strlen(cur);
+
+    for (int i = 0; i < n; i++) {
+        const char *w = words[i];
+        const wh_ctl_cmd *sub = NULL;
+        if (!only_args && strcmp(w, "--") == 0) {
+            only_args = 1;
+        } else if (!only_args && w[0] == '-' && w[1] != '\0') {
+            if ((f = value_flag(cmd, w)) != NULL && i + 1 == n)
+                pending = f; /* `cur` is its value */
+            else if (f != NULL)
+                i++;
+        } else {
+            for (size_t j = 0; nargs == 0 && cmd->subcommands != NULL && cmd->subcommands[j] != NULL && sub == NULL;
+                 j++)
+                if (names_cmd(cmd->subcommands[j], w))
+                    sub = cmd->subcommands[j];
+            if (sub != NULL)
+                cmd = sub;
+            else if (!(cmd == root && i == 0 && strcmp(w, "help") == 0))
+                nargs++;
+        }
+    }
+    if (pending != NULL) {
+        flag_values(out, pending, "", cur);
+        directive = pending->values != NULL ? WH_CTL_COMP_NOFILES : 0;
+    } else if (!only_args && cur[0] == '-') {
+        const char *eq = strchr(cur, '=');
+        directive = WH_CTL_COMP_NOFILES;
+        if (cur[1] == '-' && eq != NULL) { /* --flag=partial */
+            f = cmd_flag(cmd, cur + 2, (size_t)(eq - cur - 2), 0);
+            if (f != NULL && f->type != WH_CTL_BOOL && f->values == NULL)
+                directive = 0;
+            else if (f != NULL && f->type != WH_CTL_BOOL) {
+                wh_buf prefix = WH_BUF_INIT;
+                wh_buf_printf(&prefix, "%.*s", (int)(eq - cur + 1), cur);
+                flag_values(out, f, prefix.data, eq + 1);
+                wh_buf_free(&prefix);
+            }
+        } else {
+            for (size_t i = 0; (f = nth_flag(cmd, i)) != NULL; i++) {
+                char name[96];
+                if (f->opts & WH_CTL_HIDDEN)
+                    continue;
+                snprintf(name, sizeof(name), "--%s", f->name);
+                if (strncmp(name, cur, clen) != 0)
+                    continue;
+                if (f == &help_flag || f == &version_flag) {
+                    char desc[96];
+                    snprintf(desc, sizeof(desc), "%s for %s", f->name, cmd->name);
+                    candidate(out, "", name, strlen(name), desc);
+                } else {
+                    candidate(out, "", name, strlen(name), f->usage);
+                }
+            }
+        }
+    } else if (cmd->subcommands != NULL && nargs == 0) {
+        directive = WH_CTL_COMP_NOFILES;
+        for (size_t j = 0; cmd->subcommands[j] != NULL; j++)
+            if (strncmp(cmd->subcommands[j]->name, cur, clen) == 0)
+                candidate(out, "", cmd->subcommands[j]->name, strlen(cmd->subcommands[j]->name),
+                          cmd->subcommands[j]->summary);
+        if (cmd == root && strncmp(help_cmd.name, cur, clen) == 0)
+            candidate(out, "", help_cmd.name, strlen(help_cmd.name), help_cmd.summary);
+    }
+    fprintf(out, ":%u\n", directive);
 }

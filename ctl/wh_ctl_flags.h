@@ -45,6 +45,8 @@ typedef struct wh_ctl_flag {
     const char *aliases;   /* other accepted long names, comma-separated (camelCase/kebab-case); not in --help */
     const char *env;       /* environment variable that replaces the default when set and not empty */
     unsigned opts;         /* WH_CTL_HIDDEN, WH_CTL_BARE_SECONDS */
+    const char *values;    /* the values shell completion offers, comma-separated ("table,json,yaml"); NULL: file
+                              names for a flag that takes a value */
 } wh_ctl_flag;
 
 /* A table of flags, e.g. the cluster flags every cluster command inherits. */
@@ -70,6 +72,7 @@ struct wh_ctl_cmd {
     const wh_ctl_flagset *inherited;      /* "Global Flags:", or NULL */
     const wh_ctl_cmd *const *subcommands; /* NULL-terminated, or NULL */
     int (*run)(const wh_ctl_args *a);     /* the exit status; NULL for a group (prints its help) */
+    const char *version;                  /* root only: adds cobra's -v/--version ("<name> version <version>") */
 };
 
 #define WH_CTL_FLAGS(table) .flags = (table), .nflags = sizeof(table) / sizeof((table)[0])
@@ -106,8 +109,20 @@ wh_code wh_ctl_parse(const wh_ctl_cmd *cmd, const char *path, int argc, char **a
 void wh_ctl_args_free(wh_ctl_args *a);
 
 /* Find the subcommand chain in argv[1..] from `root`, parse, then print help
- * (exit 0), report a usage error (exit 2) or return cmd->run(). */
+ * (exit 0), report a usage error (exit 2) or return cmd->run().
+ * `<root> __complete WORD... CURRENT` (hidden) answers shell completion:
+ * wh_ctl_complete(). */
 int wh_ctl_execute(const wh_ctl_cmd *root, int argc, char **argv);
+
+/* Shell completion, cobra's protocol: what may replace `current` (the word
+ * under the cursor, maybe "") after the command-line words `words`: one
+ * candidate a line ("value\tdescription"), then ":<directive>", a sum of
+ * WH_CTL_COMP_*.  The completion scripts (ctl/completion.c) call it through
+ * the hidden `__complete` command, so the command tree and flag tables stay
+ * the one source of what completes. */
+#define WH_CTL_COMP_NOSPACE 2u /* do not add a space after the candidate (a "--flag=" prefix) */
+#define WH_CTL_COMP_NOFILES 4u /* no file names when no candidate fits */
+void wh_ctl_complete(const wh_ctl_cmd *root, char **words, int n, const char *current, FILE *out);
 
 /* The generated help of `cmd` (cobra's layout: long help, Usage, Aliases,
  * Examples, Available Commands, Flags, Global Flags). */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include <curl/curl.h>
@@ -216,18 +217,64 @@ static wh_code refresh_exec(wh_kube_client *c, wh_err *err)
 typedef struct sink {
     wh_buf body;
     int too_big;
+    /* wh_kube_stream: the lines of a 2xx body go to on_line as they arrive */
+    wh_kube_line_fn on_line;
+    void *line_ctx;
+    const atomic_int *stop;
+    CURL *curl;
+    int streaming; /* -1: not known yet; 1: 2xx, lines handed over; 0: an error body, buffered */
+    int stopped;   /* on_line asked to stop */
+    long timeout_ms;
 } sink;
+
+/* Hand over every complete line buffered so far; keep the rest. */
+static int flush_lines(sink *s)
+{
+    size_t start = 0;
+
+    for (size_t i = 0; i < s->body.len; i++) {
+        if (s->body.data[i] != '\n')
+            continue;
+        if (i > start && s->on_line(s->line_ctx, s->body.data + start, i - start) != 0) {
+            s->stopped = 1;
+            return -1;
+        }
+        start = i + 1;
+    }
+    if (start > 0) {
+        memmove(s->body.data, s->body.data + start, s->body.len - start);
+        s->body.len -= start;
+        s->body.data[s->body.len] = '\0';
+    }
+    return 0;
+}
 
 static size_t on_data(char *p, size_t size, size_t n, void *ud)
 {
     sink *s = ud;
     size_t len = size * n;
 
+    if (s->on_line != NULL && s->streaming < 0) {
+        long code = 0;
+        curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &code);
+        s->streaming = code >= 200 && code < 300;
+    }
     if (s->body.len + len > WH_KUBE_MAX_RESPONSE) {
         s->too_big = 1;
         return 0;
     }
-    return wh_buf_append(&s->body, p, len) == WH_OK ? len : 0;
+    if (wh_buf_append(&s->body, p, len) != WH_OK)
+        return 0;
+    if (s->streaming == 1 && flush_lines(s) != 0)
+        return 0;
+    return len;
+}
+
+/* Streams end early when the owner sets *stop (checked about once a second). */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+    const sink *s = ud;
+    return s->stop != NULL && atomic_load(s->stop) ? 1 : 0;
 }
 
 static void set_blob(CURL *curl, CURLoption opt, const kube_blob *b)
@@ -420,8 +467,16 @@ static wh_code perform(wh_kube_client *c, const char *method, const char *path, 
     curl_easy_setopt(curl, CURLOPT_URL, url.data);
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, snk->timeout_ms > 0 ? snk->timeout_ms : c->timeout_ms);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, c->timeout_ms);
+    if (snk->on_line != NULL) {
+        snk->curl = curl;
+        snk->streaming = -1;
+        curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+        curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(curl, CURLOPT_XFERINFODATA, snk);
+    }
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(curl, CURLOPT_USERAGENT, c->user_agent);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
@@ -499,9 +554,15 @@ static wh_code perform(wh_kube_client *c, const char *method, const char *path, 
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
 
     cc = curl_easy_perform(curl);
+    if (snk->stopped) /* the line handler had what it wanted */
+        cc = CURLE_OK;
     if (snk->too_big) {
         rc = wh_err_set(err, WH_E_LIMIT, "the answer to %s %s is larger than %u bytes", method, path,
                         WH_KUBE_MAX_RESPONSE);
+        goto out;
+    }
+    if (cc == CURLE_ABORTED_BY_CALLBACK) {
+        rc = wh_err_set(err, WH_E_IO, "%s %s: stopped", method, path);
         goto out;
     }
     if (cc != CURLE_OK) {
@@ -523,7 +584,7 @@ out:
 wh_code wh_kube_request(wh_kube_client *c, const char *method, const char *path, const char *content_type,
                         const char *body, size_t body_len, long *http_status, json_t **out, wh_err *err)
 {
-    sink snk = {WH_BUF_INIT, 0};
+    sink snk = {.body = WH_BUF_INIT};
     json_t *doc = NULL;
     long status = 0;
     wh_code rc;
@@ -582,6 +643,31 @@ out:
     return rc;
 }
 
+wh_code wh_kube_stream(wh_kube_client *c, const char *path, long timeout_ms, wh_kube_line_fn on_line, void *ctx,
+                       const atomic_int *stop, long *http_status, wh_err *err)
+{
+    sink snk = {.body = WH_BUF_INIT, .on_line = on_line, .line_ctx = ctx, .stop = stop, .timeout_ms = timeout_ms};
+    json_t *doc = NULL;
+    long status = 0;
+    wh_code rc;
+
+    if ((rc = perform(c, "GET", path, NULL, NULL, 0, &status, &snk, err)) != WH_OK)
+        goto out;
+    if (status < 200 || status >= 300) {
+        doc = snk.body.len > 0 ? wh_json_loadb(snk.body.data, snk.body.len, 0, NULL) : NULL;
+        rc = http_error(c, "GET", path, status, json_is_object(doc) ? doc : NULL, &snk.body, err);
+        goto out;
+    }
+    if (!snk.stopped && snk.body.len > 0) /* a last line without its newline */
+        on_line(ctx, snk.body.data, snk.body.len);
+out:
+    if (http_status != NULL)
+        *http_status = status;
+    json_decref(doc);
+    wh_buf_free(&snk.body);
+    return rc;
+}
+
 /* ---- REST verbs ----------------------------------------------------------- */
 
 /* wh_kube_request for the typed verbs: on failure *out stays NULL (the
@@ -598,8 +684,8 @@ static wh_code call(wh_kube_client *c, const char *method, const char *path, con
     return rc;
 }
 
-static wh_code resource_path(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const char *name,
-                             wh_buf *out, wh_err *err)
+wh_code kube_resource_path(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const char *name, wh_buf *out,
+                           wh_err *err)
 {
     char *e;
     wh_code rc;
@@ -628,7 +714,7 @@ static wh_code resource_path(wh_kube_client *c, const wh_kube_resource *r, const
     return rc;
 }
 
-static wh_code add_query(wh_kube_client *c, wh_buf *path, const char *key, const char *value, wh_err *err)
+wh_code kube_add_query(wh_kube_client *c, wh_buf *path, const char *key, const char *value, wh_err *err)
 {
     char *e = curl_easy_escape(c->curl, value, 0);
     wh_code rc;
@@ -665,7 +751,7 @@ static wh_code call_object(wh_kube_client *c, const char *method, const wh_kube_
     wh_buf path = WH_BUF_INIT;
     wh_code rc;
 
-    if ((rc = resource_path(c, r, ns, name, &path, err)) == WH_OK)
+    if ((rc = kube_resource_path(c, r, ns, name, &path, err)) == WH_OK)
         rc = call(c, method, path.data, NULL, NULL, 0, out, err);
     wh_buf_free(&path);
     return rc;
@@ -680,9 +766,9 @@ static wh_code send_object(wh_kube_client *c, const char *method, const wh_kube_
     wh_buf path = WH_BUF_INIT;
     wh_code rc;
 
-    if ((rc = resource_path(c, r, ns, name, &path, err)) == WH_OK &&
-        (field_manager == NULL || (rc = add_query(c, &path, "fieldManager", field_manager, err)) == WH_OK) &&
-        (!force || (rc = add_query(c, &path, "force", "true", err)) == WH_OK))
+    if ((rc = kube_resource_path(c, r, ns, name, &path, err)) == WH_OK &&
+        (field_manager == NULL || (rc = kube_add_query(c, &path, "fieldManager", field_manager, err)) == WH_OK) &&
+        (!force || (rc = kube_add_query(c, &path, "force", "true", err)) == WH_OK))
         rc = send_json(c, method, path.data, ctype, body, out, err);
     wh_buf_free(&path);
     return rc;
@@ -712,11 +798,11 @@ wh_code wh_kube_list(wh_kube_client *c, const wh_kube_resource *r, const char *n
         json_t *it;
         const char *next;
         wh_buf_reset(&path);
-        if ((rc = resource_path(c, r, ns, NULL, &path, err)) != WH_OK ||
-            (rc = add_query(c, &path, "limit", limit, err)) != WH_OK ||
+        if ((rc = kube_resource_path(c, r, ns, NULL, &path, err)) != WH_OK ||
+            (rc = kube_add_query(c, &path, "limit", limit, err)) != WH_OK ||
             (label_selector != NULL && label_selector[0] != '\0' &&
-             (rc = add_query(c, &path, "labelSelector", label_selector, err)) != WH_OK) ||
-            (token != NULL && (rc = add_query(c, &path, "continue", token, err)) != WH_OK))
+             (rc = kube_add_query(c, &path, "labelSelector", label_selector, err)) != WH_OK) ||
+            (token != NULL && (rc = kube_add_query(c, &path, "continue", token, err)) != WH_OK))
             goto out;
         json_decref(page);
         page = NULL;

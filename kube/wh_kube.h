@@ -53,6 +53,7 @@
 #define WH_KUBE_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 
 #include "wh_result.h"
 
@@ -130,6 +131,16 @@ const char *wh_kube_client_namespace(const wh_kube_client *c);
  * *http_status (may be NULL) = the status, or 0 when no answer arrived. */
 wh_code wh_kube_request(wh_kube_client *c, const char *method, const char *path, const char *content_type,
                         const char *body, size_t body_len, long *http_status, json_t **out, wh_err *err);
+
+/* A streaming GET (a watch): each newline-terminated line of a 2xx body goes
+ * to `on_line` as soon as it arrives; on_line returns nonzero to end the
+ * stream early (WH_OK).  The request may last `timeout_ms` (0: the client's
+ * timeout); setting *stop (may be NULL) ends it within about a second
+ * (WH_E_IO "stopped").  A non-2xx answer is an error as for wh_kube_request,
+ * *http_status (may be NULL) says which. */
+typedef int (*wh_kube_line_fn)(void *ctx, const char *line, size_t len);
+wh_code wh_kube_stream(wh_kube_client *c, const char *path, long timeout_ms, wh_kube_line_fn on_line, void *ctx,
+                       const atomic_int *stop, long *http_status, wh_err *err);
 
 /* GET one object.  404 is WH_E_NOTFOUND with the server's message. */
 wh_code wh_kube_get(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const char *name, json_t **out,

@@ -19,12 +19,12 @@ stage "dependencies"
 scripts/deps.sh test
 
 stage "build and test"
-cmake -S . -B build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWH_SANITIZE= >/dev/null
+cmake -S . -B build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWH_SANITIZE= -DWH_BUILD_TESTS=ON >/dev/null
 cmake --build build-test -j"$jobs"
 ctest --test-dir build-test -j"$jobs" --timeout 900
 
 stage "build and test with ASan+UBSan"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DWH_SANITIZE=address,undefined >/dev/null
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DWH_SANITIZE=address,undefined -DWH_BUILD_TESTS=ON >/dev/null
 cmake --build build-asan -j"$jobs"
 # WH_TEST_SLOW stretches the integration tests' timeouts for the slower build.
 ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1 UBSAN_OPTIONS=print_stacktrace=1 WH_TEST_SLOW=3 \

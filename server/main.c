@@ -133,32 +133,6 @@ static void describe_cert(const wh_certs_info *info, const char *source, char *o
     snprintf(out, size, "%s, serial %s, expires %s (%s)", info->subject, info->serial, expiry, source);
 }
 
-static wh_code write_file_atomically(const char *path, const wh_buf *data, wh_err *err)
-{
-    wh_buf tmp = WH_BUF_INIT;
-    FILE *f = NULL;
-    wh_code rc;
-
-    if ((rc = wh_buf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid())) != WH_OK)
-        goto out;
-    if ((f = fopen(tmp.data, "wb")) == NULL || fwrite(data->data, 1, data->len, f) != data->len || fclose(f) != 0) {
-        f = NULL;
-        rc = wh_err_set(err, WH_E_IO, "cannot write %s: %s", tmp.data, strerror(errno));
-        unlink(tmp.data);
-        goto out;
-    }
-    f = NULL;
-    if (rename(tmp.data, path) != 0) {
-        rc = wh_err_set(err, WH_E_IO, "cannot rename %s to %s: %s", tmp.data, path, strerror(errno));
-        unlink(tmp.data);
-    }
-out:
-    if (f != NULL)
-        fclose(f);
-    wh_buf_free(&tmp);
-    return rc;
-}
-
 /* Generate the self-signed certificate; its PEM (its own CA) goes to a->ca. */
 static wh_code self_signed(app *a, SSL_CTX **ctx, wh_certs_info *info, wh_err *err)
 {
@@ -189,7 +163,7 @@ static wh_code self_signed(app *a, SSL_CTX **ctx, wh_certs_info *info, wh_err *e
         (rc = wh_certs_ctx_from_pem(cert.data, cert.len, key.data, key.len, ctx, info, err)) != WH_OK)
         goto out;
     if (a->cfg.self_signed_cert_out[0] != '\0' &&
-        (rc = write_file_atomically(a->cfg.self_signed_cert_out, &cert, err)) != WH_OK) {
+        (rc = wh_certs_write_file(a->cfg.self_signed_cert_out, cert.data, cert.len, 0644, err)) != WH_OK) {
         SSL_CTX_free(*ctx);
         *ctx = NULL;
         goto out;
@@ -449,6 +423,48 @@ static wh_code create_endpoints(app *a, endpoint_impl *impls, wh_router_route *r
     return WH_OK;
 }
 
+/* --shutdown-delay: keep serving while the endpoint goes away (the kubelet
+ * and the endpoints controller learn about the terminating pod in parallel,
+ * so the API server may still open connections to it for a few seconds).
+ * Certificates keep being watched; a second SIGTERM/SIGINT ends the wait. */
+static void shutdown_delay(app *a, const sigset_t *signals)
+{
+    struct timespec end, now, left;
+    char secs[32];
+
+    snprintf(secs, sizeof(secs), "%g", a->cfg.shutdown_delay);
+    wh_log(WH_LOG_INFO, "shutdown delay: still serving before closing the listener", "seconds", secs, NULL);
+    wh_http_begin_drain(a->http);
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    end.tv_sec += (time_t)a->cfg.shutdown_delay;
+    end.tv_nsec += (long)((a->cfg.shutdown_delay - (double)(time_t)a->cfg.shutdown_delay) * 1e9);
+    if (end.tv_nsec >= 1000000000L)
+        end.tv_sec++, end.tv_nsec -= 1000000000L;
+    for (;;) {
+        int sig;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
+            return;
+        left.tv_sec = end.tv_sec - now.tv_sec;
+        left.tv_nsec = end.tv_nsec - now.tv_nsec;
+        if (left.tv_nsec < 0)
+            left.tv_sec--, left.tv_nsec += 1000000000L;
+        if (left.tv_sec >= 1)
+            left.tv_sec = 1, left.tv_nsec = 0;
+        sig = sigtimedwait(signals, NULL, &left);
+        if (sig == SIGINT || sig == SIGTERM) {
+            wh_log(WH_LOG_INFO, "second signal: ending the shutdown delay", NULL);
+            return;
+        }
+        if (have_cert_files(a)) {
+            wh_certs_stamp st;
+            wh_certs_stamp_read(&st, a->cfg.tls_cert_file, a->cfg.tls_key_file);
+            if (!wh_certs_stamp_equal(&st, &a->stamp))
+                reload_tls(a, "file change");
+        }
+    }
+}
+
 static int run(app *a, char **argv, int argc)
 {
     endpoint_impl impls[16];
@@ -566,6 +582,8 @@ static int run(app *a, char **argv, int argc)
 
     wh_log(WH_LOG_INFO, "shutting down", "signal", sig == SIGINT ? "SIGINT" : "SIGTERM", NULL);
     wh_router_set_shutting_down(a->router);
+    if (a->cfg.shutdown_delay > 0)
+        shutdown_delay(a, &signals);
     cut = wh_http_shutdown(a->http, a->cfg.shutdown_timeout);
     wh_certs_patcher_stop(a->patcher); /* waits for a request in flight, at most --kube-timeout */
     a->patcher = NULL;

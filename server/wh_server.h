@@ -51,6 +51,7 @@ typedef struct wh_server_config {
     int http2;
     size_t max_request_bytes;
     double shutdown_timeout;
+    double shutdown_delay;
     const char *log_level;
     const char *log_format;
     int help;
@@ -69,7 +70,7 @@ typedef struct wh_server_config {
 
 /* The core flags, bound to `cfg` (rows end with a NULL name). */
 void wh_server_core_flags(wh_server_config *cfg, wh_server_flag *rows, size_t nrows);
-#define WH_SERVER_CORE_FLAGS 24
+#define WH_SERVER_CORE_FLAGS 25
 
 /* Set every flag from its default, then WEBHOOKD_<NAME> (dashes become
  * underscores), then argv (--name=value, --name value, --bool).  `rows` is
@@ -154,6 +155,11 @@ const char *wh_http_bound_address(const wh_http_server *server);
 /* Hand a new TLS context to every worker; new connections use it from their
  * next accept on, established ones keep theirs.  `ssl_ctx` is borrowed. */
 wh_code wh_http_set_tls(wh_http_server *server, SSL_CTX *ssl_ctx, wh_err *err);
+
+/* Keep accepting and serving, but end every HTTP/1.1 answer from now on with
+ * "Connection: close", so that clients move their keep-alive connections to
+ * other replicas while this one is being removed from the endpoints. */
+void wh_http_begin_drain(wh_http_server *server);
 
 /* Stop accepting, finish in-flight requests, close idle keep-alive
  * connections, and join the workers; gives up on stragglers after

@@ -36,6 +36,10 @@ void wh_server_core_flags(wh_server_config *cfg, wh_server_flag *rows, size_t nr
          "largest request body accepted; larger ones get 413"},
         {"shutdown-timeout", WH_FLAG_SECONDS, &cfg->shutdown_timeout, "15s",
          "on SIGTERM/SIGINT, how long in-flight requests may take before connections are cut"},
+        {"shutdown-delay", WH_FLAG_SECONDS, &cfg->shutdown_delay, "0s",
+         "on SIGTERM, keep accepting and serving this long before closing the listener (while the pod's "
+         "endpoint is removed; /readyz fails and answers say Connection: close meanwhile); a second signal "
+         "ends the delay"},
         {"log-level", WH_FLAG_STRING, &cfg->log_level, "info",
          "debug, info, warn, error or off (debug adds an access-log line per review)"},
         {"log-format", WH_FLAG_STRING, &cfg->log_format, "json", "json or text"},

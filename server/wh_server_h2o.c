@@ -23,6 +23,7 @@
 #include <linux/tcp.h> /* struct tcp_info with tcpi_bytes_received */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -60,6 +61,7 @@ struct wh_http_server {
     char bound[INET6_ADDRSTRLEN + 16];
     wh_metric *open_connections;
     wh_metric *accepted;
+    atomic_int draining; /* wh_http_begin_drain() */
 };
 
 struct worker {
@@ -151,6 +153,78 @@ static void note_answer(h2o_req_t *req)
     }
 }
 
+/* Whether `line` (of `len` bytes) is the header `name` (lower case); sets
+ * the trimmed value. */
+static int header_line(const char *line, size_t len, const char *name, const char **value, size_t *vlen)
+{
+    size_t n = strlen(name);
+
+    if (len <= n || strncasecmp(line, name, n) != 0)
+        return 0;
+    line += n, len -= n;
+    while (len != 0 && (*line == ' ' || *line == '\t'))
+        line++, len--;
+    if (len == 0 || *line != ':')
+        return 0;
+    line++, len--;
+    while (len != 0 && (*line == ' ' || *line == '\t'))
+        line++, len--;
+    while (len != 0 && (line[len - 1] == ' ' || line[len - 1] == '\t' || line[len - 1] == '\r'))
+        len--;
+    *value = line;
+    *vlen = len;
+    return 1;
+}
+
+/* HTTP/1.1 framing that two parties could read differently (request
+ * smuggling): Content-Length with Transfer-Encoding, or Content-Length
+ * values that disagree (RFC 9112 §6.3).  h2o 2.2.5 takes the first
+ * Content-Length (or Transfer-Encoding) and drops both headers from
+ * req->headers, so the request head is read again here: it is still at the
+ * start of the connection's input buffer, the body right after it (P6). */
+static int conflicting_framing(h2o_req_t *req)
+{
+    h2o_socket_t *sock = ((struct conn_head *)req->conn)->sock;
+    const char *head, *end, *line, *value, *first = NULL;
+    size_t vlen, first_len = 0;
+    int te = 0, cl = 0;
+
+    if (req->version >= 0x200 || sock == NULL || sock->input == NULL || req->entity.base == NULL)
+        return 0;
+    head = sock->input->bytes;
+    end = req->entity.base;
+    if (end < head || end > head + sock->input->size)
+        return 0;
+    for (line = head; line < end;) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        size_t len = (size_t)((nl != NULL ? nl : end) - line);
+
+        if (header_line(line, len, "transfer-encoding", &value, &vlen)) {
+            te = 1;
+        } else if (header_line(line, len, "content-length", &value, &vlen)) {
+            /* "5, 5" is one value repeated; anything else must match too */
+            while (vlen != 0) {
+                const char *comma = memchr(value, ',', vlen);
+                size_t n = comma != NULL ? (size_t)(comma - value) : vlen, m = n;
+                while (m != 0 && (value[m - 1] == ' ' || value[m - 1] == '\t'))
+                    m--;
+                if (cl++ == 0)
+                    first = value, first_len = m;
+                else if (m != first_len || memcmp(value, first, m) != 0)
+                    return 1;
+                if (comma == NULL)
+                    break;
+                vlen -= n + 1;
+                value = comma + 1;
+                while (vlen != 0 && (*value == ' ' || *value == '\t'))
+                    value++, vlen--;
+            }
+        }
+        line = nl != NULL ? nl + 1 : end;
+    }
+    return te && cl;
+}
+
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     static h2o_generator_t generator = {NULL, NULL};
@@ -175,7 +249,14 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     in.body = req->entity.base; /* NULL when there was no body (P6) */
     in.body_len = req->entity.len;
 
-    wh_router_serve(server->cfg.router, &in, &out);
+    if (conflicting_framing(req)) {
+        out.status = 400;
+        out.content_type = "text/plain; charset=utf-8";
+        wh_buf_puts(&out.body, "conflicting Content-Length and Transfer-Encoding headers\n");
+        req->http1_is_persistent = 0; /* what follows the body is ambiguous too */
+    } else {
+        wh_router_serve(server->cfg.router, &in, &out);
+    }
     if (req->version < 0x200)
         note_answer(req);
 
@@ -191,7 +272,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     /* 2.2.5 does not end HTTP/1.1 keep-alives on shutdown by itself (P10):
      * answer "Connection: close" so each busy connection ends after its
      * current request instead of running into the deadline. */
-    if (req->conn->ctx->shutdown_requested)
+    if (req->conn->ctx->shutdown_requested || atomic_load_explicit(&server->draining, memory_order_relaxed))
         req->http1_is_persistent = 0;
     body.len = out.body.len;
     body.base = body.len != 0 ? h2o_mem_alloc_pool(&req->pool, body.len) : NULL;
@@ -592,6 +673,11 @@ wh_code wh_http_set_tls(wh_http_server *s, SSL_CTX *ssl_ctx, wh_err *err)
         }
     }
     return WH_OK;
+}
+
+void wh_http_begin_drain(wh_http_server *s)
+{
+    atomic_store(&s->draining, 1);
 }
 
 size_t wh_http_shutdown(wh_http_server *s, double timeout)

@@ -321,6 +321,7 @@ static wh_code put_string(wh_buf *out, const char *s)
 
 wh_code wh_admission_encode(const wh_admission_request *req, const wh_admission_response *resp, wh_buf *out)
 {
+    const json_t *uid;
     wh_code rc;
     int typed = req != NULL && req->api_version != NULL;
 
@@ -333,7 +334,10 @@ wh_code wh_admission_encode(const wh_admission_request *req, const wh_admission_
     } else if ((rc = wh_buf_puts(out, "{\"response\":{\"uid\":")) != WH_OK) {
         return rc;
     }
-    if ((rc = put_string(out, req != NULL && req->uid != NULL ? req->uid : "")) != WH_OK)
+    /* The uid as it came, byte for byte: a C string would end at a \u0000. */
+    uid = req != NULL && req->request != NULL ? json_object_get(req->request, "uid") : NULL;
+    if ((rc = json_is_string(uid) ? put_json(out, uid)
+                                  : put_string(out, req != NULL && req->uid != NULL ? req->uid : "")) != WH_OK)
         return rc;
     if ((rc = wh_buf_puts(out, resp->allowed ? ",\"allowed\":true" : ",\"allowed\":false")) != WH_OK)
         return rc;

@@ -5,6 +5,7 @@
  * plugs it into the server through the AdmissionReview codec.
  */
 #include "wh_validate.h"
+#include "wh_validate_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,17 +29,26 @@ wh_code wh_validate_metrics_init(wh_validate_metrics *m, wh_metrics *registry, w
     return WH_OK;
 }
 
-/* request.kind.group / .version and request.resource.resource, as istiod labels its metrics. */
+/* request.kind.group / .version and request.resource.resource, as istiod
+ * labels its metrics, but only from closed sets: the group and resource of
+ * a kind webhookd validates and an API version Istio or the Gateway API
+ * serves; anything else is "other".  A label taken from the request would
+ * let any client grow the metrics without bound. */
 static void request_labels(const json_t *request, const char *labels[4], const char *reason)
 {
+    static const char *const versions[] = {"v1", "v1beta1", "v1alpha1", "v1alpha2", "v1alpha3"};
     const json_t *kind = json_object_get(request, "kind"), *res = json_object_get(request, "resource");
     const char *g = json_string_value(json_object_get(kind, "group"));
     const char *v = json_string_value(json_object_get(kind, "version"));
     const char *r = json_string_value(json_object_get(res, "resource"));
+    const wh_vkind *k = g != NULL && r != NULL ? wh_vkind_find_resource(g, r) : NULL;
 
-    labels[0] = g ? g : "";
-    labels[1] = v ? v : "";
-    labels[2] = r ? r : "";
+    labels[0] = k != NULL ? k->group : "other";
+    labels[1] = "other";
+    for (size_t i = 0; k != NULL && v != NULL && i < sizeof(versions) / sizeof(versions[0]); i++)
+        if (strcmp(v, versions[i]) == 0)
+            labels[1] = versions[i];
+    labels[2] = k != NULL ? k->resource : "other";
     labels[3] = reason;
 }
 

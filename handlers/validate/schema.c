@@ -385,6 +385,16 @@ static const wh_vkind kinds[] = {
     {XGWAPI, "XBackendTrafficPolicy", "xbackendtrafficpolicies", &k_opaque, NULL},
 };
 
+const wh_vkind *wh_vkind_find_resource(const char *group, const char *resource)
+{
+    size_t i;
+
+    for (i = 0; i < N(kinds); i++)
+        if (strcmp(kinds[i].group, group) == 0 && strcmp(kinds[i].resource, resource) == 0)
+            return &kinds[i];
+    return NULL;
+}
+
 const wh_vkind *wh_vkind_find(const char *group, const char *kind)
 {
     size_t i;

@@ -226,6 +226,8 @@ typedef struct wh_vkind {
 } wh_vkind;
 
 const wh_vkind *wh_vkind_find(const char *group, const char *kind);
+/* By API group and plural resource name (request.resource.resource). */
+const wh_vkind *wh_vkind_find_resource(const char *group, const char *resource);
 
 void wh_validate_destination_rule(wh_vctx *c, const json_t *spec);
 void wh_validate_virtual_service(wh_vctx *c, const json_t *spec);

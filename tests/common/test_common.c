@@ -10,7 +10,9 @@
 #include <cmocka.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "wh_buf.h"
 #include "wh_metrics.h"
@@ -123,6 +125,56 @@ static void test_metrics_threads(void **state)
     wh_metrics_free(r);
 }
 
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Finding one series must not cost more as a family grows (issue #15: 40k
+ * series made every update scan them all), and a family stops growing at
+ * WH_METRICS_MAX_SERIES instead of taking all memory. */
+static void test_metrics_many_series(void **state)
+{
+    wh_metrics *r = wh_metrics_new();
+    const char *const labels[] = {"group", "resource", NULL};
+    wh_metric *c = wh_metrics_counter(r, "c_total", "c", labels);
+    wh_metric *one = wh_metrics_counter(r, "one_total", "one", labels);
+    wh_buf out = WH_BUF_INIT;
+    char g[32];
+    double t0, few, many;
+    (void)state;
+
+    /* The series looked up is the newest: a list scan would pass 4000 others. */
+    for (int i = 0; i < 4000; i++) {
+        snprintf(g, sizeof(g), "g%d", i);
+        wh_metric_add(c, (const char *const[]){g, "x"}, 1);
+    }
+    t0 = now_seconds();
+    for (int i = 0; i < 200000; i++)
+        wh_metric_add(one, (const char *const[]){"networking.istio.io", "gateways"}, 1);
+    few = now_seconds() - t0;
+    t0 = now_seconds();
+    for (int i = 0; i < 200000; i++)
+        wh_metric_add(c, (const char *const[]){"networking.istio.io", "gateways"}, 2);
+    many = now_seconds() - t0;
+    for (int i = 4000; i < 3 * WH_METRICS_MAX_SERIES; i++) {
+        snprintf(g, sizeof(g), "g%d", i);
+        wh_metric_add(c, (const char *const[]){g, "x"}, 1);
+    }
+    /* A scan over 4096 series costs ~1000x one comparison; allow noise. */
+    assert_true(many < few * 10 + 0.05);
+    assert_true(wh_metric_get(c, (const char *const[]){"networking.istio.io", "gateways"}) == 400000);
+    assert_true(wh_metric_get(c, (const char *const[]){"g0", "x"}) == 1);
+    assert_true(wh_metric_get(c, (const char *const[]){"g4094", "x"}) == 1);
+    assert_true(wh_metric_get(c, (const char *const[]){"g4095", "x"}) == 0); /* dropped: the family is full */
+    assert_int_equal(wh_metrics_render(r, &out), WH_OK);
+    assert_non_null(strstr(out.data, "webhookd_metrics_series_dropped_total 8193\n"));
+    wh_buf_free(&out);
+    wh_metrics_free(r);
+}
+
 static void test_yaml_limits(void **state)
 {
     wh_err err;
@@ -167,6 +219,7 @@ int main(void)
         cmocka_unit_test(test_err),
         cmocka_unit_test(test_metrics_render),
         cmocka_unit_test(test_metrics_threads),
+        cmocka_unit_test(test_metrics_many_series),
         cmocka_unit_test(test_yaml_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,8 +10,8 @@ succeed, e.g. `tag set`), `command` (words; $PKI is the certificate
 directory, $SERVER a TLS server presenting $PKI/server.crt), and `expect`:
 exit, stdout (exact), stdout_contains, stdout_not_contains, stderr_contains (and
 the other output checks of run_tag_scenarios.output_errors),
-json (subset match of the parsed stdout; lists compared element-wise and in
-length), faults (fakeapi fault injection during the command), no_writes (default true: diagnostics never change the cluster).
+json and yaml (subset match of the stdout parsed as JSON or YAML; lists compared
+element-wise and in length), faults (fakeapi fault injection during the command), no_writes (default true: diagnostics never change the cluster).
 
 Certificates (made with openssl, $PKI/NAME.crt, base64 via "pem:NAME"):
 ca (CA, 400 days), server (signed by ca, 300 days, DNS istiod-1-9.istio-system.svc
@@ -215,6 +215,11 @@ def run(sc, api, kc, webhookctl, pki, tls):
             errs += subset(exp["json"], json.loads(p.stdout), "stdout")
         except ValueError:
             errs.append("stdout is not JSON")
+    if "yaml" in exp:
+        try:
+            errs += subset(exp["yaml"], yaml.safe_load(p.stdout), "stdout")
+        except yaml.YAMLError:
+            errs.append("stdout is not YAML")
     if errs:
         errs.append("stdout was:\n%s\nstderr was: %r" % (p.stdout, p.stderr))
     return errs

@@ -117,12 +117,22 @@ def pod_ready(pod):
                for c in (pod.get("status") or {}).get("conditions") or [])
 
 
+def changed(store, plural, obj, old):
+    """An object changed in place by a controller: new resourceVersion, and a MODIFIED event for watches."""
+    obj["metadata"]["resourceVersion"] = store.next_rv()
+    key = (plural, obj["metadata"].get("namespace"), obj["metadata"]["name"])
+    hub = getattr(getattr(API, "fake_watch", None), "HUB", None)
+    if hub is not None:
+        hub.record("MODIFIED", key, obj, old)
+
+
 def make_ready(store, pods):
     """Pods of a workload that is no longer never-ready become ready (e.g. after a fix)."""
     for p in pods:
         if not pod_ready(p):
+            old = copy.deepcopy(p)
             p["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
-            p["metadata"]["resourceVersion"] = store.next_rv()
+            changed(store, "pods", p, old)
 
 
 def owned_pods(store, ns, kind, name):
@@ -135,15 +145,16 @@ def owned_pods(store, ns, kind, name):
 
 
 def delete(store, plural, ns, name):
-    store.objects.pop((plural, ns, name), None)
-    store.managers.pop((plural, ns, name), None)
+    if (plural, ns, name) in store.objects:
+        store.delete((plural, ns, name))
 
 
 def set_status(store, plural, obj, status):
     """Write status only when it changed (a steady cluster keeps its resourceVersions)."""
     if obj.get("status") != status:
+        old = copy.deepcopy(obj)
         obj["status"] = status
-        obj["metadata"]["resourceVersion"] = store.next_rv()
+        changed(store, plural, obj, old)
 
 
 # ---- controllers ---------------------------------------------------------------------------

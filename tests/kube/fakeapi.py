@@ -13,9 +13,11 @@ authentication by bearer token, basic auth, client certificate (TLS) or
 anonymous, with per-user forbid rules; defaulting of the fields tests read.
 
 A control API (no auth) under /_fake/ drives tests: POST /_fake/reset,
-POST /_fake/load {"objects": [...]}, GET /_fake/state, GET /_fake/log,
+POST /_fake/load {"objects": [...]}, POST /_fake/replace {"object": ...},
+POST /_fake/delete {"kind", "namespace", "name"}, GET /_fake/state, GET /_fake/log,
 POST /_fake/faults [{"method", "path_contains", "action": status|delay|bump,
 "status", "message", "delay_ms", "count", "retry_after"}].
+Watches (?watch=true) are served by fake_watch.py, with its own /_fake/watch/ controls.
 
 Usage: fakeapi.py [--tls-cert C --tls-key K [--client-ca CA]] [--auth FILE]
                   [--port-file F] [--port P]
@@ -37,6 +39,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import jsonpatch
 import yaml
 
+import fake_watch
+
 ADM = "admissionregistration.k8s.io/v1"
 RESOURCES = {
     "namespaces": ("v1", "Namespace", False, ["ns"]),
@@ -49,11 +53,15 @@ RESOURCES = {
     "pods": ("v1", "Pod", True, ["po"]),
     "endpoints": ("v1", "Endpoints", True, ["ep"]),
     "deployments": ("apps/v1", "Deployment", True, ["deploy"]),
+    # read by webhookd's informers in cluster mode
+    "nodes": ("v1", "Node", False, ["no"]),
+    "proxyconfigs": ("networking.istio.io/v1beta1", "ProxyConfig", True, []),
     # rolled out by fake_workloads.py
     "replicasets": ("apps/v1", "ReplicaSet", True, ["rs"]),
     "statefulsets": ("apps/v1", "StatefulSet", True, ["sts"]),
     "daemonsets": ("apps/v1", "DaemonSet", True, ["ds"]),
 }
+HIDDEN = set()  # --hide: resources this server does not serve (a CRD that is not installed)
 KIND_TO_PLURAL = {v[1]: k for k, v in RESOURCES.items()}
 VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
 # Lists merged by key (listType=map) in apply and strategic merge; others are atomic.
@@ -251,6 +259,7 @@ class Store:
         self.generation = getattr(self, "generation", 0) + 1  # requests from before a reset are not logged
         self.log = []
         self.faults = []
+        fake_watch.HUB.reset(self.rv)
 
     def next_rv(self):
         self.rv += 1
@@ -353,6 +362,14 @@ class Store:
         self.validate(plural, obj)
         self.render_managed(key, obj)
         self.objects[key] = obj
+        fake_watch.HUB.record("MODIFIED" if old else "ADDED", key, obj, old)
+
+    def delete(self, key):
+        obj = self.objects.pop(key)
+        self.managers.pop(key, None)
+        obj["metadata"]["resourceVersion"] = self.next_rv()
+        fake_watch.HUB.record("DELETED", key, obj, obj)
+        return obj
 
     def check_namespace(self, plural, ns):
         if RESOURCES[plural][2] and ("namespaces", None, ns) not in self.objects:
@@ -624,7 +641,10 @@ class Handler(BaseHTTPRequestHandler):
             if fault and fault.get("action") == "status":
                 raise ApiError(fault["status"], fault.get("reason", "InternalError"),
                                fault.get("message", "injected failure"))
+            self.log_entry = entry
             code, obj = self.route(method, url.path, query, raw, user, fault)
+            if code is None:
+                return  # a watch, logged when it started and answered as it went
         except ApiError as e:
             code, obj = e.code, status_obj(e.code, e.reason, e.message, e.details)
         except (ValueError, KeyError, TypeError, AttributeError) as e:
@@ -650,6 +670,18 @@ class Handler(BaseHTTPRequestHandler):
             if path == "/_fake/faults":
                 STORE.faults = json.loads(raw or b"[]")
                 return self.send_json(200, {})
+            if path in ("/_fake/replace", "/_fake/delete"):  # {"object": ...} / {"kind", "namespace", "name"}
+                spec = json.loads(raw)
+                o = spec.get("object") or {"kind": spec["kind"], "metadata": spec}
+                plural = KIND_TO_PLURAL[o["kind"]]
+                key = (plural, o["metadata"].get("namespace") if RESOURCES[plural][2] else None, o["metadata"]["name"])
+                if path == "/_fake/replace":
+                    STORE.update(key, o, "fixture")
+                elif key in STORE.objects:
+                    STORE.delete(key)
+                return self.send_json(200, {})
+            if fake_watch.HUB.control(path, raw):
+                return self.send_json(200, {})
             if path == "/_fake/load":
                 spec = json.loads(raw)
                 for o in spec.get("objects", []):
@@ -674,12 +706,20 @@ class Handler(BaseHTTPRequestHandler):
             ns, segs = segs[1], segs[2:]
         plural = segs[0] if segs else ""
         name = segs[1] if len(segs) > 1 else None
-        if plural not in RESOURCES or RESOURCES[plural][0] != gv or len(segs) > 2 or \
+        if plural not in RESOURCES or plural in HIDDEN or RESOURCES[plural][0] != gv or len(segs) > 2 or \
                 (ns is not None and not RESOURCES[plural][2]):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         namespaced = RESOURCES[plural][2]
         verb = {"GET": "get" if name else "list", "POST": "create", "PUT": "update", "PATCH": "patch",
                 "DELETE": "delete"}[method]
+        if verb == "list" and query.get("watch") in ("1", "true"):
+            self.authorize(user, "watch", plural, ns if namespaced else None, None)
+            self.log_entry["status"] = 200
+            with STORE.lock:
+                STORE.log.append(self.log_entry)
+            fake_watch.serve(self, STORE, RESOURCES, plural, ns if namespaced else None, query, selector_matches,
+                             parse_selector(query.get("labelSelector", "")))
+            return None, None
         self.authorize(user, verb, plural, ns if namespaced else None, name)
         manager = query.get("fieldManager") or (self.headers.get("User-Agent") or "unknown").split("/")[0]
         dry = query.get("dryRun") == "All"
@@ -689,11 +729,13 @@ class Handler(BaseHTTPRequestHandler):
                 if k in STORE.objects:
                     STORE.objects[k]["metadata"]["resourceVersion"] = STORE.next_rv()
             saved = (copy.deepcopy(STORE.objects), copy.deepcopy(STORE.managers), STORE.rv) if dry else None
+            fake_watch.HUB.muted += 1 if dry else 0
             try:
                 return self.route_locked(method, plural, ns if namespaced else None, name, query, raw, manager)
             finally:
                 if saved:
                     STORE.objects, STORE.managers, STORE.rv = saved
+                    fake_watch.HUB.muted -= 1
 
     def route_locked(self, method, plural, ns, name, query, raw, manager):
         key = (plural, ns, name)
@@ -730,11 +772,10 @@ class Handler(BaseHTTPRequestHandler):
         if method == "DELETE" and name:
             if key not in STORE.objects:
                 raise not_found(plural, name)
-            obj = STORE.objects.pop(key)
-            STORE.managers.pop(key, None)
+            obj = STORE.delete(key)
             if plural == "namespaces":
                 for k in [k for k in STORE.objects if k[1] == name]:
-                    STORE.objects.pop(k)
+                    STORE.delete(k)
             return 200, status_obj(200, "", "", {"name": name, "group": group_of(plural), "kind": plural,
                                                  "uid": obj["metadata"]["uid"]})
         if method == "PATCH" and name:
@@ -794,7 +835,13 @@ def main():
     ap.add_argument("--auth", help="JSON: {tokens: {tok: user}, basic: {'u:p': user}, anonymous, forbid: [...]}")
     ap.add_argument("--port-file")
     ap.add_argument("--port", type=int, default=0, help="default: any free port")
+    ap.add_argument("--state", help="keep the objects in this file across restarts (fake_watch.persist)")
+    ap.add_argument("--hide", action="append", default=[], help="a resource (plural) not to serve, e.g. a CRD")
     args = ap.parse_args()
+    HIDDEN.update(args.hide)
+    if args.state:
+        fake_watch.persist(args.state, STORE, lambda o: (KIND_TO_PLURAL[o["kind"]], o["metadata"].get("namespace"),
+                                                         o["metadata"]["name"]))
     import fake_workloads
     EXTENSIONS.append(fake_workloads)
     for ext in EXTENSIONS:

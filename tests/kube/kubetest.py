@@ -33,7 +33,8 @@ def make_pki(d):
 
 
 class FakeApi:
-    def __init__(self, auth=None, tls=True):
+    def __init__(self, auth=None, tls=True, args=()):
+        """`args`: more fakeapi.py arguments, e.g. ("--state", path) to keep objects across down()/up()."""
         self.dir = tempfile.mkdtemp(prefix="fakeapi-")
         if tls:
             make_pki(self.dir)
@@ -46,6 +47,7 @@ class FakeApi:
         if tls:
             cmd += ["--tls-cert", self.path("server.crt"), "--tls-key", self.path("server.key"),
                     "--client-ca", self.path("ca.crt")]
+        cmd += list(args)
         self.cmd, self.portfile = cmd, portfile
         self._launch()
         self.scheme = "https" if tls else "http"
@@ -64,7 +66,8 @@ class FakeApi:
             self.port = int(f.read())
 
     def down(self):
-        """Stop the server (an API server outage); up() restarts it, empty, on the same port."""
+        """Stop the server (an API server outage); up() restarts it on the same port, empty unless
+        started with --state."""
         self.proc.terminate()
         self.proc.wait(10)
 
