@@ -260,51 +260,6 @@ static int check_patch_match(wh_vctx *c, const char *apply, const json_t *match)
     return 0;
 }
 
-/* A patch for waypoints (match.context WAYPOINT): listener, listener filter, bootstrap and extension
- * config patches are refused; route and cluster patches take no filter match, cluster and filter chain
- * patches no route match; HTTP filters are placed by a subfilter of the HTTP connection manager.
- * Returns 1 when the patch is refused. */
-static int check_waypoint_patch(wh_vctx *c, const char *apply, const json_t *match)
-{
-    const json_t *wp = wh_vobj(match, "waypoint"), *filter = wh_vobj(wp, "filter");
-    const json_t *route = wh_vobj(wp, "route");
-
-    if (strcmp(wh_venum(match, "context", "ANY"), "WAYPOINT") != 0)
-        return 0;
-    if (strcmp(apply, "LISTENER") == 0 || strcmp(apply, "LISTENER_FILTER") == 0 || strcmp(apply, "BOOTSTRAP") == 0 ||
-        strcmp(apply, "EXTENSION_CONFIG") == 0) {
-        wh_verr(c, "Envoy filter: applyTo %s is not supported for waypoint", apply);
-        return 1;
-    }
-    if ((strcmp(apply, "ROUTE_CONFIGURATION") == 0 || strcmp(apply, "VIRTUAL_HOST") == 0 ||
-         strcmp(apply, "HTTP_ROUTE") == 0 || strcmp(apply, "CLUSTER") == 0) &&
-        filter != NULL) {
-        wh_verr(c, "Envoy filter: applyTo %s for waypoint cannot have filter match", apply);
-        return 1;
-    }
-    if ((strcmp(apply, "CLUSTER") == 0 || strcmp(apply, "FILTER_CHAIN") == 0 || strcmp(apply, "NETWORK_FILTER") == 0) &&
-        route != NULL) {
-        wh_verr(c, "Envoy filter: applyTo %s for waypoint cannot have route match", apply);
-        return 1;
-    }
-    if (strcmp(apply, "HTTP_FILTER") == 0) {
-        if (filter == NULL) {
-            wh_verr(c, "Envoy filter: applyTo HTTP_FILTER for waypoint have filter match");
-            return 1;
-        }
-        if (strcmp(wh_vstr(filter, "name"), "envoy.filters.network.http_connection_manager") != 0) {
-            wh_verr(c, "Envoy filter: applyTo HTTP_FILTER for waypoint requires name with "
-                       "envoy.filters.network.http_connection_manager");
-            return 1;
-        }
-        if (*wh_vstr(wh_vobj(filter, "subFilter"), "name") == '\0') {
-            wh_verr(c, "Envoy filter: applyTo HTTP_FILTER for waypoint must have subfilter name");
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* Every EnvoyFilter earns istiod's caution; then the selector and each patch
  * (applyTo, patch, operation, value, proxyVersion regex, match kind).  The
  * patch value itself is an Envoy proto this webhook does not model. */
@@ -328,12 +283,13 @@ void wh_validate_envoy_filter(wh_vctx *c, const json_t *spec)
         const json_t *cp = json_array_get(patches, i), *patch = wh_vobj(cp, "patch");
         const json_t *proxy = wh_vobj(wh_vobj(cp, "match"), "proxy");
         const char *op = wh_venum(patch, "operation", "INVALID"), *apply = wh_venum(cp, "applyTo", "INVALID");
+        /* istiod's validateEnvoyFilter does not check waypoint patches (yet) */
+        if (strcmp(wh_venum(wh_vobj(cp, "match"), "context", "ANY"), "WAYPOINT") == 0)
+            continue;
         if (strcmp(apply, "INVALID") == 0) {
             wh_verr(c, "Envoy filter: missing applyTo");
             continue;
         }
-        if (check_waypoint_patch(c, apply, wh_vobj(cp, "match")))
-            continue;
         if (patch == NULL) {
             wh_verr(c, "Envoy filter: missing patch");
             continue;

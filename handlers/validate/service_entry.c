@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void wh_vcheck_workload_entry(wh_vctx *c, const json_t *we, const wh_vset *port_names, size_t nports, int allow_fqdn)
 {
@@ -167,25 +168,27 @@ void wh_validate_service_entry(wh_vctx *c, const json_t *spec)
             }
         }
     } else if (dynamic) {
+        /* istiod's ValidateServiceEntry: one error per offending host and port */
         const char *loc = wh_venum(spec, "location", "MESH_EXTERNAL");
+        const char *waypoint = wh_vstr(c->labels, "istio.io/use-waypoint");
+        if (hosts == NULL)
+            wh_verr(c, "at least one wildcard host must be provided for resolution type DYNAMIC_DNS");
         for (i = 0; i < json_array_size(hosts); i++)
-            if (json_string_value(json_array_get(hosts, i))[0] != '*') {
+            if (json_string_value(json_array_get(hosts, i))[0] != '*')
                 wh_verr(c, "host must be wildcarded for resolution mode DYNAMIC_DNS");
-                break;
-            }
         if (addrs != NULL)
-            wh_verr(c, "no addresses should be provided for resolution type DYNAMIC_DNS");
+            wh_verr(c, "addresses cannot be set for resolution type DYNAMIC_DNS. HTTP route domains will only be "
+                       "generatedfrom the hosts field values");
         if (eps != NULL)
-            wh_verr(c, "no endpoints should be provided for resolution type DYNAMIC_DNS");
+            wh_verr(c, "endpoints cannot be set for resolution type DYNAMIC_DNS. Destination IP address determined "
+                       "from hostsfield values");
         for (i = 0; i < json_array_size(ports); i++) {
             int p = wh_vproto_parse(wh_vstr(json_array_get(ports, i), "protocol"));
-            if (p != WH_PROTO_HTTP && p != WH_PROTO_TLS && p != WH_PROTO_GRPC && p != WH_PROTO_HTTP2) {
+            if (p != WH_PROTO_HTTP && p != WH_PROTO_TLS && p != WH_PROTO_GRPC && p != WH_PROTO_HTTP2)
                 wh_verr(c, "only HTTP, TLS, GRPC, and HTTP2 protocols are supported for resolution type DYNAMIC_DNS");
-                break;
-            }
         }
-        if (strcmp(loc, "MESH_INTERNAL") == 0 && *wh_vstr(c->labels, "istio.io/use-waypoint") != '\0')
-            wh_verr(c, "resolution type DYNAMIC_DNS cannot be used with MESH_INTERNAL location and a waypoint");
+        if (strcmp(loc, "MESH_INTERNAL") == 0 && *waypoint != '\0' && strcasecmp(waypoint, "none") != 0)
+            wh_verr(c, "location MESH_INTERNAL with resolution type DYNAMIC_DNS is not supported when using waypoints");
     } else {
         wh_verr(c, "unsupported resolution type %s", res);
     }

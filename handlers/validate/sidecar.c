@@ -255,8 +255,10 @@ static void check_outbound(wh_vctx *c, const json_t *tp)
         return;
     mode = wh_venum(tp, "mode", "REGISTRY_ONLY");
     proxy = wh_vobj(tp, "egressProxy");
-    if (strcmp(mode, "ALLOW_ANY_DYNAMIC_DNS") == 0)
-        wh_verr(c, "sidecar: ALLOW_ANY_DYNAMIC_DNS outbound_traffic_policy mode is not supported");
+    if (strcmp(mode, "ALLOW_ANY_DYNAMIC_DNS") == 0) {
+        wh_verr(c, "sidecar: ALLOW_ANY_DYNAMIC_DNS mode is only supported in MeshConfig, not in Sidecar resource");
+        return;
+    }
     if (proxy == NULL)
         return;
     if (strcmp(mode, "ALLOW_ANY") != 0) {

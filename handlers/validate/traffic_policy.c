@@ -324,8 +324,8 @@ static void check_load_balancer(wh_vctx *c, const json_t *lb, const json_t *outl
             wh_vcheck_duration(c, wh_vget(warmup, "duration"));
         if (wh_vnum(warmup, "minimumPercent") > 100)
             wh_verr(c, "minimumPercent value should be less than or equal to 100");
-        if (wh_vget(warmup, "aggression") != NULL && wh_vnum(warmup, "aggression") < 1)
-            wh_verr(c, "aggression should be greater than or equal to 1");
+        if (wh_vget(warmup, "aggression") != NULL && wh_vnum(warmup, "aggression") <= 0)
+            wh_verr(c, "aggression should be greater than 0");
     }
 }
 

@@ -1,11 +1,10 @@
 #!/usr/bin/env python3
-"""The Helm chart (charts/webhookd), rendered offline by chart/render.go
-(Go text/template + Sprig + Helm's functions) in each certificate mode: the
+"""The Helm chart (charts/webhookd), rendered by the real helm (tests/chart/helmtest.py) in each
+certificate mode: the
 objects exist and fit together, the generated certificate is valid for the
 service, the webhook-configuration helpers give the right caBundle, and the
 injector MutatingWebhookConfigurations follow istiod's (injection.md 1.1, 1.2)
 and work with `webhookctl tag`, `check-inject` and `check` (against fakeapi.py)."""
-import atexit
 import base64
 import os
 import shutil
@@ -14,48 +13,31 @@ import sys
 import tempfile
 import unittest
 
-import yaml
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "kube"))
+sys.path.insert(0, os.path.join(HERE, "..", "chart"))
 import kubetest  # noqa: E402  (fakeapi.py, for webhookctl against the rendered objects)
+import helmtest  # noqa: E402
 
 WEBHOOKCTL = os.environ.get("WEBHOOKCTL", "")
-CHART = os.path.join(HERE, "..", "..", "charts", "webhookd")
-GO = os.environ.get("WH_GO", "/usr/lib/go-1.19/bin/go")
-
-
-RENDER = os.path.join(tempfile.mkdtemp(prefix="wh-chart-"), "render")
-atexit.register(shutil.rmtree, os.path.dirname(RENDER), True)  # after every test class of the run
-
-
-def build_renderer():
-    env = dict(os.environ, GOPATH="/usr/share/gocode", GO111MODULE="off",
-               GOCACHE=os.path.join(tempfile.gettempdir(), "wh-gocache"))
-    subprocess.run([GO, "build", "-o", RENDER, os.path.join(HERE, "chart", "render.go")], env=env, check=True)
+if not helmtest.tools_present():
+    sys.exit(helmtest.MISSING)
 
 
 def render(*sets, extra=True):
-    env = dict(os.environ)
-    if extra:
-        env["RENDER_EXTRA"] = os.path.join(HERE, "chart", "webhook-config.yaml")
-    out = subprocess.run([RENDER, CHART, "wh", "istio-system"] + list(sets), capture_output=True, text=True, env=env)
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr)
-    docs = [d for d in yaml.safe_load_all(out.stdout) if d]
-    return {(d["kind"], d["metadata"]["name"]): d for d in docs}
+    """{(kind, name): object} of `helm template` with "key=YAML" sets; extra adds
+    chart/webhook-config.yaml (a configuration written with the chart's helpers)."""
+    try:
+        return helmtest.render(*sets, extra=extra)
+    except helmtest.RenderError as e:
+        raise RuntimeError(str(e))
 
 
 def openssl(*args, data=None):
     return subprocess.run(["openssl"] + list(args), input=data, capture_output=True, text=True)
 
 
-@unittest.skipUnless(os.access(GO, os.X_OK), "Go 1.19 is not installed (scripts/deps.sh test installs it)")
 class TestChart(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        build_renderer()
-
     def test_self_signed_default(self):
         objs = render()
         dep = objs[("Deployment", "wh-webhookd")]
@@ -170,12 +152,7 @@ def mwcs(*sets, extra=False):
     return {name: o for (kind, name), o in render(*sets, extra=extra).items() if kind == "MutatingWebhookConfiguration"}
 
 
-@unittest.skipUnless(os.access(GO, os.X_OK), "Go 1.19 is not installed (scripts/deps.sh test installs it)")
 class TestInjectorWebhooks(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        build_renderer()
-
     def check_mwc(self, mwc, rev, value, path, prefixes, policy="Fail", reinvocation="Never", timeout=10):
         labels = mwc["metadata"]["labels"]
         self.assertEqual(labels["istio.io/rev"], rev)
@@ -211,7 +188,7 @@ class TestInjectorWebhooks(unittest.TestCase):
 
     def test_revisioned_install(self):
         found = mwcs("injection.revisions=[canary, 1-24]", "injection.defaultRevision=false",
-                     "injection.failurePolicy=Ignore", "injection.reinvocationPolicy=IfNeeded",
+                     "injection.failurePolicy=Ignore", "sidecarInjectorWebhook.reinvocationPolicy=IfNeeded",
                      "injection.timeoutSeconds=5")
         self.assertEqual(sorted(found), ["wh-webhookd-sidecar-injector-1-24-istio-system",
                                          "wh-webhookd-sidecar-injector-canary-istio-system"])
@@ -221,11 +198,11 @@ class TestInjectorWebhooks(unittest.TestCase):
                            policy="Ignore", reinvocation="IfNeeded", timeout=5)
 
     def test_namespaces_by_default(self):
-        found = mwcs("injection.enableNamespacesByDefault=true")
+        found = mwcs("sidecarInjectorWebhook.enableNamespacesByDefault=true")
         self.check_mwc(found["wh-webhookd-sidecar-injector-istio-system"], "default", "default", "/inject",
                        ["rev.namespace.", "rev.object.", "namespace.", "object.", "auto."])
         # auto. only belongs to the default revision.
-        found = mwcs("injection.enableNamespacesByDefault=true", "injection.revisions=[canary]",
+        found = mwcs("sidecarInjectorWebhook.enableNamespacesByDefault=true", "injection.revisions=[canary]",
                      "injection.defaultRevision=false")
         self.check_mwc(found["wh-webhookd-sidecar-injector-canary-istio-system"], "canary", "canary",
                        "/inject/rev/canary", ["rev.namespace.", "rev.object."])
@@ -233,7 +210,7 @@ class TestInjectorWebhooks(unittest.TestCase):
     def test_precedence(self):
         """injection.md 1.2: for each namespace/pod label combination, at most one entry of the default and
         the canary configurations matches, and it is the expected revision."""
-        found = mwcs("injection.revisions=[canary]", "injection.enableNamespacesByDefault=true")
+        found = mwcs("injection.revisions=[canary]", "sidecarInjectorWebhook.enableNamespacesByDefault=true")
         cases = [  # (namespace labels, pod labels, revision that injects or None)
             ({}, {"sidecar.istio.io/inject": "false", "istio.io/rev": "canary"}, None),
             ({"istio-injection": "enabled", "istio.io/rev": "canary"}, {"istio.io/rev": "canary"}, "default"),
@@ -270,7 +247,7 @@ class TestInjectorWebhooks(unittest.TestCase):
         self.assertEqual(mwcs("injection.enabled=false", "injection.revisions=[canary]"), {})
         self.assertEqual(mwcs("injection.defaultRevision=false"), {})
         for bad, msg in (("[default]", "set injection.defaultRevision=true instead"),
-                         ("['']", "set injection.defaultRevision=true instead"),
+                         ("['']", "'/injection/revisions/0': '' does not match pattern"),  # values.schema.json
                          ("[canary, canary]", "a revision is listed twice")):
             with self.assertRaises(RuntimeError) as e:
                 render("injection.revisions=" + bad)
@@ -278,7 +255,6 @@ class TestInjectorWebhooks(unittest.TestCase):
 
 
 
-@unittest.skipUnless(os.access(GO, os.X_OK), "Go 1.19 is not installed (scripts/deps.sh test installs it)")
 @unittest.skipUnless(os.access(WEBHOOKCTL, os.X_OK), "$WEBHOOKCTL is not set (run through ctest)")
 class TestInjectorWithWebhookctl(unittest.TestCase):
     """The rendered configurations loaded into tests/kube/fakeapi.py: `webhookctl tag set` takes the chart's
@@ -286,7 +262,6 @@ class TestInjectorWithWebhookctl(unittest.TestCase):
     "default"), `check-inject` and `check` recognise them."""
 
     def setUp(self):
-        build_renderer()
         objs = render("injection.revisions=[canary]", extra=False)
         self.ca = base64.b64decode(objs[("Secret", "wh-webhookd-tls")]["data"]["ca.crt"])
         load = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n, "labels": l}}
@@ -343,14 +318,9 @@ class TestInjectorWithWebhookctl(unittest.TestCase):
 
 
 
-@unittest.skipUnless(os.access(GO, os.X_OK), "Go 1.19 is not installed (scripts/deps.sh test installs it)")
 class TestPatchCABundle(unittest.TestCase):
     """certificates.patchCABundle: webhookd's flags and RBAC name exactly the rendered
     configurations, and the real webhookd run with the chart's args patches them."""
-
-    @classmethod
-    def setUpClass(cls):
-        build_renderer()
 
     def configs(self, objs):
         return ({n for k, n in objs if k == "MutatingWebhookConfiguration"},
@@ -412,7 +382,7 @@ class TestPatchCABundle(unittest.TestCase):
             api.load(configs)
             cert, key, _ = whtest.self_signed(d, name="wh-webhookd.istio-system.svc")
             # The chart's args, with the test's files, port and API server.
-            args = [a for a in self.args(objs) if not a.startswith(("--listen", "--threads", "--tls-"))]
+            args = [a for a in self.args(objs) if not a.startswith(("--listen", "--threads", "--tls-", "--shutdown-delay"))]
             args += ["--tls-cert-file=" + cert, "--tls-key-file=" + key, "--kubeconfig=" + api.kubeconfig()]
             with whtest.Server(*args) as srv:
                 srv.wait_log("caBundle patched", timeout=20)

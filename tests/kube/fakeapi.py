@@ -12,9 +12,14 @@ conflicts and force), delete; Status objects for 401/403/404/409/422;
 authentication by bearer token, basic auth, client certificate (TLS) or
 anonymous, with per-user forbid rules; defaulting of the fields tests read.
 
+Writes from API requests pass kube-apiserver's webhook admission chain
+(fake_admission.py: mutating then validating webhook configurations, called
+over TLS through Services and Endpoints); Istio config kinds are served too.
+
 A control API (no auth) under /_fake/ drives tests: POST /_fake/reset,
-POST /_fake/load {"objects": [...]}, POST /_fake/replace {"object": ...},
+POST /_fake/load {"objects": [...]} (no admission), POST /_fake/replace {"object": ...},
 POST /_fake/delete {"kind", "namespace", "name"}, GET /_fake/state, GET /_fake/log,
+GET /_fake/admission (the webhook calls made),
 POST /_fake/faults [{"method", "path_contains", "action": status|delay|bump,
 "status", "message", "delay_ms", "count", "retry_after"}].
 Watches (?watch=true) are served by fake_watch.py, with its own /_fake/watch/ controls.
@@ -39,6 +44,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import jsonpatch
 import yaml
 
+import fake_admission
 import fake_watch
 
 ADM = "admissionregistration.k8s.io/v1"
@@ -61,6 +67,7 @@ RESOURCES = {
     "statefulsets": ("apps/v1", "StatefulSet", True, ["sts"]),
     "daemonsets": ("apps/v1", "DaemonSet", True, ["ds"]),
 }
+RESOURCES.update(fake_admission.ISTIO_RESOURCES)
 HIDDEN = set()  # --hide: resources this server does not serve (a CRD that is not installed)
 KIND_TO_PLURAL = {v[1]: k for k, v in RESOURCES.items()}
 VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
@@ -521,9 +528,10 @@ def discovery_list(gv):
 
 
 def api_group(group):
-    gv = [g for g, _, _, _ in RESOURCES.values() if g.startswith(group + "/")][0]
-    ver = {"groupVersion": gv, "version": gv.split("/")[1]}
-    return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": [ver], "preferredVersion": ver}
+    gvs = sorted({g for g, _, _, _ in RESOURCES.values() if g.startswith(group + "/")},
+                 key=lambda g: (g.split("/")[1] != "v1", g))  # v1 preferred when served
+    vers = [{"groupVersion": gv, "version": gv.split("/")[1]} for gv in gvs]
+    return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": vers, "preferredVersion": vers[0]}
 
 
 GROUPS = sorted({g.split("/")[0] for g, _, _, _ in RESOURCES.values() if "/" in g})
@@ -537,8 +545,8 @@ DISCOVERY = {
 }
 for _g in GROUPS:
     DISCOVERY["/apis/" + _g] = api_group(_g)
-    DISCOVERY["/apis/" + api_group(_g)["preferredVersion"]["groupVersion"]] = \
-        discovery_list(api_group(_g)["preferredVersion"]["groupVersion"])
+    for _v in api_group(_g)["versions"]:
+        DISCOVERY["/apis/" + _v["groupVersion"]] = discovery_list(_v["groupVersion"])
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -547,6 +555,17 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, fmt, *args):
         pass
+
+    def admit(self, operation, plural, ns, name, obj, old):
+        """kube-apiserver's webhook admission (fake_admission.py) of a write from an API request;
+        returns the object to store (mutated)."""
+        try:
+            out, warnings = fake_admission.admit(STORE.objects, RESOURCES, operation, plural, ns, name, obj, old,
+                                                 self.user, self.dry)
+        except fake_admission.Rejected as e:
+            raise ApiError(e.code, e.reason, e.message)
+        self.warnings += warnings
+        return out
 
     def send_json(self, code, obj, headers=None):
         data = json.dumps(obj).encode()
@@ -621,6 +640,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send_json(e.code, status_obj(e.code, e.reason, e.message, e.details))
         code = 500
         extra_headers = {}
+        self.warnings = []
         generation = STORE.generation
         try:
             with STORE.lock:
@@ -650,6 +670,8 @@ class Handler(BaseHTTPRequestHandler):
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             code, obj = 400, status_obj(400, "BadRequest", "cannot handle the request: %s" % e)
         entry["status"] = code
+        if self.warnings:
+            extra_headers["Warning"] = ", ".join('299 - "%s"' % w.replace('"', "'") for w in self.warnings)
         with STORE.lock:
             if STORE.generation == generation:
                 STORE.log.append(entry)
@@ -662,7 +684,10 @@ class Handler(BaseHTTPRequestHandler):
         with STORE.lock:
             if path == "/_fake/reset":
                 STORE.reset()
+                fake_admission.reset()
                 return self.send_json(200, {})
+            if path == "/_fake/admission":
+                return self.send_json(200, fake_admission.calls())
             if path == "/_fake/log":
                 return self.send_json(200, STORE.log)
             if path == "/_fake/state":
@@ -723,6 +748,7 @@ class Handler(BaseHTTPRequestHandler):
         self.authorize(user, verb, plural, ns if namespaced else None, name)
         manager = query.get("fieldManager") or (self.headers.get("User-Agent") or "unknown").split("/")[0]
         dry = query.get("dryRun") == "All"
+        self.user, self.dry = user, dry
         with STORE.lock:
             if fault and fault.get("action") == "bump" and name:
                 k = (plural, ns, name)
@@ -766,12 +792,18 @@ class Handler(BaseHTTPRequestHandler):
             return 200, {"kind": RESOURCES[plural][1] + "List", "apiVersion": RESOURCES[plural][0],
                          "metadata": meta, "items": out}
         if method == "POST" and not name:
-            return 201, STORE.create(plural, ns, json.loads(raw or b"{}"), manager)
+            obj = json.loads(raw or b"{}")
+            obj = self.admit("CREATE", plural, ns, (obj.get("metadata") or {}).get("name"), obj, None)
+            return 201, STORE.create(plural, ns, obj, manager)
         if method == "PUT" and name:
-            return 200, STORE.update(key, json.loads(raw or b"{}"), manager)
+            obj = json.loads(raw or b"{}")
+            if key in STORE.objects:
+                obj = self.admit("UPDATE", plural, ns, name, obj, STORE.objects[key])
+            return 200, STORE.update(key, obj, manager)
         if method == "DELETE" and name:
             if key not in STORE.objects:
                 raise not_found(plural, name)
+            self.admit("DELETE", plural, ns, name, None, STORE.objects[key])
             obj = STORE.delete(key)
             if plural == "namespaces":
                 for k in [k for k in STORE.objects if k[1] == name]:
@@ -784,6 +816,13 @@ class Handler(BaseHTTPRequestHandler):
                     cfg = yaml.safe_load(raw)
                 except yaml.YAMLError as e:
                     raise ApiError(400, "BadRequest", "error decoding YAML: %s" % e)
+                # Admission sees the applied configuration merged onto the live object; a webhook
+                # that mutates it is refused loudly (the patch would be owned by no field manager).
+                old = STORE.objects.get(key)
+                seen = merge_patch(old or {}, {k: v for k, v in cfg.items() if k != "status"})
+                if self.admit("UPDATE" if old else "CREATE", plural, ns, name, seen, old) != seen:
+                    raise ApiError(500, "InternalError", "fakeapi: a mutating webhook changed a server-side apply "
+                                   "request, which this simulated API server does not support")
                 return (200 if key in STORE.objects else 201), STORE.apply(key, cfg, query.get("fieldManager"),
                                                                               query.get("force") == "true")
             if key not in STORE.objects:
@@ -808,6 +847,7 @@ class Handler(BaseHTTPRequestHandler):
                 raise ApiError(415, "UnsupportedMediaType", 'the body of the request was in an unknown format - '
                                'accepted media types include: application/json-patch+json, '
                                'application/merge-patch+json, application/apply-patch+yaml')
+            new = self.admit("UPDATE", plural, ns, name, new, STORE.objects[key])
             return 200, STORE.update(key, new, manager)
         raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
 

@@ -124,7 +124,7 @@ webhookd's --patch-ca-bundle wiring (Deployment args, RBAC resourceNames):
 {{- end -}}
 
 {{- define "webhookd.validatorName" -}}
-{{- $rev := index (.Values.validation | default dict) "revision" | default "" -}}
+{{- $rev := .Values.revision | default "" -}}
 {{- printf "%s-validator%s-%s" (include "webhookd.fullname" .) (ternary "" (printf "-%s" $rev) (eq $rev "")) .Release.Namespace | trunc 253 -}}
 {{- end -}}
 

@@ -1,0 +1,214 @@
+/*
+ * test_release.c - unit tests of handlers/inject/wh_inject_release.c:
+ * version parsing, the detection order (explicit > ConfigMap label >
+ * values.global.tag > newest), newest behaviour for unknown or newer
+ * releases, 1.20's behaviour with a warning for older ones, and the table's
+ * own consistency.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "wh_inject_release.h"
+
+static void version_parsing(void **state)
+{
+    static const struct {
+        const char *text;
+        int ok, major, minor, patch;
+    } cases[] = {
+        {"1.21.0", 1, 1, 21, 0},
+        {"1.21", 1, 1, 21, -1},
+        {"v1.22.3", 1, 1, 22, 3},
+        {" 1.26.0\n", 1, 1, 26, 0},
+        {"1.31.0-alpha.0", 1, 1, 31, 0},
+        {"1.24.0-distroless", 1, 1, 24, 0},
+        {"1.29.1+build.5", 1, 1, 29, 1},
+        {"2.0", 1, 2, 0, -1},
+        {"latest", 0, 0, 0, 0},
+        {"master-2026-08-22T19-00-53", 0, 0, 0, 0},
+        {"1", 0, 0, 0, 0},
+        {"1.", 0, 0, 0, 0},
+        {"1.x", 0, 0, 0, 0},
+        {"1.21.0-", 0, 0, 0, 0},
+        {"1.21.0 beta", 0, 0, 0, 0},
+        {"", 0, 0, 0, 0},
+        {"   ", 0, 0, 0, 0},
+        {"1.99999999999999999999", 0, 0, 0, 0},
+        {"1.21.0-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 0, 0, 0, 0},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        wh_istio_version v;
+        wh_err err = {0};
+        wh_code rc = wh_istio_version_parse(cases[i].text, &v, &err);
+        if (!cases[i].ok) {
+            if (rc == WH_OK)
+                fail_msg("\"%s\" parsed", cases[i].text);
+            assert_true(strlen(err.msg) > 0);
+            continue;
+        }
+        if (rc != WH_OK)
+            fail_msg("\"%s\": %s", cases[i].text, err.msg);
+        assert_int_equal(v.major, cases[i].major);
+        assert_int_equal(v.minor, cases[i].minor);
+        assert_int_equal(v.patch, cases[i].patch);
+    }
+    assert_int_not_equal(wh_istio_version_parse(NULL, &(wh_istio_version){0}, NULL), WH_OK);
+}
+
+static wh_inject_release detect(const char *explicit_, wh_release_source src, const char *label, const char *values)
+{
+    wh_inject_release r;
+    json_t *v = values ? json_loads(values, 0, NULL) : NULL;
+    wh_release_hints h = {explicit_, src, label, v};
+    wh_err err = {0};
+
+    if (wh_inject_release_detect(&h, &r, &err) != WH_OK)
+        fail_msg("detect: %s", err.msg);
+    json_decref(v);
+    return r;
+}
+
+static void detection_order(void **state)
+{
+    const char *tag121 = "{\"global\":{\"tag\":\"1.21.2\"}}";
+    wh_inject_release r;
+    (void)state;
+
+    /* explicit beats label beats tag */
+    r = detect("1.22.0", WH_RELEASE_FILE, "1.23.0", tag121);
+    assert_int_equal(r.source, WH_RELEASE_FILE);
+    assert_int_equal(r.behaves.minor, 22);
+    r = detect("1.26", WH_RELEASE_FLAG, "1.23.0", tag121);
+    assert_int_equal(r.source, WH_RELEASE_FLAG);
+    assert_int_equal(r.behaves.minor, 26);
+    r = detect(NULL, WH_RELEASE_FILE, "1.23.0", tag121);
+    assert_int_equal(r.source, WH_RELEASE_LABEL);
+    assert_int_equal(r.behaves.minor, 23);
+    /* a label that is no version is skipped, the tag is next */
+    r = detect(NULL, WH_RELEASE_FILE, "canary", tag121);
+    assert_int_equal(r.source, WH_RELEASE_TAG);
+    assert_int_equal(r.behaves.minor, 21);
+    assert_string_equal(r.declared.text, "1.21.2");
+    /* Helm may keep a tag as a number */
+    r = detect(NULL, WH_RELEASE_FILE, NULL, "{\"global\":{\"tag\":1.25}}");
+    assert_int_equal(r.source, WH_RELEASE_TAG);
+    assert_int_equal(r.behaves.minor, 25);
+    /* a tag that is no version, or none: the newest behaviour */
+    r = detect(NULL, WH_RELEASE_FILE, NULL, "{\"global\":{\"tag\":\"latest\"}}");
+    assert_int_equal(r.source, WH_RELEASE_NEWEST);
+    assert_string_equal(r.warning, "");
+    r = detect(NULL, WH_RELEASE_FILE, NULL, NULL);
+    assert_int_equal(r.source, WH_RELEASE_NEWEST);
+    {
+        wh_inject_release n;
+        wh_inject_release_newest(&n);
+        assert_int_equal(wh_istio_version_cmp(&n.behaves, &r.behaves), 0);
+    }
+}
+
+static void explicit_garbage_is_an_error(void **state)
+{
+    wh_inject_release r;
+    wh_release_hints h = {"one.twenty", WH_RELEASE_FLAG, "1.22.0", NULL};
+    wh_err err = {0};
+    (void)state;
+
+    assert_int_equal(wh_inject_release_detect(&h, &r, &err), WH_E_INVALID);
+    assert_non_null(strstr(err.msg, "--istio-version"));
+    assert_non_null(strstr(err.msg, "one.twenty"));
+    h.explicit_source = WH_RELEASE_FILE;
+    assert_int_equal(wh_inject_release_detect(&h, &r, &err), WH_E_INVALID);
+    assert_non_null(strstr(err.msg, "version file"));
+}
+
+/* An unknown newer release (and master's pre-release) behaves as the newest. */
+static void newer_gets_newest_behaviour(void **state)
+{
+    static const char *const newer[] = {"1.31.0-alpha.0", "1.32.0", "1.40.1", "2.0.0"};
+    wh_inject_release newest, r;
+    (void)state;
+
+    wh_inject_release_newest(&newest);
+    for (size_t i = 0; i < sizeof(newer) / sizeof(newer[0]); i++) {
+        r = detect(newer[i], WH_RELEASE_FILE, NULL, NULL);
+        assert_string_equal(r.warning, "");
+        for (int b = 0; b < WH_REL_NBEHAVIOURS; b++)
+            if (wh_inject_release_has(&r, b) != wh_inject_release_has(&newest, b))
+                fail_msg("%s differs from the newest behaviour in row %d", newer[i], b);
+    }
+    /* NULL is the newest too */
+    for (int b = 0; b < WH_REL_NBEHAVIOURS; b++)
+        assert_int_equal(wh_inject_release_has(NULL, b), wh_inject_release_has(&newest, b));
+}
+
+/* Older than 1.20: 1.20's behaviour, with a warning saying so. */
+static void older_gets_oldest_with_warning(void **state)
+{
+    wh_inject_release r, r120;
+    char line[512];
+    (void)state;
+
+    r = detect("1.19.3", WH_RELEASE_FLAG, NULL, NULL);
+    r120 = detect("1.20.0", WH_RELEASE_FLAG, NULL, NULL);
+    assert_int_equal(r.behaves.minor, 20);
+    assert_non_null(strstr(r.warning, "1.19.3"));
+    assert_non_null(strstr(r.warning, "1.20's behaviour"));
+    assert_string_equal(r120.warning, "");
+    for (int b = 0; b < WH_REL_NBEHAVIOURS; b++)
+        assert_int_equal(wh_inject_release_has(&r, b), wh_inject_release_has(&r120, b));
+    wh_inject_release_describe(&r, line, sizeof(line));
+    assert_non_null(strstr(line, "from flag 1.19.3"));
+    assert_non_null(strstr(line, "1.20's behaviour"));
+}
+
+/* Rows in enum order, each naming a bound, bounds parseable and ordered,
+ * and the rows the goldens exercise at their edges. */
+static void table_rows(void **state)
+{
+    size_t n;
+    const wh_release_row *t = wh_inject_release_table(&n);
+    (void)state;
+
+    assert_int_equal(n, WH_REL_NBEHAVIOURS);
+    for (size_t i = 0; i < n; i++) {
+        wh_istio_version a, b;
+        assert_int_equal(t[i].id, (int)i);
+        assert_true(t[i].first[0] || t[i].last[0]);
+        assert_true(strlen(t[i].name) > 0 && strlen(t[i].what) > 0);
+        if (t[i].first[0])
+            assert_int_equal(wh_istio_version_parse(t[i].first, &a, NULL), WH_OK);
+        if (t[i].last[0])
+            assert_int_equal(wh_istio_version_parse(t[i].last, &b, NULL), WH_OK);
+        if (t[i].first[0] && t[i].last[0])
+            assert_true(wh_istio_version_cmp(&a, &b) <= 0);
+    }
+    {
+        wh_inject_release r121 = detect("1.21.0", WH_RELEASE_FILE, NULL, NULL);
+        wh_inject_release r122 = detect("1.22.0", WH_RELEASE_FILE, NULL, NULL);
+        wh_inject_release r125 = detect("1.25.9", WH_RELEASE_FILE, NULL, NULL);
+        wh_inject_release r126 = detect("1.26.0", WH_RELEASE_FILE, NULL, NULL);
+        assert_true(wh_inject_release_has(&r121, WH_REL_DEFAULT_ZIPKIN_TRACER));
+        assert_false(wh_inject_release_has(&r122, WH_REL_DEFAULT_ZIPKIN_TRACER));
+        assert_false(wh_inject_release_has(&r125, WH_REL_MULTUS_JSON_NAMESPACE));
+        assert_true(wh_inject_release_has(&r126, WH_REL_MULTUS_JSON_NAMESPACE));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(version_parsing),
+        cmocka_unit_test(detection_order),
+        cmocka_unit_test(explicit_garbage_is_an_error),
+        cmocka_unit_test(newer_gets_newest_behaviour),
+        cmocka_unit_test(older_gets_oldest_with_warning),
+        cmocka_unit_test(table_rows),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
