@@ -5,6 +5,7 @@
  * The TLS policy lives here, in one function, so that the first context and
  * every reloaded one are configured identically.
  */
+#include "wh_alloc.h"
 #include "wh_certs.h"
 
 #include <arpa/inet.h>
@@ -219,7 +220,10 @@ static int bio_to_buf(BIO *bio, wh_buf *out)
 {
     char *data;
     long n = BIO_get_mem_data(bio, &data);
-    return n >= 0 && wh_buf_append(out, data, (size_t)n) == WH_OK;
+    if (n < 0)
+        return 0;
+    wh_buf_append(out, data, (size_t)n);
+    return 1;
 }
 
 wh_code wh_certs_generate_self_signed(const char *const *names, size_t nnames, int days, wh_buf *cert_pem,
@@ -244,8 +248,7 @@ wh_code wh_certs_generate_self_signed(const char *const *names, size_t nnames, i
             rc = wh_err_set(err, WH_E_INVALID, "\"%s\" is neither a DNS name nor an IP address", names[i]);
             goto out;
         }
-        if ((rc = wh_buf_printf(&san, "%s%s:%s", i == 0 ? "" : ",", is_ip(names[i]) ? "IP" : "DNS", names[i])) != WH_OK)
-            goto out;
+        wh_buf_printf(&san, "%s%s:%s", i == 0 ? "" : ",", is_ip(names[i]) ? "IP" : "DNS", names[i]);
     }
     if ((key = EVP_EC_gen("P-256")) == NULL) {
         rc = tls_error(err, WH_E_TLS, "cannot generate a P-256 key");
@@ -328,7 +331,7 @@ int wh_certs_stamp_equal(const wh_certs_stamp *a, const wh_certs_stamp *b)
 wh_code wh_certs_write_file(const char *path, const void *data, size_t len, mode_t mode, wh_err *err)
 {
     size_t plen = strlen(path), done = 0;
-    char *tmp = malloc(plen + sizeof(".XXXXXX"));
+    char *tmp = wh_malloc(plen + sizeof(".XXXXXX"));
     int fd = -1;
     wh_code rc = WH_OK;
 

@@ -7,6 +7,7 @@
  */
 #include "wh_certs_cabundle.h"
 
+#include "wh_alloc.h"
 #include "wh_certs.h"
 
 #include <openssl/err.h>
@@ -116,11 +117,16 @@ static wh_code patch_one(wh_kube_client *c, const wh_kube_resource *r, const cha
     }
     if (report == NULL)
         return WH_OK;
-    if (p->matched == 0)
-        return wh_buf_printf(report, "%s/%s: no webhook calls the selected service\n", kind, name);
-    if (p->updated == 0)
-        return wh_buf_printf(report, "%s/%s: up to date\n", kind, name);
-    return wh_buf_printf(report, "%s/%s: %d webhook%s updated\n", kind, name, p->updated, p->updated == 1 ? "" : "s");
+    if (p->matched == 0) {
+        wh_buf_printf(report, "%s/%s: no webhook calls the selected service\n", kind, name);
+        return WH_OK;
+    }
+    if (p->updated == 0) {
+        wh_buf_printf(report, "%s/%s: up to date\n", kind, name);
+        return WH_OK;
+    }
+    wh_buf_printf(report, "%s/%s: %d webhook%s updated\n", kind, name, p->updated, p->updated == 1 ? "" : "s");
+    return WH_OK;
 }
 
 /* Names already patched, so a configuration named and also selected is done once. */
@@ -157,10 +163,8 @@ wh_code wh_certs_patch_ca_bundle_stats(wh_kube_client *client, const wh_certs_ca
     wh_err_clear(&first_err);
     if ((rc = wh_certs_check_ca_pem(ca_pem, len, err)) != WH_OK)
         return rc;
-    if ((b64 = malloc(4 * ((len + 2) / 3) + 1)) == NULL || (done = json_object()) == NULL) {
-        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-        goto out;
-    }
+    b64 = wh_malloc(4 * ((len + 2) / 3) + 1);
+    done = json_object();
     EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)ca_pem, (int)len);
     p.b64 = b64;
     for (int k = 0; k < 2; k++) {
@@ -197,7 +201,6 @@ wh_code wh_certs_patch_ca_bundle_stats(wh_kube_client *client, const wh_certs_ca
     rc = first;
     if (rc != WH_OK && err != NULL)
         *err = first_err;
-out:
     free(b64);
     json_decref(done);
     json_decref(items);
@@ -234,11 +237,12 @@ static wh_code chain_anchor_pem(const char *chain_pem, size_t len, wh_buf *out, 
         rc = wh_err_set(err, WH_E_PARSE, "the certificate chain holds no PEM certificate");
         goto out;
     }
-    if (PEM_write_bio_X509(pem, last) != 1 || (n = BIO_get_mem_data(pem, &data)) <= 0 ||
-        wh_buf_append(out, data, (size_t)n) != WH_OK) {
+    if (PEM_write_bio_X509(pem, last) != 1 || (n = BIO_get_mem_data(pem, &data)) <= 0) {
         ERR_clear_error();
-        rc = wh_err_set(err, WH_E_NOMEM, "cannot encode the chain's anchor certificate");
+        rc = wh_err_set(err, WH_E_TLS, "cannot encode the chain's anchor certificate");
+        goto out;
     }
+    wh_buf_append(out, data, (size_t)n);
 out:
     X509_free(last);
     BIO_free(in);
@@ -246,26 +250,26 @@ out:
     return rc;
 }
 
-wh_code wh_certs_ca_bundle_path(const char *ca_file, const char *cert_file, wh_buf *out)
+void wh_certs_ca_bundle_path(const char *ca_file, const char *cert_file, wh_buf *out)
 {
     const char *slash;
     size_t before = out->len;
-    wh_code rc;
 
-    if (ca_file != NULL && ca_file[0] != '\0')
-        return wh_buf_puts(out, ca_file);
+    if (ca_file != NULL && ca_file[0] != '\0') {
+        wh_buf_puts(out, ca_file);
+        return;
+    }
     if (cert_file == NULL || cert_file[0] == '\0')
-        return WH_OK;
+        return;
     slash = strrchr(cert_file, '/');
     if (slash != NULL)
-        rc = wh_buf_printf(out, "%.*sca.crt", (int)(slash - cert_file + 1), cert_file);
+        wh_buf_printf(out, "%.*sca.crt", (int)(slash - cert_file + 1), cert_file);
     else
-        rc = wh_buf_puts(out, "ca.crt");
-    if (rc == WH_OK && access(out->data + before, F_OK) != 0) {
+        wh_buf_puts(out, "ca.crt");
+    if (access(out->data + before, F_OK) != 0) {
         out->len = before; /* no ca.crt beside the certificate: the chain is used */
         out->data[before] = '\0';
     }
-    return rc;
 }
 
 wh_code wh_certs_load_ca_bundle(const char *ca_file, const char *cert_file, wh_buf *out, wh_buf *source, wh_err *err)
@@ -274,10 +278,7 @@ wh_code wh_certs_load_ca_bundle(const char *ca_file, const char *cert_file, wh_b
     size_t before = out->len;
     wh_code rc;
 
-    if ((rc = wh_certs_ca_bundle_path(ca_file, cert_file, &path)) != WH_OK) {
-        wh_err_set(err, rc, "out of memory");
-        goto out;
-    }
+    wh_certs_ca_bundle_path(ca_file, cert_file, &path);
     if (path.len != 0) {
         if ((rc = wh_buf_read_file(out, path.data, WH_CERTS_MAX_FILE, err)) != WH_OK ||
             (rc = wh_certs_check_ca_pem(out->data != NULL ? out->data + before : "", out->len - before, err)) !=
@@ -285,7 +286,7 @@ wh_code wh_certs_load_ca_bundle(const char *ca_file, const char *cert_file, wh_b
             wh_err_prefix(err, "CA bundle %s", path.data);
             goto out;
         }
-        rc = wh_buf_puts(source, path.data);
+        wh_buf_puts(source, path.data);
         goto out;
     }
     if ((rc = wh_buf_read_file(&chain, cert_file, WH_CERTS_MAX_FILE, err)) != WH_OK ||
@@ -293,7 +294,7 @@ wh_code wh_certs_load_ca_bundle(const char *ca_file, const char *cert_file, wh_b
         wh_err_prefix(err, "CA bundle from %s", cert_file);
         goto out;
     }
-    rc = wh_buf_printf(source, "the chain of %s", cert_file);
+    wh_buf_printf(source, "the chain of %s", cert_file);
 out:
     if (rc != WH_OK && out->data != NULL) {
         out->len = before;

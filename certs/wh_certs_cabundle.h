@@ -63,6 +63,6 @@ wh_code wh_certs_load_ca_bundle(const char *ca_file, const char *cert_file, wh_b
 
 /* The path wh_certs_load_ca_bundle would read (1 or 2 above) in `out`, or
  * "" when the chain itself is used: what the caller watches for changes. */
-wh_code wh_certs_ca_bundle_path(const char *ca_file, const char *cert_file, wh_buf *out);
+void wh_certs_ca_bundle_path(const char *ca_file, const char *cert_file, wh_buf *out);
 
 #endif

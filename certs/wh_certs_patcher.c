@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "wh_alloc.h"
 #include "wh_log.h"
 
 #define BACKOFF_FIRST 1.0 /* seconds before the first retry; doubles up to the interval */
@@ -71,8 +72,7 @@ static void one_line(const wh_buf *report, wh_buf *out)
     while (len > 0 && report->data[len - 1] == '\n')
         len--;
     for (i = 0; i < len; i++)
-        if (wh_buf_puts(out, report->data[i] == '\n' ? "; " : (char[]){report->data[i], '\0'}) != WH_OK)
-            return;
+        wh_buf_puts(out, report->data[i] == '\n' ? "; " : (char[]){report->data[i], '\0'});
 }
 
 static void publish(wh_certs_patcher *p, const char *detail)
@@ -171,7 +171,7 @@ static void *run(void *arg)
         p->due = 0;
         free(ca);
         ca_len = p->ca_len;
-        if ((ca = malloc(ca_len + 1)) != NULL)
+        if ((ca = wh_malloc(ca_len + 1)) != NULL)
             memcpy(ca, p->ca, ca_len + 1);
         pthread_mutex_unlock(&p->lock);
 
@@ -198,8 +198,7 @@ wh_code wh_certs_patcher_start(const wh_certs_patcher_config *cfg, wh_certs_patc
     *out = NULL;
     if (!(cfg->interval > 0))
         return wh_err_set(err, WH_E_INVALID, "the caBundle check interval must be positive");
-    if ((p = calloc(1, sizeof(*p))) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    p = wh_calloc(1, sizeof(*p));
     p->cfg = *cfg;
     p->total = wh_metrics_counter(cfg->metrics, "webhookd_cabundle_patch_total",
                                   "caBundle patch attempts, by result (updated: at least one webhook configuration "
@@ -232,10 +231,8 @@ wh_code wh_certs_patcher_start(const wh_certs_patcher_config *cfg, wh_certs_patc
 
 wh_code wh_certs_patcher_set_ca(wh_certs_patcher *p, const char *ca_pem, size_t len, const char *why)
 {
-    char *copy = malloc(len + 1);
+    char *copy = wh_malloc(len + 1);
 
-    if (copy == NULL)
-        return WH_E_NOMEM;
     memcpy(copy, ca_pem, len);
     copy[len] = '\0';
     pthread_mutex_lock(&p->lock);

@@ -8,78 +8,68 @@
 #include <stdlib.h>
 #include <string.h>
 
-wh_code wh_buf_reserve(wh_buf *b, size_t extra)
+#include "wh_alloc.h"
+
+void wh_buf_reserve(wh_buf *b, size_t extra)
 {
     size_t need = b->len + extra + 1, cap;
-    char *p;
 
     if (need < b->len)
-        return WH_E_NOMEM;
+        wh_oom((size_t)-1);
     if (need <= b->cap)
-        return WH_OK;
+        return;
     cap = b->cap != 0 ? b->cap : 64;
     while (cap < need) {
         if (cap > ((size_t)-1) / 2)
-            return WH_E_NOMEM;
+            wh_oom(need);
         cap *= 2;
     }
-    if ((p = realloc(b->data, cap)) == NULL)
-        return WH_E_NOMEM;
-    b->data = p;
+    b->data = wh_realloc(b->data, cap);
     b->cap = cap;
-    return WH_OK;
 }
 
-wh_code wh_buf_append(wh_buf *b, const void *data, size_t len)
+void wh_buf_append(wh_buf *b, const void *data, size_t len)
 {
-    wh_code rc;
-
-    if ((rc = wh_buf_reserve(b, len)) != WH_OK)
-        return rc;
+    wh_buf_reserve(b, len);
     if (len != 0)
         memcpy(b->data + b->len, data, len);
     b->len += len;
     b->data[b->len] = '\0';
-    return WH_OK;
 }
 
-wh_code wh_buf_puts(wh_buf *b, const char *s)
+void wh_buf_puts(wh_buf *b, const char *s)
 {
-    return wh_buf_append(b, s, strlen(s));
+    wh_buf_append(b, s, strlen(s));
 }
 
-wh_code wh_buf_putc(wh_buf *b, char c)
+void wh_buf_putc(wh_buf *b, char c)
 {
-    return wh_buf_append(b, &c, 1);
+    wh_buf_append(b, &c, 1);
 }
 
-wh_code wh_buf_vprintf(wh_buf *b, const char *fmt, va_list ap)
+void wh_buf_vprintf(wh_buf *b, const char *fmt, va_list ap)
 {
     va_list copy;
     int n;
-    wh_code rc;
 
     va_copy(copy, ap);
     n = vsnprintf(NULL, 0, fmt, copy);
     va_end(copy);
+    /* Only a result over INT_MAX bytes fails with our formats (no %ls). */
     if (n < 0)
-        return WH_E_INVALID;
-    if ((rc = wh_buf_reserve(b, (size_t)n)) != WH_OK)
-        return rc;
+        wh_oom((size_t)-1);
+    wh_buf_reserve(b, (size_t)n);
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
     b->len += (size_t)n;
-    return WH_OK;
 }
 
-wh_code wh_buf_printf(wh_buf *b, const char *fmt, ...)
+void wh_buf_printf(wh_buf *b, const char *fmt, ...)
 {
     va_list ap;
-    wh_code rc;
 
     va_start(ap, fmt);
-    rc = wh_buf_vprintf(b, fmt, ap);
+    wh_buf_vprintf(b, fmt, ap);
     va_end(ap);
-    return rc;
 }
 
 void wh_buf_reset(wh_buf *b)
@@ -101,7 +91,7 @@ char *wh_buf_steal(wh_buf *b, size_t *len_out)
     char *p = b->data;
 
     if (p == NULL)
-        p = calloc(1, 1);
+        p = wh_calloc(1, 1);
     if (len_out != NULL)
         *len_out = b->len;
     b->data = NULL;
@@ -125,13 +115,12 @@ wh_code wh_buf_read_file(wh_buf *b, const char *path, size_t max_len, wh_err *er
             rc = wh_err_set(err, WH_E_LIMIT, "%s is larger than %zu bytes", path, max_len);
             goto out;
         }
-        if ((rc = wh_buf_append(b, chunk, n)) != WH_OK)
-            goto out;
+        wh_buf_append(b, chunk, n);
     }
     if (ferror(f))
         rc = wh_err_set(err, WH_E_IO, "cannot read %s: %s", path, strerror(errno));
     else if (b->data == NULL)
-        rc = wh_buf_append(b, "", 0);
+        wh_buf_append(b, "", 0);
 out:
     if (f != stdin)
         fclose(f);

@@ -57,14 +57,13 @@ static int integral_digits(double f, char *digits, int *dp)
     return n;
 }
 
-wh_code wh_float_format(wh_buf *out, double f, char fmt)
+void wh_float_format(wh_buf *out, double f, char fmt)
 {
     char digits[40];
     int nd, dp, i;
-    wh_code rc;
 
-    if (signbit(f) && (rc = wh_buf_putc(out, '-')) != WH_OK)
-        return rc;
+    if (signbit(f))
+        wh_buf_putc(out, '-');
     f = fabs(f);
     if (f == 0) {
         digits[0] = '0';
@@ -77,8 +76,7 @@ wh_code wh_float_format(wh_buf *out, double f, char fmt)
         nd = shortest_digits(f, digits, &dp);
     }
     /* the longest layout below: digits, |dp| zeros, "0.", "e-308" */
-    if ((rc = wh_buf_reserve(out, (size_t)nd + (size_t)abs(dp) + 8)) != WH_OK)
-        return rc;
+    wh_buf_reserve(out, (size_t)nd + (size_t)abs(dp) + 8);
     if (fmt == 'g') {
         /* strconv's shortest %g: exponent form below 1e-4 or from 1e+06 on */
         int exp = dp - 1;
@@ -91,7 +89,8 @@ wh_code wh_float_format(wh_buf *out, double f, char fmt)
             wh_buf_putc(out, '.');
             wh_buf_append(out, digits + 1, (size_t)nd - 1);
         }
-        return wh_buf_printf(out, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+        wh_buf_printf(out, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+        return;
     }
     /* 'f' with the shortest digits */
     if (dp <= 0) {
@@ -108,5 +107,4 @@ wh_code wh_float_format(wh_buf *out, double f, char fmt)
         wh_buf_putc(out, '.');
         wh_buf_append(out, digits + dp, (size_t)(nd - dp));
     }
-    return WH_OK;
 }

@@ -13,6 +13,6 @@
  * read back as f, laid out as fmt 'e' (d.ddde±dd), 'f' (ddd.ddd) or 'g'
  * ('e' for exponents below -4 or from 6 on, else 'f').  f must be finite:
  * NaN and infinities are spelled differently by each caller. */
-wh_code wh_float_format(wh_buf *out, double f, char fmt);
+void wh_float_format(wh_buf *out, double f, char fmt);
 
 #endif

@@ -9,6 +9,7 @@
  * what jansson rejects, nor build anything jansson would build differently.
  */
 #include "wh_json.h"
+#include "wh_alloc.h"
 #include "wh_chars.h"
 
 #include <errno.h>
@@ -85,8 +86,7 @@ static int tmp_reserve(reader *r, size_t need)
         return 1;
     while (cap < need)
         cap *= 2;
-    if ((grown = realloc(r->tmp, cap)) == NULL)
-        return 0;
+    grown = wh_realloc(r->tmp, cap);
     r->tmp = grown;
     r->tmp_cap = cap;
     return 1;
@@ -309,8 +309,6 @@ static json_t *read_object(reader *r)
     char *owned = NULL;
     size_t klen;
 
-    if (obj == NULL)
-        return NULL;
     r->p++; /* { */
     skip_ws(r);
     if (r->p < r->end && *r->p == '}') {
@@ -324,8 +322,7 @@ static json_t *read_object(reader *r)
         if (!read_string(r, &key, &klen) || memchr(key, '\0', klen) != NULL)
             goto fail;
         if (key == r->tmp) { /* reading the value may reuse tmp */
-            if ((owned = malloc(klen + 1)) == NULL)
-                goto fail;
+            owned = wh_malloc(klen + 1);
             memcpy(owned, key, klen);
             key = owned;
         }
@@ -365,8 +362,6 @@ static json_t *read_array(reader *r)
 {
     json_t *arr = json_array(), *v;
 
-    if (arr == NULL)
-        return NULL;
     r->p++; /* [ */
     skip_ws(r);
     if (r->p < r->end && *r->p == ']') {

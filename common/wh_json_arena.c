@@ -8,6 +8,7 @@
  * malloc/free.  A free of the newest block gives its space back, which
  * catches the common "build a temporary, drop it" pattern.
  */
+#include "wh_alloc.h"
 #include "wh_json_arena.h"
 
 #include <jansson.h>
@@ -63,7 +64,7 @@ static int grow(wh_json_arena *a, size_t need)
         size = MAX_CHUNK;
     if (size < need)
         size = need;
-    if (a->reserved + size > WH_JSON_ARENA_MAX || (c = malloc(sizeof(*c) + size)) == NULL)
+    if (a->reserved + size > WH_JSON_ARENA_MAX || (c = wh_malloc(sizeof(*c) + size)) == NULL)
         return 0;
     VALGRIND_MAKE_MEM_NOACCESS(c->data, size);
     c->size = size;
@@ -83,9 +84,9 @@ static void *arena_malloc(size_t size)
     char *p;
 
     if (a == NULL || size > BIG_BLOCK || n == 0)
-        return malloc(size);
+        return wh_malloc(size);
     if ((size_t)(a->end - a->ptr) < n && !grow(a, n))
-        return malloc(size);
+        return wh_malloc(size);
     p = a->ptr;
     a->ptr += n;
     a->last = p;

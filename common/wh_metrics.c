@@ -10,6 +10,7 @@
  * family stops growing at WH_METRICS_MAX_SERIES series and later new series
  * are dropped (counted in webhookd_metrics_series_dropped_total).
  */
+#include "wh_alloc.h"
 #include "wh_metrics.h"
 
 #include <math.h>
@@ -53,9 +54,7 @@ struct wh_metrics {
 
 wh_metrics *wh_metrics_new(void)
 {
-    wh_metrics *r = calloc(1, sizeof(*r));
-    if (r == NULL)
-        return NULL;
+    wh_metrics *r = wh_calloc(1, sizeof(*r));
     pthread_mutex_init(&r->lock, NULL);
     r->tail = &r->head;
     return r;
@@ -130,24 +129,21 @@ static wh_metric *reg(wh_metrics *r, metric_type type, const char *name, const c
     }
     while (labels != NULL && labels[n] != NULL)
         n++;
-    if ((m = calloc(1, sizeof(*m))) == NULL)
-        goto fail;
+    m = wh_calloc(1, sizeof(*m));
     pthread_mutex_init(&m->lock, NULL);
     m->tail = &m->head;
     m->type = type;
     m->nlabels = n;
-    if ((m->name = strdup(name)) == NULL || (m->help = strdup(help != NULL ? help : "")) == NULL)
-        goto fail;
+    m->name = wh_strdup(name);
+    m->help = wh_strdup(help != NULL ? help : "");
     if (n != 0) {
-        if ((m->labels = calloc(n, sizeof(char *))) == NULL)
-            goto fail;
+        m->labels = wh_calloc(n, sizeof(char *));
         for (size_t i = 0; i < n; i++)
-            if ((m->labels[i] = strdup(labels[i])) == NULL)
+            if ((m->labels[i] = wh_strdup(labels[i])) == NULL)
                 goto fail;
     }
     if (type == MT_HISTOGRAM && nbounds != 0) {
-        if ((m->bounds = malloc(nbounds * sizeof(double))) == NULL)
-            goto fail;
+        m->bounds = wh_malloc(nbounds * sizeof(double));
         memcpy(m->bounds, bounds, nbounds * sizeof(double));
         m->nbounds = nbounds;
     }
@@ -197,13 +193,11 @@ static uint64_t hash_values(const wh_metric *m, const char *const *values)
     return h;
 }
 
-/* Double the index (or create it); the old one stays on allocation failure. */
+/* Double the index (or create it). */
 static void grow_index(wh_metric *m)
 {
     size_t n = m->nindex != 0 ? m->nindex * 2 : 16;
-    series **index = calloc(n, sizeof(*index));
-    if (index == NULL)
-        return;
+    series **index = wh_calloc(n, sizeof(*index));
     for (series *s = m->head; s != NULL; s = s->next) {
         s->hnext = index[s->hash & (n - 1)];
         index[s->hash & (n - 1)] = s;
@@ -238,14 +232,14 @@ static series *get_series(wh_metric *m, const char *const *values, int create)
     }
     if (m->nseries >= m->nindex)
         grow_index(m);
-    if (m->nindex == 0 || (s = calloc(1, sizeof(*s))) == NULL)
+    if (m->nindex == 0 || (s = wh_calloc(1, sizeof(*s))) == NULL)
         return NULL;
-    if (m->nlabels != 0 && (s->values = calloc(m->nlabels, sizeof(char *))) == NULL)
+    if (m->nlabels != 0 && (s->values = wh_calloc(m->nlabels, sizeof(char *))) == NULL)
         goto fail;
     for (size_t i = 0; i < m->nlabels; i++)
-        if ((s->values[i] = strdup(value_of(values, i))) == NULL)
+        if ((s->values[i] = wh_strdup(value_of(values, i))) == NULL)
             goto fail;
-    if (m->type == MT_HISTOGRAM && (s->buckets = calloc(m->nbounds + 1, sizeof(*s->buckets))) == NULL)
+    if (m->type == MT_HISTOGRAM && (s->buckets = wh_calloc(m->nbounds + 1, sizeof(*s->buckets))) == NULL)
         goto fail;
     s->hash = h;
     s->hnext = m->index[h & (m->nindex - 1)];
@@ -334,104 +328,94 @@ static void format_value(double v, char *out, size_t cap)
     }
 }
 
-static wh_code put_escaped(wh_buf *out, const char *s, int is_help)
+static void put_escaped(wh_buf *out, const char *s, int is_help)
 {
-    wh_code rc = WH_OK;
-    for (; *s && rc == WH_OK; s++) {
+    for (; *s; s++) {
         if (*s == '\\')
-            rc = wh_buf_puts(out, "\\\\");
+            wh_buf_puts(out, "\\\\");
         else if (*s == '\n')
-            rc = wh_buf_puts(out, "\\n");
+            wh_buf_puts(out, "\\n");
         else if (*s == '"' && !is_help)
-            rc = wh_buf_puts(out, "\\\"");
+            wh_buf_puts(out, "\\\"");
         else
-            rc = wh_buf_putc(out, *s);
+            wh_buf_putc(out, *s);
     }
-    return rc;
 }
 
 /* `{a="x",b="y"` plus an optional extra label, then `}`; nothing when empty. */
-static wh_code put_labels(wh_buf *out, const wh_metric *m, const series *s, const char *extra_name,
-                          const char *extra_value)
+static void put_labels(wh_buf *out, const wh_metric *m, const series *s, const char *extra_name,
+                       const char *extra_value)
 {
-    wh_code rc = WH_OK;
     int first = 1;
     if (m->nlabels == 0 && extra_name == NULL)
-        return WH_OK;
-    rc = wh_buf_putc(out, '{');
-    for (size_t i = 0; i < m->nlabels && rc == WH_OK; i++) {
-        rc = wh_buf_printf(out, "%s%s=\"", first ? "" : ",", m->labels[i]);
-        if (rc == WH_OK)
-            rc = put_escaped(out, s->values[i], 0);
-        if (rc == WH_OK)
-            rc = wh_buf_putc(out, '"');
+        return;
+    wh_buf_putc(out, '{');
+    for (size_t i = 0; i < m->nlabels; i++) {
+        wh_buf_printf(out, "%s%s=\"", first ? "" : ",", m->labels[i]);
+        put_escaped(out, s->values[i], 0);
+        wh_buf_putc(out, '"');
         first = 0;
     }
-    if (extra_name != NULL && rc == WH_OK)
-        rc = wh_buf_printf(out, "%s%s=\"%s\"", first ? "" : ",", extra_name, extra_value);
-    if (rc == WH_OK)
-        rc = wh_buf_putc(out, '}');
-    return rc;
+    if (extra_name != NULL)
+        wh_buf_printf(out, "%s%s=\"%s\"", first ? "" : ",", extra_name, extra_value);
+    wh_buf_putc(out, '}');
 }
 
-static wh_code render_family(wh_metric *m, wh_buf *out)
+static void render_family(wh_metric *m, wh_buf *out)
 {
     static const char *const type_names[] = {"counter", "gauge", "histogram"};
     char num[64], le[64];
-    wh_code rc;
     series *s;
 
-    if ((rc = wh_buf_printf(out, "# HELP %s ", m->name)) != WH_OK || (rc = put_escaped(out, m->help, 1)) != WH_OK ||
-        (rc = wh_buf_printf(out, "\n# TYPE %s %s\n", m->name, type_names[m->type])) != WH_OK)
-        return rc;
-    for (s = m->head; s != NULL && rc == WH_OK; s = s->next) {
+    wh_buf_printf(out, "# HELP %s ", m->name);
+    put_escaped(out, m->help, 1);
+    wh_buf_printf(out, "\n# TYPE %s %s\n", m->name, type_names[m->type]);
+    for (s = m->head; s != NULL; s = s->next) {
         if (m->type != MT_HISTOGRAM) {
             format_value(s->value, num, sizeof(num));
-            if ((rc = wh_buf_puts(out, m->name)) == WH_OK && (rc = put_labels(out, m, s, NULL, NULL)) == WH_OK)
-                rc = wh_buf_printf(out, " %s\n", num);
+            wh_buf_puts(out, m->name);
+            put_labels(out, m, s, NULL, NULL);
+            wh_buf_printf(out, " %s\n", num);
             continue;
         }
         unsigned long long cum = 0;
-        for (size_t b = 0; b <= m->nbounds && rc == WH_OK; b++) {
+        for (size_t b = 0; b <= m->nbounds; b++) {
             cum += s->buckets[b];
             if (b < m->nbounds)
                 format_value(m->bounds[b], le, sizeof(le));
             else
                 snprintf(le, sizeof(le), "+Inf");
-            if ((rc = wh_buf_printf(out, "%s_bucket", m->name)) == WH_OK &&
-                (rc = put_labels(out, m, s, "le", le)) == WH_OK)
-                rc = wh_buf_printf(out, " %llu\n", cum);
+            wh_buf_printf(out, "%s_bucket", m->name);
+            put_labels(out, m, s, "le", le);
+            wh_buf_printf(out, " %llu\n", cum);
         }
         format_value(s->value, num, sizeof(num));
-        if (rc == WH_OK && (rc = wh_buf_printf(out, "%s_sum", m->name)) == WH_OK &&
-            (rc = put_labels(out, m, s, NULL, NULL)) == WH_OK)
-            rc = wh_buf_printf(out, " %s\n", num);
-        if (rc == WH_OK && (rc = wh_buf_printf(out, "%s_count", m->name)) == WH_OK &&
-            (rc = put_labels(out, m, s, NULL, NULL)) == WH_OK)
-            rc = wh_buf_printf(out, " %llu\n", s->count);
+        wh_buf_printf(out, "%s_sum", m->name);
+        put_labels(out, m, s, NULL, NULL);
+        wh_buf_printf(out, " %s\n", num);
+        wh_buf_printf(out, "%s_count", m->name);
+        put_labels(out, m, s, NULL, NULL);
+        wh_buf_printf(out, " %llu\n", s->count);
     }
-    return rc;
 }
 
-wh_code wh_metrics_render(wh_metrics *r, wh_buf *out)
+void wh_metrics_render(wh_metrics *r, wh_buf *out)
 {
     wh_metric *m;
-    wh_code rc = WH_OK;
     unsigned long long dropped = 0;
 
     pthread_mutex_lock(&r->lock);
-    for (m = r->head; m != NULL && rc == WH_OK; m = m->next) {
+    for (m = r->head; m != NULL; m = m->next) {
         pthread_mutex_lock(&m->lock);
-        rc = render_family(m, out);
+        render_family(m, out);
         dropped += m->dropped;
         pthread_mutex_unlock(&m->lock);
     }
     pthread_mutex_unlock(&r->lock);
-    if (rc == WH_OK && dropped != 0)
-        rc = wh_buf_printf(out,
-                           "# HELP webhookd_metrics_series_dropped_total New series refused because their family "
-                           "already had %d.\n# TYPE webhookd_metrics_series_dropped_total counter\n"
-                           "webhookd_metrics_series_dropped_total %llu\n",
-                           WH_METRICS_MAX_SERIES, dropped);
-    return rc;
+    if (dropped != 0)
+        wh_buf_printf(out,
+                      "# HELP webhookd_metrics_series_dropped_total New series refused because their family "
+                      "already had %d.\n# TYPE webhookd_metrics_series_dropped_total counter\n"
+                      "webhookd_metrics_series_dropped_total %llu\n",
+                      WH_METRICS_MAX_SERIES, dropped);
 }

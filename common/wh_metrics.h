@@ -43,6 +43,6 @@ void wh_metric_observe(wh_metric *m, const char *const *values, double value);
 double wh_metric_get(wh_metric *m, const char *const *values);
 
 /* Append the whole registry in Prometheus text exposition format 0.0.4. */
-wh_code wh_metrics_render(wh_metrics *registry, wh_buf *out);
+void wh_metrics_render(wh_metrics *registry, wh_buf *out);
 
 #endif

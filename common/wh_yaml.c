@@ -10,6 +10,7 @@
  * port of it) with the scalar styles and key order go-yaml v2 chooses, so
  * that toYaml output and kube-inject output match byte for byte.
  */
+#include "wh_alloc.h"
 #include "wh_chars.h"
 #include "wh_float.h"
 #include "wh_yaml.h"
@@ -295,7 +296,7 @@ static void resolve_plain(const char *in, resolved *r)
         r->kind = SK_TIMESTAMP;
         return;
     }
-    char small[64], *plain = n < sizeof(small) ? small : malloc(n + 1);
+    char small[64], *plain = n < sizeof(small) ? small : wh_malloc(n + 1);
     if (plain == NULL)
         return;
     size_t k = 0;
@@ -405,13 +406,11 @@ static wh_code add_anchor(loader *ld, const char *name, json_t *value)
     }
     if (ld->nanchors == ld->cap_anchors) {
         size_t cap = ld->cap_anchors ? ld->cap_anchors * 2 : 8;
-        anchor *a = realloc(ld->anchors, cap * sizeof(*a));
-        if (a == NULL)
-            return WH_E_NOMEM;
+        anchor *a = wh_realloc(ld->anchors, cap * sizeof(*a));
         ld->anchors = a;
         ld->cap_anchors = cap;
     }
-    if ((ld->anchors[ld->nanchors].name = strdup(name)) == NULL)
+    if ((ld->anchors[ld->nanchors].name = wh_strdup(name)) == NULL)
         return WH_E_NOMEM;
     ld->anchors[ld->nanchors++].value = json_incref(value);
     return WH_OK;
@@ -507,7 +506,7 @@ static void resolve_span(const char *s, size_t len, resolved *r)
         }
         return;
     }
-    if ((text = len < sizeof(small) ? small : malloc(len + 1)) == NULL) {
+    if ((text = len < sizeof(small) ? small : wh_malloc(len + 1)) == NULL) {
         memset(r, 0, sizeof(*r));
         r->kind = SK_STR;
         return;
@@ -560,11 +559,11 @@ static char *key_string(const yaml_event_t *ev)
 
     if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && ev->data.scalar.tag == NULL && strlen(text) == len) {
         json_t *k = wh_yaml_plain_key(text, len);
-        char *out = k != NULL ? strdup(json_string_value(k)) : NULL;
+        char *out = k != NULL ? wh_strdup(json_string_value(k)) : NULL;
         json_decref(k);
         return out;
     }
-    return strndup(text, len);
+    return wh_strndup(text, len);
 }
 
 json_t *wh_yaml_plain_json(const char *s, size_t len)
@@ -617,8 +616,6 @@ static wh_code load_mapping(loader *ld, int depth, json_t **out)
     char *key = NULL;
     int have_event = 0;
 
-    if (obj == NULL)
-        return WH_E_NOMEM;
     for (;;) {
         if ((rc = next_event(ld, &ev)) != WH_OK)
             goto out;
@@ -652,12 +649,8 @@ static wh_code load_mapping(loader *ld, int depth, json_t **out)
                                 ld->parser.mark.line + 1);
                 goto out;
             }
-            key = strdup(json_string_value(kv));
+            key = wh_strdup(json_string_value(kv));
             json_decref(kv);
-            if (key == NULL) {
-                rc = WH_E_NOMEM;
-                goto out;
-            }
         } else {
             rc = wh_err_set(ld->err, WH_E_UNSUPPORTED, "yaml: line %zu: non-scalar mapping keys are not supported",
                             ev.start_mark.line + 1);
@@ -698,10 +691,7 @@ static wh_code load_mapping(loader *ld, int depth, json_t **out)
         const char *k;
         json_t *v;
         size_t i;
-        if ((seen = json_object()) == NULL) {
-            rc = WH_E_NOMEM;
-            goto out;
-        }
+        seen = json_object();
         json_object_foreach(obj, k, v) json_object_set(seen, k, json_true());
         json_array_foreach(merges, i, v)
         {
@@ -730,8 +720,6 @@ static wh_code load_sequence(loader *ld, int depth, json_t **out)
     yaml_event_t ev;
     wh_code rc = WH_OK;
 
-    if (arr == NULL)
-        return WH_E_NOMEM;
     for (;;) {
         if ((rc = next_event(ld, &ev)) != WH_OK)
             goto out;
@@ -773,7 +761,7 @@ static wh_code load_node(loader *ld, yaml_event_t *ev, int depth, json_t **out)
                   : ev->type == YAML_SEQUENCE_START_EVENT ? ev->data.sequence_start.anchor
                   : ev->type == YAML_MAPPING_START_EVENT  ? ev->data.mapping_start.anchor
                                                           : NULL;
-    if (anchor_text != NULL && (anchor_name = strdup((const char *)anchor_text)) == NULL) {
+    if (anchor_text != NULL && (anchor_name = wh_strdup((const char *)anchor_text)) == NULL) {
         rc = WH_E_NOMEM;
         goto out;
     }
@@ -860,10 +848,7 @@ wh_code wh_yaml_load_all(const char *text, size_t len, json_t **docs, wh_err *er
     if (!yaml_parser_initialize(&ld.parser))
         return wh_err_set(err, WH_E_NOMEM, "yaml: out of memory");
     yaml_parser_set_input_string(&ld.parser, (const unsigned char *)text, len);
-    if ((arr = json_array()) == NULL) {
-        rc = WH_E_NOMEM;
-        goto out;
-    }
+    arr = json_array();
     for (;;) {
         if ((rc = next_event(&ld, &ev)) != WH_OK)
             goto out;
@@ -981,25 +966,27 @@ static int plain_allowed(const char *s, size_t len)
  * JSON round trip: encoding/json prints float64 in 'f' form for 1e-6 <= |f| <
  * 1e21 (else 'e'); go-yaml reads that back as an int when it is integral and
  * fits in int64, otherwise as a float it prints with 'g'. */
-static wh_code put_number(wh_buf *out, const json_t *v)
+static void put_number(wh_buf *out, const json_t *v)
 {
     char num[32];
     int n;
 
     if (json_is_integer(v)) {
         n = snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        return wh_buf_append(out, num, (size_t)n);
+        wh_buf_append(out, num, (size_t)n);
+        return;
     }
     double f = json_real_value(v);
     double a = fabs(f);
     if (f == floor(f) && a < 9.2233720368547758e18 && (a >= 1e-6 || f == 0)) {
         n = snprintf(num, sizeof(num), "%lld", (long long)f);
-        return wh_buf_append(out, num, (size_t)n);
+        wh_buf_append(out, num, (size_t)n);
+        return;
     }
     /* A non-integral 'f' form such as "0.5" parses as float and is printed
      * with 'g'; an 'e' form "1e+21" also parses as float.  (JSON has no NaN
      * or infinities.) */
-    return wh_float_format(out, f, 'g');
+    wh_float_format(out, f, 'g');
 }
 
 typedef struct key_ref {
@@ -1100,15 +1087,13 @@ static int key_cmp(const void *x, const void *y)
 
 /* The entries of object v in the order sigs.k8s.io/yaml writes them, in a new
  * array the caller frees (NULL when v is empty). */
-static wh_code sorted_keys(const json_t *v, key_ref **out, size_t *n_out)
+static void sorted_keys(const json_t *v, key_ref **out, size_t *n_out)
 {
     size_t n = json_object_size(v), i = 0;
-    key_ref *keys = n ? malloc(n * sizeof(*keys)) : NULL;
+    key_ref *keys = n ? wh_malloc(n * sizeof(*keys)) : NULL;
     const char *k;
     json_t *c;
 
-    if (n && keys == NULL)
-        return WH_E_NOMEM;
     json_object_foreach((json_t *)v, k, c)
     {
         keys[i].key = k;
@@ -1120,7 +1105,6 @@ static wh_code sorted_keys(const json_t *v, key_ref **out, size_t *n_out)
         qsort(keys, n, sizeof(*keys), key_cmp);
     *out = keys;
     *n_out = n;
-    return WH_OK;
 }
 
 typedef struct dumper {
@@ -1133,10 +1117,7 @@ typedef struct dumper {
 static int write_handler(void *data, unsigned char *buffer, size_t size)
 {
     dumper *d = data;
-    if (wh_buf_append(d->out, buffer, size) != WH_OK) {
-        d->failed_nomem = 1;
-        return 0;
-    }
+    wh_buf_append(d->out, buffer, size);
     return 1;
 }
 
@@ -1187,8 +1168,8 @@ static wh_code dump_value(dumper *d, const json_t *v, int depth)
     case JSON_INTEGER:
     case JSON_REAL: {
         wh_buf num = WH_BUF_INIT;
-        if ((rc = put_number(&num, v)) == WH_OK)
-            rc = emit_scalar(d, num.data, num.len, YAML_PLAIN_SCALAR_STYLE);
+        put_number(&num, v);
+        rc = emit_scalar(d, num.data, num.len, YAML_PLAIN_SCALAR_STYLE);
         wh_buf_free(&num);
         return rc;
     }
@@ -1213,8 +1194,7 @@ static wh_code dump_value(dumper *d, const json_t *v, int depth)
     case JSON_OBJECT: {
         size_t n, i;
         key_ref *keys;
-        if ((rc = sorted_keys(v, &keys, &n)) != WH_OK)
-            return rc;
+        sorted_keys(v, &keys, &n);
         if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE)) {
             free(keys);
             return WH_E_NOMEM;
@@ -1314,106 +1294,106 @@ static int fast_empty(const json_t *v)
     return (json_is_object(v) && json_object_size(v) == 0) || (json_is_array(v) && json_array_size(v) == 0);
 }
 
-static wh_code fast_scalar(wh_buf *b, const json_t *v)
+static void fast_scalar(wh_buf *b, const json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_NULL:
-        return wh_buf_append(b, "null", 4);
+        wh_buf_append(b, "null", 4);
+        break;
     case JSON_TRUE:
-        return wh_buf_append(b, "true", 4);
+        wh_buf_append(b, "true", 4);
+        break;
     case JSON_FALSE:
-        return wh_buf_append(b, "false", 5);
+        wh_buf_append(b, "false", 5);
+        break;
     case JSON_STRING:
-        return wh_buf_append(b, json_string_value(v), json_string_length(v));
+        wh_buf_append(b, json_string_value(v), json_string_length(v));
+        break;
     case JSON_OBJECT:
-        return wh_buf_append(b, "{}", 2);
+        wh_buf_append(b, "{}", 2);
+        break;
     case JSON_ARRAY:
-        return wh_buf_append(b, "[]", 2);
+        wh_buf_append(b, "[]", 2);
+        break;
     default:
-        return put_number(b, v);
+        put_number(b, v);
     }
 }
 
-static wh_code fast_pad(wh_buf *b, size_t n)
+static void fast_pad(wh_buf *b, size_t n)
 {
-    wh_code rc = WH_OK;
-    while (rc == WH_OK && n-- > 0)
-        rc = wh_buf_putc(b, ' ');
-    return rc;
+    while (n-- > 0)
+        wh_buf_putc(b, ' ');
 }
 
-static wh_code fast_seq(wh_buf *b, const json_t *v, size_t indent, int inline_first);
+static void fast_seq(wh_buf *b, const json_t *v, size_t indent, int inline_first);
 
 /* The entries of a non-empty mapping at `indent`; with inline_first the
  * first one continues the current line (after "- "). */
-static wh_code fast_map(wh_buf *b, const json_t *v, size_t indent, int inline_first)
+static void fast_map(wh_buf *b, const json_t *v, size_t indent, int inline_first)
 {
     size_t n, i;
     key_ref *keys;
     json_t *c;
-    wh_code rc = sorted_keys(v, &keys, &n);
 
-    if (rc != WH_OK)
-        return rc;
-    for (i = 0; i < n && rc == WH_OK; i++) {
+    sorted_keys(v, &keys, &n);
+    for (i = 0; i < n; i++) {
         c = keys[i].value;
-        if ((i > 0 || !inline_first) && (rc = fast_pad(b, indent)) != WH_OK)
-            break;
-        if ((rc = wh_buf_append(b, keys[i].key, keys[i].len)) != WH_OK || (rc = wh_buf_putc(b, ':')) != WH_OK)
-            break;
+        if (i > 0 || !inline_first)
+            fast_pad(b, indent);
+        wh_buf_append(b, keys[i].key, keys[i].len);
+        wh_buf_putc(b, ':');
         if (json_is_object(c) && !fast_empty(c)) {
-            if ((rc = wh_buf_putc(b, '\n')) == WH_OK)
-                rc = fast_map(b, c, indent + 2, 0);
+            wh_buf_putc(b, '\n');
+            fast_map(b, c, indent + 2, 0);
         } else if (json_is_array(c) && !fast_empty(c)) {
             /* a sequence in a mapping is not indented */
-            if ((rc = wh_buf_putc(b, '\n')) == WH_OK)
-                rc = fast_seq(b, c, indent, 0);
-        } else if ((rc = wh_buf_putc(b, ' ')) == WH_OK && (rc = fast_scalar(b, c)) == WH_OK) {
-            rc = wh_buf_putc(b, '\n');
+            wh_buf_putc(b, '\n');
+            fast_seq(b, c, indent, 0);
+        } else {
+            wh_buf_putc(b, ' ');
+            fast_scalar(b, c);
+            wh_buf_putc(b, '\n');
         }
     }
     free(keys);
-    return rc;
 }
 
-static wh_code fast_seq(wh_buf *b, const json_t *v, size_t indent, int inline_first)
+static void fast_seq(wh_buf *b, const json_t *v, size_t indent, int inline_first)
 {
     size_t i;
     json_t *c;
-    wh_code rc = WH_OK;
 
     json_array_foreach(v, i, c)
     {
-        if ((i > 0 || !inline_first) && (rc = fast_pad(b, indent)) != WH_OK)
-            return rc;
-        if ((rc = wh_buf_append(b, "- ", 2)) != WH_OK)
-            return rc;
+        if (i > 0 || !inline_first)
+            fast_pad(b, indent);
+        wh_buf_append(b, "- ", 2);
         if (json_is_object(c) && !fast_empty(c))
-            rc = fast_map(b, c, indent + 2, 1);
+            fast_map(b, c, indent + 2, 1);
         else if (json_is_array(c) && !fast_empty(c))
-            rc = fast_seq(b, c, indent + 2, 1);
-        else if ((rc = fast_scalar(b, c)) == WH_OK)
-            rc = wh_buf_putc(b, '\n');
-        if (rc != WH_OK)
-            return rc;
+            fast_seq(b, c, indent + 2, 1);
+        else {
+            fast_scalar(b, c);
+            wh_buf_putc(b, '\n');
+        }
     }
-    return WH_OK;
 }
 
-/* WH_E_NOTFOUND: not for the fast path (nothing written). */
-static wh_code fast_dump(const json_t *v, wh_buf *out)
+/* 0 when v is not for the fast path (nothing written). */
+static int fast_dump(const json_t *v, wh_buf *out)
 {
-    wh_code rc;
-
     if (json_is_string(v) ? !fast_plain(json_string_value(v), json_string_length(v), 0) : !fast_ok(v, 0, 0))
-        return WH_E_NOTFOUND;
+        return 0;
     if (json_is_object(v) && !fast_empty(v))
-        return fast_map(out, v, 0, 0);
-    if (json_is_array(v) && !fast_empty(v))
-        return fast_seq(out, v, 0, 0);
-    if ((rc = fast_scalar(out, v)) != WH_OK)
-        return rc;
-    return wh_buf_putc(out, '\n');
+        fast_map(out, v, 0, 0);
+    else if (json_is_array(v) && !fast_empty(v))
+        fast_seq(out, v, 0, 0);
+    else {
+        fast_scalar(out, v);
+        wh_buf_putc(out, '\n');
+    }
+    return 1;
 }
 
 wh_code wh_yaml_dump(const json_t *value, wh_buf *out, wh_err *err)
@@ -1423,15 +1403,8 @@ wh_code wh_yaml_dump(const json_t *value, wh_buf *out, wh_err *err)
     wh_code rc = WH_OK;
     size_t start = out->len;
 
-    if ((rc = fast_dump(value, out)) != WH_E_NOTFOUND) {
-        if (rc != WH_OK) {
-            out->len = start;
-            if (out->data != NULL)
-                out->data[start] = '\0';
-            return wh_err_set(err, rc, "yaml: out of memory");
-        }
+    if (fast_dump(value, out))
         return WH_OK;
-    }
     rc = WH_OK;
     memset(&d, 0, sizeof(d));
     d.out = out;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_alloc.h"
 #include "wh_chars.h"
 #include "wh_yaml_int.h"
 
@@ -104,9 +105,7 @@ static wh_code split_lines(fast *f, const char *text, size_t len)
             return UNSUPPORTED;
         if (f->n == f->cap) {
             size_t cap = f->cap ? f->cap * 2 : len / 32 + 16;
-            line *l = realloc(f->lines, cap * sizeof(*l));
-            if (l == NULL)
-                return WH_E_NOMEM;
+            line *l = wh_realloc(f->lines, cap * sizeof(*l));
             f->lines = l;
             f->cap = cap;
         }
@@ -172,7 +171,8 @@ static int put_utf8(wh_buf *b, unsigned long cp)
     char u[4];
     if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
         return -1;
-    return wh_buf_append(b, u, wh_utf8_encode(cp, u)) == WH_OK ? 0 : -1;
+    wh_buf_append(b, u, wh_utf8_encode(cp, u));
+    return 0;
 }
 
 /* A one-line quoted scalar starting at *pp (at the quote); on success *pp
@@ -203,14 +203,13 @@ static wh_code quoted_text(const char **pp, const char *end, wh_buf *scratch, co
         const char *run = p;
         while (p < end && *p != q && !(q == '"' && *p == '\\'))
             p++;
-        if (p > run && wh_buf_append(scratch, run, (size_t)(p - run)) != WH_OK)
-            goto nomem;
+        if (p > run)
+            wh_buf_append(scratch, run, (size_t)(p - run));
         if (p >= end)
             goto unsupported; /* continues on the next line: multi-line scalar */
         if (q == '\'') {
             if (p + 1 < end && p[1] == '\'') {
-                if (wh_buf_putc(scratch, '\'') != WH_OK)
-                    goto nomem;
+                wh_buf_putc(scratch, '\'');
                 p += 2;
                 continue;
             }
@@ -309,9 +308,6 @@ static wh_code quoted_text(const char **pp, const char *end, wh_buf *scratch, co
     *decoded = 1;
     *pp = p;
     return WH_OK;
-nomem:
-    scratch->len = mark;
-    return WH_E_NOMEM;
 unsupported:
     scratch->len = mark;
     return UNSUPPORTED;
@@ -434,8 +430,7 @@ static int mapping_entry(fast *f, const char *s, const char *end, key_ref *key, 
         if (key->text == tmp) { /* a resolved key ("yes" -> "true"): keep it on the stack */
             key->off = f->keys.len;
             key->in_buf = 1;
-            if (wh_buf_append(&f->keys, tmp, key->len) != WH_OK)
-                return -1;
+            wh_buf_append(&f->keys, tmp, key->len);
         }
         p++;
     }
@@ -495,15 +490,15 @@ static wh_code block_scalar(fast *f, const char *s, const char *end, int parent,
         const line *l = &f->lines[i];
         size_t width = (size_t)(l->end - l->start);
         if (i < last_content) {
-            if (width > (size_t)m && wh_buf_append(b, l->start + m, width - (size_t)m) != WH_OK)
-                goto nomem;
-            if ((i + 1 < last_content || chomp >= 0) && l->nl && wh_buf_putc(b, '\n') != WH_OK)
-                goto nomem;
+            if (width > (size_t)m)
+                wh_buf_append(b, l->start + m, width - (size_t)m);
+            if ((i + 1 < last_content || chomp >= 0) && l->nl)
+                wh_buf_putc(b, '\n');
         } else if (chomp == 1) {
             if (width > (size_t)m)
                 goto out;
-            if (l->nl && wh_buf_putc(b, '\n') != WH_OK)
-                goto nomem;
+            if (l->nl)
+                wh_buf_putc(b, '\n');
         }
     }
     /* Blank lines before the first content line may not be wider than it. */
@@ -757,10 +752,6 @@ static wh_code parse_mapping(fast *f, int indent, key_ref *first, const char *fi
     const char *value = first_value;
     wh_code rc = WH_OK;
 
-    if (obj == NULL) {
-        key_drop(f, &key);
-        return WH_E_NOMEM;
-    }
     for (;;) {
         const line *l = &f->lines[f->pos];
         f->pos++;
@@ -809,8 +800,6 @@ static wh_code parse_sequence(fast *f, int indent, json_t **out)
     wh_code rc = WH_OK;
     line *l;
 
-    if (arr == NULL)
-        return WH_E_NOMEM;
     while ((l = peek(f)) != NULL && l->indent == indent) {
         if (!(l->s[0] == '-' && is_space_or_end(l->s + 1, l->end)))
             break;

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "wh_certs.h"
+#include "wh_alloc.h"
 #include "wh_certs_cabundle.h"
 #include "wh_ctl.h"
 #include "wh_kube.h"
@@ -91,8 +92,7 @@ static int run_patch(const wh_ctl_args *a)
         char *slash = strchr(service_flag, '/');
         if (slash == NULL || slash == service_flag || slash[1] == '\0')
             return wh_ctl_usage_error(a, "invalid --service \"%s\": use NAMESPACE/NAME", service_flag);
-        if ((service = strdup(service_flag)) == NULL)
-            return 1;
+        service = wh_strdup(service_flag);
         slash = service + (slash - service_flag);
         *slash = '\0';
         t.service_namespace = service;

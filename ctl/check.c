@@ -24,6 +24,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "wh_alloc.h"
 #include "diag.h"
 #include "inventory.h"
 #include "tag.h"
@@ -312,8 +313,7 @@ static void ca_entry(check_ctx *c, const char *kind, const json_t *cfg, const js
         a->bad_fail = 1;
         return;
     }
-    if ((pem = malloc(len / 4 * 3 + 4)) == NULL)
-        return;
+    pem = wh_malloc(len / 4 * 3 + 4);
     n = EVP_DecodeBlock(pem, (const unsigned char *)b64, (int)len);
     if (n >= 0)
         for (const char *p = b64 + len; p > b64 && p[-1] == '='; p--)

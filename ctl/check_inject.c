@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "wh_alloc.h"
 #include "diag.h"
 #include "tag.h"
 #include "wh_buf.h"
@@ -24,10 +25,8 @@
 static json_t *parse_labels(const char *text)
 {
     json_t *labels = json_object();
-    char *copy = strdup(text), *save = NULL, *tok;
+    char *copy = wh_strdup(text), *save = NULL, *tok;
 
-    if (labels == NULL || copy == NULL)
-        goto bad;
     for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
         wh_err err = {0};
@@ -337,9 +336,7 @@ static json_t *resolve_pod(wh_kube_client *client, const char *target, const cha
         }
         /* istioctl's NAME.NAMESPACE shorthand for pods */
         if (strchr(name, '.') != NULL) {
-            copy = strdup(name);
-            if (copy == NULL)
-                return NULL;
+            copy = wh_strdup(name);
             *strchr(copy, '.') = '\0';
             *ns = strchr(name, '.') + 1;
             name = copy;

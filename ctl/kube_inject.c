@@ -234,10 +234,11 @@ static int run(const wh_ctl_args *a)
             continue;
         if (json_is_object(doc) && inject_doc(&ki, doc) != 0)
             goto out;
-        if (wh_yaml_dump(doc, &output, &err) != WH_OK || wh_buf_puts(&output, "---\n") != WH_OK) {
+        if (wh_yaml_dump(doc, &output, &err) != WH_OK) {
             fprintf(stderr, "Error: %s\n", wh_err_msg(&err));
             goto out;
         }
+        wh_buf_puts(&output, "---\n");
     }
     out = out_path != NULL ? fopen(out_path, "w") : stdout;
     if (out == NULL) {

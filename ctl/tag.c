@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "tag.h"
+#include "wh_alloc.h"
 #include "wh_ctl.h"
 #include "wh_kube.h"
 #include "wh_yaml.h"
@@ -258,9 +259,10 @@ static int check_names(const tag_cli *cli, const char *tag)
     wh_buf svc = WH_BUF_INIT;
     int bad = 0;
 
+    wh_buf_printf(&svc, "%s%s", TAG_SERVICE_PREFIX, tag);
     if (wh_kube_check_dns1123_label(tag, &err) != WH_OK)
         bad = fail("invalid revision tag name %s", wh_err_msg(&err));
-    else if (wh_buf_printf(&svc, "%s%s", TAG_SERVICE_PREFIX, tag) == WH_OK && svc.len > 63)
+    else if (svc.len > 63)
         bad = fail("invalid revision tag name \"%s\": the tag Service name \"%s\" would be longer than 63 characters "
                    "(keep tags to %zu characters)",
                    tag, svc.data, 63 - strlen(TAG_SERVICE_PREFIX));
@@ -366,8 +368,7 @@ static int cmd_set(tag_cli *cli, int generate)
     if ((rc = check_names(cli, tag)) != 0)
         return rc;
     rc = 1;
-    if ((findings = json_array()) == NULL)
-        return fail("out of memory");
+    findings = json_array();
     is_default = strcmp(tag, TAG_DEFAULT) == 0;
     ro = (tag_render_opts){tag, rev, ns, cli->webhook_name, cli->auto_inject && is_default};
     if (tag_mwc_name(&ro, &mwc_name) != WH_OK || make_client(cli, &c) != 0)
@@ -651,7 +652,9 @@ static int cmd_list(tag_cli *cli)
         return usage_error(cli, "tag list command does not accept arguments");
     if (strcmp(fmt, "table") != 0 && strcmp(fmt, "json") != 0 && strcmp(fmt, "yaml") != 0)
         return fail("unknown format: %s", fmt);
-    if ((rows = json_array()) == NULL || (kept = json_array()) == NULL || make_client(cli, &c) != 0)
+    rows = json_array();
+    kept = json_array();
+    if (make_client(cli, &c) != 0)
         goto out;
     if (list_or_fail(c, &wh_kube_mutating_webhooks, NULL, REV_LABEL, &mwcs, "failed to retrieve revision tags") ||
         list_or_fail(c, &wh_kube_services, cli->istio_ns, REV_LABEL, &svcs,
@@ -702,9 +705,7 @@ static int cmd_list(tag_cli *cli)
                 json_array_append_new(json_object_get(it, "namespaces"), json_string(obj_name(ns)));
         }
     }
-    sorted = calloc(n, sizeof(*sorted));
-    if (sorted == NULL)
-        goto out;
+    sorted = wh_calloc(n, sizeof(*sorted));
     for (i = 0; i < n; i++)
         sorted[i] = json_array_get(kept, i);
     qsort(sorted, n, sizeof(*sorted), cmp_rows);

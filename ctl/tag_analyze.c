@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_alloc.h"
 #include "tag.h"
 #include "wh_kube.h"
 
@@ -100,10 +101,6 @@ wh_code tag_analyze_overlaps(const json_t *webhooks, const char *target, json_t 
     json_t *mwc, *w, *nsl, *objl;
     wh_code rc = WH_OK;
 
-    if (revs == NULL || entries == NULL || others == NULL) {
-        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-        goto out;
-    }
     /* Flatten the relevant entries into [mwc/entry, entry] pairs. */
     json_array_foreach(webhooks, i, mwc)
     {
@@ -167,11 +164,7 @@ wh_code tag_analyze_overlaps(const json_t *webhooks, const char *target, json_t 
         size_t m = 0;
         if (!json_is_true(json_object_get(e, "target")) || (set = json_object_get(others, id)) == NULL)
             continue;
-        names = calloc(json_object_size(set), sizeof(*names));
-        if (names == NULL) {
-            rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-            goto out;
-        }
+        names = wh_calloc(json_object_size(set), sizeof(*names));
         json_object_foreach(set, key, unused) names[m++] = key;
         qsort(names, m, sizeof(*names), cmp_str);
         wh_buf_printf(&msg, "Error [IST0139] (MutatingWebhookConfiguration %s) Webhook overlaps with others: [",
@@ -183,7 +176,6 @@ wh_code tag_analyze_overlaps(const json_t *webhooks, const char *target, json_t 
         wh_buf_free(&msg);
         free(names);
     }
-out:
     json_decref(revs);
     json_decref(nss);
     json_decref(objs);

@@ -138,11 +138,16 @@ static wh_code merge_labels(json_t *labels, const json_t *canonical, wh_err *err
 
 wh_code tag_mwc_name(const tag_render_opts *o, wh_buf *out)
 {
-    if (o->webhook_name != NULL)
-        return wh_buf_puts(out, o->webhook_name);
-    if (strcmp(o->istio_ns, "istio-system") == 0)
-        return wh_buf_printf(out, "%s%s", TAG_MWC_PREFIX, o->tag);
-    return wh_buf_printf(out, "%s%s-%s", TAG_MWC_PREFIX, o->tag, o->istio_ns);
+    if (o->webhook_name != NULL) {
+        wh_buf_puts(out, o->webhook_name);
+        return WH_OK;
+    }
+    if (strcmp(o->istio_ns, "istio-system") == 0) {
+        wh_buf_printf(out, "%s%s", TAG_MWC_PREFIX, o->tag);
+        return WH_OK;
+    }
+    wh_buf_printf(out, "%s%s-%s", TAG_MWC_PREFIX, o->tag, o->istio_ns);
+    return WH_OK;
 }
 
 /* The clientConfig of the tag entries, copied from the injector entry. */
@@ -217,10 +222,7 @@ wh_code tag_render_mwc(const tag_render_opts *o, const json_t *canonical, json_t
     if ((rc = tag_mwc_name(o, &name)) != WH_OK)
         goto out;
 
-    if ((webhooks = json_array()) == NULL) {
-        rc = nomem(err);
-        goto out;
-    }
+    webhooks = json_array();
     {
         static const char *const prefixes[] = {"rev.namespace.", "rev.object.", "namespace.", "object.", "auto."};
         size_t n = is_default ? (o->auto_inject_namespaces ? 5 : 4) : 2;
@@ -267,10 +269,8 @@ static wh_code validator_client_config(const json_t *inj_cc, json_t **out, wh_er
         const char *host = strstr(url, "://");
         size_t n = host != NULL ? (size_t)(host + 3 - url) + strcspn(host + 3, "/?#") : strcspn(url, "/?#");
         wh_buf b = WH_BUF_INIT;
-        if (wh_buf_append(&b, url, n) != WH_OK || wh_buf_puts(&b, "/validate") != WH_OK) {
-            wh_buf_free(&b);
-            return nomem(err);
-        }
+        wh_buf_append(&b, url, n);
+        wh_buf_puts(&b, "/validate");
         res = json_pack("{s:s}", "url", b.data);
         wh_buf_free(&b);
     } else {
@@ -358,8 +358,7 @@ wh_code tag_render_service(const tag_render_opts *o, json_t **out, wh_err *err)
     json_t *svc, *sel;
 
     *out = NULL;
-    if (wh_buf_printf(&name, "%s%s", TAG_SERVICE_PREFIX, o->tag) != WH_OK)
-        return nomem(err);
+    wh_buf_printf(&name, "%s%s", TAG_SERVICE_PREFIX, o->tag);
     sel = empty_rev ? json_pack("{s:s, s:s}", "app", "istiod", "istio", "pilot")
                     : json_pack("{s:s, s:s}", "app", "istiod", REV_LABEL, o->revision_flag);
     svc = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s}}, "

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "wh_alloc.h"
 #include "wh_buf.h"
 #include "wh_ctl.h"
 #include "wh_validate.h"
@@ -151,11 +152,7 @@ static void validate_dir(run_state *r, const char *path, int depth)
         if (asprintf(&full, "%s/%s", path, e->d_name) < 0)
             break;
         if (n == cap) {
-            char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*nn));
-            if (nn == NULL) {
-                free(full);
-                break;
-            }
+            char **nn = wh_realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*nn));
             names = nn;
         }
         names[n++] = full;

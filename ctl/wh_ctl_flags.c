@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "wh_alloc.h"
 #include "wh_buf.h"
 #include "wh_chars.h"
 #include "wh_ctl_flags.h"
@@ -216,7 +217,7 @@ wh_code wh_ctl_parse_duration(const char *orig, long long *out, wh_err *err)
             if (strlen(units[i].name) == ulen && strncmp(units[i].name, s, ulen) == 0)
                 unit = units[i].ns;
         if (unit == 0) {
-            char *whole = strndup(s, ulen);
+            char *whole = wh_strndup(s, ulen);
             wh_code rc = bad_duration(err, NULL, whole != NULL ? whole : u, orig);
             free(whole);
             return rc;
@@ -279,9 +280,7 @@ static wh_code convert(const wh_ctl_flag *f, wh_ctl_value *v, const char *text, 
         }
         break;
     case WH_CTL_STRING_ARRAY: {
-        const char **items = realloc(v->items == no_items ? NULL : v->items, (v->nitems + 2) * sizeof(*items));
-        if (items == NULL)
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        const char **items = wh_realloc(v->items == no_items ? NULL : v->items, (v->nitems + 2) * sizeof(*items));
         items[v->nitems++] = text;
         items[v->nitems] = NULL;
         v->items = items;
@@ -350,9 +349,7 @@ static ptrdiff_t find_name(const wh_ctl_args *a, const char *name)
 
 static wh_code add_arg(wh_ctl_args *a, char *arg, wh_err *err)
 {
-    char **args = realloc(a->args, (a->nargs + 1) * sizeof(*args));
-    if (args == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    char **args = wh_realloc(a->args, (a->nargs + 1) * sizeof(*args));
     args[a->nargs++] = arg;
     a->args = args;
     return WH_OK;
@@ -366,10 +363,8 @@ static wh_code init_args(const wh_ctl_cmd *cmd, const char *path, wh_ctl_args *a
     memset(a, 0, sizeof(*a));
     a->cmd = cmd;
     snprintf(a->path, sizeof(a->path), "%s", path);
-    a->flags = calloc(n, sizeof(*a->flags));
-    a->values = calloc(n, sizeof(*a->values));
-    if (a->flags == NULL || a->values == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    a->flags = wh_calloc(n, sizeof(*a->flags));
+    a->values = wh_calloc(n, sizeof(*a->values));
     for (size_t i = 0; i < cmd->nflags; i++)
         a->flags[k++] = &cmd->flags[i];
     a->flags[k++] = &help_flag;
@@ -860,13 +855,9 @@ static int execute(const wh_ctl_cmd *root, char **words, int n)
 
 int wh_ctl_execute(const wh_ctl_cmd *root, int argc, char **argv)
 {
-    char **words = calloc((size_t)(argc > 0 ? argc : 1), sizeof(*words));
+    char **words = wh_calloc((size_t)(argc > 0 ? argc : 1), sizeof(*words));
     int rc;
 
-    if (words == NULL) {
-        fprintf(stderr, "Error: out of memory\n");
-        return 1;
-    }
     if (argc > 1)
         memcpy(words, argv + 1, (size_t)(argc - 1) * sizeof(*words));
     rc = execute(root, words, argc > 1 ? argc - 1 : 0);

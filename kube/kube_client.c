@@ -13,6 +13,7 @@
 
 #include <curl/curl.h>
 
+#include "wh_alloc.h"
 #include "kube_internal.h"
 #include "wh_json.h"
 
@@ -95,8 +96,7 @@ static wh_code prepare_base(wh_kube_client *c, wh_err *err)
                             cfg->cluster_name, cfg->tls_server_name, cfg->server);
             goto out;
         }
-        if ((rc = wh_buf_printf(&b, "%s:%s:%s:%s", cfg->tls_server_name, port, host, port)) != WH_OK)
-            goto out;
+        wh_buf_printf(&b, "%s:%s:%s:%s", cfg->tls_server_name, port, host, port);
         c->connect_to = wh_buf_steal(&b, NULL);
     }
     if (curl_url_get(u, CURLUPART_URL, &url, 0) != CURLUE_OK) {
@@ -106,8 +106,7 @@ static wh_code prepare_base(wh_kube_client *c, wh_err *err)
     n = strlen(url);
     while (n > 0 && url[n - 1] == '/')
         n--;
-    if ((rc = wh_buf_append(&b, url, n)) != WH_OK)
-        goto out;
+    wh_buf_append(&b, url, n);
     c->base = wh_buf_steal(&b, NULL);
 out:
     curl_free(host);
@@ -120,12 +119,10 @@ out:
 
 wh_code wh_kube_client_new(const wh_kube_options *opts, wh_kube_client **out, wh_err *err)
 {
-    wh_kube_client *c = calloc(1, sizeof(*c));
+    wh_kube_client *c = wh_calloc(1, sizeof(*c));
     wh_code rc;
 
     *out = NULL;
-    if (c == NULL)
-        return nomem(err);
     if ((rc = wh_kube_config_load(opts, &c->cfg, err)) != WH_OK)
         goto out;
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -134,11 +131,7 @@ wh_code wh_kube_client_new(const wh_kube_options *opts, wh_kube_client **out, wh
         goto out;
     }
     c->timeout_ms = opts != NULL && opts->timeout_ms > 0 ? opts->timeout_ms : WH_KUBE_DEFAULT_TIMEOUT_MS;
-    c->user_agent = strdup(opts != NULL && opts->user_agent != NULL ? opts->user_agent : "webhookctl/" WH_VERSION);
-    if (c->user_agent == NULL) {
-        rc = nomem(err);
-        goto out;
-    }
+    c->user_agent = wh_strdup(opts != NULL && opts->user_agent != NULL ? opts->user_agent : "webhookctl/" WH_VERSION);
     rc = prepare_base(c, err);
 out:
     if (rc != WH_OK)
@@ -263,8 +256,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *ud)
         s->too_big = 1;
         return 0;
     }
-    if (wh_buf_append(&s->body, p, len) != WH_OK)
-        return 0;
+    wh_buf_append(&s->body, p, len);
     if (s->streaming == 1 && flush_lines(s) != 0)
         return 0;
     return len;
@@ -462,8 +454,7 @@ static wh_code perform(wh_kube_client *c, const char *method, const char *path, 
     }
 
     curl_easy_reset(curl);
-    if ((rc = wh_buf_printf(&url, "%s%s", c->base, path)) != WH_OK)
-        goto out;
+    wh_buf_printf(&url, "%s%s", c->base, path);
     curl_easy_setopt(curl, CURLOPT_URL, url.data);
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
@@ -522,8 +513,7 @@ static wh_code perform(wh_kube_client *c, const char *method, const char *path, 
             curl_easy_setopt(curl, CURLOPT_SSLKEY, cfg->key_file);
     }
     if (token != NULL) {
-        if ((rc = wh_buf_printf(&h, "Authorization: Bearer %s", token)) != WH_OK)
-            goto out;
+        wh_buf_printf(&h, "Authorization: Bearer %s", token);
         hdrs = curl_slist_append(hdrs, h.data);
     } else if (cfg->username != NULL) {
         curl_easy_setopt(curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
@@ -688,42 +678,35 @@ wh_code kube_resource_path(wh_kube_client *c, const wh_kube_resource *r, const c
                            wh_err *err)
 {
     char *e;
-    wh_code rc;
 
-    if ((rc = wh_buf_printf(out, "/%s/%s", strchr(r->group_version, '/') != NULL ? "apis" : "api", r->group_version)) !=
-        WH_OK)
-        return rc;
+    wh_buf_printf(out, "/%s/%s", strchr(r->group_version, '/') != NULL ? "apis" : "api", r->group_version);
     if (r->namespaced && ns != NULL) {
         if ((e = curl_easy_escape(c->curl, ns, 0)) == NULL)
             return nomem(err);
-        rc = wh_buf_printf(out, "/namespaces/%s", e);
+        wh_buf_printf(out, "/namespaces/%s", e);
         curl_free(e);
-        if (rc != WH_OK)
-            return rc;
     } else if (r->namespaced && name != NULL) {
         return wh_err_set(err, WH_E_INVALID, "%s is namespaced: a namespace is required", r->kind);
     }
-    if ((rc = wh_buf_printf(out, "/%s", r->plural)) != WH_OK)
-        return rc;
+    wh_buf_printf(out, "/%s", r->plural);
     if (name != NULL) {
         if ((e = curl_easy_escape(c->curl, name, 0)) == NULL)
             return nomem(err);
-        rc = wh_buf_printf(out, "/%s", e);
+        wh_buf_printf(out, "/%s", e);
         curl_free(e);
     }
-    return rc;
+    return WH_OK;
 }
 
 wh_code kube_add_query(wh_kube_client *c, wh_buf *path, const char *key, const char *value, wh_err *err)
 {
     char *e = curl_easy_escape(c->curl, value, 0);
-    wh_code rc;
 
     if (e == NULL)
         return nomem(err);
-    rc = wh_buf_printf(path, "%c%s=%s", strchr(path->data, '?') != NULL ? '&' : '?', key, e);
+    wh_buf_printf(path, "%c%s=%s", strchr(path->data, '?') != NULL ? '&' : '?', key, e);
     curl_free(e);
-    return rc;
+    return WH_OK;
 }
 
 static wh_code send_json(wh_kube_client *c, const char *method, const char *path, const char *ctype, const json_t *obj,
@@ -790,8 +773,6 @@ wh_code wh_kube_list(wh_kube_client *c, const wh_kube_resource *r, const char *n
     wh_code rc = WH_OK;
 
     *items = NULL;
-    if (all == NULL)
-        return nomem(err);
     snprintf(limit, sizeof(limit), "%d", KUBE_LIST_PAGE);
     do {
         size_t i;
@@ -823,7 +804,7 @@ wh_code wh_kube_list(wh_kube_client *c, const wh_kube_resource *r, const char *n
         }
         next = json_string_value(json_object_get(json_object_get(page, "metadata"), "continue"));
         free(token);
-        token = next != NULL && next[0] != '\0' ? strdup(next) : NULL;
+        token = next != NULL && next[0] != '\0' ? wh_strdup(next) : NULL;
         if (next != NULL && next[0] != '\0' && token == NULL) {
             rc = nomem(err);
             goto out;

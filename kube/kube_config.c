@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "wh_alloc.h"
 #include "kube_internal.h"
 #include "wh_yaml.h"
 
@@ -16,7 +17,7 @@
 
 static char *dupstr(const char *s)
 {
-    return s != NULL ? strdup(s) : NULL;
+    return s != NULL ? wh_strdup(s) : NULL;
 }
 
 static const char *jstr(const json_t *obj, const char *key)
@@ -34,11 +35,10 @@ static wh_code resolve_path(json_t *obj, const char *key, const char *dir, wh_er
 
     if (p == NULL || p[0] == '/' || dir == NULL)
         return WH_OK;
-    if ((rc = wh_buf_printf(&b, "%s/%s", dir, p)) != WH_OK)
-        goto out;
+    wh_buf_printf(&b, "%s/%s", dir, p);
+    /* the path is a kubeconfig string joined to a directory name: not UTF-8 is possible */
     if (json_object_set_new(obj, key, json_string(b.data)) != 0)
-        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-out:
+        rc = wh_err_set(err, WH_E_INVALID, "%s: the path %s is not UTF-8", key, b.data);
     wh_buf_free(&b);
     return rc;
 }
@@ -129,10 +129,7 @@ static wh_code merge_file(json_t *merged, const char *file, int *found, wh_err *
         rc = wh_err_set(err, WH_E_PARSE, "cannot load kubeconfig %s: not a mapping", file);
         goto out;
     }
-    if ((dir = strdup(file)) == NULL) {
-        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-        goto out;
-    }
+    dir = wh_strdup(file);
     slash = strrchr(dir, '/');
     if (slash != NULL)
         *(slash == dir ? slash + 1 : slash) = '\0';
@@ -168,7 +165,7 @@ static wh_code set_str(char **slot, const char *v, wh_err *err)
 {
     if (v == NULL)
         return WH_OK;
-    if ((*slot = strdup(v)) == NULL)
+    if ((*slot = wh_strdup(v)) == NULL)
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
     return WH_OK;
 }
@@ -176,11 +173,9 @@ static wh_code set_str(char **slot, const char *v, wh_err *err)
 static char **string_list(const json_t *arr, int as_env)
 {
     size_t n = json_array_size(arr), i, k = 0;
-    char **v = calloc(n + 1, sizeof(*v));
+    char **v = wh_calloc(n + 1, sizeof(*v));
     json_t *e;
 
-    if (v == NULL)
-        return NULL;
     json_array_foreach(arr, i, e)
     {
         if (as_env) {
@@ -189,11 +184,10 @@ static char **string_list(const json_t *arr, int as_env)
             wh_buf b = WH_BUF_INIT;
             if (name == NULL)
                 continue;
-            if (wh_buf_printf(&b, "%s=%s", name, value != NULL ? value : "") != WH_OK)
-                goto fail;
+            wh_buf_printf(&b, "%s=%s", name, value != NULL ? value : "");
             v[k++] = wh_buf_steal(&b, NULL);
         } else if (json_is_string(e)) {
-            if ((v[k++] = strdup(json_string_value(e))) == NULL)
+            if ((v[k++] = wh_strdup(json_string_value(e))) == NULL)
                 goto fail;
         }
     }
@@ -219,8 +213,7 @@ static wh_code load_exec(const json_t *ex, const char *user, wh_kube_config *cfg
                           "user \"%s\": exec plugin apiVersion \"%s\" is not supported (use "
                           "client.authentication.k8s.io/v1 or v1beta1)",
                           user, api);
-    if ((e = calloc(1, sizeof(*e))) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    e = wh_calloc(1, sizeof(*e));
     cfg->exec = e;
     e->command = dupstr(jstr(ex, "command"));
     e->api_version = dupstr(api);
@@ -244,8 +237,7 @@ static wh_code names_of(const json_t *section, wh_buf *out)
     json_object_foreach((json_t *)section, k, v)
     {
         (void)v;
-        if ((rc = wh_buf_printf(out, "%s\"%s\"", out->len > 0 ? ", " : "", k)) != WH_OK)
-            break;
+        wh_buf_printf(out, "%s\"%s\"", out->len > 0 ? ", " : "", k);
     }
     return rc;
 }
@@ -369,13 +361,11 @@ static wh_code from_in_cluster(const char *sa_dir, wh_kube_config *cfg, wh_err *
     const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
     wh_buf b = WH_BUF_INIT, ns = WH_BUF_INIT;
     struct stat st;
-    wh_code rc;
+    wh_code rc = WH_OK;
 
-    if ((rc = wh_buf_printf(&b, strchr(host, ':') != NULL ? "https://[%s]:%s" : "https://%s:%s", host, port)) != WH_OK)
-        goto out;
+    wh_buf_printf(&b, strchr(host, ':') != NULL ? "https://[%s]:%s" : "https://%s:%s", host, port);
     cfg->server = wh_buf_steal(&b, NULL);
-    if ((rc = wh_buf_printf(&b, "%s/token", sa_dir)) != WH_OK)
-        goto out;
+    wh_buf_printf(&b, "%s/token", sa_dir);
     cfg->token_file = wh_buf_steal(&b, NULL);
     if (stat(cfg->token_file, &st) != 0) {
         rc = wh_err_set(err, WH_E_NOTFOUND,
@@ -384,19 +374,18 @@ static wh_code from_in_cluster(const char *sa_dir, wh_kube_config *cfg, wh_err *
                         cfg->token_file, strerror(errno));
         goto out;
     }
-    if ((rc = wh_buf_printf(&b, "%s/ca.crt", sa_dir)) != WH_OK)
-        goto out;
+    wh_buf_printf(&b, "%s/ca.crt", sa_dir);
     cfg->ca_file = wh_buf_steal(&b, NULL);
-    if ((rc = wh_buf_printf(&b, "%s/namespace", sa_dir)) != WH_OK)
-        goto out;
+    wh_buf_printf(&b, "%s/namespace", sa_dir);
     if (wh_buf_read_file(&ns, b.data, 4096, NULL) == WH_OK && ns.len > 0) {
         while (ns.len > 0 && (ns.data[ns.len - 1] == '\n' || ns.data[ns.len - 1] == ' '))
             ns.data[--ns.len] = '\0';
         cfg->namespace = wh_buf_steal(&ns, NULL);
     }
-    if ((cfg->source = strdup("in-cluster")) == NULL || (cfg->context_name = strdup("")) == NULL ||
-        (cfg->cluster_name = strdup("")) == NULL || (cfg->user_name = strdup("")) == NULL)
-        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
+    cfg->source = wh_strdup("in-cluster");
+    cfg->context_name = wh_strdup("");
+    cfg->cluster_name = wh_strdup("");
+    cfg->user_name = wh_strdup("");
 out:
     wh_buf_free(&b);
     wh_buf_free(&ns);
@@ -411,18 +400,16 @@ wh_code wh_kube_config_load(const wh_kube_options *opts, wh_kube_config **out, w
     wh_buf files = WH_BUF_INIT, path = WH_BUF_INIT;
     const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
     int found, any = 0;
-    wh_code rc;
+    wh_code rc = WH_OK;
 
     if (opts == NULL)
         opts = &none;
     *out = NULL;
-    if ((cfg = calloc(1, sizeof(*cfg))) == NULL || (merged = json_object()) == NULL ||
-        json_object_set_new(merged, "clusters", json_object()) != 0 ||
-        json_object_set_new(merged, "users", json_object()) != 0 ||
-        json_object_set_new(merged, "contexts", json_object()) != 0) {
-        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-        goto out;
-    }
+    cfg = wh_calloc(1, sizeof(*cfg));
+    merged = json_object();
+    json_object_set_new(merged, "clusters", json_object());
+    json_object_set_new(merged, "users", json_object());
+    json_object_set_new(merged, "contexts", json_object());
 
     if (opts->kubeconfig != NULL && opts->kubeconfig[0] != '\0') {
         if ((rc = merge_file(merged, opts->kubeconfig, &found, err)) != WH_OK)
@@ -432,29 +419,29 @@ wh_code wh_kube_config_load(const wh_kube_options *opts, wh_kube_config **out, w
             goto out;
         }
         any = 1;
-        rc = wh_buf_puts(&files, opts->kubeconfig);
+        wh_buf_puts(&files, opts->kubeconfig);
     } else if (env != NULL && env[0] != '\0') {
         const char *p = env;
         while (*p != '\0') {
             size_t n = strcspn(p, ":");
             if (n > 0) {
                 wh_buf_reset(&path);
-                if ((rc = wh_buf_append(&path, p, n)) != WH_OK ||
-                    (rc = merge_file(merged, path.data, &found, err)) != WH_OK)
+                wh_buf_append(&path, p, n);
+                if ((rc = merge_file(merged, path.data, &found, err)) != WH_OK)
                     goto out;
-                if (found && (rc = wh_buf_printf(&files, "%s%s", any ? ":" : "", path.data)) != WH_OK)
-                    goto out;
+                if (found)
+                    wh_buf_printf(&files, "%s%s", any ? ":" : "", path.data);
                 any |= found;
             }
             p += n + (p[n] == ':');
         }
     } else if (home != NULL) {
-        if ((rc = wh_buf_printf(&path, "%s/.kube/config", home)) != WH_OK ||
-            (rc = merge_file(merged, path.data, &found, err)) != WH_OK)
+        wh_buf_printf(&path, "%s/.kube/config", home);
+        if ((rc = merge_file(merged, path.data, &found, err)) != WH_OK)
             goto out;
         any = found;
-        if (found && (rc = wh_buf_puts(&files, path.data)) != WH_OK)
-            goto out;
+        if (found)
+            wh_buf_puts(&files, path.data);
     }
 
     if (!any && getenv("KUBERNETES_SERVICE_HOST") != NULL && getenv("KUBERNETES_SERVICE_PORT") != NULL) {
@@ -468,17 +455,13 @@ wh_code wh_kube_config_load(const wh_kube_options *opts, wh_kube_config **out, w
                         "~/.kube/config, or run inside a cluster (KUBERNETES_SERVICE_HOST/PORT)");
         goto out;
     }
-    if ((rc = wh_buf_printf(&path, "kubeconfig %s", files.data)) != WH_OK)
-        goto out;
+    wh_buf_printf(&path, "kubeconfig %s", files.data);
     cfg->source = wh_buf_steal(&path, NULL);
     rc = from_kubeconfig(merged, opts->context != NULL && opts->context[0] != '\0' ? opts->context : NULL, cfg, err);
 out:
-    if (rc == WH_OK && cfg->source == NULL)
-        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
     if (rc == WH_OK && opts->impersonate_user != NULL) {
         free(cfg->impersonate_user);
-        if ((cfg->impersonate_user = strdup(opts->impersonate_user)) == NULL)
-            rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
+        cfg->impersonate_user = wh_strdup(opts->impersonate_user);
     }
     if (rc == WH_OK && opts->impersonate_groups != NULL && opts->impersonate_groups[0] != NULL) {
         json_t *g = json_array();
@@ -488,7 +471,7 @@ out:
             for (char **p = cfg->impersonate_groups; *p != NULL; p++)
                 free(*p);
         free(cfg->impersonate_groups);
-        if (g == NULL || (cfg->impersonate_groups = string_list(g, 0)) == NULL)
+        if ((cfg->impersonate_groups = string_list(g, 0)) == NULL)
             rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
         json_decref(g);
     }
@@ -573,10 +556,8 @@ wh_code kube_base64_decode(const char *in, kube_blob *out, wh_err *err)
     size_t n = strlen(in), o = 0;
     unsigned acc = 0;
     int bits = 0;
-    unsigned char *buf = malloc(n / 4 * 3 + 3);
+    unsigned char *buf = wh_malloc(n / 4 * 3 + 3);
 
-    if (buf == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         const char *p;
         if (in[i] == '=' || in[i] == '\n' || in[i] == '\r' || in[i] == ' ')

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "wh_alloc.h"
 #include "kube_internal.h"
 
 #define EXEC_MAX_OUTPUT (1024u * 1024u)
@@ -89,8 +90,7 @@ static char **build_env(const wh_kube_config *cfg, const char *info)
         n++;
     while (cfg->exec->env[m] != NULL)
         m++;
-    if ((env = calloc(n + m + 2, sizeof(*env))) == NULL)
-        return NULL;
+    env = wh_calloc(n + m + 2, sizeof(*env));
     for (size_t i = 0; i < n; i++) {
         int overridden = strncmp(environ[i], "KUBERNETES_EXEC_INFO=", 21) == 0;
         for (size_t j = 0; j < m && !overridden; j++) {
@@ -142,8 +142,7 @@ static wh_code read_output(int fd, long deadline, long allowed_ms, wh_buf *out, 
             return WH_OK;
         if (out->len + (size_t)r > EXEC_MAX_OUTPUT)
             return wh_err_set(err, WH_E_LIMIT, "exec plugin %s wrote more than %u bytes", cmd, EXEC_MAX_OUTPUT);
-        if (wh_buf_append(out, chunk, (size_t)r) != WH_OK)
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        wh_buf_append(out, chunk, (size_t)r);
     }
 }
 
@@ -190,14 +189,14 @@ static wh_code parse_credential(const wh_kube_config *cfg, const wh_buf *outb, k
         rc = wh_err_set(err, WH_E_PARSE, "exec plugin %s: invalid expirationTimestamp \"%s\"", cmd, exp);
         goto out;
     }
-    if (token != NULL && token[0] != '\0' && (cred->token = strdup(token)) == NULL) {
+    if (token != NULL && token[0] != '\0' && (cred->token = wh_strdup(token)) == NULL) {
         rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
         goto out;
     }
     if (cert != NULL) {
         size_t cl = strlen(cert), kl = strlen(key);
-        if ((cred->cert.data = (unsigned char *)strdup(cert)) == NULL ||
-            (cred->key.data = (unsigned char *)strdup(key)) == NULL) {
+        if ((cred->cert.data = (unsigned char *)wh_strdup(cert)) == NULL ||
+            (cred->key.data = (unsigned char *)wh_strdup(key)) == NULL) {
             rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
             goto out;
         }
@@ -235,11 +234,13 @@ wh_code kube_exec_run(const wh_kube_config *cfg, long timeout_ms, kube_exec_cred
     }
     while (e->args[nargs] != NULL)
         nargs++;
-    if ((argv = calloc(nargs + 2, sizeof(*argv))) == NULL || (info = exec_info(cfg, interactive)) == NULL ||
-        wh_buf_printf(&infob, "KUBERNETES_EXEC_INFO=%s", info) != WH_OK || (env = build_env(cfg, infob.data)) == NULL) {
-        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
+    if ((info = exec_info(cfg, interactive)) == NULL) {
+        rc = wh_err_set(err, WH_E_INVALID, "exec plugin: cannot encode the ExecCredential spec");
         goto out;
     }
+    argv = wh_calloc(nargs + 2, sizeof(*argv));
+    wh_buf_printf(&infob, "KUBERNETES_EXEC_INFO=%s", info);
+    env = build_env(cfg, infob.data);
     argv[0] = e->command;
     for (size_t i = 0; i < nargs; i++)
         argv[i + 1] = e->args[i];

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "wh_alloc.h"
 #include "kube_internal.h"
 #include "wh_json.h"
 #include "wh_log.h"
@@ -292,7 +293,7 @@ static wh_code list_all(wh_kube_informer *inf, long *http_status, wh_err *err)
         }
         next = json_string_value(json_object_get(json_object_get(page, "metadata"), "continue"));
         free(token);
-        token = next != NULL && next[0] != '\0' ? strdup(next) : NULL;
+        token = next != NULL && next[0] != '\0' ? wh_strdup(next) : NULL;
     } while (token != NULL && !atomic_load(&inf->stop));
     changed = inf->cache == NULL || !json_equal(inf->cache, fresh) || !inf->synced;
     json_decref(inf->cache);
@@ -469,13 +470,13 @@ static void *run(void *arg)
 
 static char *dup_opt(const char *s)
 {
-    return s != NULL && s[0] != '\0' ? strdup(s) : NULL;
+    return s != NULL && s[0] != '\0' ? wh_strdup(s) : NULL;
 }
 
 wh_code wh_kube_informer_start(const wh_kube_informer_options *o, wh_kube_informer **out, wh_err *err)
 {
     static const char *const labels[] = {"resource", NULL};
-    wh_kube_informer *inf = calloc(1, sizeof(*inf));
+    wh_kube_informer *inf = wh_calloc(1, sizeof(*inf));
     wh_code rc;
 
     *out = NULL;

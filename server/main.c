@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "wh_alloc.h"
 #include "wh_certs.h"
 #include "wh_certs_cabundle.h"
 #include "wh_certs_patcher.h"
@@ -78,9 +79,8 @@ static wh_code build_flags(app *a)
     for (i = 0; i < wh_server_endpoint_ndefs; i++)
         for (ef = wh_server_endpoint_defs[i].flags; ef != NULL && ef->name != NULL; ef++)
             k++;
-    if ((a->flags = calloc(n + k + 1, sizeof(*a->flags))) == NULL ||
-        (a->endpoint_flag_values = calloc(k + 1, sizeof(*a->endpoint_flag_values))) == NULL)
-        return WH_E_NOMEM;
+    a->flags = wh_calloc(n + k + 1, sizeof(*a->flags));
+    a->endpoint_flag_values = wh_calloc(k + 1, sizeof(*a->endpoint_flag_values));
     wh_server_core_flags(&a->cfg, a->flags, n);
     k = 0;
     for (i = 0; i < wh_server_endpoint_ndefs; i++) {
@@ -138,12 +138,10 @@ static wh_code self_signed(app *a, SSL_CTX **ctx, wh_certs_info *info, wh_err *e
 {
     const char *names[64] = {"localhost", "127.0.0.1", "::1"};
     size_t n = 3;
-    char *sans = strdup(a->cfg.tls_san), *tok, *save = NULL;
+    char *sans = wh_strdup(a->cfg.tls_san), *tok, *save = NULL;
     wh_buf cert = WH_BUF_INIT, key = WH_BUF_INIT;
     wh_code rc = WH_OK;
 
-    if (sans == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
     for (tok = strtok_r(sans, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
         while (*tok == ' ')
             tok++;
@@ -170,12 +168,8 @@ static wh_code self_signed(app *a, SSL_CTX **ctx, wh_certs_info *info, wh_err *e
     }
     wh_buf_reset(&a->ca);
     wh_buf_reset(&a->ca_source);
-    if ((rc = wh_buf_append(&a->ca, cert.data, cert.len)) != WH_OK ||
-        (rc = wh_buf_puts(&a->ca_source, "the self-signed certificate")) != WH_OK) {
-        SSL_CTX_free(*ctx);
-        *ctx = NULL;
-        wh_err_set(err, rc, "out of memory");
-    }
+    wh_buf_append(&a->ca, cert.data, cert.len);
+    wh_buf_puts(&a->ca_source, "the self-signed certificate");
 out:
     free(sans);
     wh_buf_free(&cert);
@@ -191,10 +185,7 @@ static wh_code load_ca_from_files(app *a, wh_err *err)
     wh_code rc;
 
     wh_buf_reset(&a->ca_path);
-    if ((rc = wh_certs_ca_bundle_path(a->cfg.ca_file, a->cfg.tls_cert_file, &a->ca_path)) != WH_OK) {
-        wh_err_set(err, rc, "out of memory");
-        goto out;
-    }
+    wh_certs_ca_bundle_path(a->cfg.ca_file, a->cfg.tls_cert_file, &a->ca_path);
     a->ca_st_ok = a->ca_path.len != 0 && stat(a->ca_path.data, &a->ca_st) == 0;
     if ((rc = wh_certs_load_ca_bundle(a->cfg.ca_file, a->cfg.tls_cert_file, &ca, &source, err)) != WH_OK)
         goto out;
@@ -317,8 +308,7 @@ static const char **split_names(const char *list, char **store)
 
     for (const char *c = list; *c != '\0'; c++)
         n += *c == ',';
-    if ((out = calloc(n + 1, sizeof(*out))) == NULL)
-        return NULL;
+    out = wh_calloc(n + 1, sizeof(*out));
     strcpy(*store, list);
     n = 0;
     for (tok = strtok_r(*store, ", ", &save); tok != NULL; tok = strtok_r(NULL, ", ", &save))
@@ -352,9 +342,8 @@ static int setup_targets(app *a)
         fprintf(stderr, "webhookd: --kube-timeout must be at least 100ms\n");
         return 2;
     }
-    if ((a->target_strings = malloc(strlen(c->ca_bundle_mutating) + strlen(c->ca_bundle_validating) +
-                                    strlen(c->ca_bundle_service) + 3)) == NULL)
-        return 1;
+    a->target_strings =
+        wh_malloc(strlen(c->ca_bundle_mutating) + strlen(c->ca_bundle_validating) + strlen(c->ca_bundle_service) + 3);
     store = a->target_strings;
     if ((a->mutating = split_names(c->ca_bundle_mutating, &store)) == NULL ||
         (a->validating = split_names(c->ca_bundle_validating, &store)) == NULL)
@@ -408,8 +397,7 @@ static wh_code create_endpoints(app *a, endpoint_impl *impls, wh_router_route *r
     size_t i;
     wh_code rc;
 
-    if ((a->endpoints = calloc(wh_server_endpoint_ndefs + 1, sizeof(*a->endpoints))) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    a->endpoints = wh_calloc(wh_server_endpoint_ndefs + 1, sizeof(*a->endpoints));
     for (i = 0; i < wh_server_endpoint_ndefs; i++) {
         const wh_server_endpoint_def *def = &wh_server_endpoint_defs[i];
         wh_endpoint_env env = {def->name, def->prefix, a->metrics, endpoint_flag, &impls[i]};

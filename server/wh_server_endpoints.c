@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_alloc.h"
 #include "wh_admission.h"
 #include "wh_inject_endpoint.h"
 #include "wh_server.h"
@@ -72,10 +73,8 @@ static void nc_destroy(wh_endpoint *self)
 
 wh_code wh_server_not_configured_new(const wh_endpoint_env *env, wh_endpoint **out, wh_err *err)
 {
-    not_configured *self = calloc(1, sizeof(*self));
+    not_configured *self = wh_calloc(1, sizeof(*self));
 
-    if (self == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
     snprintf(self->message, sizeof(self->message),
              "webhookd: the %s endpoint is not configured in this build; no %s decision was made", env->name,
              env->name);

@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "wh_alloc.h"
 #include "wh_log.h"
 #include "wh_server.h"
 
@@ -309,10 +310,7 @@ static void accept_some(worker *w, size_t max)
         peerlen = sizeof(peer);
         if ((fd = accept4(w->listen_fd, (struct sockaddr *)&peer, &peerlen, SOCK_NONBLOCK | SOCK_CLOEXEC)) == -1)
             break; /* EAGAIN, or a connection reset before we got to it */
-        if ((c = calloc(1, sizeof(*c))) == NULL) {
-            close(fd);
-            continue;
-        }
+        c = wh_calloc(1, sizeof(*c));
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
         c->w = w;
         c->fd = fd;
@@ -359,10 +357,8 @@ static void on_control(h2o_multithread_receiver_t *receiver, h2o_linklist_t *mes
 
 static wh_code send_control(worker *w, int type, SSL_CTX *ssl_ctx, uint64_t timeout_ms)
 {
-    control *m = calloc(1, sizeof(*m));
+    control *m = wh_calloc(1, sizeof(*m));
 
-    if (m == NULL)
-        return WH_E_NOMEM;
     m->type = type;
     m->ssl_ctx = ssl_ctx;
     m->timeout_ms = timeout_ms;
@@ -592,10 +588,8 @@ wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_serve
         return wh_err_set(err, WH_E_INVALID, "need at least one thread");
     if ((rc = resolve(cfg->listen, &addr, &addrlen, err)) != WH_OK)
         return rc;
-    if ((s = calloc(1, sizeof(*s))) == NULL || (s->workers = calloc((size_t)cfg->threads, sizeof(worker))) == NULL) {
-        free(s);
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
-    }
+    s = wh_calloc(1, sizeof(*s));
+    s->workers = wh_calloc((size_t)cfg->threads, sizeof(worker));
     s->cfg = *cfg;
     s->nworkers = (size_t)cfg->threads;
     for (i = 0; i < s->nworkers; i++)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "wh_alloc.h"
 #include "wh_admission.h"
 #include "wh_log.h"
 #include "wh_server.h"
@@ -43,11 +44,11 @@ wh_code wh_router_new(const wh_router_route *routes, size_t nroutes, size_t max_
     static const char *const path_code[] = {"path", "code", NULL};
     static const char *const path_only[] = {"path", NULL};
     static const char *const review_labels[] = {"endpoint", "result", NULL};
-    wh_router *r = calloc(1, sizeof(*r));
+    wh_router *r = wh_calloc(1, sizeof(*r));
     wh_code rc = WH_OK;
 
     *out = NULL;
-    if (r == NULL || (nroutes != 0 && (r->routes = calloc(nroutes, sizeof(*routes))) == NULL)) {
+    if ((nroutes != 0 && (r->routes = wh_calloc(nroutes, sizeof(*routes))) == NULL)) {
         rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
         goto out;
     }
@@ -90,7 +91,7 @@ void wh_router_free(wh_router *r)
 
 void wh_router_set_certs(wh_router *r, int loaded, const char *detail)
 {
-    char *copy = strdup(detail != NULL ? detail : "");
+    char *copy = wh_strdup(detail != NULL ? detail : "");
 
     pthread_mutex_lock(&r->lock);
     r->certs_loaded = loaded && copy != NULL;
@@ -101,7 +102,7 @@ void wh_router_set_certs(wh_router *r, int loaded, const char *detail)
 
 void wh_router_set_cabundle(wh_router *r, const char *detail)
 {
-    char *copy = detail != NULL ? strdup(detail) : NULL;
+    char *copy = detail != NULL ? wh_strdup(detail) : NULL;
 
     pthread_mutex_lock(&r->lock);
     free(r->cabundle_detail);
@@ -121,8 +122,7 @@ static void answer(wh_http_response *res, int status, const char *content_type, 
     res->status = status;
     res->content_type = content_type;
     wh_buf_reset(&res->body);
-    if (wh_buf_puts(&res->body, text) != WH_OK)
-        res->status = 500;
+    wh_buf_puts(&res->body, text);
 }
 
 static void method_not_allowed(wh_http_response *res, const char *allow)
@@ -167,7 +167,8 @@ static void readyz(wh_router *r, wh_http_response *res)
 static void metrics(wh_router *r, wh_http_response *res)
 {
     res->content_type = CT_METRICS;
-    res->status = wh_metrics_render(r->metrics, &res->body) == WH_OK ? 200 : 500;
+    wh_metrics_render(r->metrics, &res->body);
+    res->status = 200;
 }
 
 /* --- dispatch ------------------------------------------------------------- */

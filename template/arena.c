@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_alloc.h"
 #include "tmpl_int.h"
 
 #define TM_BLOCK_MIN (16 * 1024)
@@ -27,8 +28,7 @@ static int new_block(tm_arena *a, size_t need)
     }
     if (b == NULL) {
         size_t size = need > TM_BLOCK_MIN ? need : TM_BLOCK_MIN;
-        if ((b = malloc(sizeof(tm_block) + size)) == NULL)
-            return -1;
+        b = wh_malloc(sizeof(tm_block) + size);
         b->size = size;
     }
     b->next = a->head;

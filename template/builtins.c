@@ -312,16 +312,18 @@ static wh_code eval_args(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_
 {
     size_t i;
     int prev_string = 0;
-    wh_code rc;
+    wh_code rc = WH_OK;
 
-    if (n == 1 && a[0].kind == WH_TMPL_STRING && a[0].type == NULL)
-        return wh_buf_append(b, a[0].u.s, a[0].len);
+    if (n == 1 && a[0].kind == WH_TMPL_STRING && a[0].type == NULL) {
+        wh_buf_append(b, a[0].u.s, a[0].len);
+        return WH_OK;
+    }
     for (i = 0; i < n; i++) {
         int is_string = a[i].kind == WH_TMPL_STRING || a[i].kind == WH_TMPL_NIL || a[i].kind == WH_TMPL_INVALID;
         if (i > 0 && !is_string && !prev_string)
             wh_buf_putc(b, ' ');
         if (a[i].kind == WH_TMPL_NIL || a[i].kind == WH_TMPL_INVALID)
-            rc = wh_buf_puts(b, "<no value>");
+            wh_buf_puts(b, "<no value>");
         else
             rc = tm_print_value(ctx, &a[i], b, 1);
         if (rc != WH_OK)

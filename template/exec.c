@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_alloc.h"
 #include "tmpl_int.h"
 
 #define TM_BREAK ((wh_code)1000)
@@ -140,9 +141,7 @@ static wh_code push_var(wh_tmpl_ctx *ctx, const char *name, wh_tmpl_value v)
 {
     if (ctx->nvars == ctx->capvars) {
         size_t cap = ctx->capvars ? ctx->capvars * 2 : 32;
-        tm_var *nv = realloc(ctx->vars, cap * sizeof(*nv));
-        if (nv == NULL)
-            return WH_E_NOMEM;
+        tm_var *nv = wh_realloc(ctx->vars, cap * sizeof(*nv));
         ctx->vars = nv;
         ctx->capvars = cap;
         if (ctx->scratch != NULL) {
@@ -264,7 +263,7 @@ static wh_code eval_field(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const 
     if (!has_args && immutable_recv(&recv)) {
         wh_tmpl_scratch *sc = ctx->scratch;
         tm_fcache_entry *e;
-        if (sc->fcache == NULL && (sc->fcache = calloc(TM_FCACHE_SIZE, sizeof(*sc->fcache))) == NULL)
+        if (sc->fcache == NULL && (sc->fcache = wh_calloc(TM_FCACHE_SIZE, sizeof(*sc->fcache))) == NULL)
             return located(ctx, WH_E_NOMEM);
         e = fcache_slot(sc, &recv, name);
         if (fcache_hit(sc, e, &recv, name)) {
@@ -786,7 +785,8 @@ static inline wh_code out_append(wh_buf *b, const char *s, size_t n)
         }
         return WH_OK;
     }
-    return wh_buf_append(b, s, n);
+    wh_buf_append(b, s, n);
+    return WH_OK;
 }
 
 static wh_code check_limits(wh_tmpl_ctx *ctx)

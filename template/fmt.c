@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_alloc.h"
 #include "tmpl_int.h"
 
 typedef struct spec {
@@ -271,7 +272,7 @@ static void fmt_float(wh_buf *out, const spec *sp, double f)
         if (fabs(f) > 1e300 && (verb == 'f' || verb == 'F')) {
             char *big;
             size_t n = (size_t)snprintf(NULL, 0, "%.*f", prec, f) + 1;
-            if ((big = malloc(n)) != NULL) {
+            if ((big = wh_malloc(n)) != NULL) {
                 snprintf(big, n, "%.*f", prec, f);
                 wh_buf_puts(&tmp, big);
                 free(big);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_alloc.h"
 #include "tmpl_int.h"
 #include "wh_chars.h"
 
@@ -422,11 +423,7 @@ static void lx_push(lexer *l, itype t, const char *val, size_t len, int line, si
 {
     if (l->nitems == l->capitems) {
         size_t cap = l->capitems ? l->capitems * 2 : 64;
-        item *it = realloc(l->items, cap * sizeof(*it));
-        if (it == NULL) {
-            l->failed = 1;
-            return;
-        }
+        item *it = wh_realloc(l->items, cap * sizeof(*it));
         l->items = it;
         l->capitems = cap;
     }
@@ -1094,12 +1091,7 @@ static int nvec_push(parser *p, nvec *a, tm_node *n)
 {
     if (a->n == a->cap) {
         size_t cap = a->cap ? a->cap * 2 : 8;
-        tm_node **v = realloc(a->v, cap * sizeof(*v));
-        if (v == NULL) {
-            p->nomem = 1;
-            p_errorf(p, "out of memory");
-            return -1;
-        }
+        tm_node **v = wh_realloc(a->v, cap * sizeof(*v));
         a->v = v;
         a->cap = cap;
     }
@@ -1131,12 +1123,7 @@ static int push_var(parser *p, const char *name)
 {
     if (p->nvars == p->capvars) {
         size_t cap = p->capvars ? p->capvars * 2 : 16;
-        const char **v = realloc(p->vars, cap * sizeof(*v));
-        if (v == NULL) {
-            p->nomem = 1;
-            p_errorf(p, "out of memory");
-            return -1;
-        }
+        const char **v = wh_realloc(p->vars, cap * sizeof(*v));
         p->vars = v;
         p->capvars = cap;
     }
@@ -1164,12 +1151,7 @@ static const char *intern(parser *p, const char *s, size_t len)
         return tm_dollar;
     if (p->nnames * 2 >= p->capnames) { /* keep the load under a half */
         size_t cap = p->capnames ? p->capnames * 2 : 64, k;
-        const char **v = calloc(cap, sizeof(*v));
-        if (v == NULL) {
-            p->nomem = 1;
-            p_errorf(p, "out of memory");
-            return NULL;
-        }
+        const char **v = wh_calloc(cap, sizeof(*v));
         for (k = 0; k < p->capnames; k++) {
             const char *o = p->names[k];
             if (o == NULL)
@@ -1278,9 +1260,7 @@ static int defs_put(tm_defs *defs, const char *name, tm_node *root, const tm_tre
     }
     if (defs->n == defs->cap) {
         size_t cap = defs->cap ? defs->cap * 2 : 8;
-        tm_def *v = realloc(defs->items, cap * sizeof(*v));
-        if (v == NULL)
-            return -1;
+        tm_def *v = wh_realloc(defs->items, cap * sizeof(*v));
         defs->items = v;
         defs->cap = cap;
     }

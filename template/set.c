@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_alloc.h"
 #include "tmpl_int.h"
 
 /* ---- functions ---- */
@@ -68,9 +69,7 @@ static wh_code tm_add_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t 
 
     if (set->capfuncs - set->nfuncs < n) {
         size_t cap = set->nfuncs + n + 16;
-        tm_func *v = realloc(set->funcs, cap * sizeof(*v));
-        if (v == NULL)
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        tm_func *v = wh_realloc(set->funcs, cap * sizeof(*v));
         set->funcs = v;
         set->capfuncs = cap;
     }
@@ -123,10 +122,8 @@ wh_code wh_tmpl_set_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t n,
 
 wh_tmpl_set *wh_tmpl_set_new(unsigned flags)
 {
-    wh_tmpl_set *set = calloc(1, sizeof(*set));
+    wh_tmpl_set *set = wh_calloc(1, sizeof(*set));
 
-    if (set == NULL)
-        return NULL;
     set->flags = flags;
     tm_arena_init(&set->arena);
     set->ctype = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
@@ -157,8 +154,8 @@ wh_code wh_tmpl_set_delims(wh_tmpl_set *set, const char *left, const char *right
 {
     char *l = NULL, *r = NULL;
 
-    if ((left != NULL && *left && (l = strdup(left)) == NULL) ||
-        (right != NULL && *right && (r = strdup(right)) == NULL)) {
+    if ((left != NULL && *left && (l = wh_strdup(left)) == NULL) ||
+        (right != NULL && *right && (r = wh_strdup(right)) == NULL)) {
         free(l);
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
     }
@@ -194,11 +191,7 @@ wh_code wh_tmpl_parse(wh_tmpl_set *set, const char *name, const char *text, size
         }
         if (set->defs.n == set->defs.cap) {
             size_t cap = set->defs.cap ? set->defs.cap * 2 : 16;
-            tm_def *v = realloc(set->defs.items, cap * sizeof(*v));
-            if (v == NULL) {
-                free(defs.items);
-                return wh_err_set(err, WH_E_NOMEM, "out of memory");
-            }
+            tm_def *v = wh_realloc(set->defs.items, cap * sizeof(*v));
             set->defs.items = v;
             set->defs.cap = cap;
         }
@@ -217,7 +210,7 @@ int wh_tmpl_has(const wh_tmpl_set *set, const char *name)
 
 wh_tmpl_scratch *wh_tmpl_scratch_new(void)
 {
-    wh_tmpl_scratch *s = calloc(1, sizeof(*s));
+    wh_tmpl_scratch *s = wh_calloc(1, sizeof(*s));
 
     if (s != NULL)
         tm_arena_init(&s->arena);
@@ -318,8 +311,8 @@ wh_code wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value d
     ctx.max_depth = opts != NULL && opts->max_depth ? opts->max_depth : 10000;
     ctx.max_steps = opts != NULL && opts->max_steps ? opts->max_steps : 100000000ULL;
     ctx.max_output = out->len + (opts != NULL && opts->max_output ? opts->max_output : (size_t)64 << 20);
-    if (out->data == NULL && (rc = wh_buf_append(out, "", 0)) != WH_OK)
-        return wh_err_set(err, rc, "out of memory");
+    if (out->data == NULL)
+        wh_buf_append(out, "", 0);
     scratch->gen++;
     scratch->busy = 1;
     rc = tm_exec_def(&ctx, def, data);

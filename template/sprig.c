@@ -46,8 +46,10 @@ static int is_nil(const wh_tmpl_value *v)
 /* sprig's strval: strings as they are, Stringers, else %v */
 static wh_code tm_tostring(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out)
 {
-    if (v->kind == WH_TMPL_STRING && (v->type == NULL || v->type->format == NULL))
-        return wh_buf_append(out, v->u.s, v->len);
+    if (v->kind == WH_TMPL_STRING && (v->type == NULL || v->type->format == NULL)) {
+        wh_buf_append(out, v->u.s, v->len);
+        return WH_OK;
+    }
     return wh_tmpl_sprint(ctx, v, out);
 }
 

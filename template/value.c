@@ -478,7 +478,8 @@ static wh_code tm_put_int(wh_buf *out, int64_t v)
     } while (u != 0);
     if (v < 0)
         tmp[sizeof(tmp) - 1 - n++] = '-';
-    return wh_buf_append(out, tmp + sizeof(tmp) - n, (size_t)n);
+    wh_buf_append(out, tmp + sizeof(tmp) - n, (size_t)n);
+    return WH_OK;
 }
 
 /* strconv.FormatFloat(f, fmt, prec, 64) for fmt 'e', 'f', 'g' (prec -1 = shortest). */
@@ -514,20 +515,25 @@ wh_code tm_print_value(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out, in
         return v->type->format(ctx, v, out);
     switch (v->kind) {
     case WH_TMPL_INVALID:
-        return wh_buf_puts(out, "<no value>");
+        wh_buf_puts(out, "<no value>");
+        return WH_OK;
     case WH_TMPL_NIL:
-        return wh_buf_puts(out, "<nil>");
+        wh_buf_puts(out, "<nil>");
+        return WH_OK;
     case WH_TMPL_BOOL:
-        return wh_buf_puts(out, v->u.b ? "true" : "false");
+        wh_buf_puts(out, v->u.b ? "true" : "false");
+        return WH_OK;
     case WH_TMPL_INT:
         return tm_put_int(out, v->u.i);
     case WH_TMPL_UINT:
-        return wh_buf_printf(out, "%llu", (unsigned long long)v->u.u);
+        wh_buf_printf(out, "%llu", (unsigned long long)v->u.u);
+        return WH_OK;
     case WH_TMPL_FLOAT:
         tm_format_float(out, v->u.f, 'g', -1);
         return WH_OK;
     case WH_TMPL_STRING:
-        return wh_buf_append(out, v->u.s, v->len);
+        wh_buf_append(out, v->u.s, v->len);
+        return WH_OK;
     case WH_TMPL_LIST: {
         long n = wh_tmpl_len(v), i;
         wh_buf_putc(out, '[');
@@ -538,7 +544,7 @@ wh_code tm_print_value(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out, in
             rc = tm_print_value(ctx, &e, out, 0);
         }
         if (rc == WH_OK)
-            rc = wh_buf_putc(out, ']');
+            wh_buf_putc(out, ']');
         return rc;
     }
     case WH_TMPL_MAP: {
@@ -555,22 +561,27 @@ wh_code tm_print_value(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out, in
             rc = tm_print_value(ctx, &ents[i].val, out, 0);
         }
         if (rc == WH_OK)
-            rc = wh_buf_putc(out, ']');
+            wh_buf_putc(out, ']');
         return rc;
     }
     case WH_TMPL_HOST:
-        if (v->u.host == NULL)
-            return wh_buf_puts(out, "<nil>");
-        return wh_buf_printf(out, "%s{%s}", top || v->type == NULL || !v->type->pointer ? "" : "&",
-                             v->type != NULL ? v->type->name : "");
+        if (v->u.host == NULL) {
+            wh_buf_puts(out, "<nil>");
+            return WH_OK;
+        }
+        wh_buf_printf(out, "%s{%s}", top || v->type == NULL || !v->type->pointer ? "" : "&",
+                      v->type != NULL ? v->type->name : "");
+        return WH_OK;
     }
     return WH_OK;
 }
 
 wh_code wh_tmpl_sprint(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out)
 {
-    if (v->kind == WH_TMPL_INVALID)
-        return wh_buf_puts(out, "<nil>");
+    if (v->kind == WH_TMPL_INVALID) {
+        wh_buf_puts(out, "<nil>");
+        return WH_OK;
+    }
     return tm_print_value(ctx, v, out, 1);
 }
 
@@ -705,13 +716,17 @@ static wh_code json_encode(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out
     switch (v->kind) {
     case WH_TMPL_INVALID:
     case WH_TMPL_NIL:
-        return wh_buf_puts(out, "null");
+        wh_buf_puts(out, "null");
+        return WH_OK;
     case WH_TMPL_BOOL:
-        return wh_buf_puts(out, v->u.b ? "true" : "false");
+        wh_buf_puts(out, v->u.b ? "true" : "false");
+        return WH_OK;
     case WH_TMPL_INT:
-        return wh_buf_printf(out, "%lld", (long long)v->u.i);
+        wh_buf_printf(out, "%lld", (long long)v->u.i);
+        return WH_OK;
     case WH_TMPL_UINT:
-        return wh_buf_printf(out, "%llu", (unsigned long long)v->u.u);
+        wh_buf_printf(out, "%llu", (unsigned long long)v->u.u);
+        return WH_OK;
     case WH_TMPL_FLOAT: {
         double a = fabs(v->u.f);
         size_t n0 = out->len;
@@ -741,8 +756,10 @@ static wh_code json_encode(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out
         return WH_OK;
     case WH_TMPL_LIST: {
         long n = wh_tmpl_len(v), i;
-        if (v->rep == WH_TMPL_REP_JSON ? v->u.json == NULL : v->u.list == NULL)
-            return wh_buf_puts(out, "null");
+        if (v->rep == WH_TMPL_REP_JSON ? v->u.json == NULL : v->u.list == NULL) {
+            wh_buf_puts(out, "null");
+            return WH_OK;
+        }
         wh_buf_putc(out, '[');
         for (i = 0; i < n && rc == WH_OK; i++) {
             wh_tmpl_value e = wh_tmpl_list_at(v, (size_t)i);
@@ -754,13 +771,17 @@ static wh_code json_encode(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out
         }
         if (indent && n > 0)
             newline_indent(out, indent, depth);
-        return rc == WH_OK ? wh_buf_putc(out, ']') : rc;
+        if (rc == WH_OK)
+            wh_buf_putc(out, ']');
+        return rc;
     }
     case WH_TMPL_MAP: {
         wh_tmpl_kv *ents;
         size_t n, i;
-        if (v->rep == WH_TMPL_REP_JSON ? v->u.json == NULL : v->u.map == NULL)
-            return wh_buf_puts(out, "null");
+        if (v->rep == WH_TMPL_REP_JSON ? v->u.json == NULL : v->u.map == NULL) {
+            wh_buf_puts(out, "null");
+            return WH_OK;
+        }
         if ((rc = wh_tmpl_map_entries(ctx, v, &ents, &n)) != WH_OK)
             return rc;
         wh_buf_putc(out, '{');
@@ -775,11 +796,15 @@ static wh_code json_encode(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out
         }
         if (indent && n > 0)
             newline_indent(out, indent, depth);
-        return rc == WH_OK ? wh_buf_putc(out, '}') : rc;
+        if (rc == WH_OK)
+            wh_buf_putc(out, '}');
+        return rc;
     }
     case WH_TMPL_HOST:
-        if (v->u.host == NULL)
-            return wh_buf_puts(out, "null");
+        if (v->u.host == NULL) {
+            wh_buf_puts(out, "null");
+            return WH_OK;
+        }
         return tm_fail(ctx, WH_E_RENDER, "json: unsupported type: %s", tm_type_name(v));
     }
     return WH_OK;

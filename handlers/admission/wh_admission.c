@@ -55,7 +55,7 @@ static size_t utf8_len(const unsigned char *s)
     return n;
 }
 
-/* A JSON string of `s` (new reference, NULL when out of memory).  Messages
+/* A JSON string of `s` (new reference).  Messages
  * are built from user input and may have been cut mid-character, so bytes
  * that are not UTF-8 become U+FFFD instead of failing the whole reply. */
 static json_t *string_value(const char *s)
@@ -69,17 +69,14 @@ static json_t *string_value(const char *s)
         return str;
     while (*p != '\0') {
         if ((n = utf8_len(p)) == 0) {
-            if (wh_buf_puts(&clean, "\xef\xbf\xbd") != WH_OK)
-                goto out;
+            wh_buf_puts(&clean, "\xef\xbf\xbd");
             p++;
         } else {
-            if (wh_buf_append(&clean, p, n) != WH_OK)
-                goto out;
+            wh_buf_append(&clean, p, n);
             p += n;
         }
     }
     str = json_stringn(clean.data != NULL ? clean.data : "", clean.len);
-out:
     wh_buf_free(&clean);
     return str;
 }
@@ -88,47 +85,30 @@ wh_code wh_admission_deny(wh_admission_response *resp, int status_code, const ch
 {
     wh_buf msg = WH_BUF_INIT;
     va_list ap;
-    wh_code rc;
 
     va_start(ap, fmt);
-    rc = wh_buf_vprintf(&msg, fmt, ap);
+    wh_buf_vprintf(&msg, fmt, ap);
     va_end(ap);
-    if (rc != WH_OK)
-        goto out;
     wh_admission_response_clear(resp);
     resp->allowed = 0;
     resp->status_code = status_code;
     resp->message = wh_buf_steal(&msg, NULL);
-    if (resp->message == NULL)
-        rc = WH_E_NOMEM;
-out:
-    wh_buf_free(&msg);
-    return rc;
+    return WH_OK;
 }
 
 wh_code wh_admission_warn(wh_admission_response *resp, const char *fmt, ...)
 {
     wh_buf msg = WH_BUF_INIT;
-    json_t *s = NULL;
     va_list ap;
-    wh_code rc;
 
     va_start(ap, fmt);
-    rc = wh_buf_vprintf(&msg, fmt, ap);
+    wh_buf_vprintf(&msg, fmt, ap);
     va_end(ap);
-    if (rc != WH_OK)
-        goto out;
-    if (resp->warnings == NULL && (resp->warnings = json_array()) == NULL) {
-        rc = WH_E_NOMEM;
-        goto out;
-    }
-    if ((s = string_value(msg.data != NULL ? msg.data : "")) == NULL || json_array_append_new(resp->warnings, s) != 0) {
-        rc = WH_E_NOMEM; /* json_array_append_new released s */
-        goto out;
-    }
-out:
+    if (resp->warnings == NULL)
+        resp->warnings = json_array();
+    json_array_append_new(resp->warnings, string_value(msg.data != NULL ? msg.data : ""));
     wh_buf_free(&msg);
-    return rc;
+    return WH_OK;
 }
 
 wh_code wh_admission_base64(const void *data, size_t len, wh_buf *out)
@@ -137,10 +117,8 @@ wh_code wh_admission_base64(const void *data, size_t len, wh_buf *out)
     const unsigned char *p = data;
     size_t i, n = 4 * ((len + 2) / 3);
     char *dst;
-    wh_code rc;
 
-    if ((rc = wh_buf_reserve(out, n)) != WH_OK)
-        return rc;
+    wh_buf_reserve(out, n);
     dst = out->data + out->len;
     for (i = 0; i + 2 < len; i += 3) {
         unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
@@ -298,79 +276,71 @@ wh_code wh_admission_decode(const char *body, size_t len, json_t **review, wh_ad
 
 static int dump_to_buf(const char *data, size_t size, void *ctx)
 {
-    return wh_buf_append(ctx, data, size) == WH_OK ? 0 : -1;
+    wh_buf_append(ctx, data, size);
+    return 0;
 }
 
 /* Append `value` as compact JSON (a string, an array, an object). */
-static wh_code put_json(wh_buf *out, const json_t *value)
+static void put_json(wh_buf *out, const json_t *value)
 {
-    return json_dump_callback(value, dump_to_buf, out, JSON_COMPACT | JSON_ENCODE_ANY) == 0 ? WH_OK : WH_E_NOMEM;
+    json_dump_callback(value, dump_to_buf, out, JSON_COMPACT | JSON_ENCODE_ANY);
 }
 
-static wh_code put_string(wh_buf *out, const char *s)
+static void put_string(wh_buf *out, const char *s)
 {
     json_t *str = string_value(s);
-    wh_code rc;
 
-    if (str == NULL)
-        return WH_E_NOMEM;
-    rc = put_json(out, str);
+    put_json(out, str);
     json_decref(str);
-    return rc;
 }
 
 wh_code wh_admission_encode(const wh_admission_request *req, const wh_admission_response *resp, wh_buf *out)
 {
     const json_t *uid;
-    wh_code rc;
-    int typed = req != NULL && req->api_version != NULL;
 
     /* Written by hand rather than through a json_t tree: the key order is
      * part of the contract, and the request path stays allocation-light. */
-    if (typed) {
-        if ((rc = wh_buf_printf(out, "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"%s\",\"response\":{\"uid\":",
-                                req->api_version)) != WH_OK)
-            return rc;
-    } else if ((rc = wh_buf_puts(out, "{\"response\":{\"uid\":")) != WH_OK) {
-        return rc;
-    }
+    if (req != NULL && req->api_version != NULL)
+        wh_buf_printf(out,
+                      "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"%s\",\"response\":{\"uid\":", req->api_version);
+    else
+        wh_buf_puts(out, "{\"response\":{\"uid\":");
     /* The uid as it came, byte for byte: a C string would end at a \u0000. */
     uid = req != NULL && req->request != NULL ? json_object_get(req->request, "uid") : NULL;
-    if ((rc = json_is_string(uid) ? put_json(out, uid)
-                                  : put_string(out, req != NULL && req->uid != NULL ? req->uid : "")) != WH_OK)
-        return rc;
-    if ((rc = wh_buf_puts(out, resp->allowed ? ",\"allowed\":true" : ",\"allowed\":false")) != WH_OK)
-        return rc;
+    if (json_is_string(uid))
+        put_json(out, uid);
+    else
+        put_string(out, req != NULL && req->uid != NULL ? req->uid : "");
+    wh_buf_puts(out, resp->allowed ? ",\"allowed\":true" : ",\"allowed\":false");
     if (resp->message != NULL || resp->reason != NULL || resp->status_code != 0) {
-        if ((rc = wh_buf_puts(out, ",\"status\":{\"metadata\":{}")) != WH_OK)
-            return rc;
-        if (resp->message != NULL &&
-            ((rc = wh_buf_puts(out, ",\"message\":")) != WH_OK || (rc = put_string(out, resp->message)) != WH_OK))
-            return rc;
-        if (resp->reason != NULL &&
-            ((rc = wh_buf_puts(out, ",\"reason\":")) != WH_OK || (rc = put_string(out, resp->reason)) != WH_OK))
-            return rc;
-        if (resp->status_code != 0 && (rc = wh_buf_printf(out, ",\"code\":%d", resp->status_code)) != WH_OK)
-            return rc;
-        if ((rc = wh_buf_putc(out, '}')) != WH_OK)
-            return rc;
+        wh_buf_puts(out, ",\"status\":{\"metadata\":{}");
+        if (resp->message != NULL) {
+            wh_buf_puts(out, ",\"message\":");
+            put_string(out, resp->message);
+        }
+        if (resp->reason != NULL) {
+            wh_buf_puts(out, ",\"reason\":");
+            put_string(out, resp->reason);
+        }
+        if (resp->status_code != 0)
+            wh_buf_printf(out, ",\"code\":%d", resp->status_code);
+        wh_buf_putc(out, '}');
     }
     if (resp->patch != NULL) {
-        if ((rc = wh_buf_puts(out, ",\"patch\":\"")) != WH_OK ||
-            (rc = wh_admission_base64(resp->patch, resp->patch_len, out)) != WH_OK ||
-            (rc = wh_buf_puts(out, "\",\"patchType\":\"JSONPatch\"")) != WH_OK)
-            return rc;
+        wh_buf_puts(out, ",\"patch\":\"");
+        wh_admission_base64(resp->patch, resp->patch_len, out);
+        wh_buf_puts(out, "\",\"patchType\":\"JSONPatch\"");
     }
     if (resp->audit_annotations != NULL && json_object_size(resp->audit_annotations) != 0) {
-        if ((rc = wh_buf_puts(out, ",\"auditAnnotations\":")) != WH_OK ||
-            (rc = put_json(out, resp->audit_annotations)) != WH_OK)
-            return rc;
+        wh_buf_puts(out, ",\"auditAnnotations\":");
+        put_json(out, resp->audit_annotations);
     }
     if (resp->warnings != NULL && json_array_size(resp->warnings) != 0) {
-        if ((rc = wh_buf_puts(out, ",\"warnings\":")) != WH_OK || (rc = put_json(out, resp->warnings)) != WH_OK)
-            return rc;
+        wh_buf_puts(out, ",\"warnings\":");
+        put_json(out, resp->warnings);
     }
-    return wh_buf_puts(out, "}}");
+    wh_buf_puts(out, "}}");
+    return WH_OK;
 }
 
 /* --- serving -------------------------------------------------------------- */
@@ -380,8 +350,8 @@ static void plain(wh_http_response *res, int status, const char *text)
     res->status = status;
     res->content_type = CT_TEXT;
     wh_buf_reset(&res->body);
-    if (wh_buf_puts(&res->body, text) != WH_OK || wh_buf_putc(&res->body, '\n') != WH_OK)
-        wh_buf_reset(&res->body); /* out of memory: the status alone still answers */
+    wh_buf_puts(&res->body, text);
+    wh_buf_putc(&res->body, '\n');
 }
 
 void wh_admission_too_large(size_t limit, wh_http_response *res)

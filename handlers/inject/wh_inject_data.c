@@ -351,7 +351,11 @@ static const char *enum_name(const wh_tmpl_value *v)
 static wh_code enum_format(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out)
 {
     const char *n = enum_name(v);
-    return n != NULL ? wh_buf_puts(out, n) : wh_buf_printf(out, "%lld", (long long)v->u.i);
+    if (n != NULL)
+        wh_buf_puts(out, n);
+    else
+        wh_buf_printf(out, "%lld", (long long)v->u.i);
+    return WH_OK;
 }
 
 static wh_code enum_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
@@ -404,8 +408,10 @@ static wh_code wrapper_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const 
 static wh_code wrapper_format(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out)
 {
     wh_tmpl_value inner = wrapper_value(v);
-    if (v->u.host == NULL)
-        return wh_buf_puts(out, "<nil>");
+    if (v->u.host == NULL) {
+        wh_buf_puts(out, "<nil>");
+        return WH_OK;
+    }
     wh_buf_puts(out, "value:");
     return wh_tmpl_sprint(ctx, &inner, out);
 }
@@ -440,8 +446,10 @@ static wh_code go_duration_string(const char *proto, wh_buf *out)
     ns = (unsigned long long)sec * 1000000000ULL + (unsigned long long)frac;
     if (neg)
         wh_buf_putc(out, '-');
-    if (ns == 0)
-        return wh_buf_puts(out, "0s");
+    if (ns == 0) {
+        wh_buf_puts(out, "0s");
+        return WH_OK;
+    }
     if (ns < 1000000000ULL) {
         /* sub-second: ns, µs or ms with a fraction */
         const char *unit = "ns";
@@ -462,7 +470,8 @@ static wh_code go_duration_string(const char *proto, wh_buf *out)
                 digits[i] = '\0';
             wh_buf_printf(out, ".%s", digits);
         }
-        return wh_buf_puts(out, unit);
+        wh_buf_puts(out, unit);
+        return WH_OK;
     }
     {
         unsigned long long h = ns / 3600000000000ULL, m = (ns / 60000000000ULL) % 60, s = (ns / 1000000000ULL) % 60,
@@ -479,14 +488,17 @@ static wh_code go_duration_string(const char *proto, wh_buf *out)
                 digits[i] = '\0';
             wh_buf_printf(out, ".%s", digits);
         }
-        return wh_buf_putc(out, 's');
+        wh_buf_putc(out, 's');
+        return WH_OK;
     }
 }
 
 static wh_code dur_format(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out)
 {
-    if (v->u.host == NULL)
-        return wh_buf_puts(out, "<nil>");
+    if (v->u.host == NULL) {
+        wh_buf_puts(out, "<nil>");
+        return WH_OK;
+    }
     return go_duration_string(json_string_value(v->u.host), out);
 }
 
@@ -509,8 +521,10 @@ static const wh_tmpl_type dur_type = {"*durationpb.Duration", WH_TMPL_HOST, NULL
 /* formatDuration's helper: the Go duration text of a Duration value. */
 wh_code wh_inject_duration_text(const wh_tmpl_value *v, wh_buf *out)
 {
-    if (v->kind != WH_TMPL_HOST || v->type != &dur_type || v->u.host == NULL)
-        return wh_buf_puts(out, "0s");
+    if (v->kind != WH_TMPL_HOST || v->type != &dur_type || v->u.host == NULL) {
+        wh_buf_puts(out, "0s");
+        return WH_OK;
+    }
     return go_duration_string(json_string_value(v->u.host), out);
 }
 
@@ -652,8 +666,7 @@ static json_t *struct_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v)
         return st->t.pointer ? json_null() : json_object();
     if (!st->ordered)
         return json_deep_copy(obj);
-    if ((out = json_object()) == NULL)
-        return NULL;
+    out = json_object();
     for (size_t i = 0; i < st->n; i++) {
         json_t *fv = json_object_get(obj, st->fields[i].json);
         if (fv == NULL && st->fields[i].always)
@@ -675,8 +688,7 @@ wh_code wh_inject_struct_gojson(const wh_tmpl_value *v, wh_buf *out)
 
     if (v->kind != WH_TMPL_HOST || v->type == NULL || v->type->field != struct_field || !st->ordered || obj == NULL)
         return WH_E_NOTFOUND;
-    if ((rc = wh_buf_putc(out, '{')) != WH_OK)
-        return rc;
+    wh_buf_putc(out, '{');
     for (size_t i = 0; i < st->n; i++) {
         const struct sfield *f = &st->fields[i];
         json_t *fv = json_object_get(obj, f->json);
@@ -684,14 +696,15 @@ wh_code wh_inject_struct_gojson(const wh_tmpl_value *v, wh_buf *out)
         if (!zero && (fv == NULL || (!f->always && json_zero(fv))))
             continue;
         /* the JSON names are plain identifiers: quoting needs no escapes */
-        if ((!first && (rc = wh_buf_putc(out, ',')) != WH_OK) || (rc = wh_buf_putc(out, '"')) != WH_OK ||
-            (rc = wh_buf_puts(out, f->json)) != WH_OK || (rc = wh_buf_append(out, "\":", 2)) != WH_OK)
-            return rc;
+        wh_buf_printf(out, "%s\"%s\":", first ? "" : ",", f->json);
         first = 0;
-        if ((rc = zero ? wh_buf_putc(out, '0') : wh_inject_gojson(fv, out)) != WH_OK)
+        if (zero)
+            wh_buf_putc(out, '0');
+        else if ((rc = wh_inject_gojson(fv, out)) != WH_OK)
             return rc;
     }
-    return wh_buf_putc(out, '}');
+    wh_buf_putc(out, '}');
+    return WH_OK;
 }
 
 /* ---- SidecarTemplateData itself ---- */

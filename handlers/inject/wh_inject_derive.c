@@ -4,6 +4,7 @@
  * (DeploymentMeta/TypeMeta), proxy images, OpenShift UID/GID, removal of a
  * previous injection, and the list of templates to render.
  */
+#include "wh_alloc.h"
 #include "wh_inject_render_int.h"
 
 #include <ctype.h>
@@ -31,8 +32,8 @@ static char *trim_dash_suffix(const char *name, const char *suffix)
 {
     size_t a = strlen(name), b = strlen(suffix);
     if (b + 1 <= a && name[a - b - 1] == '-' && memcmp(name + a - b, suffix, b) == 0)
-        return strndup(name, a - b - 1);
-    return strdup(name);
+        return wh_strndup(name, a - b - 1);
+    return wh_strdup(name);
 }
 
 /* ^(.+)-\d{8,10}$ -> length of group 1, or 0. */
@@ -64,9 +65,9 @@ wh_code wh_inject_deploy_meta_of(const json_t *pod, wh_inject_owner *out)
     memset(out, 0, sizeof(*out));
     if (pod_name == NULL)
         pod_name = "";
-    name = strdup(pod_name);
-    kind = strdup("Pod");
-    api = strdup("v1");
+    name = wh_strdup(pod_name);
+    kind = wh_strdup("Pod");
+    api = wh_strdup("v1");
     ref = NULL;
     if (gen != NULL && gen[0] != '\0') {
         json_array_foreach(json_object_get(meta, "ownerReferences"), i, r)
@@ -86,52 +87,52 @@ wh_code wh_inject_deploy_meta_of(const json_t *pod, wh_inject_owner *out)
         free(kind);
         free(api);
         free(name);
-        kind = strdup(rk ? rk : "");
-        api = strdup(ra ? ra : "");
-        name = strdup(rn ? rn : "");
+        kind = wh_strdup(rk ? rk : "");
+        api = wh_strdup(ra ? ra : "");
+        name = wh_strdup(rn ? rn : "");
         if (kind && name && api) {
             if (strcmp(kind, "ReplicaSet") == 0 && hash && hash[0] && ends_with(name, hash)) {
                 char *t = trim_dash_suffix(name, hash);
                 free(name);
                 name = t;
                 free(kind);
-                kind = strdup("Deployment");
+                kind = wh_strdup("Deployment");
             } else if (strcmp(kind, "ReplicaSet") == 0 && rhash && rhash[0] && ends_with(name, rhash)) {
                 char *t = trim_dash_suffix(name, rhash);
                 free(name);
                 name = t;
                 free(kind);
-                kind = strdup("Rollout");
+                kind = wh_strdup("Rollout");
                 free(api);
-                api = strdup("v1alpha1");
+                api = wh_strdup("v1alpha1");
             } else if (strcmp(kind, "ReplicationController") == 0 && dc && dc[0]) {
                 free(name);
-                name = strdup(dc);
+                name = wh_strdup(dc);
                 free(kind);
-                kind = strdup("DeploymentConfig");
+                kind = wh_strdup("DeploymentConfig");
             } else if (strcmp(kind, "Job") == 0) {
                 size_t p = cronjob_prefix(name);
                 if (p > 0) {
-                    char *t = strndup(name, p);
+                    char *t = wh_strndup(name, p);
                     free(name);
                     name = t;
                     free(kind);
-                    kind = strdup("CronJob");
+                    kind = wh_strdup("CronJob");
                     free(api);
-                    api = strdup("batch/v1");
+                    api = wh_strdup("batch/v1");
                 }
             }
         }
     }
     if (name != NULL && name[0] == '\0') {
         free(name);
-        name = strdup(pod_name);
+        name = wh_strdup(pod_name);
     }
     out->name = name;
     out->kind = kind;
     out->api_version = api;
-    out->namespace_ = strdup(ns ? ns : "");
-    if (!out->name || !out->kind || !out->api_version || !out->namespace_) {
+    out->namespace_ = wh_strdup(ns ? ns : "");
+    if (!out->name || !out->kind || !out->api_version) {
         wh_inject_owner_clear(out);
         return WH_E_NOMEM;
     }
@@ -183,11 +184,7 @@ char *wh_inject_image(const json_t *values, const char *name_key, const char *im
         }
     }
     /* HUB/NAME:TAG (appends: this runs twice per review) */
-    if (wh_buf_puts(&b, hub ? hub : "") != WH_OK || wh_buf_putc(&b, '/') != WH_OK || wh_buf_puts(&b, name) != WH_OK ||
-        wh_buf_putc(&b, ':') != WH_OK || wh_buf_puts(&b, tag) != WH_OK) {
-        wh_buf_free(&b);
-        return NULL;
-    }
+    wh_buf_printf(&b, "%s/%s:%s", hub ? hub : "", name, tag);
     return wh_buf_steal(&b, NULL);
 }
 
@@ -324,8 +321,6 @@ wh_code wh_inject_select_templates(const wh_inject_revision *rev, const json_t *
     size_t i;
 
     *out = NULL;
-    if (names == NULL || res == NULL)
-        goto nomem;
     if (ann != NULL) {
         for (const char *s = ann;;) {
             const char *c = strchr(s, ','), *e = c ? c : s + strlen(s);

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "wh_alloc.h"
 #include "wh_admission.h"
 #include "wh_inject.h"
 #include "wh_kube.h"
@@ -85,11 +86,9 @@ static void view_publish(inject_endpoint *ep, cluster_view *v)
  * KEY= follows it, so values may contain commas. */
 static wh_code set_envs(wh_inject_settings *s, const char *list, wh_err *err)
 {
-    char *copy = strdup(list), *start, *p;
+    char *copy = wh_strdup(list), *start, *p;
     wh_code rc = WH_OK;
 
-    if (copy == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
     for (start = p = copy; rc == WH_OK; p++) {
         if (*p == ',' || *p == '\n') {
             const char *k = p + 1;
@@ -119,12 +118,10 @@ static wh_code view_new(const inject_endpoint *ep, cluster_view **out, wh_err *e
 {
     const char *keys[3] = {"native-sidecars", "compliance-policy", "platform"};
     const char *vals[3] = {ep->flag_native, ep->flag_compliance, ep->flag_platform};
-    cluster_view *v = calloc(1, sizeof(*v));
+    cluster_view *v = wh_calloc(1, sizeof(*v));
     wh_code rc = WH_OK;
     int i;
 
-    if (v == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
     atomic_init(&v->refs, 1);
     v->settings = (wh_inject_settings)WH_INJECT_SETTINGS_INIT;
     for (i = 0; i < 3 && rc == WH_OK; i++)
@@ -172,10 +169,7 @@ static wh_code refresh(inject_endpoint *ep, wh_err *err)
             wh_err_prefix(err, "listing namespaces for --platform openshift");
             goto out;
         }
-        if ((v->namespaces = json_object()) == NULL) {
-            rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-            goto out;
-        }
+        v->namespaces = json_object();
         json_array_foreach(nss, i, item)
         {
             const char *name = json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
@@ -296,12 +290,10 @@ wh_code wh_inject_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh
 {
     static const double buckets[] = {.1, 1, 3, 5, 10, 20, 30, 60};
     static const char *const rev_labels[] = {"revision", "result", NULL};
-    inject_endpoint *ep = calloc(1, sizeof(*ep));
+    inject_endpoint *ep = wh_calloc(1, sizeof(*ep));
     const char *dir = env->flag(env, "revisions-dir");
     wh_code rc;
 
-    if (ep == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
     pthread_mutex_init(&ep->lock, NULL);
     ep->flag_native = env->flag(env, "native-sidecars");
     ep->flag_compliance = env->flag(env, "compliance-policy");

@@ -4,6 +4,7 @@
  * toYaml, otelResourceAttributes, ...), with Go's argument types and Istio's
  * exact output, for the templates of every Istio release from 1.20 on.
  */
+#include "wh_alloc.h"
 #include "wh_inject_render_int.h"
 
 #include <ctype.h>
@@ -23,7 +24,7 @@ static wh_code ret_buf(wh_tmpl_ctx *ctx, wh_buf *b, wh_tmpl_value *out)
 
 static char *vdup(const wh_tmpl_value *v)
 {
-    return strndup(v->u.s, v->len);
+    return wh_strndup(v->u.s, v->len);
 }
 
 /* A JSON value turned into engine values living in the render's arena
@@ -97,14 +98,9 @@ static int cmp_keys(const void *a, const void *b)
 static json_t *sorted(const json_t *obj)
 {
     size_t n = json_object_size(obj), i = 0;
-    const char **keys = calloc(n + 1, sizeof(*keys)), *k;
+    const char **keys = wh_calloc(n + 1, sizeof(*keys)), *k;
     json_t *v, *out = json_object();
 
-    if (keys == NULL || out == NULL) {
-        free(keys);
-        json_decref(out);
-        return NULL;
-    }
     json_object_foreach((json_t *)obj, k, v) keys[i++] = k;
     qsort(keys, n, sizeof(*keys), cmp_keys);
     for (i = 0; i < n; i++)
@@ -393,19 +389,16 @@ static wh_code fn_indent(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_
     wh_buf *b = wh_tmpl_tmpbuf(ctx);
     int64_t spaces = a[0].u.i;
     const char *s = a[1].len ? a[1].u.s : "", *end = s + a[1].len, *nl;
-    wh_code rc = WH_OK;
 
     /* line by line: the text up to and including each newline, then the pad */
-    while (rc == WH_OK && (nl = memchr(s, '\n', (size_t)(end - s))) != NULL) {
-        rc = wh_buf_append(b, s, (size_t)(nl + 1 - s));
-        for (int64_t k = 0; rc == WH_OK && k < spaces; k++)
-            rc = wh_buf_putc(b, ' ');
+    while ((nl = memchr(s, '\n', (size_t)(end - s))) != NULL) {
+        wh_buf_append(b, s, (size_t)(nl + 1 - s));
+        for (int64_t k = 0; k < spaces; k++)
+            wh_buf_putc(b, ' ');
         s = nl + 1;
     }
-    if (rc == WH_OK && s < end)
-        rc = wh_buf_append(b, s, (size_t)(end - s));
-    if (rc != WH_OK)
-        return rc;
+    if (s < end)
+        wh_buf_append(b, s, (size_t)(end - s));
     return ret_buf(ctx, b, out);
 }
 

@@ -98,9 +98,8 @@ void wh_inject_format_float(double f, char *buf, size_t size)
 static wh_code put_string(const char *s, size_t len, wh_buf *out)
 {
     static const char hex[] = "0123456789abcdef";
-    wh_code rc = wh_buf_putc(out, '"');
-
-    for (size_t i = 0; i < len && rc == WH_OK; i++) {
+    wh_buf_putc(out, '"');
+    for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         size_t run = i;
         /* printable ASCII that needs no escape goes out in runs */
@@ -108,31 +107,32 @@ static wh_code put_string(const char *s, size_t len, wh_buf *out)
                s[run] != '\\' && s[run] != '<' && s[run] != '>' && s[run] != '&')
             run++;
         if (run > i) {
-            rc = wh_buf_append(out, s + i, run - i);
+            wh_buf_append(out, s + i, run - i);
             i = run - 1;
             continue;
         }
         if (c == '"' || c == '\\') {
             char e[2] = {'\\', (char)c};
-            rc = wh_buf_append(out, e, 2);
+            wh_buf_append(out, e, 2);
         } else if (c == '\n') {
-            rc = wh_buf_append(out, "\\n", 2);
+            wh_buf_append(out, "\\n", 2);
         } else if (c == '\r') {
-            rc = wh_buf_append(out, "\\r", 2);
+            wh_buf_append(out, "\\r", 2);
         } else if (c == '\t') {
-            rc = wh_buf_append(out, "\\t", 2);
+            wh_buf_append(out, "\\t", 2);
         } else if (c < 0x20 || c == '<' || c == '>' || c == '&') {
             char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            rc = wh_buf_append(out, e, 6);
+            wh_buf_append(out, e, 6);
         } else if (c == 0xe2 && i + 2 < len && (unsigned char)s[i + 1] == 0x80 &&
                    ((unsigned char)s[i + 2] == 0xa8 || (unsigned char)s[i + 2] == 0xa9)) {
-            rc = wh_buf_puts(out, (unsigned char)s[i + 2] == 0xa8 ? "\\u2028" : "\\u2029");
+            wh_buf_puts(out, (unsigned char)s[i + 2] == 0xa8 ? "\\u2028" : "\\u2029");
             i += 2;
         } else {
-            rc = wh_buf_putc(out, (char)c);
+            wh_buf_putc(out, (char)c);
         }
     }
-    return rc != WH_OK ? rc : wh_buf_putc(out, '"');
+    wh_buf_putc(out, '"');
+    return WH_OK;
 }
 
 wh_code wh_inject_gojson_string(const char *s, size_t len, wh_buf *out)
@@ -150,30 +150,33 @@ wh_code wh_inject_gojson(const json_t *v, wh_buf *out)
         const char *key;
         json_t *val;
         int first = 1;
-        if ((rc = wh_buf_putc(out, '{')) != WH_OK)
-            return rc;
+        wh_buf_putc(out, '{');
         json_object_foreach((json_t *)v, key, val)
         {
-            if (!first && (rc = wh_buf_putc(out, ',')) != WH_OK)
-                return rc;
+            if (!first)
+                wh_buf_putc(out, ',');
             first = 0;
-            if ((rc = put_string(key, strlen(key), out)) != WH_OK || (rc = wh_buf_putc(out, ':')) != WH_OK ||
-                (rc = wh_inject_gojson(val, out)) != WH_OK)
+            put_string(key, strlen(key), out);
+            wh_buf_putc(out, ':');
+            if ((rc = wh_inject_gojson(val, out)) != WH_OK)
                 return rc;
         }
-        return wh_buf_putc(out, '}');
+        wh_buf_putc(out, '}');
+        return WH_OK;
     }
     case JSON_ARRAY: {
         size_t i;
         json_t *val;
-        if ((rc = wh_buf_putc(out, '[')) != WH_OK)
-            return rc;
+        wh_buf_putc(out, '[');
         json_array_foreach((json_t *)v, i, val)
         {
-            if ((i > 0 && (rc = wh_buf_putc(out, ',')) != WH_OK) || (rc = wh_inject_gojson(val, out)) != WH_OK)
+            if (i > 0)
+                wh_buf_putc(out, ',');
+            if ((rc = wh_inject_gojson(val, out)) != WH_OK)
                 return rc;
         }
-        return wh_buf_putc(out, ']');
+        wh_buf_putc(out, ']');
+        return WH_OK;
     }
     case JSON_STRING:
         return put_string(json_string_value(v), json_string_length(v), out);
@@ -187,18 +190,23 @@ wh_code wh_inject_gojson(const json_t *v, wh_buf *out)
         while ((u /= 10) != 0);
         if (n < 0)
             *--p = '-';
-        return wh_buf_append(out, p, (size_t)(num + sizeof(num) - p));
+        wh_buf_append(out, p, (size_t)(num + sizeof(num) - p));
+        return WH_OK;
     }
     case JSON_REAL:
         wh_inject_format_float(json_real_value(v), num, sizeof(num));
-        return wh_buf_puts(out, num);
+        wh_buf_puts(out, num);
+        return WH_OK;
     case JSON_TRUE:
-        return wh_buf_puts(out, "true");
+        wh_buf_puts(out, "true");
+        return WH_OK;
     case JSON_FALSE:
-        return wh_buf_puts(out, "false");
+        wh_buf_puts(out, "false");
+        return WH_OK;
     case JSON_NULL:
     default:
-        return wh_buf_puts(out, "null");
+        wh_buf_puts(out, "null");
+        return WH_OK;
     }
 }
 

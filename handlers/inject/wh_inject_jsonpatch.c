@@ -20,24 +20,24 @@ static int same_value(const json_t *a, const json_t *b)
 static wh_code push_token(wh_buf *path, const char *token, size_t len)
 {
     size_t i;
-    wh_code rc = wh_buf_putc(path, '/');
 
-    for (i = 0; rc == WH_OK && i < len; i++) {
+    wh_buf_putc(path, '/');
+    for (i = 0; i < len; i++) {
         if (token[i] == '~')
-            rc = wh_buf_puts(path, "~0");
+            wh_buf_puts(path, "~0");
         else if (token[i] == '/')
-            rc = wh_buf_puts(path, "~1");
+            wh_buf_puts(path, "~1");
         else
-            rc = wh_buf_putc(path, token[i]);
+            wh_buf_putc(path, token[i]);
     }
-    return rc;
+    return WH_OK;
 }
 
 static wh_code emit(json_t *ops, const char *op, const wh_buf *path, const json_t *value, wh_err *err)
 {
     json_t *o = json_object();
 
-    if (o == NULL || json_object_set_new(o, "op", json_string(op)) != 0 ||
+    if (json_object_set_new(o, "op", json_string(op)) != 0 ||
         json_object_set_new(o, "path", json_string(path->data != NULL ? path->data : "")) != 0 ||
         (value != NULL && json_object_set(o, "value", (json_t *)value) != 0) || json_array_append_new(ops, o) != 0) {
         json_decref(o);
@@ -105,10 +105,7 @@ wh_code wh_inject_json_diff(const json_t *from, const json_t *to, json_t **ops, 
     wh_code rc;
 
     *ops = NULL;
-    if (list == NULL || wh_buf_puts(&path, "") != WH_OK) {
-        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-        goto out;
-    }
+    wh_buf_puts(&path, "");
     if ((rc = diff(list, &path, from, to, err)) != WH_OK)
         goto out;
     *ops = list;

@@ -8,6 +8,7 @@
  * normalizeElementOrder/mergeSortedSlice.
  */
 #include "wh_inject_merge.h"
+#include "wh_alloc.h"
 #include "wh_json.h"
 
 #include <stdio.h>
@@ -35,8 +36,7 @@ json_t *wh_inject_json_copy(const json_t *value)
 
     switch (json_typeof(value)) {
     case JSON_OBJECT:
-        if ((out = json_object()) == NULL)
-            return NULL;
+        out = json_object();
         for (it = json_object_iter((json_t *)value); it != NULL; it = json_object_iter_next((json_t *)value, it))
             if (json_object_setn_new_nocheck(out, json_object_iter_key(it), json_object_iter_key_len(it),
                                              wh_inject_json_copy(json_object_iter_value(it))) != 0) {
@@ -45,8 +45,7 @@ json_t *wh_inject_json_copy(const json_t *value)
             }
         return out;
     case JSON_ARRAY:
-        if ((out = json_array()) == NULL)
-            return NULL;
+        out = json_array();
         for (i = 0, n = json_array_size(value); i < n; i++)
             if (json_array_append_new(out, wh_inject_json_copy(json_array_get(value, i))) != 0) {
                 json_decref(out);
@@ -155,8 +154,6 @@ static wh_code fresh_value(const json_t *pv, const wh_inject_field *f, int owned
     }
     if (json_is_object(pv)) {
         json_t *o = json_object();
-        if (o == NULL)
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
         if ((rc = merge_map(o, pv, f != NULL ? f->type : NULL, owned && sole(pv), err)) != WH_OK) {
             json_decref(o);
             return rc;
@@ -166,8 +163,6 @@ static wh_code fresh_value(const json_t *pv, const wh_inject_field *f, int owned
     }
     if (json_is_array(pv)) {
         json_t *empty = json_array();
-        if (empty == NULL)
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
         rc = merge_list(empty, pv, f, owned && sole(pv), out, err);
         json_decref(empty);
         return rc;
@@ -309,11 +304,6 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
         const json_t *d = json_object_get(json_array_get(patch, i), "$patch");
         if (json_is_string(d) && strcmp(json_string_value(d), "replace") == 0) {
             json_t *empty = json_array(), *rest = json_array();
-            if (empty == NULL || rest == NULL) {
-                json_decref(empty);
-                json_decref(rest);
-                return wh_err_set(err, WH_E_NOMEM, "out of memory");
-            }
             for (j = 0; j < np; j++)
                 if (j != i)
                     json_array_append(rest, json_array_get(patch, j));
@@ -323,8 +313,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             return rc;
         }
     }
-    if ((items = calloc(n + np + 1, sizeof(*items))) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    items = wh_calloc(n + np + 1, sizeof(*items));
     for (i = 0; i < n; i++) {
         /* shared until a patch item merges into it (copy on write) */
         items[nitems].value = json_incref(json_array_get(orig_list, i));
@@ -403,11 +392,8 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
     /* Kubernetes' order: patch items sorted by patch position, server-only
      * items by original position, merged so that a server-only item goes
      * first only when both were in the original and it came first there. */
-    if ((pitems = calloc(nitems + 1, sizeof(*pitems))) == NULL ||
-        (sitems = calloc(nitems + 1, sizeof(*sitems))) == NULL) {
-        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-        goto out;
-    }
+    pitems = wh_calloc(nitems + 1, sizeof(*pitems));
+    sitems = wh_calloc(nitems + 1, sizeof(*sitems));
     for (i = 0; i < nitems; i++) {
         if (items[i].patch_idx >= 0)
             pitems[npatch++] = items[i];
@@ -415,10 +401,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             sitems[nserver++] = items[i];
     }
     qsort(pitems, npatch, sizeof(*pitems), cmp_patch); /* ties impossible: one item per patch index */
-    if ((result = json_array()) == NULL) {
-        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-        goto out;
-    }
+    result = json_array();
     for (i = 0, j = 0, k = 0; k < npatch + nserver; k++) {
         const merge_item *take;
         if (i >= nserver)
@@ -458,8 +441,7 @@ static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inje
             return (*out = json_array()) != NULL ? WH_OK : wh_err_set(err, WH_E_NOMEM, "out of memory");
         return merge_keyed(orig, patch, f, owned, out, err);
     }
-    if ((result = json_array()) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    result = json_array();
     if (f != NULL && f->kind == WH_K_PLIST && (f->flags & WH_F_MERGE)) {
         const json_t *lists[2] = {orig, patch};
         int l;
@@ -684,10 +666,7 @@ static json_t *sorted_copy(const json_t *map)
     json_t *v, *out = json_object();
     size_t n = 0, i;
 
-    if (out == NULL || (keys = malloc((json_object_size(map) + 1) * sizeof(*keys))) == NULL) {
-        json_decref(out);
-        return NULL;
-    }
+    keys = wh_malloc((json_object_size(map) + 1) * sizeof(*keys));
     json_object_foreach((json_t *)map, key, v) keys[n++] = key;
     qsort(keys, n, sizeof(*keys), cmp_str);
     for (i = 0; i < n; i++)
@@ -707,8 +686,7 @@ json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type)
 
     if (!json_is_object(value) || type == NULL)
         return wh_inject_json_copy(value);
-    if ((out = json_object()) == NULL)
-        return NULL;
+    out = json_object();
     for (f = type->fields; f->name != NULL; f++) {
         const json_t *v = json_object_get(value, f->name);
         json_t *nv = NULL;
@@ -747,11 +725,8 @@ json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type)
  * bookkeeping when the room is already there. */
 static inline wh_code put_bytes(wh_buf *out, const void *p, size_t n)
 {
-    if (out->cap - out->len <= n) {
-        wh_code rc = wh_buf_reserve(out, n);
-        if (rc != WH_OK)
-            return rc;
-    }
+    if (out->cap - out->len <= n)
+        wh_buf_reserve(out, n);
     memcpy(out->data + out->len, p, n);
     out->len += n;
     out->data[out->len] = '\0';
@@ -780,8 +755,8 @@ static wh_code write_string(const unsigned char *p, size_t len, int go, wh_buf *
     wh_code rc;
     size_t i, n;
 
-    if (out->cap - out->len <= len + 2 && (rc = wh_buf_reserve(out, len + 2)) != WH_OK)
-        return rc;
+    if (out->cap - out->len <= len + 2)
+        wh_buf_reserve(out, len + 2);
     out->data[out->len++] = '"';
     for (i = 0; i < len; i++) {
         char esc[8];

@@ -30,7 +30,8 @@ static wh_code move_proxy_to_init(json_t *pod, wh_err *err)
     if ((proxy = wh_inject_find_named(containers, WH_PROXY, &idx)) == NULL)
         return WH_OK;
     if ((init = wh_inject_spec_list(pod, "initContainers")) == NULL) {
-        if ((init = json_array()) == NULL || json_object_set_new(spec, "initContainers", init) != 0)
+        init = json_array();
+        if (json_object_set_new(spec, "initContainers", init) != 0)
             return nomem(err);
     }
     if (json_array_append(init, proxy) != 0 || json_array_remove(containers, idx) != 0)
@@ -65,14 +66,15 @@ static json_t *names_view(const json_t *overlay)
     json_t *out = json_object(), *vspec;
     size_t l, i;
 
-    if (out == NULL || copy_keys(out, overlay, NULL) != 0)
+    if (copy_keys(out, overlay, NULL) != 0)
         goto fail;
     if (!json_is_object(spec)) {
         if (spec != NULL && json_object_set(out, "spec", (json_t *)spec) != 0)
             goto fail;
         return out;
     }
-    if ((vspec = json_object()) == NULL || json_object_set_new(out, "spec", vspec) != 0 || copy_keys(vspec, spec, NULL))
+    vspec = json_object();
+    if (json_object_set_new(out, "spec", vspec) != 0 || copy_keys(vspec, spec, NULL))
         goto fail;
     for (l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
         const json_t *list = json_object_get(spec, lists[l]);
@@ -84,7 +86,8 @@ static json_t *names_view(const json_t *overlay)
                 goto fail;
             continue;
         }
-        if ((vlist = json_array()) == NULL || json_object_set_new(vspec, lists[l], vlist) != 0)
+        vlist = json_array();
+        if (json_object_set_new(vspec, lists[l], vlist) != 0)
             goto fail;
         for (i = 0; i < json_array_size(list); i++) {
             const json_t *item = json_array_get(list, i);
@@ -109,7 +112,7 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, cons
     wh_err bad;
 
     *merged_out = *tmpl_out = NULL;
-    if (merged == NULL || tmpl == NULL) {
+    if (merged == NULL) {
         rc = nomem(err);
         goto out;
     }
@@ -262,10 +265,7 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
     }
     if (status_text != NULL)
         status = json_loads(status_text, 0, NULL); /* unparsable: as if absent, like istiod */
-    if ((recorded = json_object()) == NULL) {
-        rc = nomem(err);
-        goto out;
-    }
+    recorded = json_object();
     for (l = 0; l < 2; l++) {
         const json_t *tlist = wh_inject_spec_list(tmpl, lists[l]);
         json_t *rlist = NULL;

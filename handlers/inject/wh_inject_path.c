@@ -5,6 +5,7 @@
  * picks the revision; what follows are istiod's own key/value segments
  * (cluster, net, anything else upper-cased) that become proxy env vars.
  */
+#include "wh_alloc.h"
 #include "wh_inject_render.h"
 
 #include <stdlib.h>
@@ -23,16 +24,14 @@ static const char *param_env(const char *key)
 /* Record key=value under the env name the key maps to. */
 static wh_code add_env(json_t *envs, const char *key, size_t klen, const char *val, size_t vlen, int unslash)
 {
-    char *k = strndup(key, klen), *name = NULL;
+    char *k = wh_strndup(key, klen), *name = NULL;
     wh_buf v = WH_BUF_INIT;
     const char *mapped;
     wh_code rc = WH_E_NOMEM;
     json_t *js;
 
-    if (k == NULL)
-        goto out;
     if ((mapped = param_env(k)) != NULL) {
-        name = strdup(mapped);
+        name = wh_strdup(mapped);
     } else {
         name = k;
         k = NULL;
@@ -48,12 +47,10 @@ static wh_code add_env(json_t *envs, const char *key, size_t klen, const char *v
     }
     for (size_t i = 0; i < vlen;) {
         if (unslash && vlen - i >= 9 && memcmp(val + i, "--slash--", 9) == 0) {
-            if (wh_buf_putc(&v, '/') != WH_OK)
-                goto out;
+            wh_buf_putc(&v, '/');
             i += 9;
         } else {
-            if (wh_buf_putc(&v, val[i]) != WH_OK)
-                goto out;
+            wh_buf_putc(&v, val[i]);
             i++;
         }
     }
@@ -98,8 +95,6 @@ wh_code wh_inject_path_parse(const char *suffix, size_t len, char **rev_name, js
 
     *rev_name = NULL;
     *envs = NULL;
-    if (out == NULL)
-        goto out;
     if (suffix == NULL)
         len = 0;
     if (len > 0 && suffix[len - 1] == '/')
@@ -117,7 +112,7 @@ wh_code wh_inject_path_parse(const char *suffix, size_t len, char **rev_name, js
         const char *name = rest + 4, *slash = memchr(name, '/', rlen - 4);
         size_t nlen = slash ? (size_t)(slash - name) : rlen - 4;
         if (nlen > 0) {
-            if ((*rev_name = strndup(name, nlen)) == NULL)
+            if ((*rev_name = wh_strndup(name, nlen)) == NULL)
                 goto out;
             rest = slash ? slash + 1 : rest + rlen;
             rlen = (size_t)(suffix + len - rest);

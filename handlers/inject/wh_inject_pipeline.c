@@ -111,7 +111,7 @@ static wh_code audit(wh_admission_response *resp, const char *revision, const ch
 {
     json_t *a = json_object();
 
-    if (a == NULL || json_object_set_new(a, "revision", json_string(revision)) != 0 ||
+    if (json_object_set_new(a, "revision", json_string(revision)) != 0 ||
         json_object_set_new(a, "injected", json_string(skip_reason == NULL ? "true" : "false")) != 0 ||
         (skip_reason != NULL && json_object_set_new(a, "skip-reason", json_string(skip_reason)) != 0)) {
         json_decref(a);

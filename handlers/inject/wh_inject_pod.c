@@ -37,7 +37,7 @@ json_t *wh_inject_obj_child(json_t *parent, const char *key, int create)
     if (json_is_object(v) || !create || !json_is_object(parent))
         return json_is_object(v) ? v : NULL;
     v = json_object();
-    if (v == NULL || json_object_set_new(parent, key, v) != 0)
+    if (json_object_set_new(parent, key, v) != 0)
         return NULL;
     return v;
 }
@@ -101,7 +101,8 @@ wh_code wh_inject_append_env(json_t *container, const char *name, const char *va
     json_t *env = json_object_get(container, "env"), *e;
 
     if (!json_is_array(env)) {
-        if ((env = json_array()) == NULL || json_object_set_new(container, "env", env) != 0)
+        env = json_array();
+        if (json_object_set_new(container, "env", env) != 0)
             return nomem(err);
     }
     if ((e = json_pack("{s:s,s:s}", "name", name, "value", value)) == NULL || json_array_append_new(env, e) != 0)

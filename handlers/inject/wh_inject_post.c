@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_alloc.h"
 #include "wh_buf.h"
 #include "wh_inject_merge.h"
 #include "wh_inject_pod.h"
@@ -39,8 +40,7 @@ static wh_code cluster_envs(json_t *pod, const json_t *envs, wh_err *err)
             if (name != NULL && json_object_get(envs, name) != NULL)
                 json_array_remove(env, i);
         }
-    if ((keys = malloc(json_object_size(envs) * sizeof(*keys))) == NULL)
-        return nomem(err);
+    keys = wh_malloc(json_object_size(envs) * sizeof(*keys));
     json_object_foreach((json_t *)envs, key, v) keys[n++] = key;
     for (i = 1; i < n; i++) { /* insertion sort: a handful of keys */
         const char *k = keys[i];
@@ -125,11 +125,9 @@ static char *trim(char *s)
  * /metrics; entries without a port are ignored. */
 static wh_code parse_targets(const char *list, json_t *targets, wh_err *err)
 {
-    char *copy = strdup(list), *save = NULL, *tok;
+    char *copy = wh_strdup(list), *save = NULL, *tok;
     wh_code rc = WH_OK;
 
-    if (copy == NULL)
-        return nomem(err);
     for (tok = strtok_r(copy, ",", &save); tok != NULL && rc == WH_OK; tok = strtok_r(NULL, ",", &save)) {
         char *colon = strchr(tok, ':'), *port, *path = "/metrics";
         json_t *t;
@@ -181,10 +179,7 @@ static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_e
     scrape = sanitized_get(ann, "prometheus_io_scrape");
     path = sanitized_get(ann, "prometheus_io_path");
     tlist = sanitized_get(ann, "prometheus_istio_io_scrape_targets");
-    if ((targets = json_array()) == NULL) {
-        rc = nomem(err);
-        goto out;
-    }
+    targets = json_array();
     if (tlist != NULL && (rc = parse_targets(tlist, targets, err)) != WH_OK)
         goto out;
     if (json_array_size(targets) > 0) {
@@ -322,13 +317,11 @@ static int cmp_cstr(const void *a, const void *b)
 
 static wh_code dump_sorted(const json_t *map, wh_buf *out)
 {
-    const char **keys = malloc((json_object_size(map) + 1) * sizeof(*keys)), *key;
+    const char **keys = wh_malloc((json_object_size(map) + 1) * sizeof(*keys)), *key;
     json_t *v, *sorted = json_object();
     size_t n = 0, i;
     wh_code rc = WH_E_NOMEM;
 
-    if (keys == NULL || sorted == NULL)
-        goto out;
     json_object_foreach((json_t *)map, key, v) keys[n++] = key;
     qsort(keys, n, sizeof(*keys), cmp_cstr);
     for (i = 0; i < n; i++)
@@ -378,7 +371,8 @@ static wh_code rewrite_handler(json_t *h, const char *url, long port, wh_err *er
             return WH_OK;
         json_object_del(h, "tcpSocket");
         json_object_del(h, "grpc");
-        if ((get = json_object()) == NULL || json_object_set_new(h, "httpGet", get) != 0)
+        get = json_object();
+        if (json_object_set_new(h, "httpGet", get) != 0)
             return nomem(err);
     }
     if (json_object_set_new(get, "path", json_string(url)) != 0 ||
@@ -446,8 +440,7 @@ static wh_code app_probes(json_t *pod, const wh_inject_revision *rev, wh_err *er
     enabled = a != NULL && wh_inject_parse_bool(a) >= 0 ? wh_inject_parse_bool(a) : json_is_true(values_flag);
     if (!enabled)
         return WH_OK;
-    if ((probers = json_object()) == NULL)
-        return nomem(err);
+    probers = json_object();
     if ((rc = collect_probers(pod, status_port, probers, err)) != WH_OK)
         goto out;
     if (json_object_size(probers) > 0) {
@@ -494,8 +487,7 @@ static json_t *names_of(const json_t *list)
 
     if (json_array_size(list) == 0)
         return json_null();
-    if ((out = json_array()) == NULL)
-        return NULL;
+    out = json_array();
     for (i = 0; i < json_array_size(list); i++) {
         json_t *n = json_object_get(json_array_get(list, i), "name");
         if (json_array_append_new(out, json_is_string(n) ? json_incref(n) : json_string("")) != 0) {

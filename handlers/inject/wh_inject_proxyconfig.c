@@ -6,6 +6,7 @@
  *
  * Both are kept as JSON objects with proto JSON (lowerCamelCase) names.
  */
+#include "wh_alloc.h"
 #include "wh_inject_render_int.h"
 #include "wh_json_arena.h"
 
@@ -464,35 +465,33 @@ static wh_code put_key(wh_buf *out, const char *key, int *first)
 {
     wh_code rc;
 
-    if (!*first && (rc = wh_buf_putc(out, ',')) != WH_OK)
-        return rc;
+    if (!*first)
+        wh_buf_putc(out, ',');
     *first = 0;
     if ((rc = wh_inject_gojson_string(key, strlen(key), out)) != WH_OK)
         return rc;
-    return wh_buf_putc(out, ':');
+    wh_buf_putc(out, ':');
+    return WH_OK;
 }
 
 /* A map field: jsonpb prints its keys sorted. */
 static wh_code sorted_map_json(const json_t *m, wh_buf *out)
 {
-    const char **keys = calloc(json_object_size(m) + 1, sizeof(*keys));
+    const char **keys = wh_calloc(json_object_size(m) + 1, sizeof(*keys));
     const char *k;
     json_t *e;
     size_t n = 0;
     int first = 1;
-    wh_code rc = WH_E_NOMEM;
+    wh_code rc = WH_OK;
 
-    if (keys == NULL)
-        return WH_E_NOMEM;
     json_object_foreach((json_t *)m, k, e) keys[n++] = k;
     qsort(keys, n, sizeof(*keys), cmp_keys);
-    if ((rc = wh_buf_putc(out, '{')) != WH_OK)
-        goto out;
+    wh_buf_putc(out, '{');
     for (size_t j = 0; j < n; j++)
         if ((rc = put_key(out, keys[j], &first)) != WH_OK ||
             (rc = wh_inject_gojson(json_object_get(m, keys[j]), out)) != WH_OK)
             goto out;
-    rc = wh_buf_putc(out, '}');
+    wh_buf_putc(out, '}');
 out:
     free(keys);
     return rc;
@@ -520,8 +519,7 @@ wh_code wh_inject_proxy_config_json(const json_t *pc, wh_buf *out)
         else
             unknown++;
     }
-    if ((rc = wh_buf_putc(out, '{')) != WH_OK)
-        return rc;
+    wh_buf_putc(out, '{');
     for (size_t i = 0; i < PC_NFIELDS; i++) {
         const struct pc_field *f = &pc_fields[i];
         if ((v = known[i]) == NULL || is_cleared_default(f->name, v, def) || is_zero(f, v))
@@ -536,7 +534,8 @@ wh_code wh_inject_proxy_config_json(const json_t *pc, wh_buf *out)
             ((rc = put_key(out, key, &first)) != WH_OK || (rc = wh_inject_gojson(v, out)) != WH_OK))
             return rc;
     }
-    return wh_buf_putc(out, '}');
+    wh_buf_putc(out, '}');
+    return WH_OK;
 }
 
 /* host:port with a numeric port in range (Istio's ValidateProxyAddress). */

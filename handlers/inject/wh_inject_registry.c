@@ -6,6 +6,7 @@
  * in flight; a broken new config keeps the previous snapshot serving and is
  * reported in logs, metrics and the readiness detail.
  */
+#include "wh_alloc.h"
 #include "wh_inject_render_int.h"
 
 #include <dirent.h>
@@ -163,15 +164,8 @@ wh_code wh_inject_registry_reload(wh_inject_registry *reg, wh_err *err)
 
         pthread_rwlock_wrlock(&reg->lock);
         if ((e = find(reg, de->d_name)) == NULL) {
-            entry *grown = realloc(reg->entries, (reg->n + 1) * sizeof(*grown));
-            char *name = strdup(de->d_name);
-            if (grown == NULL || name == NULL) {
-                free(name);
-                if (grown != NULL)
-                    reg->entries = grown;
-                pthread_rwlock_unlock(&reg->lock);
-                continue;
-            }
+            entry *grown = wh_realloc(reg->entries, (reg->n + 1) * sizeof(*grown));
+            char *name = wh_strdup(de->d_name);
             reg->entries = grown;
             e = &reg->entries[reg->n++];
             memset(e, 0, sizeof(*e));
@@ -190,7 +184,7 @@ wh_code wh_inject_registry_reload(wh_inject_registry *reg, wh_err *err)
         /* Parse outside the lock: requests keep being served meanwhile. */
         wh_err_clear(&lerr);
         if (load_dir(reg->dir, de->d_name, &rev, &lerr) != WH_OK) {
-            char *msg = strdup(wh_err_msg(&lerr));
+            char *msg = wh_strdup(wh_err_msg(&lerr));
             wh_log(WH_LOG_ERROR, "revision config rejected; previous config keeps serving", "revision", de->d_name,
                    "error", wh_err_msg(&lerr), NULL);
             count(reg, de->d_name, "failure");
@@ -248,12 +242,10 @@ wh_code wh_inject_registry_open(const char *dir, wh_metrics *metrics, wh_inject_
 {
     static const char *const rl_labels[] = {"revision", "result", NULL};
     static const char *const l_labels[] = {"revision", NULL};
-    wh_inject_registry *reg = calloc(1, sizeof(*reg));
+    wh_inject_registry *reg = wh_calloc(1, sizeof(*reg));
     wh_code rc;
 
     *out = NULL;
-    if (reg == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
     pthread_rwlock_init(&reg->lock, NULL);
     pthread_mutex_init(&reg->reload_mu, NULL);
     pthread_mutex_init(&reg->watch_mu, NULL);
@@ -274,10 +266,7 @@ wh_code wh_inject_registry_open(const char *dir, wh_metrics *metrics, wh_inject_
             wh_inject_registry_free(reg);
             return wh_err_set(err, WH_E_IO, "--revisions-dir %s: not a directory", dir);
         }
-        if ((reg->dir = strdup(dir)) == NULL) {
-            wh_inject_registry_free(reg);
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
-        }
+        reg->dir = wh_strdup(dir);
         /* A broken revision at startup is reported, not fatal. */
         wh_inject_registry_reload(reg, NULL);
     }

@@ -5,6 +5,7 @@
  * template and parse each result into a JSON overlay for the merge side.
  */
 #include "wh_inject_render_int.h"
+#include "wh_alloc.h"
 #include "wh_inject_merge.h"
 
 #include <stdlib.h>
@@ -82,7 +83,7 @@ static wh_code proxy_envs(const wh_inject_input *in, const json_t *labels, json_
     else if (json_object_get(e, "ISTIO_META_NETWORK") == NULL && vnet != NULL && vnet[0] != '\0')
         json_object_set_new(e, "ISTIO_META_NETWORK", json_string(vnet));
     net = wh_inject_jstr(e, "ISTIO_META_NETWORK");
-    if (net != NULL && net[0] != '\0' && (*network = strdup(net)) == NULL) {
+    if (net != NULL && net[0] != '\0' && (*network = wh_strdup(net)) == NULL) {
         json_decref(e);
         return WH_E_NOMEM;
     }
@@ -179,12 +180,10 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
 
     /* deploy meta */
     if (in->deploy != NULL) {
-        owner.name = strdup(in->deploy->name ? in->deploy->name : "");
-        owner.namespace_ = strdup(in->deploy->namespace_ ? in->deploy->namespace_ : "");
-        owner.kind = strdup(in->deploy->kind ? in->deploy->kind : "");
-        owner.api_version = strdup(in->deploy->api_version ? in->deploy->api_version : "");
-        if (!owner.name || !owner.namespace_ || !owner.kind || !owner.api_version)
-            goto nomem;
+        owner.name = wh_strdup(in->deploy->name ? in->deploy->name : "");
+        owner.namespace_ = wh_strdup(in->deploy->namespace_ ? in->deploy->namespace_ : "");
+        owner.kind = wh_strdup(in->deploy->kind ? in->deploy->kind : "");
+        owner.api_version = wh_strdup(in->deploy->api_version ? in->deploy->api_version : "");
     } else if (wh_inject_deploy_meta_of(out->merge_pod, &owner) != WH_OK) {
         goto nomem;
     }
@@ -213,8 +212,7 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
 
     /* template data */
     revision = in->revision != NULL ? in->revision : rev->name;
-    if ((out->revision = strdup(revision[0] ? revision : "default")) == NULL)
-        goto nomem;
+    out->revision = wh_strdup(revision[0] ? revision : "default");
     proxy_image =
         wh_inject_image(rev->values, "proxy", wh_inject_jstr(json_object_get(pc, "image"), "imageType"), annotations);
     init_image = wh_inject_image(rev->values, "proxy_init", NULL, annotations);
@@ -245,12 +243,12 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
 
     /* 6a. render and parse each template */
     out->n = json_array_size(names);
-    if ((out->names = calloc(out->n + 1, sizeof(*out->names))) == NULL || (out->overlays = json_array()) == NULL)
-        goto nomem;
+    out->names = wh_calloc(out->n + 1, sizeof(*out->names));
+    out->overlays = json_array();
     for (i = 0; i < out->n; i++) {
         const char *name = json_string_value(json_array_get(names, i));
         wh_tmpl_opts opts = {0};
-        if ((out->names[i] = strdup(name)) == NULL)
+        if ((out->names[i] = wh_strdup(name)) == NULL)
             goto nomem;
         opts.user = &data;
         opts.max_output = 16u << 20;

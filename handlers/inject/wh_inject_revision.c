@@ -4,6 +4,7 @@
  * parsed once into an immutable, reference-counted snapshot: every template
  * is parsed ahead of time so that a request only renders.
  */
+#include "wh_alloc.h"
 #include "wh_inject_render_int.h"
 
 #include <stdlib.h>
@@ -111,26 +112,24 @@ static int cmp_entry(const void *a, const void *b)
  * "inject" with Sprig and Istio's functions. */
 static wh_code parse_templates(wh_inject_revision *rev, const json_t *templates, wh_err *err)
 {
-    tmpl_table *t = calloc(1, sizeof(*t));
+    tmpl_table *t = wh_calloc(1, sizeof(*t));
     const char *name;
     json_t *text;
     wh_code rc;
 
-    if (t == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
     rev->templates = t;
     if (templates == NULL || json_is_null(templates))
         return WH_OK;
     if (!json_is_object(templates))
         return wh_err_set(err, WH_E_INVALID, "config: templates must be a map of name to template text");
-    if ((t->e = calloc(json_object_size(templates) + 1, sizeof(*t->e))) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    t->e = wh_calloc(json_object_size(templates) + 1, sizeof(*t->e));
     json_object_foreach((json_t *)templates, name, text)
     {
         struct tmpl_entry *e = &t->e[t->n];
         if (!json_is_string(text))
             return wh_err_set(err, WH_E_INVALID, "config: template \"%s\" is not a string", name);
-        if ((e->name = strdup(name)) == NULL || (e->set = wh_tmpl_set_new(WH_TMPL_SPRIG)) == NULL)
+        e->name = wh_strdup(name);
+        if ((e->set = wh_tmpl_set_new(WH_TMPL_SPRIG)) == NULL)
             return wh_err_set(err, WH_E_NOMEM, "out of memory");
         t->n++;
         if ((rc = wh_tmpl_set_funcs(e->set, wh_inject_funcs, wh_inject_nfuncs, err)) != WH_OK)
@@ -165,18 +164,16 @@ wh_code wh_inject_revision_load(const char *name, const char *config, size_t con
                                 size_t values_len, const char *mesh, size_t mesh_len, wh_inject_revision **out,
                                 wh_err *err)
 {
-    wh_inject_revision *rev = calloc(1, sizeof(*rev));
+    wh_inject_revision *rev = wh_calloc(1, sizeof(*rev));
     json_t *mesh_doc = NULL, *v;
     json_error_t jerr;
     wh_code rc = WH_E_NOMEM;
     size_t i;
 
     *out = NULL;
-    if (rev == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
     atomic_init(&rev->refs, 1);
-    if ((rev->name = strdup(name != NULL ? name : "default")) == NULL || (rev->template_names = json_array()) == NULL)
-        goto nomem;
+    rev->name = wh_strdup(name != NULL ? name : "default");
+    rev->template_names = json_array();
 
     /* config */
     if ((rc = wh_yaml_load(config != NULL ? config : "", config != NULL ? config_len : 0, &rev->config, err)) !=
@@ -197,8 +194,7 @@ wh_code wh_inject_revision_load(const char *name, const char *config, size_t con
         rc = wh_err_set(err, WH_E_INVALID, "config: policy must be a string");
         goto out;
     }
-    if ((rev->policy = strdup(json_is_string(v) ? json_string_value(v) : "")) == NULL)
-        goto nomem;
+    rev->policy = wh_strdup(json_is_string(v) ? json_string_value(v) : "");
     if ((rc = take(rev->config, "defaultTemplates", JSON_ARRAY, &rev->default_templates, json_array(), err)) != WH_OK ||
         (rc = take(rev->config, "aliases", JSON_OBJECT, &rev->aliases, json_object(), err)) != WH_OK ||
         (rc = take(rev->config, "neverInjectSelector", JSON_ARRAY, &rev->never_selectors, json_array(), err)) !=
@@ -232,8 +228,6 @@ wh_code wh_inject_revision_load(const char *name, const char *config, size_t con
         json_decref(rev->values);
         rev->values = json_object();
     }
-    if (rev->values == NULL)
-        goto nomem;
     if (!json_is_object(rev->values)) {
         rc = wh_err_set(err, WH_E_INVALID, "values: not a JSON object");
         goto out;

@@ -4,6 +4,7 @@
  * platform, the env the templates see), as flags shared by webhookd and
  * webhookctl kube-inject.
  */
+#include "wh_alloc.h"
 #include "wh_inject_render.h"
 
 #include <ctype.h>
@@ -27,7 +28,7 @@ static wh_code set_str(char **field, const char *value)
 {
     char *copy = NULL;
 
-    if (value != NULL && value[0] != '\0' && (copy = strdup(value)) == NULL)
+    if (value != NULL && value[0] != '\0' && (copy = wh_strdup(value)) == NULL)
         return WH_E_NOMEM;
     free(*field);
     *field = copy;
@@ -61,8 +62,7 @@ wh_code wh_inject_settings_set(wh_inject_settings *s, const char *key, const cha
             return wh_err_set(err, WH_E_INVALID, "--env: want KEY=VALUE, got \"%s\"", value);
         if (s->env == NULL && (s->env = json_object()) == NULL)
             return wh_err_set(err, WH_E_NOMEM, "out of memory");
-        if ((name = strndup(value, (size_t)(eq - value))) == NULL)
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        name = wh_strndup(value, (size_t)(eq - value));
         js = json_string(eq + 1);
         bad = js == NULL || json_object_set_new(s->env, name, js) != 0;
         free(name);

@@ -3,6 +3,7 @@
  * templating (spec 3.9), with its error texts: a Go multierror list of
  * "invalid value '<v>' for annotation '<name>': <reason>".
  */
+#include "wh_alloc.h"
 #include "wh_inject_render_int.h"
 
 #include <arpa/inet.h>
@@ -49,7 +50,7 @@ static char *trim_dup(const char *s, size_t len)
     }
     while (len > 0 && isspace((unsigned char)s[len - 1]))
         len--;
-    return strndup(s, len);
+    return wh_strndup(s, len);
 }
 
 /* istiod's parsePort: "failed parsing port '<p>': <strconv error>". */
@@ -154,8 +155,7 @@ static int cidr_list(const char *param, const char *list, wh_buf *why)
 
     if (list[0] == '\0')
         return 0;
-    if ((copy = strdup(list)) == NULL)
-        return -1;
+    copy = wh_strdup(list);
     for (p = copy;;) {
         char *comma = strchr(p, ',');
         wh_buf inner = WH_BUF_INIT;
@@ -242,8 +242,7 @@ static int v_interfaces(const char *v, wh_buf *why)
 
     if (v[0] == '\0')
         return 0;
-    if ((copy = strdup(v)) == NULL)
-        return -1;
+    copy = wh_strdup(v);
     for (p = copy;;) {
         char *comma = strchr(p, ',');
         char *name;
@@ -321,7 +320,7 @@ static char *v_proxy_config_msg(const char *v)
 
     wh_err_clear(&err);
     if (pc == NULL)
-        return strdup("out of memory");
+        return wh_strdup("out of memory");
     if (wh_yaml_load(v, strlen(v), &doc, &err) != WH_OK || wh_inject_proxy_config_apply(pc, doc, &err) != WH_OK) {
         wh_buf_printf(&b, "failed to convert to apply proxy config: %s", wh_err_msg(&err));
         msg = wh_buf_steal(&b, NULL);

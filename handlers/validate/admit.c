@@ -4,6 +4,7 @@
  * (galley_validation_passed / _failed / _http_error) and the endpoint that
  * plugs it into the server through the AdmissionReview codec.
  */
+#include "wh_alloc.h"
 #include "wh_validate.h"
 #include "wh_validate_int.h"
 
@@ -128,12 +129,10 @@ static void destroy(wh_endpoint *self)
 
 wh_code wh_validate_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh_err *err)
 {
-    validate_endpoint *ve = calloc(1, sizeof(*ve));
+    validate_endpoint *ve = wh_calloc(1, sizeof(*ve));
     wh_code rc;
 
     *out = NULL;
-    if (ve == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
     if ((rc = wh_validate_metrics_init(&ve->metrics, env->metrics, err)) != WH_OK) {
         free(ve);
         return rc;

@@ -4,6 +4,7 @@
  * subset names.
  */
 #define _GNU_SOURCE /* asprintf, strndup */
+#include "wh_alloc.h"
 #include "wh_validate_int.h"
 
 #include <stdlib.h>
@@ -82,10 +83,7 @@ void wh_vcheck_export_to(wh_vctx *c, const json_t *export_to, int is_service_ent
 
     if (n == 0)
         return;
-    if ((set.v = calloc(n, sizeof(*set.v))) == NULL) {
-        c->nomem = 1;
-        return;
-    }
+    set.v = wh_calloc(n, sizeof(*set.v));
     for (i = 0; i < n; i++) {
         const char *e = json_string_value(json_array_get(export_to, i));
         const char *key = e;

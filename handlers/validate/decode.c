@@ -366,12 +366,10 @@ static wh_code dec_field(dec *d, const wh_vfield *f, int k8s, const json_t *v, j
         size_t i;
         if (!json_is_array(v))
             return fail(d, v, "a list");
-        if ((res = json_array()) == NULL)
-            return wh_err_set(d->err, WH_E_NOMEM, "out of memory");
+        res = json_array();
         for (i = 0; i < json_array_size(v); i++) {
             const json_t *e = json_array_get(v, i);
-            if ((rc = wh_buf_printf(&d->path, "[%zu]", i)) != WH_OK)
-                goto out;
+            wh_buf_printf(&d->path, "[%zu]", i);
             if (json_is_null(e))
                 item = zero_value(f);
             else if ((rc = dec_value(d, f, k8s, e, &item)) != WH_OK)
@@ -389,12 +387,10 @@ static wh_code dec_field(dec *d, const wh_vfield *f, int k8s, const json_t *v, j
         json_t *e;
         if (!json_is_object(v))
             return fail(d, v, "a map");
-        if ((res = json_object()) == NULL)
-            return wh_err_set(d->err, WH_E_NOMEM, "out of memory");
+        res = json_object();
         json_object_foreach((json_t *)v, k, e)
         {
-            if ((rc = wh_buf_printf(&d->path, "[%s]", k)) != WH_OK)
-                goto out;
+            wh_buf_printf(&d->path, "[%s]", k);
             if (f->card == WH_VC_UMAP && !uint32_key(k)) {
                 rc = fail(d, NULL, "map key is not a uint32");
                 goto out;
@@ -429,8 +425,7 @@ static wh_code dec_msg(dec *d, const wh_vmsg *m, const json_t *in, json_t **out)
     *out = NULL;
     if (!json_is_object(in))
         return fail(d, in, "an object");
-    if ((res = json_object()) == NULL)
-        return wh_err_set(d->err, WH_E_NOMEM, "out of memory");
+    res = json_object();
     /* Walk the descriptor in declaration order, as jsonpb does: a later member of a oneof replaces an
      * earlier one. */
     for (i = 0; i < m->nfields; i++) {
@@ -448,8 +443,7 @@ static wh_code dec_msg(dec *d, const wh_vmsg *m, const json_t *in, json_t **out)
         }
         if (found == NULL || (json_is_null(found) && f->type != WH_VT_VALUE))
             continue;
-        if ((rc = wh_buf_printf(&d->path, "%s%s", mark ? "." : "", f->json)) != WH_OK)
-            goto out;
+        wh_buf_printf(&d->path, "%s%s", mark ? "." : "", f->json);
         if ((rc = dec_field(d, f, m->k8s, found, &val)) != WH_OK)
             goto out;
         d->path.len = mark;
@@ -587,14 +581,13 @@ static int canonical_msg(const wh_vmsg *m, const json_t *in, int depth)
 wh_code wh_vdecode(const wh_vmsg *m, const json_t *in, json_t **out, wh_err *err)
 {
     dec d = {WH_BUF_INIT, err};
-    wh_code rc;
+    wh_code rc = WH_OK;
 
     *out = NULL;
-    if ((rc = wh_buf_puts(&d.path, "")) != WH_OK)
-        return wh_err_set(err, rc, "out of memory");
+    wh_buf_puts(&d.path, "");
     d.path.len = 0;
     if (in == NULL || json_is_null(in))
-        rc = (*out = json_object()) ? WH_OK : wh_err_set(err, WH_E_NOMEM, "out of memory");
+        *out = json_object();
     else if (json_is_object(in) && canonical_msg(m, in, 0))
         *out = json_incref((json_t *)in); /* the common case: nothing to convert, nothing to copy */
     else

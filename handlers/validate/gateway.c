@@ -4,6 +4,7 @@
  * check and the "namespace/dnsName" host check are shared with Sidecar.
  */
 #define _GNU_SOURCE /* asprintf, strndup */
+#include "wh_alloc.h"
 #include "wh_validate_int.h"
 
 #include <stdlib.h>
@@ -61,16 +62,13 @@ static void sorted_list(wh_vctx *c, const char **v, size_t n, wh_buf *out)
     size_t i;
 
     qsort(v, n, sizeof(*v), cmp_str);
-    if (wh_buf_putc(out, '[') != WH_OK)
-        c->nomem = 1;
+    wh_buf_putc(out, '[');
     for (i = 0; i < n; i++) {
         if (i > 0 && strcmp(v[i], v[i - 1]) == 0)
             continue;
-        if (wh_buf_printf(out, "%s%s", out->len > 1 ? " " : "", v[i]) != WH_OK)
-            c->nomem = 1;
+        wh_buf_printf(out, "%s%s", out->len > 1 ? " " : "", v[i]);
     }
-    if (wh_buf_putc(out, ']') != WH_OK)
-        c->nomem = 1;
+    wh_buf_putc(out, ']');
 }
 
 static void check_ciphers(wh_vctx *c, const json_t *suites)
@@ -80,12 +78,8 @@ static void check_ciphers(wh_vctx *c, const json_t *suites)
 
     if (n == 0)
         return;
-    invalid = calloc(n, sizeof(*invalid));
-    dup = calloc(n, sizeof(*dup));
-    if (invalid == NULL || dup == NULL) {
-        c->nomem = 1;
-        goto out;
-    }
+    invalid = wh_calloc(n, sizeof(*invalid));
+    dup = wh_calloc(n, sizeof(*dup));
     for (i = 0; i < n; i++) {
         const char *s = json_string_value(json_array_get(suites, i));
         if (!cipher_known(s)) {
@@ -110,7 +104,6 @@ static void check_ciphers(wh_vctx *c, const json_t *suites)
         wh_vwarn(c, "ignoring duplicate cipher suites: %s", b.data ? b.data : "[]");
         wh_buf_free(&b);
     }
-out:
     free(invalid);
     free(dup);
 }
@@ -228,10 +221,7 @@ void wh_vcheck_ns_host(wh_vctx *c, const char *h, int gateway)
             wh_verr(c, "host must be of form namespace/dnsName");
         return;
     }
-    if ((ns = strndup(h, (size_t)(slash - h))) == NULL) {
-        c->nomem = 1;
-        return;
-    }
+    ns = wh_strndup(h, (size_t)(slash - h));
     if (*ns == '\0' || slash[1] == '\0')
         wh_verr(c, "config namespace and dnsName in host entry cannot be empty");
     if (!gateway) {

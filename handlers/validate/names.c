@@ -5,6 +5,7 @@
  * durations, percentages, host matching, and a syntax check for RE2 regexes.
  */
 #define _GNU_SOURCE /* asprintf, strndup */
+#include "wh_alloc.h"
 #include "wh_validate_int.h"
 
 #include <arpa/inet.h>
@@ -114,7 +115,7 @@ static char *dns1123_labels(wh_vctx *c, const char *domain)
         if (dot == NULL && n == 0)
             return NULL; /* a single trailing dot */
         if (!label_n(p, n)) {
-            char *l = strndup(p, n);
+            char *l = wh_strndup(p, n);
             char *m = l ? msgf("domain name %s invalid (label %s invalid)", wh_vq(c, domain), wh_vq(c, l)) : NULL;
             free(l);
             return m;
@@ -138,7 +139,7 @@ char *wh_vmsg_wildcard_domain(wh_vctx *c, const char *host)
     dot = strchr(host, '.');
     n = dot ? (size_t)(dot - host) : strlen(host);
     if (!wh_vis_wildcard_label(host, n)) {
-        char *l = strndup(host, n);
+        char *l = wh_strndup(host, n);
         m = l ? msgf("domain name %s invalid (label %s invalid)", wh_vq(c, host), wh_vq(c, l)) : NULL;
         free(l);
         return msg_or_oom(c, m);

@@ -6,6 +6,7 @@
  * validate` both come through here.
  */
 #define _GNU_SOURCE /* asprintf, strndup */
+#include "wh_alloc.h"
 #include "wh_validate.h"
 #include "wh_json.h"
 #include "wh_validate_int.h"
@@ -78,7 +79,7 @@ static char *wrapper_error(const json_t *obj)
     do {                                                                                                               \
         if (asprintf(&msg, __VA_ARGS__) < 0)                                                                           \
             msg = NULL;                                                                                                \
-        return msg ? msg : strdup("out of memory");                                                                    \
+        return msg ? msg : wh_strdup("out of memory");                                                                 \
     } while (0)
 
     if (!json_is_object(obj))
@@ -307,10 +308,7 @@ wh_code wh_validate_object(const json_t *obj, const wh_validate_input *in, wh_va
     }
     out->allowed = 1;
     if (c.warns.n > 0) {
-        if ((out->warnings = json_array()) == NULL) {
-            rc = WH_E_NOMEM;
-            goto out;
-        }
+        out->warnings = json_array();
         for (i = 0; i < c.warns.n; i++)
             if (json_array_append_new(out->warnings, json_string(c.warns.v[i])) != 0) {
                 rc = WH_E_NOMEM;

@@ -6,6 +6,7 @@
  * Go's %q and %v) live here once.
  */
 #define _GNU_SOURCE /* asprintf, strndup */
+#include "wh_alloc.h"
 #include "wh_validate_int.h"
 
 #include <math.h>
@@ -47,12 +48,7 @@ static int strs_push(wh_vctx *c, wh_vstrs *s, char *str)
     }
     if (s->n == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 8;
-        char **v = realloc(s->v, cap * sizeof(*v));
-        if (v == NULL) {
-            free(str);
-            c->nomem = 1;
-            return -1;
-        }
+        char **v = wh_realloc(s->v, cap * sizeof(*v));
         s->v = v;
         s->cap = cap;
     }
@@ -151,63 +147,57 @@ const char *wh_vq(wh_vctx *c, const char *s)
 {
     wh_buf b = WH_BUF_INIT;
     const unsigned char *p = (const unsigned char *)(s ? s : "");
-    int ok = wh_buf_putc(&b, '"') == WH_OK;
 
-    while (ok && *p) {
+    wh_buf_putc(&b, '"');
+    while (*p) {
         size_t n = utf8_len(p);
         if (n == 0) {
-            ok = wh_buf_printf(&b, "\\x%02x", *p) == WH_OK;
+            wh_buf_printf(&b, "\\x%02x", *p);
             p++;
             continue;
         }
         if (n > 1) {
-            ok = wh_buf_append(&b, p, n) == WH_OK;
+            wh_buf_append(&b, p, n);
             p += n;
             continue;
         }
         switch (*p) {
         case '"':
-            ok = wh_buf_puts(&b, "\\\"") == WH_OK;
+            wh_buf_puts(&b, "\\\"");
             break;
         case '\\':
-            ok = wh_buf_puts(&b, "\\\\") == WH_OK;
+            wh_buf_puts(&b, "\\\\");
             break;
         case '\a':
-            ok = wh_buf_puts(&b, "\\a") == WH_OK;
+            wh_buf_puts(&b, "\\a");
             break;
         case '\b':
-            ok = wh_buf_puts(&b, "\\b") == WH_OK;
+            wh_buf_puts(&b, "\\b");
             break;
         case '\f':
-            ok = wh_buf_puts(&b, "\\f") == WH_OK;
+            wh_buf_puts(&b, "\\f");
             break;
         case '\n':
-            ok = wh_buf_puts(&b, "\\n") == WH_OK;
+            wh_buf_puts(&b, "\\n");
             break;
         case '\r':
-            ok = wh_buf_puts(&b, "\\r") == WH_OK;
+            wh_buf_puts(&b, "\\r");
             break;
         case '\t':
-            ok = wh_buf_puts(&b, "\\t") == WH_OK;
+            wh_buf_puts(&b, "\\t");
             break;
         case '\v':
-            ok = wh_buf_puts(&b, "\\v") == WH_OK;
+            wh_buf_puts(&b, "\\v");
             break;
         default:
             if (*p < 0x20 || *p == 0x7f)
-                ok = wh_buf_printf(&b, "\\x%02x", *p) == WH_OK;
+                wh_buf_printf(&b, "\\x%02x", *p);
             else
-                ok = wh_buf_putc(&b, (char)*p) == WH_OK;
+                wh_buf_putc(&b, (char)*p);
         }
         p++;
     }
-    if (ok)
-        ok = wh_buf_putc(&b, '"') == WH_OK;
-    if (!ok) {
-        wh_buf_free(&b);
-        c->nomem = 1;
-        return "\"\"";
-    }
+    wh_buf_putc(&b, '"');
     {
         char *str = wh_buf_steal(&b, NULL);
         if (strs_push(c, &c->arena, str) != 0)
@@ -248,13 +238,8 @@ int wh_vset_init(wh_vctx *c, wh_vset *s, size_t expected)
     s->cap = 16;
     while (s->cap < 2 * expected + 2)
         s->cap <<= 1;
-    s->keys = calloc(s->cap, sizeof(*s->keys));
-    s->vals = calloc(s->cap, sizeof(*s->vals));
-    if (s->keys == NULL || s->vals == NULL) {
-        wh_vset_free(s);
-        c->nomem = 1;
-        return -1;
-    }
+    s->keys = wh_calloc(s->cap, sizeof(*s->keys));
+    s->vals = wh_calloc(s->cap, sizeof(*s->vals));
     return 0;
 }
 
@@ -354,18 +339,20 @@ void wh_vgofloat(double d, char *out, size_t outlen)
 wh_code wh_vctx_error_text(const wh_vctx *c, wh_buf *out)
 {
     size_t i;
-    wh_code rc;
 
-    if (c->errs.n == 1 && !c->first_err_listed)
-        return wh_buf_puts(out, c->errs.v[0]);
-    if (c->errs.n == 1)
-        return wh_buf_printf(out, "1 error occurred:\n\t* %s\n\n", c->errs.v[0]);
-    if ((rc = wh_buf_printf(out, "%zu errors occurred:", c->errs.n)) != WH_OK)
-        return rc;
+    if (c->errs.n == 1 && !c->first_err_listed) {
+        wh_buf_puts(out, c->errs.v[0]);
+        return WH_OK;
+    }
+    if (c->errs.n == 1) {
+        wh_buf_printf(out, "1 error occurred:\n\t* %s\n\n", c->errs.v[0]);
+        return WH_OK;
+    }
+    wh_buf_printf(out, "%zu errors occurred:", c->errs.n);
     for (i = 0; i < c->errs.n; i++)
-        if ((rc = wh_buf_printf(out, "\n\t* %s", c->errs.v[i])) != WH_OK)
-            return rc;
-    return wh_buf_puts(out, "\n\n");
+        wh_buf_printf(out, "\n\t* %s", c->errs.v[i]);
+    wh_buf_puts(out, "\n\n");
+    return WH_OK;
 }
 
 /* ------------------------------------------------------------------ accessors */

@@ -4,6 +4,7 @@
  * warmup), connection pool, outlier detection, client TLS, tunnel and proxy
  * protocol.  The connection pool check is shared with Sidecar.
  */
+#include "wh_alloc.h"
 #include "wh_validate_int.h"
 
 #include <stdlib.h>
@@ -215,7 +216,7 @@ static void check_locality_lb(wh_vctx *c, const json_t *lb, const json_t *outlie
             }
         }
     }
-    if (dist != NULL && (srcs = calloc(json_array_size(dist), sizeof(*srcs))) == NULL) {
+    if (dist != NULL && (srcs = wh_calloc(json_array_size(dist), sizeof(*srcs))) == NULL) {
         c->nomem = 1;
         return;
     }
@@ -229,7 +230,7 @@ static void check_locality_lb(wh_vctx *c, const json_t *lb, const json_t *outlie
         json_t *w;
 
         srcs[nsrc++] = wh_vstr(d, "from");
-        if (to != NULL && (dests = calloc(json_object_size(to), sizeof(*dests))) == NULL) {
+        if (to != NULL && (dests = wh_calloc(json_object_size(to), sizeof(*dests))) == NULL) {
             c->nomem = 1;
             goto out;
         }

@@ -5,6 +5,7 @@
  * TLS and TCP routes, exportTo, and the unreachable-rule warnings.
  */
 #define _GNU_SOURCE /* asprintf, strndup */
+#include "wh_alloc.h"
 #include "wh_validate_int.h"
 
 #include <stdio.h>
@@ -237,8 +238,8 @@ static void check_gateway_names(wh_vctx *c, const json_t *gws)
             const char *dot = strchr(g, '.');
             if (dot != NULL) {
                 const char *dot2 = strchr(dot + 1, '.');
-                char *first = strndup(g, (size_t)(dot - g));
-                char *second = strndup(dot + 1, dot2 ? (size_t)(dot2 - dot - 1) : strlen(dot + 1));
+                char *first = wh_strndup(g, (size_t)(dot - g));
+                char *second = wh_strndup(dot + 1, dot2 ? (size_t)(dot2 - dot - 1) : strlen(dot + 1));
                 char *rec = NULL;
                 if (first && second && asprintf(&rec, "%s/%s", second, first) >= 0) {
                     wh_vwarn(c, "using legacy gatewayName format %s; prefer the <namespace>/<name> format: %s",
@@ -254,12 +255,8 @@ static void check_gateway_names(wh_vctx *c, const json_t *gws)
             return; /* istiod stops at the first entry without a namespace */
         }
         {
-            char *ns = strndup(g, (size_t)(slash - g));
+            char *ns = wh_strndup(g, (size_t)(slash - g));
             const char *name = slash + 1;
-            if (ns == NULL) {
-                c->nomem = 1;
-                return;
-            }
             if (*ns == '\0' || *name == '\0')
                 wh_verr(c, "config namespace and gateway name cannot be empty");
             if (!wh_vis_dns1123_label(ns))
@@ -560,11 +557,7 @@ static void check_retry(wh_vctx *c, const json_t *r)
         const char *comma = strchr(p, ',');
         size_t n = comma ? (size_t)(comma - p) : strlen(p);
         if (!retry_policy_known(p, n)) {
-            char *pol = strndup(p, n);
-            if (pol == NULL) {
-                c->nomem = 1;
-                return;
-            }
+            char *pol = wh_strndup(p, n);
             wh_verr(c, "%s is not a valid retryOn policy", wh_vq(c, pol));
             free(pol);
         }
@@ -746,12 +739,8 @@ static char *gateway_domain_msg(wh_vctx *c, int sni, const char *host)
             c->nomem = 1;
         return m;
     }
-    port = strndup(p[1], (size_t)(p[2] - 1 - p[1]));
-    name = strndup(p[3], strcspn(p[3], "_"));
-    if (port == NULL || name == NULL) {
-        c->nomem = 1;
-        goto out;
-    }
+    port = wh_strndup(p[1], (size_t)(p[2] - 1 - p[1]));
+    name = wh_strndup(p[3], strcspn(p[3], "_"));
     for (i = 0; i < 2; i++) {
         char *t = i ? name : port, *e = t + strlen(t);
         size_t lead = strspn(t, ".");
@@ -769,7 +758,6 @@ static char *gateway_domain_msg(wh_vctx *c, int sni, const char *host)
                      wh_vq(c, name), fmt) < 0)
             c->nomem = 1;
     }
-out:
     free(port);
     free(name);
     return m;
@@ -834,9 +822,7 @@ static void check_tls_route(wh_vctx *c, const json_t *t, const json_t *hosts, in
             if (k == json_array_size(hosts)) {
                 wh_buf list = WH_BUF_INIT;
                 for (k = 0; k < json_array_size(hosts); k++)
-                    if (wh_buf_printf(&list, "%s%s", k ? ", " : "", json_string_value(json_array_get(hosts, k))) !=
-                        WH_OK)
-                        c->nomem = 1;
+                    wh_buf_printf(&list, "%s%s", k ? ", " : "", json_string_value(json_array_get(hosts, k)));
                 wh_verr(c, "SNI host %s is not a compatible subset of any of the virtual service hosts: [%s]",
                         wh_vq(c, sni), list.data ? list.data : "");
                 wh_buf_free(&list);
@@ -889,7 +875,8 @@ static const char *rule_name(wh_vctx *c, const json_t *o, size_t i, char *buf, s
  * matches alike; only HTTP routes and matches have names). */
 static int dump_to_buf(const char *data, size_t size, void *buf)
 {
-    return wh_buf_append(buf, data, size) == WH_OK ? 0 : -1;
+    wh_buf_append(buf, data, size);
+    return 0;
 }
 
 /* (Written through a callback: json_dumps' result would come from the
@@ -1016,7 +1003,7 @@ static void analyze_unreachable(wh_vctx *c, const json_t *routes, int http)
                 continue;
             }
             if (http && *wh_vstr(wh_vobj(m, "uri"), "prefix") && np < WH_VS_MAX_PREFIX_MATCHES) {
-                if (pm == NULL && (pm = calloc(WH_VS_MAX_PREFIX_MATCHES, sizeof(*pm))) == NULL) {
+                if (pm == NULL && (pm = wh_calloc(WH_VS_MAX_PREFIX_MATCHES, sizeof(*pm))) == NULL) {
                     c->nomem = 1;
                     goto out;
                 }
@@ -1051,8 +1038,7 @@ static void check_jwt_claims(wh_vctx *c, const json_t *spec, const json_t *gatew
     size_t i, j, k;
 
     for (k = 0; k < json_array_size(gateways); k++)
-        if (wh_buf_printf(&list, "%s%s", k ? " " : "", json_string_value(json_array_get(gateways, k))) != WH_OK)
-            c->nomem = 1;
+        wh_buf_printf(&list, "%s%s", k ? " " : "", json_string_value(json_array_get(gateways, k)));
     for (i = 0; i < json_array_size(http); i++) {
         const json_t *matches = wh_varr(json_array_get(http, i), "match");
         for (j = 0; j < json_array_size(matches); j++) {

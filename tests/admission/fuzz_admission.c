@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_alloc.h"
 #include "wh_admission.h"
 
 static wh_code admit(void *ctx, const wh_admission_request *req, wh_admission_response *resp, wh_err *err)
@@ -21,7 +22,7 @@ static wh_code admit(void *ctx, const wh_admission_request *req, wh_admission_re
         return WH_OK;
     case 1:
         resp->allowed = 1;
-        resp->patch = strdup(req->uid); /* any bytes: the codec must base64 them */
+        resp->patch = wh_strdup(req->uid); /* any bytes: the codec must base64 them */
         resp->patch_len = resp->patch != NULL ? strlen(resp->patch) : 0;
         return wh_admission_warn(resp, "kind %s operation %s", req->kind, req->operation);
     case 2:

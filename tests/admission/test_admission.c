@@ -16,13 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_alloc.h"
 #include "wh_admission.h"
 
 /* --- the admit behaviours cases.json can ask for ------------------------- */
 
 static wh_code set_patch(wh_admission_response *resp, const char *patch)
 {
-    resp->patch = strdup(patch);
+    resp->patch = wh_strdup(patch);
     resp->patch_len = strlen(patch);
     return resp->patch != NULL ? WH_OK : WH_E_NOMEM;
 }
@@ -47,7 +48,7 @@ static wh_code test_admit(void *ctx, const wh_admission_request *req, wh_admissi
         return wh_admission_deny(resp, 0, "denied by test: \"%s\" \xc3\xa9", "quoted");
     } else if (strcmp(mode, "deny_code") == 0) {
         assert_int_equal(wh_admission_deny(resp, 403, "nope"), WH_OK);
-        resp->reason = strdup("Forbidden");
+        resp->reason = wh_strdup("Forbidden");
     } else if (strcmp(mode, "deny_bad_utf8") == 0) {
         return wh_admission_deny(resp, 0, "cut \xc3");
     } else if (strcmp(mode, "patch") == 0) {
@@ -63,7 +64,7 @@ static wh_code test_admit(void *ctx, const wh_admission_request *req, wh_admissi
         assert_int_equal(set_patch(resp, "[]"), WH_OK);
         assert_int_equal(wh_admission_warn(resp, "w"), WH_OK);
         resp->allowed = 0;
-        resp->message = strdup("late denial");
+        resp->message = wh_strdup("late denial");
     } else if (strcmp(mode, "fail") == 0) {
         resp->allowed = 1;
         assert_int_equal(set_patch(resp, "[]"), WH_OK);
@@ -272,7 +273,7 @@ int main(int argc, char **argv)
         return 2;
     }
     n = json_array_size(doc);
-    cases = calloc(n, sizeof(*cases));
+    cases = wh_calloc(n, sizeof(*cases));
     for (i = 0; i < n; i++) {
         cases[i].name = json_string_value(json_object_get(json_array_get(doc, i), "name"));
         cases[i].test_func = run_case;

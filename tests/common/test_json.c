@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "wh_alloc.h"
 #include "wh_json.h"
 
 enum expect { FAST, SLOW, ERROR }; /* fast path answers / jansson answers / both refuse */
@@ -107,7 +108,7 @@ static void each_case(void **state)
 static void depth(void **state)
 {
     enum { OK = 1500, DEEP = 2100 };
-    char *t = malloc(2 * DEEP + 1);
+    char *t = wh_malloc(2 * DEEP + 1);
     json_t *v;
 
     (void)state;

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "wh_alloc.h"
 #include "wh_json_arena.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -90,7 +91,7 @@ static void large_blocks_use_malloc(void **state)
 
     (void)state;
     skip_without_arena(); /* before any allocation: skip() does not return */
-    big = malloc(100000);
+    big = wh_malloc(100000);
     assert_non_null(big);
     memset(big, 'x', 99999);
     big[99999] = '\0';
@@ -145,7 +146,7 @@ static void budget_falls_back_to_malloc(void **state)
 
     (void)state;
     skip_without_arena(); /* before any allocation: skip() does not return */
-    text = malloc(LEN + 1);
+    text = wh_malloc(LEN + 1);
     assert_non_null(text);
     memset(text, 'y', LEN);
     text[LEN] = '\0';

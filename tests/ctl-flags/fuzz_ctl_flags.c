@@ -10,24 +10,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_alloc.h"
 #include "test_table.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1), **argv = NULL;
+    char *text = wh_malloc(size + 1), **argv = NULL;
     size_t argc = 0;
     wh_ctl_args a;
     wh_err err = {0};
 
-    if (text == NULL)
-        return 0;
     memcpy(text, data, size);
     text[size] = '\0';
-    argv = calloc(size + 2, sizeof(*argv));
-    if (argv == NULL)
-        goto out;
+    argv = wh_calloc(size + 2, sizeof(*argv));
     for (char *p = text, *nl; p != NULL && argc < size + 1; p = nl != NULL ? nl + 1 : NULL) {
         nl = strchr(p, '\n');
         if (nl != NULL)
@@ -53,7 +50,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (wh_err_msg(&err)[0] == '\0') {
         abort(); /* an error must say why */
     }
-out:
     free(argv);
     free(text);
     return 0;

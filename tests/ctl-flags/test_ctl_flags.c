@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "wh_alloc.h"
 #include "wh_buf.h"
 #include "wh_ctl_flags.h"
 #include "wh_yaml.h"
@@ -125,7 +126,7 @@ static void run_case(const json_t *c, const char *golden_dir)
         free(group_help);
         return;
     }
-    argv = calloc(argc + 1, sizeof(*argv));
+    argv = wh_calloc(argc + 1, sizeof(*argv));
     for (i = 0; i < argc; i++) {
         if (!json_is_string(json_array_get(argv_j, i))) {
             fail(name, "argv must be strings (quote %s in the fixture)%s", "them", NULL);

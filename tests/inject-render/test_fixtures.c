@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_alloc.h"
 #include "wh_inject_render.h"
 #include "wh_inject_render_int.h"
 
@@ -16,8 +17,8 @@ static int failures;
 
 static void fail(size_t i, const char *what, const json_t *want, const json_t *got)
 {
-    char *w = want ? json_dumps(want, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS) : strdup("(none)");
-    char *g = got ? json_dumps(got, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS) : strdup("(none)");
+    char *w = want ? json_dumps(want, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS) : wh_strdup("(none)");
+    char *g = got ? json_dumps(got, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS) : wh_strdup("(none)");
     fprintf(stderr, "case %zu: %s: want %s, got %s\n", i, what, w, g);
     free(w);
     free(g);

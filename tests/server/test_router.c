@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_alloc.h"
 #include "wh_server.h"
 
 /* An endpoint that answers 200 with "<name> <prefix> <path>" and whose
@@ -46,7 +47,7 @@ typedef struct fixture {
 
 static int setup(void **state)
 {
-    fixture *fx = calloc(1, sizeof(*fx));
+    fixture *fx = wh_calloc(1, sizeof(*fx));
     wh_router_route routes[2];
 
     fx->metrics = wh_metrics_new();

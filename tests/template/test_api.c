@@ -35,7 +35,8 @@ static const char *const mode_names[] = {"REDIRECT", "TPROXY", "NONE"};
 
 static wh_code mode_format(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out)
 {
-    return wh_buf_puts(out, v->u.i >= 0 && v->u.i < 3 ? mode_names[v->u.i] : "UNKNOWN");
+    wh_buf_puts(out, v->u.i >= 0 && v->u.i < 3 ? mode_names[v->u.i] : "UNKNOWN");
+    return WH_OK;
 }
 
 static wh_code mode_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,

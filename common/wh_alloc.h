@@ -1,0 +1,29 @@
+/*
+ * wh_alloc.h - the one out-of-memory policy: an allocation that fails aborts
+ * the process with a message, so no caller ever sees NULL.
+ *
+ * Why: webhookd runs under h2o, which aborts on allocation failure itself,
+ * and under a container memory limit the kernel's OOM killer acts before
+ * malloc returns NULL; checking every allocation bought ~250 error branches
+ * that no test could reach and that were not even applied consistently.
+ * CONTRIBUTING.md ("Out of memory") says more.  jansson is pointed at the
+ * same allocator (wh_alloc.c), so json_object(), json_string() of valid
+ * UTF-8, json_copy() etc. never return NULL for lack of memory either.
+ */
+#ifndef WH_ALLOC_H
+#define WH_ALLOC_H
+
+#include <stddef.h>
+
+/* Print "out of memory (N bytes)" to stderr and abort(). */
+__attribute__((noreturn, cold)) void wh_oom(size_t size);
+
+__attribute__((malloc, returns_nonnull)) void *wh_malloc(size_t size);
+__attribute__((malloc, returns_nonnull)) void *wh_calloc(size_t n, size_t size);
+__attribute__((returns_nonnull)) void *wh_realloc(void *p, size_t size);
+__attribute__((malloc, returns_nonnull)) char *wh_strdup(const char *s);
+__attribute__((malloc, returns_nonnull)) char *wh_strndup(const char *s, size_t n);
+/* A copy of the n bytes at p. */
+__attribute__((malloc, returns_nonnull)) void *wh_memdup(const void *p, size_t n);
+
+#endif
