@@ -10,6 +10,7 @@
 #include "diag.h"
 #include "inventory.h"
 #include "tag.h"
+#include "wh_alloc.h"
 #include "wh_buf.h"
 
 #define INJECTOR_CM "istio-sidecar-injector"
@@ -229,10 +230,11 @@ static int cmp_str(const void *a, const void *b)
 static void sort_strings(json_t *arr)
 {
     size_t n = json_array_size(arr);
-    json_t **v = n > 0 ? calloc(n, sizeof(*v)) : NULL;
+    json_t **v;
 
-    if (v == NULL)
+    if (n < 2)
         return;
+    v = wh_calloc(n, sizeof(*v));
     for (size_t i = 0; i < n; i++)
         v[i] = json_incref(json_array_get(arr, i));
     qsort(v, n, sizeof(*v), cmp_str);

@@ -23,6 +23,7 @@
 #include "diag.h"
 #include "inventory.h"
 #include "tag.h"
+#include "wh_alloc.h"
 #include "wh_buf.h"
 #include "wh_ctl.h"
 
@@ -571,7 +572,7 @@ static void plan_jobs(const inv_cluster *cl, migrate_plan *p)
     size_t i, n = json_array_size(p->restarts);
     json_t *e;
 
-    p->jobs = calloc(n > 0 ? n : 1, sizeof(*p->jobs));
+    p->jobs = wh_calloc(n > 0 ? n : 1, sizeof(*p->jobs));
     json_array_foreach(p->restarts, i, e)
     {
         const char *owner = str(e, "owner"), *slash = strchr(owner, '/');
