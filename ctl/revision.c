@@ -444,6 +444,20 @@ static ro_state rollout_status(const char *kind, const json_t *obj, char *msg, s
     }
 }
 
+/* The controller's ReplicaFailure condition (pods it cannot create: a webhook refusing them, a quota),
+ * which kubectl's rollout status does not show but which says why a rollout is stuck. */
+static void add_replica_failure(const json_t *obj, char *msg, size_t n)
+{
+    size_t i, len = strlen(msg);
+    json_t *cond;
+
+    json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, cond)
+    {
+        if (strcmp(str(cond, "type"), "ReplicaFailure") == 0 && strcmp(str(cond, "status"), "True") == 0 && len < n)
+            snprintf(msg + len, n - len, " (%s: %s)", str(cond, "reason"), str(cond, "message"));
+    }
+}
+
 static const wh_kube_resource *workload_resource(const char *kind)
 {
     if (strcmp(kind, "Deployment") == 0)
@@ -754,6 +768,8 @@ static void poll_job(wh_kube_client *c, job *j, long long timeout_ms)
         return;
     }
     s = rollout_status(j->kind, obj, msg, sizeof(msg));
+    if (s == RO_WAIT)
+        add_replica_failure(obj, msg, sizeof(msg));
     json_decref(obj);
     if (s == RO_WAIT && strcmp(msg, j->msg) != 0)
         printf("    %s/%s: %s\n", j->ns, j->name, msg);

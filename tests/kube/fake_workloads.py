@@ -11,10 +11,11 @@ much simplified):
 - StatefulSet (pods <name>-<ordinal>) and DaemonSet (one pod per fake node): a step replaces the pod
   with the highest ordinal that is not at the current template, once every other pod is ready.  Status
   as the real controllers report it (currentRevision/updateRevision, updated/desired numbers).
-- New pods are admitted the way the API server would: through the admission chain when fakeapi has
-  one (an `admit_pod(namespace, pod)` hook), else through a simulated injector that evaluates the
-  injector webhooks' selectors and stamps the winning revision (sidecar.istio.io/status annotation,
-  istio.io/rev label, an istio-proxy container), as istiod's template does.
+- New pods are created through kube-apiserver's webhook admission chain (fake_admission.py): the
+  injector webhooks whose selectors match are called, and their patch is the pod.  A pod the chain
+  refuses (e.g. the injector cannot be reached under failurePolicy Fail) is the workload's
+  ReplicaFailure/FailedCreate condition, and is tried again on the next tick, as the real
+  controllers do.
 - A workload annotated fake.webhookd.io/never-ready=true gets pods that never become ready: its rollout
   never completes (the --timeout tests).  fake.webhookd.io/nodes=N sets a DaemonSet's node count (1).
 
@@ -22,9 +23,9 @@ Fixtures: a workload loaded through /_fake/load with "x-running": REV gets its p
 ready and at the current template, running REV (pods that predate a tag move or relabel).
 """
 import copy
-import sys
 import hashlib
 import json
+import sys
 import threading
 import time
 
@@ -44,53 +45,24 @@ def owner_ref(obj, kind, api_version="apps/v1"):
             "uid": obj["metadata"].get("uid", ""), "controller": True, "blockOwnerDeletion": True}
 
 
-# ---- injection ---------------------------------------------------------------------
+# ---- admission -----------------------------------------------------------------------
 
-def selector_matches(sel, labels):
-    labels = labels or {}
-    if not sel:
-        return True
-    for k, v in (sel.get("matchLabels") or {}).items():
-        if labels.get(k) != v:
-            return False
-    for e in sel.get("matchExpressions") or []:
-        have, op, vals = labels.get(e["key"]), e["operator"], e.get("values") or []
-        if (op == "In" and have not in vals) or (op == "NotIn" and have in vals) or \
-                (op == "Exists" and have is None) or (op == "DoesNotExist" and have is not None):
-            return False
-    return True
-
-
-def simulated_injection(store, ns, pod):
-    """The sidecar istiod's webhook would add, reduced to what webhookctl reads."""
-    ns_obj = store.objects.get(("namespaces", None, ns)) or {"metadata": {}}
-    ns_labels = ns_obj["metadata"].get("labels") or {}
-    meta = pod["metadata"]
-    if (meta.get("annotations") or {}).get("sidecar.istio.io/inject") == "false":
-        return pod
-    for (plural, _, _), mwc in sorted(store.objects.items(), key=lambda kv: str(kv[0])):
-        if plural != "mutatingwebhookconfigurations":
-            continue
-        rev = (mwc["metadata"].get("labels") or {}).get("istio.io/rev")
-        for w in mwc.get("webhooks") or []:
-            if not w.get("name", "").endswith("sidecar-injector.istio.io"):
-                continue
-            if selector_matches(w.get("namespaceSelector"), ns_labels) and \
-                    selector_matches(w.get("objectSelector"), meta.get("labels")):
-                meta.setdefault("annotations", {})["sidecar.istio.io/status"] = json.dumps(
-                    {"containers": ["istio-proxy"], "initContainers": ["istio-init"], "revision": rev or "default"})
-                meta.setdefault("labels", {})["istio.io/rev"] = rev or "default"
-                pod["spec"].setdefault("containers", []).append({"name": "istio-proxy", "image": "proxyv2"})
-                return pod
-    return pod
+CONTROLLER_USER = "system:serviceaccount:kube-system:replicaset-controller"
 
 
 def admit(store, ns, pod):
-    hook = getattr(API, "admit_pod", None)
-    return hook(ns, pod) if hook else simulated_injection(store, ns, pod)
+    """A controller's pod create goes through kube-apiserver's webhook admission chain
+    (fake_admission.py): the injector webhooks the API server would call inject it."""
+    out, _ = API.fake_admission.admit(store.objects, API.RESOURCES, "CREATE", "pods", ns, pod["metadata"]["name"],
+                                      pod, None, CONTROLLER_USER, False)
+    return out
 
 
 # ---- pods ------------------------------------------------------------------------------
+
+class CreateFailed(Exception):
+    """The admission chain refused a pod (e.g. the injector's webhook cannot be called)."""
+
 
 def make_pod(store, owner, owner_kind, ns, name, template, extra_labels, running=None, ready=True):
     pod = {"apiVersion": "v1", "kind": "Pod",
@@ -106,7 +78,10 @@ def make_pod(store, owner, owner_kind, ns, name, template, extra_labels, running
         pod["metadata"]["labels"]["istio.io/rev"] = running
         pod["spec"].setdefault("containers", []).append({"name": "istio-proxy", "image": "proxyv2"})
     else:
-        pod = admit(store, ns, pod)
+        try:
+            pod = admit(store, ns, pod)
+        except API.fake_admission.Rejected as e:
+            raise CreateFailed(e.message)
     pod["status"] = {"phase": "Running",
                      "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
     store.create("pods", ns, pod, "kube-controller-manager")
@@ -181,21 +156,22 @@ def reconcile_deployment(store, d, fixture_rev=None):
     old_pods = [p for rs in rss if rs is not new for p in owned_pods(store, ns, "ReplicaSet", rs["metadata"]["name"])]
     if not never:
         make_ready(store, new_pods)
+    failure = None
     if fixture_rev is not None:
         for i in range(len(new_pods), want):
             make_pod(store, new, "ReplicaSet", ns, "%s-%d" % (new["metadata"]["name"], i), tmpl,
                      {"pod-template-hash": h}, running=fixture_rev)
     elif len(new_pods) < want:
-        make_pod(store, new, "ReplicaSet", ns, "%s-%s" % (new["metadata"]["name"], store.next_rv()), tmpl,
-                 {"pod-template-hash": h}, ready=not never)
+        failure = create_step(store, new, "ReplicaSet", ns, "%s-%s" % (new["metadata"]["name"], store.next_rv()),
+                              tmpl, {"pod-template-hash": h}, ready=not never)
     elif old_pods and all(pod_ready(p) for p in new_pods):
         delete(store, "pods", ns, old_pods[-1]["metadata"]["name"])
     new_pods = owned_pods(store, ns, "ReplicaSet", new["metadata"]["name"])
     old_pods = [p for rs in rss if rs is not new for p in owned_pods(store, ns, "ReplicaSet", rs["metadata"]["name"])]
     ready = sum(pod_ready(p) for p in new_pods + old_pods)
-    set_status(store, "deployments", d, {
+    set_status(store, "deployments", d, with_failure({
         "observedGeneration": d["metadata"].get("generation", 1), "replicas": len(new_pods) + len(old_pods),
-        "updatedReplicas": len(new_pods), "readyReplicas": ready, "availableReplicas": ready})
+        "updatedReplicas": len(new_pods), "readyReplicas": ready, "availableReplicas": ready}, failure))
 
 
 def reconcile_ordinal(store, plural, w, fixture_rev=None):
@@ -217,11 +193,12 @@ def reconcile_ordinal(store, plural, w, fixture_rev=None):
     label = "controller-revision-hash"
     missing = [n for n in names if n not in pods]
     stale = [n for n in names if n in pods and pods[n]["metadata"]["labels"].get(label) != h]
+    failure = None
     if fixture_rev is not None:
         for n in missing:
             make_pod(store, w, kind, ns, n, tmpl, {label: h}, running=fixture_rev)
     elif missing:
-        make_pod(store, w, kind, ns, missing[0], tmpl, {label: h}, ready=not never)
+        failure = create_step(store, w, kind, ns, missing[0], tmpl, {label: h}, ready=not never)
     elif stale and not on_delete and all(pod_ready(pods[n]) for n in names if n != stale[-1]):
         delete(store, "pods", ns, stale[-1])
     pods = {p["metadata"]["name"]: p for p in owned_pods(store, ns, kind, name)}
@@ -239,7 +216,7 @@ def reconcile_ordinal(store, plural, w, fixture_rev=None):
     else:
         status = {"observedGeneration": gen, "desiredNumberScheduled": want, "currentNumberScheduled": len(pods),
                   "updatedNumberScheduled": updated, "numberReady": ready, "numberAvailable": ready}
-    set_status(store, plural, w, status)
+    set_status(store, plural, w, with_failure(status, failure))
 
 
 def reconcile(store, plural, obj, fixture_rev=None):
@@ -247,6 +224,23 @@ def reconcile(store, plural, obj, fixture_rev=None):
         reconcile_deployment(store, obj, fixture_rev)
     else:
         reconcile_ordinal(store, plural, obj, fixture_rev)
+
+
+def create_step(store, *args, **kw):
+    """make_pod, or the refusal's message: the real controllers report it as the workload's
+    ReplicaFailure condition (reason FailedCreate) and try again later."""
+    try:
+        make_pod(store, *args, **kw)
+        return None
+    except CreateFailed as e:
+        return str(e)
+
+
+def with_failure(status, failure):
+    if failure:
+        status["conditions"] = [{"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate",
+                                 "message": failure}]
+    return status
 
 
 def controller_loop(store):

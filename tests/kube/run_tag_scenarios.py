@@ -289,12 +289,108 @@ def strip_volatile(objs):
     return out
 
 
+class Injector:
+    """A scripted sidecar injector behind every revision's Service, for scenarios with workloads: the
+    fake's controllers create pods through the admission chain (fake_admission.py), which calls the
+    injector webhooks the API server would call, over TLS, through the Services' Endpoints.  It answers
+    what istiod's injector does to what webhookctl reads: the sidecar.istio.io/status annotation with
+    the revision, the istio.io/rev label, an istio-proxy container; pods annotated
+    sidecar.istio.io/inject=false are left alone.  The revision is the path's (/inject/rev/R, webhookd)
+    or the Service's (istiod-R, from the Host the API server calls)."""
+
+    def __init__(self, api):
+        import ssl
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        d = api.dir
+        with open(os.path.join(d, "svc.ext"), "w") as f:
+            f.write("subjectAltName=DNS:*.istio-system.svc\n")
+        kubetest.openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj",
+                         "/CN=injector", "-keyout", "svc.key", "-out", "svc.csr", cwd=d)
+        kubetest.openssl("x509", "-req", "-in", "svc.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+                         "-days", "2", "-out", "svc.crt", "-extfile", "svc.ext", cwd=d)
+        with open(os.path.join(d, "ca.crt"), "rb") as f:
+            self.ca_bundle = base64.b64encode(f.read()).decode()
+        self.revisions = {}  # Service name -> revision
+
+        injector = self
+
+        class Hook(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                review = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                body = json.dumps({"apiVersion": review["apiVersion"], "kind": "AdmissionReview",
+                                   "response": injector.inject(self.path, self.headers.get("Host", ""),
+                                                               review["request"])}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.srv = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+        self.srv.daemon_threads = True
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(os.path.join(d, "svc.crt"), os.path.join(d, "svc.key"))
+        self.srv.socket = ctx.wrap_socket(self.srv.socket, server_side=True)
+        self.port = self.srv.server_address[1]
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+    def inject(self, path, host, req):
+        resp = {"uid": req["uid"], "allowed": True}
+        pod = req.get("object") or {}
+        meta = pod.get("metadata") or {}
+        parts = path.split("?")[0].strip("/").split("/")
+        rev = parts[2] if len(parts) >= 3 and parts[:2] == ["inject", "rev"] else \
+            self.revisions.get(host.split(".")[0])
+        if req.get("kind", {}).get("kind") != "Pod" or rev is None or \
+                (meta.get("annotations") or {}).get("sidecar.istio.io/inject") == "false":
+            return resp
+        ops = []
+        for field in ("annotations", "labels"):
+            if meta.get(field) is None:
+                ops.append({"op": "add", "path": "/metadata/" + field, "value": {}})
+        ops += [{"op": "add", "path": "/metadata/annotations/sidecar.istio.io~1status",
+                 "value": json.dumps({"containers": ["istio-proxy"], "revision": rev})},
+                {"op": "add", "path": "/metadata/labels/istio.io~1rev", "value": rev},
+                {"op": "add", "path": "/spec/containers/-", "value": {"name": "istio-proxy", "image": "proxyv2"}}]
+        resp.update(patchType="JSONPatch", patch=base64.b64encode(json.dumps(ops).encode()).decode())
+        return resp
+
+    def wire(self, objs):
+        """Point the fixtures' injectors at this server: caBundles it verifies against, Endpoints."""
+        out = []
+        for o in objs:
+            if o["kind"] == "MutatingWebhookConfiguration":
+                rev = (o["metadata"].get("labels") or {}).get("istio.io/rev")
+                for w in o.get("webhooks") or []:
+                    svc = (w.get("clientConfig") or {}).get("service")
+                    if svc:
+                        w["clientConfig"]["caBundle"] = self.ca_bundle
+                        self.revisions.setdefault(svc["name"], rev)
+            if o["kind"] == "Service" and o["metadata"].get("namespace") == "istio-system":
+                out.append({"apiVersion": "v1", "kind": "Endpoints",
+                            "metadata": {"name": o["metadata"]["name"], "namespace": "istio-system"},
+                            "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
+                                         "ports": [{"name": p.get("name", ""), "port": self.port}
+                                                   for p in o["spec"].get("ports") or []]}]})
+        return objs + out
+
+    def close(self):
+        self.srv.shutdown()
+
+
 class Runner:
     def __init__(self, oracle):
         self.api = kubetest.FakeApi()
         self.kc = self.api.kubeconfig()
         self.webhookctl = kubetest.tool("WEBHOOKCTL")
         self.oracle = oracle
+        self.injector = None  # started for the first scenario with workloads
 
     def ctl(self, args, stdin="", tty=False, kill_after_writes=None):
         """Run webhookctl; stdin from a pseudo-terminal with `tty`; with kill_after_writes=N it is killed
@@ -342,6 +438,12 @@ class Runner:
         before = []
         for item in sc.get("before", []):
             before += expand(item)
+        workloads = any("workload" in b or "pod" in b for b in sc.get("before", []))
+        if workloads and self.injector is None:
+            self.injector = Injector(self.api)
+        if workloads:
+            self.injector.revisions.clear()
+            before = self.injector.wire(before)
         self.api.load(with_namespaces(before))
         for cmd in sc.get("setup", []):
             p = self.ctl(cmd, "")
@@ -357,7 +459,6 @@ class Runner:
             # objects replaced after setup (e.g. istiod flipping a policy): delete + recreate via control API
             self.replace(change)
         self.api.faults(sc.get("faults", []))
-        workloads = any("workload" in b or "pod" in b for b in sc.get("before", []))
         for i, step in enumerate(sc.get("steps") or [sc]):
             if workloads:
                 self.settle()
@@ -512,6 +613,8 @@ def main():
                 print("     " + e.replace("\n", "\n     "))
             failed += bool(errs)
     finally:
+        if r.injector is not None:
+            r.injector.close()
         r.api.close()
     print("%d scenario(s), %d failed%s" % (len(scenarios) if not only else len(only), failed,
                                             " (kubectl oracle)" if oracle else ""))
