@@ -335,8 +335,6 @@ wh_code wh_certs_write_file(const char *path, const void *data, size_t len, mode
     int fd = -1;
     wh_code rc = WH_OK;
 
-    if (tmp == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
     memcpy(tmp, path, plen);
     memcpy(tmp + plen, ".XXXXXX", sizeof(".XXXXXX"));
     if ((fd = mkstemp(tmp)) == -1) {

@@ -9,9 +9,9 @@
 
 #include "wh_alloc.h"
 #include "wh_certs.h"
+#include "wh_go.h"
 
 #include <openssl/err.h>
-#include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <stdlib.h>
@@ -153,7 +153,7 @@ wh_code wh_certs_patch_ca_bundle_stats(wh_kube_client *client, const wh_certs_ca
     static const wh_kube_resource *const kinds[2] = {&wh_kube_mutating_webhooks, &wh_kube_validating_webhooks};
     patch_ctx p = {targets, NULL, 0, 0};
     json_t *done = NULL, *items = NULL;
-    char *b64 = NULL;
+    wh_buf b64 = WH_BUF_INIT;
     wh_code rc, first = WH_OK;
     wh_err one, first_err;
 
@@ -163,10 +163,9 @@ wh_code wh_certs_patch_ca_bundle_stats(wh_kube_client *client, const wh_certs_ca
     wh_err_clear(&first_err);
     if ((rc = wh_certs_check_ca_pem(ca_pem, len, err)) != WH_OK)
         return rc;
-    b64 = wh_malloc(4 * ((len + 2) / 3) + 1);
     done = json_object();
-    EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)ca_pem, (int)len);
-    p.b64 = b64;
+    wh_go_base64(&b64, ca_pem, len);
+    p.b64 = b64.data;
     for (int k = 0; k < 2; k++) {
         const char *const *names = k == 0 ? targets->mutating : targets->validating;
         for (size_t i = 0; names != NULL && names[i] != NULL; i++) {
@@ -201,7 +200,7 @@ wh_code wh_certs_patch_ca_bundle_stats(wh_kube_client *client, const wh_certs_ca
     rc = first;
     if (rc != WH_OK && err != NULL)
         *err = first_err;
-    free(b64);
+    wh_buf_free(&b64);
     json_decref(done);
     json_decref(items);
     return rc;

@@ -1,8 +1,8 @@
 /*
  * wh_chars.h - the character-level steps every decoder of escapes and
  * numbers takes (the JSON reader, both YAML loaders, the template lexer, the
- * flag parser): a hex digit's value and a code point's UTF-8 bytes, written
- * once.  Inline, because they sit in those decoders' inner loops.
+ * flag parser) and every encoder of them (wh_go_json.c): a hex digit's value
+ * and a code point's UTF-8 bytes both ways, written once.  Inline, because they sit in those decoders' inner loops.
  */
 #ifndef WH_CHARS_H
 #define WH_CHARS_H
@@ -46,6 +46,40 @@ static inline size_t wh_utf8_encode(unsigned long cp, char u[4])
     u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
     u[3] = (char)(0x80 | (cp & 0x3f));
     return 4;
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes available), 0 when it is
+ * not one (as Go's utf8.DecodeRune, which then answers RuneError: overlong
+ * forms, surrogates and values above U+10FFFF are invalid).  *cp gets the
+ * code point. */
+static inline size_t wh_utf8_decode(const unsigned char *s, size_t n, unsigned *cp)
+{
+    unsigned c = s[0];
+    size_t len, i;
+
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2, c &= 0x1f;
+    else if (c >= 0xe0 && c <= 0xef)
+        len = 3, c &= 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4)
+        len = 4, c &= 0x07;
+    else
+        return 0;
+    if (n < len)
+        return 0;
+    for (i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        c = (c << 6) | (s[i] & 0x3f);
+    }
+    if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) || (len == 4 && (c < 0x10000 || c > 0x10ffff)))
+        return 0;
+    *cp = c;
+    return len;
 }
 
 #endif

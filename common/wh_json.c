@@ -464,24 +464,3 @@ json_t *wh_json_loadb(const char *buf, size_t len, size_t flags, json_error_t *e
     }
     return json_loadb(buf, len, flags, error);
 }
-
-const char *wh_json_type_name(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "object";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-    case JSON_REAL:
-        return "number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "bool";
-    case JSON_NULL:
-        break;
-    }
-    return "null";
-}

@@ -10,8 +10,6 @@
  * values json_loadb would give (same types, key order, duplicate handling).
  * tests/common checks that on every JSON file of the repository and the
  * corpora, and a differential fuzzer checks it on arbitrary bytes.
- * It also names JSON types the way Go's encoding/json errors do, for the
- * decoders that must print Go's "cannot unmarshal ..." messages.
  */
 #ifndef WH_JSON_H
 #define WH_JSON_H
@@ -28,8 +26,5 @@ json_t *wh_json_loadb(const char *buf, size_t len, size_t flags, json_error_t *e
 /* The fast path alone: NULL whenever it does not answer (malformed input,
  * or a case it leaves to jansson).  For tests. */
 json_t *wh_json_fast_loadb(const char *buf, size_t len, size_t flags);
-
-/* Go's name for the JSON type of v: object, array, string, number, bool, null. */
-const char *wh_json_type_name(const json_t *v);
 
 #endif

@@ -207,8 +207,8 @@ static void grow_index(wh_metric *m)
     m->nindex = n;
 }
 
-/* Find or create the series; called with m->lock held.  NULL when out of
- * memory or when the family is full. */
+/* Find or create the series; called with m->lock held.  NULL when absent
+ * and not to be created, or when the family is full. */
 static series *get_series(wh_metric *m, const char *const *values, int create)
 {
     uint64_t h = hash_values(m, values);
@@ -232,15 +232,13 @@ static series *get_series(wh_metric *m, const char *const *values, int create)
     }
     if (m->nseries >= m->nindex)
         grow_index(m);
-    if (m->nindex == 0 || (s = wh_calloc(1, sizeof(*s))) == NULL)
-        return NULL;
-    if (m->nlabels != 0 && (s->values = wh_calloc(m->nlabels, sizeof(char *))) == NULL)
-        goto fail;
+    s = wh_calloc(1, sizeof(*s));
+    if (m->nlabels != 0)
+        s->values = wh_calloc(m->nlabels, sizeof(char *));
     for (size_t i = 0; i < m->nlabels; i++)
-        if ((s->values[i] = wh_strdup(value_of(values, i))) == NULL)
-            goto fail;
-    if (m->type == MT_HISTOGRAM && (s->buckets = wh_calloc(m->nbounds + 1, sizeof(*s->buckets))) == NULL)
-        goto fail;
+        s->values[i] = wh_strdup(value_of(values, i));
+    if (m->type == MT_HISTOGRAM)
+        s->buckets = wh_calloc(m->nbounds + 1, sizeof(*s->buckets));
     s->hash = h;
     s->hnext = m->index[h & (m->nindex - 1)];
     m->index[h & (m->nindex - 1)] = s;
@@ -248,10 +246,6 @@ static series *get_series(wh_metric *m, const char *const *values, int create)
     m->tail = &s->next;
     m->nseries++;
     return s;
-fail:
-    free_strv(s->values, m->nlabels);
-    free(s);
-    return NULL;
 }
 
 void wh_metric_add(wh_metric *m, const char *const *values, double delta)

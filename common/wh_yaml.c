@@ -12,7 +12,7 @@
  */
 #include "wh_alloc.h"
 #include "wh_chars.h"
-#include "wh_float.h"
+#include "wh_go.h"
 #include "wh_yaml.h"
 #include "wh_yaml_int.h"
 
@@ -986,7 +986,7 @@ static void put_number(wh_buf *out, const json_t *v)
     /* A non-integral 'f' form such as "0.5" parses as float and is printed
      * with 'g'; an 'e' form "1e+21" also parses as float.  (JSON has no NaN
      * or infinities.) */
-    wh_float_format(out, f, 'g');
+    wh_go_float(out, f, 'g', -1);
 }
 
 typedef struct key_ref {

@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include <openssl/err.h>
-#include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -31,6 +30,7 @@
 #include "wh_buf.h"
 #include "wh_certs_cabundle.h"
 #include "wh_ctl.h"
+#include "wh_go.h"
 
 #define EXPIRY_WARN_DAYS 60
 #define TLS_TIMEOUT_S 10
@@ -294,7 +294,7 @@ static void ca_entry(check_ctx *c, const char *kind, const json_t *cfg, const js
     ca_arg *a = arg;
     const char *b64 = json_string_value(json_object_get(json_object_get(entry, "clientConfig"), "caBundle"));
     const json_t *s = entry_service(entry);
-    unsigned char *pem = NULL;
+    wh_buf pem = WH_BUF_INIT;
     STACK_OF(X509) *cas = NULL;
     X509_STORE *store = NULL;
     X509_STORE_CTX *sctx = NULL;
@@ -313,12 +313,8 @@ static void ca_entry(check_ctx *c, const char *kind, const json_t *cfg, const js
         a->bad_fail = 1;
         return;
     }
-    pem = wh_malloc(len / 4 * 3 + 4);
-    n = EVP_DecodeBlock(pem, (const unsigned char *)b64, (int)len);
-    if (n >= 0)
-        for (const char *p = b64 + len; p > b64 && p[-1] == '='; p--)
-            n--;
-    if (n <= 0 || wh_certs_check_ca_pem((const char *)pem, (size_t)n, &err) != WH_OK) {
+    n = wh_go_base64_decode(&pem, b64, len, 0) < 0 && pem.len > 0 ? (int)pem.len : 0;
+    if (n <= 0 || wh_certs_check_ca_pem(pem.data, pem.len, &err) != WH_OK) {
         msg(a->bad,
             "%s %s: the caBundle is not valid: %s. Put the serving CA there: webhookctl certs "
             "patch-ca-bundle --ca-file ca.crt --%s %s.",
@@ -326,7 +322,7 @@ static void ca_entry(check_ctx *c, const char *kind, const json_t *cfg, const js
         a->bad_fail = 1;
         goto out;
     }
-    cas = pem_certs((const char *)pem, (size_t)n);
+    cas = pem_certs(pem.data, pem.len);
     for (i = 0; cas != NULL && i < sk_X509_num(cas); i++) {
         X509 *x = sk_X509_value(cas, i);
         int d = days_left(x);
@@ -387,7 +383,7 @@ out:
     X509_STORE_CTX_free(sctx);
     X509_STORE_free(store);
     sk_X509_pop_free(cas, X509_free);
-    free(pem);
+    wh_buf_free(&pem);
 }
 
 static void check_certs(check_ctx *c)

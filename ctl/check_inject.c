@@ -19,7 +19,7 @@
 #include "tag.h"
 #include "wh_buf.h"
 #include "wh_ctl.h"
-#include "wh_inject_render.h"
+#include "wh_inject_decide.h"
 
 /* "k=v,k2=v2" -> object; NULL (message on stderr) when malformed. */
 static json_t *parse_labels(const char *text)

@@ -15,7 +15,8 @@
 #include "wh_buf.h"
 #include "wh_ctl.h"
 #include "wh_inject.h"
-#include "wh_inject_merge.h"
+#include "wh_inject_endpoint.h"
+#include "wh_inject_schema.h"
 #include "wh_yaml.h"
 
 #define MAX_INPUT ((size_t)64 * 1024 * 1024)
@@ -172,13 +173,17 @@ static int apply_setting(const wh_ctl_args *a, kube_inject *ki, const char *key,
     return wh_ctl_usage_error(a, "%s", wh_err_msg(&err)); /* names the flag and the value */
 }
 
+#define SETTING(name, repeatable, usage) {name, repeatable},
+static const struct {
+    const char *name;
+    int repeatable;
+} settings[] = {WH_INJECT_SETTINGS_FLAGS(SETTING)};
+
 static int run(const wh_ctl_args *a)
 {
-    static const char *const settings[] = {"native-sidecars", "compliance-policy", "platform"};
     const char *in_path = wh_ctl_string(a, "filename"), *out_path = wh_ctl_string(a, "output");
     const char *config_path = wh_ctl_string(a, "injectConfigFile"), *mesh_path = wh_ctl_string(a, "meshConfigFile");
     const char *values_path = wh_ctl_string(a, "valuesFile"), *rev_name = wh_ctl_string(a, "revision");
-    const char *const *env = wh_ctl_strings(a, "env", NULL);
     kube_inject ki;
     wh_buf input = WH_BUF_INIT, config = WH_BUF_INIT, mesh = WH_BUF_INIT, values = WH_BUF_INIT, output = WH_BUF_INIT;
     json_t *docs = NULL;
@@ -194,10 +199,14 @@ static int run(const wh_ctl_args *a)
         goto out;
     }
     /* istiod's settings, checked as webhookd checks its own flags */
-    for (i = 0; i < sizeof(settings) / sizeof(settings[0]) && status == 1; i++)
-        status = apply_setting(a, &ki, settings[i], wh_ctl_string(a, settings[i]));
-    for (i = 0; env[i] != NULL && status == 1; i++)
-        status = apply_setting(a, &ki, "env", env[i]);
+    for (i = 0; i < sizeof(settings) / sizeof(settings[0]) && status == 1; i++) {
+        if (!settings[i].repeatable) {
+            status = apply_setting(a, &ki, settings[i].name, wh_ctl_string(a, settings[i].name));
+            continue;
+        }
+        for (const char *const *v = wh_ctl_strings(a, settings[i].name, NULL); *v != NULL && status == 1; v++)
+            status = apply_setting(a, &ki, settings[i].name, *v);
+    }
     if (status != 1)
         goto out;
     if (in_path == NULL) {
@@ -267,10 +276,9 @@ out:
 }
 
 static const wh_ctl_flag flags[] = {
-    {.name = "compliance-policy", .type = WH_CTL_STRING, .usage = "istiod's COMPLIANCE_POLICY, e.g. fips-140-3"},
-    {.name = "env",
-     .type = WH_CTL_STRING_ARRAY,
-     .usage = "An istiod environment variable `KEY=VALUE` the templates see (repeatable)"},
+#define CTL_FLAG(flag, repeatable, text)                                                                               \
+    {.name = flag, .type = (repeatable) ? WH_CTL_STRING_ARRAY : WH_CTL_STRING, .usage = text},
+    WH_INJECT_SETTINGS_FLAGS(CTL_FLAG) /* declared once, beside webhookd's /inject */
     {.name = "filename",
      .shorthand = 'f',
      .type = WH_CTL_STRING,
@@ -283,14 +291,10 @@ static const wh_ctl_flag flags[] = {
      .type = WH_CTL_STRING,
      .usage = "Mesh configuration filename (the \"mesh\" key of the istio ConfigMap)",
      .aliases = "mesh-config-file"},
-    {.name = "native-sidecars",
-     .type = WH_CTL_STRING,
-     .usage = "Inject the proxy as a native sidecar: true or false (auto needs a cluster: treated as true)"},
     {.name = "output",
      .shorthand = 'o',
      .type = WH_CTL_STRING,
      .usage = "Modified output Kubernetes resource filename (default: stdout)"},
-    {.name = "platform", .type = WH_CTL_STRING, .usage = "istiod's PLATFORM, e.g. openshift"},
     {.name = "revision",
      .shorthand = 'r',
      .type = WH_CTL_STRING,

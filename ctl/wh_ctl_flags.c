@@ -14,6 +14,7 @@
 #include "wh_alloc.h"
 #include "wh_buf.h"
 #include "wh_chars.h"
+#include "wh_go.h"
 #include "wh_ctl_flags.h"
 
 static const wh_ctl_flag help_flag = {.name = "help", .shorthand = 'h', .type = WH_CTL_BOOL, .usage = "help"};
@@ -58,18 +59,11 @@ static wh_code num_error(wh_err *err, const char *fn, const char *s, const char 
 
 static wh_code parse_bool(const char *s, int *out, wh_err *err)
 {
-    static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
-    static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
+    int v = wh_go_parse_bool(s);
 
-    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
-        if (strcmp(s, yes[i]) == 0) {
-            *out = 1;
-            return WH_OK;
-        }
-        if (strcmp(s, no[i]) == 0) {
-            *out = 0;
-            return WH_OK;
-        }
+    if (v >= 0) {
+        *out = v;
+        return WH_OK;
     }
     return num_error(err, "strconv.ParseBool", s, "invalid syntax");
 }

@@ -11,6 +11,7 @@
 
 #include "wh_alloc.h"
 #include "kube_internal.h"
+#include "wh_go.h"
 #include "wh_yaml.h"
 
 #define KUBECONFIG_MAX_BYTES (16u * 1024u * 1024u)
@@ -552,29 +553,13 @@ json_t *wh_kube_config_describe(const wh_kube_config *cfg)
 
 wh_code kube_base64_decode(const char *in, kube_blob *out, wh_err *err)
 {
-    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t n = strlen(in), o = 0;
-    unsigned acc = 0;
-    int bits = 0;
-    unsigned char *buf = wh_malloc(n / 4 * 3 + 3);
+    wh_buf bytes = WH_BUF_INIT;
+    long bad = wh_go_base64_decode(&bytes, in, strlen(in), WH_GO_BASE64_LENIENT);
 
-    for (size_t i = 0; i < n; i++) {
-        const char *p;
-        if (in[i] == '=' || in[i] == '\n' || in[i] == '\r' || in[i] == ' ')
-            continue;
-        if ((p = strchr(alphabet, in[i])) == NULL || in[i] == '\0') {
-            free(buf);
-            return wh_err_set(err, WH_E_PARSE, "illegal base64 character at offset %zu", i);
-        }
-        acc = (acc << 6) | (unsigned)(p - alphabet);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            buf[o++] = (unsigned char)(acc >> bits);
-            acc &= (1u << bits) - 1;
-        }
+    if (bad >= 0) {
+        wh_buf_free(&bytes);
+        return wh_err_set(err, WH_E_PARSE, "illegal base64 character at offset %ld", bad);
     }
-    out->data = buf;
-    out->len = o;
+    out->data = (unsigned char *)wh_buf_steal(&bytes, &out->len);
     return WH_OK;
 }

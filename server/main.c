@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,7 +75,7 @@ static const char *endpoint_flag(const wh_endpoint_env *env, const char *name)
 static wh_code build_flags(app *a)
 {
     size_t n = WH_SERVER_CORE_FLAGS, i, k = 0;
-    const wh_server_endpoint_flag *ef;
+    const wh_endpoint_flag *ef;
 
     for (i = 0; i < wh_server_endpoint_ndefs; i++)
         for (ef = wh_server_endpoint_defs[i].flags; ef != NULL && ef->name != NULL; ef++)
@@ -103,6 +104,25 @@ static void usage(const app *a, FILE *out)
             "exit.\n\nFlags (each also read from the environment variable shown):\n",
             WH_VERSION);
     wh_server_flags_usage(a->flags, out);
+}
+
+/* Every connection is a descriptor: the default soft limit (1024) is far
+ * below what the hard limit allows, and hitting it turns into EMFILE. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    char soft[32], hard[32];
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == rl.rlim_max)
+        return;
+    snprintf(soft, sizeof(soft), "%llu", (unsigned long long)rl.rlim_cur);
+    rl.rlim_cur = rl.rlim_max;
+    snprintf(hard, sizeof(hard), "%llu", (unsigned long long)rl.rlim_max);
+    if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+        wh_log(WH_LOG_DEBUG, "raised the open-files limit", "from", soft, "to", hard, NULL);
+    else
+        wh_log(WH_LOG_WARN, "cannot raise the open-files limit", "soft", soft, "hard", hard, "error", strerror(errno),
+               NULL);
 }
 
 static int cpu_count(void)
@@ -463,7 +483,7 @@ static int run(app *a, char **argv, int argc)
     struct timespec tick;
     wh_err err;
     int level, format, sig, status = 1;
-    char threads[16];
+    char threads[16], inflight[32];
     size_t cut;
 
     wh_err_clear(&err);
@@ -504,7 +524,12 @@ static int run(app *a, char **argv, int argc)
     status = 1;
     if (a->cfg.threads == 0)
         a->cfg.threads = cpu_count();
+    if (a->cfg.max_inflight_bytes == 0)
+        a->cfg.max_inflight_bytes = wh_server_default_inflight("/sys/fs/cgroup", a->cfg.max_request_bytes);
+    if (a->cfg.write_timeout < 0.1)
+        a->cfg.write_timeout = 0.1;
     wh_log_configure((wh_log_level)level, (wh_log_format)format);
+    raise_fd_limit();
 
     /* Before any thread exists, so that every thread inherits the mask. */
     sigemptyset(&signals);
@@ -531,12 +556,21 @@ static int run(app *a, char **argv, int argc)
         goto fail;
     if (load_tls(a, &ctx, &err) != WH_OK)
         goto fail;
-    hc = (wh_http_config){a->cfg.listen, a->cfg.threads, a->cfg.http2, a->cfg.max_request_bytes, a->router, a->metrics};
+    memset(&hc, 0, sizeof(hc));
+    hc.listen = a->cfg.listen;
+    hc.threads = a->cfg.threads;
+    hc.http2 = a->cfg.http2;
+    hc.max_request_bytes = a->cfg.max_request_bytes;
+    hc.max_inflight_bytes = a->cfg.max_inflight_bytes;
+    hc.write_timeout_ms = (uint64_t)(a->cfg.write_timeout * 1000);
+    hc.router = a->router;
+    hc.metrics = a->metrics;
     if (wh_http_start(&hc, ctx, &a->http, &err) != WH_OK)
         goto fail;
     snprintf(threads, sizeof(threads), "%d", a->cfg.threads);
+    snprintf(inflight, sizeof(inflight), "%zu", a->cfg.max_inflight_bytes);
     wh_log(WH_LOG_INFO, "listening", "address", wh_http_bound_address(a->http), "threads", threads, "protocols",
-           a->cfg.http2 ? "h2,http/1.1" : "http/1.1", "version", WH_VERSION, NULL);
+           a->cfg.http2 ? "h2,http/1.1" : "http/1.1", "maxInflightBytes", inflight, "version", WH_VERSION, NULL);
     /* Once serving, so that the API server can call us as soon as it trusts us. */
     if (a->cfg.patch_ca_bundle && start_patcher(a, &err) != WH_OK)
         wh_log(WH_LOG_ERROR, "caBundle patching disabled: cannot start the patcher", "error", wh_err_msg(&err), NULL);

@@ -14,6 +14,7 @@
 
 #include <openssl/ssl.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "wh_buf.h"
@@ -50,6 +51,8 @@ typedef struct wh_server_config {
     int threads; /* 0 = one per CPU */
     int http2;
     size_t max_request_bytes;
+    size_t max_inflight_bytes; /* 0 = derived from the memory limit (wh_server_default_inflight) */
+    double write_timeout;
     double shutdown_timeout;
     double shutdown_delay;
     const char *log_level;
@@ -70,7 +73,7 @@ typedef struct wh_server_config {
 
 /* The core flags, bound to `cfg` (rows end with a NULL name). */
 void wh_server_core_flags(wh_server_config *cfg, wh_server_flag *rows, size_t nrows);
-#define WH_SERVER_CORE_FLAGS 25
+#define WH_SERVER_CORE_FLAGS 27
 
 /* Set every flag from its default, then WEBHOOKD_<NAME> (dashes become
  * underscores), then argv (--name=value, --name value, --bool).  `rows` is
@@ -78,22 +81,22 @@ void wh_server_core_flags(wh_server_config *cfg, wh_server_flag *rows, size_t nr
 wh_code wh_server_flags_parse(const wh_server_flag *rows, int argc, char **argv, char **env, wh_err *err);
 void wh_server_flags_usage(const wh_server_flag *rows, FILE *out);
 
+/* The default of --max-inflight-bytes: a quarter of the container's memory
+ * limit (cgroup v2 memory.max, else v1 memory.limit_in_bytes), 1 GiB when
+ * there is none; never below one whole request.  `cgroup_root` is
+ * "/sys/fs/cgroup" (a parameter for tests). */
+size_t wh_server_default_inflight(const char *cgroup_root, size_t max_request_bytes);
+
 /* Value parsers, exposed for tests. */
 wh_code wh_server_parse_bytes(const char *text, size_t *out);
 wh_code wh_server_parse_seconds(const char *text, double *out);
 
 /* --- endpoints ------------------------------------------------------------ */
 
-typedef struct wh_server_endpoint_flag {
-    const char *name; /* e.g. "inject-config": --inject-config, WEBHOOKD_INJECT_CONFIG */
-    const char *defval;
-    const char *usage;
-} wh_server_endpoint_flag;
-
 typedef struct wh_server_endpoint_def {
-    const char *name;                     /* "inject" */
-    const char *prefix;                   /* "/inject": serves /inject and /inject/... */
-    const wh_server_endpoint_flag *flags; /* ends with a NULL name; NULL for none */
+    const char *name;              /* "inject" */
+    const char *prefix;            /* "/inject": serves /inject and /inject/... */
+    const wh_endpoint_flag *flags; /* declared beside the endpoint; ends with a NULL name; NULL for none */
     wh_endpoint_create_fn create;
 } wh_server_endpoint_def;
 
@@ -137,17 +140,23 @@ void wh_router_serve(wh_router *router, const wh_http_request *req, wh_http_resp
 typedef struct wh_http_server wh_http_server;
 
 typedef struct wh_http_config {
-    const char *listen;       /* ":8443", "127.0.0.1:8443", "[::1]:8443", "localhost:8443" */
-    int threads;              /* >= 1 */
-    int http2;                /* offer h2 in ALPN (otherwise HTTP/1.1 only, prior knowledge refused too) */
-    size_t max_request_bytes; /* the router's cap; h2o's own buffer limit is set above it */
-    wh_router *router;        /* borrowed */
-    wh_metrics *metrics;      /* borrowed: connection gauges */
+    const char *listen;        /* ":8443", "127.0.0.1:8443", "[::1]:8443", "localhost:8443" */
+    int threads;               /* >= 1 */
+    int http2;                 /* offer h2 in ALPN (otherwise HTTP/1.1 only, prior knowledge refused too) */
+    size_t max_request_bytes;  /* the router's cap; h2o's own limit is wh_http_entity_limit() of it */
+    size_t max_inflight_bytes; /* request bytes buffered + answers not yet written, all connections
+                                  (at least one whole request) */
+    uint64_t write_timeout_ms; /* an answer not drained by then closes its connection (0 = 15 s) */
+    wh_router *router;         /* borrowed */
+    wh_metrics *metrics;       /* borrowed: connection gauges */
 } wh_http_config;
 
 /* Bind the listeners (one SO_REUSEPORT socket per thread) and start the
  * worker threads.  `ssl_ctx` is borrowed (the server takes its own reference). */
 wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_server **out, wh_err *err);
+
+/* What h2o may buffer for one request body: the cap plus room for chunked framing. */
+size_t wh_http_entity_limit(size_t max_request_bytes);
 
 /* The address actually bound (useful with port 0). */
 const char *wh_http_bound_address(const wh_http_server *server);

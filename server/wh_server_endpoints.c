@@ -19,24 +19,8 @@
 
 /* --- the table ------------------------------------------------------------ */
 
-static const wh_server_endpoint_flag inject_flags[] = {
-    {"revisions-dir", "",
-     "directory with one subdirectory per injection revision, named after it, holding the files config, values "
-     "and mesh (the ConfigMaps istio-sidecar-injector-<rev> and istio-<rev>); reloaded when they change. "
-     "/inject serves the revision `default`, else the built-in one; /inject/rev/<rev>[/...] a named one"},
-    {"native-sidecars", "",
-     "istiod's ENABLE_NATIVE_SIDECARS: true, false or auto (the default: on when every node's kubelet is 1.33 or "
-     "newer, read from the API server)"},
-    {"compliance-policy", "", "istiod's COMPLIANCE_POLICY (e.g. fips-140-3)"},
-    {"platform", "", "istiod's PLATFORM (openshift: proxy UID/GID from the namespace's annotations)"},
-    {"env", "",
-     "istiod environment the injection templates read, KEY=VALUE[,KEY=VALUE...] (e.g. "
-     "ENABLE_NATIVE_SIDECARS=false)"},
-    {NULL, NULL, NULL},
-};
-
 const wh_server_endpoint_def wh_server_endpoint_defs[] = {
-    {"inject", "/inject", inject_flags, wh_inject_endpoint_new},
+    {"inject", "/inject", wh_inject_endpoint_flags, wh_inject_endpoint_new},
     {"validate", "/validate", NULL, wh_validate_endpoint_new},
 };
 const size_t wh_server_endpoint_ndefs = sizeof(wh_server_endpoint_defs) / sizeof(wh_server_endpoint_defs[0]);

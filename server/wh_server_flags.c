@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,12 @@ void wh_server_core_flags(wh_server_config *cfg, wh_server_flag *rows, size_t nr
          "also serve HTTP/2 (ALPN h2); off by default: the kube-apiserver speaks HTTP/1.1 to webhooks"},
         {"max-request-bytes", WH_FLAG_BYTES, &cfg->max_request_bytes, "6MiB",
          "largest request body accepted; larger ones get 413"},
+        {"max-inflight-bytes", WH_FLAG_BYTES, &cfg->max_inflight_bytes, "0",
+         "bound on request bytes buffered plus answers not yet written, over all connections: above it "
+         "reading and accepting pause and new requests get a fast 503 (0 = a quarter of the container's "
+         "memory limit, 1GiB without one)"},
+        {"write-timeout", WH_FLAG_SECONDS, &cfg->write_timeout, "15s",
+         "a connection whose answer is not read within this time is closed"},
         {"shutdown-timeout", WH_FLAG_SECONDS, &cfg->shutdown_timeout, "15s",
          "on SIGTERM/SIGINT, how long in-flight requests may take before connections are cut"},
         {"shutdown-delay", WH_FLAG_SECONDS, &cfg->shutdown_delay, "0s",
@@ -240,4 +247,40 @@ void wh_server_flags_usage(const wh_server_flag *rows, FILE *out)
             fprintf(out, " (default %s)", rows->defval);
         fprintf(out, " [$%s]\n", env);
     }
+}
+
+/* --- defaults ------------------------------------------------------------- */
+
+static int read_limit(const char *path, unsigned long long *out)
+{
+    FILE *f = fopen(path, "r");
+    char line[64];
+    char *end;
+    int ok = 0;
+
+    if (f == NULL)
+        return 0;
+    if (fgets(line, sizeof(line), f) != NULL && isdigit((unsigned char)line[0])) {
+        errno = 0;
+        *out = strtoull(line, &end, 10);
+        ok = errno == 0 && (*end == '\n' || *end == '\0');
+    }
+    fclose(f);
+    return ok;
+}
+
+size_t wh_server_default_inflight(const char *cgroup_root, size_t max_request_bytes)
+{
+    char path[512];
+    unsigned long long limit = 0, v;
+    size_t floor = max_request_bytes > SIZE_MAX - 65536 ? SIZE_MAX : max_request_bytes + 65536, out;
+
+    snprintf(path, sizeof(path), "%s/memory.max", cgroup_root); /* v2; "max" = none */
+    if (read_limit(path, &v))
+        limit = v;
+    snprintf(path, sizeof(path), "%s/memory/memory.limit_in_bytes", cgroup_root); /* v1; huge = none */
+    if (limit == 0 && read_limit(path, &v) && v < (1ULL << 50))
+        limit = v;
+    out = limit != 0 ? (size_t)(limit / 4) : (size_t)1 << 30;
+    return out > floor ? out : floor;
 }

@@ -39,6 +39,12 @@
 #define STALLED_QUIET_MS 1000
 /* Accepts per wake-up, like h2o's own server. */
 #define ACCEPT_BATCH 16
+/* Every SWEEP_MS each worker looks at its connections: write timeouts, the
+ * in-flight bound, and resuming accepts after EMFILE. */
+#define SWEEP_MS 10
+/* How long accepting stops after EMFILE/ENFILE (the fd is not ours to take:
+ * retrying at once would spin on the still-readable listener). */
+#define ACCEPT_PAUSE_MS 250
 
 typedef struct worker worker;
 
@@ -51,6 +57,13 @@ typedef struct conn {
     int shut;                    /* shutdown(2) already called during the drain */
     int answered;                /* a request was answered on it */
     uint64_t received_at_answer; /* tcpi_bytes_received when the last answer started */
+    unsigned answers;            /* answers started (on_req) */
+    unsigned answers_seen;       /* `answers` at the last sweep */
+    uint64_t writing_since;      /* when the sweep first saw the current write, 0 = not writing */
+    h2o_socket_cb paused_read;   /* h2o's read callback while a refused request lingers */
+    int paused;
+    uint64_t linger_until; /* refused: close after this (see refuse_arriving_request) */
+    size_t input_counted;  /* input_of() at the last sweep */
 } conn;
 
 struct wh_http_server {
@@ -62,7 +75,13 @@ struct wh_http_server {
     char bound[INET6_ADDRSTRLEN + 16];
     wh_metric *open_connections;
     wh_metric *accepted;
-    atomic_int draining; /* wh_http_begin_drain() */
+    wh_metric *write_timeouts;
+    wh_metric *inflight_rejected;
+    wh_metric *accept_paused;
+    atomic_int draining;                      /* wh_http_begin_drain() */
+    _Atomic size_t response_bytes;            /* answers not yet written (see account_response) */
+    atomic_int over;                          /* in-flight bytes above the bound (last sweep of any worker) */
+    _Atomic long long accept_error_logged_ms; /* rate limit of the EMFILE log line */
 };
 
 struct worker {
@@ -81,6 +100,11 @@ struct worker {
     int stop;
     uint64_t stop_timeout_ms;
     size_t cut; /* connections still open at the deadline */
+    h2o_timeout_t sweep_timeout;
+    h2o_timeout_entry_t sweep_entry;
+    _Atomic size_t input_bytes; /* request bytes buffered by this worker's connections (last sweep) */
+    uint64_t accept_resume_at;  /* accepting stopped (EMFILE or the in-flight bound) until then; 0 = accepting */
+    int accept_stopped;
 };
 
 typedef struct control {
@@ -94,6 +118,22 @@ typedef struct handler {
     h2o_handler_t super;
     wh_http_server *server;
 } handler;
+
+/* --- the in-flight bound ------------------------------------------------- */
+
+static size_t input_of(const conn *c)
+{
+    const h2o_buffer_t *in = c->sock->input;
+    return in != NULL && in->bytes != NULL ? in->capacity : 0;
+}
+
+static size_t inflight_total(wh_http_server *s)
+{
+    size_t total = atomic_load(&s->response_bytes);
+    for (size_t i = 0; i < s->nworkers; i++)
+        total += atomic_load_explicit(&s->workers[i].input_bytes, memory_order_relaxed);
+    return total;
+}
 
 /* --- requests ------------------------------------------------------------- */
 
@@ -135,6 +175,42 @@ struct conn_head {
 };
 
 static void on_sock_close(void *data);
+
+/* Whether a complete request of `len` bytes on `c` takes the total over the bound. */
+static int over_bound(wh_http_server *s, const conn *c, size_t len)
+{
+    size_t total = inflight_total(s), own = c != NULL ? c->input_counted : 0;
+    return (total > own ? total - own : 0) + len > s->cfg.max_inflight_bytes;
+}
+
+static conn *conn_of(h2o_req_t *req)
+{
+    h2o_socket_t *sock = ((struct conn_head *)req->conn)->sock;
+    return sock != NULL && sock->on_close.cb == on_sock_close ? sock->on_close.data : NULL;
+}
+
+/* The answer's bytes count against --max-inflight-bytes until h2o has
+ * written them and cleared the request's pool.  TLS holds a second,
+ * encrypted copy while writing, hence twice the length. */
+typedef struct answer_bytes {
+    wh_http_server *server;
+    size_t counted;
+} answer_bytes;
+
+static void on_answer_disposed(void *p)
+{
+    answer_bytes *a = p;
+    atomic_fetch_sub(&a->server->response_bytes, a->counted);
+}
+
+static char *account_response(wh_http_server *s, h2o_req_t *req, size_t len)
+{
+    answer_bytes *a = h2o_mem_alloc_shared(&req->pool, sizeof(*a) + len, on_answer_disposed);
+    a->server = s;
+    a->counted = 2 * len;
+    atomic_fetch_add(&s->response_bytes, a->counted);
+    return (char *)(a + 1);
+}
 
 /* Remember how many bytes had arrived when this answer started: if no more
  * arrive before shutdown, the connection is between requests. */
@@ -235,6 +311,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     const char *content_type;
     ssize_t ct;
     h2o_iovec_t body;
+    conn *c;
 
     in.method = pool_strndup(&req->pool, req->method.base, req->method.len);
     in.path = pool_strndup(&req->pool, req->path_normalized.base, req->path_normalized.len);
@@ -255,9 +332,19 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         out.content_type = "text/plain; charset=utf-8";
         wh_buf_puts(&out.body, "conflicting Content-Length and Transfer-Encoding headers\n");
         req->http1_is_persistent = 0; /* what follows the body is ambiguous too */
+    } else if (req->entity.len != 0 && over_bound(server, conn_of(req), req->entity.len)) {
+        /* Fast and cheap: no parsing, and closing frees the request's buffer. */
+        out.status = 503;
+        out.content_type = "text/plain; charset=utf-8";
+        wh_buf_puts(&out.body, "webhookd is at its in-flight memory bound (--max-inflight-bytes); retry later\n");
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL, H2O_STRLIT("1"));
+        req->http1_is_persistent = 0;
+        wh_metric_add(server->inflight_rejected, NULL, 1);
     } else {
         wh_router_serve(server->cfg.router, &in, &out);
     }
+    if ((c = conn_of(req)) != NULL)
+        c->answers++;
     if (req->version < 0x200)
         note_answer(req);
 
@@ -276,7 +363,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     if (req->conn->ctx->shutdown_requested || atomic_load_explicit(&server->draining, memory_order_relaxed))
         req->http1_is_persistent = 0;
     body.len = out.body.len;
-    body.base = body.len != 0 ? h2o_mem_alloc_pool(&req->pool, body.len) : NULL;
+    body.base = body.len != 0 ? account_response(server, req, body.len) : NULL;
     if (body.len != 0)
         memcpy(body.base, out.body.data, body.len);
     wh_buf_free(&out.body);
@@ -298,6 +385,27 @@ static void on_sock_close(void *data)
     wh_metric_add(w->server->open_connections, NULL, -1);
 }
 
+static void on_accept(h2o_socket_t *listener, const char *err);
+
+/* Out of descriptors: the pending connection stays queued and the listener
+ * stays readable, so accepting again at once would spin.  Stop for
+ * ACCEPT_PAUSE_MS (the sweep resumes), say so at most once a second. */
+static void stop_accepting_for_a_moment(worker *w, int err)
+{
+    wh_http_server *s = w->server;
+    long long now = (long long)h2o_now(w->loop), last = atomic_load(&s->accept_error_logged_ms);
+
+    wh_metric_add(s->accept_paused, (const char *const[]){err == EMFILE || err == ENFILE ? "fd_limit" : "memory"}, 1);
+    if (now - last >= 1000 && atomic_compare_exchange_strong(&s->accept_error_logged_ms, &last, now))
+        wh_log(WH_LOG_WARN, "cannot accept connections; pausing accepts", "error", strerror(err), "pauseMillis", "250",
+               NULL);
+    if (w->listener != NULL && !w->accept_stopped) {
+        h2o_socket_read_stop(w->listener);
+        w->accept_stopped = 1;
+    }
+    w->accept_resume_at = h2o_now(w->loop) + ACCEPT_PAUSE_MS;
+}
+
 static void accept_some(worker *w, size_t max)
 {
     struct sockaddr_storage peer;
@@ -308,8 +416,11 @@ static void accept_some(worker *w, size_t max)
     for (i = 0; i < max; i++) {
         conn *c;
         peerlen = sizeof(peer);
-        if ((fd = accept4(w->listen_fd, (struct sockaddr *)&peer, &peerlen, SOCK_NONBLOCK | SOCK_CLOEXEC)) == -1)
+        if ((fd = accept4(w->listen_fd, (struct sockaddr *)&peer, &peerlen, SOCK_NONBLOCK | SOCK_CLOEXEC)) == -1) {
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                stop_accepting_for_a_moment(w, errno);
             break; /* EAGAIN, or a connection reset before we got to it */
+        }
         c = wh_calloc(1, sizeof(*c));
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
         c->w = w;
@@ -402,7 +513,8 @@ static void drain(worker *w)
     /* Take what the kernel already queued on this listener: closing a
      * SO_REUSEPORT socket resets its pending connections (P9). */
     accept_some(w, SIZE_MAX);
-    h2o_socket_read_stop(w->listener);
+    if (!w->accept_stopped)
+        h2o_socket_read_stop(w->listener);
     h2o_socket_close(w->listener);
     w->listener = NULL;
     w->listen_fd = -1;
@@ -433,6 +545,137 @@ static void drain(worker *w)
     }
 }
 
+/* --- the sweep: write timeouts, the in-flight bound, accept pauses ------- */
+
+/* Refusing a request that is still arriving (the in-flight bound): answer
+ * 503 ourselves (h2o only answers once the whole body is in), then half-close
+ * and read and drop what the client still sends for up to LINGER_MS, so
+ * that the answer reaches it instead of a reset; then h2o's own read path
+ * sees the end and closes the connection. */
+#define LINGER_MS 5000
+
+static void on_linger_read(h2o_socket_t *sock, const char *err)
+{
+    conn *c = sock->on_close.data;
+
+    if (err == NULL && !c->shut) {
+        h2o_buffer_consume(&sock->input, sock->input->size);
+        return;
+    }
+    c->paused = 0;
+    h2o_socket_read_start(sock, c->paused_read); /* h2o's callback closes on the error */
+    c->paused_read(sock, err != NULL ? err : "closed");
+}
+
+static void on_refusal_written(h2o_socket_t *sock, const char *err)
+{
+    conn *c = sock->on_close.data;
+
+    shutdown(c->fd, err != NULL ? SHUT_RDWR : SHUT_WR);
+    c->linger_until = h2o_now(c->w->loop) + LINGER_MS;
+    h2o_socket_read_start(sock, on_linger_read);
+}
+
+static void refuse_arriving_request(worker *w, conn *c)
+{
+    static h2o_iovec_t answer = {H2O_STRLIT("HTTP/1.1 503 Service Unavailable\r\n"
+                                            "Server: webhookd\r\n"
+                                            "Content-Type: text/plain; charset=utf-8\r\n"
+                                            "Retry-After: 1\r\n"
+                                            "Connection: close\r\n"
+                                            "Content-Length: 78\r\n\r\n"
+                                            "webhookd is at its in-flight memory bound (--max-inflight-bytes); "
+                                            "retry later\n")};
+    h2o_iovec_t proto = h2o_socket_ssl_get_selected_protocol(c->sock);
+
+    c->paused_read = c->sock->_cb.read;
+    c->paused = 1;
+    h2o_socket_read_stop(c->sock);
+    h2o_buffer_consume(&c->sock->input, c->sock->input->size);
+    wh_metric_add(w->server->inflight_rejected, NULL, 1);
+    if (proto.len == 2 && memcmp(proto.base, "h2", 2) == 0) { /* no HTTP/1.1 answer to give */
+        shutdown(c->fd, SHUT_RDWR);
+        c->shut = 1;
+        h2o_socket_read_start(c->sock, on_linger_read);
+        return;
+    }
+    h2o_socket_write(c->sock, &answer, 1, on_refusal_written);
+}
+
+static int cmp_input_desc(const void *a, const void *b)
+{
+    size_t x = input_of(*(conn *const *)a), y = input_of(*(conn *const *)b);
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void on_sweep(h2o_timeout_entry_t *entry)
+{
+    worker *w = H2O_STRUCT_FROM_MEMBER(worker, sweep_entry, entry);
+    wh_http_server *s = w->server;
+    uint64_t now = h2o_now(w->loop);
+    h2o_linklist_t *node;
+    size_t input = 0, total;
+
+    for (node = w->conns.next; node != &w->conns; node = node->next) {
+        conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
+        c->input_counted = input_of(c);
+        input += c->input_counted;
+        /* Write timeout: an answer (or a run of answers) still not drained
+         * after --write-timeout pins its memory for a client that does not
+         * read; cut it (shutdown(2): h2o's write fails and it closes). */
+        if (!h2o_socket_is_writing(c->sock) || c->answers != c->answers_seen) {
+            c->writing_since = h2o_socket_is_writing(c->sock) ? now : 0;
+            c->answers_seen = c->answers;
+        } else if (c->writing_since == 0) {
+            c->writing_since = now;
+        } else if (!c->shut && now - c->writing_since >= s->cfg.write_timeout_ms) {
+            shutdown(c->fd, SHUT_RDWR);
+            c->shut = 1;
+            wh_metric_add(s->write_timeouts, NULL, 1);
+            wh_log(WH_LOG_DEBUG, "write timeout: closing a connection that does not read its answer", NULL);
+        }
+    }
+    atomic_store_explicit(&w->input_bytes, input, memory_order_relaxed);
+
+    /* The in-flight bound: requests still arriving are kept from the most
+     * advanced down while they fit in what the other workers and the
+     * answers leave; the rest are refused with a 503 (on_req refuses the
+     * complete ones the same way). */
+    total = inflight_total(s);
+    atomic_store_explicit(&s->over, total > s->cfg.max_inflight_bytes, memory_order_relaxed);
+    if (total > s->cfg.max_inflight_bytes) {
+        size_t n = 0, kept = total - input;
+        conn **arriving = wh_malloc(w->num_conns * sizeof(*arriving) + 1);
+        for (node = w->conns.next; node != &w->conns; node = node->next) {
+            conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
+            if (!c->paused && !c->shut && c->sock->input->size != 0 && c->sock->_cb.read != NULL &&
+                !h2o_socket_is_writing(c->sock))
+                arriving[n++] = c;
+        }
+        qsort(arriving, n, sizeof(*arriving), cmp_input_desc);
+        for (size_t i = 0; i < n; i++) {
+            kept += input_of(arriving[i]);
+            if (kept > s->cfg.max_inflight_bytes) {
+                kept -= input_of(arriving[i]);
+                refuse_arriving_request(w, arriving[i]);
+            }
+        }
+        free(arriving);
+    }
+    for (node = w->conns.next; node != &w->conns; node = node->next) {
+        conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
+        if (c->linger_until != 0 && now >= c->linger_until && !c->shut) {
+            shutdown(c->fd, SHUT_RDWR); /* the lingering read sees the end */
+            c->shut = 1;
+        }
+    }
+    if (w->listener != NULL && w->accept_stopped && now >= w->accept_resume_at) {
+        h2o_socket_read_start(w->listener, on_accept);
+        w->accept_stopped = 0;
+    }
+    h2o_timeout_link(w->loop, &w->sweep_timeout, &w->sweep_entry);
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
@@ -448,6 +691,9 @@ static void *worker_main(void *arg)
     w->listener = h2o_evloop_socket_create(w->loop, w->listen_fd, H2O_SOCKET_FLAG_DONT_READ);
     w->listener->data = w;
     h2o_socket_read_start(w->listener, on_accept);
+    h2o_timeout_init(w->loop, &w->sweep_timeout, SWEEP_MS);
+    w->sweep_entry.cb = on_sweep;
+    h2o_timeout_link(w->loop, &w->sweep_timeout, &w->sweep_entry);
     h2o_barrier_wait(&s->started); /* every receiver exists before main sends anything */
 
     while (!w->stop)
@@ -461,6 +707,8 @@ static void *worker_main(void *arg)
         if (h2o_timeout_is_linked(&w->ctx.http2._graceful_shutdown_timeout))
             h2o_timeout_unlink(&w->ctx.http2._graceful_shutdown_timeout);
         h2o_multithread_queue_t *queue = w->ctx.queue;
+        h2o_timeout_unlink(&w->sweep_entry);
+        h2o_timeout_dispose(w->loop, &w->sweep_timeout);
         h2o_context_dispose(&w->ctx);
         free(queue); /* 2.2.5: dispose destroys the queue but never frees it */
         h2o_evloop_destroy(w->loop);
@@ -597,6 +845,19 @@ wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_serve
     s->open_connections = wh_metrics_gauge(cfg->metrics, "webhookd_open_connections", "Open client connections.", NULL);
     s->accepted =
         wh_metrics_counter(cfg->metrics, "webhookd_connections_accepted_total", "Accepted connections.", NULL);
+    s->write_timeouts = wh_metrics_counter(cfg->metrics, "webhookd_write_timeouts_total",
+                                           "Connections closed because their answer was not read within "
+                                           "--write-timeout.",
+                                           NULL);
+    s->inflight_rejected = wh_metrics_counter(cfg->metrics, "webhookd_inflight_rejected_total",
+                                              "Requests answered 503 at the --max-inflight-bytes bound.", NULL);
+    s->accept_paused = wh_metrics_counter(cfg->metrics, "webhookd_accept_pauses_total",
+                                          "Times accepting stopped for a moment because accept(2) failed "
+                                          "(fd_limit: EMFILE/ENFILE; memory: ENOBUFS/ENOMEM).",
+                                          (const char *const[]){"reason", NULL});
+    s->cfg.write_timeout_ms = cfg->write_timeout_ms != 0 ? cfg->write_timeout_ms : 15000;
+    if (s->cfg.max_inflight_bytes < wh_http_entity_limit(cfg->max_request_bytes))
+        s->cfg.max_inflight_bytes = wh_http_entity_limit(cfg->max_request_bytes);
 
     /* Bind every listener before starting anything, so a busy port is an
      * error at start-up.  With port 0 the first bind picks the port. */
@@ -613,12 +874,12 @@ wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_serve
 
     h2o_config_init(&s->globalconf);
     s->globalconf.server_name = h2o_iovec_init(H2O_STRLIT("webhookd")); /* P7 */
-    /* h2o buffers the whole body first (P6).  Its own limit sits above the
-     * router's cap, so that ordinary oversize bodies get the router's 413
-     * with istiod's text rather than h2o's reply (or, on h2, a retried
-     * REFUSED_STREAM); only absurd bodies hit h2o's limit. */
-    s->globalconf.max_request_entity_size =
-        cfg->max_request_bytes > SIZE_MAX / 2 ? SIZE_MAX : cfg->max_request_bytes * 2 + 65536;
+    /* h2o buffers the whole body first (P6), so its limit is the real cap
+     * on what one request holds: the router's cap plus room for chunked
+     * framing.  A body a little over the cap still gets the router's 413
+     * with istiod's text; a larger declared Content-Length gets h2o's 413
+     * at once, before any of it is read. */
+    s->globalconf.max_request_entity_size = wh_http_entity_limit(cfg->max_request_bytes);
     s->globalconf.http1.upgrade_to_http2 = cfg->http2; /* P5: refuse the h2 preface unless h2 is on */
     hostconf = h2o_config_register_host(&s->globalconf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
     pathconf = h2o_config_register_path(hostconf, "/", 0);
@@ -647,6 +908,11 @@ fail:
     free(s->workers);
     free(s);
     return rc;
+}
+
+size_t wh_http_entity_limit(size_t max_request_bytes)
+{
+    return max_request_bytes > SIZE_MAX - 65536 ? SIZE_MAX : max_request_bytes + 65536;
 }
 
 const char *wh_http_bound_address(const wh_http_server *s)

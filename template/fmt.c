@@ -10,6 +10,7 @@
 
 #include "wh_alloc.h"
 #include "tmpl_int.h"
+#include "wh_go.h"
 
 typedef struct spec {
     int minus, plus, sharp, zero, space;
@@ -249,7 +250,7 @@ static void fmt_float(wh_buf *out, const spec *sp, double f)
     case 'G':
         if (sp->prec < 0) {
             size_t st = tmp.len;
-            tm_format_float(&tmp, f, 'g', -1);
+            wh_go_float(&tmp, f, 'g', -1);
             if (verb == 'G') {
                 size_t i;
                 for (i = st; i < tmp.len; i++)

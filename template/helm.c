@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tmpl_int.h"
+#include "wh_go.h"
 #include "wh_yaml.h"
 
 #define FN(name) static wh_code name(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
@@ -41,6 +42,20 @@ static wh_code yaml_error(wh_tmpl_ctx *ctx, const char *msg, wh_tmpl_value *s)
     return wh_tmpl_printf(ctx, s, "error converting YAML to JSON: %s", msg);
 }
 
+/* Helm's text for a document of the wrong JSON type (`prefix` first). */
+static wh_code unmarshal_error(wh_tmpl_ctx *ctx, const char *prefix, const json_t *j, const char *go_type,
+                               wh_tmpl_value *msg)
+{
+    wh_buf text = WH_BUF_INIT;
+    wh_code rc;
+
+    wh_buf_puts(&text, prefix);
+    wh_go_unmarshal_error(&text, wh_go_json_kind(j), NULL, NULL, go_type);
+    rc = wh_tmpl_printf(ctx, msg, "%s", text.data);
+    wh_buf_free(&text);
+    return rc;
+}
+
 FN(fn_fromyaml)
 {
     json_t *j = NULL;
@@ -66,14 +81,8 @@ FN(fn_fromyaml)
     {
         wh_tmpl_value msg;
         if (rc == WH_OK) {
-            rc = wh_tmpl_printf(
-                ctx, &msg,
-                "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal %s into Go value of type "
-                "map[string]interface {}",
-                json_is_array(j)     ? "array"
-                : json_is_string(j)  ? "string"
-                : json_is_boolean(j) ? "bool"
-                                     : "number");
+            rc = unmarshal_error(ctx, "error unmarshaling JSON: while decoding JSON: ", j, "map[string]interface {}",
+                                 &msg);
             json_decref(j);
         } else {
             rc = yaml_error(ctx, wh_err_msg(&err), &msg);
@@ -109,12 +118,8 @@ static wh_code from_array(wh_tmpl_ctx *ctx, const wh_tmpl_value *s, int yaml, wh
         return out->kind == WH_TMPL_INVALID ? WH_E_NOMEM : WH_OK;
     }
     if (rc == WH_OK) {
-        rc = wh_tmpl_printf(ctx, &msg, "%sjson: cannot unmarshal %s into Go value of type []interface {}",
-                            yaml ? "error unmarshaling JSON: while decoding JSON: " : "",
-                            json_is_object(j)    ? "object"
-                            : json_is_string(j)  ? "string"
-                            : json_is_boolean(j) ? "bool"
-                                                 : "number");
+        rc = unmarshal_error(ctx, yaml ? "error unmarshaling JSON: while decoding JSON: " : "", j, "[]interface {}",
+                             &msg);
         json_decref(j);
     } else if (yaml) {
         rc = yaml_error(ctx, wh_err_msg(&err), &msg);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "tmpl_int.h"
+#include "wh_go.h"
 
 #define FN(name) static wh_code name(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
 
@@ -921,97 +922,19 @@ FN(fn_initials)
 
 FN(fn_b64enc)
 {
-    size_t need = 4 * ((a[0].len + 2) / 3) + 1;
-    unsigned char *p = wh_tmpl_alloc(ctx, need);
-    int len;
+    wh_buf *b = wh_tmpl_tmpbuf(ctx);
 
-    if (p == NULL)
-        return WH_E_NOMEM;
-    len = EVP_EncodeBlock(p, (const unsigned char *)a[0].u.s, (int)a[0].len);
-    *out = wh_tmpl_strn((const char *)p, (size_t)len);
-    return WH_OK;
+    wh_go_base64(b, a[0].u.s, a[0].len);
+    return tm_ret_buf(ctx, out, b);
 }
 
-static int b64val(char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
-}
-
-/* base64.StdEncoding.DecodeString (Go's decodeQuantum): newlines ignored,
- * padding required; an error answers "illegal base64 data at input byte N" */
+/* base64.StdEncoding.DecodeString; an error answers "illegal base64 data
+ * at input byte N" as Sprig does. */
 FN(fn_b64dec)
 {
     wh_buf *b = wh_tmpl_tmpbuf(ctx);
-    const unsigned char *src = (const unsigned char *)a[0].u.s;
-    size_t len = a[0].len, si = 0;
-    long bad = -1;
+    long bad = wh_go_base64_decode(b, a[0].u.s, a[0].len, 0);
 
-    for (;;) {
-        int dbuf[4] = {0, 0, 0, 0}, dlen = 4, j;
-        unsigned val;
-        for (j = 0; j < 4; j++) {
-            int v;
-            unsigned char in;
-            if (si == len) {
-                if (j == 0)
-                    goto done;
-                bad = (long)(si - (size_t)j);
-                goto done;
-            }
-            in = src[si++];
-            if ((v = b64val((char)in)) >= 0) {
-                dbuf[j] = v;
-                continue;
-            }
-            if (in == '\n' || in == '\r') {
-                j--;
-                continue;
-            }
-            if (in != '=' || j < 2) {
-                bad = (long)(si - 1);
-                goto done;
-            }
-            if (j == 2) {
-                while (si < len && (src[si] == '\n' || src[si] == '\r'))
-                    si++;
-                if (si == len) {
-                    bad = (long)len;
-                    goto done;
-                }
-                if (src[si] != '=') {
-                    bad = (long)si - 1;
-                    goto done;
-                }
-                si++;
-            }
-            while (si < len && (src[si] == '\n' || src[si] == '\r'))
-                si++;
-            if (si < len)
-                bad = (long)si;
-            dlen = j;
-            break;
-        }
-        val = (unsigned)dbuf[0] << 18 | (unsigned)dbuf[1] << 12 | (unsigned)dbuf[2] << 6 | (unsigned)dbuf[3];
-        if (dlen >= 2)
-            wh_buf_putc(b, (char)(val >> 16));
-        if (dlen >= 3)
-            wh_buf_putc(b, (char)(val >> 8));
-        if (dlen >= 4)
-            wh_buf_putc(b, (char)val);
-        if (bad >= 0 || dlen < 4)
-            break;
-    }
-done:
     if (bad >= 0)
         return wh_tmpl_printf(ctx, out, "illegal base64 data at input byte %ld", bad);
     return tm_ret_buf(ctx, out, b);

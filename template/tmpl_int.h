@@ -262,8 +262,6 @@ wh_code tm_print_value(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out, in
 wh_tmpl_value tm_zero(const wh_tmpl_type *t);
 /* Element type of a collection value. */
 const wh_tmpl_type *tm_elem_type(const wh_tmpl_value *v);
-/* Shortest float formatting like strconv.FormatFloat(f, fmt, -1, 64). */
-void tm_format_float(wh_buf *out, double f, char fmt, int prec);
 /* Go string compare for sort order. */
 int tm_strcmp(const char *a, size_t alen, const char *b, size_t blen);
 /* Same Go type (for assignability checks). */

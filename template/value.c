@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "tmpl_int.h"
-#include "wh_float.h"
+#include "wh_chars.h"
+#include "wh_go.h"
 
 const wh_tmpl_type wh_tmpl_type_bool = {.name = "bool", .kind = WH_TMPL_BOOL};
 const wh_tmpl_type wh_tmpl_type_string = {.name = "string", .kind = WH_TMPL_STRING};
@@ -482,28 +483,6 @@ static wh_code tm_put_int(wh_buf *out, int64_t v)
     return WH_OK;
 }
 
-/* strconv.FormatFloat(f, fmt, prec, 64) for fmt 'e', 'f', 'g' (prec -1 = shortest). */
-void tm_format_float(wh_buf *out, double f, char fmt, int prec)
-{
-    char buf[400];
-
-    if (isnan(f)) {
-        wh_buf_puts(out, "NaN");
-        return;
-    }
-    if (isinf(f)) {
-        wh_buf_puts(out, f > 0 ? "+Inf" : "-Inf");
-        return;
-    }
-    if (prec >= 0) {
-        char spec[8] = {'%', '.', '*', fmt, 0};
-        snprintf(buf, sizeof(buf), spec, prec > 300 ? 300 : prec, f);
-        wh_buf_puts(out, buf);
-        return;
-    }
-    wh_float_format(out, f, fmt);
-}
-
 /* ---- %v ---- */
 
 wh_code tm_print_value(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out, int top)
@@ -529,7 +508,7 @@ wh_code tm_print_value(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out, in
         wh_buf_printf(out, "%llu", (unsigned long long)v->u.u);
         return WH_OK;
     case WH_TMPL_FLOAT:
-        tm_format_float(out, v->u.f, 'g', -1);
+        wh_go_float(out, v->u.f, 'g', -1);
         return WH_OK;
     case WH_TMPL_STRING:
         wh_buf_append(out, v->u.s, v->len);
@@ -587,103 +566,9 @@ wh_code wh_tmpl_sprint(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out)
 
 /* ---- encoding/json ---- */
 
-static const char hexd[] = "0123456789abcdef";
-
-/* Length of the valid UTF-8 sequence at s (0 if invalid). */
-static size_t utf8_len(const unsigned char *s, size_t n, unsigned *cp)
-{
-    unsigned c = s[0];
-    size_t len, i;
-
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2, c &= 0x1f;
-    else if (c >= 0xe0 && c <= 0xef)
-        len = 3, c &= 0x0f;
-    else if (c >= 0xf0 && c <= 0xf4)
-        len = 4, c &= 0x07;
-    else
-        return 0;
-    if (n < len)
-        return 0;
-    for (i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        c = (c << 6) | (s[i] & 0x3f);
-    }
-    if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) || (len == 4 && (c < 0x10000 || c > 0x10ffff)))
-        return 0;
-    *cp = c;
-    return len;
-}
-
 size_t tm_utf8_decode(const char *s, size_t n, unsigned *cp)
 {
-    return utf8_len((const unsigned char *)s, n, cp);
-}
-
-/* A string as encoding/json writes it (HTML characters escaped when asked). */
-static void tm_json_string(wh_buf *out, const char *s, size_t len, int escape_html)
-{
-    size_t i = 0, start = 0;
-    const unsigned char *u = (const unsigned char *)s;
-
-    wh_buf_putc(out, '"');
-    while (i < len) {
-        unsigned c = u[i], cp;
-        size_t l;
-        if (c < 0x80) {
-            if (c >= 0x20 && c != '"' && c != '\\' && (!escape_html || (c != '<' && c != '>' && c != '&'))) {
-                i++;
-                continue;
-            }
-            wh_buf_append(out, s + start, i - start);
-            switch (c) {
-            case '\\':
-            case '"':
-                wh_buf_putc(out, '\\');
-                wh_buf_putc(out, (char)c);
-                break;
-            case '\n':
-                wh_buf_puts(out, "\\n");
-                break;
-            case '\r':
-                wh_buf_puts(out, "\\r");
-                break;
-            case '\t':
-                wh_buf_puts(out, "\\t");
-                break;
-            default:
-                wh_buf_puts(out, "\\u00");
-                wh_buf_putc(out, hexd[c >> 4]);
-                wh_buf_putc(out, hexd[c & 15]);
-            }
-            i++;
-            start = i;
-            continue;
-        }
-        l = utf8_len(u + i, len - i, &cp);
-        if (l == 0) {
-            wh_buf_append(out, s + start, i - start);
-            wh_buf_puts(out, "\\ufffd");
-            i++;
-            start = i;
-            continue;
-        }
-        if (cp == 0x2028 || cp == 0x2029) {
-            wh_buf_append(out, s + start, i - start);
-            wh_buf_printf(out, "\\u202%c", hexd[cp & 15]);
-            i += l;
-            start = i;
-            continue;
-        }
-        i += l;
-    }
-    wh_buf_append(out, s + start, len - start);
-    wh_buf_putc(out, '"');
+    return wh_utf8_decode((const unsigned char *)s, n, cp);
 }
 
 static void newline_indent(wh_buf *out, const char *indent, int depth)
@@ -727,32 +612,18 @@ static wh_code json_encode(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out
     case WH_TMPL_UINT:
         wh_buf_printf(out, "%llu", (unsigned long long)v->u.u);
         return WH_OK;
-    case WH_TMPL_FLOAT: {
-        double a = fabs(v->u.f);
-        size_t n0 = out->len;
+    case WH_TMPL_FLOAT:
         if (isnan(v->u.f) || isinf(v->u.f)) {
             wh_buf tmp = WH_BUF_INIT;
-            tm_format_float(&tmp, v->u.f, 'g', -1);
+            wh_go_float(&tmp, v->u.f, 'g', -1);
             tm_fail(ctx, WH_E_RENDER, "json: unsupported value: %s", tmp.data);
             wh_buf_free(&tmp);
             return WH_E_RENDER;
         }
-        if (a != 0 && (a < 1e-6 || a >= 1e21)) {
-            tm_format_float(out, v->u.f, 'e', -1);
-            /* e-09 -> e-9 */
-            if (out->len - n0 >= 4 && out->data[out->len - 4] == 'e' && out->data[out->len - 3] == '-' &&
-                out->data[out->len - 2] == '0') {
-                out->data[out->len - 2] = out->data[out->len - 1];
-                out->len--;
-                out->data[out->len] = 0;
-            }
-        } else {
-            tm_format_float(out, v->u.f, 'f', -1);
-        }
+        wh_go_json_float(out, v->u.f);
         return WH_OK;
-    }
     case WH_TMPL_STRING:
-        tm_json_string(out, v->u.s, v->len, escape_html);
+        wh_go_json_string(out, v->u.s, v->len, escape_html ? WH_GO_JSON_HTML : 0);
         return WH_OK;
     case WH_TMPL_LIST: {
         long n = wh_tmpl_len(v), i;
@@ -790,7 +661,7 @@ static wh_code json_encode(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out
                 wh_buf_putc(out, ',');
             if (indent)
                 newline_indent(out, indent, depth + 1);
-            tm_json_string(out, ents[i].key, ents[i].key_len, escape_html);
+            wh_go_json_string(out, ents[i].key, ents[i].key_len, escape_html ? WH_GO_JSON_HTML : 0);
             wh_buf_puts(out, indent ? ": " : ":");
             rc = json_encode(ctx, &ents[i].val, out, indent, depth + 1, escape_html);
         }

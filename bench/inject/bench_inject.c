@@ -1,7 +1,8 @@
 /*
  * bench_inject.c - CPU cost of one injection review, in process, split by
  * stage: request decode, render (template data + templates + YAML parse of
- * the overlays), merge (overlays + overrides), post-processing, JSON Patch
+ * the overlays), shape (drop + Go type check of each overlay), merge
+ * (overlays + overrides), post-processing, JSON Patch
  * diff, response encode.  Reported, not asserted.
  *
  *   bench_inject REVISIONS_DIR REVIEW.json [ITERATIONS]
@@ -14,15 +15,17 @@
 
 #include "../bench_review.h"
 #include "wh_admission.h"
+#include "wh_go.h"
 #include "wh_inject.h"
-#include "wh_inject_jsonpatch.h"
+#include "wh_inject_diff.h"
 #include "wh_inject_merge.h"
 #include "wh_inject_post.h"
+#include "wh_inject_shape.h"
 #include "wh_json.h"
 #include "wh_json_arena.h"
 
-enum { S_DECODE, S_RENDER, S_MERGE, S_POST, S_DIFF, S_ENCODE, S_N };
-static const char *const stage_names[S_N] = {"decode", "render", "merge", "post", "diff", "encode"};
+enum { S_DECODE, S_RENDER, S_SHAPE, S_MERGE, S_POST, S_DIFF, S_ENCODE, S_N };
+static const char *const stage_names[S_N] = {"decode", "render", "shape", "merge", "post", "diff", "encode"};
 
 int main(int argc, char **argv)
 {
@@ -48,6 +51,7 @@ int main(int argc, char **argv)
     rev = wh_inject_registry_get(reg, NULL);
     for (i = 0; i < n; i++) {
         json_t *review, *ops = NULL, *merged = NULL, *tmpl = NULL;
+        wh_inject_shaped *shaped = NULL;
         const json_t *pod;
         wh_inject_rendered r;
         wh_inject_input in;
@@ -69,8 +73,13 @@ int main(int argc, char **argv)
             goto out;
         }
         t0 = bench_cpu_now(), stage[S_RENDER] += t0 - t, t = t0;
-        if (wh_inject_apply_overlays(r.merge_pod, r.overlays, (const char *const *)r.names, r.native, &merged, &tmpl,
-                                     &err) != WH_OK ||
+        if (wh_inject_shape_overlays(r.overlays, (const char *const *)r.names, &shaped, &err) != WH_OK) {
+            fprintf(stderr, "shape: %s\n", wh_err_msg(&err));
+            goto out;
+        }
+        t0 = bench_cpu_now(), stage[S_SHAPE] += t0 - t, t = t0;
+        if (wh_inject_apply_overlays(r.merge_pod, r.overlays, (const char *const *)r.names, shaped, r.native, &merged,
+                                     &tmpl, &err) != WH_OK ||
             wh_inject_reapply_overrides(merged, r.merge_pod, tmpl, r.tproxy, &err) != WH_OK) {
             fprintf(stderr, "merge: %s\n", wh_err_msg(&err));
             goto out;
@@ -90,8 +99,8 @@ int main(int argc, char **argv)
         t0 = bench_cpu_now(), stage[S_DIFF] += t0 - t, t = t0;
         {
             wh_buf text = WH_BUF_INIT;
-            wh_inject_json_compact(ops, &text);
-            wh_admission_base64(text.data, text.len, &enc);
+            wh_go_json(&text, ops, WH_GO_JSON_MINIMAL);
+            wh_go_base64(&enc, text.data, text.len);
             patch_len = text.len;
             wh_buf_free(&text);
         }
@@ -100,6 +109,7 @@ int main(int argc, char **argv)
         json_decref(ops);
         json_decref(merged);
         json_decref(tmpl);
+        free(shaped);
         wh_inject_rendered_clear(&r);
         json_decref(review);
         wh_json_arena_end(&arena);

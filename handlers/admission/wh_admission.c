@@ -7,6 +7,8 @@
  */
 #include "wh_admission.h"
 
+#include "wh_chars.h"
+#include "wh_go.h"
 #include "wh_json.h"
 #include "wh_json_arena.h"
 
@@ -29,32 +31,6 @@ void wh_admission_response_clear(wh_admission_response *resp)
     memset(resp, 0, sizeof(*resp));
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-    size_t n, i;
-    unsigned cp;
-
-    if (s[0] < 0x80)
-        return 1;
-    if (s[0] >= 0xc2 && s[0] <= 0xdf)
-        n = 2, cp = s[0] & 0x1f;
-    else if (s[0] >= 0xe0 && s[0] <= 0xef)
-        n = 3, cp = s[0] & 0x0f;
-    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-        n = 4, cp = s[0] & 0x07;
-    else
-        return 0;
-    for (i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-        return 0;
-    return n;
-}
-
 /* A JSON string of `s` (new reference).  Messages
  * are built from user input and may have been cut mid-character, so bytes
  * that are not UTF-8 become U+FFFD instead of failing the whole reply. */
@@ -68,7 +44,8 @@ static json_t *string_value(const char *s)
     if (str != NULL)
         return str;
     while (*p != '\0') {
-        if ((n = utf8_len(p)) == 0) {
+        unsigned cp;
+        if ((n = wh_utf8_decode(p, strlen((const char *)p), &cp)) == 0) {
             wh_buf_puts(&clean, "\xef\xbf\xbd");
             p++;
         } else {
@@ -111,34 +88,6 @@ wh_code wh_admission_warn(wh_admission_response *resp, const char *fmt, ...)
     return WH_OK;
 }
 
-wh_code wh_admission_base64(const void *data, size_t len, wh_buf *out)
-{
-    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    const unsigned char *p = data;
-    size_t i, n = 4 * ((len + 2) / 3);
-    char *dst;
-
-    wh_buf_reserve(out, n);
-    dst = out->data + out->len;
-    for (i = 0; i + 2 < len; i += 3) {
-        unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
-        *dst++ = alphabet[v >> 18];
-        *dst++ = alphabet[(v >> 12) & 63];
-        *dst++ = alphabet[(v >> 6) & 63];
-        *dst++ = alphabet[v & 63];
-    }
-    if (i < len) {
-        unsigned v = (unsigned)p[i] << 16 | (i + 1 < len ? (unsigned)p[i + 1] << 8 : 0);
-        *dst++ = alphabet[v >> 18];
-        *dst++ = alphabet[(v >> 12) & 63];
-        *dst++ = i + 1 < len ? alphabet[(v >> 6) & 63] : '=';
-        *dst++ = '=';
-    }
-    out->len += n;
-    out->data[out->len] = '\0';
-    return WH_OK;
-}
-
 /* --- decoding ------------------------------------------------------------- */
 
 /* The typed fields of AdmissionRequest: a value of another JSON type fails
@@ -170,7 +119,7 @@ static wh_code check_strings(const json_t *obj, const char *field, const char *c
         const json_t *v = json_object_get(obj, *keys);
         if (v != NULL && !json_is_string(v) && !json_is_null(v))
             return wh_err_set(err, WH_E_PARSE, "request.%s.%s must be a string, got %s", field, *keys,
-                              wh_json_type_name(v));
+                              wh_go_json_kind(v));
     }
     return WH_OK;
 }
@@ -205,7 +154,7 @@ static wh_code check_request_fields(const json_t *request, wh_err *err)
         }
         if (want != NULL)
             return wh_err_set(err, WH_E_PARSE, "request.%s must be %s, got %s", request_fields[i].name, want,
-                              wh_json_type_name(v));
+                              wh_go_json_kind(v));
         if (request_fields[i].type == F_GVK && check_strings(v, request_fields[i].name, gvk, err) != WH_OK)
             return WH_E_PARSE;
         if (request_fields[i].type == F_GVR && check_strings(v, request_fields[i].name, gvr, err) != WH_OK)
@@ -233,14 +182,14 @@ wh_code wh_admission_decode(const char *body, size_t len, json_t **review, wh_ad
         return wh_err_set(err, WH_E_PARSE, "invalid JSON at line %d, column %d: %s", jerr.line, jerr.column, jerr.text);
     if (!json_is_object(*review))
         return wh_err_set(err, WH_E_PARSE, "expected an AdmissionReview object, got a JSON %s",
-                          wh_json_type_name(*review));
+                          wh_go_json_kind(*review));
 
     kind = json_object_get(*review, "kind");
     api_version = json_object_get(*review, "apiVersion");
     if (kind != NULL && !json_is_string(kind) && !json_is_null(kind))
-        return wh_err_set(err, WH_E_PARSE, "kind must be a string, got %s", wh_json_type_name(kind));
+        return wh_err_set(err, WH_E_PARSE, "kind must be a string, got %s", wh_go_json_kind(kind));
     if (api_version != NULL && !json_is_string(api_version) && !json_is_null(api_version))
-        return wh_err_set(err, WH_E_PARSE, "apiVersion must be a string, got %s", wh_json_type_name(api_version));
+        return wh_err_set(err, WH_E_PARSE, "apiVersion must be a string, got %s", wh_go_json_kind(api_version));
     k = json_string_value(kind);
     v = json_string_value(api_version);
     if (k == NULL || *k == '\0')
@@ -258,7 +207,7 @@ wh_code wh_admission_decode(const char *body, size_t len, json_t **review, wh_ad
     if (request == NULL || json_is_null(request))
         return wh_err_set(err, WH_E_PARSE, "the AdmissionReview has no request");
     if (!json_is_object(request))
-        return wh_err_set(err, WH_E_PARSE, "request must be an object, got %s", wh_json_type_name(request));
+        return wh_err_set(err, WH_E_PARSE, "request must be an object, got %s", wh_go_json_kind(request));
     if (check_request_fields(request, err) != WH_OK)
         return WH_E_PARSE;
 
@@ -274,23 +223,18 @@ wh_code wh_admission_decode(const char *body, size_t len, json_t **review, wh_ad
 
 /* --- encoding ------------------------------------------------------------- */
 
-static int dump_to_buf(const char *data, size_t size, void *ctx)
-{
-    wh_buf_append(ctx, data, size);
-    return 0;
-}
-
 /* Append `value` as compact JSON (a string, an array, an object). */
 static void put_json(wh_buf *out, const json_t *value)
 {
-    json_dump_callback(value, dump_to_buf, out, JSON_COMPACT | JSON_ENCODE_ANY);
+    wh_go_json(out, value, WH_GO_JSON_MINIMAL);
 }
 
+/* Append `s` as a JSON string, repaired as string_value() does. */
 static void put_string(wh_buf *out, const char *s)
 {
     json_t *str = string_value(s);
 
-    put_json(out, str);
+    wh_go_json_string(out, json_string_value(str), json_string_length(str), WH_GO_JSON_MINIMAL);
     json_decref(str);
 }
 
@@ -328,7 +272,7 @@ wh_code wh_admission_encode(const wh_admission_request *req, const wh_admission_
     }
     if (resp->patch != NULL) {
         wh_buf_puts(out, ",\"patch\":\"");
-        wh_admission_base64(resp->patch, resp->patch_len, out);
+        wh_go_base64(out, resp->patch, resp->patch_len);
         wh_buf_puts(out, "\",\"patchType\":\"JSONPatch\"");
     }
     if (resp->audit_annotations != NULL && json_object_size(resp->audit_annotations) != 0) {

@@ -99,7 +99,4 @@ wh_code wh_admission_encode(const wh_admission_request *req, const wh_admission_
  * is set so that the denial can be answered in that version. */
 wh_code wh_admission_decode(const char *body, size_t len, json_t **review, wh_admission_request *req, wh_err *err);
 
-/* Base64 (standard alphabet, padded) of `len` bytes, appended to `out`. */
-wh_code wh_admission_base64(const void *data, size_t len, wh_buf *out);
-
 #endif

@@ -75,14 +75,25 @@ struct wh_endpoint {
     void *data; /* the implementation's state */
 };
 
+/* One of an endpoint's own flags, declared beside the endpoint (as h2o keeps
+ * a handler's configurator beside the handler) and listed with it in
+ * server/wh_server_endpoints.c: webhookd shows it in --help, reads it from
+ * --NAME and WEBHOOKD_NAME and hands it to the constructor through
+ * env->flag(env, NAME).  A table ends with a NULL name. */
+typedef struct wh_endpoint_flag {
+    const char *name; /* e.g. "revisions-dir": --revisions-dir, WEBHOOKD_REVISIONS_DIR */
+    const char *defval;
+    const char *usage;
+} wh_endpoint_flag;
+
 /* What a constructor gets from the server. */
 typedef struct wh_endpoint_env wh_endpoint_env;
 struct wh_endpoint_env {
     const char *name;    /* "inject", "validate" (set it as wh_endpoint.name) */
     const char *prefix;  /* "/inject", "/validate" */
     wh_metrics *metrics; /* the server's registry: register families at creation */
-    /* The value of one of this endpoint's own flags (declared beside it in
-     * server/wh_server_endpoints.c), e.g. flag(env, "inject-config"); the
+    /* The value of one of this endpoint's own flags (its wh_endpoint_flag
+     * table), e.g. flag(env, "revisions-dir"); the
      * default when unset; NULL when unset without default.  Borrowed, lives as
      * long as the process. */
     const char *(*flag)(const wh_endpoint_env *env, const char *name);

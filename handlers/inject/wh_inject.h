@@ -4,7 +4,23 @@
  *
  * wh_inject_pod() takes a pod and a revision and returns the injected pod
  * (or why it was skipped); wh_inject_admit() wraps it as the admit function
- * of the AdmissionReview codec and answers a JSON Patch.
+ * of the AdmissionReview codec and answers a JSON Patch.  Both run the
+ * stages below in order (wh_inject_pipeline.c); each stage has one header
+ * and includes only the headers of the stages before it, plus the shared
+ * inputs (wh_inject_revision.h: revisions, settings, mesh and proxy config)
+ * and helpers (wh_inject_pod.h, wh_inject_schema.h: the Pod type table and
+ * Go's decoding over it, wh_inject_quantity.h):
+ *
+ *   1 decode  wh_inject_decode.h   URL path; the pod decoded as corev1.Pod
+ *   2 decide  wh_inject_decide.h   istiod's injectRequired
+ *   3 render  wh_inject_render.h   template data, templates, YAML -> overlays
+ *   4 shape   wh_inject_shape.h    each overlay as corev1.Pod decodes it
+ *   5 merge   wh_inject_merge.h    strategic merge patch, user overrides
+ *   6 post    wh_inject_post.h     istiod's post-processing, Go round trip
+ *   7 diff    wh_inject_diff.h     JSON Patch from the request's pod
+ *   8 encode  wh_inject_admit      the patch as Go JSON; base64 in the codec
+ *
+ * CONTRIBUTING.md ("handlers/inject") says which file to change for what.
  */
 #ifndef WH_INJECT_H
 #define WH_INJECT_H
@@ -13,6 +29,7 @@
 
 #include "wh_admission.h"
 #include "wh_inject_render.h"
+#include "wh_inject_revision.h"
 #include "wh_result.h"
 
 typedef struct wh_inject_pod_request {

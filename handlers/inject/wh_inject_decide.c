@@ -3,7 +3,9 @@
  * network, system namespaces, the sidecar.istio.io/inject label/annotation,
  * never/always selectors, then the config's policy.
  */
-#include "wh_inject_render_int.h"
+#include "wh_inject_decide.h"
+
+#include "wh_inject_pod.h"
 
 #include <string.h>
 

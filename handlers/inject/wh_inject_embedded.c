@@ -5,7 +5,11 @@
  * values and mesh config (embedded/), served as the "default" revision
  * unless --revisions-dir provides one.
  */
-#include "wh_inject_render_int.h"
+#include "wh_inject_revision.h"
+
+#include "wh_go.h"
+#include "wh_inject_pod.h"
+#include "wh_yaml.h"
 
 extern const char wh_inject_embedded_sidecar[], wh_inject_embedded_gateway[], wh_inject_embedded_grpc_agent[],
     wh_inject_embedded_grpc_simple[], wh_inject_embedded_values[], wh_inject_embedded_mesh[];

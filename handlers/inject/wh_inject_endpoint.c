@@ -1,7 +1,7 @@
 /*
- * wh_inject_endpoint.c - the /inject endpoint webhookd serves: the revision
- * registry (--revisions-dir), istiod's environment settings (--native-sidecars,
- * --compliance-policy, --platform, --env), the AdmissionReview codec around
+ * wh_inject_endpoint.c - the /inject endpoint webhookd serves: its flags
+ * (wh_inject_endpoint.h: the revision registry's --revisions-dir and
+ * istiod's environment settings), the AdmissionReview codec around
  * wh_inject_admit, and istiod's injection metrics.
  *
  * What istiod reads from the cluster while injecting - node kubelet versions
@@ -32,6 +32,19 @@
 
 static const wh_kube_resource kube_nodes = {"v1", "nodes", "Node", 0};
 
+#define ENDPOINT_FLAG(name, repeatable, usage) {name, "", usage},
+const wh_endpoint_flag wh_inject_endpoint_flags[] = {
+    {"revisions-dir", "",
+     "directory with one subdirectory per injection revision, named after it, holding the files config, values "
+     "and mesh (the ConfigMaps istio-sidecar-injector-<rev> and istio-<rev>); reloaded when they change. "
+     "/inject serves the revision `default`, else the built-in one; /inject/rev/<rev>[/...] a named one"},
+    WH_INJECT_SETTINGS_FLAGS(ENDPOINT_FLAG){NULL, NULL, NULL},
+};
+
+#define SETTING_NAME(name, repeatable, usage) name,
+static const char *const setting_names[] = {WH_INJECT_SETTINGS_FLAGS(SETTING_NAME)};
+#define NSETTINGS (sizeof(setting_names) / sizeof(setting_names[0]))
+
 /* What one refresh of the cluster gave: immutable once published. */
 typedef struct cluster_view {
     atomic_int refs;
@@ -42,8 +55,8 @@ typedef struct cluster_view {
 typedef struct inject_endpoint {
     wh_endpoint super;
     wh_inject_registry *registry;
-    const char *flag_native, *flag_compliance, *flag_platform, *flag_env; /* borrowed from the server */
-    wh_kube_client *kube;                                                 /* NULL: no API access, or nothing to read */
+    const char *settings_flags[NSETTINGS]; /* WH_INJECT_SETTINGS_FLAGS' values, borrowed from the server */
+    wh_kube_client *kube;                  /* NULL: no API access, or nothing to read */
     int want_nodes, want_namespaces;
     time_t refreshed;     /* last successful or failed attempt */
     pthread_mutex_t lock; /* guards `view` (the pointer, not the view) */
@@ -82,53 +95,18 @@ static void view_publish(inject_endpoint *ep, cluster_view *v)
     view_unref(old);
 }
 
-/* --env KEY=VALUE[,KEY=VALUE...]: a comma starts a new pair only when a
- * KEY= follows it, so values may contain commas. */
-static wh_code set_envs(wh_inject_settings *s, const char *list, wh_err *err)
-{
-    char *copy = wh_strdup(list), *start, *p;
-    wh_code rc = WH_OK;
-
-    for (start = p = copy; rc == WH_OK; p++) {
-        if (*p == ',' || *p == '\n') {
-            const char *k = p + 1;
-            while (isalnum((unsigned char)*k) || *k == '_')
-                k++;
-            if (k == p + 1 || *k != '=' || isdigit((unsigned char)p[1]))
-                continue;
-        } else if (*p != '\0') {
-            continue;
-        }
-        {
-            int end = *p == '\0';
-            *p = '\0';
-            if (*start != '\0')
-                rc = wh_inject_settings_set(s, "env", start, err);
-            if (end)
-                break;
-            start = p + 1;
-        }
-    }
-    free(copy);
-    return rc;
-}
-
 /* A view holding the flags (and later the cluster's facts). */
 static wh_code view_new(const inject_endpoint *ep, cluster_view **out, wh_err *err)
 {
-    const char *keys[3] = {"native-sidecars", "compliance-policy", "platform"};
-    const char *vals[3] = {ep->flag_native, ep->flag_compliance, ep->flag_platform};
-    cluster_view *v = wh_calloc(1, sizeof(*v));
+    cluster_view *v = calloc(1, sizeof(*v));
     wh_code rc = WH_OK;
-    int i;
+    size_t i;
 
     atomic_init(&v->refs, 1);
     v->settings = (wh_inject_settings)WH_INJECT_SETTINGS_INIT;
-    for (i = 0; i < 3 && rc == WH_OK; i++)
-        if (vals[i] != NULL && *vals[i] != '\0')
-            rc = wh_inject_settings_set(&v->settings, keys[i], vals[i], err);
-    if (rc == WH_OK && ep->flag_env != NULL)
-        rc = set_envs(&v->settings, ep->flag_env, err);
+    for (i = 0; i < NSETTINGS && rc == WH_OK; i++)
+        if (ep->settings_flags[i] != NULL && *ep->settings_flags[i] != '\0')
+            rc = wh_inject_settings_set(&v->settings, setting_names[i], ep->settings_flags[i], err);
     if (rc != WH_OK) {
         view_unref(v);
         return rc;
@@ -295,10 +273,8 @@ wh_code wh_inject_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh
     wh_code rc;
 
     pthread_mutex_init(&ep->lock, NULL);
-    ep->flag_native = env->flag(env, "native-sidecars");
-    ep->flag_compliance = env->flag(env, "compliance-policy");
-    ep->flag_platform = env->flag(env, "platform");
-    ep->flag_env = env->flag(env, "env");
+    for (size_t i = 0; i < NSETTINGS; i++)
+        ep->settings_flags[i] = env->flag(env, setting_names[i]);
     if ((rc = view_new(ep, &ep->view, err)) != WH_OK)
         goto out;
     if ((rc = wh_inject_registry_open(dir != NULL && *dir != '\0' ? dir : NULL, env->metrics, &ep->registry, err)) !=

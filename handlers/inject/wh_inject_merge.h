@@ -1,28 +1,21 @@
 /*
- * wh_inject_merge.h - strategic merge patch and the Go round trip, on JSON.
+ * wh_inject_merge.h - stage 5 of injection: the shaped overlays merged into
+ * the pod with Kubernetes' strategic merge patch (steps 6 and 7).
  *
- * istiod applies every rendered template to the pod with Kubernetes'
- * strategic merge patch (merge keys from the Pod type, `$patch` directives,
- * nulls delete) and then decodes the result into a Go Pod, which drops
- * zero-valued omitempty fields and canonicalises quantities.  These functions
- * do the same on jansson values so that the result is what istiod produces.
+ * istiod applies every rendered template to the pod with strategic merge
+ * patch (merge keys from the Pod type, `$patch` directives, nulls delete),
+ * then re-applies the user's own versions of the containers the template
+ * also defines.  wh_inject_merge.c is the patch itself, on jansson values;
+ * wh_inject_merge_overlays.c applies the overlays and the overrides.
  */
 #ifndef WH_INJECT_MERGE_H
 #define WH_INJECT_MERGE_H
 
 #include <jansson.h>
 
-#include "wh_buf.h"
 #include "wh_inject_schema.h"
+#include "wh_inject_shape.h"
 #include "wh_result.h"
-
-/* A deep copy of `value` whose containers are new and whose scalars are
- * shared with `value` (new reference; NULL when out of memory).  Nothing on
- * the injection path changes a scalar in place, so sharing them is safe, and
- * it is several times cheaper than json_deep_copy, which allocates every
- * string again and formats each container's address for a loop check
- * (values decoded from text have no loops). */
-json_t *wh_inject_json_copy(const json_t *value);
 
 /* Apply `patch` (an object; borrowed) to `target` (an object, modified in
  * place) as a strategic merge patch for Go type `type` (NULL: plain JSON
@@ -37,45 +30,26 @@ wh_code wh_inject_smp(json_t *target, const json_t *patch, const wh_inject_type 
  * its reference. */
 wh_code wh_inject_smp_move(json_t *target, json_t *patch, const wh_inject_type *type, wh_err *err);
 
-/* Emulate decoding `value` into Go type `type` and encoding it again: drops
- * nulls and zero-valued omitempty fields, canonicalises quantities.  Fields
- * the schema does not know are kept unchanged.  Modifies `value` in place. */
-wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err *err);
-/* Drops, in place, the keys a rendered overlay holds where its Go type has
- * no such field (types marked `closed`), as istiod's decoding into
- * corev1.Pod does: a template of Istio 1.1x prints `fsGroup` into a
- * container's securityContext, which the golden pods do not have.
- * Strategic-merge directives (`$...`) are kept. */
-void wh_inject_drop_unknown_fields(json_t *value, const wh_inject_type *type);
+/* Step 6: apply every overlay (shaped, in order) to an empty template pod
+ * and to a copy of `merge_pod`, moving the pod's own istio-proxy to
+ * initContainers first when `native` and the template put it there.  After
+ * each overlay's merge, its shape's type error (shaped[i]; shaped NULL:
+ * none) fails the injection, as istiod's decoding of the patched pod does
+ * after every template: a merge error of the same overlay comes first.
+ * The overlays are used up: what only they hold is moved into *merged
+ * (wh_inject_smp_move), so the caller may only release them afterwards.
+ * *merged and *tmpl are new references; *tmpl holds only what later steps
+ * read of the template pod: its containers, init containers, volumes and
+ * image pull secrets, by name.  The Go round trip (zero fields, quantities)
+ * is left to wh_inject_postprocess: applying it once at the end gives the
+ * same pod. */
+wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, const char *const *names,
+                                 const wh_inject_shaped *shaped, int native, json_t **merged, json_t **tmpl,
+                                 wh_err *err);
 
-/* Check that `value` decodes as Go type `type`: every known field has the
- * JSON type Go expects (objects, lists, strings, integers, booleans).  The
- * error names the field path, like Go's "cannot unmarshal string into Go
- * struct field PodSpec.spec.containers of type []v1.Container". */
-wh_code wh_inject_go_check(const json_t *value, const wh_inject_type *type, wh_err *err);
-
-/* What Go's json.Marshal prints for `value` decoded as `type`: keys in
- * struct field order, map keys sorted, unknown and zero omitempty fields
- * dropped, always-present structs added.  New reference, NULL when out of
- * memory.  Call wh_inject_go_roundtrip first for canonical quantities. */
-json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type);
-
-/* Compact JSON text as Go's encoding/json writes it (`<`, `>`, `&`, U+2028
- * and U+2029 escaped; lower-case \u00XX escapes), keys in the value's order.
- * Appends to `out`; WH_E_NOMEM on failure. */
-wh_code wh_inject_json_go(const json_t *value, wh_buf *out);
-/* The same without Go's extra escapes: plain compact JSON (e.g. the JSON
- * Patch), keys in the value's order.  Faster than json_dumps, which formats
- * every container's address for its loop check. */
-wh_code wh_inject_json_compact(const json_t *value, wh_buf *out);
-
-/* Canonical form of a Kubernetes quantity (`2000m` -> `2`, `1024Mi` -> `1Gi`).
- * Writes a NUL-terminated string into out (at least 64 bytes).  Fails with
- * WH_E_INVALID when `text` is not a quantity. */
-wh_code wh_inject_quantity_canonical(const char *text, char *out, size_t out_len, wh_err *err);
-/* A CPU quantity in whole cores, rounded up the way istiod sizes proxy
- * concurrency (milli value rounded up, then ceil(milli / 1000)): `500m` -> 1,
- * `6500m` -> 7.  WH_E_INVALID when `text` is not a quantity or is too large. */
-wh_code wh_inject_quantity_cores(const char *text, long long *out);
+/* Step 7 (3.8): re-apply the containers of `original` (and of its
+ * proxy.istio.io/overrides annotation) that the template also defines, record
+ * them in proxy.istio.io/overrides, fix the init container's -u / UIDs. */
+wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const json_t *tmpl, int tproxy, wh_err *err);
 
 #endif

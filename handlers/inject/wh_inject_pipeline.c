@@ -1,15 +1,21 @@
 /*
- * wh_inject_pipeline.c - the injection pipeline (spec 3.1) and the admit
- * function that answers an AdmissionReview with its JSON Patch (spec 2.5).
+ * wh_inject_pipeline.c - the injection pipeline (spec 3.1) stage by stage
+ * (see wh_inject.h) and the admit function that answers an AdmissionReview
+ * with its JSON Patch (spec 2.5; stage 8, encode).
  */
 #include "wh_inject.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "wh_inject_jsonpatch.h"
+#include "wh_go.h"
+#include "wh_inject_decide.h"
+#include "wh_inject_decode.h"
+#include "wh_inject_diff.h"
 #include "wh_inject_merge.h"
 #include "wh_inject_post.h"
+#include "wh_inject_render.h"
+#include "wh_inject_shape.h"
 
 #define TEMPLATE_PREFIX "failed to run injection template"
 
@@ -20,50 +26,19 @@ void wh_inject_pod_result_clear(wh_inject_pod_result *res)
     memset(res, 0, sizeof(*res));
 }
 
-/* The pod as istiod sees it before anything else (2.3). */
-static wh_code prepare(const wh_inject_pod_request *req, json_t **out, wh_err *err)
-{
-    json_t *pod, *meta;
-    const char *ns;
-    wh_code rc;
-
-    if ((rc = wh_inject_go_check(req->pod, &wh_inject_type_pod, err)) != WH_OK) {
-        wh_err_prefix(err, "could not decode pod");
-        return rc;
-    }
-    /* Shallow copies: only the top level and metadata's own keys change here,
-     * and nothing downstream modifies the original pod in place. */
-    if ((pod = json_copy((json_t *)req->pod)) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
-    meta = json_object_get(pod, "metadata");
-    meta = json_is_object(meta) ? json_copy(meta) : json_object();
-    if (meta == NULL || json_object_set_new(pod, "metadata", meta) != 0) {
-        json_decref(pod);
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
-    }
-    json_object_del(meta, "managedFields");
-    ns = json_string_value(json_object_get(meta, "namespace"));
-    if ((ns == NULL || *ns == '\0') && req->namespace_ != NULL && *req->namespace_ != '\0' &&
-        json_object_set_new(meta, "namespace", json_string(req->namespace_)) != 0) {
-        json_decref(pod);
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
-    }
-    *out = pod;
-    return WH_OK;
-}
-
 wh_code wh_inject_pod(const wh_inject_pod_request *req, wh_inject_pod_result *res, wh_err *err)
 {
     wh_inject_rendered r;
     wh_inject_input in;
     wh_inject_post_params post;
     json_t *merged = NULL, *tmpl = NULL;
+    wh_inject_shaped *shaped = NULL;
     const char *reason = NULL;
     wh_code rc;
 
     memset(res, 0, sizeof(*res));
     memset(&r, 0, sizeof(r));
-    if ((rc = prepare(req, &res->original, err)) != WH_OK)
+    if ((rc = wh_inject_decode_pod(req->pod, req->namespace_, &res->original, err)) != WH_OK)
         return rc;
     if (!wh_inject_decide(req->rev, res->original, req->kube_inject, &reason)) {
         res->skip_reason = reason != NULL ? reason : "not selected";
@@ -81,8 +56,12 @@ wh_code wh_inject_pod(const wh_inject_pod_request *req, wh_inject_pod_result *re
         wh_err_prefix(err, "%s", TEMPLATE_PREFIX); /* "failed to run injection template: <why>" */
         goto out;
     }
-    if ((rc = wh_inject_apply_overlays(r.merge_pod, r.overlays, (const char *const *)r.names, r.native, &merged, &tmpl,
-                                       err)) != WH_OK ||
+    if ((rc = wh_inject_shape_overlays(r.overlays, (const char *const *)r.names, &shaped, err)) != WH_OK) {
+        wh_err_prefix(err, "%s", TEMPLATE_PREFIX);
+        goto out;
+    }
+    if ((rc = wh_inject_apply_overlays(r.merge_pod, r.overlays, (const char *const *)r.names, shaped, r.native, &merged,
+                                       &tmpl, err)) != WH_OK ||
         (rc = wh_inject_reapply_overrides(merged, r.merge_pod, tmpl, r.tproxy, err)) != WH_OK)
         goto out;
     post.rev = req->rev;
@@ -95,6 +74,7 @@ wh_code wh_inject_pod(const wh_inject_pod_request *req, wh_inject_pod_result *re
     res->final = merged;
     merged = NULL;
 out:
+    free(shaped);
     json_decref(merged);
     json_decref(tmpl);
     wh_inject_rendered_clear(&r);
@@ -176,10 +156,7 @@ wh_code wh_inject_admit(void *ctx, const wh_admission_request *req, wh_admission
         goto out;
     if ((rc = wh_inject_json_diff(res.original, res.final, &ops, err)) != WH_OK)
         goto out;
-    if (wh_inject_json_compact(ops, &text) != WH_OK) {
-        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-        goto out;
-    }
+    wh_go_json(&text, ops, WH_GO_JSON_MINIMAL);
     resp->patch = wh_buf_steal(&text, &resp->patch_len);
 out:
     wh_inject_pod_result_clear(&res);

@@ -1,33 +1,15 @@
 /*
- * wh_inject_pod.c - small accessors on pod JSON shared by the merge side
- * (see wh_inject_pod.h).
+ * wh_inject_pod.c - small accessors on pod JSON and the cheap JSON copy,
+ * shared by every stage (see wh_inject_pod.h).
  */
 #include "wh_inject_pod.h"
 
+#include <stdarg.h>
 #include <string.h>
-
-#include "wh_inject_post.h"
 
 static wh_code nomem(wh_err *err)
 {
     return wh_err_set(err, WH_E_NOMEM, "out of memory");
-}
-
-int wh_inject_parse_bool(const char *s)
-{
-    static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
-    static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
-    size_t i;
-
-    if (s == NULL)
-        return -1;
-    for (i = 0; i < 6; i++) {
-        if (strcmp(s, yes[i]) == 0)
-            return 1;
-        if (strcmp(s, no[i]) == 0)
-            return 0;
-    }
-    return -1;
 }
 
 json_t *wh_inject_obj_child(json_t *parent, const char *key, int create)
@@ -48,9 +30,21 @@ json_t *wh_inject_spec_list(const json_t *pod, const char *key)
     return json_is_array(l) ? l : NULL;
 }
 
-const char *wh_inject_str(const json_t *o, const char *key)
+const char *wh_inject_jstr(const json_t *o, const char *key)
 {
     return json_string_value(json_object_get(o, key));
+}
+
+const json_t *wh_inject_jpath(const json_t *v, ...)
+{
+    va_list ap;
+    const char *key;
+
+    va_start(ap, v);
+    while (v != NULL && (key = va_arg(ap, const char *)) != NULL)
+        v = json_object_get(v, key);
+    va_end(ap);
+    return v;
 }
 
 /* First container called `name` in list (may be NULL); *idx its index. */
@@ -59,7 +53,7 @@ json_t *wh_inject_find_named(const json_t *list, const char *name, size_t *idx)
     size_t i;
 
     for (i = 0; i < json_array_size(list); i++) {
-        const char *n = wh_inject_str(json_array_get(list, i), "name");
+        const char *n = wh_inject_jstr(json_array_get(list, i), "name");
         if (n != NULL && strcmp(n, name) == 0) {
             if (idx != NULL)
                 *idx = i;
@@ -78,7 +72,7 @@ json_t *wh_inject_find_sidecar(const json_t *pod)
 
 const char *wh_inject_annotation(const json_t *pod, const char *key)
 {
-    return wh_inject_str(json_object_get(json_object_get(pod, "metadata"), "annotations"), key);
+    return wh_inject_jstr(json_object_get(json_object_get(pod, "metadata"), "annotations"), key);
 }
 
 wh_code wh_inject_set_string(json_t *obj, const char *key, const char *value, wh_err *err)
@@ -108,4 +102,33 @@ wh_code wh_inject_append_env(json_t *container, const char *name, const char *va
     if ((e = json_pack("{s:s,s:s}", "name", name, "value", value)) == NULL || json_array_append_new(env, e) != 0)
         return nomem(err);
     return WH_OK;
+}
+
+json_t *wh_inject_json_copy(const json_t *value)
+{
+    size_t i, n;
+    json_t *out;
+    void *it;
+
+    switch (json_typeof(value)) {
+    case JSON_OBJECT:
+        out = json_object();
+        for (it = json_object_iter((json_t *)value); it != NULL; it = json_object_iter_next((json_t *)value, it))
+            if (json_object_setn_new_nocheck(out, json_object_iter_key(it), json_object_iter_key_len(it),
+                                             wh_inject_json_copy(json_object_iter_value(it))) != 0) {
+                json_decref(out);
+                return NULL;
+            }
+        return out;
+    case JSON_ARRAY:
+        out = json_array();
+        for (i = 0, n = json_array_size(value); i < n; i++)
+            if (json_array_append_new(out, wh_inject_json_copy(json_array_get(value, i))) != 0) {
+                json_decref(out);
+                return NULL;
+            }
+        return out;
+    default:
+        return json_incref((json_t *)value);
+    }
 }

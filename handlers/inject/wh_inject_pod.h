@@ -1,6 +1,7 @@
 /*
- * wh_inject_pod.h - small accessors on pod JSON shared by the merge side's
- * files (internal to wh_inject).
+ * wh_inject_pod.h - small accessors on pod JSON and the cheap JSON copy,
+ * shared by every stage of injection (not a stage itself; it includes no
+ * stage's header).
  */
 #ifndef WH_INJECT_POD_H
 #define WH_INJECT_POD_H
@@ -17,12 +18,22 @@
 #define WH_A_STATUS "sidecar.istio.io/status"
 #define WH_A_OVERRIDES "proxy.istio.io/overrides"
 
+/* A deep copy of `value` whose containers are new and whose scalars are
+ * shared with `value` (new reference; NULL when out of memory).  Nothing on
+ * the injection path changes a scalar in place, so sharing them is safe, and
+ * it is several times cheaper than json_deep_copy, which allocates every
+ * string again and formats each container's address for a loop check
+ * (values decoded from text have no loops). */
+json_t *wh_inject_json_copy(const json_t *value);
+
 /* `parent[key]` when it is an object; created when `create` (NULL on OOM). */
 json_t *wh_inject_obj_child(json_t *parent, const char *key, int create);
 /* pod.spec[key] when it is an array, else NULL. */
 json_t *wh_inject_spec_list(const json_t *pod, const char *key);
 /* o[key] when it is a string, else NULL. */
-const char *wh_inject_str(const json_t *o, const char *key);
+const char *wh_inject_jstr(const json_t *o, const char *key);
+/* v[k1][k2]... (a NULL-terminated list of keys), or NULL where one is missing. */
+const json_t *wh_inject_jpath(const json_t *v, ...) __attribute__((sentinel));
 /* First item of `list` named `name` (NULL if none); *idx its index. */
 json_t *wh_inject_find_named(const json_t *list, const char *name, size_t *idx);
 /* istiod's FindSidecar: istio-proxy in containers, else in initContainers. */
@@ -30,7 +41,7 @@ json_t *wh_inject_find_sidecar(const json_t *pod);
 /* A pod annotation's value, or NULL. */
 const char *wh_inject_annotation(const json_t *pod, const char *key);
 wh_code wh_inject_set_string(json_t *obj, const char *key, const char *value, wh_err *err);
-/* The same for JSON text that wh_inject_json_go/compact wrote from jansson
+/* The same for JSON text that wh_go_json wrote from jansson
  * values: valid UTF-8 already, so jansson's check (a pass over the whole
  * annotation) is skipped. */
 wh_code wh_inject_set_json_text(json_t *obj, const char *key, const wh_buf *text, wh_err *err);

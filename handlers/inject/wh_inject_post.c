@@ -12,8 +12,9 @@
 
 #include "wh_alloc.h"
 #include "wh_buf.h"
-#include "wh_inject_merge.h"
+#include "wh_go.h"
 #include "wh_inject_pod.h"
+#include "wh_inject_schema.h"
 
 static wh_code nomem(wh_err *err)
 {
@@ -36,7 +37,7 @@ static wh_code cluster_envs(json_t *pod, const json_t *envs, wh_err *err)
         return WH_OK;
     if (json_is_array(env = json_object_get(proxy, "env")))
         for (i = json_array_size(env); i-- > 0;) {
-            const char *name = wh_inject_str(json_array_get(env, i), "name");
+            const char *name = wh_inject_jstr(json_array_get(env, i), "name");
             if (name != NULL && json_object_get(envs, name) != NULL)
                 json_array_remove(env, i);
         }
@@ -164,10 +165,10 @@ static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_e
     if (ann == NULL)
         return nomem(err);
     json_object_foreach(ann, key, v) if (json_is_string(v) && sanitized_is(key, "prometheus_io_scrape") &&
-                                         wh_inject_parse_bool(json_string_value(v)) == 0) return WH_OK;
-    merge = wh_inject_str(ann, "prometheus.istio.io/merge-metrics");
-    if (merge != NULL && wh_inject_parse_bool(merge) >= 0)
-        enabled = wh_inject_parse_bool(merge);
+                                         wh_go_parse_bool(json_string_value(v)) == 0) return WH_OK;
+    merge = wh_inject_jstr(ann, "prometheus.istio.io/merge-metrics");
+    if (merge != NULL && wh_go_parse_bool(merge) >= 0)
+        enabled = wh_go_parse_bool(merge);
     else if (json_is_boolean(json_object_get(mesh, "enablePrometheusMerge")))
         enabled = json_is_true(json_object_get(mesh, "enablePrometheusMerge"));
     if (!enabled)
@@ -184,10 +185,10 @@ static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_e
         goto out;
     if (json_array_size(targets) > 0) {
         size_t i;
-        port = wh_inject_str(json_array_get(targets, 0), "port");
-        path = wh_inject_str(json_array_get(targets, 0), "path");
+        port = wh_inject_jstr(json_array_get(targets, 0), "port");
+        path = wh_inject_jstr(json_array_get(targets, 0), "path");
         for (i = 0; i < json_array_size(targets); i++)
-            if ((rc = check_scrape_port(wh_inject_str(json_array_get(targets, i), "port"), target, err)) != WH_OK)
+            if ((rc = check_scrape_port(wh_inject_jstr(json_array_get(targets, i), "port"), target, err)) != WH_OK)
                 goto out;
     } else if (port != NULL && (rc = check_scrape_port(port, target, err)) != WH_OK) {
         goto out;
@@ -196,11 +197,11 @@ static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_e
     if (proxy != NULL && (scrape != NULL || path != NULL || port != NULL || json_array_size(targets) > 0)) {
         cfg = json_pack("{s:s,s:s,s:s}", "scrape", scrape != NULL ? scrape : "", "path", path != NULL ? path : "",
                         "port", port != NULL ? port : "");
-        if (cfg == NULL || (json_array_size(targets) > 0 && json_object_set(cfg, "targets", targets) != 0) ||
-            wh_inject_json_go(cfg, &text) != WH_OK) {
+        if (cfg == NULL || (json_array_size(targets) > 0 && json_object_set(cfg, "targets", targets) != 0)) {
             rc = nomem(err);
             goto out;
         }
+        wh_go_json(&text, cfg, WH_GO_JSON_HTML);
         if ((rc = wh_inject_append_env(proxy, "ISTIO_PROMETHEUS_ANNOTATIONS", text.data, err)) != WH_OK)
             goto out;
     }
@@ -235,7 +236,7 @@ static wh_code secure_port(json_t *pod, wh_err *err)
         return WH_OK;
     for (i = 0; i < json_array_size(env); i++) {
         const json_t *e = json_array_get(env, i);
-        const char *name = wh_inject_str(e, "name"), *value = wh_inject_str(e, "value");
+        const char *name = wh_inject_jstr(e, "name"), *value = wh_inject_jstr(e, "value");
         if (name != NULL && strcmp(name, "ENVOY_SECURE_MERGED_METRICS_PORT") == 0 && value != NULL && *value != '\0' &&
             strcmp(value, "0") != 0)
             return wh_inject_set_string(ann, "prometheus.istio.io/secure-port", value, err);
@@ -287,7 +288,7 @@ static json_t *prober_of(const json_t *container, const json_t *handler, int is_
         const json_t *ports = json_object_get(container, "ports");
         size_t i;
         for (i = 0; i < json_array_size(ports); i++) {
-            const char *n = wh_inject_str(json_array_get(ports, i), "name");
+            const char *n = wh_inject_jstr(json_array_get(ports, i), "name");
             if (n != NULL && *n != '\0' && strcmp(n, json_string_value(port)) == 0)
                 break;
         }
@@ -327,7 +328,8 @@ static wh_code dump_sorted(const json_t *map, wh_buf *out)
     for (i = 0; i < n; i++)
         if (json_object_set(sorted, keys[i], json_object_get(map, keys[i])) != 0)
             goto out;
-    rc = wh_inject_json_go(sorted, out);
+    wh_go_json(out, sorted, WH_GO_JSON_HTML);
+    rc = WH_OK;
 out:
     free(keys);
     json_decref(sorted);
@@ -344,7 +346,7 @@ static wh_code collect_probers(const json_t *pod, int status_port, json_t *probe
         size_t i, s;
         for (i = 0; i < json_array_size(list); i++) {
             const json_t *c = json_array_get(list, i);
-            const char *name = wh_inject_str(c, "name");
+            const char *name = wh_inject_jstr(c, "name");
             if (name == NULL || strcmp(name, WH_PROXY) == 0)
                 continue;
             for (s = 0; s < N_SLOTS; s++) {
@@ -378,7 +380,7 @@ static wh_code rewrite_handler(json_t *h, const char *url, long port, wh_err *er
     if (json_object_set_new(get, "path", json_string(url)) != 0 ||
         json_object_set_new(get, "port", json_integer(port)) != 0)
         return nomem(err);
-    if (json_is_string(json_object_get(get, "scheme")) && strcmp(wh_inject_str(get, "scheme"), "HTTPS") == 0)
+    if (json_is_string(json_object_get(get, "scheme")) && strcmp(wh_inject_jstr(get, "scheme"), "HTTPS") == 0)
         return wh_inject_set_string(get, "scheme", "HTTP", err);
     return WH_OK;
 }
@@ -386,7 +388,7 @@ static wh_code rewrite_handler(json_t *h, const char *url, long port, wh_err *er
 static wh_code rewrite_probes(json_t *pod, const json_t *ann, int status_port, wh_err *err)
 {
     static const char *const lists[2] = {"containers", "initContainers"};
-    const char *ann_port = wh_inject_str(ann, "status.sidecar.istio.io/port");
+    const char *ann_port = wh_inject_jstr(ann, "status.sidecar.istio.io/port");
     long port = status_port;
     int l;
     wh_code rc;
@@ -403,7 +405,7 @@ static wh_code rewrite_probes(json_t *pod, const json_t *ann, int status_port, w
         size_t i, s;
         for (i = 0; i < json_array_size(list); i++) {
             json_t *c = json_array_get(list, i);
-            const char *name = wh_inject_str(c, "name");
+            const char *name = wh_inject_jstr(c, "name");
             if (name == NULL || strcmp(name, WH_PROXY) == 0)
                 continue;
             for (s = 0; s < N_SLOTS; s++) {
@@ -428,7 +430,7 @@ static wh_code app_probes(json_t *pod, const wh_inject_revision *rev, wh_err *er
            *proxy = wh_inject_find_sidecar(pod);
     const json_t *values_flag = json_object_get(
         json_object_get(wh_inject_revision_values(rev), "sidecarInjectorWebhook"), "rewriteAppHTTPProbe");
-    const char *a = wh_inject_str(ann, "sidecar.istio.io/rewriteAppHTTPProbers");
+    const char *a = wh_inject_jstr(ann, "sidecar.istio.io/rewriteAppHTTPProbers");
     int status_port = wh_inject_revision_status_port(rev), enabled;
     json_t *probers = NULL, *env, *old = NULL;
     wh_buf text = WH_BUF_INIT;
@@ -437,7 +439,7 @@ static wh_code app_probes(json_t *pod, const wh_inject_revision *rev, wh_err *er
 
     if (proxy == NULL)
         return WH_OK;
-    enabled = a != NULL && wh_inject_parse_bool(a) >= 0 ? wh_inject_parse_bool(a) : json_is_true(values_flag);
+    enabled = a != NULL && wh_go_parse_bool(a) >= 0 ? wh_go_parse_bool(a) : json_is_true(values_flag);
     if (!enabled)
         return WH_OK;
     probers = json_object();
@@ -446,10 +448,11 @@ static wh_code app_probes(json_t *pod, const wh_inject_revision *rev, wh_err *er
     if (json_object_size(probers) > 0) {
         json_t *existing = NULL;
         env = json_object_get(proxy, "env");
-        if (wh_inject_str(ann, WH_A_STATUS) != NULL)
+        if (wh_inject_jstr(ann, WH_A_STATUS) != NULL)
             for (i = 0; i < json_array_size(env); i++)
-                if (strcmp(wh_inject_str(json_array_get(env, i), "name") ? wh_inject_str(json_array_get(env, i), "name")
-                                                                         : "",
+                if (strcmp(wh_inject_jstr(json_array_get(env, i), "name")
+                               ? wh_inject_jstr(json_array_get(env, i), "name")
+                               : "",
                            "ISTIO_KUBE_APP_PROBERS") == 0) {
                     existing = json_array_get(env, i);
                     break;
@@ -457,7 +460,8 @@ static wh_code app_probes(json_t *pod, const wh_inject_revision *rev, wh_err *er
         if (existing != NULL) {
             const char *key;
             json_t *v;
-            old = json_loads(wh_inject_str(existing, "value") != NULL ? wh_inject_str(existing, "value") : "", 0, NULL);
+            old =
+                json_loads(wh_inject_jstr(existing, "value") != NULL ? wh_inject_jstr(existing, "value") : "", 0, NULL);
             if (json_is_object(old))
                 json_object_foreach(old, key, v) json_object_set(probers, key, v);
         }
@@ -518,11 +522,9 @@ static wh_code metadata(json_t *pod, const wh_inject_post_params *p, wh_err *err
                        names_of(wh_inject_spec_list(p->tmpl, "volumes")), "imagePullSecrets",
                        names_of(wh_inject_spec_list(p->tmpl, "imagePullSecrets")), "revision",
                        p->r->revision != NULL && *p->r->revision != '\0' ? p->r->revision : "default");
-    if (status == NULL || wh_inject_json_go(status, &text) != WH_OK) {
-        json_decref(status);
-        wh_buf_free(&text);
+    if (status == NULL)
         return nomem(err);
-    }
+    wh_go_json(&text, status, WH_GO_JSON_HTML);
     json_decref(status);
     rc = wh_inject_set_json_text(ann, WH_A_STATUS, &text, err);
     wh_buf_free(&text);

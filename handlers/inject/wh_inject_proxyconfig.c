@@ -6,8 +6,12 @@
  *
  * Both are kept as JSON objects with proto JSON (lowerCamelCase) names.
  */
+#include "wh_inject_revision.h"
+
+#include "wh_go.h"
+#include "wh_inject_pod.h"
+#include "wh_yaml.h"
 #include "wh_alloc.h"
-#include "wh_inject_render_int.h"
 #include "wh_json_arena.h"
 
 #include <ctype.h>
@@ -461,40 +465,33 @@ static void parse_shared_defaults(void)
 }
 
 /* "KEY": after a ',' unless first. */
-static wh_code put_key(wh_buf *out, const char *key, int *first)
+static void put_key(wh_buf *out, const char *key, int *first)
 {
-    wh_code rc;
-
     if (!*first)
         wh_buf_putc(out, ',');
     *first = 0;
-    if ((rc = wh_inject_gojson_string(key, strlen(key), out)) != WH_OK)
-        return rc;
+    wh_go_json_string(out, key, strlen(key), WH_GO_JSON_HTML);
     wh_buf_putc(out, ':');
-    return WH_OK;
 }
 
 /* A map field: jsonpb prints its keys sorted. */
-static wh_code sorted_map_json(const json_t *m, wh_buf *out)
+static void sorted_map_json(const json_t *m, wh_buf *out)
 {
     const char **keys = wh_calloc(json_object_size(m) + 1, sizeof(*keys));
     const char *k;
     json_t *e;
     size_t n = 0;
     int first = 1;
-    wh_code rc = WH_OK;
 
     json_object_foreach((json_t *)m, k, e) keys[n++] = k;
     qsort(keys, n, sizeof(*keys), cmp_keys);
     wh_buf_putc(out, '{');
-    for (size_t j = 0; j < n; j++)
-        if ((rc = put_key(out, keys[j], &first)) != WH_OK ||
-            (rc = wh_inject_gojson(json_object_get(m, keys[j]), out)) != WH_OK)
-            goto out;
+    for (size_t j = 0; j < n; j++) {
+        put_key(out, keys[j], &first);
+        wh_go_json(out, json_object_get(m, keys[j]), WH_GO_JSON_HTML);
+    }
     wh_buf_putc(out, '}');
-out:
     free(keys);
-    return rc;
 }
 
 /* Written straight to `out` (no intermediate object): known fields in
@@ -506,7 +503,6 @@ wh_code wh_inject_proxy_config_json(const json_t *pc, wh_buf *out)
     const struct pc_field *kf;
     int first = 1;
     size_t unknown = 0;
-    wh_code rc;
 
     pthread_once(&shared_defaults_once, parse_shared_defaults);
     if ((def = shared_defaults) == NULL)
@@ -524,15 +520,18 @@ wh_code wh_inject_proxy_config_json(const json_t *pc, wh_buf *out)
         const struct pc_field *f = &pc_fields[i];
         if ((v = known[i]) == NULL || is_cleared_default(f->name, v, def) || is_zero(f, v))
             continue;
-        if ((rc = put_key(out, f->name, &first)) != WH_OK ||
-            (rc = f->kind == PC_MAP ? sorted_map_json(v, out) : wh_inject_gojson(v, out)) != WH_OK)
-            return rc;
+        put_key(out, f->name, &first);
+        if (f->kind != PC_MAP)
+            wh_go_json(out, v, WH_GO_JSON_HTML);
+        else
+            sorted_map_json(v, out);
     }
     json_object_foreach((json_t *)pc, key, v)
     {
-        if (unknown > 0 && pc_field(key) == NULL &&
-            ((rc = put_key(out, key, &first)) != WH_OK || (rc = wh_inject_gojson(v, out)) != WH_OK))
-            return rc;
+        if (unknown == 0 || pc_field(key) != NULL)
+            continue;
+        put_key(out, key, &first);
+        wh_go_json(out, v, WH_GO_JSON_HTML);
     }
     wh_buf_putc(out, '}');
     return WH_OK;

@@ -6,7 +6,7 @@
  * format family is kept (binary, decimal SI, decimal exponent) and the
  * largest suffix that leaves an integer mantissa is chosen.
  */
-#include "wh_inject_merge.h"
+#include "wh_inject_quantity.h"
 
 #include <ctype.h>
 #include <stdio.h>

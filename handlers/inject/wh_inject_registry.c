@@ -6,8 +6,12 @@
  * in flight; a broken new config keeps the previous snapshot serving and is
  * reported in logs, metrics and the readiness detail.
  */
+#include "wh_inject_revision.h"
+
+#include "wh_go.h"
+#include "wh_inject_pod.h"
+#include "wh_yaml.h"
 #include "wh_alloc.h"
-#include "wh_inject_render_int.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,12 +1,16 @@
 /*
- * wh_inject_render.c - the render step of sidecar injection (spec 3.1 steps
- * 1-6a): derive the template inputs from the pod and the revision, validate
- * the annotations, strip a previous injection, render every selected
- * template and parse each result into a JSON overlay for the merge side.
+ * wh_inject_render.c - stage 3 of injection (see wh_inject_render.h; spec
+ * 3.1 steps 1-6a): derive the template inputs from the pod and the
+ * revision, validate the annotations, strip a previous injection, render
+ * every selected template and parse each result into a JSON document for
+ * the shape stage.
  */
-#include "wh_inject_render_int.h"
+#include "wh_inject_render.h"
+
+#include "wh_inject_pod.h"
+#include "wh_inject_quantity.h"
+#include "wh_yaml.h"
 #include "wh_alloc.h"
-#include "wh_inject_merge.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -275,15 +279,6 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
             wh_err_prefix(err, "template \"%s\" rendered invalid YAML", name);
             goto fail;
         }
-        if (json_is_null(doc)) {
-            json_decref(doc);
-            doc = json_object();
-        }
-        if (!json_is_object(doc)) {
-            rc = wh_err_set(err, WH_E_RENDER, "template \"%s\" did not render a YAML mapping", name);
-            goto fail;
-        }
-        wh_inject_drop_unknown_fields(doc, &wh_inject_type_pod);
         if (json_array_append_new(out->overlays, doc) != 0) {
             doc = NULL;
             goto nomem;

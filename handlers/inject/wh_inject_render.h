@@ -1,33 +1,22 @@
 /*
- * wh_inject_render.h - the seam between the two halves of sidecar injection.
+ * wh_inject_render.h - stage 3 of injection: the revision's templates run
+ * against the pod, each result parsed into a JSON overlay.
  *
- * RENDER side (this header's implementation, files wh_inject_{revision,
- * registry,embedded,settings,decide,path,derive,proxyconfig,validate,data,
- * funcs,gojson,render}.c): from a pod and a revision's configuration to the
- * rendered template overlays, plus every derived input the MERGE side needs.
- * Templates run with Sprig, Istio's helper functions and one of webhookd's
- * own, `overlay X`, which hands the overlay over as data instead of YAML text
- * (the embedded revision's template uses it; a template may also print JSON,
- * which is read without the YAML parser).  MERGE side (wh_inject_merge.h & co.):
- * strategic merge of the overlays, user overrides, post-processing (spec
- * 3.10), JSON Patch, the admit function, kube-inject, conformance.
- *
- * Pipeline as the merge side drives it (spec 3.1):
- *
- *     rev = wh_inject_registry_get(reg, rev_name)          (or a loaded one)
- *     wh_inject_path_parse(suffix, &rev_name, &url_envs)   (webhook only)
- *     if (!wh_inject_decide(rev, pod, kube_inject, &why)) -> skip
- *     wh_inject_render(&in, &out, err)                     -> overlays
- *     ... merge out.overlays[i] in order, post-process ...
- *     wh_inject_rendered_clear(&out); wh_inject_revision_unref(rev);
+ * wh_inject_render.c drives it (istiod's RunTemplate): derive the template
+ * inputs from the pod and the revision (wh_inject_render_derive.c), validate
+ * the annotations (wh_inject_render_validate.c), strip a previous injection,
+ * build the template data (wh_inject_render_data.c: SidecarTemplateData
+ * with Go field names over the pod's JSON) and run every selected template
+ * with Sprig and Istio's functions (wh_inject_render_funcs.c), then parse
+ * each output: the `overlay X` function hands an overlay over as data, JSON
+ * output is read without the YAML parser, anything else is YAML.  What the
+ * later stages need of the inputs (proxy config, envs, native, ...) comes
+ * out in wh_inject_rendered.
  *
  * Errors: wh_inject_render's message is what istiod's RunTemplate returns
  * (e.g. the annotation multi-error, `requested template "x" not found; have
- * a, b`, a template execution error); the caller adds istiod's prefix
+ * a, b`, a template execution error); the pipeline adds istiod's prefix
  * "failed to run injection template: ".
- *
- * Everything here is thread-safe for concurrent readers: a revision is
- * immutable once loaded and shared through a reference count.
  */
 #ifndef WH_INJECT_RENDER_H
 #define WH_INJECT_RENDER_H
@@ -36,149 +25,9 @@
 #include <stddef.h>
 
 #include "wh_buf.h"
-#include "wh_metrics.h"
+#include "wh_inject_revision.h"
 #include "wh_result.h"
-
-/* ------------------------------------------------------------------------ */
-/* Settings: what istiod takes from its environment (shared with kube-inject) */
-
-typedef enum wh_inject_native_mode {
-    WH_INJECT_NATIVE_AUTO = 0, /* on when every known node's kubelet is >= 1.33 (zero nodes: on) */
-    WH_INJECT_NATIVE_TRUE,
-    WH_INJECT_NATIVE_FALSE
-} wh_inject_native_mode;
-
-/*
- * Mapping of the corpus' case.yaml `settings` keys:
- *   values / mesh / injectConfig  -> the revision's `values`, `mesh`, `config` files
- *   enableNativeSidecars          -> native_mode (--native-sidecars true|false|auto)
- *   kubeletVersions               -> nodes (webhookd reads them from the API server)
- *   nativeSidecars                -> the result of the two above (not a setting itself)
- *   platform                      -> platform (--platform openshift)
- *   compliancePolicy              -> compliance_policy (--compliance-policy)
- *   env                           -> env (--env KEY=VALUE); PLATFORM, COMPLIANCE_POLICY and
- *                                    ENABLE_NATIVE_SIDECARS in env also set the matching field
- *                                    unless given explicitly
- *   namespaces                    -> wh_inject_input.namespace_obj (webhook path, OpenShift)
- */
-typedef struct wh_inject_settings {
-    wh_inject_native_mode native_mode;
-    int native_mode_set;     /* 1 once given explicitly (env ENABLE_NATIVE_SIDECARS then ignored) */
-    char *compliance_policy; /* "" / NULL: unset */
-    char *platform;          /* "openshift" or NULL */
-    json_t *env;             /* object KEY -> string: the environment templates read via `env` */
-    json_t *nodes;           /* object nodeName -> kubeletVersion (for auto); NULL: no nodes known */
-} wh_inject_settings;
-
-/* An initializer, which clang-format would lay out as a block. */
-/* clang-format off */
-#define WH_INJECT_SETTINGS_INIT {WH_INJECT_NATIVE_AUTO, 0, NULL, NULL, NULL, NULL}
-/* clang-format on */
-
-/* Apply one flag: key is "native-sidecars", "compliance-policy", "platform" or
- * "env" (value "KEY=VALUE").  Unknown key or bad value -> WH_E_INVALID. */
-wh_code wh_inject_settings_set(wh_inject_settings *s, const char *key, const char *value, wh_err *err);
-/* Add/replace a node's kubelet version (for native auto detection). */
-wh_code wh_inject_settings_set_node(wh_inject_settings *s, const char *node, const char *kubelet_version);
-void wh_inject_settings_clear(wh_inject_settings *s);
-
-/* Effective values: the explicit flag, else the env pair istiod would read
- * (PLATFORM, COMPLIANCE_POLICY).  Never NULL ("" when unset), except _env
- * which returns NULL for a key that was not given. */
-const char *wh_inject_settings_env(const wh_inject_settings *s, const char *key);
-/* What os.Getenv(key) gives in istiod, for the templates' `env`: the --env
- * pair, except that ENABLE_NATIVE_SIDECARS, PLATFORM and COMPLIANCE_POLICY
- * given as flags are those same variables of istiod (a template of Istio
- * 1.20-1.24 decides native sidecars with `env "ENABLE_NATIVE_SIDECARS"`).
- * NULL when unset. */
-const char *wh_inject_settings_getenv(const wh_inject_settings *s, const char *key);
-const char *wh_inject_settings_platform(const wh_inject_settings *s);
-const char *wh_inject_settings_compliance(const wh_inject_settings *s);
-
-/* The global native flag for a pod (3.2.4, before the per-pod annotation):
- * `node_name` = the pod's spec.nodeName or NULL. */
-int wh_inject_settings_native(const wh_inject_settings *s, const char *node_name);
-
-/* ------------------------------------------------------------------------ */
-/* Revisions                                                                */
-
-typedef struct wh_inject_revision wh_inject_revision; /* immutable, refcounted */
-
-/* Load a revision from the bytes of its three files (config YAML, values
- * JSON, mesh YAML; mesh may be NULL/empty = defaults).  Parses every
- * template.  *out is a new reference. */
-wh_code wh_inject_revision_load(const char *name, const char *config, size_t config_len, const char *values,
-                                size_t values_len, const char *mesh, size_t mesh_len, wh_inject_revision **out,
-                                wh_err *err);
-/* The revision compiled into the binary (our own template, values, mesh).
- * New reference, named `name` (NULL: "default"). */
-wh_code wh_inject_revision_embedded(const char *name, wh_inject_revision **out, wh_err *err);
-
-wh_inject_revision *wh_inject_revision_ref(wh_inject_revision *rev);
-void wh_inject_revision_unref(wh_inject_revision *rev); /* NULL is fine */
-
-/* Accessors; all borrowed, valid while the caller holds a reference. */
-const char *wh_inject_revision_name(const wh_inject_revision *rev);
-const char *wh_inject_revision_policy(const wh_inject_revision *rev);   /* "enabled", "disabled", ... */
-const json_t *wh_inject_revision_values(const wh_inject_revision *rev); /* values JSON object */
-/* Mesh config applied onto Istio's DefaultMeshConfig (proto JSON names, e.g.
- * "defaultConfig":{"statusPort":15020,...}, "enablePrometheusMerge":true). */
-const json_t *wh_inject_revision_mesh(const wh_inject_revision *rev);
-const json_t *wh_inject_revision_injected_annotations(const wh_inject_revision *rev); /* object, never NULL */
-/* mesh defaultConfig.statusPort (15020 by default): the Prometheus target and
- * probe-rewrite port of 3.10. */
-int wh_inject_revision_status_port(const wh_inject_revision *rev);
-
-/* ------------------------------------------------------------------------ */
-/* Registry: --revisions-dir DIR, one subdirectory per revision             */
-
-typedef struct wh_inject_registry wh_inject_registry;
-
-/* Open `dir` (NULL: none, only the embedded revision) and load every
- * subdirectory holding `config` and `values` (`mesh` optional).  A broken
- * revision is reported (log, metric, readiness detail) and skipped.
- * `metrics` (optional, borrowed, must outlive the registry) gets
- * webhookd_inject_revision_reload_total{revision,result} and
- * webhookd_inject_revision_loaded{revision}. */
-wh_code wh_inject_registry_open(const char *dir, wh_metrics *metrics, wh_inject_registry **out, wh_err *err);
-/* Stop the watcher (if any) and release every revision (outstanding
- * references stay valid). */
-void wh_inject_registry_free(wh_inject_registry *reg);
-
-/* Rescan now: new/changed revisions are (re)loaded, removed ones dropped; a
- * broken new config keeps the previous snapshot serving. */
-wh_code wh_inject_registry_reload(wh_inject_registry *reg, wh_err *err);
-/* Poll the directory every `interval_ms` from a background thread. */
-wh_code wh_inject_registry_watch(wh_inject_registry *reg, unsigned interval_ms, wh_err *err);
-
-/* New reference to a revision, or NULL if unknown.  name NULL or "" means
- * the revision named "default", else the embedded default revision. */
-wh_inject_revision *wh_inject_registry_get(wh_inject_registry *reg, const char *name);
-/* 1 when every revision is serving its newest files; else 0 and one line per
- * problem appended to detail (the old config keeps serving). */
-int wh_inject_registry_ready(wh_inject_registry *reg, wh_buf *detail);
-/* Names of the loaded revisions (JSON array of strings, new reference). */
-json_t *wh_inject_registry_names(wh_inject_registry *reg);
-
-/* ------------------------------------------------------------------------ */
-/* URL path (2.2) and decision (1.3)                                        */
-
-/* Parse the path after "/inject" (e.g. "", "/", "/rev/canary/cluster/c1",
- * "/:ENV:cluster=c2:ENV:net=n1").  A leading "rev/<name>" pair selects our
- * revision (*rev_name, malloc'd, NULL if absent); the rest are istiod's
- * key/value segments -> *envs (new object: env name -> value).  Never fails
- * on odd input (ignored like istiod does); WH_E_NOMEM only. */
-wh_code wh_inject_path_parse(const char *suffix, size_t len, char **rev_name, json_t **envs, wh_err *err);
-
-/* istiod's injectRequired rule chain on `pod` (metadata.namespace filled).
- * kube_inject = 1 applies istioctl's variant (policy enabled, no selectors).
- * Returns 1 to inject, 0 to skip with *reason (static text: "host network",
- * "system namespace", "sidecar.istio.io/inject=false", "neverInjectSelector",
- * "policy disabled", "unknown injection policy"). */
-int wh_inject_decide(const wh_inject_revision *rev, const json_t *pod, int kube_inject, const char **reason);
-
-/* ------------------------------------------------------------------------ */
-/* Render                                                                   */
+#include "wh_tmpl.h"
 
 /* Owner of the pod as templates see it (.TypeMeta / .DeploymentMeta). */
 typedef struct wh_inject_deploy_meta {
@@ -220,5 +69,58 @@ typedef struct wh_inject_rendered {
  * cleared and err says why (istiod's wording, without its prefix). */
 wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_err *err);
 void wh_inject_rendered_clear(wh_inject_rendered *out);
+
+/* ------------------------------------------------------------------------ */
+/* Between the render stage's files                                         */
+
+/* ---- Annotation validation (wh_inject_render_validate.c): NULL when valid,
+ * else istiod's multi-error text (caller frees). */
+char *wh_inject_validate_annotations(const json_t *annotations);
+
+/* ---- Derived inputs (wh_inject_render_derive.c) */
+typedef struct wh_inject_owner {
+    char *name, *namespace_, *kind, *api_version;
+} wh_inject_owner;
+wh_code wh_inject_deploy_meta_of(const json_t *pod, wh_inject_owner *out);
+void wh_inject_owner_clear(wh_inject_owner *o);
+/* ProxyImage / ProxyInitImage (3.2.3); malloc'd. */
+char *wh_inject_image(const json_t *values, const char *name_key, const char *image_type, const json_t *annotations);
+/* OpenShift UID/GID from a Namespace object (3.2.5). */
+void wh_inject_openshift_ids(const json_t *ns, long long *uid, long long *gid);
+/* 3.1 step 4: a copy of `pod` with a previous injection removed. */
+json_t *wh_inject_strip(const json_t *pod, int status_port);
+/* 3.1 step 5: the template names to render (new array) or an error. */
+wh_code wh_inject_select_templates(const wh_inject_revision *rev, const json_t *annotations, json_t **out, wh_err *err);
+
+/* ---- Template data and functions (wh_inject_render_data.c, wh_inject_render_funcs.c) */
+typedef struct wh_inject_data {
+    const char *type_api_version, *type_kind;
+    const char *deploy_name, *deploy_namespace;
+    const json_t *object_meta; /* pod metadata (stripped pod) */
+    const json_t *spec;        /* pod spec (stripped pod) */
+    const json_t *proxy_config;
+    const json_t *mesh;
+    const json_t *values;
+    const char *revision;
+    int native;
+    const char *proxy_image, *proxy_init_image;
+    long long proxy_uid, proxy_gid;
+    const char *inbound_mode; /* "passthrough" / "localhost" */
+    const char *compliance;
+    long long concurrency;              /* EstimatedConcurrency (read by templates of Istio 1.1x) */
+    const wh_inject_settings *settings; /* for `env` */
+    json_t *captured;                   /* set by the `overlay` function: the overlay as data */
+} wh_inject_data;
+
+wh_tmpl_value wh_inject_data_value(const wh_inject_data *d);
+/* The JSON behind a struct value of Go type `go_type` ("v1.ObjectMeta",
+ * "v1.Container", ...; NULL: any), or NULL if v is not one. */
+const json_t *wh_inject_host_json(const wh_tmpl_value *v, const char *go_type);
+int wh_inject_is_proxy_config(const wh_tmpl_value *v);
+/* encoding/json of a struct encoded in Go field order (v1.ContainerPort)
+ * appended to out; WH_E_NOTFOUND (nothing written) for any other value. */
+wh_code wh_inject_struct_gojson(const wh_tmpl_value *v, wh_buf *out);
+/* Go's Duration.String() of a *durationpb.Duration value ("0s" for nil). */
+wh_code wh_inject_duration_text(const wh_tmpl_value *v, wh_buf *out);
 
 #endif

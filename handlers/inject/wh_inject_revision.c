@@ -4,8 +4,12 @@
  * parsed once into an immutable, reference-counted snapshot: every template
  * is parsed ahead of time so that a request only renders.
  */
+#include "wh_inject_revision.h"
+
+#include "wh_go.h"
+#include "wh_inject_pod.h"
+#include "wh_yaml.h"
 #include "wh_alloc.h"
-#include "wh_inject_render_int.h"
 
 #include <stdlib.h>
 #include <string.h>

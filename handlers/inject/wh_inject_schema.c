@@ -7,72 +7,73 @@
  */
 #include "wh_inject_schema.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define S(n)                                                                                                           \
     {                                                                                                                  \
-        n, WH_K_STR, WH_F_OMIT, NULL, NULL                                                                             \
+        n, WH_K_STR, WH_F_OMIT, NULL, NULL, NULL                                                                       \
     }
 #define SREQ(n)                                                                                                        \
     {                                                                                                                  \
-        n, WH_K_STR, 0, NULL, NULL                                                                                     \
+        n, WH_K_STR, 0, NULL, NULL, NULL                                                                               \
     }
 #define I(n)                                                                                                           \
     {                                                                                                                  \
-        n, WH_K_INT, WH_F_OMIT, NULL, NULL                                                                             \
+        n, WH_K_INT, WH_F_OMIT, NULL, NULL, NULL                                                                       \
     }
 #define IREQ(n)                                                                                                        \
     {                                                                                                                  \
-        n, WH_K_INT, 0, NULL, NULL                                                                                     \
+        n, WH_K_INT, 0, NULL, NULL, NULL                                                                               \
     }
 #define B(n)                                                                                                           \
     {                                                                                                                  \
-        n, WH_K_BOOL, WH_F_OMIT, NULL, NULL                                                                            \
+        n, WH_K_BOOL, WH_F_OMIT, NULL, NULL, NULL                                                                      \
     }
 #define P(n)                                                                                                           \
     {                                                                                                                  \
-        n, WH_K_PTR, 0, NULL, NULL                                                                                     \
+        n, WH_K_PTR, 0, NULL, NULL, NULL                                                                               \
     }
 #define ANY(n)                                                                                                         \
     {                                                                                                                  \
-        n, WH_K_ANY, 0, NULL, NULL                                                                                     \
+        n, WH_K_ANY, 0, NULL, NULL, NULL                                                                               \
     }
 #define OBJ(n, t)                                                                                                      \
     {                                                                                                                  \
-        n, WH_K_OBJ, 0, NULL, &t                                                                                       \
+        n, WH_K_OBJ, 0, NULL, &t, NULL                                                                                 \
     }
 #define LIST(n, key, t)                                                                                                \
     {                                                                                                                  \
-        n, WH_K_LIST, 0, key, t                                                                                        \
+        n, WH_K_LIST, 0, key, t, NULL                                                                                  \
     }
 #define PLIST(n)                                                                                                       \
     {                                                                                                                  \
-        n, WH_K_PLIST, 0, NULL, NULL                                                                                   \
+        n, WH_K_PLIST, 0, NULL, NULL, NULL                                                                             \
     }
 #define PLIST_MERGE(n)                                                                                                 \
     {                                                                                                                  \
-        n, WH_K_PLIST, WH_F_MERGE, NULL, NULL                                                                          \
+        n, WH_K_PLIST, WH_F_MERGE, NULL, NULL, NULL                                                                    \
     }
 #define MAP(n)                                                                                                         \
     {                                                                                                                  \
-        n, WH_K_MAP, 0, NULL, NULL                                                                                     \
+        n, WH_K_MAP, 0, NULL, NULL, NULL                                                                               \
     }
 #define QTY(n)                                                                                                         \
     {                                                                                                                  \
-        n, WH_K_QTY, 0, NULL, NULL                                                                                     \
+        n, WH_K_QTY, 0, NULL, NULL, NULL                                                                               \
     }
 #define QMAP(n)                                                                                                        \
     {                                                                                                                  \
-        n, WH_K_QMAP, 0, NULL, NULL                                                                                    \
+        n, WH_K_QMAP, 0, NULL, NULL, NULL                                                                              \
     }
 #define END                                                                                                            \
     {                                                                                                                  \
-        NULL, 0, 0, NULL, NULL                                                                                         \
+        NULL, 0, 0, NULL, NULL, NULL                                                                                   \
     }
 
 static const wh_inject_type t_owner_ref, t_local_ref, t_pod_security_context, t_sysctl, t_toleration, t_host_alias,
     t_volume, t_empty_dir, t_secret_vs, t_config_map_vs, t_key_to_path, t_downward_vs, t_downward_file, t_projected,
-    t_volume_projection, t_secret_proj, t_config_map_proj, t_downward_proj, t_sa_token_proj, t_container_port,
+    t_volume_projection, t_secret_proj, t_config_map_proj, t_downward_proj, t_sa_token_proj, t_ephemeral_container,
     t_env_var, t_env_source, t_field_selector, t_resource_selector, t_resources, t_volume_mount, t_probe, t_exec,
     t_http_header, t_lifecycle, t_lifecycle_handler, t_security_context, t_capabilities, t_seccomp;
 
@@ -80,9 +81,9 @@ static const wh_inject_field f_object_meta[] = {S("name"),
                                                 S("generateName"),
                                                 S("namespace"),
                                                 S("selfLink"),
-                                                S("uid"),
+                                                {"uid", WH_K_STR, WH_F_OMIT, NULL, NULL, "UID"},
                                                 S("resourceVersion"),
-                                                I("generation"),
+                                                {"generation", WH_K_INT, WH_F_OMIT | WH_F_INT64, NULL, NULL, NULL},
                                                 ANY("creationTimestamp"),
                                                 P("deletionTimestamp"),
                                                 P("deletionGracePeriodSeconds"),
@@ -150,7 +151,7 @@ static const wh_inject_type t_field_selector = {"ObjectFieldSelector", f_field_s
 /* Divisor is a resource.Quantity value without a pointer: encoding/json prints
  * it ("0") even when unset, so a template without a divisor still yields one. */
 static const wh_inject_field f_resource_selector[] = {
-    S("containerName"), SREQ("resource"), {"divisor", WH_K_QTY, WH_F_FILL, NULL, NULL}, END};
+    S("containerName"), SREQ("resource"), {"divisor", WH_K_QTY, WH_F_FILL, NULL, NULL, NULL}, END};
 static const wh_inject_type t_resource_selector = {"ResourceFieldSelector", f_resource_selector, 0};
 
 static const wh_inject_field f_downward_file[] = {SREQ("path"), OBJ("fieldRef", t_field_selector),
@@ -193,7 +194,7 @@ static const wh_inject_type t_volume = {"Volume", f_volume, 0};
 
 static const wh_inject_field f_container_port[] = {S("name"),     I("hostPort"), IREQ("containerPort"),
                                                    S("protocol"), S("hostIP"),   END};
-static const wh_inject_type t_container_port = {"ContainerPort", f_container_port, 0};
+const wh_inject_type wh_inject_type_container_port = {"ContainerPort", f_container_port, 0};
 
 static const wh_inject_field f_env_source[] = {OBJ("fieldRef", t_field_selector),
                                                OBJ("resourceFieldRef", t_resource_selector),
@@ -274,10 +275,10 @@ static const wh_inject_field f_container[] = {SREQ("name"),
                                               PLIST("command"),
                                               PLIST("args"),
                                               S("workingDir"),
-                                              LIST("ports", "containerPort", &t_container_port),
+                                              LIST("ports", "containerPort", &wh_inject_type_container_port),
                                               LIST("envFrom", NULL, NULL),
                                               LIST("env", "name", &t_env_var),
-                                              {"resources", WH_K_OBJ, WH_F_ALWAYS, NULL, &t_resources},
+                                              {"resources", WH_K_OBJ, WH_F_ALWAYS, NULL, &t_resources, NULL},
                                               LIST("resizePolicy", NULL, NULL),
                                               P("restartPolicy"),
                                               LIST("restartPolicyRules", NULL, NULL),
@@ -293,51 +294,55 @@ static const wh_inject_field f_container[] = {SREQ("name"),
                                               OBJ("securityContext", t_security_context),
                                               B("stdin"),
                                               B("stdinOnce"),
-                                              B("tty"),
+                                              {"tty", WH_K_BOOL, WH_F_OMIT, NULL, NULL, "TTY"},
                                               END};
 const wh_inject_type wh_inject_type_container = {"Container", f_container, 0};
+/* Go's EphemeralContainer holds a Container's fields (EphemeralContainerCommon): merged alike, but not a
+ * v1.Container to templates. */
+static const wh_inject_type t_ephemeral_container = {"EphemeralContainer", f_container, 0};
 
-static const wh_inject_field f_pod_spec[] = {LIST("volumes", "name", &t_volume),
-                                             LIST("initContainers", "name", &wh_inject_type_container),
-                                             LIST("containers", "name", &wh_inject_type_container),
-                                             LIST("ephemeralContainers", "name", &wh_inject_type_container),
-                                             S("restartPolicy"),
-                                             P("terminationGracePeriodSeconds"),
-                                             P("activeDeadlineSeconds"),
-                                             S("dnsPolicy"),
-                                             MAP("nodeSelector"),
-                                             S("serviceAccountName"),
-                                             S("serviceAccount"),
-                                             P("automountServiceAccountToken"),
-                                             S("nodeName"),
-                                             B("hostNetwork"),
-                                             B("hostPID"),
-                                             B("hostIPC"),
-                                             P("shareProcessNamespace"),
-                                             OBJ("securityContext", t_pod_security_context),
-                                             LIST("imagePullSecrets", "name", &t_local_ref),
-                                             S("hostname"),
-                                             S("subdomain"),
-                                             ANY("affinity"),
-                                             S("schedulerName"),
-                                             LIST("tolerations", NULL, &t_toleration),
-                                             LIST("hostAliases", "ip", &t_host_alias),
-                                             S("priorityClassName"),
-                                             P("priority"),
-                                             ANY("dnsConfig"),
-                                             LIST("readinessGates", NULL, NULL),
-                                             P("runtimeClassName"),
-                                             P("enableServiceLinks"),
-                                             P("preemptionPolicy"),
-                                             QMAP("overhead"),
-                                             LIST("topologySpreadConstraints", "topologyKey", NULL),
-                                             P("setHostnameAsFQDN"),
-                                             ANY("os"),
-                                             P("hostUsers"),
-                                             LIST("schedulingGates", "name", NULL),
-                                             LIST("resourceClaims", "name", NULL),
-                                             OBJ("resources", t_resources),
-                                             END};
+static const wh_inject_field f_pod_spec[] = {
+    LIST("volumes", "name", &t_volume),
+    LIST("initContainers", "name", &wh_inject_type_container),
+    LIST("containers", "name", &wh_inject_type_container),
+    LIST("ephemeralContainers", "name", &t_ephemeral_container),
+    S("restartPolicy"),
+    P("terminationGracePeriodSeconds"),
+    P("activeDeadlineSeconds"),
+    {"dnsPolicy", WH_K_STR, WH_F_OMIT, NULL, NULL, "DNSPolicy"},
+    MAP("nodeSelector"),
+    S("serviceAccountName"),
+    {"serviceAccount", WH_K_STR, WH_F_OMIT, NULL, NULL, "DeprecatedServiceAccount"},
+    P("automountServiceAccountToken"),
+    S("nodeName"),
+    B("hostNetwork"),
+    B("hostPID"),
+    B("hostIPC"),
+    P("shareProcessNamespace"),
+    OBJ("securityContext", t_pod_security_context),
+    LIST("imagePullSecrets", "name", &t_local_ref),
+    S("hostname"),
+    S("subdomain"),
+    ANY("affinity"),
+    S("schedulerName"),
+    LIST("tolerations", NULL, &t_toleration),
+    LIST("hostAliases", "ip", &t_host_alias),
+    S("priorityClassName"),
+    P("priority"),
+    {"dnsConfig", WH_K_ANY, 0, NULL, NULL, "DNSConfig"},
+    LIST("readinessGates", NULL, NULL),
+    P("runtimeClassName"),
+    P("enableServiceLinks"),
+    P("preemptionPolicy"),
+    QMAP("overhead"),
+    LIST("topologySpreadConstraints", "topologyKey", NULL),
+    P("setHostnameAsFQDN"),
+    {"os", WH_K_ANY, 0, NULL, NULL, "OS"},
+    P("hostUsers"),
+    LIST("schedulingGates", "name", NULL),
+    LIST("resourceClaims", "name", NULL),
+    OBJ("resources", t_resources),
+    END};
 const wh_inject_type wh_inject_type_pod_spec = {"PodSpec", f_pod_spec, 0};
 
 static const wh_inject_field f_pod[] = {
@@ -349,15 +354,15 @@ const wh_inject_type wh_inject_type_pod = {"Pod", f_pod, 0};
 
 #define IFILL(n)                                                                                                       \
     {                                                                                                                  \
-        n, WH_K_INT, WH_F_FILL, NULL, NULL                                                                             \
+        n, WH_K_INT, WH_F_FILL, NULL, NULL, NULL                                                                       \
     }
 #define BFILL(n)                                                                                                       \
     {                                                                                                                  \
-        n, WH_K_BOOL, WH_F_FILL, NULL, NULL                                                                            \
+        n, WH_K_BOOL, WH_F_FILL, NULL, NULL, NULL                                                                      \
     }
 #define STATUS(t)                                                                                                      \
     {                                                                                                                  \
-        "status", WH_K_OBJ, WH_F_FILL, NULL, &t                                                                        \
+        "status", WH_K_OBJ, WH_F_FILL, NULL, &t, NULL                                                                  \
     }
 
 static const wh_inject_field f_pod_template[] = {OBJ("metadata", wh_inject_type_object_meta),
@@ -480,4 +485,14 @@ const wh_inject_field *wh_inject_schema_field(const wh_inject_type *type, const 
         if (f->name[0] == name[0] && strcmp(f->name, name) == 0) /* first byte: most keys differ there */
             return f;
     return NULL;
+}
+
+const char *wh_inject_schema_go_name(const wh_inject_field *f, char *buf, size_t size)
+{
+    if (f->go != NULL)
+        return f->go;
+    snprintf(buf, size, "%s", f->name);
+    if (buf[0] >= 'a' && buf[0] <= 'z')
+        buf[0] = (char)(buf[0] - 'a' + 'A');
+    return buf;
 }

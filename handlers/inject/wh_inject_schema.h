@@ -1,16 +1,23 @@
 /*
- * wh_inject_schema.h - the shape of a core/v1 Pod as Go sees it.
+ * wh_inject_schema.h - the shape of a core/v1 Pod as Go sees it, and Go's
+ * encoding/json over it.
  *
  * Istio merges template overlays with Kubernetes' strategic merge patch, which
- * needs each list's merge key, and it round-trips every pod through the Go
- * struct, which drops zero-valued `omitempty` fields and canonicalises
- * quantities.  This table carries both facts for the Pod fields injection
- * touches; fields it does not know are treated as opaque JSON.
+ * needs each list's merge key, decodes every pod and overlay into the Go
+ * struct (wrong JSON types fail, unknown keys of closed types vanish) and
+ * round-trips the result, which drops zero-valued `omitempty` fields and
+ * canonicalises quantities.  The table (wh_inject_schema.c) carries these
+ * facts for the Pod fields injection touches; fields it does not know are
+ * treated as opaque JSON.  wh_inject_schema_go.c walks values against it.
+ * Not a stage of the pipeline: the stages share it (see wh_inject.h).
  */
 #ifndef WH_INJECT_SCHEMA_H
 #define WH_INJECT_SCHEMA_H
 
+#include <jansson.h>
 #include <stddef.h>
+
+#include "wh_result.h"
 
 typedef enum wh_inject_kind {
     WH_K_STR,   /* string value field */
@@ -27,21 +34,26 @@ typedef enum wh_inject_kind {
 } wh_inject_kind;
 
 enum {
-    WH_F_OMIT = 1,   /* omitempty: a zero value ("" / 0 / false) is dropped by Go */
+    WH_F_OMIT = 1,   /* omitempty on a scalar: Go drops it when empty (wh_go_is_empty: "" / 0 / false) */
     WH_F_MERGE = 2,  /* patchStrategy merge on a scalar list */
     WH_F_ALWAYS = 4, /* a struct without omitempty: Go always prints it (`"resources":{}`) */
-    WH_F_FILL = 8    /* Go prints this field even when absent from the input (a zero
+    WH_F_FILL = 8,   /* Go prints this field even when absent from the input (a zero
                       * int/bool or a struct holding such fields, e.g. DaemonSet status) */
+    WH_F_INT64 = 16  /* an int64 (ints are int32 otherwise) */
 };
 
 typedef struct wh_inject_type wh_inject_type;
 
+/* One field of a Go struct: the one description of it injection has.  The
+ * stages read the JSON name, kind, omitempty and merge key; the templates
+ * (wh_inject_render_data.c) see the field under its Go name. */
 typedef struct wh_inject_field {
-    const char *name;
+    const char *name; /* JSON name */
     unsigned char kind;
     unsigned char flags;
-    const char *merge_key;
-    const wh_inject_type *type;
+    const char *merge_key;      /* patchMergeKey of a WH_K_LIST (NULL: atomic list) */
+    const wh_inject_type *type; /* WH_K_OBJ / WH_K_LIST: the element's struct */
+    const char *go;             /* Go field name; NULL: the JSON name with its first letter upper-cased */
 } wh_inject_field;
 
 struct wh_inject_type {
@@ -53,6 +65,7 @@ struct wh_inject_type {
 extern const wh_inject_type wh_inject_type_pod;
 extern const wh_inject_type wh_inject_type_pod_spec;
 extern const wh_inject_type wh_inject_type_container;
+extern const wh_inject_type wh_inject_type_container_port;
 extern const wh_inject_type wh_inject_type_object_meta;
 extern const wh_inject_type wh_inject_type_http_get;
 extern const wh_inject_type wh_inject_type_tcp_socket;
@@ -63,7 +76,34 @@ extern const wh_inject_type wh_inject_type_grpc;
  * DeploymentConfig, Pod), or NULL. */
 const wh_inject_type *wh_inject_schema_workload(const char *kind);
 
+/* The Go name of `f` into buf (at least 64 bytes); returns it. */
+const char *wh_inject_schema_go_name(const wh_inject_field *f, char *buf, size_t size);
+
 /* The field `name` of `type`, or NULL when unknown (or type is NULL). */
 const wh_inject_field *wh_inject_schema_field(const wh_inject_type *type, const char *name);
+
+/* ---- Go's encoding/json over the table (wh_inject_schema_go.c) ---- */
+
+/* Decode `value` as Go's json.Unmarshal into `type` would: every known
+ * field must have the JSON type Go expects (objects, lists, strings,
+ * integers, booleans); the error names the field path, like Go's "json:
+ * cannot unmarshal string into Go struct field PodSpec.spec.containers of
+ * type []v1.Container".  With `drop`, keys a closed type (`closed`) does not
+ * have are removed in place, as decoding into corev1.Pod loses them (a
+ * template of Istio 1.1x prints `fsGroup` into a container's
+ * securityContext), strategic-merge directives (`$...`) excepted, and the
+ * whole value is walked (the first error is returned); without it `value`
+ * is not modified and the walk stops at the first error. */
+wh_code wh_inject_go_decode(json_t *value, const wh_inject_type *type, int drop, wh_err *err);
+
+/* Emulate decoding `value` into Go type `type` and encoding it again: drops
+ * nulls and zero-valued omitempty fields, canonicalises quantities.  Fields
+ * the schema does not know are kept unchanged.  Modifies `value` in place. */
+wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err *err);
+/* What Go's json.Marshal prints for `value` decoded as `type`: keys in
+ * struct field order, map keys sorted, unknown and zero omitempty fields
+ * dropped, always-present structs added.  New reference, NULL when out of
+ * memory.  Call wh_inject_go_roundtrip first for canonical quantities. */
+json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type);
 
 #endif

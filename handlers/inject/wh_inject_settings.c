@@ -4,8 +4,8 @@
  * platform, the env the templates see), as flags shared by webhookd and
  * webhookctl kube-inject.
  */
+#include "wh_inject_revision.h"
 #include "wh_alloc.h"
-#include "wh_inject_render.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -35,6 +35,62 @@ static wh_code set_str(char **field, const char *value)
     return WH_OK;
 }
 
+static wh_code set_env(wh_inject_settings *s, const char *value, wh_err *err)
+{
+    const char *eq = strchr(value, '=');
+    char *name;
+    json_t *js;
+    int bad;
+
+    if (eq == NULL || eq == value)
+        return wh_err_set(err, WH_E_INVALID, "--env: want KEY=VALUE, got \"%s\"", value);
+    if (s->env == NULL && (s->env = json_object()) == NULL)
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    if ((name = strndup(value, (size_t)(eq - value))) == NULL)
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    js = json_string(eq + 1);
+    bad = js == NULL || json_object_set_new(s->env, name, js) != 0;
+    free(name);
+    if (bad)
+        return wh_err_set(err, WH_E_INVALID, "--env: value of \"%s\" is not valid UTF-8", value);
+    return WH_OK;
+}
+
+/* KEY=VALUE[,KEY=VALUE...]: a comma (or newline) starts a new pair only when
+ * a KEY= follows it, so values may contain commas. */
+static wh_code set_envs(wh_inject_settings *s, const char *list, wh_err *err)
+{
+    char *copy, *start, *p;
+    wh_code rc = WH_OK;
+
+    if (*list == '\0')
+        return set_env(s, list, err); /* the error */
+    if ((copy = strdup(list)) == NULL)
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    for (start = p = copy; rc == WH_OK; p++) {
+        if (*p == ',' || *p == '\n') {
+            const char *k = p + 1;
+            while (isalnum((unsigned char)*k) || *k == '_')
+                k++;
+            if (k == p + 1 || *k != '=' || isdigit((unsigned char)p[1]))
+                continue;
+        } else if (*p != '\0') {
+            continue;
+        }
+        {
+            int end = *p == '\0';
+            *p = '\0';
+            if (*start != '\0')
+                rc = set_env(s, start, err);
+            if (end)
+                break;
+            start = p + 1;
+        }
+    }
+    free(copy);
+    return rc;
+}
+
 wh_code wh_inject_settings_set(wh_inject_settings *s, const char *key, const char *value, wh_err *err)
 {
     if (key == NULL || value == NULL)
@@ -52,24 +108,8 @@ wh_code wh_inject_settings_set(wh_inject_settings *s, const char *key, const cha
             return wh_err_set(err, WH_E_INVALID, "--platform: want openshift (or empty), got \"%s\"", value);
         return set_str(&s->platform, value) == WH_OK ? WH_OK : wh_err_set(err, WH_E_NOMEM, "out of memory");
     }
-    if (strcmp(key, "env") == 0) {
-        const char *eq = strchr(value, '=');
-        char *name;
-        json_t *js;
-        int bad;
-
-        if (eq == NULL || eq == value)
-            return wh_err_set(err, WH_E_INVALID, "--env: want KEY=VALUE, got \"%s\"", value);
-        if (s->env == NULL && (s->env = json_object()) == NULL)
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
-        name = wh_strndup(value, (size_t)(eq - value));
-        js = json_string(eq + 1);
-        bad = js == NULL || json_object_set_new(s->env, name, js) != 0;
-        free(name);
-        if (bad)
-            return wh_err_set(err, WH_E_INVALID, "--env: value of \"%s\" is not valid UTF-8", value);
-        return WH_OK;
-    }
+    if (strcmp(key, "env") == 0)
+        return set_envs(s, value, err);
     return wh_err_set(err, WH_E_INVALID, "unknown injection setting \"%s\"", key);
 }
 

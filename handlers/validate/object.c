@@ -8,7 +8,7 @@
 #define _GNU_SOURCE /* asprintf, strndup */
 #include "wh_alloc.h"
 #include "wh_validate.h"
-#include "wh_json.h"
+#include "wh_go.h"
 #include "wh_validate_int.h"
 
 #include <stdarg.h>
@@ -70,79 +70,63 @@ static char *wrapper_error(const json_t *obj)
                                                "selfLink", "uid",          "resourceVersion"};
     static const char *const meta_maps[] = {"labels", "annotations"};
     const json_t *meta, *v;
-    char *msg = NULL;
+    char field[64]; /* "metadata.<name>" */
     size_t i;
     const char *k;
     json_t *e;
 
-#define WRAP_FAIL(...)                                                                                                 \
+/* encoding/json's UnmarshalTypeError for `v` (a new string). */
+#define WRAP_FAIL(v, go_struct, go_field, go_type)                                                                     \
     do {                                                                                                               \
-        if (asprintf(&msg, __VA_ARGS__) < 0)                                                                           \
-            msg = NULL;                                                                                                \
-        return msg ? msg : wh_strdup("out of memory");                                                                 \
+        wh_buf text = WH_BUF_INIT;                                                                                     \
+        wh_go_unmarshal_error(&text, wh_go_json_kind(v), go_struct, go_field, go_type);                                \
+        return wh_buf_steal(&text, NULL);                                                                              \
     } while (0)
 
     if (!json_is_object(obj))
-        WRAP_FAIL("json: cannot unmarshal %s into Go value of type crd.IstioKind", wh_json_type_name(obj));
+        WRAP_FAIL(obj, NULL, NULL, "crd.IstioKind");
     for (i = 0; i < 2; i++) {
         const char *f = i ? "kind" : "apiVersion";
         v = json_object_get(obj, f);
         if (v != NULL && !json_is_null(v) && !json_is_string(v))
-            WRAP_FAIL("json: cannot unmarshal %s into Go struct field IstioKind.%s of type string",
-                      wh_json_type_name(v), f);
+            WRAP_FAIL(v, "IstioKind", f, "string");
     }
     v = json_object_get(obj, "spec");
     if (v != NULL && !json_is_null(v) && !json_is_object(v))
-        WRAP_FAIL("json: cannot unmarshal %s into Go struct field IstioKind.spec of type map[string]interface {}",
-                  wh_json_type_name(v));
+        WRAP_FAIL(v, "IstioKind", "spec", "map[string]interface {}");
     meta = json_object_get(obj, "metadata");
     if (meta == NULL || json_is_null(meta))
         return NULL;
     if (!json_is_object(meta))
-        WRAP_FAIL("json: cannot unmarshal %s into Go struct field IstioKind.metadata of type v1.ObjectMeta",
-                  wh_json_type_name(meta));
+        WRAP_FAIL(meta, "IstioKind", "metadata", "v1.ObjectMeta");
     for (i = 0; i < sizeof(meta_strings) / sizeof(meta_strings[0]); i++) {
         v = json_object_get(meta, meta_strings[i]);
         if (v != NULL && !json_is_null(v) && !json_is_string(v))
-            WRAP_FAIL("json: cannot unmarshal %s into Go struct field ObjectMeta.metadata.%s of type string",
-                      wh_json_type_name(v), meta_strings[i]);
+            WRAP_FAIL(v, "ObjectMeta", (snprintf(field, sizeof(field), "metadata.%s", meta_strings[i]), field),
+                      "string");
     }
     for (i = 0; i < sizeof(meta_maps) / sizeof(meta_maps[0]); i++) {
         v = json_object_get(meta, meta_maps[i]);
         if (v == NULL || json_is_null(v))
             continue;
         if (!json_is_object(v))
-            WRAP_FAIL("json: cannot unmarshal %s into Go struct field ObjectMeta.metadata.%s of type "
-                      "map[string]string",
-                      wh_json_type_name(v), meta_maps[i]);
+            WRAP_FAIL(v, "ObjectMeta", (snprintf(field, sizeof(field), "metadata.%s", meta_maps[i]), field),
+                      "map[string]string");
         json_object_foreach((json_t *)v, k, e)
         {
             if (!json_is_string(e) && !json_is_null(e))
-                WRAP_FAIL("json: cannot unmarshal %s into Go struct field ObjectMeta.metadata.%s of type string",
-                          wh_json_type_name(e), meta_maps[i]);
+                WRAP_FAIL(e, "ObjectMeta", (snprintf(field, sizeof(field), "metadata.%s", meta_maps[i]), field),
+                          "string");
         }
     }
     v = json_object_get(meta, "generation");
     if (v != NULL && !json_is_null(v) && !json_is_integer(v))
-        WRAP_FAIL("json: cannot unmarshal %s into Go struct field ObjectMeta.metadata.generation of type int64",
-                  wh_json_type_name(v));
+        WRAP_FAIL(v, "ObjectMeta", "metadata.generation", "int64");
     v = json_object_get(meta, "finalizers");
     if (v != NULL && !json_is_null(v) && !json_is_array(v))
-        WRAP_FAIL("json: cannot unmarshal %s into Go struct field ObjectMeta.metadata.finalizers of type []string",
-                  wh_json_type_name(v));
+        WRAP_FAIL(v, "ObjectMeta", "metadata.finalizers", "[]string");
 #undef WRAP_FAIL
     return NULL;
-}
-
-static int go_parse_bool(const char *s)
-{
-    static const char *const ok[] = {"1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"};
-    size_t i;
-
-    for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
-        if (strcmp(s, ok[i]) == 0)
-            return 1;
-    return 0;
 }
 
 /* The annotation rules istiod wraps around every kind's validator; they return alone. */
@@ -157,7 +141,7 @@ static int check_metadata(wh_vctx *c, const wh_vkind *kind, const json_t *spec)
                     c->name);
             return 0;
         }
-        if (!go_parse_bool(dry ? dry : "")) {
+        if (wh_go_parse_bool(dry ? dry : "") < 0) {
             wh_verr(c,
                     "%s/%s has annotation istio.io/dry-run with invalid value (%s): strconv.ParseBool: parsing %s: "
                     "invalid syntax",

@@ -298,44 +298,6 @@ void wh_vset_free(wh_vset *s)
     memset(s, 0, sizeof(*s));
 }
 
-void wh_vgofloat(double d, char *out, size_t outlen)
-{
-    char tmp[64];
-    int prec, exp10;
-
-    if (isnan(d)) {
-        snprintf(out, outlen, "NaN");
-        return;
-    }
-    if (isinf(d)) {
-        snprintf(out, outlen, d > 0 ? "+Inf" : "-Inf");
-        return;
-    }
-    if (d == 0) {
-        snprintf(out, outlen, signbit(d) ? "-0" : "0");
-        return;
-    }
-    /* Shortest precision that round-trips, as strconv.FormatFloat(d, 'g', -1, 64). */
-    for (prec = 1; prec <= 17; prec++) {
-        snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, d);
-        if (strtod(tmp, NULL) == d)
-            break;
-    }
-    exp10 = atoi(strchr(tmp, 'e') + 1);
-    if (exp10 < -4 || exp10 >= 21) {
-        /* Go prints e.g. 1e-05 / 1.5e+21: mantissa digits, then e, sign, at least two digits. */
-        char mant[64];
-        char *e = strchr(tmp, 'e');
-        size_t ml = (size_t)(e - tmp);
-        memcpy(mant, tmp, ml);
-        mant[ml] = '\0';
-        snprintf(out, outlen, "%se%c%02d", mant, exp10 < 0 ? '-' : '+', abs(exp10));
-    } else {
-        int decimals = prec - 1 - exp10;
-        snprintf(out, outlen, "%.*f", decimals > 0 ? decimals : 0, d);
-    }
-}
-
 wh_code wh_vctx_error_text(const wh_vctx *c, wh_buf *out)
 {
     size_t i;

@@ -5,6 +5,7 @@
  * TLS and TCP routes, exportTo, and the unreachable-rule warnings.
  */
 #define _GNU_SOURCE /* asprintf, strndup */
+#include "wh_go.h"
 #include "wh_alloc.h"
 #include "wh_validate_int.h"
 
@@ -313,14 +314,15 @@ static void check_match_requests(wh_vctx *c, const json_t *route)
 static void check_percentage(wh_vctx *c, const json_t *p)
 {
     double v;
-    char buf[64];
 
     if (p == NULL)
         return;
     v = wh_vnum(p, "value");
     if (v < 0.0 || v > 100.0 || (v > 0.0 && v < 0.0001)) {
-        wh_vgofloat(v, buf, sizeof(buf));
-        wh_verr(c, "percentage %s is neither 0.0, nor in range [0.0001, 100.0]", buf);
+        wh_buf text = WH_BUF_INIT; /* %v of a float64 */
+        wh_go_float(&text, v, 'g', -1);
+        wh_verr(c, "percentage %s is neither 0.0, nor in range [0.0001, 100.0]", text.data);
+        wh_buf_free(&text);
     }
 }
 

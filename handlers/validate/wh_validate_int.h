@@ -78,9 +78,6 @@ const char *wh_vfmt(wh_vctx *c, const char *fmt, ...) __attribute__((format(prin
 
 /* Go's %q of s (strconv.Quote), valid until wh_vctx_free. */
 const char *wh_vq(wh_vctx *c, const char *s);
-/* Go's %v of a float64 (shortest form, exponent outside [1e-4, 1e21)). */
-void wh_vgofloat(double d, char *out, size_t outlen);
-
 /* The joined error text: the error alone, or "N errors occurred:\n\t* a\n\t* b\n\n". */
 wh_code wh_vctx_error_text(const wh_vctx *c, wh_buf *out);
 

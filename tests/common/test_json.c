@@ -125,30 +125,11 @@ static void depth(void **state)
     free(t);
 }
 
-/* The words Go's encoding/json prints in "cannot unmarshal X into ...". */
-static void go_type_names(void **state)
-{
-    static const struct {
-        const char *json, *name;
-    } names[] = {{"{}", "object"},  {"[1]", "array"}, {"\"s\"", "string"}, {"1", "number"},
-                 {"1.5", "number"}, {"true", "bool"}, {"false", "bool"},   {"null", "null"}};
-
-    (void)state;
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        json_t *v = json_loads(names[i].json, JSON_DECODE_ANY, NULL);
-
-        assert_non_null(v);
-        assert_string_equal(wh_json_type_name(v), names[i].name);
-        json_decref(v);
-    }
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_case),
         cmocka_unit_test(depth),
-        cmocka_unit_test(go_type_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

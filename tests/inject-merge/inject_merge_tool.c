@@ -19,9 +19,12 @@
 
 #include <jansson.h>
 
-#include "wh_inject_jsonpatch.h"
+#include "wh_go.h"
+#include "wh_inject_diff.h"
 #include "wh_inject_merge.h"
 #include "wh_inject_post.h"
+#include "wh_inject_quantity.h"
+#include "wh_inject_shape.h"
 
 static const wh_inject_type *type_named(const char *name)
 {
@@ -113,8 +116,7 @@ int main(int argc, char **argv)
         wh_buf text = WH_BUF_INIT;
         if ((a = load(argv[3])) == NULL)
             goto out;
-        if ((strcmp(argv[2], "go") == 0 ? wh_inject_json_go(a, &text) : wh_inject_json_compact(a, &text)) != WH_OK)
-            goto out;
+        wh_go_json(&text, a, strcmp(argv[2], "go") == 0 ? WH_GO_JSON_HTML : WH_GO_JSON_MINIMAL);
         fwrite(text.data, 1, text.len, stdout);
         wh_buf_free(&text);
         status = 0;
@@ -122,9 +124,16 @@ int main(int argc, char **argv)
     }
     if (argc == 5 && strcmp(argv[1], "overlays") == 0) {
         json_t *merged = NULL, *tmpl = NULL;
+        wh_inject_shaped *shaped = NULL;
+        wh_code rc;
         if ((a = load(argv[3])) == NULL || (b = load(argv[4])) == NULL)
             goto out;
-        if (wh_inject_apply_overlays(a, b, NULL, atoi(argv[2]), &merged, &tmpl, &err) != WH_OK)
+        /* as the pipeline runs them: shape every overlay, then merge */
+        if (wh_inject_shape_overlays(b, NULL, &shaped, &err) != WH_OK)
+            goto fail;
+        rc = wh_inject_apply_overlays(a, b, NULL, shaped, atoi(argv[2]), &merged, &tmpl, &err);
+        free(shaped);
+        if (rc != WH_OK)
             goto fail;
         ops = json_pack("{s:o,s:o}", "merged", merged, "template", tmpl);
         status = print(ops);

@@ -19,9 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wh_inject_merge.h"
+#include "wh_inject_decide.h"
+#include "wh_inject_decode.h"
 #include "wh_inject_render.h"
 #include "wh_inject_schema.h"
+#include "wh_inject_shape.h"
 
 static int usage(void)
 {
@@ -43,7 +45,11 @@ static int prune(void)
         json_decref(pods);
         return 1;
     }
-    json_array_foreach(pods, i, pod) wh_inject_drop_unknown_fields(pod, &wh_inject_type_pod);
+    json_array_foreach(pods, i, pod)
+    {
+        wh_err ignored; /* type errors are not this mode's business */
+        wh_inject_go_decode(pod, &wh_inject_type_pod, 1, &ignored);
+    }
     dump = json_dumps(pods, JSON_COMPACT);
     puts(dump ? dump : "null");
     free(dump);
@@ -136,7 +142,9 @@ int main(int argc, char **argv)
         in.pod = pod;
         in.url_envs = envs;
         in.namespace_obj = ns;
-        if (wh_inject_render(&in, &out, &err) != WH_OK) {
+        wh_inject_shaped *shaped = NULL; /* the overlays as the merge stage gets them */
+        if (wh_inject_render(&in, &out, &err) != WH_OK ||
+            wh_inject_shape_overlays(out.overlays, (const char *const *)out.names, &shaped, &err) != WH_OK) {
             res = json_pack("{sbss}", "inject", 1, "error", wh_err_msg(&err));
         } else {
             json_t *names = json_array();
@@ -149,6 +157,7 @@ int main(int argc, char **argv)
                             "templatePod", out.template_pod);
             json_decref(names);
         }
+        free(shaped);
     }
     dump = json_dumps(res, JSON_INDENT(1));
     puts(dump ? dump : "null");

@@ -9,9 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_go.h"
+#include "wh_inject_decide.h"
+#include "wh_inject_decode.h"
+#include "wh_inject_pod.h"
 #include "wh_alloc.h"
 #include "wh_inject_render.h"
-#include "wh_inject_render_int.h"
+#include "wh_inject_shape.h"
+#include "wh_yaml.h"
 
 static int failures;
 
@@ -239,7 +244,7 @@ static void check_openshift(size_t i, json_t *c)
 static void check_gojson(size_t i, json_t *c)
 {
     wh_buf b = WH_BUF_INIT;
-    wh_inject_gojson(json_object_get(c, "value"), &b);
+    wh_go_json(&b, json_object_get(c, "value"), WH_GO_JSON_HTML);
     expect_str(i, "text", json_object_get(c, "text"), b.data);
     wh_buf_free(&b);
 }
@@ -247,6 +252,17 @@ static void check_gojson(size_t i, json_t *c)
 /* Render one template with the revision's functions:
  * {"template": s, "values": {...}, "mesh": yaml, "pod": {...}, "settings": [[k, v]...],
  *  "overlay": {...} | "error": substring} */
+/* The overlays as the pipeline hands them to the merge: shaped (a template
+ * that renders no mapping fails here). */
+static wh_code shape(wh_inject_rendered *out, wh_err *err)
+{
+    wh_inject_shaped *shaped = NULL;
+    wh_code rc = wh_inject_shape_overlays(out->overlays, (const char *const *)out->names, &shaped, err);
+
+    free(shaped);
+    return rc;
+}
+
 static void check_funcs(size_t i, json_t *c)
 {
     json_t *config = json_pack("{s:s, s:{s:O}}", "policy", "enabled", "templates", "t", json_object_get(c, "template"));
@@ -284,7 +300,7 @@ static void check_funcs(size_t i, json_t *c)
         json_decref(pod_ann);
         in.pod = pod;
         wh_err_clear(&err);
-        if (wh_inject_render(&in, &out, &err) != WH_OK) {
+        if (wh_inject_render(&in, &out, &err) != WH_OK || shape(&out, &err) != WH_OK) {
             const char *want = json_string_value(json_object_get(c, "error"));
             if (want == NULL || strstr(wh_err_msg(&err), want) == NULL) {
                 json_t *g = json_string(wh_err_msg(&err));

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "wh_inject_render.h"
+#include "wh_inject_revision.h"
 
 static char root[256];
 

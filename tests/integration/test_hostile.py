@@ -8,8 +8,10 @@ asserts the bound that the finding broke (memory, latency, readiness).
 """
 import json
 import os
+import select
 import signal
 import socket
+import ssl
 import stat
 import subprocess
 import sys
@@ -19,7 +21,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from whtest import Server, connect, once, read_response, request, review, scaled  # noqa: E402
+from whtest import (BINARY, Server, client_context, connect, metric, once, read_response, request,  # noqa: E402
+                    review, scaled)
 
 WEBHOOKCTL = os.environ.get("WEBHOOKCTL", "")
 
@@ -66,6 +69,217 @@ class TestMetricLabels(unittest.TestCase):
                           'resource="destinationrules"} 1', text)
             self.assertIn('galley_validation_passed{group="networking.istio.io",version="other",'
                           'resource="destinationrules"} 1', text)
+
+
+class Gate:
+    """Where every client arrives (at its last byte, or refused early)."""
+
+    def __init__(self, parties):
+        self.parties, self.arrived, self.cond = parties, set(), threading.Condition()
+
+    def arrive(self):
+        with self.cond:
+            self.arrived.add(threading.get_ident())
+            self.cond.notify_all()
+
+    def wait(self, timeout):
+        with self.cond:
+            self.cond.wait_for(lambda: len(self.arrived) >= self.parties, timeout)
+
+
+def upload_reading_early(sock, path, body, chunk=65536, hold=None):
+    """POST like Go's HTTP client: while the body goes out, an early answer
+    (a refusal) is read and returned instead of writing on into a reset.
+    With `hold` (a Gate) the last byte waits for every other
+    client, so that all bodies are buffered at once.  Returns the status."""
+    sock.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: %d\r\n\r\n" % (path.encode(), len(body)))
+    got = b""
+    offsets = list(range(0, len(body) - 1, chunk)) + [len(body) - 1]
+    for i, off in enumerate(offsets):
+        if hold is not None and off == len(body) - 1:
+            hold.arrive()
+            hold.wait(scaled(4))
+            time.sleep(0.1)  # the server's sweep sees everything buffered
+        if sock.pending() or select.select([sock], [], [], 0)[0]:
+            timeout = sock.gettimeout()
+            sock.settimeout(0)
+            try:
+                got = sock.recv(65536)  # "" only for TLS records that are not data (session tickets)
+            except (ssl.SSLWantReadError, BlockingIOError):
+                got = b""
+            finally:
+                sock.settimeout(timeout)
+            if got:
+                break
+        sock.sendall(body[off:offsets[i + 1]] if i + 1 < len(offsets) else body[off:])
+    if hold is not None:
+        hold.arrive()  # no-op when already arrived at the last byte
+    while b"\r\n" not in got:
+        more = sock.recv(65536)
+        if not more:
+            raise ConnectionError("connection closed before the status line: %r" % got)
+        got += more
+    return int(got.split(b" ", 2)[1])
+
+
+def proc_status(pid, field):
+    """A /proc/PID/status field in KiB (VmRSS, VmHWM)."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise KeyError(field)
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class TestWriteTimeout(unittest.TestCase):
+    """Finding 2: a client that never reads its answers pinned them for as
+    long as it kept the connection (100 x 6 MB = 1.9 GB for >= 60 s)."""
+
+    def test_unread_answers_are_cut(self):
+        with Server("--write-timeout=1s") as srv:
+            raw = socket.socket()
+            raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            raw.connect(("127.0.0.1", srv.port))
+            s = client_context().wrap_socket(raw, server_hostname="localhost")
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 2000)  # ~10 MB of answers, never read
+            time.sleep(scaled(2.5))
+            self.assertGreaterEqual(metric(srv, "webhookd_write_timeouts_total"), 1)
+            start, closed = time.time(), False
+            s.settimeout(scaled(3))
+            try:
+                while s.recv(65536):
+                    pass
+                closed = True
+            except (ConnectionError, ssl.SSLError):
+                closed = True
+            except socket.timeout:
+                pass
+            s.close()
+            self.assertTrue(closed, "the connection outlived --write-timeout")
+            self.assertLess(time.time() - start, scaled(10))
+            self.assertEqual(once(srv.port, "GET", "/healthz")[0], 200)
+
+
+class TestInflightBytes(unittest.TestCase):
+    """Finding 3: h2o buffered up to 2 x --max-request-bytes + 64 KiB per
+    connection with no global bound (200 x 12 MiB bodies = 3.16 GB RSS)."""
+
+    def test_declared_oversize_is_refused_before_reading(self):
+        with Server() as srv, connect(srv.port) as s:
+            start = time.time()
+            s.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: %d\r\n\r\n" % (12 * 1024 * 1024))
+            s.settimeout(scaled(5))
+            status, _, _ = read_response(s)
+            self.assertEqual(status, 413)
+            self.assertLess(time.time() - start, scaled(2))
+            self.assertTrue(closed_after(s))
+
+    def test_many_large_bodies_stay_within_the_bound(self):
+        clients, size, bound = 60, 5 * 1024 * 1024, 24 * 1024 * 1024
+        body = b"x" * size
+        with Server("--max-inflight-bytes=%d" % bound) as srv:
+            base = proc_status(srv.proc.pid, "VmRSS")
+            results = []
+            gate = Gate(clients)
+
+            def upload():
+                try:
+                    with connect(srv.port, timeout=30) as s:
+                        results.append(upload_reading_early(s, "/validate", body, hold=gate))
+                except (ConnectionError, ssl.SSLError, socket.timeout) as e:
+                    results.append("%.1fs %r" % (time.time() - start, e))
+                finally:
+                    gate.arrive()
+
+            start = time.time()
+            threads = [threading.Thread(target=upload) for _ in range(clients)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(scaled(60))
+            took = time.time() - start
+            peak = proc_status(srv.proc.pid, "VmHWM")
+            grown = (peak - base) * 1024
+            self.assertEqual(len(results), clients)
+            self.assertTrue(all(r in (200, 503) for r in results), [r for r in results if r != 503])
+            self.assertIn(200, results)
+            # Without the bound all 60 bodies are held at once: +390 MiB measured.  The
+            # bound is checked every 10 ms, so what arrives in between may overshoot.
+            self.assertLess(grown, bound + 96 * 1024 * 1024, "peak RSS grew by %d MiB" % (grown >> 20))
+            self.assertLess(took, scaled(45))
+            self.assertEqual(once(srv.port, "GET", "/healthz")[0], 200)
+
+
+class StartedServer(Server):
+    def __enter__(self):
+        return self
+
+
+class TestFileLimit(unittest.TestCase):
+    """Finding 6: webhookd kept the 1024 soft RLIMIT_NOFILE, and at EMFILE
+    both threads spun at 100 % CPU on the still-readable listener."""
+
+    @staticmethod
+    def limit(soft, hard):
+        import resource
+        return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+    def start(self, soft, hard):
+        """A started server (a context manager that does not start it again)."""
+        srv = StartedServer()
+        orig = subprocess.Popen
+
+        def popen(*a, **kw):
+            kw["preexec_fn"] = self.limit(soft, hard)
+            return orig(*a, **kw)
+        subprocess.Popen = popen
+        try:
+            srv.start()
+        finally:
+            subprocess.Popen = orig
+        return srv
+
+    def test_soft_limit_raised_to_hard(self):
+        srv = self.start(256, 4096)
+        with srv:
+            with open("/proc/%d/limits" % srv.proc.pid) as f:
+                line = [x for x in f if x.startswith("Max open files")][0]
+            self.assertEqual(line.split()[3:5], ["4096", "4096"], line)
+
+    def test_emfile_pauses_instead_of_spinning(self):
+        srv = self.start(64, 64)
+        with srv:
+            idle = []
+            for _ in range(100):
+                c = socket.create_connection(("127.0.0.1", srv.port))
+                idle.append(c)
+            time.sleep(scaled(0.5))
+            before = cpu_seconds(srv.proc.pid)
+            time.sleep(2)
+            used = cpu_seconds(srv.proc.pid) - before
+            for c in idle:
+                c.close()
+            self.assertLess(used, 0.5, "webhookd burnt %.2f s of CPU in 2 s at EMFILE" % used)
+            srv.wait_log("cannot accept connections; pausing accepts")
+            deadline = time.time() + scaled(15)
+            while True:  # once the idle ones are gone, service is back
+                try:
+                    with connect(srv.port, timeout=2) as s:
+                        self.assertEqual(request(s, "GET", "/healthz")[0], 200)
+                    break
+                except (ConnectionError, socket.timeout, ssl.SSLError):
+                    if time.time() > deadline:
+                        raise
+                    time.sleep(0.2)
+            self.assertGreaterEqual(metric(srv, "webhookd_accept_pauses_total", '{reason="fd_limit"}'), 1)
 
 
 class TestFraming(unittest.TestCase):
@@ -189,12 +403,21 @@ class TestKeyFiles(unittest.TestCase):
             with open(victim, "w") as f:
                 f.write("precious\n")
             os.symlink(victim, out)
-            # The old code wrote through "<out>.tmp.<pid>": plant that for the next pids.
-            base = os.getpid()
-            for pid in range(base, base + 200):
-                os.symlink(victim, "%s.tmp.%d" % (out, pid))
-            with Server("--self-signed-cert-out=" + out):
-                pass
+            # A predictable temporary name ("<out>.tmp.<pid>") would be planted
+            # like this, in the child right before exec:
+            def plant():
+                os.symlink(victim, "%s.tmp.%d" % (out, os.getpid()))
+            proc = subprocess.Popen([BINARY, "--listen=127.0.0.1:0", "--threads=1", "--self-signed-cert-out=" + out],
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    preexec_fn=plant)
+            try:
+                for line in proc.stderr:
+                    if b'"listening"' in line or b"cannot start" in line:
+                        break
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(scaled(20))
+                proc.stderr.close()
             with open(victim) as f:
                 self.assertEqual(f.read(), "precious\n")
             self.assertTrue(stat.S_ISREG(os.lstat(out).st_mode))

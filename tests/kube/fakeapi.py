@@ -14,7 +14,9 @@ anonymous, with per-user forbid rules; defaulting of the fields tests read.
 
 Writes from API requests pass kube-apiserver's webhook admission chain
 (fake_admission.py: mutating then validating webhook configurations, called
-over TLS through Services and Endpoints); Istio config kinds are served too.
+over TLS through Services and Endpoints) after the request's namespace is set
+on the object, and metadata.generateName is turned into a name after it; Istio
+config kinds and what `helm template` of charts/webhookd renders are served too.
 
 A control API (no auth) under /_fake/ drives tests: POST /_fake/reset,
 POST /_fake/load {"objects": [...]} (no admission), POST /_fake/replace {"object": ...},
@@ -67,6 +69,15 @@ RESOURCES = {
     "statefulsets": ("apps/v1", "StatefulSet", True, ["sts"]),
     "daemonsets": ("apps/v1", "DaemonSet", True, ["ds"]),
 }
+# what `helm install` of charts/webhookd creates (tests/e2e), stored as given
+RESOURCES.update({
+    "serviceaccounts": ("v1", "ServiceAccount", True, ["sa"]),
+    "clusterroles": ("rbac.authorization.k8s.io/v1", "ClusterRole", False, []),
+    "clusterrolebindings": ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", False, []),
+    "roles": ("rbac.authorization.k8s.io/v1", "Role", True, []),
+    "rolebindings": ("rbac.authorization.k8s.io/v1", "RoleBinding", True, []),
+    "poddisruptionbudgets": ("policy/v1", "PodDisruptionBudget", True, ["pdb"]),
+})
 RESOURCES.update(fake_admission.ISTIO_RESOURCES)
 HIDDEN = set()  # --hide: resources this server does not serve (a CRD that is not installed)
 KIND_TO_PLURAL = {v[1]: k for k, v in RESOURCES.items()}
@@ -549,6 +560,7 @@ for _g in GROUPS:
         DISCOVERY["/apis/" + _v["groupVersion"]] = discovery_list(_v["groupVersion"])
 
 
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "fakeapi/1"
@@ -791,9 +803,20 @@ class Handler(BaseHTTPRequestHandler):
                 out.append(o)
             return 200, {"kind": RESOURCES[plural][1] + "List", "apiVersion": RESOURCES[plural][0],
                          "metadata": meta, "items": out}
+        if method in ("POST", "PUT") and RESOURCES[plural][2]:
+            body = json.loads(raw or b"{}")
+            meta = body.setdefault("metadata", {}) if isinstance(body, dict) else {}
+            if meta.get("namespace", ns) != ns:
+                raise ApiError(400, "BadRequest", "the namespace of the provided object does not match the namespace "
+                               "sent on the request")
+            meta["namespace"] = ns  # before admission, as kube-apiserver: webhooks see it
+            raw = json.dumps(body).encode()
         if method == "POST" and not name:
             obj = json.loads(raw or b"{}")
             obj = self.admit("CREATE", plural, ns, (obj.get("metadata") or {}).get("name"), obj, None)
+            meta = obj.setdefault("metadata", {})
+            if not meta.get("name") and meta.get("generateName"):  # named after admission, as kube-apiserver
+                meta["name"] = meta["generateName"] + uuid.uuid4().hex[:5]
             return 201, STORE.create(plural, ns, obj, manager)
         if method == "PUT" and name:
             obj = json.loads(raw or b"{}")

@@ -1,8 +1,9 @@
 /*
- * wh_inject_overlay.c - overlay merge and user overrides (spec 3.1 steps 6
- * and 7, 3.8); see wh_inject_post.h.
+ * wh_inject_merge_overlays.c - merge stage: the overlays merged into the
+ * pod and the user's overrides re-applied (spec 3.1 steps 6 and 7, 3.8);
+ * see wh_inject_merge.h.
  */
-#include "wh_inject_post.h"
+#include "wh_inject_merge.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -11,7 +12,7 @@
 #include <string.h>
 
 #include "wh_buf.h"
-#include "wh_inject_merge.h"
+#include "wh_go.h"
 #include "wh_inject_pod.h"
 
 static wh_code nomem(wh_err *err)
@@ -103,13 +104,13 @@ fail:
     return NULL;
 }
 
-wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, const char *const *names, int native,
-                                 json_t **merged_out, json_t **tmpl_out, wh_err *err)
+wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, const char *const *names,
+                                 const wh_inject_shaped *shaped, int native, json_t **merged_out, json_t **tmpl_out,
+                                 wh_err *err)
 {
     json_t *merged = wh_inject_json_copy(merge_pod), *tmpl = json_object(), *view = NULL;
     size_t i;
-    wh_code rc = WH_OK, bad_rc;
-    wh_err bad;
+    wh_code rc = WH_OK;
 
     *merged_out = *tmpl_out = NULL;
     if (merged == NULL) {
@@ -119,19 +120,6 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, cons
     for (i = 0; i < json_array_size(overlays); i++) {
         json_t *overlay = json_array_get(overlays, i);
         const char *name = names != NULL ? names[i] : "?";
-        if (!json_is_object(overlay)) {
-            rc = wh_err_set(err, WH_E_RENDER,
-                            "failed parsing generated injected YAML (check Istio sidecar injector configuration): "
-                            "template %s did not render a YAML object",
-                            name);
-            goto out;
-        }
-        /* istiod decodes the patched pod into a corev1.Pod after every
-         * template: a value the field's Go type cannot hold (2.5 for an
-         * int32, a number for a string) fails the injection there.  The
-         * pod's own values passed that check before rendering, so only the
-         * overlay's need it; its failure is reported after the merge's own. */
-        bad_rc = wh_inject_go_check(overlay, &wh_inject_type_pod, &bad);
         json_decref(view);
         if ((view = names_view(overlay)) == NULL) {
             rc = nomem(err);
@@ -151,10 +139,14 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, cons
             wh_err_prefix(err, "failed applying injection overlay: template %s", name);
             goto out;
         }
-        if (bad_rc != WH_OK) {
-            rc = bad_rc;
+        /* istiod decodes the patched pod into a corev1.Pod after every
+         * template: a value the field's Go type cannot hold fails the
+         * injection there.  The pod's own values passed that check when it
+         * was decoded, so only the overlay's need it (the shape stage's). */
+        if (shaped != NULL && shaped[i].type_rc != WH_OK) {
+            rc = shaped[i].type_rc;
             if (err != NULL)
-                *err = bad;
+                *err = shaped[i].type_err;
             wh_err_prefix(err, "failed parsing generated injected YAML (check Istio sidecar injector configuration): "
                                "unmarshal patched pod");
             goto out;
@@ -180,7 +172,7 @@ static int listed(const json_t *parsed, const char *key, const char *name)
 
     for (i = 0; i < json_array_size(l); i++) {
         const json_t *e = json_array_get(l, i);
-        const char *n = json_is_string(e) ? json_string_value(e) : wh_inject_str(e, "name");
+        const char *n = json_is_string(e) ? json_string_value(e) : wh_inject_jstr(e, "name");
         if (n != NULL && strcmp(n, name) == 0)
             return 1;
     }
@@ -225,7 +217,7 @@ static wh_code adjust_init_user(json_t *pod, const json_t *original, int tproxy,
         if (psc == NULL || json_object_set_new(psc, "runAsUser", json_integer(0)) != 0)
             return nomem(err);
     }
-    if (!tproxy && strcmp(wh_inject_str(init, "name"), WH_VALIDATION) == 0) {
+    if (!tproxy && strcmp(wh_inject_jstr(init, "name"), WH_VALIDATION) == 0) {
         json_t *isc = wh_inject_obj_child(init, "securityContext", 1);
         if (isc == NULL || (uid != NULL && json_object_set(isc, "runAsUser", (json_t *)uid) != 0) ||
             (gid != NULL && json_object_set(isc, "runAsGroup", (json_t *)gid) != 0))
@@ -271,7 +263,7 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
         json_t *rlist = NULL;
         size_t i;
         for (i = 0; i < json_array_size(tlist); i++) {
-            const char *name = wh_inject_str(json_array_get(tlist, i), "name");
+            const char *name = wh_inject_jstr(json_array_get(tlist, i), "name");
             const json_t *match;
             json_t *overlay, *ordered;
             if (name == NULL || listed(status, lists[l], name))
@@ -292,7 +284,7 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
                 goto out;
             }
             if (json_is_string(json_object_get(overlay, "image")) &&
-                strcmp(wh_inject_str(overlay, "image"), "auto") == 0)
+                strcmp(wh_inject_jstr(overlay, "image"), "auto") == 0)
                 json_object_del(overlay, "image");
             ordered = wh_inject_go_ordered(overlay, &wh_inject_type_container);
             json_decref(overlay);
@@ -316,10 +308,11 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
     }
     if (status_text == NULL && json_object_size(recorded) != 0) {
         json_t *ann = wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1);
-        if (ann == NULL || wh_inject_json_go(recorded, &text) != WH_OK) {
+        if (ann == NULL) {
             rc = nomem(err);
             goto out;
         }
+        wh_go_json(&text, recorded, WH_GO_JSON_HTML);
         if ((rc = wh_inject_set_json_text(ann, WH_A_OVERRIDES, &text, err)) != WH_OK)
             goto out;
     }

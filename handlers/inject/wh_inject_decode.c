@@ -1,15 +1,20 @@
 /*
- * wh_inject_path.c - the URL path of an injection request (spec 2.2).
+ * wh_inject_decode.c - stage 1 of injection (see wh_inject_decode.h): the
+ * URL path of an injection request (spec 2.2) and the pod as istiod decodes
+ * it (2.3).
  *
  * webhookd serves every revision under /inject: a leading "rev/<name>" pair
  * picks the revision; what follows are istiod's own key/value segments
  * (cluster, net, anything else upper-cased) that become proxy env vars.
  */
-#include "wh_alloc.h"
-#include "wh_inject_render.h"
+#include "wh_inject_decode.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "wh_alloc.h"
+#include "wh_buf.h"
+#include "wh_inject_schema.h"
 
 /* istiod's URL parameter names with a fixed env name. */
 static const char *param_env(const char *key)
@@ -149,4 +154,35 @@ out:
     free(*rev_name);
     *rev_name = NULL;
     return wh_err_set(err, rc, "out of memory while parsing the injection path");
+}
+
+wh_code wh_inject_decode_pod(const json_t *req_pod, const char *namespace_, json_t **out, wh_err *err)
+{
+    json_t *pod, *meta;
+    const char *ns;
+    wh_code rc;
+
+    if ((rc = wh_inject_go_decode((json_t *)req_pod, &wh_inject_type_pod, 0, err)) != WH_OK) {
+        wh_err_prefix(err, "could not decode pod");
+        return rc;
+    }
+    /* Shallow copies: only the top level and metadata's own keys change here,
+     * and nothing downstream modifies the original pod in place. */
+    if ((pod = json_copy((json_t *)req_pod)) == NULL)
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    meta = json_object_get(pod, "metadata");
+    meta = json_is_object(meta) ? json_copy(meta) : json_object();
+    if (meta == NULL || json_object_set_new(pod, "metadata", meta) != 0) {
+        json_decref(pod);
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    }
+    json_object_del(meta, "managedFields");
+    ns = json_string_value(json_object_get(meta, "namespace"));
+    if ((ns == NULL || *ns == '\0') && namespace_ != NULL && *namespace_ != '\0' &&
+        json_object_set_new(meta, "namespace", json_string(namespace_)) != 0) {
+        json_decref(pod);
+        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    }
+    *out = pod;
+    return WH_OK;
 }

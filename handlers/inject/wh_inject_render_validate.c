@@ -1,10 +1,14 @@
 /*
- * wh_inject_validate.c - istiod's check of the injection annotations before
+ * wh_inject_render_validate.c - istiod's check of the injection annotations before
  * templating (spec 3.9), with its error texts: a Go multierror list of
  * "invalid value '<v>' for annotation '<name>': <reason>".
  */
+#include "wh_inject_render.h"
+
+#include "wh_go.h"
+#include "wh_inject_pod.h"
+#include "wh_yaml.h"
 #include "wh_alloc.h"
-#include "wh_inject_render_int.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -227,10 +231,8 @@ static int v_exclude_out(const char *v, wh_buf *why)
 
 static int v_bool(const char *v, wh_buf *why)
 {
-    static const char *const ok[] = {"1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"};
-    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
-        if (strcmp(ok[i], v) == 0)
-            return 0;
+    if (wh_go_parse_bool(v) >= 0)
+        return 0;
     wh_buf_printf(why, "strconv.ParseBool: parsing \"%s\": invalid syntax", v);
     return -1;
 }

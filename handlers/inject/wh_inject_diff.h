@@ -1,9 +1,10 @@
 /*
- * wh_inject_jsonpatch.h - the RFC 6902 JSON Patch from the request's pod to
- * the injected pod, which is what the AdmissionResponse carries.
+ * wh_inject_diff.h - stage 7 of injection: the RFC 6902 JSON Patch from the
+ * request's pod to the injected pod, which is what the AdmissionResponse
+ * carries (encoded by wh_inject_admit, stage 8).
  */
-#ifndef WH_INJECT_JSONPATCH_H
-#define WH_INJECT_JSONPATCH_H
+#ifndef WH_INJECT_DIFF_H
+#define WH_INJECT_DIFF_H
 
 #include <jansson.h>
 

@@ -1,14 +1,18 @@
 /*
- * wh_float.c - Go's shortest float formatting (see wh_float.h): the digits
- * first (exact for integral values below 2^53, else the shortest printf
- * precision that round-trips), then Go's 'e' / 'f' / 'g' layout.
+ * wh_go_strconv.c - strconv as webhookd needs it (see wh_go.h): ParseBool,
+ * and strconv's and encoding/json's float formatting: the digits first (exact for integral values below 2^53, else the
+ * shortest printf precision that round-trips), then Go's 'e' / 'f' / 'g'
+ * layout.  The one float formatter of the tree: YAML output (wh_yaml.c), the
+ * template engine's print and toJson, the Go JSON writer (wh_go_json.c) and
+ * validation messages all print through it.
  */
-#include "wh_float.h"
+#include "wh_go.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Shortest decimal digits of f that read back as f: digits (no dot) and the
  * decimal exponent `dp` (value = 0.DIGITS * 10^dp). */
@@ -57,14 +61,14 @@ static int integral_digits(double f, char *digits, int *dp)
     return n;
 }
 
-void wh_float_format(wh_buf *out, double f, char fmt)
+/* The shortest digits of finite f >= 0 laid out as fmt ('e', 'f'; 'g' is
+ * resolved by the caller).  `min_exp` is the exponent's minimum number of
+ * digits: 2 for strconv, 1 for encoding/json, which trims "e-07" to "e-7". */
+static void shortest(wh_buf *out, double f, char fmt, int min_exp)
 {
     char digits[40];
     int nd, dp, i;
 
-    if (signbit(f))
-        wh_buf_putc(out, '-');
-    f = fabs(f);
     if (f == 0) {
         digits[0] = '0';
         digits[1] = 0;
@@ -89,7 +93,7 @@ void wh_float_format(wh_buf *out, double f, char fmt)
             wh_buf_putc(out, '.');
             wh_buf_append(out, digits + 1, (size_t)nd - 1);
         }
-        wh_buf_printf(out, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+        wh_buf_printf(out, "e%c%0*d", exp < 0 ? '-' : '+', min_exp, exp < 0 ? -exp : exp);
         return;
     }
     /* 'f' with the shortest digits */
@@ -107,4 +111,51 @@ void wh_float_format(wh_buf *out, double f, char fmt)
         wh_buf_putc(out, '.');
         wh_buf_append(out, digits + dp, (size_t)(nd - dp));
     }
+}
+
+void wh_go_float(wh_buf *out, double f, char fmt, int prec)
+{
+    if (isnan(f)) {
+        wh_buf_puts(out, "NaN");
+        return;
+    }
+    if (isinf(f)) {
+        wh_buf_puts(out, f > 0 ? "+Inf" : "-Inf");
+        return;
+    }
+    if (prec >= 0) { /* a fixed precision: C's printf agrees with strconv for 'e' and 'f' */
+        char spec[8] = {'%', '.', '*', fmt, 0}, buf[400];
+        snprintf(buf, sizeof(buf), spec, prec > 300 ? 300 : prec, f);
+        wh_buf_puts(out, buf);
+        return;
+    }
+    if (signbit(f))
+        wh_buf_putc(out, '-');
+    shortest(out, fabs(f), fmt, 2);
+}
+
+void wh_go_json_float(wh_buf *out, double f)
+{
+    double a = fabs(f);
+
+    if (signbit(f)) /* -0 too, as Go prints it */
+        wh_buf_putc(out, '-');
+    shortest(out, a, a != 0 && (a < 1e-6 || a >= 1e21) ? 'e' : 'f', 1);
+}
+
+int wh_go_parse_bool(const char *s)
+{
+    static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
+    static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
+    size_t i;
+
+    if (s == NULL)
+        return -1;
+    for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        if (strcmp(s, yes[i]) == 0)
+            return 1;
+        if (strcmp(s, no[i]) == 0)
+            return 0;
+    }
+    return -1;
 }

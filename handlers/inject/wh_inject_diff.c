@@ -1,10 +1,11 @@
 /*
- * wh_inject_jsonpatch.c - JSON Patch generation (see wh_inject_jsonpatch.h).
+ * wh_inject_diff.c - stage 7 of injection, JSON Patch generation (see
+ * wh_inject_diff.h).
  *
  * The diff runs against the raw request object, so fields webhookd does not
  * know survive untouched: only what injection changed appears in the patch.
  */
-#include "wh_inject_jsonpatch.h"
+#include "wh_inject_diff.h"
 
 #include <string.h>
 

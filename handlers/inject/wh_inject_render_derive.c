@@ -1,11 +1,15 @@
 /*
- * wh_inject_derive.c - inputs the injection templates need that istiod
+ * wh_inject_render_derive.c - inputs the injection templates need that istiod
  * derives from the pod before rendering (spec 3.1-3.2): the owning workload
  * (DeploymentMeta/TypeMeta), proxy images, OpenShift UID/GID, removal of a
  * previous injection, and the list of templates to render.
  */
+#include "wh_inject_render.h"
+
+#include "wh_go.h"
+#include "wh_inject_pod.h"
+#include "wh_yaml.h"
 #include "wh_alloc.h"
-#include "wh_inject_render_int.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -146,9 +150,12 @@ static void tag_text(const json_t *tag, char *buf, size_t size)
         snprintf(buf, size, "%s", json_string_value(tag));
     else if (json_is_integer(tag))
         snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(tag));
-    else if (json_is_real(tag))
-        wh_inject_format_float(json_real_value(tag), buf, size);
-    else if (json_is_boolean(tag))
+    else if (json_is_real(tag)) {
+        wh_buf text = WH_BUF_INIT;
+        wh_go_float(&text, json_real_value(tag), 'g', -1);
+        snprintf(buf, size, "%s", text.data);
+        wh_buf_free(&text);
+    } else if (json_is_boolean(tag))
         snprintf(buf, size, "%s", json_is_true(tag) ? "true" : "false");
     else if (tag == NULL || json_is_null(tag))
         snprintf(buf, size, "%s", tag ? "<nil>" : "");

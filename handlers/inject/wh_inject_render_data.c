@@ -1,13 +1,19 @@
 /*
- * wh_inject_data.c - the value injection templates execute with, shaped
+ * wh_inject_render_data.c - the value injection templates execute with, shaped
  * like istiod's SidecarTemplateData: Go field names over the pod's JSON
  * (ObjectMeta, PodSpec, Container, ContainerPort), over the proxy and mesh
  * config (proto messages with nil-safe GetX getters, enums that print their
  * names, wrapper types with .GetValue), plus Values as a plain
  * map[string]interface{}.  Fields resolve lazily, straight from the JSON.
  */
-#include "wh_inject_render_int.h"
+#include "wh_inject_render.h"
 
+#include "wh_go.h"
+#include "wh_inject_pod.h"
+#include "wh_inject_schema.h"
+#include "wh_yaml.h"
+
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,111 +68,86 @@ static json_t *struct_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v);
                                      isordered,                                                                        \
                                      listtype}
 
-/* ---- Kubernetes core/v1 ---- */
+/* ---- Kubernetes core/v1 ----
+ *
+ * The Pod's types are the table of wh_inject_schema.h, the one description
+ * of them: templates see its fields under their Go names, with the kinds
+ * below (built once, on the first render).  What the template engine gives
+ * no Go type of its own (nested structs, other lists, pointers) reads as
+ * the JSON encoding/json would decode into an interface{}. */
 
-static const struct sfield port_fields[] = {
-    {"Name", "name", F_STR, NULL, NULL, 0},
-    {"HostPort", "hostPort", F_I32, NULL, NULL, 0},
-    {"ContainerPort", "containerPort", F_I32, NULL, NULL, 1},
-    {"Protocol", "protocol", F_STR, NULL, NULL, 0},
-    {"HostIP", "hostIP", F_STR, NULL, NULL, 0},
-};
-static const wh_tmpl_type port_list_type;
-STRUCT_TYPE(port_type, "v1.ContainerPort", 0, port_fields, 0, 1, &port_list_type);
+#define V1_TYPE(var, goname, isordered, listtype)                                                                      \
+    static struct stype var = {                                                                                        \
+        {goname, WH_TMPL_HOST, NULL, struct_field, NULL, struct_json, 0}, NULL, 0, 0, isordered, listtype}
+
+static const wh_tmpl_type port_list_type, container_list_type;
+V1_TYPE(port_type, "v1.ContainerPort", 1, &port_list_type);
+V1_TYPE(container_type, "v1.Container", 0, &container_list_type);
+V1_TYPE(meta_type, "v1.ObjectMeta", 0, NULL);
+V1_TYPE(spec_type, "v1.PodSpec", 0, NULL);
 static const wh_tmpl_type port_list_type = {"[]v1.ContainerPort", WH_TMPL_LIST, &port_type.t, NULL, NULL, NULL, 0};
-
-static const struct sfield container_fields[] = {
-    {"Name", "name", F_STR, NULL, NULL, 0},
-    {"Image", "image", F_STR, NULL, NULL, 0},
-    {"Command", "command", F_LSTR, NULL, NULL, 0},
-    {"Args", "args", F_LSTR, NULL, NULL, 0},
-    {"WorkingDir", "workingDir", F_STR, NULL, NULL, 0},
-    {"Ports", "ports", F_LIST, &port_type, NULL, 0},
-    {"EnvFrom", "envFrom", F_ANY, NULL, NULL, 0},
-    {"Env", "env", F_ANY, NULL, NULL, 0},
-    {"Resources", "resources", F_ANY, NULL, NULL, 0},
-    {"ResizePolicy", "resizePolicy", F_ANY, NULL, NULL, 0},
-    {"RestartPolicy", "restartPolicy", F_ANY, NULL, NULL, 0},
-    {"VolumeMounts", "volumeMounts", F_ANY, NULL, NULL, 0},
-    {"VolumeDevices", "volumeDevices", F_ANY, NULL, NULL, 0},
-    {"LivenessProbe", "livenessProbe", F_ANY, NULL, NULL, 0},
-    {"ReadinessProbe", "readinessProbe", F_ANY, NULL, NULL, 0},
-    {"StartupProbe", "startupProbe", F_ANY, NULL, NULL, 0},
-    {"Lifecycle", "lifecycle", F_ANY, NULL, NULL, 0},
-    {"TerminationMessagePath", "terminationMessagePath", F_STR, NULL, NULL, 0},
-    {"TerminationMessagePolicy", "terminationMessagePolicy", F_STR, NULL, NULL, 0},
-    {"ImagePullPolicy", "imagePullPolicy", F_STR, NULL, NULL, 0},
-    {"SecurityContext", "securityContext", F_ANY, NULL, NULL, 0},
-    {"Stdin", "stdin", F_BOOL, NULL, NULL, 0},
-    {"StdinOnce", "stdinOnce", F_BOOL, NULL, NULL, 0},
-    {"TTY", "tty", F_BOOL, NULL, NULL, 0},
-};
-static const wh_tmpl_type container_list_type;
-STRUCT_TYPE(container_type, "v1.Container", 0, container_fields, 0, 0, &container_list_type);
 static const wh_tmpl_type container_list_type = {
     "[]v1.Container", WH_TMPL_LIST, &container_type.t, NULL, NULL, NULL, 0};
 
-static const struct sfield meta_fields[] = {
-    {"Name", "name", F_STR, NULL, NULL, 0},
-    {"GenerateName", "generateName", F_STR, NULL, NULL, 0},
-    {"Namespace", "namespace", F_STR, NULL, NULL, 0},
-    {"SelfLink", "selfLink", F_STR, NULL, NULL, 0},
-    {"UID", "uid", F_STR, NULL, NULL, 0},
-    {"ResourceVersion", "resourceVersion", F_STR, NULL, NULL, 0},
-    {"Generation", "generation", F_I64, NULL, NULL, 0},
-    {"CreationTimestamp", "creationTimestamp", F_ANY, NULL, NULL, 0},
-    {"DeletionTimestamp", "deletionTimestamp", F_ANY, NULL, NULL, 0},
-    {"DeletionGracePeriodSeconds", "deletionGracePeriodSeconds", F_ANY, NULL, NULL, 0},
-    {"Labels", "labels", F_MAPSS, NULL, NULL, 0},
-    {"Annotations", "annotations", F_MAPSS, NULL, NULL, 0},
-    {"OwnerReferences", "ownerReferences", F_ANY, NULL, NULL, 0},
-    {"Finalizers", "finalizers", F_LSTR, NULL, NULL, 0},
-    {"ManagedFields", "managedFields", F_ANY, NULL, NULL, 0},
-};
-STRUCT_TYPE(meta_type, "v1.ObjectMeta", 0, meta_fields, 0, 0, NULL);
+static struct sfield v1_fields[256]; /* the four types' fields (~90 today) */
+static char v1_names[4096];          /* their derived Go names (~1.3 KB) */
+static pthread_once_t v1_once = PTHREAD_ONCE_INIT;
 
-static const struct sfield spec_fields[] = {
-    {"Volumes", "volumes", F_ANY, NULL, NULL, 0},
-    {"InitContainers", "initContainers", F_LIST, &container_type, NULL, 0},
-    {"Containers", "containers", F_LIST, &container_type, NULL, 0},
-    {"EphemeralContainers", "ephemeralContainers", F_ANY, NULL, NULL, 0},
-    {"RestartPolicy", "restartPolicy", F_STR, NULL, NULL, 0},
-    {"TerminationGracePeriodSeconds", "terminationGracePeriodSeconds", F_ANY, NULL, NULL, 0},
-    {"ActiveDeadlineSeconds", "activeDeadlineSeconds", F_ANY, NULL, NULL, 0},
-    {"DNSPolicy", "dnsPolicy", F_STR, NULL, NULL, 0},
-    {"NodeSelector", "nodeSelector", F_MAPSS, NULL, NULL, 0},
-    {"ServiceAccountName", "serviceAccountName", F_STR, NULL, NULL, 0},
-    {"DeprecatedServiceAccount", "serviceAccount", F_STR, NULL, NULL, 0},
-    {"AutomountServiceAccountToken", "automountServiceAccountToken", F_ANY, NULL, NULL, 0},
-    {"NodeName", "nodeName", F_STR, NULL, NULL, 0},
-    {"HostNetwork", "hostNetwork", F_BOOL, NULL, NULL, 0},
-    {"HostPID", "hostPID", F_BOOL, NULL, NULL, 0},
-    {"HostIPC", "hostIPC", F_BOOL, NULL, NULL, 0},
-    {"ShareProcessNamespace", "shareProcessNamespace", F_ANY, NULL, NULL, 0},
-    {"SecurityContext", "securityContext", F_ANY, NULL, NULL, 0},
-    {"ImagePullSecrets", "imagePullSecrets", F_ANY, NULL, NULL, 0},
-    {"Hostname", "hostname", F_STR, NULL, NULL, 0},
-    {"Subdomain", "subdomain", F_STR, NULL, NULL, 0},
-    {"Affinity", "affinity", F_ANY, NULL, NULL, 0},
-    {"SchedulerName", "schedulerName", F_STR, NULL, NULL, 0},
-    {"Tolerations", "tolerations", F_ANY, NULL, NULL, 0},
-    {"HostAliases", "hostAliases", F_ANY, NULL, NULL, 0},
-    {"PriorityClassName", "priorityClassName", F_STR, NULL, NULL, 0},
-    {"Priority", "priority", F_ANY, NULL, NULL, 0},
-    {"DNSConfig", "dnsConfig", F_ANY, NULL, NULL, 0},
-    {"ReadinessGates", "readinessGates", F_ANY, NULL, NULL, 0},
-    {"RuntimeClassName", "runtimeClassName", F_ANY, NULL, NULL, 0},
-    {"EnableServiceLinks", "enableServiceLinks", F_ANY, NULL, NULL, 0},
-    {"PreemptionPolicy", "preemptionPolicy", F_ANY, NULL, NULL, 0},
-    {"Overhead", "overhead", F_ANY, NULL, NULL, 0},
-    {"TopologySpreadConstraints", "topologySpreadConstraints", F_ANY, NULL, NULL, 0},
-    {"SetHostnameAsFQDN", "setHostnameAsFQDN", F_ANY, NULL, NULL, 0},
-    {"OS", "os", F_ANY, NULL, NULL, 0},
-    {"HostUsers", "hostUsers", F_ANY, NULL, NULL, 0},
-    {"SchedulingGates", "schedulingGates", F_ANY, NULL, NULL, 0},
-    {"ResourceClaims", "resourceClaims", F_ANY, NULL, NULL, 0},
-};
-STRUCT_TYPE(spec_type, "v1.PodSpec", 0, spec_fields, 0, 0, NULL);
+static void v1_type(struct stype *st, const wh_inject_type *schema, size_t *used, size_t *names)
+{
+    const wh_inject_field *f;
+
+    st->fields = v1_fields + *used;
+    for (f = schema->fields; f->name != NULL && *used < sizeof(v1_fields) / sizeof(v1_fields[0]); f++) {
+        struct sfield *sf = &v1_fields[(*used)++];
+        char *name = v1_names + *names;
+        wh_inject_schema_go_name(f, name, sizeof(v1_names) - *names);
+        if (f->go == NULL)
+            *names += strlen(name) + 1;
+        sf->go = f->go != NULL ? f->go : name;
+        sf->json = f->name;
+        sf->always = !(f->flags & WH_F_OMIT) && (f->kind == WH_K_STR || f->kind == WH_K_INT || f->kind == WH_K_BOOL);
+        switch (f->kind) {
+        case WH_K_STR:
+            sf->kind = F_STR;
+            break;
+        case WH_K_INT:
+            sf->kind = (f->flags & WH_F_INT64) ? F_I64 : F_I32;
+            break;
+        case WH_K_BOOL:
+            sf->kind = F_BOOL;
+            break;
+        case WH_K_MAP:
+            sf->kind = F_MAPSS;
+            break;
+        case WH_K_PLIST:
+            sf->kind = F_LSTR;
+            break;
+        case WH_K_LIST:
+            sf->kind = F_LIST;
+            if (f->type == &wh_inject_type_container)
+                sf->sub = &container_type;
+            else if (f->type == &wh_inject_type_container_port)
+                sf->sub = &port_type;
+            else
+                sf->kind = F_ANY;
+            break;
+        default:
+            sf->kind = F_ANY;
+        }
+    }
+    st->n = (size_t)(v1_fields + *used - st->fields);
+}
+
+static void v1_build(void)
+{
+    size_t used = 0, names = 0;
+
+    v1_type(&port_type, &wh_inject_type_container_port, &used, &names);
+    v1_type(&container_type, &wh_inject_type_container, &used, &names);
+    v1_type(&meta_type, &wh_inject_type_object_meta, &used, &names);
+    v1_type(&spec_type, &wh_inject_type_pod_spec, &used, &names);
+}
 
 /* ---- Istio mesh/v1alpha1 protos ---- */
 
@@ -634,27 +615,6 @@ static wh_code struct_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const c
     return field_value(ctx, f, json_object_get(obj, f->json), out);
 }
 
-static int json_zero(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_STRING:
-        return json_string_length(v) == 0;
-    case JSON_INTEGER:
-        return json_integer_value(v) == 0;
-    case JSON_REAL:
-        return json_real_value(v) == 0;
-    case JSON_FALSE:
-    case JSON_NULL:
-        return 1;
-    case JSON_ARRAY:
-        return json_array_size(v) == 0;
-    case JSON_OBJECT:
-        return json_object_size(v) == 0;
-    default:
-        return 0;
-    }
-}
-
 /* encoding/json of the Go struct: fields in declaration order, omitempty. */
 static json_t *struct_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v)
 {
@@ -671,20 +631,19 @@ static json_t *struct_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v)
         json_t *fv = json_object_get(obj, st->fields[i].json);
         if (fv == NULL && st->fields[i].always)
             json_object_set_new(out, st->fields[i].json, json_integer(0));
-        else if (fv != NULL && (st->fields[i].always || !json_zero(fv)))
+        else if (fv != NULL && (st->fields[i].always || !wh_go_is_empty(fv)))
             json_object_set(out, st->fields[i].json, fv);
     }
     return out;
 }
 
-/* struct_json() then wh_inject_gojson(), without the intermediate object:
+/* struct_json() then wh_go_json(), without the intermediate object:
  * structToJSON runs twice per container port. */
 wh_code wh_inject_struct_gojson(const wh_tmpl_value *v, wh_buf *out)
 {
     const struct stype *st = (const struct stype *)v->type;
     const json_t *obj = v->u.host;
     int first = 1;
-    wh_code rc;
 
     if (v->kind != WH_TMPL_HOST || v->type == NULL || v->type->field != struct_field || !st->ordered || obj == NULL)
         return WH_E_NOTFOUND;
@@ -693,15 +652,15 @@ wh_code wh_inject_struct_gojson(const wh_tmpl_value *v, wh_buf *out)
         const struct sfield *f = &st->fields[i];
         json_t *fv = json_object_get(obj, f->json);
         int zero = fv == NULL && f->always; /* encoded as 0 */
-        if (!zero && (fv == NULL || (!f->always && json_zero(fv))))
+        if (!zero && (fv == NULL || (!f->always && wh_go_is_empty(fv))))
             continue;
         /* the JSON names are plain identifiers: quoting needs no escapes */
         wh_buf_printf(out, "%s\"%s\":", first ? "" : ",", f->json);
         first = 0;
         if (zero)
             wh_buf_putc(out, '0');
-        else if ((rc = wh_inject_gojson(fv, out)) != WH_OK)
-            return rc;
+        else
+            wh_go_json(out, fv, WH_GO_JSON_HTML);
     }
     wh_buf_putc(out, '}');
     return WH_OK;
@@ -833,6 +792,7 @@ static const wh_tmpl_type data_type = {"*inject.SidecarTemplateData", WH_TMPL_HO
 
 wh_tmpl_value wh_inject_data_value(const wh_inject_data *d)
 {
+    pthread_once(&v1_once, v1_build);
     return wh_tmpl_host(&data_type, d);
 }
 

@@ -1,11 +1,15 @@
 /*
- * wh_inject_funcs.c - the helper functions istiod adds to Sprig for its
+ * wh_inject_render_funcs.c - the helper functions istiod adds to Sprig for its
  * injection templates (annotation, valueOrDefault, isset, protoToJSON,
  * toYaml, otelResourceAttributes, ...), with Go's argument types and Istio's
  * exact output, for the templates of every Istio release from 1.20 on.
  */
+#include "wh_inject_render.h"
+
+#include "wh_go.h"
+#include "wh_inject_pod.h"
+#include "wh_yaml.h"
 #include "wh_alloc.h"
-#include "wh_inject_render_int.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -112,8 +116,8 @@ static json_t *sorted(const json_t *obj)
 static wh_code ret_gojson(wh_tmpl_ctx *ctx, const json_t *j, wh_tmpl_value *out)
 {
     wh_buf *b = wh_tmpl_tmpbuf(ctx);
-    wh_code rc = wh_inject_gojson(j, b);
-    return rc != WH_OK ? rc : ret_buf(ctx, b, out);
+    wh_go_json(b, j, WH_GO_JSON_HTML);
+    return ret_buf(ctx, b, out);
 }
 
 /* ---- the functions ---- */

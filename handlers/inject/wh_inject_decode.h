@@ -1,0 +1,31 @@
+/*
+ * wh_inject_decode.h - stage 1 of injection: the request as istiod reads it.
+ *
+ * The URL path after /inject (our "rev/<name>" selector and istiod's
+ * key/value segments) and the pod itself: decoded into Go's corev1.Pod
+ * (a value of the wrong JSON type fails as istiod's decoder does),
+ * managedFields dropped, the request's namespace filled in.
+ */
+#ifndef WH_INJECT_DECODE_H
+#define WH_INJECT_DECODE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "wh_result.h"
+
+/* Parse the path after "/inject" (e.g. "", "/", "/rev/canary/cluster/c1",
+ * "/:ENV:cluster=c2:ENV:net=n1").  A leading "rev/<name>" pair selects our
+ * revision (*rev_name, malloc'd, NULL if absent); the rest are istiod's
+ * key/value segments -> *envs (new object: env name -> value).  Never fails
+ * on odd input (ignored like istiod does); WH_E_NOMEM only. */
+wh_code wh_inject_path_parse(const char *suffix, size_t len, char **rev_name, json_t **envs, wh_err *err);
+
+/* The pod as istiod sees it before anything else (2.3): `pod` checked
+ * against corev1.Pod ("could not decode pod: json: cannot unmarshal ..."),
+ * then a copy (*out, new reference; it shares every value `pod` holds
+ * except the top level and metadata) without metadata.managedFields and
+ * with metadata.namespace set to `namespace_` when empty (NULL: left). */
+wh_code wh_inject_decode_pod(const json_t *pod, const char *namespace_, json_t **out, wh_err *err);
+
+#endif

@@ -1,0 +1,298 @@
+/*
+ * test_go.c - unit tests of common/wh_go.h, the one Go-compatibility module:
+ * each expected text is what Go's strconv, encoding/json or encoding/base64
+ * prints for the input (Go 1.22 and later, which istiod is built with).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <math.h>
+
+#include "wh_go.h"
+
+/* --- strconv ---------------------------------------------------------------- */
+
+static void parse_bool(void **state)
+{
+    static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
+    static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
+    static const char *const bad[] = {"", "yes", "tRUE", "on", " true", "2"};
+
+    (void)state;
+    for (size_t i = 0; i < 6; i++) {
+        assert_int_equal(wh_go_parse_bool(yes[i]), 1);
+        assert_int_equal(wh_go_parse_bool(no[i]), 0);
+        assert_int_equal(wh_go_parse_bool(bad[i]), -1);
+    }
+    assert_int_equal(wh_go_parse_bool(NULL), -1);
+}
+
+static void check_float(double f, char fmt, int prec, const char *want)
+{
+    wh_buf b = WH_BUF_INIT;
+
+    wh_go_float(&b, f, fmt, prec);
+    assert_string_equal(b.data, want);
+    wh_buf_free(&b);
+}
+
+/* strconv.FormatFloat(f, fmt, prec, 64) */
+static void format_float(void **state)
+{
+    (void)state;
+    check_float(0, 'g', -1, "0");
+    check_float(-0.0, 'g', -1, "-0");
+    check_float(1.5, 'g', -1, "1.5");
+    check_float(0.1, 'g', -1, "0.1");
+    check_float(100000, 'g', -1, "100000");
+    check_float(1e6, 'g', -1, "1e+06"); /* fmt's %v too */
+    check_float(1234567.5, 'g', -1, "1.2345675e+06");
+    check_float(0.0001, 'g', -1, "0.0001");
+    check_float(0.00001, 'g', -1, "1e-05");
+    check_float(1e21, 'g', -1, "1e+21");
+    check_float(1e100, 'e', -1, "1e+100");
+    check_float(123456789, 'f', -1, "123456789");
+    check_float(1e21, 'f', -1, "1000000000000000000000");
+    check_float(2.5, 'f', 2, "2.50");
+    check_float(NAN, 'g', -1, "NaN");
+    check_float(INFINITY, 'g', -1, "+Inf");
+    check_float(-INFINITY, 'f', -1, "-Inf");
+}
+
+/* --- encoding/json ---------------------------------------------------------- */
+
+static void check_json_float(double f, const char *want)
+{
+    wh_buf b = WH_BUF_INIT;
+
+    wh_go_json_float(&b, f);
+    assert_string_equal(b.data, want);
+    wh_buf_free(&b);
+}
+
+/* json.Marshal(float64) */
+static void json_float(void **state)
+{
+    (void)state;
+    check_json_float(0, "0");
+    check_json_float(-0.0, "-0");
+    check_json_float(1, "1");
+    check_json_float(0.5, "0.5");
+    check_json_float(1e6, "1000000");
+    check_json_float(1e20, "100000000000000000000");
+    check_json_float(1e21, "1e+21");
+    check_json_float(1.5e300, "1.5e+300");
+    check_json_float(0.000001, "0.000001");
+    check_json_float(1e-7, "1e-7");
+    check_json_float(-2.5e-10, "-2.5e-10");
+    check_json_float(0.1 + 0.2, "0.30000000000000004");
+}
+
+static void check_string(const char *s, size_t len, int flags, const char *want)
+{
+    wh_buf b = WH_BUF_INIT;
+
+    wh_go_json_string(&b, s, len, flags);
+    assert_string_equal(b.data, want);
+    wh_buf_free(&b);
+}
+
+/* json.Marshal(string), with and without SetEscapeHTML(false) */
+static void json_strings(void **state)
+{
+    (void)state;
+    check_string("", 0, WH_GO_JSON_HTML, "\"\"");
+    check_string("plain text", 10, WH_GO_JSON_HTML, "\"plain text\"");
+    check_string("a<b>&c", 6, WH_GO_JSON_HTML, "\"a\\u003cb\\u003e\\u0026c\"");
+    check_string("a<b>&c", 6, 0, "\"a<b>&c\"");
+    check_string("q\"b\\", 4, 0, "\"q\\\"b\\\\\"");
+    check_string("\n\r\t\b\f", 5, 0, "\"\\n\\r\\t\\b\\f\"");
+    check_string("\x01\x1f", 2, 0, "\"\\u0001\\u001f\"");
+    check_string("nul\0x", 5, 0, "\"nul\\u0000x\"");
+    check_string("\x7f", 1, 0, "\"\x7f\"");
+    check_string("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14, WH_GO_JSON_HTML,
+                 "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+    /* U+2028 and U+2029 are escaped either way; another 0xe2 character is not */
+    check_string("\xe2\x80\xa8\xe2\x80\xa9\xe2\x80\xa6", 9, 0, "\"\\u2028\\u2029\xe2\x80\xa6\"");
+    check_string("\xe2\x80\xa8\xe2\x80\xa9<", 7, WH_GO_JSON_MINIMAL, "\"\xe2\x80\xa8\xe2\x80\xa9<\"");
+    check_string("\xe2\x80\xa8\x80", 4, WH_GO_JSON_MINIMAL, "\"\xe2\x80\xa8\\ufffd\"");
+    /* invalid UTF-8: one \ufffd per bad byte (a lone continuation, a cut
+     * sequence, an overlong form, a surrogate) */
+    check_string("a\x80z", 3, 0, "\"a\\ufffdz\"");
+    check_string("\xe2\x82", 2, 0, "\"\\ufffd\\ufffd\"");
+    check_string("\xc0\xaf", 2, 0, "\"\\ufffd\\ufffd\"");
+    check_string("\xed\xa0\x80", 3, 0, "\"\\ufffd\\ufffd\\ufffd\"");
+    check_string("\xff", 1, WH_GO_JSON_HTML, "\"\\ufffd\"");
+}
+
+static void json_values(void **state)
+{
+    static const struct {
+        const char *in, *html, *plain;
+    } cases[] = {
+        {"{}", "{}", "{}"},
+        {"[]", "[]", "[]"},
+        {"null", "null", "null"},
+        {"{\"b\":1,\"a\":[true,false,null],\"c\":{\"d\":\"<x>\"}}",
+         "{\"b\":1,\"a\":[true,false,null],\"c\":{\"d\":\"\\u003cx\\u003e\"}}",
+         "{\"b\":1,\"a\":[true,false,null],\"c\":{\"d\":\"<x>\"}}"},
+        {"[-9223372036854775808,9223372036854775807,0,-1]", "[-9223372036854775808,9223372036854775807,0,-1]",
+         "[-9223372036854775808,9223372036854775807,0,-1]"},
+        {"[1.0,0.1,1e21,1e-7,2.50]", "[1,0.1,1e+21,1e-7,2.5]", "[1,0.1,1e+21,1e-7,2.5]"},
+        {"{\"k&\":\"\\u2028\"}", "{\"k\\u0026\":\"\\u2028\"}", "{\"k&\":\"\\u2028\"}"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *v = json_loads(cases[i].in, JSON_DECODE_ANY, NULL);
+        wh_buf html = WH_BUF_INIT, plain = WH_BUF_INIT;
+
+        assert_non_null(v);
+        wh_go_json(&html, v, WH_GO_JSON_HTML);
+        wh_go_json(&plain, v, 0);
+        assert_string_equal(html.data, cases[i].html);
+        assert_string_equal(plain.data, cases[i].plain);
+        wh_buf_free(&html);
+        wh_buf_free(&plain);
+        json_decref(v);
+    }
+}
+
+/* omitempty's isEmptyValue, seen through JSON */
+static void is_empty(void **state)
+{
+    static const char *const empty[] = {"null", "false", "0", "0.0", "\"\"", "[]", "{}"};
+    static const char *const full[] = {"true", "1", "-0.5", "\" \"", "[null]", "{\"a\":null}", "\"0\""};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(empty) / sizeof(empty[0]); i++) {
+        json_t *e = json_loads(empty[i], JSON_DECODE_ANY, NULL), *f = json_loads(full[i], JSON_DECODE_ANY, NULL);
+        assert_non_null(e);
+        assert_non_null(f);
+        assert_true(wh_go_is_empty(e));
+        assert_false(wh_go_is_empty(f));
+        json_decref(e);
+        json_decref(f);
+    }
+}
+
+/* The words Go's encoding/json prints in "cannot unmarshal X into ...". */
+static void go_type_names(void **state)
+{
+    static const struct {
+        const char *json, *name;
+    } names[] = {{"{}", "object"},  {"[1]", "array"}, {"\"s\"", "string"}, {"1", "number"},
+                 {"1.5", "number"}, {"true", "bool"}, {"false", "bool"},   {"null", "null"}};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        json_t *v = json_loads(names[i].json, JSON_DECODE_ANY, NULL);
+
+        assert_non_null(v);
+        assert_string_equal(wh_go_json_kind(v), names[i].name);
+        json_decref(v);
+    }
+}
+
+static void unmarshal_error(void **state)
+{
+    wh_buf b = WH_BUF_INIT;
+    char num[64];
+
+    (void)state;
+    wh_go_unmarshal_error(&b, "string", "PodSpec", "spec.containers", "[]v1.Container");
+    assert_string_equal(
+        b.data, "json: cannot unmarshal string into Go struct field PodSpec.spec.containers of type []v1.Container");
+    wh_buf_reset(&b);
+    wh_go_unmarshal_error(&b, "array", NULL, NULL, "map[string]interface {}");
+    assert_string_equal(b.data, "json: cannot unmarshal array into Go value of type map[string]interface {}");
+    wh_buf_free(&b);
+    assert_string_equal(wh_go_unmarshal_number(2.5, num, sizeof(num)), "number 2.5");
+    assert_string_equal(wh_go_unmarshal_number(1234567.5, num, sizeof(num)), "number 1234567.5");
+    assert_string_equal(wh_go_unmarshal_number(0.1, num, sizeof(num)), "number 0.1");
+}
+
+/* --- encoding/base64 -------------------------------------------------------- */
+
+static void base64_vectors(void **state)
+{
+    /* RFC 4648 §10 */
+    static const char *const in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
+    static const char *const out[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+        wh_buf b = WH_BUF_INIT, back = WH_BUF_INIT;
+        wh_go_base64(&b, in[i], strlen(in[i]));
+        assert_string_equal(b.data, out[i]);
+        assert_int_equal(b.len, strlen(out[i]));
+        assert_int_equal(wh_go_base64_decode(&back, b.data, b.len, 0), -1);
+        assert_int_equal(back.len, strlen(in[i]));
+        assert_memory_equal(back.data, in[i], back.len);
+        wh_buf_free(&b);
+        wh_buf_free(&back);
+    }
+}
+
+static void base64_binary_roundtrip(void **state)
+{
+    unsigned char data[256];
+    wh_buf b = WH_BUF_INIT, back = WH_BUF_INIT;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(data); i++)
+        data[i] = (unsigned char)(255 - i);
+    wh_go_base64(&b, data, sizeof(data));
+    assert_int_equal(wh_go_base64_decode(&back, b.data, b.len, 0), -1);
+    assert_int_equal(back.len, sizeof(data));
+    assert_memory_equal(back.data, data, sizeof(data));
+    wh_buf_free(&b);
+    wh_buf_free(&back);
+}
+
+/* base64.StdEncoding.DecodeString's CorruptInputError offsets */
+static void base64_decode_errors(void **state)
+{
+    static const struct {
+        const char *in;
+        long bad;
+    } cases[] = {
+        {"Zm9v", -1}, {"Zm9v\r\nYmFy", -1}, {"Zg==", -1},    {"Zm9v*", 4},  {"Zg", 0},      {"Zg=", 3},
+        {"Zg=x", 2},  {"Z===", 1},          {"Zg==Zg==", 4}, {"Zm9vYg", 4}, {"Zg==\n", -1}, {"Zm 9v", 2},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        wh_buf b = WH_BUF_INIT;
+        assert_int_equal(wh_go_base64_decode(&b, cases[i].in, strlen(cases[i].in), 0), cases[i].bad);
+        wh_buf_free(&b);
+    }
+    {
+        wh_buf b = WH_BUF_INIT; /* kubeconfig's leniency: no padding, spaces */
+        assert_int_equal(wh_go_base64_decode(&b, "Zm9v YmFy\nYg", 12, WH_GO_BASE64_LENIENT), -1);
+        assert_string_equal(b.data, "foobarb");
+        wh_buf_free(&b);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(parse_bool),           cmocka_unit_test(format_float),
+        cmocka_unit_test(json_float),           cmocka_unit_test(json_strings),
+        cmocka_unit_test(json_values),          cmocka_unit_test(is_empty),
+        cmocka_unit_test(go_type_names),        cmocka_unit_test(unmarshal_error),
+        cmocka_unit_test(base64_vectors),       cmocka_unit_test(base64_binary_roundtrip),
+        cmocka_unit_test(base64_decode_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""The canary upgrade end to end on the simulated cluster (sim.py): istiod's revisions A (1-26,
+Istio 1.26.0) and B (1-29, Istio 1.29.0) as ConfigMaps, the chart installed with the README's
+values, webhookd run as the Deployment says, pods and Istio config created through kube-apiserver's
+admission chain, and the README's commands (webhookctl tag, kubectl label) moving the upgrade on.
+Every step asserts the pods and objects the API server holds.
+
+  TestCanaryUpgrade   README "Canary upgrade with tags", step by step, to `helm uninstall`
+  TestNeverInjectsItself  enableNamespacesByDefault: webhookd's own pods are never injected and
+                      webhookd restarts under failurePolicy Fail
+  TestRollingUpdate   a rolling update of webhookd under steady pod creation (failurePolicy
+                      Fail) loses no create: the chart's shutdown delay outlasts the endpoints lag
+"""
+import os
+import sys
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import scenario  # noqa: E402
+import sim  # noqa: E402
+
+A, A_RELEASE = "1-26", "1.26.0"
+B, B_RELEASE = "1-29", "1.29.0"
+
+if not sim.helmtest.tools_present():
+    sys.exit(sim.helmtest.MISSING)
+if not (sim.WEBHOOKD and sim.WEBHOOKCTL):
+    sys.exit("WEBHOOKD and WEBHOOKCTL must be set (run through ctest)")
+
+
+def invalid_dr(name, labels=None, duplicate_subsets=True):
+    spec = {"host": "reviews.app.svc.cluster.local"}
+    if duplicate_subsets:
+        spec["subsets"] = [{"name": "v1", "labels": {"version": "v1"}}, {"name": "v1", "labels": {"version": "v2"}}]
+    else:
+        spec["exportTo"] = ["./bad namespace"]
+    return {"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule",
+            "metadata": {"name": name, "labels": labels or {}}, "spec": spec}
+
+
+def valid_dr(name, labels=None):
+    return {"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule",
+            "metadata": {"name": name, "labels": labels or {}},
+            "spec": {"host": "reviews.app.svc.cluster.local", "exportTo": ["."],
+                     "subsets": [{"name": "v1", "labels": {"version": "v1"}}]}}
+
+
+class Base(unittest.TestCase):
+    maxDiff = None
+
+    def setUp(self):
+        self.c = sim.Cluster()
+        self.addCleanup(self.c.close)
+
+    def ok(self, out, what):
+        code, stdout, stderr = out
+        self.assertEqual(code, 0, "%s: %s%s" % (what, stdout, stderr))
+        return stdout
+
+    def ns(self, name, **labels):
+        self.c.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        if labels:  # the README's command
+            self.ok(scenario.kubectl(self.c, "label", "namespace", name, *["%s=%s" % kv for kv in labels.items()]),
+                    "kubectl label namespace " + name)
+
+    def pod(self, namespace, release=A_RELEASE):
+        return self.c.create(scenario.app_pod(release, namespace), namespace)
+
+    def assert_injected(self, pod, release, revision):
+        self.assertTrue(scenario.has_sidecar(pod), "%s: no sidecar" % pod["metadata"]["name"])
+        self.assertIsNone(scenario.injection_diff(pod, release, revision),
+                          "%s is not %s's golden for revision %s" % (pod["metadata"]["name"], release, revision))
+        stored = self.c.get("v1", "Pod", pod["metadata"]["name"], pod["metadata"]["namespace"])
+        self.assertEqual(stored, pod)
+
+    def denied(self, obj, namespace, webhook, text):
+        with self.assertRaises(sim.ApiError) as e:
+            self.c.create(obj, namespace)
+        msg = e.exception.status.get("message", "")
+        self.assertTrue(msg.startswith('admission webhook "%s" denied the request: ' % webhook), msg)
+        self.assertIn(text, msg)
+
+    def webhookd_pods(self):
+        return self.c.list("v1", "Pod", "istio-system", selector="app.kubernetes.io/name=webhookd")
+
+
+class TestCanaryUpgrade(Base):
+    def test_canary_upgrade(self):
+        c = self.c
+        # 1. istiod's revisions A and B (their ConfigMaps), then the chart: webhookd serves both.
+        for cm in scenario.revision_configmaps(A, A_RELEASE) + scenario.revision_configmaps(B, B_RELEASE):
+            c.create(cm)
+        c.install(scenario.values("canary"))
+        c.sync()
+        pods = self.webhookd_pods()
+        self.assertEqual(len(pods), 2)
+        for p in pods:
+            self.assertFalse(scenario.has_sidecar(p), "webhookd injected itself")
+            self.assertEqual(p["metadata"]["labels"]["sidecar.istio.io/inject"], "false")
+        eps = c.get("v1", "Endpoints", "webhookd", "istio-system")
+        self.assertEqual(len(eps["subsets"]), 2)
+        mwcs = {o["metadata"]["name"] for o in c.list("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration")}
+        self.assertEqual(mwcs, {"webhookd-sidecar-injector-%s-istio-system" % r for r in (A, B)})
+
+        # 2. Before any tag: objects labelled for A are validated by the chart's validator; unlabelled
+        #    ones are not validated by anyone yet.
+        self.ns("app")
+        self.denied(invalid_dr("dr-a", {"istio.io/rev": A}), "app", "rev.validation.istio.io", "duplicate subset")
+        c.create(invalid_dr("unchecked"), "app")
+
+        # 3. Tags default and prod point at A; namespaces by legacy label, revision and tag.
+        self.ok(c.ctl("tag", "set", "default", "--revision", A, "-y"), "tag set default")
+        self.ok(c.ctl("tag", "set", "prod", "--revision", A, "-y"), "tag set prod")
+        self.ns("legacy", **{"istio-injection": "enabled"})
+        self.ns("rev-a", **{"istio.io/rev": A})
+        self.ns("tagged", **{"istio.io/rev": "prod"})
+        for ns in ("legacy", "rev-a", "tagged"):
+            self.assert_injected(self.pod(ns), A_RELEASE, A)
+        self.assertFalse(scenario.has_sidecar(self.pod("app")))
+        calls = [x["webhook"] for x in c.admission_calls() if x["namespace"] == "legacy" and x["kind"] == "Pod"]
+        self.assertEqual(calls, ["namespace.sidecar-injector.istio.io"])
+
+        # 4. Validation for unlabelled objects now (istiod-default-validator of the default tag).
+        self.denied(invalid_dr("dr-dup"), "app", "validation.istio.io", "duplicate subset")
+        self.denied(invalid_dr("dr-export", duplicate_subsets=False), "app", "validation.istio.io", "exportTo")
+        c.create(valid_dr("dr-ok"), "app")
+
+        # 5. The upgrade: default moves to B.  New pods of istio-injection=enabled namespaces get B's
+        #    sidecar; pods already running keep A's; namespaces on A or on prod stay on A.
+        before = c.get("v1", "Pod", self.c.list("v1", "Pod", "legacy")[0]["metadata"]["name"], "legacy")
+        self.ok(c.ctl("tag", "set", "default", "--revision", B, "--overwrite", "-y"), "tag set default B")
+        self.assert_injected(self.pod("legacy", B_RELEASE), B_RELEASE, B)
+        self.assert_injected(self.pod("rev-a"), A_RELEASE, A)
+        self.assert_injected(self.pod("tagged"), A_RELEASE, A)
+        self.assertEqual(c.get("v1", "Pod", before["metadata"]["name"], "legacy"), before)
+        vwc = c.get("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", "istiod-default-validator")
+        self.assertEqual(vwc["metadata"]["labels"]["istio.io/rev"], B)
+        self.denied(invalid_dr("dr-dup2"), "app", "validation.istio.io", "duplicate subset")
+
+        # 6. prod moves to B too, then is removed: its namespace is no longer injected.
+        self.ok(c.ctl("tag", "set", "prod", "--revision", B, "--overwrite", "-y"), "tag set prod B")
+        self.assert_injected(self.pod("tagged", B_RELEASE), B_RELEASE, B)
+        out = self.ok(c.ctl("tag", "remove", "prod", "-y"), "tag remove prod")
+        self.assertIn("Revision tag prod removed", out)
+        self.assertFalse(scenario.has_sidecar(self.pod("tagged")))
+        self.assertIsNone(c.get("v1", "Service", "istiod-revision-tag-prod", "istio-system"))
+
+        # 7. Revision A is removed (its ConfigMaps) while B keeps serving.
+        self.ok(scenario.kubectl(c, "label", "namespace", "rev-a", "istio.io/rev=%s" % B, "--overwrite"),
+                "relabel rev-a")
+        for name in ("istio-sidecar-injector-" + A, "istio-" + A):
+            c.delete("v1", "ConfigMap", name, "istio-system")
+        c.resync_volumes()
+        probe = scenario.app_pod(A_RELEASE, "probe")
+        probe["metadata"]["labels"]["istio.io/rev"] = A  # selected by A's injector (rev.object.)
+        deadline = time.time() + sim.whtest.scaled(20)
+        while True:  # until webhookd has noticed that A's files are gone
+            try:
+                c.create(probe, "app")
+            except sim.ApiError as e:
+                msg = e.status.get("message", "")
+                break
+            self.assertLess(time.time(), deadline, "revision %s still served after its ConfigMaps went" % A)
+            time.sleep(0.2)
+        self.assertIn('"rev.object.sidecar-injector.istio.io"', msg)
+        self.assertIn(A, msg)
+        self.assert_injected(self.pod("legacy", B_RELEASE), B_RELEASE, B)
+        self.assert_injected(self.pod("rev-a", B_RELEASE), B_RELEASE, B)
+
+        # 8. helm uninstall with the default tag left behind: webhookctl check names the dangling tag;
+        #    removing it leaves nothing webhookd or webhookctl created.
+        c.uninstall()
+        code, out, err = c.ctl("check")
+        self.assertEqual(code, 1, out + err)
+        self.assertIn("istio-revision-tag-default", out)
+        self.ok(c.ctl("tag", "remove", "default", "-y"), "tag remove default")
+        left = [(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in c.state()
+                if o["kind"] in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "Endpoints",
+                                 "Deployment", "Secret", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
+                                 "Role", "RoleBinding", "PodDisruptionBudget", "Service")
+                or (o["kind"] == "Pod" and o["metadata"]["namespace"] == "istio-system")]
+        self.assertEqual(left, [])
+        self.assertEqual(c.pods, {})
+
+
+class TestNeverInjectsItself(Base):
+    def test_enable_namespaces_by_default(self):
+        """The chart's default revision with enableNamespacesByDefault, webhookd in a namespace of its
+        own without labels: every other namespace is injected, webhookd's pods never, and webhookd
+        comes back after all its pods are gone (failurePolicy Fail)."""
+        c = self.c
+        c.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "webhookd"}})
+        for cm in scenario.revision_configmaps("default", B_RELEASE, namespace="webhookd"):
+            c.create(cm)
+        vals = scenario.values("namespaces-by-default")
+        c.install(vals, namespace="webhookd")
+        c.sync()
+        self.ns("app")
+        pod = self.pod("app", B_RELEASE)
+        self.assertTrue(scenario.has_sidecar(pod))
+        for p in c.list("v1", "Pod", "webhookd"):
+            self.assertFalse(scenario.has_sidecar(p), "webhookd injected itself")
+        # Every webhookd replica gone at once (a node failure), then back.
+        for name in list(c.pods):
+            c._stop_pod(name, remove_endpoint=True)
+        with self.assertRaises(sim.ApiError) as e:
+            self.pod("app", B_RELEASE)
+        self.assertIn('no endpoints available for service "webhookd"', e.exception.status["message"])
+        c.sync()
+        self.assertEqual(len(c.list("v1", "Pod", "webhookd")), 2)
+        self.assertTrue(scenario.has_sidecar(self.pod("app", B_RELEASE)))
+
+
+class TestRollingUpdate(Base):
+    def rolling_update(self, shutdown_delay):
+        """Roll webhookd while pods are created without pause; returns the create outcomes."""
+        c = self.c
+        for cm in scenario.revision_configmaps(B, B_RELEASE):
+            c.create(cm)
+        vals = scenario.values("canary")
+        vals["injection"]["revisions"] = [B]
+        vals["revision"] = B
+        if shutdown_delay is not None:
+            vals["server"]["shutdownDelay"] = shutdown_delay
+        c.install(vals)
+        c.sync()
+        self.ns("app", **{"istio.io/rev": B})
+        results = []
+        stop = threading.Event()
+
+        def creator():
+            while not stop.is_set():
+                try:
+                    results.append(("ok", scenario.has_sidecar(self.pod("app", B_RELEASE))))
+                except sim.ApiError as e:
+                    results.append(("error", e.status.get("message")))
+                time.sleep(0.02)
+
+        t = threading.Thread(target=creator)
+        t.start()
+        try:
+            time.sleep(0.5)
+            c.rollout()
+            time.sleep(0.5)
+        finally:
+            stop.set()
+            t.join(60)
+        self.assertEqual(len(c.pods), 2)
+        self.assertGreater(len(results), 20)
+        return results
+
+    def test_no_create_lost(self):
+        """The chart's server.shutdownDelay (5s) outlasts the endpoints' lag (1s): nothing is lost."""
+        results = self.rolling_update(None)
+        self.assertEqual([r for r in results if r[0] != "ok"], [])
+        self.assertTrue(all(r[1] for r in results), "a pod was created without its sidecar")
+
+    def test_without_delay_creates_are_refused(self):
+        """The control: without the delay the same rollout refuses pods (what the delay is for)."""
+        results = self.rolling_update("")
+        errors = [r[1] for r in results if r[0] != "ok"]
+        self.assertTrue(errors, "no create failed without a shutdown delay: the test would not see a regression")
+        for e in errors:
+            self.assertIn('failed calling webhook "rev.namespace.sidecar-injector.istio.io"', e)
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
