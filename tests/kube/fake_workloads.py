@@ -1,6 +1,11 @@
 """fake_workloads.py - workloads for fakeapi.py: ReplicaSets, Deployments, StatefulSets and DaemonSets
 with a tiny rollout controller, so that `webhookctl revision migrate --restart` can be tested end to end.
 
+The controller is off until a test asks for it (POST /_fake/workloads {"controller": true}; /_fake/reset
+turns it off): other tests run their own controllers for the workloads they create (tests/e2e/sim.py
+runs webhookd's Deployment as processes), and two controllers must not fight over one Deployment.
+metadata.generation is kept either way, as the API server does.
+
 What the controller does, every TICK seconds, one step per workload (kube-controller-manager's rules,
 much simplified):
 - metadata.generation counts spec changes (before_store); status.observedGeneration follows it.
@@ -34,6 +39,7 @@ NEVER_READY = "fake.webhookd.io/never-ready"
 NODES = "fake.webhookd.io/nodes"
 KINDS = {"deployments": "Deployment", "statefulsets": "StatefulSet", "daemonsets": "DaemonSet"}
 API = None  # the fakeapi module, set by install()
+ENABLED = False  # the controller runs (and fixtures get their pods) only when a test turns it on
 
 
 def template_hash(template):
@@ -246,6 +252,8 @@ def with_failure(status, failure):
 def controller_loop(store):
     while True:
         time.sleep(TICK)
+        if not ENABLED:
+            continue
         with store.lock:
             for key in [k for k in store.objects if k[0] in KINDS]:
                 obj = store.objects.get(key)
@@ -275,13 +283,27 @@ def on_load(store, obj):
     """A fixture workload (with "x-running": its pods are created now, running that revision).
     False for objects that are not workloads."""
     plural = API.KIND_TO_PLURAL.get(obj.get("kind"))
-    if plural not in KINDS:
+    if plural not in KINDS or not ENABLED:
         return False
     rev = obj.pop("x-running", None)
     ns = obj["metadata"].get("namespace")
     store.create(plural, ns, obj, obj.pop("x-manager", "fixture"))
     reconcile(store, plural, store.objects[(plural, ns, obj["metadata"]["name"])], rev)
     return True
+
+
+def control(path, raw):
+    """POST /_fake/workloads {"controller": bool}."""
+    global ENABLED
+    if path != "/_fake/workloads":
+        return False
+    ENABLED = bool(json.loads(raw or b"{}").get("controller"))
+    return True
+
+
+def reset():
+    global ENABLED
+    ENABLED = False
 
 
 def install(api):

@@ -485,8 +485,9 @@ class Store:
 
 STORE = Store()
 # Modules that extend this server (fake_workloads.py): each may define before_store(store, key, obj, old),
-# called before an object is stored, and on_load(store, obj) -> bool, which takes over loading a fixture;
-# install(this module) runs once at start.
+# called before an object is stored; on_load(store, obj) -> bool, which takes over loading a fixture;
+# control(path, raw) -> bool, which answers a /_fake/ path; reset(), on /_fake/reset; install(this
+# module) runs once at start.
 EXTENSIONS = []
 
 
@@ -697,6 +698,11 @@ class Handler(BaseHTTPRequestHandler):
             if path == "/_fake/reset":
                 STORE.reset()
                 fake_admission.reset()
+                for ext in EXTENSIONS:
+                    if hasattr(ext, "reset"):
+                        ext.reset()
+                return self.send_json(200, {})
+            if any(hasattr(ext, "control") and ext.control(path, raw) for ext in EXTENSIONS):
                 return self.send_json(200, {})
             if path == "/_fake/admission":
                 return self.send_json(200, fake_admission.calls())

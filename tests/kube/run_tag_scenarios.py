@@ -444,6 +444,7 @@ class Runner:
         if workloads:
             self.injector.revisions.clear()
             before = self.injector.wire(before)
+            self.api.control("workloads", {"controller": True})
         self.api.load(with_namespaces(before))
         for cmd in sc.get("setup", []):
             p = self.ctl(cmd, "")
