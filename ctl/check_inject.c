@@ -17,6 +17,9 @@
 #include "wh_alloc.h"
 #include "diag.h"
 #include "tag.h"
+
+/* The label Istio's chart puts on the injector ConfigMap: its release. */
+#define VERSION_LABEL "app.kubernetes.io/version"
 #include "wh_buf.h"
 #include "wh_ctl.h"
 #include "wh_inject_decide.h"
@@ -162,6 +165,7 @@ static wh_inject_revision *load_revision(ci *c, const char *rev, const json_t *e
     json_t *cm = NULL;
     wh_inject_revision *r = NULL;
     const char *config, *values;
+    wh_release_hints hints = {NULL, WH_RELEASE_LABEL, NULL, NULL};
     wh_err err = {0};
 
     if (rev == NULL || *rev == '\0' || strcmp(rev, "default") == 0)
@@ -179,8 +183,11 @@ static wh_inject_revision *load_revision(ci *c, const char *rev, const json_t *e
         goto out;
     if (values == NULL)
         values = "{}";
-    if (wh_inject_revision_load(rev != NULL ? rev : "default", config, strlen(config), values, strlen(values), NULL, 0,
-                                &r, &err) != WH_OK) {
+    /* the injector's release: the ConfigMap's app.kubernetes.io/version, else values.global.tag */
+    hints.configmap_label =
+        json_string_value(json_object_get(json_object_get(json_object_get(cm, "metadata"), "labels"), VERSION_LABEL));
+    if (wh_inject_revision_load_release(rev != NULL ? rev : "default", config, strlen(config), values, strlen(values),
+                                        NULL, 0, &hints, &r, &err) != WH_OK) {
         fprintf(stderr, "Warning: ConfigMap %s: %s; the injector's own rules are checked with defaults\n", where->data,
                 wh_err_msg(&err));
         r = NULL;
@@ -233,6 +240,16 @@ static json_t *analyse(ci *c, const json_t *mwc)
         /* The API server calls the injector; its own rule chain may still skip. */
         r = load_revision(c, rev, matched, &where);
         json_object_set_new(res, "injectorConfig", r != NULL ? json_string(where.data) : json_null());
+        if (r != NULL) {
+            /* which istiod release's behaviour the injector has (wh_inject_release.h) */
+            const wh_inject_release *rel = wh_inject_revision_release(r);
+            char line[320];
+            wh_inject_release_describe(rel, line, sizeof(line));
+            json_object_set_new(res, "istioRelease",
+                                json_pack("{s:s, s:s, s:s, s:s}", "behaves", line, "source",
+                                          wh_release_source_name(rel->source), "declared", rel->declared.text,
+                                          "warning", rel->warning));
+        }
         if (!wh_inject_decide(r, c->pod, 0, &skip)) {
             wh_buf_reset(&b);
             wh_buf_printf(&b, "The webhook is called, but the injector skips the pod: %s", skip != NULL ? skip : "");
@@ -401,7 +418,7 @@ static int run(const wh_ctl_args *a)
     const char *labels = wh_ctl_string(a, "labels"), *target = a->nargs > 0 ? a->args[0] : NULL, *ns;
     const char *output = wh_ctl_string(a, "output");
     wh_kube_client *client = NULL;
-    json_t *pod = NULL, *nsobj = NULL, *mwcs = NULL, *results = json_array(), *injecting = json_array(), *m;
+    json_t *pod = NULL, *nsobj = NULL, *mwcs = NULL, *results = json_array(), *injecting = json_array(), *m, *rel;
     wh_err err = {0};
     ci c;
     size_t i;
@@ -475,6 +492,9 @@ static int run(const wh_ctl_args *a)
         m = json_array_get(injecting, 0);
         printf("\nThe pod will be injected by revision \"%s\" (webhook %s).\n",
                json_string_value(json_object_get(m, "revision")), json_string_value(json_object_get(m, "name")));
+        if ((rel = json_object_get(m, "istioRelease")) != NULL &&
+            strcmp(json_string_value(json_object_get(rel, "source")), "newest") != 0)
+            printf("The injector runs as Istio %s.\n", json_string_value(json_object_get(rel, "behaves")));
     } else {
         printf("\nError: the pod would be injected %zu times, by", json_array_size(injecting));
         json_array_foreach(injecting, i, m)

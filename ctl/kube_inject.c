@@ -184,6 +184,8 @@ static int run(const wh_ctl_args *a)
     const char *in_path = wh_ctl_string(a, "filename"), *out_path = wh_ctl_string(a, "output");
     const char *config_path = wh_ctl_string(a, "injectConfigFile"), *mesh_path = wh_ctl_string(a, "meshConfigFile");
     const char *values_path = wh_ctl_string(a, "valuesFile"), *rev_name = wh_ctl_string(a, "revision");
+    const char *istio_version = wh_ctl_string(a, "istio-version");
+    wh_release_hints hints = {istio_version, WH_RELEASE_FLAG, NULL, NULL};
     kube_inject ki;
     wh_buf input = WH_BUF_INIT, config = WH_BUF_INIT, mesh = WH_BUF_INIT, values = WH_BUF_INIT, output = WH_BUF_INIT;
     json_t *docs = NULL;
@@ -218,16 +220,24 @@ static int run(const wh_ctl_args *a)
                                        "default revision)");
         goto out;
     }
+    if (istio_version != NULL && config_path == NULL) {
+        status = wh_ctl_usage_error(a, "--istio-version goes with --injectConfigFile and --valuesFile (the built-in "
+                                       "revision is the newest release's)");
+        goto out;
+    }
     ki.revision = rev_name != NULL ? rev_name : "";
     if (config_path != NULL) {
+        const wh_inject_release *r;
         if (read_optional(config_path, &config, &err) != WH_OK || read_optional(values_path, &values, &err) != WH_OK ||
             read_optional(mesh_path, &mesh, &err) != WH_OK ||
-            wh_inject_revision_load(rev_name != NULL ? rev_name : "default", config.data ? config.data : "", config.len,
-                                    values.data ? values.data : "", values.len, mesh.data, mesh.len, &ki.rev,
-                                    &err) != WH_OK) {
+            wh_inject_revision_load_release(rev_name != NULL ? rev_name : "default", config.data ? config.data : "",
+                                            config.len, values.data ? values.data : "", values.len, mesh.data, mesh.len,
+                                            &hints, &ki.rev, &err) != WH_OK) {
             fprintf(stderr, "Error: %s\n", wh_err_msg(&err));
             goto out;
         }
+        if ((r = wh_inject_revision_release(ki.rev))->warning[0] != '\0')
+            fprintf(stderr, "Warning: %s\n", r->warning);
     } else if (wh_inject_revision_embedded(rev_name, &ki.rev, &err) != WH_OK) {
         fprintf(stderr, "Error: %s\n", wh_err_msg(&err));
         goto out;
@@ -291,6 +301,10 @@ static const wh_ctl_flag flags[] = {
      .type = WH_CTL_STRING,
      .usage = "Mesh configuration filename (the \"mesh\" key of the istio ConfigMap)",
      .aliases = "mesh-config-file"},
+    {.name = "istio-version",
+     .type = WH_CTL_STRING,
+     .usage = "Istio release the revision runs, e.g. 1.22.3: inject as istiod of that release (default: "
+              "values.global.tag when it is a version, else the newest)"},
     {.name = "output",
      .shorthand = 'o',
      .type = WH_CTL_STRING,

@@ -13,7 +13,7 @@ build_pkgs=(build-essential cmake pkg-config libh2o-evloop-dev libssl-dev libjan
             libcurl4-openssl-dev openssl ca-certificates)
 test_pkgs=(libcmocka-dev curl nghttp2-client wrk python3 python3-yaml python3-jsonpatch valgrind clang clang-format
            libclang-rt-14-dev golang-1.19-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev golang-github-evanphx-json-patch-dev
-           procps zsh fish unzip)
+           procps zsh fish unzip mmdebstrap umoci)
 
 want=("${build_pkgs[@]}")
 [ "${1:-test}" = "test" ] && want+=("${test_pkgs[@]}")

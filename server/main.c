@@ -40,6 +40,7 @@ typedef struct app {
     size_t nendpoints;
     wh_router *router;
     wh_http_server *http;
+    wh_http_server *monitoring; /* --monitoring-listen */
     wh_certs_stamp stamp;
     /* caBundle patching */
     wh_buf ca;         /* the CA bundle of the current certificate */
@@ -571,6 +572,19 @@ static int run(app *a, char **argv, int argc)
     snprintf(inflight, sizeof(inflight), "%zu", a->cfg.max_inflight_bytes);
     wh_log(WH_LOG_INFO, "listening", "address", wh_http_bound_address(a->http), "threads", threads, "protocols",
            a->cfg.http2 ? "h2,http/1.1" : "http/1.1", "maxInflightBytes", inflight, "version", WH_VERSION, NULL);
+    if (a->cfg.monitoring_listen[0] != '\0') {
+        wh_http_config mc = hc;
+        mc.listen = a->cfg.monitoring_listen;
+        mc.threads = 1;
+        mc.http2 = 0;
+        mc.monitoring = 1;
+        mc.max_request_bytes = 65536; /* GETs */
+        mc.max_inflight_bytes = 0;    /* the minimum: one such request */
+        if (wh_http_start(&mc, NULL, &a->monitoring, &err) != WH_OK)
+            goto fail;
+        wh_log(WH_LOG_INFO, "monitoring listening", "address", wh_http_bound_address(a->monitoring), "paths",
+               "/healthz /readyz /metrics /version", "protocols", "http/1.1 (plain)", NULL);
+    }
     /* Once serving, so that the API server can call us as soon as it trusts us. */
     if (a->cfg.patch_ca_bundle && start_patcher(a, &err) != WH_OK)
         wh_log(WH_LOG_ERROR, "caBundle patching disabled: cannot start the patcher", "error", wh_err_msg(&err), NULL);
@@ -607,6 +621,8 @@ static int run(app *a, char **argv, int argc)
     if (a->cfg.shutdown_delay > 0)
         shutdown_delay(a, &signals);
     cut = wh_http_shutdown(a->http, a->cfg.shutdown_timeout);
+    if (a->monitoring != NULL) /* last: probes see the drain */
+        wh_http_shutdown(a->monitoring, 1);
     wh_certs_patcher_stop(a->patcher); /* waits for a request in flight, at most --kube-timeout */
     a->patcher = NULL;
     if (cut != 0) {
@@ -621,6 +637,8 @@ static int run(app *a, char **argv, int argc)
 
 fail:
     wh_log(WH_LOG_ERROR, "cannot start", "error", wh_err_msg(&err), NULL);
+    if (a->http != NULL) /* the monitoring listener could not start */
+        wh_http_shutdown(a->http, 0);
 out:
     SSL_CTX_free(ctx);
     return status;
@@ -637,6 +655,7 @@ int main(int argc, char **argv)
     status = run(&a, argv, argc);
     wh_certs_patcher_stop(a.patcher); /* a failed start */
     wh_http_free(a.http);
+    wh_http_free(a.monitoring);
     wh_router_free(a.router);
     for (i = 0; i < a.nendpoints; i++)
         a.endpoints[i]->destroy(a.endpoints[i]);

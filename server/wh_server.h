@@ -42,6 +42,7 @@ typedef struct wh_server_flag {
 
 typedef struct wh_server_config {
     const char *listen;
+    const char *monitoring_listen; /* plain-HTTP probes and metrics on their own thread; "" = off */
     const char *tls_cert_file;
     const char *tls_key_file;
     const char *tls_san;              /* extra SANs of the self-signed certificate, comma-separated */
@@ -73,7 +74,7 @@ typedef struct wh_server_config {
 
 /* The core flags, bound to `cfg` (rows end with a NULL name). */
 void wh_server_core_flags(wh_server_config *cfg, wh_server_flag *rows, size_t nrows);
-#define WH_SERVER_CORE_FLAGS 27
+#define WH_SERVER_CORE_FLAGS 28
 
 /* Set every flag from its default, then WEBHOOKD_<NAME> (dashes become
  * underscores), then argv (--name=value, --name value, --bool).  `rows` is
@@ -134,6 +135,9 @@ void wh_router_set_shutting_down(wh_router *router);
 /* Answer one request (any thread).  `res` starts zeroed; the caller frees
  * res->body. */
 void wh_router_serve(wh_router *router, const wh_http_request *req, wh_http_response *res);
+/* The same for the monitoring listener: /healthz, /readyz, /metrics and
+ * /version only (admission endpoints are 404 there). */
+void wh_router_serve_monitoring(wh_router *router, const wh_http_request *req, wh_http_response *res);
 
 /* --- http (the h2o adapter) ----------------------------------------------- */
 
@@ -143,6 +147,7 @@ typedef struct wh_http_config {
     const char *listen;        /* ":8443", "127.0.0.1:8443", "[::1]:8443", "localhost:8443" */
     int threads;               /* >= 1 */
     int http2;                 /* offer h2 in ALPN (otherwise HTTP/1.1 only, prior knowledge refused too) */
+    int monitoring;            /* plain HTTP (no ssl_ctx), wh_router_serve_monitoring */
     size_t max_request_bytes;  /* the router's cap; h2o's own limit is wh_http_entity_limit() of it */
     size_t max_inflight_bytes; /* request bytes buffered + answers not yet written, all connections
                                   (at least one whole request) */

@@ -18,6 +18,10 @@ void wh_server_core_flags(wh_server_config *cfg, wh_server_flag *rows, size_t nr
     const wh_server_flag core[WH_SERVER_CORE_FLAGS] = {
         {"listen", WH_FLAG_STRING, &cfg->listen, ":8443",
          "HTTPS address to listen on: [HOST]:PORT, e.g. :8443, 127.0.0.1:8443, [::1]:8443"},
+        {"monitoring-listen", WH_FLAG_STRING, &cfg->monitoring_listen, "",
+         "also serve /healthz, /readyz, /metrics and /version over plain HTTP on this address (like istiod's "
+         ":15014), from a thread of their own so that probes are answered while reviews keep the workers "
+         "busy; e.g. :15014 (default: off)"},
         {"tls-cert-file", WH_FLAG_STRING, &cfg->tls_cert_file, "",
          "PEM certificate chain (leaf first); reloaded when it changes and on SIGHUP. "
          "Without it webhookd serves a self-signed ECDSA P-256 certificate generated at start"},

@@ -340,6 +340,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL, H2O_STRLIT("1"));
         req->http1_is_persistent = 0;
         wh_metric_add(server->inflight_rejected, NULL, 1);
+    } else if (server->cfg.monitoring) {
+        wh_router_serve_monitoring(server->cfg.router, &in, &out);
     } else {
         wh_router_serve(server->cfg.router, &in, &out);
     }
@@ -887,13 +889,15 @@ wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_serve
     h->super.on_req = on_req;
     h->server = s;
 
-    register_alpn(s, ssl_ctx);
+    if (ssl_ctx != NULL)
+        register_alpn(s, ssl_ctx);
     h2o_barrier_init(&s->started, s->nworkers + 1);
     for (i = 0; i < s->nworkers; i++) {
         worker *w = &s->workers[i];
         w->server = s;
-        SSL_CTX_up_ref(ssl_ctx);
-        w->accept_ctx.ssl_ctx = ssl_ctx;
+        if (ssl_ctx != NULL)
+            SSL_CTX_up_ref(ssl_ctx);
+        w->accept_ctx.ssl_ctx = ssl_ctx;                              /* NULL: plain HTTP (the monitoring listener) */
         h2o_multithread_create_thread(&w->tid, NULL, worker_main, w); /* aborts on failure */
         w->thread_started = 1;
     }

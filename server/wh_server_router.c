@@ -280,3 +280,15 @@ void wh_router_serve(wh_router *r, const wh_http_request *req, wh_http_response 
             access_log(ep, req, res, elapsed);
     }
 }
+
+void wh_router_serve_monitoring(wh_router *r, const wh_http_request *req, wh_http_response *res)
+{
+    static const char *const paths[] = {"/healthz", "/readyz", "/metrics", "/version"};
+
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+        if (is_path(req, paths[i])) {
+            wh_router_serve(r, req, res);
+            return;
+        }
+    answer(res, 404, CT_JSON, "{\"error\":\"not found\"}");
+}

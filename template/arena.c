@@ -33,6 +33,7 @@ static int new_block(tm_arena *a, size_t need)
     }
     b->next = a->head;
     a->head = b;
+    a->used += b->size;
     a->cur = (char *)(b + 1);
     a->end = a->cur + b->size;
     return 0;
@@ -77,6 +78,7 @@ void tm_arena_reset(tm_arena *a)
     }
     a->head = NULL;
     a->cur = a->end = NULL;
+    a->used = 0;
 }
 
 void tm_arena_free(tm_arena *a)

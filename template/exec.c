@@ -3,9 +3,12 @@
  * fields and methods, variables, if/with/range/template, argument conversion
  * for function calls, and Go's error messages with their locations.
  */
+#define _GNU_SOURCE /* pthread_getattr_np */
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "wh_alloc.h"
 #include "tmpl_int.h"
@@ -789,10 +792,28 @@ static inline wh_code out_append(wh_buf *b, const char *s, size_t n)
     return WH_OK;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Budgets: a template (a revision's config is input too) must neither run
+ * forever nor take the process's memory; exceeding one is this render's
+ * error.  The CPU clock is read every 1024 steps. */
 static wh_code check_limits(wh_tmpl_ctx *ctx)
 {
     if (++ctx->steps > ctx->max_steps)
         return tm_errorf(ctx, "template execution exceeded %llu steps", (unsigned long long)ctx->max_steps);
+    if (ctx->arena->used > ctx->max_memory) {
+        tm_errorf(ctx, "template execution exceeded its memory budget (%zu MiB)", ctx->max_memory >> 20);
+        return WH_E_LIMIT;
+    }
+    if ((ctx->steps & 1023) == 0 && thread_cpu_ns() > ctx->cpu_deadline_ns) {
+        tm_errorf(ctx, "template execution exceeded its CPU time budget (%u ms)", ctx->max_cpu_ms);
+        return WH_E_LIMIT;
+    }
     if (ctx->out->len > ctx->max_output) {
         tm_errorf(ctx, "template output exceeded %zu bytes", ctx->max_output);
         return WH_E_LIMIT;
@@ -910,6 +931,8 @@ static wh_code walk_template(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, con
         return tm_errorf(ctx, "template \"%s\" not defined", t->u.tmpl.name);
     if (ctx->depth >= ctx->max_depth)
         return tm_errorf(ctx, "exceeded maximum template depth (%u)", ctx->max_depth);
+    if ((const char *)__builtin_frame_address(0) < ctx->stack_low) /* stacks grow down on every target we build for */
+        return tm_errorf(ctx, "exceeded maximum template depth (%u)", ctx->depth);
     if ((rc = eval_pipeline(ctx, fr, dot, t->u.tmpl.pipe, &newdot)) != WH_OK)
         return rc;
     saved_def = ctx->def;
@@ -1084,4 +1107,25 @@ int tm_eq(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, const wh_tmpl_value *b, wh_c
         return 0;
     }
     return a->type == b->type && a->u.host == b->u.host;
+}
+
+void tm_exec_budgets(wh_tmpl_ctx *ctx)
+{
+    static __thread const char *stack_low;
+    static __thread int stack_known;
+    unsigned ms = ctx->max_cpu_ms;
+
+    if (!stack_known) {
+        pthread_attr_t attr;
+        void *addr;
+        size_t size;
+        stack_known = 1;
+        if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+            if (pthread_attr_getstack(&attr, &addr, &size) == 0 && size > TM_STACK_RESERVE)
+                stack_low = (const char *)addr + TM_STACK_RESERVE;
+            pthread_attr_destroy(&attr);
+        }
+    }
+    ctx->stack_low = stack_low;
+    ctx->cpu_deadline_ns = thread_cpu_ns() + (uint64_t)ms * 1000000u;
 }

@@ -311,6 +311,9 @@ wh_code wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value d
     ctx.max_depth = opts != NULL && opts->max_depth ? opts->max_depth : 10000;
     ctx.max_steps = opts != NULL && opts->max_steps ? opts->max_steps : 100000000ULL;
     ctx.max_output = out->len + (opts != NULL && opts->max_output ? opts->max_output : (size_t)64 << 20);
+    ctx.max_memory = opts != NULL && opts->max_memory ? opts->max_memory : (size_t)256 << 20;
+    ctx.max_cpu_ms = opts != NULL && opts->max_cpu_ms ? opts->max_cpu_ms : 2000;
+    tm_exec_budgets(&ctx);
     if (out->data == NULL)
         wh_buf_append(out, "", 0);
     scratch->gen++;

@@ -23,6 +23,7 @@ typedef struct tm_arena {
     tm_block *head;
     char *cur, *end;
     tm_block *spare; /* blocks kept for reuse after a reset */
+    size_t used;     /* bytes of the blocks in use (a render's memory budget counts them) */
 } tm_arena;
 
 void tm_arena_init(tm_arena *a);
@@ -240,11 +241,20 @@ struct wh_tmpl_ctx {
     unsigned depth, max_depth;
     uint64_t steps, max_steps;
     size_t max_output;
-    json_t *owned; /* JSON made during the render (fromJson, ...), released at its end */
-    int failed;    /* an error message is recorded */
-    int located;   /* the message already carries "template: ...: executing ..." */
+    size_t max_memory;        /* arena bytes */
+    uint64_t cpu_deadline_ns; /* CLOCK_THREAD_CPUTIME_ID */
+    unsigned max_cpu_ms;
+    const char *stack_low; /* below this the thread's stack is too short for another level */
+    json_t *owned;         /* JSON made during the render (fromJson, ...), released at its end */
+    int failed;            /* an error message is recorded */
+    int located;           /* the message already carries "template: ...: executing ..." */
     char errmsg[WH_ERR_MSG_MAX];
 };
+
+/* Stack kept free below the deepest template call (builtins, libc, jansson). */
+#define TM_STACK_RESERVE (256 * 1024)
+/* Start the render's CPU clock and find the thread's stack limit. */
+void tm_exec_budgets(wh_tmpl_ctx *ctx);
 
 /* Record a message without location (the caller adds it). */
 wh_code tm_fail(wh_tmpl_ctx *ctx, wh_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

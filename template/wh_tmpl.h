@@ -348,8 +348,11 @@ typedef struct wh_tmpl_opts {
     void *user;               /* for functions and resolvers: wh_tmpl_user(ctx) */
     wh_tmpl_scratch *scratch; /* reusable arena memory (one render at a time); NULL = private */
     size_t max_output;        /* fail with WH_E_LIMIT beyond this many output bytes; 0 = 64 MiB */
-    unsigned max_depth;       /* nested template calls; 0 = 10000 (Go: 100000) */
+    unsigned max_depth;       /* nested template calls; 0 = 10000 (Go: 100000), and never deeper than
+                                 the calling thread's stack allows (256 KiB are kept free) */
     uint64_t max_steps;       /* actions executed; 0 = 100 million */
+    size_t max_memory;        /* memory of the render's intermediate values; 0 = 256 MiB */
+    unsigned max_cpu_ms;      /* CPU time of the render (the calling thread's); 0 = 2000 ms */
     wh_tmpl_pos *pos;         /* filled when the render fails at a known place */
 } wh_tmpl_opts;
 

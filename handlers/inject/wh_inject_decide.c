@@ -8,6 +8,7 @@
 #include "wh_inject_pod.h"
 
 #include <string.h>
+#include <strings.h>
 
 static const char *const system_namespaces[] = {"kube-system", "kube-public", "kube-node-lease", "local-path-storage",
                                                 NULL};
@@ -106,12 +107,19 @@ int wh_inject_decide(const wh_inject_revision *rev, const json_t *pod, int kube_
         value = wh_inject_jstr(annotations, "sidecar.istio.io/inject");
     if (value == NULL)
         value = "";
-    if (strcmp(value, "true") == 0)
-        inject = 1;
-    else if (strcmp(value, "false") == 0)
-        inject = 0;
-    else
-        use_default = 1; /* "", or an unrecognised value (istiod warns) */
+    if (value[0] == '\0') {
+        use_default = 1;
+    } else if (rev == NULL || wh_inject_release_has(&rev->release, WH_REL_INJECT_VALUE_STRICT)) {
+        if (strcmp(value, "true") == 0)
+            inject = 1;
+        else if (strcmp(value, "false") != 0)
+            use_default = 1; /* an unrecognised value (istiod warns) */
+    } else if (strcasecmp(value, "y") == 0 || strcasecmp(value, "yes") == 0 || strcasecmp(value, "true") == 0 ||
+               strcasecmp(value, "on") == 0) {
+        inject = 1; /* YAML's truthy spellings, in any case */
+    } else if (strcmp(value, "false") != 0) {
+        *reason = "sidecar.istio.io/inject is none of y, yes, true, on (an explicit no before Istio 1.27)";
+    }
 
     if (use_default && !kube_inject && rev != NULL) {
         if (any_selector(rev->never_selectors, labels)) {

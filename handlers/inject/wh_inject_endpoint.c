@@ -36,7 +36,9 @@ static const wh_kube_resource kube_nodes = {"v1", "nodes", "Node", 0};
 const wh_endpoint_flag wh_inject_endpoint_flags[] = {
     {"revisions-dir", "",
      "directory with one subdirectory per injection revision, named after it, holding the files config, values "
-     "and mesh (the ConfigMaps istio-sidecar-injector-<rev> and istio-<rev>); reloaded when they change. "
+     "and mesh (the ConfigMaps istio-sidecar-injector-<rev> and istio-<rev>) and optionally version (the "
+     "revision's Istio release, e.g. 1.21.0: it is injected as istiod of that release; default: values.global.tag "
+     "when it is a version, else the newest); reloaded when they change. "
      "/inject serves the revision `default`, else the built-in one; /inject/rev/<rev>[/...] a named one"},
     WH_INJECT_SETTINGS_FLAGS(ENDPOINT_FLAG){NULL, NULL, NULL},
 };

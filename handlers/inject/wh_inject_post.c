@@ -13,6 +13,7 @@
 #include "wh_alloc.h"
 #include "wh_buf.h"
 #include "wh_go.h"
+#include "wh_log.h"
 #include "wh_inject_pod.h"
 #include "wh_inject_schema.h"
 
@@ -83,30 +84,48 @@ static const char *sanitized_get(const json_t *ann, const char *want)
     return NULL;
 }
 
-static int reserved_port(long p)
+/* The data-plane ports the agent owns, and why (the agent's istioReservedPorts). */
+static const char *reserved_port(const char *canon)
 {
-    static const long ports[] = {15000, 15001, 15004, 15006, 15008, 15020, 15021, 15053, 15090};
-    size_t i;
+    static const struct {
+        const char *port, *why;
+    } ports[] = {{"15000", "Envoy admin"},
+                 {"15001", "outbound traffic capture"},
+                 {"15004", "pilot debug"},
+                 {"15006", "inbound traffic capture"},
+                 {"15008", "HBONE tunnel"},
+                 {"15020", "pilot-agent status / merged Prometheus"},
+                 {"15021", "Envoy health"},
+                 {"15053", "DNS proxy"},
+                 {"15090", "Envoy Prometheus (already merged)"}};
 
-    for (i = 0; i < sizeof(ports) / sizeof(ports[0]); i++)
-        if (ports[i] == p)
-            return 1;
-    return 0;
+    for (size_t i = 0; i < sizeof(ports) / sizeof(ports[0]); i++)
+        if (strcmp(ports[i].port, canon) == 0)
+            return ports[i].why;
+    return NULL;
 }
 
-static wh_code check_scrape_port(const char *port, long target, wh_err *err)
+/* istiod's applyPrometheusMerge checks of one port: `what` is "configuration:
+ * " for prometheus.io/port, "targets: target " for a scrape target. */
+static wh_code check_scrape_port(const char *port, long target, int is_target, wh_err *err)
 {
-    char *end;
+    const char *what = is_target ? "targets" : "configuration", *which = is_target ? "target port" : "port", *why;
+    char canon[24], *end;
     long p;
 
+    /* strconv.Atoi: optional sign, decimal digits */
     errno = 0;
     p = strtol(port, &end, 10);
-    if (*port == '\0' || *end != '\0' || errno != 0 || p < 1 || p > 65535)
-        return wh_err_set(err, WH_E_INVALID, "invalid prometheus scrape port \"%s\": must be an integer in 1-65535",
-                          port);
-    if (p == target || reserved_port(p))
+    if (*port == '\0' || isspace((unsigned char)*port) || *end != '\0' || errno != 0 || p < 1 || p > 65535)
+        return wh_err_set(err, WH_E_INVALID, "invalid prometheus scrape %s: invalid %s \"%s\"", what, which, port);
+    snprintf(canon, sizeof(canon), "%ld", p);
+    if (p == target)
+        return wh_err_set(err, WH_E_INVALID, "invalid prometheus scrape %s: %s %s conflicts with agent port", what,
+                          which, port);
+    if ((why = reserved_port(canon)) != NULL)
         return wh_err_set(err, WH_E_INVALID,
-                          "invalid prometheus scrape port \"%s\": the port is reserved by the Istio sidecar", port);
+                          "invalid prometheus scrape %s: %s %s is reserved for Istio (%s) and cannot be scraped", what,
+                          which, port, why);
     return WH_OK;
 }
 
@@ -123,24 +142,30 @@ static char *trim(char *s)
 }
 
 /* prometheus.istio.io/scrape-targets: "port[:path],...", path default
- * /metrics; entries without a port are ignored. */
+ * /metrics, empty entries skipped.  An entry with an empty port makes the
+ * whole list ignored (the agent's ParseScrapeTargets fails; istiod warns). */
 static wh_code parse_targets(const char *list, json_t *targets, wh_err *err)
 {
     char *copy = wh_strdup(list), *save = NULL, *tok;
     wh_code rc = WH_OK;
 
     for (tok = strtok_r(copy, ",", &save); tok != NULL && rc == WH_OK; tok = strtok_r(NULL, ",", &save)) {
-        char *colon = strchr(tok, ':'), *port, *path = "/metrics";
+        char *entry = trim(tok), *colon, *port, *path = "/metrics";
         json_t *t;
-        if (colon != NULL) {
-            *colon = '\0';
-            path = trim(colon + 1);
-            if (*path == '\0')
-                path = "/metrics";
-        }
-        port = trim(tok);
-        if (*port == '\0')
+        if (*entry == '\0')
             continue;
+        if ((colon = strchr(entry, ':')) != NULL) {
+            *colon = '\0';
+            if (*trim(colon + 1) != '\0')
+                path = trim(colon + 1);
+        }
+        port = trim(entry);
+        if (*port == '\0') {
+            wh_log(WH_LOG_WARN, "inject: ignoring prometheus.istio.io/scrape-targets: a target has no port", "value",
+                   list, NULL);
+            json_array_clear(targets);
+            break;
+        }
         if ((t = json_pack("{s:s,s:s}", "port", port, "path", path)) == NULL || json_array_append_new(targets, t) != 0)
             rc = nomem(err);
     }
@@ -158,6 +183,7 @@ static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_e
     json_t *v, *proxy;
     void *tmp;
     int target = wh_inject_revision_status_port(rev), enabled = 1;
+    int targets_known = wh_inject_release_has(wh_inject_revision_release(rev), WH_REL_PROMETHEUS_SCRAPE_TARGETS);
     char target_text[16];
     wh_buf text = WH_BUF_INIT;
     wh_code rc = WH_OK;
@@ -179,7 +205,7 @@ static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_e
         return WH_OK;
     scrape = sanitized_get(ann, "prometheus_io_scrape");
     path = sanitized_get(ann, "prometheus_io_path");
-    tlist = sanitized_get(ann, "prometheus_istio_io_scrape_targets");
+    tlist = targets_known ? sanitized_get(ann, "prometheus_istio_io_scrape_targets") : NULL;
     targets = json_array();
     if (tlist != NULL && (rc = parse_targets(tlist, targets, err)) != WH_OK)
         goto out;
@@ -188,9 +214,9 @@ static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_e
         port = wh_inject_jstr(json_array_get(targets, 0), "port");
         path = wh_inject_jstr(json_array_get(targets, 0), "path");
         for (i = 0; i < json_array_size(targets); i++)
-            if ((rc = check_scrape_port(wh_inject_jstr(json_array_get(targets, i), "port"), target, err)) != WH_OK)
+            if ((rc = check_scrape_port(wh_inject_jstr(json_array_get(targets, i), "port"), target, 1, err)) != WH_OK)
                 goto out;
-    } else if (port != NULL && (rc = check_scrape_port(port, target, err)) != WH_OK) {
+    } else if (targets_known && port != NULL && (rc = check_scrape_port(port, target, 0, err)) != WH_OK) {
         goto out;
     }
     proxy = wh_inject_find_sidecar(pod);
@@ -208,7 +234,8 @@ static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_e
     json_object_foreach_safe(ann, tmp, key, v)
     {
         if (sanitized_is(key, "prometheus_io_path") || sanitized_is(key, "prometheus_io_port") ||
-            sanitized_is(key, "prometheus_io_scrape") || sanitized_is(key, "prometheus_istio_io_scrape_targets"))
+            sanitized_is(key, "prometheus_io_scrape") ||
+            (targets_known && sanitized_is(key, "prometheus_istio_io_scrape_targets")))
             json_object_del(ann, key);
     }
     if ((rc = wh_inject_set_string(ann, "prometheus.io/port", target_text, err)) != WH_OK ||
@@ -336,7 +363,8 @@ out:
     return rc;
 }
 
-static wh_code collect_probers(const json_t *pod, int status_port, json_t *probers, wh_err *err)
+/* `hooks`: lifecycle handlers too (WH_REL_REWRITE_LIFECYCLE_HOOKS), else probes only. */
+static wh_code collect_probers(const json_t *pod, int status_port, int hooks, json_t *probers, wh_err *err)
 {
     static const char *const lists[2] = {"initContainers", "containers"};
     int l;
@@ -353,7 +381,8 @@ static wh_code collect_probers(const json_t *pod, int status_port, json_t *probe
                 const json_t *h = slot_handler(c, s);
                 char url[512];
                 json_t *p;
-                if (h == NULL || (p = prober_of(c, h, probe_slots[s].is_probe, status_port)) == NULL)
+                if (h == NULL || (!hooks && !probe_slots[s].is_probe) ||
+                    (p = prober_of(c, h, probe_slots[s].is_probe, status_port)) == NULL)
                     continue;
                 snprintf(url, sizeof(url), probe_slots[s].suffix, name);
                 if (json_object_set_new(probers, url, p) != 0)
@@ -385,7 +414,7 @@ static wh_code rewrite_handler(json_t *h, const char *url, long port, wh_err *er
     return WH_OK;
 }
 
-static wh_code rewrite_probes(json_t *pod, const json_t *ann, int status_port, wh_err *err)
+static wh_code rewrite_probes(json_t *pod, const json_t *ann, int status_port, int hooks, wh_err *err)
 {
     static const char *const lists[2] = {"containers", "initContainers"};
     const char *ann_port = wh_inject_jstr(ann, "status.sidecar.istio.io/port");
@@ -411,7 +440,7 @@ static wh_code rewrite_probes(json_t *pod, const json_t *ann, int status_port, w
             for (s = 0; s < N_SLOTS; s++) {
                 json_t *h = slot_handler(c, s);
                 char url[512];
-                if (h == NULL)
+                if (h == NULL || (!hooks && !probe_slots[s].is_probe))
                     continue;
                 snprintf(url, sizeof(url), probe_slots[s].suffix, name);
                 if (!probe_slots[s].is_probe && json_object_get(h, "grpc") != NULL)
@@ -431,7 +460,9 @@ static wh_code app_probes(json_t *pod, const wh_inject_revision *rev, wh_err *er
     const json_t *values_flag = json_object_get(
         json_object_get(wh_inject_revision_values(rev), "sidecarInjectorWebhook"), "rewriteAppHTTPProbe");
     const char *a = wh_inject_jstr(ann, "sidecar.istio.io/rewriteAppHTTPProbers");
+    const wh_inject_release *release = wh_inject_revision_release(rev);
     int status_port = wh_inject_revision_status_port(rev), enabled;
+    int hooks = wh_inject_release_has(release, WH_REL_REWRITE_LIFECYCLE_HOOKS), reinjected;
     json_t *probers = NULL, *env, *old = NULL;
     wh_buf text = WH_BUF_INIT;
     wh_code rc = WH_OK;
@@ -443,12 +474,13 @@ static wh_code app_probes(json_t *pod, const wh_inject_revision *rev, wh_err *er
     if (!enabled)
         return WH_OK;
     probers = json_object();
-    if ((rc = collect_probers(pod, status_port, probers, err)) != WH_OK)
+    if ((rc = collect_probers(pod, status_port, hooks, probers, err)) != WH_OK)
         goto out;
+    reinjected = wh_inject_jstr(ann, WH_A_STATUS) != NULL;
     if (json_object_size(probers) > 0) {
         json_t *existing = NULL;
         env = json_object_get(proxy, "env");
-        if (wh_inject_jstr(ann, WH_A_STATUS) != NULL)
+        if (reinjected)
             for (i = 0; i < json_array_size(env); i++)
                 if (strcmp(wh_inject_jstr(json_array_get(env, i), "name")
                                ? wh_inject_jstr(json_array_get(env, i), "name")
@@ -469,12 +501,14 @@ static wh_code app_probes(json_t *pod, const wh_inject_revision *rev, wh_err *er
             rc = nomem(err);
             goto out;
         }
-        rc = existing != NULL ? wh_inject_set_json_text(existing, "value", &text, err)
-                              : wh_inject_append_env(proxy, "ISTIO_KUBE_APP_PROBERS", text.data, err);
+        if (existing != NULL)
+            rc = wh_inject_set_json_text(existing, "value", &text, err);
+        else if (!reinjected || wh_inject_release_has(release, WH_REL_PROBERS_APPEND_ON_REINJECT))
+            rc = wh_inject_append_env(proxy, "ISTIO_KUBE_APP_PROBERS", text.data, err);
         if (rc != WH_OK)
             goto out;
     }
-    rc = rewrite_probes(pod, ann, status_port, err);
+    rc = rewrite_probes(pod, ann, status_port, hooks, err);
 out:
     json_decref(probers);
     json_decref(old);
@@ -582,7 +616,9 @@ wh_code wh_inject_postprocess(json_t *pod, const wh_inject_post_params *p, wh_er
     if (wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1) == NULL)
         return nomem(err);
     if ((rc = cluster_envs(pod, p->r->proxy_envs, err)) != WH_OK ||
-        (rc = prometheus_merge(pod, p->rev, err)) != WH_OK || (rc = secure_port(pod, err)) != WH_OK ||
+        (rc = prometheus_merge(pod, p->rev, err)) != WH_OK ||
+        (wh_inject_release_has(wh_inject_revision_release(p->rev), WH_REL_PROMETHEUS_SECURE_PORT) &&
+         (rc = secure_port(pod, err)) != WH_OK) ||
         (rc = app_probes(pod, p->rev, err)) != WH_OK || (rc = metadata(pod, p, err)) != WH_OK ||
         (rc = reorder(pod, p->r->hold, err)) != WH_OK)
         return rc;

@@ -40,19 +40,31 @@ static const char default_mesh[] =
     "{\"name\":\"prometheus\",\"prometheus\":{}},{\"name\":\"stackdriver\",\"stackdriver\":{}},"
     "{\"name\":\"envoy\",\"envoyFileAccessLog\":{\"path\":\"/dev/stdout\"}}]}";
 
-json_t *wh_inject_default_proxy_config(void)
+/* DefaultProxyConfig, with the zipkin tracer of the releases that had one. */
+static json_t *default_proxy_config_of(int zipkin)
 {
-    return json_loads(default_proxy_config, 0, NULL);
+    json_t *pc = json_loads(default_proxy_config, 0, NULL); /* a constant: it parses */
+
+    if (zipkin)
+        json_object_set_new(pc, "tracing", json_pack("{s{ss}}", "zipkin", "address", "zipkin.istio-system:9411"));
+    return pc;
 }
 
-json_t *wh_inject_default_mesh(void)
+json_t *wh_inject_default_proxy_config(const wh_inject_release *rel)
 {
-    json_t *m = json_loads(default_mesh, 0, NULL), *pc = wh_inject_default_proxy_config();
+    return default_proxy_config_of(wh_inject_release_has(rel, WH_REL_DEFAULT_ZIPKIN_TRACER));
+}
+
+json_t *wh_inject_default_mesh(const wh_inject_release *rel)
+{
+    json_t *m = json_loads(default_mesh, 0, NULL), *pc = wh_inject_default_proxy_config(rel);
 
     if (m == NULL || pc == NULL || json_object_set_new(m, "defaultConfig", pc) != 0) {
         json_decref(m);
         return NULL;
     }
+    if (!wh_inject_release_has(rel, WH_REL_DEFAULT_INBOUND_POLICY))
+        json_object_del(m, "inboundTrafficPolicy");
     return m;
 }
 
@@ -452,15 +464,17 @@ static int cmp_keys(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The built-in defaults, parsed once (read-only afterwards). */
-static json_t *shared_defaults;
+/* The built-in defaults, parsed once (read-only afterwards): the newest
+ * release's, and those of releases whose default carries a zipkin tracer. */
+static json_t *shared_defaults, *shared_defaults_zipkin;
 static pthread_once_t shared_defaults_once = PTHREAD_ONCE_INIT;
 
 static void parse_shared_defaults(void)
 {
     wh_json_arena *request = wh_json_arena_pause(); /* shared for the process's lifetime */
 
-    shared_defaults = wh_inject_default_proxy_config();
+    shared_defaults = default_proxy_config_of(0);
+    shared_defaults_zipkin = default_proxy_config_of(1);
     wh_json_arena_resume(request);
 }
 
@@ -496,7 +510,7 @@ static void sorted_map_json(const json_t *m, wh_buf *out)
 
 /* Written straight to `out` (no intermediate object): known fields in
  * declaration order, then unknown ones in the config's order. */
-wh_code wh_inject_proxy_config_json(const json_t *pc, wh_buf *out)
+wh_code wh_inject_proxy_config_json(const json_t *pc, const wh_inject_release *rel, wh_buf *out)
 {
     json_t *def, *v, *known[PC_NFIELDS] = {NULL};
     const char *key;
@@ -505,7 +519,8 @@ wh_code wh_inject_proxy_config_json(const json_t *pc, wh_buf *out)
     size_t unknown = 0;
 
     pthread_once(&shared_defaults_once, parse_shared_defaults);
-    if ((def = shared_defaults) == NULL)
+    def = wh_inject_release_has(rel, WH_REL_DEFAULT_ZIPKIN_TRACER) ? shared_defaults_zipkin : shared_defaults;
+    if (def == NULL)
         return WH_E_NOMEM;
     /* the fields present, by declaration order (a config sets a few of them) */
     json_object_foreach((json_t *)pc, key, v)

@@ -1,7 +1,8 @@
 /*
  * wh_inject_registry.c - every revision webhookd serves: one subdirectory
  * of --revisions-dir per revision (files `config`, `values`, `mesh`, i.e.
- * the mounted ConfigMaps), reloaded when the files change.  Requests take a
+ * the mounted ConfigMaps, and optionally `version`, the revision's Istio
+ * release: wh_inject_release.h), reloaded when the files change.  Requests take a
  * reference to an immutable snapshot, so a reload never disturbs a request
  * in flight; a broken new config keeps the previous snapshot serving and is
  * reported in logs, metrics and the readiness detail.
@@ -27,12 +28,14 @@
 
 #define FILE_MAX (8u << 20) /* a ConfigMap is at most 1 MiB; leave room */
 
-static const char *const files[3] = {"config", "values", "mesh"};
+#define NFILES 4
+static const char *const files[NFILES] = {"config", "values", "mesh", "version"};
+enum { F_MESH = 2, F_VERSION = 3 }; /* optional files */
 
 /* What a revision's files looked like when last read. */
 typedef struct sig {
-    long long mtime_ns[3], size[3], ino[3];
-    int present[3];
+    long long mtime_ns[NFILES], size[NFILES], ino[NFILES];
+    int present[NFILES];
 } sig;
 
 typedef struct entry {
@@ -42,6 +45,8 @@ typedef struct entry {
     sig seen;                /* files last tried */
     char *error;             /* why the last try failed, or NULL */
     int mark;                /* still present in this scan */
+    char release[16];        /* release label last published ("" none) */
+    const char *source;      /* its source label */
 } entry;
 
 struct wh_inject_registry {
@@ -51,7 +56,7 @@ struct wh_inject_registry {
     size_t n;
     char *dir;
     wh_inject_revision *embedded;
-    wh_metric *reloads, *loaded;
+    wh_metric *reloads, *loaded, *release;
     /* watcher */
     pthread_mutex_t watch_mu;
     pthread_cond_t watch_cv;
@@ -66,7 +71,7 @@ static void read_sig(const char *dir, const char *name, sig *s)
     struct stat st;
 
     memset(s, 0, sizeof(*s));
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < NFILES; i++) {
         snprintf(path, sizeof(path), "%s/%s/%s", dir, name, files[i]);
         if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
             s->present[i] = 1;
@@ -87,23 +92,54 @@ static void count(wh_inject_registry *reg, const char *rev, const char *result)
 /* Read and parse one revision directory. */
 static wh_code load_dir(const char *dir, const char *name, wh_inject_revision **out, wh_err *err)
 {
-    wh_buf b[3] = {WH_BUF_INIT, WH_BUF_INIT, WH_BUF_INIT};
+    wh_buf b[NFILES] = {WH_BUF_INIT, WH_BUF_INIT, WH_BUF_INIT, WH_BUF_INIT};
+    wh_release_hints hints = {NULL, WH_RELEASE_FILE, NULL, NULL};
     char path[4096];
     wh_code rc = WH_OK;
 
-    for (int i = 0; i < 3 && rc == WH_OK; i++) {
+    for (int i = 0; i < NFILES && rc == WH_OK; i++) {
         snprintf(path, sizeof(path), "%s/%s/%s", dir, name, files[i]);
-        if (i == 2 && access(path, F_OK) != 0)
-            break; /* mesh is optional: Istio's defaults */
+        if ((i == F_MESH || i == F_VERSION) && access(path, F_OK) != 0)
+            continue; /* mesh: Istio's defaults; version: from the values, else the newest */
         if ((rc = wh_buf_read_file(&b[i], path, FILE_MAX, err)) != WH_OK)
             wh_err_prefix(err, "revision %s", name);
     }
-    if (rc == WH_OK && (rc = wh_inject_revision_load(name, b[0].data ? b[0].data : "", b[0].len, b[1].data, b[1].len,
-                                                     b[2].data, b[2].len, out, err)) != WH_OK)
+    if (b[F_VERSION].data != NULL)
+        hints.explicit_version = b[F_VERSION].data;
+    if (rc == WH_OK && (rc = wh_inject_revision_load_release(name, b[0].data ? b[0].data : "", b[0].len, b[1].data,
+                                                             b[1].len, b[2].data, b[2].len, &hints, out, err)) != WH_OK)
         wh_err_prefix(err, "revision %s", name);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < NFILES; i++)
         wh_buf_free(&b[i]);
     return rc;
+}
+
+/* webhookd_inject_revision_release{revision,release,source} = 1 for the
+ * serving snapshot; the previous combination drops to 0.  Under the lock. */
+static void publish_release(wh_inject_registry *reg, entry *e)
+{
+    const wh_inject_release *r = e->rev != NULL ? wh_inject_revision_release(e->rev) : NULL;
+    char now[16];
+
+    if (reg->release == NULL)
+        return;
+    if (r == NULL) {
+        now[0] = '\0';
+    } else {
+        snprintf(now, sizeof(now), "%d.%d", r->behaves.major, r->behaves.minor);
+        if (strcmp(now, e->release) == 0 && e->source == wh_release_source_name(r->source))
+            return;
+    }
+    if (e->release[0] != '\0') {
+        const char *old[] = {e->name, e->release, e->source};
+        wh_metric_set(reg->release, old, 0);
+    }
+    snprintf(e->release, sizeof(e->release), "%s", now);
+    if (r != NULL) {
+        const char *labels[] = {e->name, e->release, wh_release_source_name(r->source)};
+        e->source = labels[2];
+        wh_metric_set(reg->release, labels, 1);
+    }
 }
 
 static void entry_clear(entry *e)
@@ -163,7 +199,7 @@ wh_code wh_inject_registry_reload(wh_inject_registry *reg, wh_err *err)
         if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
             continue;
         read_sig(reg->dir, de->d_name, &s);
-        if (!s.present[0] && !s.present[1] && !s.present[2])
+        if (!s.present[0] && !s.present[1] && !s.present[F_MESH])
             continue; /* not a revision directory */
 
         pthread_rwlock_wrlock(&reg->lock);
@@ -203,7 +239,15 @@ wh_code wh_inject_registry_reload(wh_inject_registry *reg, wh_err *err)
             pthread_rwlock_unlock(&reg->lock);
             continue;
         }
-        wh_log(WH_LOG_INFO, "revision loaded", "revision", de->d_name, NULL);
+        {
+            const wh_inject_release *r = wh_inject_revision_release(rev);
+            char line[320];
+            wh_inject_release_describe(r, line, sizeof(line));
+            wh_log(WH_LOG_INFO, "revision loaded", "revision", de->d_name, "istio_release", line, NULL);
+            if (r->warning[0] != '\0')
+                wh_log(WH_LOG_WARN, "revision is older than the releases webhookd knows", "revision", de->d_name,
+                       "warning", r->warning, NULL);
+        }
         count(reg, de->d_name, "success");
         pthread_rwlock_wrlock(&reg->lock);
         if ((e = find(reg, de->d_name)) != NULL) {
@@ -213,6 +257,7 @@ wh_code wh_inject_registry_reload(wh_inject_registry *reg, wh_err *err)
             free(e->error);
             e->error = NULL;
             rev = old;
+            publish_release(reg, e);
         }
         pthread_rwlock_unlock(&reg->lock);
         wh_inject_revision_unref(rev);
@@ -224,6 +269,9 @@ wh_code wh_inject_registry_reload(wh_inject_registry *reg, wh_err *err)
     for (size_t i = 0; i < reg->n;) {
         if (!reg->entries[i].mark) {
             wh_log(WH_LOG_INFO, "revision removed", "revision", reg->entries[i].name, NULL);
+            wh_inject_revision_unref(reg->entries[i].rev);
+            reg->entries[i].rev = NULL;
+            publish_release(reg, &reg->entries[i]);
             entry_clear(&reg->entries[i]);
             reg->entries[i] = reg->entries[--reg->n];
         } else {
@@ -246,6 +294,7 @@ wh_code wh_inject_registry_open(const char *dir, wh_metrics *metrics, wh_inject_
 {
     static const char *const rl_labels[] = {"revision", "result", NULL};
     static const char *const l_labels[] = {"revision", NULL};
+    static const char *const r_labels[] = {"revision", "release", "source", NULL};
     wh_inject_registry *reg = wh_calloc(1, sizeof(*reg));
     wh_code rc;
 
@@ -263,6 +312,11 @@ wh_code wh_inject_registry_open(const char *dir, wh_metrics *metrics, wh_inject_
                                           "Revision configuration loads by result.", rl_labels);
         reg->loaded = wh_metrics_gauge(metrics, "webhookd_inject_revision_loaded",
                                        "1 when the revision has a configuration serving.", l_labels);
+        reg->release = wh_metrics_gauge(metrics, "webhookd_inject_revision_release",
+                                        "1 for the Istio release (major.minor) whose injection behaviour the "
+                                        "revision gets, and where that came from (file, configmap-label, "
+                                        "values-tag, newest).",
+                                        r_labels);
     }
     if (dir != NULL) {
         struct stat st;
@@ -359,11 +413,16 @@ int wh_inject_registry_ready(wh_inject_registry *reg, wh_buf *detail)
     pthread_rwlock_rdlock(&reg->lock);
     for (size_t i = 0; i < reg->n; i++) {
         const entry *e = &reg->entries[i];
+        if (e->rev != NULL && detail != NULL) {
+            char line[320];
+            wh_inject_release_describe(wh_inject_revision_release(e->rev), line, sizeof(line));
+            wh_buf_printf(detail, "%srevision %s: Istio %s", detail->len ? "\n" : "", e->name, line);
+        }
         if (e->error == NULL)
             continue;
         ok = 0;
         if (detail != NULL)
-            wh_buf_printf(detail, "revision %s: %s (%s)\n", e->name, e->error,
+            wh_buf_printf(detail, "%srevision %s: %s (%s)", detail->len ? "\n" : "", e->name, e->error,
                           e->rev != NULL ? "previous config still serving" : "not serving");
     }
     pthread_rwlock_unlock(&reg->lock);

@@ -44,6 +44,8 @@ static const wh_release_row table[] = {
      "ISTIO_PROMETHEUS_ANNOTATIONS"},
     {WH_REL_PROMETHEUS_SECURE_PORT, "prometheus-secure-port", "1.31", "",
      "prometheus.istio.io/secure-port is set from ENVOY_SECURE_MERGED_METRICS_PORT"},
+    {WH_REL_PROBERS_APPEND_ON_REINJECT, "probers-append-on-reinject", "1.27", "",
+     "a re-injected pod whose proxy has no ISTIO_KUBE_APP_PROBERS gets it (before: left without)"},
 };
 #define NROWS (sizeof(table) / sizeof(table[0]))
 

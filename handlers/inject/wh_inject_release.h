@@ -110,6 +110,9 @@ typedef enum wh_release_behaviour {
     WH_REL_PROMETHEUS_SCRAPE_TARGETS,
     /* prometheus.istio.io/secure-port follows ENVOY_SECURE_MERGED_METRICS_PORT. */
     WH_REL_PROMETHEUS_SECURE_PORT,
+    /* a re-injected pod (it has sidecar.istio.io/status) whose proxy lacks
+     * ISTIO_KUBE_APP_PROBERS gets it appended; before, it stayed without. */
+    WH_REL_PROBERS_APPEND_ON_REINJECT,
     WH_REL_NBEHAVIOURS
 } wh_release_behaviour;
 

@@ -158,7 +158,7 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
     labels = json_object_get(meta, "labels");
 
     /* 2. annotations */
-    if ((bad = wh_inject_validate_annotations(annotations)) != NULL) {
+    if ((bad = wh_inject_validate_annotations(annotations, &rev->release)) != NULL) {
         rc = wh_err_set(err, WH_E_INVALID, "%s", bad);
         goto fail;
     }
@@ -194,7 +194,7 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
 
     /* native sidecars: global flag, then the per-pod annotation */
     node = wh_inject_jstr(json_object_get(out->merge_pod, "spec"), "nodeName");
-    native_global = wh_inject_settings_native(in->settings, node);
+    native_global = wh_inject_settings_native(in->settings, node, &rev->release);
     native_ann = wh_inject_jstr(annotations, "sidecar.istio.io/nativeSidecar");
     out->native = native_global;
     if (native_ann != NULL && strcmp(native_ann, "true") == 0)
@@ -244,6 +244,7 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
     data.compliance = wh_inject_settings_compliance(in->settings);
     data.concurrency = estimate_concurrency(pc, annotations, rev->values);
     data.settings = in->settings;
+    data.release = &rev->release;
 
     /* 6a. render and parse each template */
     out->n = json_array_size(names);

@@ -75,7 +75,7 @@ void wh_inject_rendered_clear(wh_inject_rendered *out);
 
 /* ---- Annotation validation (wh_inject_render_validate.c): NULL when valid,
  * else istiod's multi-error text (caller frees). */
-char *wh_inject_validate_annotations(const json_t *annotations);
+char *wh_inject_validate_annotations(const json_t *annotations, const wh_inject_release *rel);
 
 /* ---- Derived inputs (wh_inject_render_derive.c) */
 typedef struct wh_inject_owner {
@@ -109,6 +109,7 @@ typedef struct wh_inject_data {
     const char *compliance;
     long long concurrency;              /* EstimatedConcurrency (read by templates of Istio 1.1x) */
     const wh_inject_settings *settings; /* for `env` */
+    const wh_inject_release *release;   /* the revision's Istio release */
     json_t *captured;                   /* set by the `overlay` function: the overlay as data */
 } wh_inject_data;
 

@@ -362,7 +362,7 @@ static wh_code fn_proto_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t
         return WH_OK;
     }
     b = wh_tmpl_tmpbuf(ctx);
-    if ((rc = wh_inject_proxy_config_json(a[0].u.host, b)) != WH_OK)
+    if ((rc = wh_inject_proxy_config_json(a[0].u.host, data_of(ctx)->release, b)) != WH_OK)
         return rc;
     return ret_buf(ctx, b, out);
 }
@@ -437,11 +437,14 @@ static wh_code fn_to_lower(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, w
     return ret_buf(ctx, b, out);
 }
 
-/* appendMultusNetwork(existing, "ns/name") (spec 3.4.1). */
+/* appendMultusNetwork(existing, "ns/name") (spec 3.4.1).  Releases without
+ * WH_REL_MULTUS_JSON_NAMESPACE match and append the JSON form's "name"
+ * as the whole "ns/name" text. */
 static wh_code fn_append_multus(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
 {
-    char *existing = vdup(&a[0]), *net = vdup(&a[1]), *close, *slash;
+    char *existing = vdup(&a[0]), *net = vdup(&a[1]), *close, *slash = NULL;
     const char *ns = "", *name;
+    int split = wh_inject_release_has(data_of(ctx)->release, WH_REL_MULTUS_JSON_NAMESPACE);
     wh_buf *b = wh_tmpl_tmpbuf(ctx);
     wh_code rc = WH_OK;
 
@@ -455,7 +458,7 @@ static wh_code fn_append_multus(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t
     }
     /* k8s.io/utils SplitQualifiedName: "ns/name" or just "name". */
     name = net;
-    if ((slash = strchr(net, '/')) != NULL) {
+    if (split && (slash = strchr(net, '/')) != NULL) {
         *slash = '\0';
         ns = net;
         name = slash + 1;
@@ -476,7 +479,7 @@ static wh_code fn_append_multus(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t
                 have = -1;
                 break;
             }
-            if (in && strcmp(in, name) == 0 && strcmp(ins ? ins : "", ns) == 0)
+            if (in && strcmp(in, name) == 0 && (!split || strcmp(ins ? ins : "", ns) == 0))
                 have = 1;
         }
         json_decref(list);

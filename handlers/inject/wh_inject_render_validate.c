@@ -313,9 +313,9 @@ bad:
     return -1;
 }
 
-static char *v_proxy_config_msg(const char *v)
+static char *v_proxy_config_msg(const char *v, const wh_inject_release *rel)
 {
-    json_t *pc = wh_inject_default_proxy_config(), *doc = NULL;
+    json_t *pc = wh_inject_default_proxy_config(rel), *doc = NULL;
     wh_err err;
     char *msg = NULL;
     wh_buf b = WH_BUF_INIT;
@@ -334,29 +334,35 @@ static char *v_proxy_config_msg(const char *v)
     return msg;
 }
 
+#define ALWAYS WH_REL_NBEHAVIOURS /* not a row of the release table: every release checks it */
+
+/* istiod's AnnotationValidation map; `release` names the row of the release
+ * table that says which releases check the annotation. */
 static const struct {
     const char *name;
     int (*check)(const char *v, wh_buf *why);
+    wh_release_behaviour release;
 } checks[] = {
-    {"sidecar.istio.io/interceptionMode", v_interception},
-    {"status.sidecar.istio.io/port", v_status_port},
-    {"readiness.status.sidecar.istio.io/initialDelaySeconds", v_uint32},
-    {"readiness.status.sidecar.istio.io/periodSeconds", v_uint32},
-    {"readiness.status.sidecar.istio.io/failureThreshold", v_uint32},
-    {"traffic.sidecar.istio.io/includeOutboundIPRanges", v_include_ip},
-    {"traffic.sidecar.istio.io/excludeOutboundIPRanges", v_exclude_ip},
-    {"traffic.sidecar.istio.io/includeInboundPorts", v_include_in},
-    {"traffic.sidecar.istio.io/excludeInboundPorts", v_exclude_in},
-    {"traffic.sidecar.istio.io/excludeOutboundPorts", v_exclude_out},
-    {"traffic.sidecar.istio.io/excludeInterfaces", v_interfaces},
-    {"traffic.sidecar.istio.io/kubevirtInterfaces", v_interfaces},
-    {"istio.io/reroute-virtual-interfaces", v_interfaces},
-    {"prometheus.istio.io/merge-metrics", v_bool},
-    {"sidecar.istio.io/proxyCPU", v_quantity},
-    {"sidecar.istio.io/proxyMemory", v_quantity},
-    {"sidecar.istio.io/proxyCPULimit", v_quantity},
-    {"sidecar.istio.io/proxyMemoryLimit", v_quantity},
-    {"proxy.istio.io/config", NULL},
+    {"sidecar.istio.io/interceptionMode", v_interception, ALWAYS},
+    {"sidecar.istio.io/enableCoreDump", v_bool, WH_REL_VALIDATE_CORE_DUMP_ANNOTATION},
+    {"status.sidecar.istio.io/port", v_status_port, ALWAYS},
+    {"readiness.status.sidecar.istio.io/initialDelaySeconds", v_uint32, ALWAYS},
+    {"readiness.status.sidecar.istio.io/periodSeconds", v_uint32, ALWAYS},
+    {"readiness.status.sidecar.istio.io/failureThreshold", v_uint32, ALWAYS},
+    {"traffic.sidecar.istio.io/includeOutboundIPRanges", v_include_ip, ALWAYS},
+    {"traffic.sidecar.istio.io/excludeOutboundIPRanges", v_exclude_ip, ALWAYS},
+    {"traffic.sidecar.istio.io/includeInboundPorts", v_include_in, ALWAYS},
+    {"traffic.sidecar.istio.io/excludeInboundPorts", v_exclude_in, ALWAYS},
+    {"traffic.sidecar.istio.io/excludeOutboundPorts", v_exclude_out, ALWAYS},
+    {"traffic.sidecar.istio.io/excludeInterfaces", v_interfaces, WH_REL_VALIDATE_INTERFACE_ANNOTATIONS},
+    {"traffic.sidecar.istio.io/kubevirtInterfaces", v_interfaces, WH_REL_VALIDATE_INTERFACE_ANNOTATIONS},
+    {"istio.io/reroute-virtual-interfaces", v_interfaces, WH_REL_VALIDATE_INTERFACE_ANNOTATIONS},
+    {"prometheus.istio.io/merge-metrics", v_bool, ALWAYS},
+    {"sidecar.istio.io/proxyCPU", v_quantity, WH_REL_VALIDATE_PROXY_RESOURCE_ANNOTATIONS},
+    {"sidecar.istio.io/proxyMemory", v_quantity, WH_REL_VALIDATE_PROXY_RESOURCE_ANNOTATIONS},
+    {"sidecar.istio.io/proxyCPULimit", v_quantity, WH_REL_VALIDATE_PROXY_RESOURCE_ANNOTATIONS},
+    {"sidecar.istio.io/proxyMemoryLimit", v_quantity, WH_REL_VALIDATE_PROXY_RESOURCE_ANNOTATIONS},
+    {"proxy.istio.io/config", NULL, ALWAYS},
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -364,7 +370,7 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-char *wh_inject_validate_annotations(const json_t *annotations)
+char *wh_inject_validate_annotations(const json_t *annotations, const wh_inject_release *rel)
 {
     const char *names[sizeof(checks) / sizeof(checks[0])];
     size_t n = 0, nerr = 0;
@@ -373,7 +379,8 @@ char *wh_inject_validate_annotations(const json_t *annotations)
     if (!json_is_object(annotations))
         return NULL;
     for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
-        if (json_is_string(json_object_get(annotations, checks[i].name)))
+        if (json_is_string(json_object_get(annotations, checks[i].name)) &&
+            (checks[i].release == ALWAYS || wh_inject_release_has(rel, checks[i].release)))
             names[n++] = checks[i].name;
     /* Go ranges over a map in random order; sorting makes ours stable. */
     qsort(names, n, sizeof(names[0]), cmp_str);
@@ -387,7 +394,7 @@ char *wh_inject_validate_annotations(const json_t *annotations)
             if (checks[i].check != NULL) {
                 bad = checks[i].check(v, &why) != 0;
             } else {
-                char *m = v_proxy_config_msg(v);
+                char *m = v_proxy_config_msg(v, rel);
                 if ((bad = m != NULL))
                     wh_buf_puts(&why, m);
                 free(m);

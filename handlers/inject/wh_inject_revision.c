@@ -164,10 +164,24 @@ static wh_code take(const json_t *config, const char *key, json_type type, json_
     return WH_OK;
 }
 
+const wh_inject_release *wh_inject_revision_release(const wh_inject_revision *rev)
+{
+    return &rev->release;
+}
+
 wh_code wh_inject_revision_load(const char *name, const char *config, size_t config_len, const char *values,
                                 size_t values_len, const char *mesh, size_t mesh_len, wh_inject_revision **out,
                                 wh_err *err)
 {
+    return wh_inject_revision_load_release(name, config, config_len, values, values_len, mesh, mesh_len, NULL, out,
+                                           err);
+}
+
+wh_code wh_inject_revision_load_release(const char *name, const char *config, size_t config_len, const char *values,
+                                        size_t values_len, const char *mesh, size_t mesh_len,
+                                        const wh_release_hints *hints, wh_inject_revision **out, wh_err *err)
+{
+    wh_release_hints h = {0};
     wh_inject_revision *rev = wh_calloc(1, sizeof(*rev));
     json_t *mesh_doc = NULL, *v;
     json_error_t jerr;
@@ -237,8 +251,15 @@ wh_code wh_inject_revision_load(const char *name, const char *config, size_t con
         goto out;
     }
 
+    /* the release: it decides the defaults below and the pipeline's behaviour */
+    if (hints != NULL)
+        h = *hints;
+    h.values = rev->values;
+    if ((rc = wh_inject_release_detect(&h, &rev->release, err)) != WH_OK)
+        goto out;
+
     /* mesh, applied onto Istio's defaults */
-    if ((rev->mesh = wh_inject_default_mesh()) == NULL)
+    if ((rev->mesh = wh_inject_default_mesh(&rev->release)) == NULL)
         goto nomem;
     if (mesh != NULL && mesh_len > 0) {
         if ((rc = wh_yaml_load(mesh, mesh_len, &mesh_doc, err)) != WH_OK ||

@@ -24,6 +24,7 @@
 #include <stddef.h>
 
 #include "wh_buf.h"
+#include "wh_inject_release.h"
 #include "wh_metrics.h"
 #include "wh_result.h"
 #include "wh_tmpl.h"
@@ -86,8 +87,9 @@ const char *wh_inject_settings_platform(const wh_inject_settings *s);
 const char *wh_inject_settings_compliance(const wh_inject_settings *s);
 
 /* The global native flag for a pod (3.2.4, before the per-pod annotation):
- * `node_name` = the pod's spec.nodeName or NULL. */
-int wh_inject_settings_native(const wh_inject_settings *s, const char *node_name);
+ * `node_name` = the pod's spec.nodeName or NULL; `rel` the revision's
+ * release (NULL: the newest; before 1.27 there is no auto mode). */
+int wh_inject_settings_native(const wh_inject_settings *s, const char *node_name, const wh_inject_release *rel);
 
 /* ------------------------------------------------------------------------ */
 /* Revisions                                                                */
@@ -100,6 +102,13 @@ typedef struct wh_inject_revision wh_inject_revision; /* immutable, refcounted *
 wh_code wh_inject_revision_load(const char *name, const char *config, size_t config_len, const char *values,
                                 size_t values_len, const char *mesh, size_t mesh_len, wh_inject_revision **out,
                                 wh_err *err);
+/* The same, saying which Istio release the revision is (hints in the order of
+ * wh_inject_release_detect; hints->values is ignored, the revision's own
+ * values are used).  wh_inject_revision_load finds the release from
+ * values.global.tag alone. */
+wh_code wh_inject_revision_load_release(const char *name, const char *config, size_t config_len, const char *values,
+                                        size_t values_len, const char *mesh, size_t mesh_len,
+                                        const wh_release_hints *hints, wh_inject_revision **out, wh_err *err);
 /* The revision compiled into the binary (our own template, values, mesh).
  * New reference, named `name` (NULL: "default"). */
 wh_code wh_inject_revision_embedded(const char *name, wh_inject_revision **out, wh_err *err);
@@ -118,6 +127,8 @@ const json_t *wh_inject_revision_injected_annotations(const wh_inject_revision *
 /* mesh defaultConfig.statusPort (15020 by default): the Prometheus target and
  * probe-rewrite port of 3.10. */
 int wh_inject_revision_status_port(const wh_inject_revision *rev);
+/* The Istio release whose injection behaviour the revision gets. */
+const wh_inject_release *wh_inject_revision_release(const wh_inject_revision *rev);
 
 /* Inside handlers/inject: the revision's parsed files, for the stages. */
 struct wh_inject_revision {
@@ -134,6 +145,7 @@ struct wh_inject_revision {
     json_t *mesh;                      /* DefaultMeshConfig with the mesh file applied */
     json_t *template_names;            /* sorted array of the names in `templates` */
     struct wh_inject_tmpls *templates; /* every template parsed, each its own set */
+    wh_inject_release release;         /* the Istio release whose behaviour applies */
 };
 
 /* The functions istiod adds to Sprig for its templates (defined with the
@@ -155,7 +167,9 @@ typedef struct wh_inject_registry wh_inject_registry;
  * revision is reported (log, metric, readiness detail) and skipped.
  * `metrics` (optional, borrowed, must outlive the registry) gets
  * webhookd_inject_revision_reload_total{revision,result} and
- * webhookd_inject_revision_loaded{revision}. */
+ * webhookd_inject_revision_loaded{revision} and
+ * webhookd_inject_revision_release{revision,release,source}.  A revision's
+ * optional `version` file names its Istio release (wh_inject_release.h). */
 wh_code wh_inject_registry_open(const char *dir, wh_metrics *metrics, wh_inject_registry **out, wh_err *err);
 /* Stop the watcher (if any) and release every revision (outstanding
  * references stay valid). */
@@ -170,8 +184,9 @@ wh_code wh_inject_registry_watch(wh_inject_registry *reg, unsigned interval_ms, 
 /* New reference to a revision, or NULL if unknown.  name NULL or "" means
  * the revision named "default", else the embedded default revision. */
 wh_inject_revision *wh_inject_registry_get(wh_inject_registry *reg, const char *name);
-/* 1 when every revision is serving its newest files; else 0 and one line per
- * problem appended to detail (the old config keeps serving). */
+/* 1 when every revision is serving its newest files; else 0.  detail gets a
+ * line per serving revision naming its Istio release, and one per problem
+ * (the old config keeps serving). */
 int wh_inject_registry_ready(wh_inject_registry *reg, wh_buf *detail);
 /* Names of the loaded revisions (JSON array of strings, new reference). */
 json_t *wh_inject_registry_names(wh_inject_registry *reg);
@@ -179,8 +194,9 @@ json_t *wh_inject_registry_names(wh_inject_registry *reg);
 /* ------------------------------------------------------------------------ */
 /* Mesh and proxy config (wh_inject_proxyconfig.c)                          */
 
-json_t *wh_inject_default_proxy_config(void);
-json_t *wh_inject_default_mesh(void);
+/* Istio's DefaultProxyConfig / DefaultMeshConfig of a release (NULL: the newest). */
+json_t *wh_inject_default_proxy_config(const wh_inject_release *rel);
+json_t *wh_inject_default_mesh(const wh_inject_release *rel);
 /* Apply a mesh document onto `mesh` (DefaultMeshConfig) as Istio's
  * ApplyMeshConfig does. */
 wh_code wh_inject_mesh_apply(json_t *mesh, const json_t *doc, wh_err *err);
@@ -192,7 +208,7 @@ wh_code wh_inject_proxy_config_apply(json_t *pc, const json_t *doc, wh_err *err)
  * message (caller frees). */
 char *wh_inject_proxy_config_invalid(const json_t *pc);
 /* protoToJSON: defaults cleared, fields in .proto order, compact. */
-wh_code wh_inject_proxy_config_json(const json_t *pc, wh_buf *out);
+wh_code wh_inject_proxy_config_json(const json_t *pc, const wh_inject_release *rel, wh_buf *out);
 /* Enum value name of interceptionMode ("REDIRECT" when unset). */
 const char *wh_inject_interception_mode(const json_t *pc);
 

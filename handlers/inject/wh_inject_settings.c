@@ -186,7 +186,7 @@ static int kubelet_eligible(const char *v)
     return major > 1 || (major == 1 && minor >= 33);
 }
 
-int wh_inject_settings_native(const wh_inject_settings *s, const char *node_name)
+int wh_inject_settings_native(const wh_inject_settings *s, const char *node_name, const wh_inject_release *rel)
 {
     wh_inject_native_mode mode = WH_INJECT_NATIVE_AUTO;
     const char *key;
@@ -203,6 +203,8 @@ int wh_inject_settings_native(const wh_inject_settings *s, const char *node_name
     }
     if (mode != WH_INJECT_NATIVE_AUTO)
         return mode == WH_INJECT_NATIVE_TRUE;
+    if (!wh_inject_release_has(rel, WH_REL_NATIVE_SIDECARS_AUTO))
+        return 0; /* a boolean defaulting to false; "auto" does not parse */
     if (s == NULL || s->nodes == NULL)
         return 1; /* no nodes known: nothing is ineligible */
     if (node_name != NULL && node_name[0] != '\0' && (val = json_object_get(s->nodes, node_name)) != NULL)

@@ -497,12 +497,30 @@ static int map_key_ok(const char *key)
 }
 
 /* security.ValidateAttribute: the reason `values` do not fit `key`, or NULL. */
+
+/* hashicorp/go-multierror's text of the `n` items in `list` ("\n\t* item" each),
+ * owned by the context; NULL when there are none.  Frees list. */
+static const char *multi_text(wh_vctx *c, wh_buf *list, size_t n)
+{
+    const char *out = n == 0 ? NULL : wh_vfmt(c, "%zu error%s occurred:%s\n\n", n, n == 1 ? "" : "s", list->data);
+    wh_buf_free(list);
+    return out;
+}
+
+static void multi_add(wh_vctx *c, wh_buf *list, size_t *n, const char *item)
+{
+    (void)c;
+    wh_buf_printf(list, "\n\t* %s", item);
+    (*n)++;
+}
+
 static const char *attribute_problem(wh_vctx *c, const char *key, const json_t *values)
 {
     static const char *const plain[] = {"source.namespace",       "source.principal",       "request.auth.principal",
                                         "request.auth.audiences", "request.auth.presenter", "connection.sni"};
     const char *const *p;
-    size_t i;
+    size_t i, n = 0;
+    wh_buf list = WH_BUF_INIT;
 
     if (has_empty(values))
         return wh_vfmt(c, "empty value not allowed, found in %s", key);
@@ -510,35 +528,44 @@ static const char *attribute_problem(wh_vctx *c, const char *key, const json_t *
         strncmp(key, "request.auth.claims", 19) == 0 || strncmp(key, "experimental.envoy.filters.", 27) == 0)
         return map_key_ok(key) ? NULL : wh_vfmt(c, "bad key (%s): should have format a[b]", key);
     if (strcmp(key, "source.ip") == 0 || strcmp(key, "remote.ip") == 0 || strcmp(key, "destination.ip") == 0) {
+        /* security.ValidateIPs: every bad value, as a multierror */
         for (i = 0; i < json_array_size(values); i++) {
             const char *v = json_string_value(json_array_get(values, i));
             char *e = wh_vmsg_ip_subnet(c, v);
             if (e != NULL) {
                 free(e);
-                return strchr(v, '/') ? wh_vfmt(c,
-                                                "1 error occurred:\n\t* bad CIDR range (%s): netip.ParsePrefix(%s): "
-                                                "invalid prefix\n\n",
-                                                v, wh_vq(c, v))
-                                      : wh_vfmt(c, "1 error occurred:\n\t* bad IP address (%s)\n\n", v);
+                multi_add(c, &list, &n,
+                          strchr(v, '/')
+                              ? wh_vfmt(c, "bad CIDR range (%s): netip.ParsePrefix(%s): invalid prefix", v, wh_vq(c, v))
+                              : wh_vfmt(c, "bad IP address (%s)", v));
             }
         }
-        return NULL;
+        return multi_text(c, &list, n);
     }
     if (strcmp(key, "source.serviceAccount") == 0)
         return service_account_problem(c, key, values);
     if (strcmp(key, "destination.port") == 0) {
+        /* security.ValidatePorts: strconv.ParseUint(v, 10, 32), then at most 65535; every bad value */
         for (i = 0; i < json_array_size(values); i++) {
             const char *v = json_string_value(json_array_get(values, i)), *q = v;
-            long long n = 0;
-            for (; *q >= '0' && *q <= '9' && n <= 65535; q++)
-                n = n * 10 + (*q - '0');
-            if (*v == '\0' || *q != '\0' || n > 65535)
-                return wh_vfmt(c,
-                               "1 error occurred:\n\t* bad port (%s): strconv.ParseUint: parsing %s: invalid "
-                               "syntax\n\n",
-                               v, wh_vq(c, v));
+            unsigned long long n32 = 0;
+            int range = 0;
+            for (; *q >= '0' && *q <= '9'; q++) {
+                n32 = n32 * 10 + (unsigned long long)(*q - '0');
+                if (n32 > 0xffffffffULL)
+                    range = 1, n32 = 0xffffffffULL;
+            }
+            if (*v == '\0' || *q != '\0')
+                multi_add(c, &list, &n,
+                          wh_vfmt(c, "bad port (%s): strconv.ParseUint: parsing %s: invalid syntax", v, wh_vq(c, v)));
+            else if (range)
+                multi_add(
+                    c, &list, &n,
+                    wh_vfmt(c, "bad port (%s): strconv.ParseUint: parsing %s: value out of range", v, wh_vq(c, v)));
+            else if (n32 > 65535)
+                multi_add(c, &list, &n, wh_vfmt(c, "bad port (%s): <nil>", v));
         }
-        return NULL;
+        return multi_text(c, &list, n);
     }
     for (p = plain; p < plain + sizeof(plain) / sizeof(plain[0]); p++)
         if (strcmp(key, *p) == 0)

@@ -158,6 +158,31 @@ class Cluster:
         self.release = (release, namespace)
         return docs
 
+    def upgrade(self, values):
+        """`helm upgrade` with new values: objects no longer rendered are deleted, the others created or
+        replaced; then the Deployment controller rolls webhookd if its pod template changed."""
+        release, namespace = self.release
+        docs = helmtest.docs(helmtest.template_text(values, release=release, namespace=namespace))
+        key = lambda d: (d["kind"], d["metadata"]["name"])  # noqa: E731
+        new = {key(d) for d in docs}
+        for d in reversed(self.manifest):
+            if key(d) not in new:
+                self.delete(d["apiVersion"], d["kind"], d["metadata"]["name"], d["metadata"].get("namespace"))
+        for d in docs:
+            if d["kind"] not in CLUSTER_SCOPED:
+                d["metadata"].setdefault("namespace", namespace)
+            ns = d["metadata"].get("namespace")
+            if self.get(d["apiVersion"], d["kind"], d["metadata"]["name"], ns) is None:
+                self.create(d)
+            else:
+                self.request("PUT", path_of(d["apiVersion"], d["kind"], ns, d["metadata"]["name"]), d)
+        self.manifest = docs
+        changed = [n for n, p in self.pods.items() if p["hash"].split("-r")[0] !=
+                   self._hash(self.get("apps/v1", "Deployment", p["deployment"], p["namespace"]) or {"spec": {"template": {}}})]
+        if changed:
+            self.rollout()
+        return docs
+
     def uninstall(self):
         """Delete what install() created (as `helm uninstall` deletes the release's manifest), stop its pods."""
         for d in reversed(self.manifest):
@@ -234,6 +259,8 @@ class Cluster:
                     val = local + val[len(mp.rstrip("/")):]
             if flag in ("--listen", "--threads", "--kubeconfig"):
                 continue
+            if flag == "--monitoring-listen":
+                val = "127.0.0.1:0"  # every listener on loopback, each pod on a port of its own
             args.append(flag + eq + val)
         srv = whtest.Server(*args, "--kubeconfig=" + self.kubeconfig, threads=2)
         srv.start()
@@ -291,8 +318,12 @@ class Cluster:
 
     def _publish_endpoints(self, ns):
         """The Endpoints of every Service in ns selecting webhookd pods: the ready processes' ports."""
+        templates = [d["spec"]["template"]["metadata"].get("labels") or {} for d in self.deployments()] + \
+            [p["pod"]["metadata"].get("labels") or {} for p in self.pods.values()]
         for svc in self.list("v1", "Service", ns):
             sel = svc["spec"].get("selector") or {}
+            if not sel or not any(all(t.get(k) == v for k, v in sel.items()) for t in templates):
+                continue  # not a Service of webhookd's pods: someone else's endpoints
             ready = [p for p in self.pods.values() if p["namespace"] == ns and p["ready"] and sel and
                      all(p["pod"]["metadata"].get("labels", {}).get(k) == v for k, v in sel.items())]
             subsets = []

@@ -8,6 +8,7 @@ Every step asserts the pods and objects the API server holds.
   TestCanaryUpgrade   README "Canary upgrade with tags", step by step, to `helm uninstall`
   TestNeverInjectsItself  enableNamespacesByDefault: webhookd's own pods are never injected and
                       webhookd restarts under failurePolicy Fail
+  TestIstiodHandover  a revision moved from istiod's injector to webhookd and back, tag included
   TestRollingUpdate   a rolling update of webhookd under steady pod creation (failurePolicy
                       Fail) loses no create: the chart's shutdown delay outlasts the endpoints lag
 """
@@ -120,6 +121,8 @@ class TestCanaryUpgrade(Base):
         for ns in ("legacy", "rev-a", "tagged"):
             self.assert_injected(self.pod(ns), A_RELEASE, A)
         self.assertFalse(scenario.has_sidecar(self.pod("app")))
+        out = self.ok(c.ctl("check"), "webhookctl check")
+        self.assertNotIn("[fail]", out)
         calls = [x["webhook"] for x in c.admission_calls() if x["namespace"] == "legacy" and x["kind"] == "Pod"]
         self.assertEqual(calls, ["namespace.sidecar-injector.istio.io"])
 
@@ -151,8 +154,8 @@ class TestCanaryUpgrade(Base):
         # 7. Revision A is removed (its ConfigMaps) while B keeps serving.
         self.ok(scenario.kubectl(c, "label", "namespace", "rev-a", "istio.io/rev=%s" % B, "--overwrite"),
                 "relabel rev-a")
-        for name in ("istio-sidecar-injector-" + A, "istio-" + A):
-            c.delete("v1", "ConfigMap", name, "istio-system")
+        self.ok(scenario.kubectl(c, "-n", "istio-system", "delete", "configmap", "istio-sidecar-injector-" + A,
+                                 "istio-" + A), "kubectl delete configmap")
         c.resync_volumes()
         probe = scenario.app_pod(A_RELEASE, "probe")
         probe["metadata"]["labels"]["istio.io/rev"] = A  # selected by A's injector (rev.object.)
@@ -212,6 +215,120 @@ class TestNeverInjectsItself(Base):
         c.sync()
         self.assertEqual(len(c.list("v1", "Pod", "webhookd")), 2)
         self.assertTrue(scenario.has_sidecar(self.pod("app", B_RELEASE)))
+
+
+class TestIstiodHandover(Base):
+    """README "Move a revision from istiod's injector to webhookd and back": revision 1-29 served by
+    istiod's own injector (istio-sidecar-injector-1-29 calling Service istiod-1-29, here answered by a
+    webhookd standing in for that istiod), handed to webhookd with no pod created without its sidecar
+    or with two, and back; the tag follows each time."""
+
+    def injector_of(self, pod):
+        calls = [x for x in self.c.admission_calls() if x["kind"] == "Pod" and x.get("patched")]
+        return calls[-1]["config"] if calls else None
+
+    def one_sidecar(self, pod):
+        names = [c["name"] for c in (pod["spec"].get("initContainers") or []) + pod["spec"]["containers"]]
+        self.assertEqual(names.count("istio-proxy"), 1, names)
+
+    def test_handover_and_back(self):
+        c = self.c
+        for cm in scenario.revision_configmaps(B, B_RELEASE):
+            c.create(cm)
+        # istiod-1-29, as its chart installs it: Service, injector configuration (the stand-in serves /inject).
+        d = os.path.join(c.dir, "istiod")
+        os.makedirs(os.path.join(d, "revs", "default"))
+        for cm in scenario.revision_configmaps(B, B_RELEASE):
+            for k, v in cm["data"].items():
+                with open(os.path.join(d, "revs", "default", k), "w") as f:
+                    f.write(v)
+        cert, key, _ = sim.whtest.self_signed(d, name="istiod-1-29.istio-system.svc")
+        os.rename(cert, os.path.join(d, "tls.crt"))
+        os.rename(key, os.path.join(d, "tls.key"))
+        istiod = sim.whtest.Server("--tls-cert-file=" + os.path.join(d, "tls.crt"),
+                                   "--tls-key-file=" + os.path.join(d, "tls.key"),
+                                   "--revisions-dir=" + os.path.join(d, "revs"))
+        istiod.start()
+        self.addCleanup(istiod.__exit__, None, None, None)
+        with open(os.path.join(d, "tls.crt"), "rb") as f:
+            ca = sim.base64.b64encode(f.read()).decode()
+        c.create({"apiVersion": "v1", "kind": "Service",
+                  "metadata": {"name": "istiod-1-29", "namespace": "istio-system",
+                               "labels": {"app": "istiod", "istio.io/rev": B}},
+                  "spec": {"selector": {"app": "istiod", "istio.io/rev": B},
+                           "ports": [{"name": "https-webhook", "port": 443, "targetPort": 15017}]}})
+        c.create({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "istiod-1-29", "namespace": "istio-system"},
+                  "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
+                               "ports": [{"name": "https-webhook", "port": istiod.port}]}]})
+        hooks = []
+        for prefix, nsx, objx in (
+                ("rev.namespace.", [{"key": "istio.io/rev", "operator": "In", "values": [B]},
+                                    {"key": "istio-injection", "operator": "DoesNotExist"}],
+                 [{"key": "sidecar.istio.io/inject", "operator": "NotIn", "values": ["false"]}]),
+                ("rev.object.", [{"key": "istio.io/rev", "operator": "DoesNotExist"},
+                                 {"key": "istio-injection", "operator": "DoesNotExist"}],
+                 [{"key": "sidecar.istio.io/inject", "operator": "NotIn", "values": ["false"]},
+                  {"key": "istio.io/rev", "operator": "In", "values": [B]}])):
+            hooks.append({"name": prefix + "sidecar-injector.istio.io", "sideEffects": "None",
+                          "admissionReviewVersions": ["v1"], "failurePolicy": "Fail",
+                          "clientConfig": {"service": {"name": "istiod-1-29", "namespace": "istio-system",
+                                                       "path": "/inject"}, "caBundle": ca},
+                          "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                                     "resources": ["pods"]}],
+                          "namespaceSelector": {"matchExpressions": nsx}, "objectSelector": {"matchExpressions": objx}})
+        c.create({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+                  "metadata": {"name": "istio-sidecar-injector-1-29",
+                               "labels": {"istio.io/rev": B, "app": "sidecar-injector"}}, "webhooks": hooks})
+        self.ns("demo", **{"istio.io/rev": "prod"})
+        self.ok(c.ctl("tag", "set", "prod", "--revision", B, "-y"), "tag set prod")
+        pod = self.pod("demo", B_RELEASE)
+        self.one_sidecar(pod)
+        self.assertEqual(self.injector_of(pod), "istio-revision-tag-prod")
+        tag = c.get("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", "istio-revision-tag-prod")
+        self.assertEqual(tag["webhooks"][0]["clientConfig"]["service"]["name"], "istiod-1-29")
+
+        # To webhookd: save istiod's injector, install webhookd for the revision, delete istiod's.
+        code, saved, err = scenario.kubectl(c, "get", "mutatingwebhookconfiguration", "istio-sidecar-injector-1-29",
+                                            "-o", "yaml")
+        self.assertEqual(code, 0, err)
+        vals = scenario.values("canary")
+        vals.update(revision=B, injection={"revisions": [B], "defaultRevision": False})
+        c.install(vals)
+        c.sync()
+        # Both injectors select namespaces labelled with the revision itself meanwhile: the first (in
+        # name order) injects, the second sees the sidecar.istio.io/status annotation and skips.
+        self.ns("direct", **{"istio.io/rev": B})
+        pod = self.pod("direct", B_RELEASE)
+        self.one_sidecar(pod)
+        code, out, err = c.ctl("tag", "set", "prod", "--revision", B, "--overwrite", "-y")
+        self.assertEqual(code, 1, out)
+        self.assertIn('found multiple canonical webhooks or services with revision "%s"' % B, err)
+        self.ok(scenario.kubectl(c, "delete", "mutatingwebhookconfiguration", "istio-sidecar-injector-1-29"),
+                "kubectl delete istiod's injector")
+        self.ok(c.ctl("tag", "set", "prod", "--revision", B, "--overwrite", "-y"), "tag set prod to webhookd")
+        tag = c.get("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", "istio-revision-tag-prod")
+        self.assertEqual(tag["webhooks"][0]["clientConfig"]["service"],
+                         {"name": "webhookd", "namespace": "istio-system", "path": "/inject/rev/" + B, "port": 443})
+        pod = self.pod("demo", B_RELEASE)
+        self.one_sidecar(pod)
+        self.assertEqual(self.injector_of(pod), "istio-revision-tag-prod")
+        served = [x for x in c.admission_calls() if x["kind"] == "Pod"][-1]
+        self.assertTrue(served.get("patched"))
+        self.assertIsNone(scenario.injection_diff(pod, B_RELEASE, B))
+        code, out, err = c.ctl("check")
+        self.assertEqual(code, 0, out + err)
+
+        # And back: istiod's injector again, webhookd no longer serves the revision, the tag follows.
+        self.ok(scenario.kubectl(c, "create", "-f", "-", stdin=saved), "kubectl create istiod's injector")
+        vals.update(injection={"revisions": [], "defaultRevision": False})
+        c.upgrade(vals)
+        self.assertIsNone(c.get("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration",
+                                "webhookd-sidecar-injector-1-29-istio-system"))
+        self.ok(c.ctl("tag", "set", "prod", "--revision", B, "--overwrite", "-y"), "tag set prod back to istiod")
+        tag = c.get("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", "istio-revision-tag-prod")
+        self.assertEqual(tag["webhooks"][0]["clientConfig"]["service"]["name"], "istiod-1-29")
+        pod = self.pod("demo", B_RELEASE)
+        self.one_sidecar(pod)
 
 
 class TestRollingUpdate(Base):

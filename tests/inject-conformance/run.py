@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
-"""Istio sidecar-injection conformance: every case of the corpus through both paths.
+"""Istio sidecar-injection conformance: every case of every set through both paths.
 
-For each case folder under CORPUS/cases (see the corpus README for case.yaml):
+--corpus is one set (a folder with cases/) or a folder of sets
+(../shared/conformance/istio-inject): the sets are found when the runner
+runs, and each runs as the Istio release its `version` file names
+(kube-inject gets --istio-version, webhookd's revision a `version` file).
+
+For each case folder under SET/cases (see the corpus README for case.yaml):
 
 * kube-inject path: `webhookctl kube-inject` on input.yaml with the case's
   settings; the output YAML is compared with golden.yaml (or the error text
@@ -26,10 +31,11 @@ build rather than of its templates and settings (built-in defaults, the
 Kubernetes API version it was compiled against).  Those fields are removed
 from both sides before comparing; everything else must still match.
 
-One line per failing run with the first differing path, then `N passed, M
-failed`.  Runs listed in the expected-failures file (`<case>/<path> <reason>`)
-may fail; the runner fails when an unlisted run fails or a listed run passes,
-so the list can only shrink.
+One line per failing run with the first differing path, then per set the
+runs passed of each path.  Runs listed in the set's expected-failures file
+(`<case>/<path> <reason>`; with several sets, a folder of `<set>.txt`) may
+fail; the runner fails when an unlisted run fails or a listed run passes, so
+the lists can only shrink.
 """
 import argparse
 import base64
@@ -38,6 +44,7 @@ import hashlib
 import http.server
 import json
 import os
+import re
 import shutil
 import shlex
 import signal
@@ -116,8 +123,13 @@ class Settings:
             base = corpus.case_file(cdir, name)
             over = s.get(key) or {}
             texts[name] = base if not over else dumper(merge(loader(base), over))
-        digest = hashlib.sha256(json.dumps([texts, self.flags, self.webhook_flags, self.kubelets, self.namespaces],
-                                           sort_keys=True).encode()).hexdigest()[:16]
+        # The set's Istio release: kube-inject's --istio-version, the revision's version file
+        # (the built-in revision is the newest release's and takes neither).
+        self.version = None if embedded else corpus.version
+        if self.version:
+            self.flags += ["--istio-version", self.version]
+        digest = hashlib.sha256(json.dumps([texts, self.flags, self.webhook_flags, self.kubelets, self.namespaces,
+                                            self.version], sort_keys=True).encode()).hexdigest()[:16]
         self.key = digest
         self.dir = os.path.join(tmp, "settings", digest)
         self.revdir = os.path.join(self.dir, "revisions")
@@ -127,6 +139,9 @@ class Settings:
                 for path in (os.path.join(self.dir, name), os.path.join(self.revdir, "default", name)):
                     with open(path, "w") as f:
                         f.write(text)
+            if self.version:
+                with open(os.path.join(self.revdir, "default", "version"), "w") as f:
+                    f.write(self.version + "\n")
         if embedded:  # the built-in revision: no files, an empty revisions dir
             self.revdir = os.path.join(self.dir, "empty-revisions")
             os.makedirs(self.revdir, exist_ok=True)
@@ -140,6 +155,11 @@ class Corpus:
 
     def __init__(self, root):
         self.root = root
+        self.name = os.path.basename(os.path.normpath(root))
+        self.version = None
+        if os.path.isfile(os.path.join(root, "version")):
+            with open(os.path.join(root, "version")) as f:
+                self.version = f.read().strip() or None
         self.files = {}
         for name, fname in self.NAMES:
             with open(os.path.join(root, fname)) as f:
@@ -560,30 +580,53 @@ def load_expected(path):
     return dict(reasoned_lines(path)) if path and os.path.exists(path) else {}
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--corpus", required=True, help="the istio-inject/<revision> folder")
-    ap.add_argument("--webhookctl", required=True)
-    ap.add_argument("--webhookd", help="webhookd binary (webhook path skipped when absent)")
-    ap.add_argument("--expected-failures", help="file of `<case>/<kube|webhook> <reason>` lines")
-    ap.add_argument("--known-differences", help="file of `<pod spec field> <reason>` lines masked on both sides")
-    ap.add_argument("--only", help="substring filter on case folder names")
-    ap.add_argument("--paths", default="kube,webhook")
-    ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
-    ap.add_argument("--embedded", action="store_true",
-                    help="use the built-in default revision (no config files, empty --revisions-dir) and run "
-                         "only the cases whose settings are all defaults")
-    args = ap.parse_args()
+def behaves(version):
+    """The release whose behaviour webhookd gives `version`: its major.minor,
+    1.20 for anything older (the oldest its table knows)."""
+    m = re.match(r"v?(\d+)\.(\d+)", version)
+    major, minor = int(m.group(1)), int(m.group(2))
+    return "1.20" if (major, minor) < (1, 20) else "%d.%d" % (major, minor)
 
-    corpus = Corpus(args.corpus)
-    args.known = parse_known(args.known_differences)
-    expected = load_expected(args.expected_failures)
-    paths = set(args.paths.split(","))
-    if "webhook" in paths and not args.webhookd:
-        print("webhook path skipped: no --webhookd given")
-        paths.discard("webhook")
-    tmp = tempfile.mkdtemp(prefix="inject-conformance-")
-    cases_dir = os.path.join(args.corpus, "cases")
+
+def check_release(server, version):
+    """webhookd's /readyz names the release it injects the revision as, read
+    from the revision's version file; None when it does."""
+    if not version:
+        return None
+    status, body = server.get("/readyz")
+    want = "revision default: Istio %s (from file %s)" % (behaves(version), version)
+    if status != 200 or want.encode() not in body:
+        return "/readyz (%d) does not say %r: %r" % (status, want, body[:300])
+    return None
+
+
+def find_sets(root):
+    """The conformance sets under `root`, found when the runner runs: `root`
+    itself when it is one set (it has cases/), else every folder of it that
+    is one, in name order."""
+    if os.path.isdir(os.path.join(root, "cases")):
+        return [root]
+    return [os.path.join(root, n) for n in sorted(os.listdir(root))
+            if os.path.isdir(os.path.join(root, n, "cases"))]
+
+
+def release_key(corpus):
+    """Sort key of a set's release: (major, minor, patch); no version sorts first."""
+    m = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", corpus.version or "")
+    return tuple(int(x or 0) for x in m.groups()) if m else (-1,)
+
+
+def expected_file(path, corpus):
+    """--expected-failures is a file (one set) or a folder of `<set>.txt`."""
+    if path and os.path.isdir(path):
+        return os.path.join(path, corpus.name + ".txt")
+    return path
+
+
+def run_set(args, corpus, paths, tmp):
+    """Every case of one set through the asked paths: {run: None or why}."""
+    cases_dir = os.path.join(corpus.root, "cases")
+    os.makedirs(tmp, exist_ok=True)
     results = {}
     servers = {}
     apis = []
@@ -609,6 +652,10 @@ def main():
                                                  os.path.join(tmp, "webhookd-%s.log" % st.key), api.kubeconfig)
                     except RuntimeError as e:
                         servers[st.key] = str(e)
+                    else:
+                        why = check_release(servers[st.key], st.version)
+                        if why:
+                            results["webhookd-%s/release" % st.key] = why
                 srv = servers[st.key]
                 results[name + "/webhook"] = (("webhookd: " + srv) if isinstance(srv, str)
                                               else run_webhook(srv, case, cdir, args.known))
@@ -622,24 +669,73 @@ def main():
                     results["webhookd-%s/exit" % key] = "webhookd " + why
         for api in apis:
             api.stop()
-        if not args.keep:
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            print("kept", tmp)
+    return results
 
-    passed = sum(1 for v in results.values() if v is None)
-    failed = len(results) - passed
+
+def report(corpus, results, expected, expected_path):
+    """Print one line per unexpected outcome and the set's counts per path;
+    returns how many outcomes were unexpected."""
     bad = 0
     for run in sorted(results):
         why = results[run]
         if why is not None:
             tag = "XFAIL" if run in expected else "FAIL"
             bad += run not in expected
-            print("%s %s: %s" % (tag, run, why))
+            print("%s %s/%s: %s" % (tag, corpus.name, run, why))
         elif run in expected:
             bad += 1
-            print("XPASS %s: listed in %s but passes; remove it" % (run, os.path.basename(args.expected_failures)))
-    print("%d passed, %d failed" % (passed, failed))
+            print("XPASS %s/%s: listed in %s but passes; remove it" % (corpus.name, run, expected_path))
+    counts = []
+    for path in ("kube", "webhook"):
+        runs = [r for r in results if r.endswith("/" + path)]
+        if runs:
+            counts.append("%s %d/%d" % (path, sum(1 for r in runs if results[r] is None), len(runs)))
+    print("set %s (Istio %s): %s passed%s" % (corpus.name, corpus.version or "unknown", ", ".join(counts) or "nothing",
+                                              "" if not bad else "; %d unexpected" % bad))
+    return bad
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", required=True,
+                    help="one istio-inject/<set> folder, or istio-inject/ itself: every set found in it")
+    ap.add_argument("--webhookctl", required=True)
+    ap.add_argument("--webhookd", help="webhookd binary (webhook path skipped when absent)")
+    ap.add_argument("--expected-failures",
+                    help="file of `<case>/<kube|webhook> <reason>` lines, or a folder of such files named <set>.txt")
+    ap.add_argument("--known-differences", help="file of `<pod spec field> <reason>` lines masked on both sides")
+    ap.add_argument("--only", help="substring filter on case folder names")
+    ap.add_argument("--paths", default="kube,webhook")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    ap.add_argument("--embedded", action="store_true",
+                    help="use the built-in default revision (no config files, empty --revisions-dir) and run "
+                         "only the cases whose settings are all defaults")
+    args = ap.parse_args()
+
+    sets = [Corpus(d) for d in find_sets(args.corpus)]
+    if not sets:
+        print("no conformance set found in %s" % args.corpus)
+        return 1
+    if args.embedded:  # the built-in revision is the newest release's
+        sets = [max(sets, key=release_key)]
+    args.known = parse_known(args.known_differences)
+    paths = set(args.paths.split(","))
+    if "webhook" in paths and not args.webhookd:
+        print("webhook path skipped: no --webhookd given")
+        paths.discard("webhook")
+    tmp = tempfile.mkdtemp(prefix="inject-conformance-")
+    bad = 0
+    try:
+        for corpus in sets:
+            path = expected_file(args.expected_failures, corpus)
+            expected = load_expected(path)
+            results = run_set(args, corpus, paths, os.path.join(tmp, corpus.name))
+            bad += report(corpus, results, expected, path)
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            print("kept", tmp)
     return 1 if bad else 0
 
 

@@ -78,7 +78,7 @@ static void check_native(size_t i, json_t *c)
         json_object_foreach(nodes, name, v) wh_inject_settings_set_node(&s, name, json_string_value(v));
     }
     node = json_string_value(json_object_get(c, "nodeName"));
-    if (wh_inject_settings_native(&s, node) != json_is_true(want)) {
+    if (wh_inject_settings_native(&s, node, NULL) != json_is_true(want)) {
         json_t *got = json_boolean(!json_is_true(want));
         fail(i, "native", want, got);
         json_decref(got);
@@ -148,7 +148,7 @@ static void check_decide(size_t i, json_t *c)
 /* {"annotations": {...}, "error": s|null} */
 static void check_validate(size_t i, json_t *c)
 {
-    char *msg = wh_inject_validate_annotations(json_object_get(c, "annotations"));
+    char *msg = wh_inject_validate_annotations(json_object_get(c, "annotations"), NULL);
     expect_str(i, "error", json_object_get(c, "error"), msg);
     free(msg);
 }
@@ -188,7 +188,7 @@ static void check_proxyconfig(size_t i, json_t *c)
         (wh_yaml_load(ann, strlen(ann), &doc, &err) != WH_OK || wh_inject_proxy_config_apply(pc, doc, &err) != WH_OK)) {
         expect_str(i, "error", json_object_get(c, "error"), wh_err_msg(&err));
     } else {
-        wh_inject_proxy_config_json(pc, &b);
+        wh_inject_proxy_config_json(pc, NULL, &b);
         expect_str(i, "proxyConfig", json_object_get(c, "proxyConfig"), b.data);
         if (json_object_get(c, "mode"))
             expect_str(i, "mode", json_object_get(c, "mode"), wh_inject_interception_mode(pc));

@@ -1,7 +1,8 @@
 /*
  * test_registry.c - the revision registry: loading a --revisions-dir,
  * reload on change, a broken config keeping the old snapshot serving (and
- * showing in readiness), removal, the default/embedded fallback, and
+ * showing in readiness), removal, the default/embedded fallback, a
+ * revision's `version` file (readiness detail, metric, reload), and
  * references staying valid across reloads while readers run concurrently.
  */
 #include <setjmp.h>
@@ -139,6 +140,68 @@ static void test_load_reload_broken_remove(void **state)
     wh_inject_registry_free(reg);
 }
 
+static double release_metric(wh_metrics *m, const char *rev, const char *release, const char *source)
+{
+    const char *const labels[] = {rev, release, source};
+    wh_metric *g = wh_metrics_gauge(m, "webhookd_inject_revision_release", "",
+                                    (const char *const[]){"revision", "release", "source", NULL});
+    return wh_metric_get(g, labels);
+}
+
+/* A revision's `version` file: its release in the readiness detail and the
+ * metric, a change reloads it, garbage is a load error, no file falls back
+ * to values.global.tag, then the newest. */
+static void test_version_file(void **state)
+{
+    wh_metrics *m = wh_metrics_new();
+    wh_inject_registry *reg = NULL;
+    wh_inject_revision *rev;
+    wh_buf detail = WH_BUF_INIT;
+    wh_err err;
+
+    put("r1", "config", "policy: enabled\n");
+    put("r1", "values", "{\"global\": {\"tag\": \"1.26.1\"}}");
+    put("r1", "version", "1.21.0\n");
+    put("r2", "config", "policy: enabled\n");
+    put("r2", "values", "{\"global\": {\"tag\": \"1.26.1\"}}");
+    assert_int_equal(wh_inject_registry_open(root, m, &reg, &err), WH_OK);
+    assert_int_equal(wh_inject_registry_ready(reg, &detail), 1);
+    assert_non_null(strstr(detail.data, "revision r1: Istio 1.21 (from file 1.21.0)"));
+    assert_non_null(strstr(detail.data, "revision r2: Istio 1.26 (from values-tag 1.26.1)"));
+    assert_true(release_metric(m, "r1", "1.21", "file") == 1);
+    rev = wh_inject_registry_get(reg, "r1");
+    assert_int_equal(wh_inject_release_has(wh_inject_revision_release(rev), WH_REL_DEFAULT_ZIPKIN_TRACER), 1);
+    wh_inject_revision_unref(rev);
+
+    /* a new version file reloads the revision; the old series drops to 0 */
+    sleep(1);
+    put("r1", "version", "1.22.3");
+    assert_int_equal(wh_inject_registry_reload(reg, &err), WH_OK);
+    assert_true(release_metric(m, "r1", "1.21", "file") == 0);
+    assert_true(release_metric(m, "r1", "1.22", "file") == 1);
+
+    /* garbage: reported, the previous snapshot keeps serving */
+    put("r1", "version", "latest");
+    assert_int_not_equal(wh_inject_registry_reload(reg, &err), WH_OK);
+    wh_buf_reset(&detail);
+    assert_int_equal(wh_inject_registry_ready(reg, &detail), 0);
+    assert_non_null(strstr(detail.data, "version file: \"latest\" is not an Istio version"));
+    assert_non_null(strstr(detail.data, "previous config still serving"));
+    assert_true(release_metric(m, "r1", "1.22", "file") == 1);
+
+    /* no file, no version tag: the newest */
+    put("r2", "values", "{\"global\": {\"tag\": \"latest\"}}");
+    assert_int_not_equal(wh_inject_registry_reload(reg, &err), WH_OK); /* r1 still broken */
+    rev = wh_inject_registry_get(reg, "r2");
+    assert_int_equal(wh_inject_revision_release(rev)->source, WH_RELEASE_NEWEST);
+    wh_inject_revision_unref(rev);
+    assert_true(release_metric(m, "r2", wh_inject_release_newest_known(), "newest") == 1);
+
+    wh_buf_free(&detail);
+    wh_inject_registry_free(reg);
+    wh_metrics_free(m);
+}
+
 static void test_bad_dir(void **state)
 {
     wh_inject_registry *reg = NULL;
@@ -203,6 +266,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_load_reload_broken_remove, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_version_file, setup, teardown),
         cmocka_unit_test(test_bad_dir),
         cmocka_unit_test_setup_teardown(test_concurrent_readers, setup, teardown),
     };

@@ -346,6 +346,63 @@ static void test_options(void **state)
     json_decref(data);
 }
 
+/* ---- budgets: a template can neither crash the process nor exhaust it ---- */
+
+typedef struct budget_case {
+    const char *text;
+    unsigned depth;   /* opts.max_depth (0 = default) */
+    const char *want; /* in the error message */
+    wh_code rc;
+} budget_case;
+
+static void *render_case(void *arg)
+{
+    budget_case *c = arg;
+    wh_tmpl_opts opts;
+    wh_code rc;
+    wh_err err;
+    char *got;
+
+    memset(&opts, 0, sizeof(opts));
+    opts.max_depth = c->depth;
+    got = render(WH_TMPL_SPRIG, c->text, wh_tmpl_nil(), &rc, &err, &opts);
+    if (rc != c->rc && !(c->rc == WH_E_LIMIT && rc == WH_E_RENDER)) /* a limit inside a range or an if is the
+                                                                     render's failure */
+        fail_msg("rc %d for %s", rc, c->text);
+    if (strstr(wh_err_msg(&err), c->want) == NULL)
+        fail_msg("want \"%s\" in \"%s\"", c->want, wh_err_msg(&err));
+    free(got);
+    return NULL;
+}
+
+/* Issue #15: the 10,000-level default overflowed the 8 MiB stack at ~5,000
+ * levels (a crash of every revision); a `repeat` in a loop took 2.8 GB. */
+static void test_budgets(void **state)
+{
+    budget_case cases[] = {
+        {"{{ define \"r\" }}{{ template \"r\" . }}{{ end }}{{ template \"r\" . }}", 0,
+         "exceeded maximum template depth", WH_E_RENDER},
+        {"{{ define \"r\" }}{{ if . }}{{ template \"r\" . }}{{ end }}{{ end }}{{ template \"r\" 1 }}", 1000000,
+         "exceeded maximum template depth", WH_E_RENDER},
+        {"{{ range until 1000 }}{{ $x := repeat 10000000 \"x\" }}{{ end }}", 0, "exceeded its memory budget (256 MiB)",
+         WH_E_LIMIT},
+        {"{{ $l := until 10000 }}{{ range $l }}{{ range $l }}{{ if eq 1 1 }}{{ end }}{{ end }}{{ end }}", 0,
+         "exceeded its CPU time budget (2000 ms)", WH_E_LIMIT},
+    };
+    pthread_attr_t attr;
+    pthread_t t;
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        render_case(&cases[i]);   /* this thread's stack */
+        pthread_attr_init(&attr); /* and a small one */
+        pthread_attr_setstacksize(&attr, 1 << 20);
+        assert_int_equal(pthread_create(&t, &attr, render_case, &cases[i]), 0);
+        pthread_join(t, NULL);
+        pthread_attr_destroy(&attr);
+    }
+}
+
 /* ---- one parsed set, several threads, a scratch each ---- */
 
 struct thread_arg {
@@ -408,7 +465,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_host_values), cmocka_unit_test(test_host_errors), cmocka_unit_test(test_functions),
         cmocka_unit_test(test_bad_params),  cmocka_unit_test(test_positions),   cmocka_unit_test(test_options),
-        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_budgets),     cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

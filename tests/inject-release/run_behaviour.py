@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""The release table's rows at their edges, through webhookctl kube-inject.
+
+  run_behaviour.py WEBHOOKCTL SET_DIR behaviour.yaml
+
+SET_DIR is a conformance set (inject-config.yaml, values.json, mesh.yaml);
+each case of behaviour.yaml injects a small Deployment with --istio-version
+and says what istiod of that release does (see the file's header).
+"""
+import copy
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+BASE = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hello", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "hello"}},
+                 "template": {"metadata": {"labels": {"app": "hello"}},
+                              "spec": {"containers": [{"name": "hello", "image": "fake.docker.io/hello:1.0",
+                                                       "ports": [{"name": "http", "containerPort": 80}]}]}}}}
+
+
+def lookup(doc, path):
+    """A dotted path (\\. escapes a dot, numbers index lists); KeyError when absent."""
+    cur = doc
+    for step in [p.replace("\\0", ".") for p in path.replace("\\.", "\\0").split(".")]:
+        if isinstance(cur, list):
+            cur = cur[int(step)]
+        elif isinstance(cur, dict) and step in cur:
+            cur = cur[step]
+        else:
+            raise KeyError(path)
+    return cur
+
+
+def run(ctl, set_dir, case, tmp):
+    dep = copy.deepcopy(BASE)
+    tmpl = dep["spec"]["template"]
+    if case.get("annotations"):
+        tmpl["metadata"]["annotations"] = case["annotations"]
+    if case.get("containers"):
+        tmpl["spec"]["containers"] = case["containers"]
+    path = os.path.join(tmp, case["name"] + ".yaml")
+    with open(path, "w") as f:
+        yaml.safe_dump(dep, f)
+    cmd = [ctl, "kube-inject", "-f", path, "--istio-version", case["version"],
+           "--injectConfigFile", os.path.join(set_dir, "inject-config.yaml"),
+           "--valuesFile", os.path.join(set_dir, "values.json"),
+           "--meshConfigFile", os.path.join(set_dir, "mesh.yaml"),
+           "--native-sidecars", "false"] + case.get("flags", [])
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    if case.get("stderr") and case["stderr"] not in p.stderr:
+        return "stderr %r lacks %r" % (p.stderr[:300], case["stderr"])
+    if case["expect"] == "error":
+        if p.returncode == 0:
+            return "expected an error, kube-inject succeeded"
+        if case.get("error", "").lower() not in p.stderr.lower():
+            return "error %r lacks %r" % (p.stderr.strip()[:300], case["error"])
+        return None
+    if p.returncode != 0:
+        return "kube-inject failed: %s" % p.stderr.strip()[:300]
+    out = [d for d in yaml.safe_load_all(p.stdout) if d][0]["spec"]["template"]
+    names = [c.get("name") for c in (out["spec"].get("containers") or []) + (out["spec"].get("initContainers") or [])]
+    injected = "istio-proxy" in names
+    if injected != (case["expect"] == "injected"):
+        return "expected %s, containers %r" % (case["expect"], names)
+    for path, want in (case.get("check") or {}).items():
+        try:
+            got = lookup(out, path)
+        except (KeyError, IndexError):
+            got = None
+        if got != want:
+            return "%s is %r, want %r" % (path, got, want)
+    return None
+
+
+def main():
+    if len(sys.argv) != 4:
+        raise SystemExit(__doc__)
+    ctl, set_dir, cases_path = sys.argv[1:]
+    with open(cases_path) as f:
+        cases = yaml.safe_load(f)
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in cases:
+            why = run(ctl, set_dir, case, tmp)
+            print("%s %s%s" % ("FAIL" if why else "ok  ", case["name"], ": " + why if why else ""))
+            bad += why is not None
+    print("%d passed, %d failed" % (len(cases) - bad, bad))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
