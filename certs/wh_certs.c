@@ -8,6 +8,8 @@
 #include "wh_alloc.h"
 #include "wh_certs.h"
 
+#include "wh_alloc.h"
+
 #include <arpa/inet.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
@@ -110,10 +112,8 @@ wh_code wh_certs_ctx_from_pem(const char *cert_pem, size_t cert_len, const char 
     }
 
     /* The leaf, then any number of chain certificates. */
-    if ((bio = BIO_new_mem_buf(cert_pem, (int)cert_len)) == NULL) {
-        rc = WH_E_NOMEM;
-        goto out;
-    }
+    if ((bio = BIO_new_mem_buf(cert_pem, (int)cert_len)) == NULL)
+        wh_oom(sizeof(BIO *)); /* OpenSSL's own malloc failed: the same policy (wh_alloc.h) */
     if ((leaf = PEM_read_bio_X509(bio, NULL, no_password, NULL)) == NULL) {
         rc = tls_error(err, WH_E_PARSE, "no PEM certificate found in the certificate file");
         goto out;
@@ -133,10 +133,8 @@ wh_code wh_certs_ctx_from_pem(const char *cert_pem, size_t cert_len, const char 
     ERR_clear_error(); /* the loop ends on "no start line", which is not an error */
     BIO_free(bio);
 
-    if ((bio = BIO_new_mem_buf(key_pem, (int)key_len)) == NULL) {
-        rc = WH_E_NOMEM;
-        goto out;
-    }
+    if ((bio = BIO_new_mem_buf(key_pem, (int)key_len)) == NULL)
+        wh_oom(sizeof(BIO *));
     if ((key = PEM_read_bio_PrivateKey(bio, NULL, no_password, NULL)) == NULL) {
         rc = tls_error(err, WH_E_PARSE,
                        "no usable PEM private key found in the key file (encrypted keys are not supported)");
@@ -254,10 +252,8 @@ wh_code wh_certs_generate_self_signed(const char *const *names, size_t nnames, i
         rc = tls_error(err, WH_E_TLS, "cannot generate a P-256 key");
         goto out;
     }
-    if ((cert = X509_new()) == NULL || (serial = BN_new()) == NULL) {
-        rc = WH_E_NOMEM;
-        goto out;
-    }
+    if ((cert = X509_new()) == NULL || (serial = BN_new()) == NULL)
+        wh_oom(0);
     /* A random positive 127-bit serial, as RFC 5280 wants them unpredictable. */
     if (BN_rand(serial, 127, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) != 1 ||
         BN_to_ASN1_INTEGER(serial, X509_get_serialNumber(cert)) == NULL) {
@@ -286,13 +282,13 @@ wh_code wh_certs_generate_self_signed(const char *const *names, size_t nnames, i
         goto out;
     }
     if ((bio = BIO_new(BIO_s_mem())) == NULL || PEM_write_bio_X509(bio, cert) != 1 || !bio_to_buf(bio, cert_pem)) {
-        rc = tls_error(err, WH_E_NOMEM, "cannot encode the certificate");
+        rc = tls_error(err, WH_E_TLS, "cannot encode the certificate");
         goto out;
     }
     BIO_free(bio);
     if ((bio = BIO_new(BIO_s_mem())) == NULL || PEM_write_bio_PrivateKey(bio, key, NULL, NULL, 0, NULL, NULL) != 1 ||
         !bio_to_buf(bio, key_pem)) {
-        rc = tls_error(err, WH_E_NOMEM, "cannot encode the key");
+        rc = tls_error(err, WH_E_TLS, "cannot encode the key");
         goto out;
     }
 out:

@@ -30,7 +30,7 @@ wh_code wh_certs_check_ca_pem(const char *ca_pem, size_t len, wh_err *err)
     if (len == 0 || len > (size_t)INT32_MAX)
         return wh_err_set(err, WH_E_INVALID, "the CA bundle is empty");
     if ((bio = BIO_new_mem_buf(ca_pem, (int)len)) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        wh_oom(sizeof(BIO *)); /* OpenSSL's own malloc failed: the same policy (wh_alloc.h) */
     while ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL) {
         n++;
         X509_free(x);
@@ -85,8 +85,7 @@ static wh_code set_bundle(json_t *obj, void *data, int *unchanged, wh_err *err)
         const char *cur = json_string_value(json_object_get(cc, "caBundle"));
         if (cur != NULL && strcmp(cur, p->b64) == 0)
             continue;
-        if (json_object_set_new(cc, "caBundle", json_string(p->b64)) != 0)
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        json_object_set_new(cc, "caBundle", json_string(p->b64)); /* base64: ASCII */
         p->updated++;
     }
     *unchanged = p->updated == 0;
@@ -223,10 +222,8 @@ static wh_code chain_anchor_pem(const char *chain_pem, size_t len, wh_buf *out, 
 
     if (len > (size_t)INT32_MAX)
         return wh_err_set(err, WH_E_LIMIT, "the certificate chain is too large");
-    if ((in = BIO_new_mem_buf(chain_pem, (int)len)) == NULL || (pem = BIO_new(BIO_s_mem())) == NULL) {
-        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-        goto out;
-    }
+    if ((in = BIO_new_mem_buf(chain_pem, (int)len)) == NULL || (pem = BIO_new(BIO_s_mem())) == NULL)
+        wh_oom(sizeof(BIO *));
     while ((x = PEM_read_bio_X509(in, NULL, NULL, NULL)) != NULL) {
         X509_free(last);
         last = x;

@@ -223,7 +223,7 @@ wh_code wh_certs_patcher_start(const wh_certs_patcher_config *cfg, wh_certs_patc
         pthread_cond_destroy(&p->cond);
         pthread_mutex_destroy(&p->lock);
         free(p);
-        return wh_err_set(err, WH_E_NOMEM, "cannot start the caBundle patcher thread: %s", strerror(e));
+        return wh_err_set(err, WH_E_INTERNAL, "cannot start the caBundle patcher thread: %s", strerror(e));
     }
     *out = p;
     return WH_OK;

@@ -72,6 +72,33 @@ void *wh_memdup(const void *p, size_t n)
     return q;
 }
 
+char *wh_vasprintf(const char *fmt, va_list ap)
+{
+    va_list copy;
+    int n;
+    char *p;
+
+    va_copy(copy, ap);
+    n = vsnprintf(NULL, 0, fmt, copy);
+    va_end(copy);
+    if (n < 0) /* only a result over INT_MAX bytes with our formats */
+        wh_oom((size_t)-1);
+    p = wh_malloc((size_t)n + 1);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    return p;
+}
+
+char *wh_asprintf(const char *fmt, ...)
+{
+    va_list ap;
+    char *p;
+
+    va_start(ap, fmt);
+    p = wh_vasprintf(fmt, ap);
+    va_end(ap);
+    return p;
+}
+
 /* jansson's allocator is process-wide; set it before main() runs so that every
  * binary linking wh_common (webhookd, webhookctl, tests, fuzzers, benchmarks)
  * gets the same policy without each main() remembering to. */

@@ -13,6 +13,7 @@
 #ifndef WH_ALLOC_H
 #define WH_ALLOC_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 /* Print "out of memory (N bytes)" to stderr and abort(). */
@@ -25,5 +26,8 @@ __attribute__((malloc, returns_nonnull)) char *wh_strdup(const char *s);
 __attribute__((malloc, returns_nonnull)) char *wh_strndup(const char *s, size_t n);
 /* A copy of the n bytes at p. */
 __attribute__((malloc, returns_nonnull)) void *wh_memdup(const void *p, size_t n);
+/* A new formatted string (asprintf that cannot fail). */
+__attribute__((malloc, returns_nonnull, format(printf, 1, 2))) char *wh_asprintf(const char *fmt, ...);
+__attribute__((malloc, returns_nonnull, format(printf, 1, 0))) char *wh_vasprintf(const char *fmt, va_list ap);
 
 #endif

@@ -59,6 +59,10 @@ void wh_go_json_string(wh_buf *out, const char *s, size_t len, int flags);
  * wh_go_json_string writes them, numbers as Go prints int64 and float64. */
 void wh_go_json(wh_buf *out, const json_t *v, int flags);
 
+/* The same as json.MarshalIndent(v, "", indent) prints it: one member per
+ * line, `"key": value`, empty objects and arrays as {} and []. */
+void wh_go_json_indent(wh_buf *out, const json_t *v, int flags, const char *indent);
+
 /* Whether `omitempty` drops `v`: Go's isEmptyValue seen through JSON --
  * null (nil pointer, slice, map, interface), false, 0, "", [] and {}.  A
  * JSON object here stands for a map: a struct is never empty, so callers
@@ -77,7 +81,8 @@ const char *wh_go_json_kind(const json_t *v);
 void wh_go_unmarshal_error(wh_buf *out, const char *value, const char *go_struct, const char *field,
                            const char *go_type);
 /* "number <literal>" as Go quotes a number it could not decode: the
- * shortest form that reads back as d, in %g's layout.  Writes into buf. */
+ * literal as a manifest writes it (shortest digits, 'f' layout from 1e-4
+ * to 1e21, else 'g').  Writes into buf. */
 const char *wh_go_unmarshal_number(double d, char *buf, size_t size);
 
 /* ---- encoding/base64 ---- */

@@ -13,6 +13,7 @@
  */
 #include "wh_go.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,50 @@ void wh_go_json(wh_buf *out, const json_t *v, int flags)
     }
 }
 
+static void newline(wh_buf *out, const char *indent, int depth)
+{
+    put_bytes(out, "\n", 1);
+    while (depth-- > 0)
+        wh_buf_puts(out, indent);
+}
+
+static void indented(wh_buf *out, const json_t *v, int flags, const char *indent, int depth)
+{
+    size_t i, n;
+    void *it;
+
+    if (json_is_object(v) && json_object_size(v) != 0) {
+        put_bytes(out, "{", 1);
+        for (it = json_object_iter((json_t *)v); it != NULL; it = json_object_iter_next((json_t *)v, it)) {
+            newline(out, indent, depth + 1);
+            wh_go_json_string(out, json_object_iter_key(it), json_object_iter_key_len(it), flags);
+            put_bytes(out, ": ", 2);
+            indented(out, json_object_iter_value(it), flags, indent, depth + 1);
+            if (json_object_iter_next((json_t *)v, it) != NULL)
+                put_bytes(out, ",", 1);
+        }
+        newline(out, indent, depth);
+        put_bytes(out, "}", 1);
+    } else if (json_is_array(v) && json_array_size(v) != 0) {
+        put_bytes(out, "[", 1);
+        for (i = 0, n = json_array_size(v); i < n; i++) {
+            newline(out, indent, depth + 1);
+            indented(out, json_array_get(v, i), flags, indent, depth + 1);
+            if (i + 1 < n)
+                put_bytes(out, ",", 1);
+        }
+        newline(out, indent, depth);
+        put_bytes(out, "]", 1);
+    } else {
+        wh_go_json(out, v, flags);
+    }
+}
+
+void wh_go_json_indent(wh_buf *out, const json_t *v, int flags, const char *indent)
+{
+    indented(out, v, flags, indent, 0);
+}
+
 int wh_go_is_empty(const json_t *v)
 {
     switch (json_typeof(v)) {
@@ -218,18 +263,14 @@ void wh_go_unmarshal_error(wh_buf *out, const char *value, const char *go_struct
 
 const char *wh_go_unmarshal_number(double d, char *buf, size_t size)
 {
-    char lit[40];
-    int prec;
+    wh_buf lit = WH_BUF_INIT;
+    double a = fabs(d);
 
-    /* Go quotes the literal as written; the shortest %g that reads back is
-     * what a manifest holds (2.5, 1234567.5, 1e+30). */
-    for (prec = 1; prec < 17; prec++) {
-        snprintf(lit, sizeof(lit), "%.*g", prec, d);
-        if (strtod(lit, NULL) == d)
-            break;
-    }
-    if (prec == 17)
-        snprintf(lit, sizeof(lit), "%.17g", d);
-    snprintf(buf, size, "number %s", lit);
+    /* Go quotes the literal as the manifest wrote it; a manifest writes the
+     * shortest digits, plainly unless the number is huge or tiny (2.5,
+     * 1234567.5, 1e+30). */
+    wh_go_float(&lit, d, a >= 1e-4 && a < 1e21 ? 'f' : 'g', -1);
+    snprintf(buf, size, "number %s", lit.data);
+    wh_buf_free(&lit);
     return buf;
 }

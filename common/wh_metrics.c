@@ -11,6 +11,7 @@
  * are dropped (counted in webhookd_metrics_series_dropped_total).
  */
 #include "wh_alloc.h"
+#include "wh_go.h"
 #include "wh_metrics.h"
 
 #include <math.h>
@@ -300,26 +301,19 @@ double wh_metric_get(wh_metric *m, const char *const *values)
     return v;
 }
 
-/* Shortest decimal that reads back as the same double; Prometheus spellings for the rest. */
+/* Counts as integers; other values as Go's client prints them (strconv
+ * 'g', shortest), whose NaN and infinities are Prometheus' spellings too. */
 static void format_value(double v, char *out, size_t cap)
 {
-    if (isnan(v)) {
-        snprintf(out, cap, "NaN");
-        return;
-    }
-    if (isinf(v)) {
-        snprintf(out, cap, v > 0 ? "+Inf" : "-Inf");
-        return;
-    }
-    if (v == (double)(long long)v && fabs(v) < 1e15) { /* counts: 40, not 4e+01 */
+    wh_buf text = WH_BUF_INIT;
+
+    if (isfinite(v) && fabs(v) < 1e15 && v == (double)(long long)v) { /* counts: 40, not 4e+01 */
         snprintf(out, cap, "%lld", (long long)v);
         return;
     }
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(out, cap, "%.*g", prec, v);
-        if (strtod(out, NULL) == v)
-            return;
-    }
+    wh_go_float(&text, v, 'g', -1);
+    snprintf(out, cap, "%s", text.data);
+    wh_buf_free(&text);
 }
 
 static void put_escaped(wh_buf *out, const char *s, int is_help)

@@ -356,7 +356,7 @@ static wh_code parse_error(loader *ld)
 {
     yaml_parser_t *p = &ld->parser;
     if (p->error == YAML_MEMORY_ERROR)
-        return wh_err_set(ld->err, WH_E_NOMEM, "yaml: out of memory");
+        wh_oom(0); /* libyaml allocates with its own malloc: the same policy (wh_alloc.h) */
     if (p->context != NULL)
         return wh_err_set(ld->err, WH_E_PARSE, "yaml: line %zu: %s %s", p->problem_mark.line + 1, p->context,
                           p->problem != NULL ? p->problem : "");
@@ -395,13 +395,13 @@ static size_t json_size(const json_t *v, size_t limit)
     return n;
 }
 
-static wh_code add_anchor(loader *ld, const char *name, json_t *value)
+static void add_anchor(loader *ld, const char *name, json_t *value)
 {
     for (size_t i = 0; i < ld->nanchors; i++) {
         if (strcmp(ld->anchors[i].name, name) == 0) { /* redefinition: the later one wins */
             json_decref(ld->anchors[i].value);
             ld->anchors[i].value = json_incref(value);
-            return WH_OK;
+            return;
         }
     }
     if (ld->nanchors == ld->cap_anchors) {
@@ -410,10 +410,8 @@ static wh_code add_anchor(loader *ld, const char *name, json_t *value)
         ld->anchors = a;
         ld->cap_anchors = cap;
     }
-    if ((ld->anchors[ld->nanchors].name = wh_strdup(name)) == NULL)
-        return WH_E_NOMEM;
+    ld->anchors[ld->nanchors].name = wh_strdup(name);
     ld->anchors[ld->nanchors++].value = json_incref(value);
-    return WH_OK;
 }
 
 /* A plain scalar that resolved to a string (timestamps stay strings in JSON). */
@@ -588,8 +586,8 @@ static wh_code apply_merge(loader *ld, json_t *target, json_t *merged, json_t *e
         {
             if (json_object_get(explicit_keys, k) != NULL)
                 continue;
-            if (json_object_set(target, k, v) != 0 || json_object_set(explicit_keys, k, json_true()) != 0)
-                return WH_E_NOMEM;
+            json_object_set(target, k, v);
+            json_object_set(explicit_keys, k, json_true());
         }
         return WH_OK;
     }
@@ -627,16 +625,11 @@ static wh_code load_mapping(loader *ld, int depth, json_t **out)
             if (ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && ev.data.scalar.tag == NULL &&
                 strcmp((const char *)ev.data.scalar.value, "<<") == 0)
                 is_merge = 1;
-            if ((key = key_string(&ev)) == NULL) {
-                rc = WH_E_NOMEM;
-                goto out;
-            }
+            key = key_string(&ev);
             if (ev.data.scalar.anchor != NULL) {
-                json_t *ks = json_string(key);
-                rc = ks == NULL ? WH_E_NOMEM : add_anchor(ld, (const char *)ev.data.scalar.anchor, ks);
+                json_t *ks = json_string(key); /* libyaml read the key as UTF-8 */
+                add_anchor(ld, (const char *)ev.data.scalar.anchor, ks);
                 json_decref(ks);
-                if (rc != WH_OK)
-                    goto out;
             }
         } else if (ev.type == YAML_ALIAS_EVENT) {
             json_t *kv = NULL;
@@ -666,21 +659,11 @@ static wh_code load_mapping(loader *ld, int depth, json_t **out)
         if (rc != WH_OK)
             goto out;
         if (is_merge) {
-            if (merges == NULL && (merges = json_array()) == NULL) {
-                rc = WH_E_NOMEM;
-                goto out;
-            }
-            if (json_array_append_new(merges, value) != 0) {
-                value = NULL;
-                rc = WH_E_NOMEM;
-                goto out;
-            }
+            if (merges == NULL)
+                merges = json_array();
+            json_array_append_new(merges, value);
         } else {
-            if (json_object_set_new(obj, key, value) != 0) {
-                value = NULL;
-                rc = WH_E_NOMEM;
-                goto out;
-            }
+            json_object_set_new(obj, key, value);
         }
         value = NULL;
         free(key);
@@ -729,10 +712,7 @@ static wh_code load_sequence(loader *ld, int depth, json_t **out)
         }
         if ((rc = load_node(ld, &ev, depth + 1, &value)) != WH_OK)
             goto out;
-        if (json_array_append_new(arr, value) != 0) {
-            rc = WH_E_NOMEM;
-            goto out;
-        }
+        json_array_append_new(arr, value);
     }
 out:
     if (rc != WH_OK) {
@@ -761,10 +741,8 @@ static wh_code load_node(loader *ld, yaml_event_t *ev, int depth, json_t **out)
                   : ev->type == YAML_SEQUENCE_START_EVENT ? ev->data.sequence_start.anchor
                   : ev->type == YAML_MAPPING_START_EVENT  ? ev->data.mapping_start.anchor
                                                           : NULL;
-    if (anchor_text != NULL && (anchor_name = wh_strdup((const char *)anchor_text)) == NULL) {
-        rc = WH_E_NOMEM;
-        goto out;
-    }
+    if (anchor_text != NULL)
+        anchor_name = wh_strdup((const char *)anchor_text);
     switch (ev->type) {
     case YAML_SCALAR_EVENT:
         if ((v = scalar_to_json(ev)) == NULL) {
@@ -804,18 +782,15 @@ static wh_code load_node(loader *ld, yaml_event_t *ev, int depth, json_t **out)
             rc = wh_err_set(ld->err, WH_E_LIMIT, "yaml: document contains excessive aliasing");
             goto out;
         }
-        if ((v = json_deep_copy(ld->anchors[i].value)) == NULL) {
-            rc = WH_E_NOMEM;
-            goto out;
-        }
+        v = json_deep_copy(ld->anchors[i].value);
         break;
     }
     default:
         rc = wh_err_set(ld->err, WH_E_PARSE, "yaml: line %zu: unexpected event", ev->start_mark.line + 1);
         goto out;
     }
-    if (anchor_name != NULL && (rc = add_anchor(ld, anchor_name, v)) != WH_OK)
-        goto out;
+    if (anchor_name != NULL)
+        add_anchor(ld, anchor_name, v);
     *out = v;
     v = NULL;
 out:
@@ -846,7 +821,7 @@ wh_code wh_yaml_load_all(const char *text, size_t len, json_t **docs, wh_err *er
     ld.err = err;
     *docs = NULL;
     if (!yaml_parser_initialize(&ld.parser))
-        return wh_err_set(err, WH_E_NOMEM, "yaml: out of memory");
+        wh_oom(sizeof(ld.parser));
     yaml_parser_set_input_string(&ld.parser, (const unsigned char *)text, len);
     arr = json_array();
     for (;;) {
@@ -865,19 +840,13 @@ wh_code wh_yaml_load_all(const char *text, size_t len, json_t **docs, wh_err *er
         if ((rc = next_event(&ld, &ev)) != WH_OK) /* DOCUMENT_END */
             goto out;
         yaml_event_delete(&ev);
-        if (json_array_append_new(arr, doc) != 0) {
-            doc = NULL;
-            rc = WH_E_NOMEM;
-            goto out;
-        }
+        json_array_append_new(arr, doc);
         doc = NULL;
         loader_clear_anchors(&ld); /* anchors do not cross documents */
     }
     *docs = arr;
     arr = NULL;
 out:
-    if (rc == WH_E_NOMEM && err != NULL && err->msg[0] == '\0')
-        wh_err_set(err, WH_E_NOMEM, "yaml: out of memory");
     loader_clear_anchors(&ld);
     free(ld.anchors);
     yaml_parser_delete(&ld.parser);
@@ -891,7 +860,7 @@ wh_code wh_yaml_load(const char *text, size_t len, json_t **out, wh_err *err)
     wh_code rc = wh_yaml_fast_load(text, len, out);
 
     if (rc != WH_E_UNSUPPORTED)
-        return rc == WH_E_NOMEM ? wh_err_set(err, rc, "yaml: out of memory") : rc;
+        return rc;
     return wh_yaml_load_reference(text, len, out, err);
 }
 
@@ -1111,7 +1080,6 @@ typedef struct dumper {
     yaml_emitter_t em;
     wh_buf *out;
     wh_err *err;
-    int failed_nomem;
 } dumper;
 
 static int write_handler(void *data, unsigned char *buffer, size_t size)
@@ -1124,8 +1092,8 @@ static int write_handler(void *data, unsigned char *buffer, size_t size)
 static wh_code emit(dumper *d, yaml_event_t *ev)
 {
     if (!yaml_emitter_emit(&d->em, ev)) {
-        if (d->failed_nomem || d->em.error == YAML_MEMORY_ERROR)
-            return wh_err_set(d->err, WH_E_NOMEM, "yaml: out of memory");
+        if (d->em.error == YAML_MEMORY_ERROR)
+            wh_oom(0); /* libyaml's own malloc failed: the same policy (wh_alloc.h) */
         return wh_err_set(d->err, WH_E_INVALID, "yaml: %s", d->em.problem ? d->em.problem : "emitter error");
     }
     return WH_OK;
@@ -1134,8 +1102,9 @@ static wh_code emit(dumper *d, yaml_event_t *ev)
 static wh_code emit_scalar(dumper *d, const char *s, size_t len, yaml_scalar_style_t style)
 {
     yaml_event_t ev;
+    /* libyaml copies the value (with its own malloc) and checks it is UTF-8 */
     if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)len, 1, 1, style))
-        return WH_E_NOMEM;
+        return wh_err_set(d->err, WH_E_INVALID, "yaml: cannot emit a string that is not UTF-8");
     return emit(d, &ev);
 }
 
@@ -1178,8 +1147,8 @@ static wh_code dump_value(dumper *d, const json_t *v, int depth)
     case JSON_ARRAY: {
         size_t i;
         json_t *c;
-        if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE))
-            return WH_E_NOMEM;
+        /* the events without anchor, tag or value below allocate nothing and cannot fail */
+        yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
         if ((rc = emit(d, &ev)) != WH_OK)
             return rc;
         json_array_foreach(v, i, c)
@@ -1187,18 +1156,14 @@ static wh_code dump_value(dumper *d, const json_t *v, int depth)
             if ((rc = dump_value(d, c, depth + 1)) != WH_OK)
                 return rc;
         }
-        if (!yaml_sequence_end_event_initialize(&ev))
-            return WH_E_NOMEM;
+        yaml_sequence_end_event_initialize(&ev);
         return emit(d, &ev);
     }
     case JSON_OBJECT: {
         size_t n, i;
         key_ref *keys;
         sorted_keys(v, &keys, &n);
-        if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE)) {
-            free(keys);
-            return WH_E_NOMEM;
-        }
+        yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
         if ((rc = emit(d, &ev)) != WH_OK)
             goto obj_out;
         for (i = 0; i < n; i++) {
@@ -1207,10 +1172,7 @@ static wh_code dump_value(dumper *d, const json_t *v, int depth)
             if ((rc = dump_value(d, keys[i].value, depth + 1)) != WH_OK)
                 goto obj_out;
         }
-        if (!yaml_mapping_end_event_initialize(&ev)) {
-            rc = WH_E_NOMEM;
-            goto obj_out;
-        }
+        yaml_mapping_end_event_initialize(&ev);
         rc = emit(d, &ev);
     obj_out:
         free(keys);
@@ -1410,23 +1372,26 @@ wh_code wh_yaml_dump(const json_t *value, wh_buf *out, wh_err *err)
     d.out = out;
     d.err = err;
     if (!yaml_emitter_initialize(&d.em))
-        return wh_err_set(err, WH_E_NOMEM, "yaml: out of memory");
+        wh_oom(sizeof(d.em));
     yaml_emitter_set_output(&d.em, write_handler, &d);
     yaml_emitter_set_unicode(&d.em, 1);
     yaml_emitter_set_width(&d.em, 80);
     yaml_emitter_set_indent(&d.em, 2);
-    if (!yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) || (rc = emit(&d, &ev)) != WH_OK)
+    /* stream and document events allocate nothing and cannot fail */
+    yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+    if ((rc = emit(&d, &ev)) != WH_OK)
         goto out;
-    if (!yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) || (rc = emit(&d, &ev)) != WH_OK)
+    yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
+    if ((rc = emit(&d, &ev)) != WH_OK || (rc = dump_value(&d, value, 0)) != WH_OK)
         goto out;
-    if ((rc = dump_value(&d, value, 0)) != WH_OK)
+    yaml_document_end_event_initialize(&ev, 1);
+    if ((rc = emit(&d, &ev)) != WH_OK)
         goto out;
-    if (!yaml_document_end_event_initialize(&ev, 1) || (rc = emit(&d, &ev)) != WH_OK)
-        goto out;
-    if (!yaml_stream_end_event_initialize(&ev) || (rc = emit(&d, &ev)) != WH_OK)
+    yaml_stream_end_event_initialize(&ev);
+    if ((rc = emit(&d, &ev)) != WH_OK)
         goto out;
     if (!yaml_emitter_flush(&d.em))
-        rc = wh_err_set(err, WH_E_NOMEM, "yaml: out of memory");
+        wh_oom(0); /* the writer never fails: only libyaml's malloc can */
     /* libyaml closes a document that ends in a keep-chomped block scalar
      * ("|+") with "..."; go-yaml v2 (sigs.k8s.io/yaml) does not */
     if (rc == WH_OK && out->len - start >= 5 && memcmp(out->data + out->len - 5, "\n...\n", 5) == 0) {
@@ -1434,8 +1399,6 @@ wh_code wh_yaml_dump(const json_t *value, wh_buf *out, wh_err *err)
         out->data[out->len] = '\0';
     }
 out:
-    if (rc == WH_OK && d.em.error != YAML_NO_ERROR)
-        rc = WH_E_NOMEM;
     yaml_emitter_delete(&d.em);
     if (rc != WH_OK) {
         out->len = start;

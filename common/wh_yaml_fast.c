@@ -324,7 +324,8 @@ static wh_code quoted(fast *f, const char **pp, const char *end, json_t **out)
     wh_buf_reset(&f->tmp);
     if ((rc = quoted_text(pp, end, &f->tmp, &text, &len, &decoded)) != WH_OK)
         return rc;
-    return (*out = json_stringn_nocheck(text, len)) != NULL ? WH_OK : WH_E_NOMEM;
+    *out = json_stringn_nocheck(text, len);
+    return WH_OK;
 }
 
 /* Characters that cannot start a plain scalar (YAML indicators), bar '-',
@@ -375,7 +376,7 @@ static wh_code inline_scalar(fast *f, const char *s, const char *end, json_t **o
         const char *p = s + 1;
         if (p < end && *p == (*s == '[' ? ']' : '}') && only_trailer(p + 1, end)) {
             *out = *s == '[' ? json_array() : json_object();
-            return *out != NULL ? WH_OK : WH_E_NOMEM;
+            return WH_OK;
         }
         return UNSUPPORTED;
     }
@@ -505,13 +506,9 @@ static wh_code block_scalar(fast *f, const char *s, const char *end, int parent,
     for (i = first; i < stop && f->lines[i].s == f->lines[i].end; i++)
         if ((size_t)(f->lines[i].end - f->lines[i].start) > (size_t)m)
             goto out;
-    if ((*out = json_stringn_nocheck(b->data != NULL ? b->data : "", b->len)) == NULL)
-        goto nomem;
+    *out = json_stringn_nocheck(b->data != NULL ? b->data : "", b->len);
     f->pos = stop;
     rc = WH_OK;
-    goto out;
-nomem:
-    rc = WH_E_NOMEM;
 out:
     return rc;
 }
@@ -617,8 +614,6 @@ static wh_code flow_collection(fast *f, const char **pp, const char *end, int de
     json_t *c = is_map ? json_object() : json_array(), *key = NULL, *val = NULL;
     wh_code rc = UNSUPPORTED;
 
-    if (c == NULL)
-        return WH_E_NOMEM;
     if (depth > FLOW_MAX_DEPTH)
         goto out;
     p++;
@@ -646,11 +641,7 @@ static wh_code flow_collection(fast *f, const char **pp, const char *end, int de
                 goto out;
             }
             rc = UNSUPPORTED;
-            if (json_object_setn_new_nocheck(c, json_string_value(key), json_string_length(key), val) != 0) {
-                val = NULL;
-                rc = WH_E_NOMEM;
-                goto out;
-            }
+            json_object_setn_new_nocheck(c, json_string_value(key), json_string_length(key), val);
             val = NULL;
             json_decref(key);
             key = NULL;
@@ -661,11 +652,7 @@ static wh_code flow_collection(fast *f, const char **pp, const char *end, int de
             flow_ws(&p, end);
             if (p < end && *p == ':')
                 goto out; /* "[a: b]": a single-pair mapping */
-            if (json_array_append_new(c, val) != 0) {
-                val = NULL;
-                rc = WH_E_NOMEM;
-                goto out;
-            }
+            json_array_append_new(c, val);
             val = NULL;
         }
         flow_ws(&p, end);
@@ -761,11 +748,7 @@ static wh_code parse_mapping(fast *f, int indent, key_ref *first, const char *fi
             rc = nested_value(f, indent, 1, &val);
         if (rc != WH_OK)
             goto out;
-        if (json_object_setn_new_nocheck(obj, key_text(f, &key), key.len, val) != 0) {
-            val = NULL;
-            rc = WH_E_NOMEM;
-            goto out;
-        }
+        json_object_setn_new_nocheck(obj, key_text(f, &key), key.len, val);
         val = NULL;
         key_drop(f, &key);
         memset(&key, 0, sizeof(key));
@@ -835,10 +818,7 @@ static wh_code parse_sequence(fast *f, int indent, json_t **out)
         }
         if (rc != WH_OK)
             goto out;
-        if (json_array_append_new(arr, item) != 0) {
-            rc = WH_E_NOMEM;
-            goto out;
-        }
+        json_array_append_new(arr, item);
         item = NULL;
     }
     if (l != NULL && l->indent > indent)

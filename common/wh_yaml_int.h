@@ -22,7 +22,7 @@ json_t *wh_yaml_plain_key(const char *s, size_t len);
 const char *wh_yaml_plain_key_text(const char *s, size_t len, char tmp[WH_YAML_KEY_TMP], size_t *out_len);
 
 /* The fast path (wh_yaml_fast.c): WH_OK with *out, or WH_E_UNSUPPORTED when
- * the input is outside its subset (then nothing is decided), WH_E_NOMEM. */
+ * the input is outside its subset (then nothing is decided). */
 wh_code wh_yaml_fast_load(const char *text, size_t len, json_t **out);
 
 #endif

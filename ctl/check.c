@@ -2,7 +2,7 @@
  * check.c - `webhookctl check`: is the cluster's Istio webhook setup healthy?
  * In the style of `linkerd check`: a list of named checks, each passed,
  * failed or warned about, with what is wrong and what to do.  It looks for
- * the failures users hit most (landscape.md §2): webhooks calling Services
+ * the failures users hit most (README.md, webhookctl check): webhooks calling Services
  * that are gone or have no endpoints, missing or stale caBundles, expiring
  * certificates, overlapping injectors (double injection), namespaces with
  * both injection labels, labels that no injector serves, dangling tags.
@@ -26,7 +26,7 @@
 #include "wh_alloc.h"
 #include "diag.h"
 #include "inventory.h"
-#include "tag.h"
+#include "tag_int.h"
 #include "wh_buf.h"
 #include "wh_certs_cabundle.h"
 #include "wh_ctl.h"
@@ -484,7 +484,7 @@ static STACK_OF(X509) * fetch_chain(const char *server, wh_err *err)
         return NULL;
     }
     if ((ctx = SSL_CTX_new(TLS_client_method())) == NULL || (ssl = SSL_new(ctx)) == NULL || !SSL_set_fd(ssl, fd)) {
-        wh_err_set(err, WH_E_NOMEM, "out of memory");
+        wh_err_set(err, WH_E_TLS, "cannot set up a TLS connection to %s:%s", host, port);
         goto out;
     }
     SSL_set_verify(ssl, SSL_VERIFY_NONE, NULL); /* verified against each caBundle afterwards */

@@ -2,10 +2,11 @@
  * check_inject.c - `webhookctl check-inject`: which injector webhook, if
  * any, will add a sidecar to this pod, and why (istioctl x check-inject).
  *
- * The API server picks the webhooks by label selectors only (spec 1.1-1.2),
+ * The API server picks the webhooks by label selectors only (namespace and
+ * object selectors, as tests/kube's simulated admission chain does it),
  * so this evaluates every Istio injector webhook's namespaceSelector and
  * objectSelector against the namespace's and the pod's labels, then runs the
- * injector's own rule chain (spec 1.3, wh_inject_decide) with the revision's
+ * injector's own rule chain (wh_inject_decide) with the revision's
  * injector config when the cluster holds it.  Zero webhooks means no
  * sidecar; two mean double injection, reported as an error.
  */
@@ -16,7 +17,7 @@
 
 #include "wh_alloc.h"
 #include "diag.h"
-#include "tag.h"
+#include "tag_int.h"
 
 /* The label Istio's chart puts on the injector ConfigMap: its release. */
 #define VERSION_LABEL "app.kubernetes.io/version"

@@ -9,7 +9,7 @@
 
 #include "diag.h"
 #include "inventory.h"
-#include "tag.h"
+#include "tag_int.h"
 #include "wh_alloc.h"
 #include "wh_buf.h"
 

@@ -9,6 +9,7 @@
 
 #include "wh_buf.h"
 #include "wh_ctl.h"
+#include "wh_go.h"
 #include "wh_yaml.h"
 
 int wh_ctl_output_check(const wh_ctl_args *a, const char *format)
@@ -25,7 +26,6 @@ int wh_ctl_output_doc(const char *format, const json_t *doc)
 {
     wh_buf y = WH_BUF_INIT;
     wh_err err = {0};
-    char *text;
 
     if (strcmp(format, "yaml") == 0) {
         if (wh_yaml_dump(doc, &y, &err) != WH_OK) {
@@ -37,12 +37,8 @@ int wh_ctl_output_doc(const char *format, const json_t *doc)
         wh_buf_free(&y);
         return 0;
     }
-    text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    if (text == NULL) {
-        fprintf(stderr, "Error: out of memory\n");
-        return 1;
-    }
-    printf("%s\n", text);
-    free(text);
+    wh_go_json_indent(&y, doc, WH_GO_JSON_HTML, "  "); /* istioctl's json.MarshalIndent */
+    printf("%s\n", y.data);
+    wh_buf_free(&y);
     return 0;
 }

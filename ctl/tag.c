@@ -15,9 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tag.h"
+#include "tag_int.h"
 #include "wh_alloc.h"
 #include "wh_ctl.h"
+#include "wh_go.h"
 #include "wh_kube.h"
 #include "wh_yaml.h"
 
@@ -632,11 +633,11 @@ static void add_pair(json_t *rows, const char *tag, const char *rev)
 
 static void print_json_string(const char *s)
 {
-    json_t *v = json_string(s);
-    char *q = v != NULL ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
-    fputs(q != NULL ? q : "\"\"", stdout);
-    free(q);
-    json_decref(v);
+    wh_buf q = WH_BUF_INIT;
+
+    wh_go_json_string(&q, s != NULL ? s : "", s != NULL ? strlen(s) : 0, WH_GO_JSON_HTML);
+    fputs(q.data, stdout);
+    wh_buf_free(&q);
 }
 
 static int cmd_list(tag_cli *cli)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "wh_alloc.h"
-#include "tag.h"
+#include "tag_int.h"
 #include "wh_kube.h"
 
 static int ends_with(const char *s, const char *suffix)

@@ -8,14 +8,9 @@
  */
 #include <string.h>
 
-#include "tag.h"
+#include "tag_int.h"
 
 static const char *const system_namespaces[] = {"kube-system", "kube-public", "kube-node-lease", "local-path-storage"};
-
-static wh_code nomem(wh_err *err)
-{
-    return wh_err_set(err, WH_E_NOMEM, "out of memory");
-}
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -50,7 +45,7 @@ static json_t *system_ns_expr(void)
     return json_pack("{s:s, s:s, s:o}", "key", "kubernetes.io/metadata.name", "operator", "NotIn", "values", values);
 }
 
-/* The selector matrix of injection.md §1.1 for the entry with this name
+/* istiod's selector matrix (tests/integration/test_chart.py writes it out too) for the entry with this name
  * prefix, `value` being the tag (or revision) the namespace/pod label names.
  * WH_E_NOTFOUND for a prefix outside the matrix. */
 static wh_code entry_selectors(const char *prefix, const char *value, json_t **ns, json_t **obj)
@@ -75,12 +70,6 @@ static wh_code entry_selectors(const char *prefix, const char *value, json_t **n
                         NULL);
     } else {
         return WH_E_NOTFOUND;
-    }
-    if (*ns == NULL || *obj == NULL) {
-        json_decref(*ns);
-        json_decref(*obj);
-        *ns = *obj = NULL;
-        return WH_E_NOMEM;
     }
     return WH_OK;
 }
@@ -124,8 +113,8 @@ static wh_code merge_labels(json_t *labels, const json_t *canonical, wh_err *err
 
     json_object_foreach(json_object_get(json_object_get(canonical, "metadata"), "labels"), k, v)
     {
-        if (strcmp(k, "app") != 0 && json_is_string(v) && json_object_set(labels, k, v) != 0)
-            return nomem(err);
+        if (strcmp(k, "app") != 0 && json_is_string(v))
+            json_object_set(labels, k, v);
     }
     json_object_foreach_safe(labels, tmp, k, v)
     {
@@ -174,8 +163,9 @@ static wh_code injector_client_config(const tag_render_opts *o, const json_t *en
                           "webhook entry \"%s\" has neither clientConfig.url nor clientConfig.service",
                           json_string_value(json_object_get(entry, "name")) ?: "");
     }
-    if (res == NULL)
-        return nomem(err);
+    if (res == NULL) /* json_pack: a name or namespace that is not a string */
+        return wh_err_set(err, WH_E_INVALID, "webhook entry \"%s\": clientConfig.service is not a valid reference",
+                          json_string_value(json_object_get(entry, "name")) ?: "");
     if (json_is_string(ca) && json_string_length(ca) > 0)
         json_object_set(res, "caBundle", (json_t *)ca);
     *out = res;
@@ -228,10 +218,7 @@ wh_code tag_render_mwc(const tag_render_opts *o, const json_t *canonical, json_t
         size_t n = is_default ? (o->auto_inject_namespaces ? 5 : 4) : 2;
         for (size_t i = 0; i < n; i++) {
             json_t *ns_sel = NULL, *obj_sel = NULL;
-            if (entry_selectors(prefixes[i], o->tag, &ns_sel, &obj_sel) != WH_OK) {
-                rc = nomem(err);
-                goto out;
-            }
+            entry_selectors(prefixes[i], o->tag, &ns_sel, &obj_sel);
             json_array_append_new(webhooks, entry(prefixes[i], cc, reinv, ns_sel, obj_sel));
         }
     }
@@ -241,7 +228,7 @@ wh_code tag_render_mwc(const tag_render_opts *o, const json_t *canonical, json_t
                     "MutatingWebhookConfiguration", "metadata", "name", name.data, "labels", labels, "webhooks",
                     webhooks);
     if (mwc == NULL || json_array_size(webhooks) != (is_default ? (o->auto_inject_namespaces ? 5u : 4u) : 2u)) {
-        rc = nomem(err);
+        rc = wh_err_set(err, WH_E_INTERNAL, "cannot build the MutatingWebhookConfiguration of tag %s", o->tag);
         goto out;
     }
     if ((rc = merge_labels(labels, canonical, err)) != WH_OK)
@@ -277,8 +264,8 @@ static wh_code validator_client_config(const json_t *inj_cc, json_t **out, wh_er
         res = json_pack("{s:{s:O, s:O, s:s, s:O}}", "service", "name", json_object_get(svc, "name"), "namespace",
                         json_object_get(svc, "namespace"), "path", "/validate", "port", json_object_get(svc, "port"));
     }
-    if (res == NULL)
-        return nomem(err);
+    if (res == NULL) /* json_pack: a service without name, namespace or port */
+        return wh_err_set(err, WH_E_INVALID, "the injector's clientConfig.service lacks a name, namespace or port");
     if (json_is_string(ca))
         json_object_set(res, "caBundle", (json_t *)ca);
     *out = res;
@@ -313,7 +300,7 @@ wh_code tag_render_validator(const tag_render_opts *o, const json_t *canonical, 
                     "ValidatingWebhookConfiguration", "metadata", "name", TAG_DEFAULT_VALIDATOR, "labels", labels,
                     "webhooks", hook);
     if (vwc == NULL) {
-        rc = nomem(err);
+        rc = wh_err_set(err, WH_E_INTERNAL, "cannot build the default ValidatingWebhookConfiguration");
         goto out;
     }
     if ((rc = merge_labels(labels, canonical, err)) != WH_OK)
@@ -371,7 +358,7 @@ wh_code tag_render_service(const tag_render_opts *o, json_t **out, wh_err *err)
                     "TCP", "name", "http-monitoring", "port", 15014, "protocol", "TCP", "selector", sel);
     wh_buf_free(&name);
     if (svc == NULL)
-        return nomem(err);
+        return wh_err_set(err, WH_E_INTERNAL, "cannot build the Service of tag %s", o->tag);
     *out = svc;
     return WH_OK;
 }
@@ -406,11 +393,9 @@ wh_code tag_deactivate(json_t *mwc, wh_err *err)
     json_array_foreach(json_object_get(mwc, "webhooks"), i, w)
     {
         json_t *never = json_pack("{s:{s:s}}", "matchLabels", TAG_NEVER_MATCH_KEY, TAG_NEVER_MATCH_VALUE);
-        int bad = never == NULL || json_object_set(w, "namespaceSelector", never) != 0 ||
-                  json_object_set_new(w, "objectSelector", json_deep_copy(never)) != 0;
+        json_object_set(w, "namespaceSelector", never);
+        json_object_set_new(w, "objectSelector", json_deep_copy(never));
         json_decref(never);
-        if (bad)
-            return nomem(err);
     }
     return WH_OK;
 }
@@ -439,10 +424,8 @@ wh_code tag_reactivate(json_t *mwc, wh_err *err)
         memcpy(prefix, name, n);
         prefix[n] = '\0';
         if ((rc = entry_selectors(prefix, rev, &ns_sel, &obj_sel)) != WH_OK)
-            return rc == WH_E_NOMEM ? nomem(err)
-                                    : wh_err_set(err, WH_E_UNSUPPORTED,
-                                                 "cannot restore the selectors of webhook entry \"%s\" in \"%s\"", name,
-                                                 canonical_name(mwc));
+            return wh_err_set(err, WH_E_UNSUPPORTED, "cannot restore the selectors of webhook entry \"%s\" in \"%s\"",
+                              name, canonical_name(mwc));
         json_object_set_new(w, "namespaceSelector", ns_sel);
         json_object_set_new(w, "objectSelector", obj_sel);
     }

@@ -149,8 +149,7 @@ static void validate_dir(run_state *r, const char *path, int depth)
         char *full;
         if (e->d_name[0] == '.')
             continue;
-        if (asprintf(&full, "%s/%s", path, e->d_name) < 0)
-            break;
+        full = wh_asprintf("%s/%s", path, e->d_name);
         if (n == cap) {
             char **nn = wh_realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*nn));
             names = nn;

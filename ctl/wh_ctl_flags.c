@@ -291,11 +291,8 @@ static wh_code set_value(const wh_ctl_flag *f, wh_ctl_value *v, const char *text
     wh_err inner = {0};
     char name[96];
     wh_buf q = WH_BUF_INIT;
-    wh_code rc;
 
-    if ((rc = convert(f, v, text, &inner)) != WH_OK) {
-        if (rc == WH_E_NOMEM)
-            return wh_err_set(err, rc, "%s", wh_err_msg(&inner));
+    if (convert(f, v, text, &inner) != WH_OK) {
         flag_display(f, name, sizeof(name));
         quote(&q, text);
         wh_err_set(err, WH_E_INVALID, "invalid argument %s for \"%s\" flag: %s", q.data, name, wh_err_msg(&inner));

@@ -65,11 +65,6 @@ struct wh_kube_client {
     int have_cred;
 };
 
-static wh_code nomem(wh_err *err)
-{
-    return wh_err_set(err, WH_E_NOMEM, "out of memory");
-}
-
 /* Work out the base URL; with tls-server-name, curl must both send that name
  * (SNI, verification) and connect to the real host, which CONNECT_TO does. */
 static wh_code prepare_base(wh_kube_client *c, wh_err *err)
@@ -81,8 +76,6 @@ static wh_code prepare_base(wh_kube_client *c, wh_err *err)
     size_t n;
     wh_code rc = WH_OK;
 
-    if (u == NULL)
-        return nomem(err);
     if (curl_url_set(u, CURLUPART_URL, cfg->server, 0) != CURLUE_OK) {
         rc = wh_err_set(err, WH_E_INVALID, "cluster \"%s\": server \"%s\" is not a valid URL", cfg->cluster_name,
                         cfg->server);
@@ -100,7 +93,8 @@ static wh_code prepare_base(wh_kube_client *c, wh_err *err)
         c->connect_to = wh_buf_steal(&b, NULL);
     }
     if (curl_url_get(u, CURLUPART_URL, &url, 0) != CURLUE_OK) {
-        rc = nomem(err);
+        rc = wh_err_set(err, WH_E_INVALID, "cluster \"%s\": server \"%s\" is not a valid URL", cfg->cluster_name,
+                        cfg->server);
         goto out;
     }
     n = strlen(url);
@@ -125,9 +119,10 @@ wh_code wh_kube_client_new(const wh_kube_options *opts, wh_kube_client **out, wh
     *out = NULL;
     if ((rc = wh_kube_config_load(opts, &c->cfg, err)) != WH_OK)
         goto out;
-    curl_global_init(CURL_GLOBAL_DEFAULT);
+    /* curl allocates through wh_alloc.h too: one out-of-memory policy */
+    curl_global_init_mem(CURL_GLOBAL_DEFAULT, wh_malloc, free, wh_realloc, wh_strdup, wh_calloc);
     if ((c->curl = curl_easy_init()) == NULL) {
-        rc = nomem(err);
+        rc = wh_err_set(err, WH_E_INTERNAL, "cannot initialise libcurl");
         goto out;
     }
     c->timeout_ms = opts != NULL && opts->timeout_ms > 0 ? opts->timeout_ms : WH_KUBE_DEFAULT_TIMEOUT_MS;
@@ -479,10 +474,7 @@ static wh_code perform(wh_kube_client *c, const char *method, const char *path, 
         curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
     }
     if (c->connect_to != NULL) {
-        if ((connect_to = curl_slist_append(NULL, c->connect_to)) == NULL) {
-            rc = nomem(err);
-            goto out;
-        }
+        connect_to = curl_slist_append(NULL, c->connect_to);
         curl_easy_setopt(curl, CURLOPT_CONNECT_TO, connect_to);
     }
     if (cfg->proxy_url != NULL)
@@ -537,10 +529,6 @@ static wh_code perform(wh_kube_client *c, const char *method, const char *path, 
         hdrs = curl_slist_append(hdrs, h.data);
     }
     hdrs = curl_slist_append(hdrs, "Expect:");
-    if (hdrs == NULL) {
-        rc = nomem(err);
-        goto out;
-    }
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
 
     cc = curl_easy_perform(curl);
@@ -681,8 +669,7 @@ wh_code kube_resource_path(wh_kube_client *c, const wh_kube_resource *r, const c
 
     wh_buf_printf(out, "/%s/%s", strchr(r->group_version, '/') != NULL ? "apis" : "api", r->group_version);
     if (r->namespaced && ns != NULL) {
-        if ((e = curl_easy_escape(c->curl, ns, 0)) == NULL)
-            return nomem(err);
+        e = curl_easy_escape(c->curl, ns, 0);
         wh_buf_printf(out, "/namespaces/%s", e);
         curl_free(e);
     } else if (r->namespaced && name != NULL) {
@@ -690,33 +677,27 @@ wh_code kube_resource_path(wh_kube_client *c, const wh_kube_resource *r, const c
     }
     wh_buf_printf(out, "/%s", r->plural);
     if (name != NULL) {
-        if ((e = curl_easy_escape(c->curl, name, 0)) == NULL)
-            return nomem(err);
+        e = curl_easy_escape(c->curl, name, 0);
         wh_buf_printf(out, "/%s", e);
         curl_free(e);
     }
     return WH_OK;
 }
 
-wh_code kube_add_query(wh_kube_client *c, wh_buf *path, const char *key, const char *value, wh_err *err)
+void kube_add_query(wh_kube_client *c, wh_buf *path, const char *key, const char *value)
 {
     char *e = curl_easy_escape(c->curl, value, 0);
 
-    if (e == NULL)
-        return nomem(err);
     wh_buf_printf(path, "%c%s=%s", strchr(path->data, '?') != NULL ? '&' : '?', key, e);
     curl_free(e);
-    return WH_OK;
 }
 
 static wh_code send_json(wh_kube_client *c, const char *method, const char *path, const char *ctype, const json_t *obj,
                          json_t **out, wh_err *err)
 {
-    char *body = json_dumps(obj, JSON_COMPACT);
+    char *body = json_dumps(obj, JSON_COMPACT); /* an object: never NULL */
     wh_code rc;
 
-    if (body == NULL)
-        return nomem(err);
     rc = call(c, method, path, ctype, body, strlen(body), out, err);
     free(body);
     return rc;
@@ -749,10 +730,13 @@ static wh_code send_object(wh_kube_client *c, const char *method, const wh_kube_
     wh_buf path = WH_BUF_INIT;
     wh_code rc;
 
-    if ((rc = kube_resource_path(c, r, ns, name, &path, err)) == WH_OK &&
-        (field_manager == NULL || (rc = kube_add_query(c, &path, "fieldManager", field_manager, err)) == WH_OK) &&
-        (!force || (rc = kube_add_query(c, &path, "force", "true", err)) == WH_OK))
+    if ((rc = kube_resource_path(c, r, ns, name, &path, err)) == WH_OK) {
+        if (field_manager != NULL)
+            kube_add_query(c, &path, "fieldManager", field_manager);
+        if (force)
+            kube_add_query(c, &path, "force", "true");
         rc = send_json(c, method, path.data, ctype, body, out, err);
+    }
     wh_buf_free(&path);
     return rc;
 }
@@ -779,12 +763,13 @@ wh_code wh_kube_list(wh_kube_client *c, const wh_kube_resource *r, const char *n
         json_t *it;
         const char *next;
         wh_buf_reset(&path);
-        if ((rc = kube_resource_path(c, r, ns, NULL, &path, err)) != WH_OK ||
-            (rc = kube_add_query(c, &path, "limit", limit, err)) != WH_OK ||
-            (label_selector != NULL && label_selector[0] != '\0' &&
-             (rc = kube_add_query(c, &path, "labelSelector", label_selector, err)) != WH_OK) ||
-            (token != NULL && (rc = kube_add_query(c, &path, "continue", token, err)) != WH_OK))
+        if ((rc = kube_resource_path(c, r, ns, NULL, &path, err)) != WH_OK)
             goto out;
+        kube_add_query(c, &path, "limit", limit);
+        if (label_selector != NULL && label_selector[0] != '\0')
+            kube_add_query(c, &path, "labelSelector", label_selector);
+        if (token != NULL)
+            kube_add_query(c, &path, "continue", token);
         json_decref(page);
         page = NULL;
         if ((rc = call(c, "GET", path.data, NULL, NULL, 0, &page, err)) != WH_OK)
@@ -805,10 +790,6 @@ wh_code wh_kube_list(wh_kube_client *c, const wh_kube_resource *r, const char *n
         next = json_string_value(json_object_get(json_object_get(page, "metadata"), "continue"));
         free(token);
         token = next != NULL && next[0] != '\0' ? wh_strdup(next) : NULL;
-        if (next != NULL && next[0] != '\0' && token == NULL) {
-            rc = nomem(err);
-            goto out;
-        }
     } while (token != NULL);
 out:
     if (rc == WH_OK)
@@ -885,8 +866,7 @@ wh_code wh_kube_apply(wh_kube_client *c, const wh_kube_resource *r, const char *
 
     if (object_name(obj) == NULL)
         return wh_err_set(err, WH_E_INVALID, "apply of a %s without metadata.name", r->kind);
-    if ((copy = json_deep_copy(obj)) == NULL)
-        return nomem(err);
+    copy = json_deep_copy(obj);
     /* Apply needs the type in the body. */
     if (json_object_get(copy, "apiVersion") == NULL)
         json_object_set_new(copy, "apiVersion", json_string(r->group_version));

@@ -96,9 +96,8 @@ static wh_code merge_section(json_t *merged, const json_t *doc, const char *sect
             return wh_err_set(err, WH_E_PARSE, "%s: %s[%zu] has no name", file, section, i);
         if (body != NULL && !json_is_object(body))
             return wh_err_set(err, WH_E_PARSE, "%s: %s \"%s\" must be a mapping", file, section, name);
-        if (json_object_get(dst, name) == NULL &&
-            json_object_set_new(dst, name, body != NULL ? json_deep_copy(body) : json_object()) != 0)
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        if (json_object_get(dst, name) == NULL)
+            json_object_set_new(dst, name, body != NULL ? json_deep_copy(body) : json_object());
     }
     return WH_OK;
 }
@@ -162,15 +161,6 @@ static wh_code read_blob_field(const json_t *obj, const char *key, kube_blob *ou
     return rc;
 }
 
-static wh_code set_str(char **slot, const char *v, wh_err *err)
-{
-    if (v == NULL)
-        return WH_OK;
-    if ((*slot = wh_strdup(v)) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
-    return WH_OK;
-}
-
 static char **string_list(const json_t *arr, int as_env)
 {
     size_t n = json_array_size(arr), i, k = 0;
@@ -188,16 +178,10 @@ static char **string_list(const json_t *arr, int as_env)
             wh_buf_printf(&b, "%s=%s", name, value != NULL ? value : "");
             v[k++] = wh_buf_steal(&b, NULL);
         } else if (json_is_string(e)) {
-            if ((v[k++] = wh_strdup(json_string_value(e))) == NULL)
-                goto fail;
+            v[k++] = wh_strdup(json_string_value(e));
         }
     }
     return v;
-fail:
-    for (i = 0; i < k; i++)
-        free(v[i]);
-    free(v);
-    return NULL;
 }
 
 static wh_code load_exec(const json_t *ex, const char *user, wh_kube_config *cfg, wh_err *err)
@@ -223,9 +207,6 @@ static wh_code load_exec(const json_t *ex, const char *user, wh_kube_config *cfg
     e->provide_cluster_info = json_is_true(json_object_get(ex, "provideClusterInfo"));
     e->args = string_list(json_object_get(ex, "args"), 0);
     e->env = string_list(json_object_get(ex, "env"), 1);
-    if (e->command == NULL || e->api_version == NULL || e->interactive_mode == NULL || e->args == NULL ||
-        e->env == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
     return WH_OK;
 }
 
@@ -286,22 +267,21 @@ static wh_code from_kubeconfig(const json_t *merged, const char *context, wh_kub
             goto out;
         }
     }
-    if ((rc = set_str(&cfg->context_name, context, err)) != WH_OK ||
-        (rc = set_str(&cfg->cluster_name, cluster_name, err)) != WH_OK ||
-        (rc = set_str(&cfg->user_name, user_name != NULL ? user_name : "", err)) != WH_OK ||
-        (rc = set_str(&cfg->namespace, jstr(ctx, "namespace"), err)) != WH_OK)
-        goto out;
+    cfg->context_name = dupstr(context);
+    cfg->cluster_name = dupstr(cluster_name);
+    cfg->user_name = wh_strdup(user_name != NULL ? user_name : "");
+    cfg->namespace = dupstr(jstr(ctx, "namespace"));
 
     /* cluster */
     if (jstr(cl, "server") == NULL) {
         rc = wh_err_set(err, WH_E_INVALID, "cluster \"%s\" has no server", cluster_name);
         goto out;
     }
-    if ((rc = set_str(&cfg->server, jstr(cl, "server"), err)) != WH_OK ||
-        (rc = set_str(&cfg->ca_file, jstr(cl, "certificate-authority"), err)) != WH_OK ||
-        (rc = set_str(&cfg->tls_server_name, jstr(cl, "tls-server-name"), err)) != WH_OK ||
-        (rc = set_str(&cfg->proxy_url, jstr(cl, "proxy-url"), err)) != WH_OK ||
-        (rc = read_blob_field(cl, "certificate-authority-data", &cfg->ca_data, "cluster", err)) != WH_OK)
+    cfg->server = dupstr(jstr(cl, "server"));
+    cfg->ca_file = dupstr(jstr(cl, "certificate-authority"));
+    cfg->tls_server_name = dupstr(jstr(cl, "tls-server-name"));
+    cfg->proxy_url = dupstr(jstr(cl, "proxy-url"));
+    if ((rc = read_blob_field(cl, "certificate-authority-data", &cfg->ca_data, "cluster", err)) != WH_OK)
         goto out;
     cfg->insecure = json_is_true(json_object_get(cl, "insecure-skip-tls-verify"));
     if (cfg->insecure && (cfg->ca_file != NULL || cfg->ca_data.len > 0)) {
@@ -323,20 +303,18 @@ static wh_code from_kubeconfig(const json_t *merged, const char *context, wh_kub
                             json_string_value(json_object_get(json_object_get(user, "auth-provider"), "name")) ?: "?");
             goto out;
         }
-        if ((rc = set_str(&cfg->cert_file, jstr(user, "client-certificate"), err)) != WH_OK ||
-            (rc = set_str(&cfg->key_file, jstr(user, "client-key"), err)) != WH_OK ||
-            (rc = set_str(&cfg->token, jstr(user, "token"), err)) != WH_OK ||
-            (rc = set_str(&cfg->token_file, jstr(user, "tokenFile"), err)) != WH_OK ||
-            (rc = set_str(&cfg->username, jstr(user, "username"), err)) != WH_OK ||
-            (rc = set_str(&cfg->password, jstr(user, "password"), err)) != WH_OK ||
-            (rc = set_str(&cfg->impersonate_user, jstr(user, "as"), err)) != WH_OK ||
-            (rc = read_blob_field(user, "client-certificate-data", &cfg->cert_data, "user", err)) != WH_OK ||
+        cfg->cert_file = dupstr(jstr(user, "client-certificate"));
+        cfg->key_file = dupstr(jstr(user, "client-key"));
+        cfg->token = dupstr(jstr(user, "token"));
+        cfg->token_file = dupstr(jstr(user, "tokenFile"));
+        cfg->username = dupstr(jstr(user, "username"));
+        cfg->password = dupstr(jstr(user, "password"));
+        cfg->impersonate_user = dupstr(jstr(user, "as"));
+        if ((rc = read_blob_field(user, "client-certificate-data", &cfg->cert_data, "user", err)) != WH_OK ||
             (rc = read_blob_field(user, "client-key-data", &cfg->key_data, "user", err)) != WH_OK)
             goto out;
-        if (json_array_size(groups) > 0 && (cfg->impersonate_groups = string_list(groups, 0)) == NULL) {
-            rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-            goto out;
-        }
+        if (json_array_size(groups) > 0)
+            cfg->impersonate_groups = string_list(groups, 0);
         if ((cfg->token != NULL || cfg->token_file != NULL) && cfg->username != NULL) {
             rc = wh_err_set(err, WH_E_INVALID,
                             "user \"%s\": username/password or bearer token may be set, but not both", user_name);
@@ -472,8 +450,7 @@ out:
             for (char **p = cfg->impersonate_groups; *p != NULL; p++)
                 free(*p);
         free(cfg->impersonate_groups);
-        if ((cfg->impersonate_groups = string_list(g, 0)) == NULL)
-            rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
+        cfg->impersonate_groups = string_list(g, 0);
         json_decref(g);
     }
     json_decref(merged);

@@ -189,17 +189,12 @@ static wh_code parse_credential(const wh_kube_config *cfg, const wh_buf *outb, k
         rc = wh_err_set(err, WH_E_PARSE, "exec plugin %s: invalid expirationTimestamp \"%s\"", cmd, exp);
         goto out;
     }
-    if (token != NULL && token[0] != '\0' && (cred->token = wh_strdup(token)) == NULL) {
-        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-        goto out;
-    }
+    if (token != NULL && token[0] != '\0')
+        cred->token = wh_strdup(token);
     if (cert != NULL) {
         size_t cl = strlen(cert), kl = strlen(key);
-        if ((cred->cert.data = (unsigned char *)wh_strdup(cert)) == NULL ||
-            (cred->key.data = (unsigned char *)wh_strdup(key)) == NULL) {
-            rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-            goto out;
-        }
+        cred->cert.data = (unsigned char *)wh_strdup(cert);
+        cred->key.data = (unsigned char *)wh_strdup(key);
         cred->cert.len = cl;
         cred->key.len = kl;
     }
@@ -227,7 +222,7 @@ wh_code kube_exec_run(const wh_kube_config *cfg, long timeout_ms, kube_exec_cred
                           "exec plugin %s needs an interactive terminal (interactiveMode: Always) and stdin is not one",
                           e->command);
     if (posix_spawn_file_actions_init(&fa) != 0)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        wh_oom(0); /* its only failure */
     if (pipe2(pipefd, O_CLOEXEC) != 0) {
         rc = wh_err_set(err, WH_E_IO, "exec plugin: pipe: %s", strerror(errno));
         goto out;

@@ -245,12 +245,10 @@ static wh_code collection_path(wh_kube_informer *inf, wh_buf *path, wh_err *err)
 
     if ((rc = kube_resource_path(inf->client, inf->o.resource, inf->ns, NULL, path, err)) != WH_OK)
         return rc;
-    if (inf->label_selector != NULL &&
-        (rc = kube_add_query(inf->client, path, "labelSelector", inf->label_selector, err)) != WH_OK)
-        return rc;
-    if (inf->field_selector != NULL &&
-        (rc = kube_add_query(inf->client, path, "fieldSelector", inf->field_selector, err)) != WH_OK)
-        return rc;
+    if (inf->label_selector != NULL)
+        kube_add_query(inf->client, path, "labelSelector", inf->label_selector);
+    if (inf->field_selector != NULL)
+        kube_add_query(inf->client, path, "fieldSelector", inf->field_selector);
     return WH_OK;
 }
 
@@ -268,10 +266,11 @@ static wh_code list_all(wh_kube_informer *inf, long *http_status, wh_err *err)
     do {
         const char *next, *prv;
         wh_buf_reset(&path);
-        if ((rc = collection_path(inf, &path, err)) != WH_OK ||
-            (rc = kube_add_query(inf->client, &path, "limit", LIST_PAGE, err)) != WH_OK ||
-            (token != NULL && (rc = kube_add_query(inf->client, &path, "continue", token, err)) != WH_OK))
+        if ((rc = collection_path(inf, &path, err)) != WH_OK)
             goto out;
+        kube_add_query(inf->client, &path, "limit", LIST_PAGE);
+        if (token != NULL)
+            kube_add_query(inf->client, &path, "continue", token);
         json_decref(page);
         page = NULL;
         if ((rc = wh_kube_request(inf->client, "GET", path.data, NULL, NULL, 0, http_status, &page, err)) != WH_OK)
@@ -379,12 +378,12 @@ static enum watch_end watch_once(wh_kube_informer *inf, wh_err *err)
     inf->events = 0;
     inf->event_error[0] = '\0';
     snprintf(tmo, sizeof(tmo), "%d", timeout_s);
-    if ((rc = collection_path(inf, &path, err)) != WH_OK ||
-        (rc = kube_add_query(inf->client, &path, "watch", "true", err)) != WH_OK ||
-        (rc = kube_add_query(inf->client, &path, "allowWatchBookmarks", "true", err)) != WH_OK ||
-        (rc = kube_add_query(inf->client, &path, "resourceVersion", inf->rv, err)) != WH_OK ||
-        (rc = kube_add_query(inf->client, &path, "timeoutSeconds", tmo, err)) != WH_OK)
+    if ((rc = collection_path(inf, &path, err)) != WH_OK)
         goto out;
+    kube_add_query(inf->client, &path, "watch", "true");
+    kube_add_query(inf->client, &path, "allowWatchBookmarks", "true");
+    kube_add_query(inf->client, &path, "resourceVersion", inf->rv);
+    kube_add_query(inf->client, &path, "timeoutSeconds", tmo);
     rc = wh_kube_stream(inf->client, path.data, (timeout_s + 30) * 1000L, on_event, inf, &inf->stop, &status, err);
 out:
     wh_buf_free(&path);

@@ -63,7 +63,7 @@ wh_code kube_exec_run(const wh_kube_config *cfg, long timeout_ms, kube_exec_cred
 wh_code kube_resource_path(wh_kube_client *c, const wh_kube_resource *r, const char *ns, const char *name, wh_buf *out,
                            wh_err *err);
 /* Append "?key=value" or "&key=value", the value URL-escaped. */
-wh_code kube_add_query(wh_kube_client *c, wh_buf *path, const char *key, const char *value, wh_err *err);
+void kube_add_query(wh_kube_client *c, wh_buf *path, const char *key, const char *value);
 
 /* RFC 3339 timestamp to time_t (UTC); -1 when malformed. */
 time_t kube_parse_rfc3339(const char *s);

@@ -294,11 +294,13 @@ static void reload_tls(app *a, const char *why)
     wh_err err;
 
     wh_err_clear(&err);
-    if (load_tls(a, &ctx, &err) != WH_OK || wh_http_set_tls(a->http, ctx, &err) != WH_OK)
+    if (load_tls(a, &ctx, &err) != WH_OK) {
         wh_log(WH_LOG_ERROR, "certificate reload failed; keeping the previous certificate", "trigger", why, "error",
                wh_err_msg(&err), NULL);
-    else
+    } else {
+        wh_http_set_tls(a->http, ctx);
         publish_ca(a, "certificate reload");
+    }
     SSL_CTX_free(ctx); /* the workers hold their own references */
 }
 
@@ -540,10 +542,7 @@ static int run(app *a, char **argv, int argc)
     pthread_sigmask(SIG_BLOCK, &signals, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    if ((a->metrics = wh_metrics_new()) == NULL) {
-        wh_err_set(&err, WH_E_NOMEM, "out of memory");
-        goto fail;
-    }
+    a->metrics = wh_metrics_new();
     wh_metric_set(wh_metrics_gauge(a->metrics, "webhookd_build_info", "webhookd's version (value is always 1).",
                                    (const char *const[]){"version", NULL}),
                   (const char *const[]){WH_VERSION}, 1);

@@ -168,7 +168,7 @@ const char *wh_http_bound_address(const wh_http_server *server);
 
 /* Hand a new TLS context to every worker; new connections use it from their
  * next accept on, established ones keep theirs.  `ssl_ctx` is borrowed. */
-wh_code wh_http_set_tls(wh_http_server *server, SSL_CTX *ssl_ctx, wh_err *err);
+void wh_http_set_tls(wh_http_server *server, SSL_CTX *ssl_ctx);
 
 /* Keep accepting and serving, but end every HTTP/1.1 answer from now on with
  * "Connection: close", so that clients move their keep-alive connections to

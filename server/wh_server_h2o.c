@@ -5,8 +5,29 @@
  * h2o context and control-message receiver; the global configuration is
  * shared read-only.  Requests are turned into a wh_http_request and answered
  * by the router; nothing above this file knows h2o exists.  The h2o 2.2.5
- * pitfalls this file handles are numbered as in shared/spec/ecosystem.md
- * §1.4 (P1..P13).
+ * pitfalls this file handles, named P1..P13 where the code deals with them
+ * (tests/integration exercises each over real TLS):
+ *  P1  <h2o.h> picks libuv unless H2O_USE_LIBUV=0 is defined: we embed the evloop.
+ *  P2  OpenSSL 3 with no deprecated API: only TLS_server_method and friends.
+ *  P3  HTTP/2 only when ALPN selects h2; anything else, no ALPN too, is HTTP/1.1.
+ *  P4  h2 allows 100 streams per connection, all served by one loop thread.
+ *  P5  HTTP/1.1 only takes both an ALPN list without h2 and upgrade_to_http2 = 0,
+ *      or 2.2.5 still accepts the h2 prior-knowledge preface.
+ *  P6  the whole body is buffered before the handler (entity.base NULL: none);
+ *      the default cap is 1 GiB, so set max_request_entity_size.
+ *  P7  h2o_send_inline leaves the length unset (chunked): set content_length,
+ *      and set server_name so the Server header hides the version.
+ *  P8  paths register as prefixes: the router checks them exactly.
+ *  P9  one evloop and context per thread with its own SO_REUSEPORT listener;
+ *      closing a listener resets the connections queued on it.
+ *  P10 shutdown sends GOAWAY on h2 only; idle HTTP/1.1 keep-alives are ours to
+ *      close, and disposing a context with its 1 s timer pending aborts.
+ *  P11 a reloaded SSL_CTX is freed one generation late: h2o keeps borrowed
+ *      pointers to the old one for resumed handshakes.
+ *  P12 SSL_OP_NO_RENEGOTIATION (2.2.5 drops a connection on any write during
+ *      SSL_read); failed handshakes send no alert.
+ *  P13 h2o's global config holds blocks that leak checkers report unless it
+ *      is disposed at exit (tests/integration/lsan.supp lists what remains).
  */
 #if !defined(H2O_USE_LIBUV) || H2O_USE_LIBUV
 #error "define H2O_USE_LIBUV=0: webhookd embeds libh2o-evloop (P1)"
@@ -468,7 +489,7 @@ static void on_control(h2o_multithread_receiver_t *receiver, h2o_linklist_t *mes
     }
 }
 
-static wh_code send_control(worker *w, int type, SSL_CTX *ssl_ctx, uint64_t timeout_ms)
+static void send_control(worker *w, int type, SSL_CTX *ssl_ctx, uint64_t timeout_ms)
 {
     control *m = wh_calloc(1, sizeof(*m));
 
@@ -476,7 +497,6 @@ static wh_code send_control(worker *w, int type, SSL_CTX *ssl_ctx, uint64_t time
     m->ssl_ctx = ssl_ctx;
     m->timeout_ms = timeout_ms;
     h2o_multithread_send_message(&w->receiver, &m->super);
-    return WH_OK;
 }
 
 /* --- worker threads ------------------------------------------------------- */
@@ -924,19 +944,15 @@ const char *wh_http_bound_address(const wh_http_server *s)
     return s->bound;
 }
 
-wh_code wh_http_set_tls(wh_http_server *s, SSL_CTX *ssl_ctx, wh_err *err)
+void wh_http_set_tls(wh_http_server *s, SSL_CTX *ssl_ctx)
 {
     size_t i;
 
     register_alpn(s, ssl_ctx);
     for (i = 0; i < s->nworkers; i++) {
         SSL_CTX_up_ref(ssl_ctx);
-        if (send_control(&s->workers[i], CONTROL_TLS, ssl_ctx, 0) != WH_OK) {
-            SSL_CTX_free(ssl_ctx);
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
-        }
+        send_control(&s->workers[i], CONTROL_TLS, ssl_ctx, 0);
     }
-    return WH_OK;
 }
 
 void wh_http_begin_drain(wh_http_server *s)
@@ -950,8 +966,7 @@ size_t wh_http_shutdown(wh_http_server *s, double timeout)
     size_t i, cut = 0;
 
     for (i = 0; i < s->nworkers; i++)
-        while (send_control(&s->workers[i], CONTROL_STOP, NULL, ms) != WH_OK)
-            usleep(1000); /* out of memory: try again, the stop must get through */
+        send_control(&s->workers[i], CONTROL_STOP, NULL, ms);
     for (i = 0; i < s->nworkers; i++) {
         if (s->workers[i].thread_started) {
             pthread_join(s->workers[i].tid, NULL);

@@ -48,12 +48,8 @@ wh_code wh_router_new(const wh_router_route *routes, size_t nroutes, size_t max_
     wh_code rc = WH_OK;
 
     *out = NULL;
-    if ((nroutes != 0 && (r->routes = wh_calloc(nroutes, sizeof(*routes))) == NULL)) {
-        rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-        goto out;
-    }
     if (nroutes != 0)
-        memcpy(r->routes, routes, nroutes * sizeof(*routes));
+        r->routes = wh_memdup(routes, nroutes * sizeof(*routes));
     r->nroutes = nroutes;
     r->max_body = max_body;
     r->metrics = metrics;

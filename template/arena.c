@@ -15,7 +15,7 @@ void tm_arena_init(tm_arena *a)
     memset(a, 0, sizeof(*a));
 }
 
-static int new_block(tm_arena *a, size_t need)
+static void new_block(tm_arena *a, size_t need)
 {
     tm_block *b, **pp;
 
@@ -36,7 +36,6 @@ static int new_block(tm_arena *a, size_t need)
     a->used += b->size;
     a->cur = (char *)(b + 1);
     a->end = a->cur + b->size;
-    return 0;
 }
 
 void *tm_alloc(tm_arena *a, size_t size)
@@ -47,8 +46,9 @@ void *tm_alloc(tm_arena *a, size_t size)
     if (size == 0)
         size = 16;
     if ((size_t)(a->end - a->cur) < size) {
-        if (size > ((size_t)1 << 40) || new_block(a, size) != 0)
-            return NULL;
+        if (size > ((size_t)1 << 40))
+            wh_oom(size); /* what malloc would refuse anyway: size arithmetic gone wrong */
+        new_block(a, size);
     }
     p = a->cur;
     a->cur += size;
@@ -59,11 +59,9 @@ char *tm_strndup(tm_arena *a, const char *s, size_t len)
 {
     char *p = tm_alloc(a, len + 1);
 
-    if (p != NULL) {
-        if (len != 0)
-            memcpy(p, s, len);
-        p[len] = '\0';
-    }
+    if (len != 0)
+        memcpy(p, s, len);
+    p[len] = '\0';
     return p;
 }
 

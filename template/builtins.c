@@ -158,11 +158,8 @@ static wh_code fn_slice(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_t
     {
         wh_tmpl_value l = wh_tmpl_list_new(ctx, (size_t)(idx[1] - idx[0]), item.type);
         long i;
-        if (l.kind == WH_TMPL_INVALID)
-            return WH_E_NOMEM;
         for (i = idx[0]; i < idx[1]; i++)
-            if (wh_tmpl_list_push(ctx, &l, wh_tmpl_list_at(&item, (size_t)i)) != WH_OK)
-                return WH_E_NOMEM;
+            wh_tmpl_list_push(ctx, &l, wh_tmpl_list_at(&item, (size_t)i));
         *out = l;
     }
     return WH_OK;

@@ -121,7 +121,7 @@ static wh_code tm_errorf(wh_tmpl_ctx *ctx, const char *fmt, ...)
     return rc;
 }
 
-/* A lower-level failure (tm_fail, out of memory) gets its location now. */
+/* A lower-level failure (tm_fail) gets its location now. */
 static wh_code located(wh_tmpl_ctx *ctx, wh_code rc)
 {
     if (rc == TM_BREAK || rc == TM_CONTINUE || rc == WH_OK)
@@ -131,10 +131,10 @@ static wh_code located(wh_tmpl_ctx *ctx, wh_code rc)
         memcpy(msg, ctx->errmsg, sizeof(msg));
         ctx->failed = 0;
         tm_errorf(ctx, "%s", msg);
-        return rc == WH_E_RENDER || rc == WH_E_LIMIT || rc == WH_E_NOMEM ? rc : WH_E_RENDER;
+        return rc == WH_E_RENDER || rc == WH_E_LIMIT ? rc : WH_E_RENDER;
     }
     if (!ctx->failed)
-        tm_errorf(ctx, "%s", rc == WH_E_NOMEM ? "out of memory" : wh_strerror(rc));
+        tm_errorf(ctx, "%s", wh_strerror(rc));
     return rc;
 }
 
@@ -266,8 +266,8 @@ static wh_code eval_field(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const 
     if (!has_args && immutable_recv(&recv)) {
         wh_tmpl_scratch *sc = ctx->scratch;
         tm_fcache_entry *e;
-        if (sc->fcache == NULL && (sc->fcache = wh_calloc(TM_FCACHE_SIZE, sizeof(*sc->fcache))) == NULL)
-            return located(ctx, WH_E_NOMEM);
+        if (sc->fcache == NULL)
+            sc->fcache = wh_calloc(TM_FCACHE_SIZE, sizeof(*sc->fcache));
         e = fcache_slot(sc, &recv, name);
         if (fcache_hit(sc, e, &recv, name)) {
             *out = e->val;
@@ -617,9 +617,9 @@ static wh_code call_fn(wh_tmpl_ctx *ctx, const tm_func *fn, const tm_node *node,
         memcpy(msg, ctx->errmsg, sizeof(msg));
         ctx->failed = 0;
         tm_errorf(ctx, "error calling %s: %s", name, msg);
-        return rc == WH_E_LIMIT || rc == WH_E_NOMEM ? rc : WH_E_RENDER;
+        return rc == WH_E_LIMIT ? rc : WH_E_RENDER;
     }
-    tm_errorf(ctx, "error calling %s: %s", name, rc == WH_E_NOMEM ? "out of memory" : wh_strerror(rc));
+    tm_errorf(ctx, "error calling %s: %s", name, wh_strerror(rc));
     return rc;
 }
 
@@ -663,8 +663,8 @@ static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const t
         *out = v;
         return WH_OK;
     }
-    if (numin > 16 && (argv = tm_alloc(ctx->arena, numin * sizeof(*argv))) == NULL)
-        return located(ctx, WH_E_NOMEM);
+    if (numin > 16)
+        argv = tm_alloc(ctx->arena, numin * sizeof(*argv));
     for (i = 0; i < numfixed && i < nargs; i++)
         if ((rc = eval_arg(ctx, fr, dot, fn->params[i], args[i], &argv[i])) != WH_OK)
             return rc;

@@ -22,14 +22,14 @@ FN(fn_toyaml)
         /* Helm: a marshalling error gives "" */
         ctx->failed = 0;
         *out = wh_tmpl_strn("", 0);
-        return rc == WH_E_NOMEM ? rc : WH_OK;
+        return WH_OK;
     }
     b = wh_tmpl_tmpbuf(ctx);
     rc = wh_yaml_dump(j, b, &err);
     json_decref(j);
     if (rc != WH_OK) {
         *out = wh_tmpl_strn("", 0);
-        return rc == WH_E_NOMEM ? rc : WH_OK;
+        return WH_OK;
     }
     if (b->len > 0 && b->data[b->len - 1] == '\n')
         b->data[--b->len] = 0;
@@ -64,15 +64,10 @@ FN(fn_fromyaml)
 
     wh_err_clear(&err);
     *out = wh_tmpl_map_new(ctx, NULL);
-    if (out->kind == WH_TMPL_INVALID)
-        return WH_E_NOMEM;
     rc = wh_yaml_load(a[0].u.s, a[0].len, &j, &err);
     if (rc == WH_OK && (json_is_object(j) || json_is_null(j))) {
         if (json_is_object(j)) {
-            wh_tmpl_value v = tm_adopt_json(ctx, j);
-            if (v.kind == WH_TMPL_INVALID)
-                return WH_E_NOMEM;
-            *out = v;
+            *out = tm_adopt_json(ctx, j);
         } else {
             json_decref(j);
         }
@@ -115,7 +110,7 @@ static wh_code from_array(wh_tmpl_ctx *ctx, const wh_tmpl_value *s, int yaml, wh
             return WH_OK;
         }
         *out = tm_adopt_json(ctx, j);
-        return out->kind == WH_TMPL_INVALID ? WH_E_NOMEM : WH_OK;
+        return WH_OK;
     }
     if (rc == WH_OK) {
         rc = unmarshal_error(ctx, yaml ? "error unmarshaling JSON: while decoding JSON: " : "", j, "[]interface {}",

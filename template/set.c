@@ -123,17 +123,22 @@ wh_code wh_tmpl_set_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t n,
 wh_tmpl_set *wh_tmpl_set_new(unsigned flags)
 {
     wh_tmpl_set *set = wh_calloc(1, sizeof(*set));
+    size_t i;
 
     set->flags = flags;
     tm_arena_init(&set->arena);
     set->ctype = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-    if (tm_add_funcs(set, tm_builtin_funcs, tm_builtin_nfuncs, 1, NULL) != WH_OK ||
-        ((flags & WH_TMPL_SPRIG) && tm_add_funcs(set, tm_sprig_funcs, tm_sprig_nfuncs, 1, NULL) != WH_OK) ||
-        ((flags & WH_TMPL_HELM) && tm_add_funcs(set, tm_helm_funcs, tm_helm_nfuncs, 1, NULL) != WH_OK)) {
-        wh_tmpl_set_free(set);
-        return NULL;
-    }
+    if (tm_add_funcs(set, tm_builtin_funcs, tm_builtin_nfuncs, 1, NULL) != WH_OK)
+        goto fail;
+    for (i = 0; (flags & WH_TMPL_SPRIG) && i < tm_sprig_ntables; i++)
+        if (tm_add_funcs(set, tm_sprig_tables[i].funcs, *tm_sprig_tables[i].n, 1, NULL) != WH_OK)
+            goto fail;
+    if ((flags & WH_TMPL_HELM) && tm_add_funcs(set, tm_helm_funcs, tm_helm_nfuncs, 1, NULL) != WH_OK)
+        goto fail;
     return set;
+fail:
+    wh_tmpl_set_free(set);
+    return NULL;
 }
 
 void wh_tmpl_set_free(wh_tmpl_set *set)
@@ -154,11 +159,10 @@ wh_code wh_tmpl_set_delims(wh_tmpl_set *set, const char *left, const char *right
 {
     char *l = NULL, *r = NULL;
 
-    if ((left != NULL && *left && (l = wh_strdup(left)) == NULL) ||
-        (right != NULL && *right && (r = wh_strdup(right)) == NULL)) {
-        free(l);
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
-    }
+    if (left != NULL && *left)
+        l = wh_strdup(left);
+    if (right != NULL && *right)
+        r = wh_strdup(right);
     free(set->ldelim);
     free(set->rdelim);
     set->ldelim = l;
@@ -321,7 +325,7 @@ wh_code wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value d
     rc = tm_exec_def(&ctx, def, data);
     scratch->busy = 0;
     if (rc != WH_OK) {
-        if (rc != WH_E_LIMIT && rc != WH_E_NOMEM)
+        if (rc != WH_E_LIMIT)
             rc = WH_E_RENDER;
         wh_err_set(err, rc, "%s", ctx.failed ? ctx.errmsg : "template: render failed");
     }
@@ -357,8 +361,6 @@ wh_code wh_tmpl_strdup(wh_tmpl_ctx *ctx, const char *s, size_t len, wh_tmpl_valu
 {
     char *p = tm_strndup(ctx->arena, s, len);
 
-    if (p == NULL)
-        return WH_E_NOMEM;
     *out = wh_tmpl_strn(p, len);
     return WH_OK;
 }
@@ -382,8 +384,7 @@ wh_code wh_tmpl_printf(wh_tmpl_ctx *ctx, wh_tmpl_value *out, const char *fmt, ..
         return WH_E_INVALID;
     if ((size_t)n < sizeof(small))
         return wh_tmpl_strdup(ctx, small, (size_t)n, out);
-    if ((p = tm_alloc(ctx->arena, (size_t)n + 1)) == NULL)
-        return WH_E_NOMEM;
+    p = tm_alloc(ctx->arena, (size_t)n + 1);
     va_start(ap, fmt);
     vsnprintf(p, (size_t)n + 1, fmt, ap);
     va_end(ap);

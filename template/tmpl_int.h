@@ -177,10 +177,14 @@ wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const c
                  char *errmsg, size_t errlen);
 /* Go's node.String() (for messages). */
 void tm_node_string(const tm_node *n, wh_buf *out);
-/* Go's strconv.Quote. */
+/* Go's strconv (quote.c): Quote, Unquote (-1 when s is not a valid literal),
+ * UnquoteChar (0 when invalid, else the bytes read), IsPrint. */
 void tm_quote(wh_buf *out, const char *s, size_t len, int ascii_only);
+int tm_unquote(const char *s, size_t len, wh_buf *out);
+size_t tm_unquote_char(const char *s, size_t len, char q, wh_buf *out, unsigned *rune_out);
+int tm_is_print_rune(unsigned r);
 
-/* Unicode helpers (parse.c / value.c). */
+/* Unicode helpers (quote.c / value.c). */
 int tm_is_print(unsigned r);
 size_t tm_utf8_decode(const char *s, size_t n, unsigned *cp);
 void tm_put_rune(wh_buf *out, unsigned r);
@@ -290,8 +294,14 @@ int tm_eq(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, const wh_tmpl_value *b, wh_c
 /* ---- function tables ---- */
 extern const wh_tmpl_func tm_builtin_funcs[];
 extern const size_t tm_builtin_nfuncs;
-extern const wh_tmpl_func tm_sprig_funcs[];
-extern const size_t tm_sprig_nfuncs;
+/* Sprig's functions: one table per file of template/sprig*.c, as Sprig's own
+ * files each add theirs to its FuncMap. */
+typedef struct tm_func_table {
+    const wh_tmpl_func *funcs;
+    const size_t *n;
+} tm_func_table;
+extern const tm_func_table tm_sprig_tables[];
+extern const size_t tm_sprig_ntables;
 extern const wh_tmpl_func tm_helm_funcs[];
 extern const size_t tm_helm_nfuncs;
 
@@ -301,7 +311,7 @@ wh_code tm_ret_buf(wh_tmpl_ctx *ctx, wh_tmpl_value *out, const wh_buf *b);
 wh_code tm_json_encode(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out, const char *indent, int escape_html);
 /* Value -> JSON (new ref) for yaml dump etc. */
 wh_code tm_value_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, json_t **out);
-/* JSON (owned by nobody: caller keeps a reference in the arena) -> value.
+/* JSON (not NULL; owned by nobody: caller keeps a reference in the arena) -> value.
  * The json_t is registered with ctx so it lives until the render ends. */
 wh_tmpl_value tm_adopt_json(wh_tmpl_ctx *ctx, json_t *j);
 

@@ -317,8 +317,7 @@ wh_code wh_tmpl_map_entries(wh_tmpl_ctx *ctx, const wh_tmpl_value *map, wh_tmpl_
         *n = len;
         return WH_OK;
     }
-    if ((ents = tm_alloc(ctx->arena, len * sizeof(*ents))) == NULL)
-        return WH_E_NOMEM;
+    ents = tm_alloc(ctx->arena, len * sizeof(*ents));
     json_object_foreach((json_t *)map->u.json, k, v)
     {
         ents[i].key = k;
@@ -340,8 +339,6 @@ wh_tmpl_value wh_tmpl_list_new(wh_tmpl_ctx *ctx, size_t cap_hint, const wh_tmpl_
     v.kind = WH_TMPL_LIST;
     v.rep = WH_TMPL_REP_ENGINE;
     v.type = type == &wh_tmpl_type_interface_slice ? NULL : type;
-    if (l == NULL)
-        return wh_tmpl_invalid();
     l->len = 0;
     l->cap = cap_hint;
     l->items = NULL;
@@ -359,8 +356,6 @@ wh_code tm_list_append(wh_tmpl_ctx *ctx, const wh_tmpl_value *list, wh_tmpl_valu
 {
     wh_tmpl_list *l = tm_alloc(ctx->arena, sizeof(*l));
 
-    if (l == NULL)
-        return WH_E_NOMEM;
     *l = *list->u.list;
     *out = *list;
     out->flags_ = 0;
@@ -381,8 +376,6 @@ wh_code wh_tmpl_list_push(wh_tmpl_ctx *ctx, wh_tmpl_value *list, wh_tmpl_value i
         size_t cap = l->len ? l->len * 2 : 4;
         wh_tmpl_value *items = tm_alloc(ctx->arena, cap * sizeof(*items));
         size_t *used = tm_alloc(ctx->arena, sizeof(*used));
-        if (items == NULL || used == NULL)
-            return WH_E_NOMEM;
         if (l->len)
             memcpy(items, l->items, l->len * sizeof(*items));
         l->items = items;
@@ -399,8 +392,6 @@ wh_tmpl_value wh_tmpl_map_new(wh_tmpl_ctx *ctx, const wh_tmpl_type *type)
     wh_tmpl_value v = {0};
     wh_tmpl_map *m = tm_alloc(ctx->arena, sizeof(*m));
 
-    if (m == NULL)
-        return wh_tmpl_invalid();
     memset(m, 0, sizeof(*m));
     v.kind = WH_TMPL_MAP;
     v.rep = WH_TMPL_REP_ENGINE;
@@ -428,15 +419,12 @@ wh_code wh_tmpl_map_set(wh_tmpl_ctx *ctx, wh_tmpl_value *map, const char *key, s
     if (m->len == m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 8;
         wh_tmpl_kv *ents = tm_alloc(ctx->arena, cap * sizeof(*ents));
-        if (ents == NULL)
-            return WH_E_NOMEM;
         if (m->len)
             memcpy(ents, m->ents, m->len * sizeof(*ents));
         m->ents = ents;
         m->cap = cap;
     }
-    if ((k = tm_strndup(ctx->arena, key, key_len)) == NULL)
-        return WH_E_NOMEM;
+    k = tm_strndup(ctx->arena, key, key_len);
     memmove(&m->ents[i + 1], &m->ents[i], (m->len - (size_t)i) * sizeof(*m->ents));
     m->ents[i].key = k;
     m->ents[i].key_len = key_len;
@@ -594,8 +582,6 @@ static wh_code json_encode(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out
         if (j == NULL)
             return ctx->failed ? WH_E_RENDER : tm_fail(ctx, WH_E_RENDER, "json: cannot encode %s", v->type->name);
         jv = tm_adopt_json(ctx, j);
-        if (jv.kind == WH_TMPL_INVALID)
-            return WH_E_NOMEM;
         return json_encode(ctx, &jv, out, indent, depth, escape_html);
     }
     switch (v->kind) {
@@ -736,16 +722,16 @@ wh_code tm_value_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, json_t **out)
             *out = json_incref((json_t *)v->u.json);
             break;
         }
-        if ((*out = json_array()) == NULL)
-            return WH_E_NOMEM;
+        *out = json_array();
         for (i = 0; i < n; i++) {
             wh_tmpl_value e = wh_tmpl_list_at(v, (size_t)i);
             json_t *je;
-            if ((rc = tm_value_to_json(ctx, &e, &je)) != WH_OK || json_array_append_new(*out, je) != 0) {
+            if ((rc = tm_value_to_json(ctx, &e, &je)) != WH_OK) {
                 json_decref(*out);
                 *out = NULL;
-                return rc != WH_OK ? rc : WH_E_NOMEM;
+                return rc;
             }
+            json_array_append_new(*out, je);
         }
         break;
     }
@@ -762,16 +748,15 @@ wh_code tm_value_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, json_t **out)
         }
         if ((rc = wh_tmpl_map_entries(ctx, v, &ents, &n)) != WH_OK)
             return rc;
-        if ((*out = json_object()) == NULL)
-            return WH_E_NOMEM;
+        *out = json_object();
         for (i = 0; i < n; i++) {
             json_t *je;
-            if ((rc = tm_value_to_json(ctx, &ents[i].val, &je)) != WH_OK ||
-                json_object_setn_new_nocheck(*out, ents[i].key, ents[i].key_len, je) != 0) {
+            if ((rc = tm_value_to_json(ctx, &ents[i].val, &je)) != WH_OK) {
                 json_decref(*out);
                 *out = NULL;
-                return rc != WH_OK ? rc : WH_E_NOMEM;
+                return rc;
             }
+            json_object_setn_new_nocheck(*out, ents[i].key, ents[i].key_len, je);
         }
         break;
     }
@@ -782,7 +767,7 @@ wh_code tm_value_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, json_t **out)
         }
         return tm_fail(ctx, WH_E_RENDER, "json: unsupported type: %s", tm_type_name(v));
     }
-    return *out != NULL ? WH_OK : WH_E_NOMEM;
+    return WH_OK;
 }
 
 wh_code wh_tmpl_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, json_t **out)
@@ -792,13 +777,8 @@ wh_code wh_tmpl_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, json_t **out)
 
 wh_tmpl_value tm_adopt_json(wh_tmpl_ctx *ctx, json_t *j)
 {
-    if (j == NULL)
-        return wh_tmpl_invalid();
-    if (ctx->owned == NULL && (ctx->owned = json_array()) == NULL) {
-        json_decref(j);
-        return wh_tmpl_invalid();
-    }
-    if (json_array_append_new(ctx->owned, j) != 0)
-        return wh_tmpl_invalid();
+    if (ctx->owned == NULL)
+        ctx->owned = json_array();
+    json_array_append_new(ctx->owned, j);
     return wh_tmpl_json(j);
 }

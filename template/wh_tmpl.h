@@ -360,7 +360,7 @@ typedef struct wh_tmpl_opts {
  * to `out` (on error `out` holds what was written before the error, as Go's
  * writer would).  Errors: WH_E_NOTFOUND (no such template), WH_E_RENDER (an
  * execution error, err in Go's wording: `template: NAME:LINE:COL: executing
- * "NAME" at <.x.y>: ...`), WH_E_LIMIT, WH_E_NOMEM.  `opts` may be NULL.
+ * "NAME" at <.x.y>: ...`), WH_E_LIMIT.  `opts` may be NULL.
  * Thread-safe for a parsed set; `data` is only read. */
 wh_code wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value data, const wh_tmpl_opts *opts,
                        wh_buf *out, wh_err *err);
@@ -375,10 +375,11 @@ void wh_tmpl_scratch_free(wh_tmpl_scratch *s);
 
 /* The opts->user pointer of the render. */
 void *wh_tmpl_user(wh_tmpl_ctx *ctx);
-/* Arena memory (8-byte aligned), freed when the render ends; NULL when out
- * of memory (return WH_E_NOMEM then). */
+/* Arena memory (8-byte aligned), freed when the render ends; never NULL
+ * (out of memory aborts: CONTRIBUTING.md "Out of memory"). */
 void *wh_tmpl_alloc(wh_tmpl_ctx *ctx, size_t size);
-/* Copy bytes into the arena as a STRING value (NUL-terminated there too). */
+/* Copy bytes into the arena as a STRING value (NUL-terminated there too).
+ * Always WH_OK: a function can end with `return wh_tmpl_strdup(...)`. */
 wh_code wh_tmpl_strdup(wh_tmpl_ctx *ctx, const char *s, size_t len, wh_tmpl_value *out);
 /* printf into a new arena STRING value. */
 wh_code wh_tmpl_printf(wh_tmpl_ctx *ctx, wh_tmpl_value *out, const char *fmt, ...)

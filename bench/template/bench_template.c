@@ -9,9 +9,9 @@
  * The template is parsed once (by the revision load); the injection code's
  * call to wh_tmpl_render for the first template is intercepted (linker
  * --wrap) and repeated N times with the very same set, data and options, so
- * only the render itself is timed.  Allocations are counted by interposing
- * malloc/calloc/realloc for the whole process during the timed loop.  Times
- * are this thread's CPU time per render.
+ * only the render itself is timed.  Allocations are counted by wrapping
+ * malloc/calloc/realloc at this binary's link (below) during the timed loop.
+ * Times are this thread's CPU time per render.
  * --print writes the rendered sidecar text instead (for comparing with Go).
  */
 #include <jansson.h>
@@ -24,39 +24,40 @@
 #include "wh_tmpl.h"
 #include "wh_yaml.h"
 
-/* ---- allocation counting (glibc) ---- */
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
+/* ---- allocation counting ----
+ * The link wraps malloc, calloc and realloc for this binary only
+ * (-Wl,--wrap, CMakeLists.txt): every allocation of ours goes through
+ * common/wh_alloc.c and jansson allocates through it too, so the calls it
+ * makes are the ones counted.  Nothing else in the tree sees these symbols. */
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t a, size_t b);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t a, size_t b);
+void *__wrap_realloc(void *p, size_t n);
 
 static unsigned long long n_allocs;
 static int counting;
 
-void *malloc(size_t n)
+void *__wrap_malloc(size_t n)
 {
     if (counting)
         n_allocs++;
-    return __libc_malloc(n);
+    return __real_malloc(n);
 }
 
-void *calloc(size_t a, size_t b)
+void *__wrap_calloc(size_t a, size_t b)
 {
     if (counting)
         n_allocs++;
-    return __libc_calloc(a, b);
+    return __real_calloc(a, b);
 }
 
-void *realloc(void *p, size_t n)
+void *__wrap_realloc(void *p, size_t n)
 {
     if (counting)
         n_allocs++;
-    return __libc_realloc(p, n);
-}
-
-void free(void *p)
-{
-    __libc_free(p);
+    return __real_realloc(p, n);
 }
 
 /* ---- the intercepted render ---- */

@@ -238,7 +238,7 @@ static void put_string(wh_buf *out, const char *s)
     json_decref(str);
 }
 
-wh_code wh_admission_encode(const wh_admission_request *req, const wh_admission_response *resp, wh_buf *out)
+void wh_admission_encode(const wh_admission_request *req, const wh_admission_response *resp, wh_buf *out)
 {
     const json_t *uid;
 
@@ -284,7 +284,6 @@ wh_code wh_admission_encode(const wh_admission_request *req, const wh_admission_
         put_json(out, resp->warnings);
     }
     wh_buf_puts(out, "}}");
-    return WH_OK;
 }
 
 /* --- serving -------------------------------------------------------------- */
@@ -342,8 +341,7 @@ void wh_admission_serve(const wh_http_request *http, wh_admit_fn admit, void *ct
 
     if (wh_admission_decode(http->body, http->body_len, &review, &req, &err) != WH_OK) {
         typed = req.api_version != NULL;
-        if (wh_admission_deny(&resp, 0, DECODE_PREFIX "%s", wh_err_msg(&err)) != WH_OK)
-            goto nomem;
+        wh_admission_deny(&resp, 0, DECODE_PREFIX "%s", wh_err_msg(&err));
         if (typed)
             copy_field(result->api_version, sizeof(result->api_version), req.api_version);
     } else {
@@ -355,8 +353,8 @@ void wh_admission_serve(const wh_http_request *http, wh_admit_fn admit, void *ct
         copy_field(result->kind, sizeof(result->kind), req.kind);
         copy_field(result->operation, sizeof(result->operation), req.operation);
         copy_field(result->api_version, sizeof(result->api_version), req.api_version);
-        if (admit(ctx, &req, &resp, &err) != WH_OK && wh_admission_deny(&resp, 0, "%s", wh_err_msg(&err)) != WH_OK)
-            goto nomem;
+        if (admit(ctx, &req, &resp, &err) != WH_OK)
+            wh_admission_deny(&resp, 0, "%s", wh_err_msg(&err));
         if (!resp.allowed) {
             /* A denial never carries a patch or warnings (istiod drops them). */
             free(resp.patch);
@@ -372,12 +370,7 @@ void wh_admission_serve(const wh_http_request *http, wh_admit_fn admit, void *ct
     res->status = 200;
     res->content_type = CT_JSON;
     wh_buf_reset(&res->body);
-    if (wh_admission_encode(req.api_version != NULL ? &req : NULL, &resp, &res->body) != WH_OK)
-        goto nomem;
-    goto out;
-
-nomem:
-    plain(res, 500, "could not encode response: out of memory");
+    wh_admission_encode(req.api_version != NULL ? &req : NULL, &resp, &res->body);
 out:
     if (outcome != NULL)
         *outcome = *result;

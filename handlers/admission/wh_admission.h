@@ -9,7 +9,7 @@
  * body, a wrong kind or a missing request -> 200 with allowed:false and a
  * message naming the problem.
  *
- * Wire details follow istiod (injection.md §2, validation.md §a):
+ * Wire details follow istiod (tests/admission/cases.json holds each):
  *   - 400 `no body found`, 415 ``invalid Content-Type, want `application/json` ``
  *     (exact string equality, checked after the empty-body check), 413
  *     `Request entity too large: limit is N`; all three are plain text.
@@ -62,11 +62,12 @@ void wh_admission_response_clear(wh_admission_response *resp);
 
 /* Deny with a formatted message (sets allowed = 0, message; status_code 0 =
  * omit).  Drops warnings and any patch already set, as istiod never sends
- * them with a denial.  Returns WH_E_NOMEM only when out of memory. */
+ * them with a denial.  Always WH_OK, so that an admit function can end with
+ * `return wh_admission_deny(...)`. */
 wh_code wh_admission_deny(wh_admission_response *resp, int status_code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Append one warning string (formatted) to resp->warnings. */
+/* Append one warning string (formatted) to resp->warnings.  Always WH_OK. */
 wh_code wh_admission_warn(wh_admission_response *resp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The admit function: look at `req`, fill `resp` (which starts zeroed, i.e.
@@ -89,7 +90,7 @@ void wh_admission_too_large(size_t limit, wh_http_response *res);
 /* Encode a response for `req` into `out` (exposed for tests and webhookctl).
  * `req` may be NULL: the reply then has no kind/apiVersion and uid "" (the
  * answer to a body that could not be decoded). */
-wh_code wh_admission_encode(const wh_admission_request *req, const wh_admission_response *resp, wh_buf *out);
+void wh_admission_encode(const wh_admission_request *req, const wh_admission_response *resp, wh_buf *out);
 
 /* Decode an AdmissionReview body into `req` (pointers borrowed from *review,
  * a new reference the caller releases, set even on failure when the body was

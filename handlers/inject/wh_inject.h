@@ -50,7 +50,7 @@ typedef struct wh_inject_pod_result {
     const char *skip_reason; /* static text when skipped */
 } wh_inject_pod_result;
 
-/* Run the pipeline of spec 3.1.  A skip is a success with final == NULL.
+/* Run the pipeline (CONTRIBUTING.md's stage table).  A skip is a success with final == NULL.
  * Errors carry istiod's wording (template errors prefixed with "failed to
  * run injection template: "). */
 wh_code wh_inject_pod(const wh_inject_pod_request *req, wh_inject_pod_result *res, wh_err *err);

@@ -100,7 +100,7 @@ static void view_publish(inject_endpoint *ep, cluster_view *v)
 /* A view holding the flags (and later the cluster's facts). */
 static wh_code view_new(const inject_endpoint *ep, cluster_view **out, wh_err *err)
 {
-    cluster_view *v = calloc(1, sizeof(*v));
+    cluster_view *v = wh_calloc(1, sizeof(*v));
     wh_code rc = WH_OK;
     size_t i;
 

@@ -1,7 +1,7 @@
 /*
- * wh_inject_pipeline.c - the injection pipeline (spec 3.1) stage by stage
- * (see wh_inject.h) and the admit function that answers an AdmissionReview
- * with its JSON Patch (spec 2.5; stage 8, encode).
+ * wh_inject_pipeline.c - the injection pipeline stage by stage (see
+ * wh_inject.h and CONTRIBUTING.md's stage table) and the admit function that
+ * answers an AdmissionReview with its JSON Patch (stage 8, encode).
  */
 #include "wh_inject.h"
 

@@ -1,6 +1,6 @@
 /*
  * wh_inject_render_derive.c - inputs the injection templates need that istiod
- * derives from the pod before rendering (spec 3.1-3.2): the owning workload
+ * derives from the pod before rendering (CONTRIBUTING.md, stage 3): the owning workload
  * (DeploymentMeta/TypeMeta), proxy images, OpenShift UID/GID, removal of a
  * previous injection, and the list of templates to render.
  */

@@ -437,7 +437,7 @@ static wh_code fn_to_lower(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, w
     return ret_buf(ctx, b, out);
 }
 
-/* appendMultusNetwork(existing, "ns/name") (spec 3.4.1).  Releases without
+/* istiod's appendMultusNetwork(existing, "ns/name").  Releases without
  * WH_REL_MULTUS_JSON_NAMESPACE match and append the JSON form's "name"
  * as the whole "ns/name" text. */
 static wh_code fn_append_multus(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)

@@ -46,7 +46,7 @@ static wh_code set_env(wh_inject_settings *s, const char *value, wh_err *err)
         return wh_err_set(err, WH_E_INVALID, "--env: want KEY=VALUE, got \"%s\"", value);
     if (s->env == NULL && (s->env = json_object()) == NULL)
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
-    if ((name = strndup(value, (size_t)(eq - value))) == NULL)
+    if ((name = wh_strndup(value, (size_t)(eq - value))) == NULL)
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
     js = json_string(eq + 1);
     bad = js == NULL || json_object_set_new(s->env, name, js) != 0;
@@ -65,7 +65,7 @@ static wh_code set_envs(wh_inject_settings *s, const char *list, wh_err *err)
 
     if (*list == '\0')
         return set_env(s, list, err); /* the error */
-    if ((copy = strdup(list)) == NULL)
+    if ((copy = wh_strdup(list)) == NULL)
         return wh_err_set(err, WH_E_NOMEM, "out of memory");
     for (start = p = copy; rc == WH_OK; p++) {
         if (*p == ',' || *p == '\n') {

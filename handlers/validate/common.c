@@ -1,9 +1,9 @@
 /*
  * common.c - rules shared by several kinds: exportTo (VirtualService,
- * DestinationRule, ServiceEntry), workload selectors, route destinations and
- * subset names.
+ * DestinationRule, ServiceEntry), workload selectors, route destinations,
+ * subset names, and the selector/targetRef(s) block of the policy kinds
+ * (security.c, telemetry.c, extensions.c).
  */
-#define _GNU_SOURCE /* asprintf, strndup */
 #include "wh_alloc.h"
 #include "wh_validate_int.h"
 
@@ -46,16 +46,11 @@ int wh_vcheck_selector(wh_vctx *c, const json_t *selector, const char *labels_ke
     json_object_foreach((json_t *)labels, k, v)
     {
         const char *val = json_string_value(v);
-        char *pair = NULL;
-        if (asprintf(&pair, "%s=%s", k, val ? val : "") < 0) {
-            c->nomem = 1;
-            return 0;
-        }
+        const char *pair = wh_vfmt(c, "%s=%s", k, val ? val : "");
         if (*k == '\0')
             wh_verr(c, "empty key is not supported in selector: %s", wh_vq(c, pair));
         if (strchr(k, '*') != NULL || (val && strchr(val, '*') != NULL))
             wh_verr(c, "wildcard is not supported in selector: %s", wh_vq(c, pair));
-        free(pair);
     }
     return labels == NULL || json_object_size(labels) == 0;
 }
@@ -121,4 +116,48 @@ void wh_vcheck_export_to(wh_vctx *c, const json_t *export_to, int is_service_ent
     if (set_has(&set, "~") && n > 1)
         wh_verr(c, "cannot export service entry to no one (~) and someone");
     free(set.v);
+}
+
+/* One PolicyTargetReference: a name, no namespace, and a kind istiod can attach
+ * policies to (group "" is the core group). */
+static void check_target_ref(wh_vctx *c, const json_t *r)
+{
+    static const char *const allowed[][2] = {{"core", "Service"},
+                                             {"networking.istio.io", "ServiceEntry"},
+                                             {"gateway.networking.k8s.io", "Gateway"},
+                                             {"gateway.networking.k8s.io", "GatewayClass"}};
+    const char *group = wh_vstr(r, "group"), *kind = wh_vstr(r, "kind");
+    const char *canonical = *group ? group : "core";
+    size_t i;
+
+    if (*wh_vstr(r, "name") == '\0')
+        wh_verr(c, "targetRef name must be set");
+    if (*wh_vstr(r, "namespace"))
+        wh_verr(c, "targetRef namespace must not be set; cross namespace referencing is not supported");
+    for (i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+        if (strcmp(allowed[i][0], canonical) == 0 && strcmp(allowed[i][1], kind) == 0)
+            return;
+    wh_verr(c,
+            "targetRef must be to one of [core/v1/Service networking.istio.io/v1/ServiceEntry "
+            "gateway.networking.k8s.io/v1/Gateway gateway.networking.k8s.io/v1/GatewayClass] but was %s/%s",
+            group, kind);
+}
+
+/* istiod's selector / targetRef / targetRefs block shared by the policy kinds:
+ * at most one of the three, the workload selector rules (empty selector is a
+ * warning), then each target reference. */
+void wh_vcheck_policy_target(wh_vctx *c, const json_t *spec, const char *selector_key)
+{
+    const json_t *sel = wh_vobj(spec, selector_key), *refs = wh_varr(spec, "targetRefs");
+    int set = (sel != NULL) + (wh_vobj(spec, "targetRef") != NULL) + (refs != NULL);
+    size_t i;
+
+    if (set > 1)
+        wh_verr(c, "only one of targetRefs or workloadSelector can be set");
+    if (wh_vcheck_selector(c, sel, "matchLabels"))
+        wh_vwarn(c, "workload selector specified without labels");
+    if (wh_vobj(spec, "targetRef") != NULL)
+        check_target_ref(c, wh_vobj(spec, "targetRef"));
+    for (i = 0; i < json_array_size(refs); i++)
+        check_target_ref(c, json_array_get(refs, i));
 }

@@ -262,8 +262,10 @@ static wh_code dec_value(dec *d, const wh_vfield *f, int k8s, const json_t *v, j
         break;
     }
     case WH_VT_MSG:
-        if (json_is_null(v))
-            return (*out = json_object()) ? WH_OK : WH_E_NOMEM;
+        if (json_is_null(v)) {
+            *out = json_object();
+            return WH_OK;
+        }
         return dec_msg(d, f->ref, v, out);
     case WH_VT_STRUCT:
         if (!json_is_object(v))
@@ -281,7 +283,7 @@ static wh_code dec_value(dec *d, const wh_vfield *f, int k8s, const json_t *v, j
     default:
         return wh_err_set(d->err, WH_E_INTERNAL, "bad schema type %d", f->type);
     }
-    return *out ? WH_OK : wh_err_set(d->err, WH_E_NOMEM, "out of memory");
+    return WH_OK;
 }
 
 /* key equals json name, or (proto JSON) the proto name / snake_case of json name. */
@@ -374,10 +376,7 @@ static wh_code dec_field(dec *d, const wh_vfield *f, int k8s, const json_t *v, j
                 item = zero_value(f);
             else if ((rc = dec_value(d, f, k8s, e, &item)) != WH_OK)
                 goto out;
-            if (item == NULL || json_array_append_new(res, item) != 0) {
-                rc = wh_err_set(d->err, WH_E_NOMEM, "out of memory");
-                goto out;
-            }
+            json_array_append_new(res, item);
             item = NULL;
             d->path.len = mark;
             d->path.data[mark] = '\0';
@@ -399,10 +398,7 @@ static wh_code dec_field(dec *d, const wh_vfield *f, int k8s, const json_t *v, j
                 item = zero_value(f);
             else if ((rc = dec_value(d, f, k8s, e, &item)) != WH_OK)
                 goto out;
-            if (item == NULL || json_object_set_new(res, k, item) != 0) {
-                rc = wh_err_set(d->err, WH_E_NOMEM, "out of memory");
-                goto out;
-            }
+            json_object_set_new(res, k, item);
             item = NULL;
             d->path.len = mark;
             d->path.data[mark] = '\0';
@@ -462,11 +458,7 @@ static wh_code dec_msg(dec *d, const wh_vmsg *m, const json_t *in, json_t **out)
                         json_object_del(res, m->fields[j].json);
             oneof_seen[f->oneof] = 1;
         }
-        if (json_object_set_new(res, f->json, val) != 0) {
-            val = NULL;
-            rc = wh_err_set(d->err, WH_E_NOMEM, "out of memory");
-            goto out;
-        }
+        json_object_set_new(res, f->json, val);
         val = NULL;
     }
     *out = res;

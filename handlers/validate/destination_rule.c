@@ -19,13 +19,12 @@ void wh_validate_destination_rule(wh_vctx *c, const json_t *spec)
     wh_vadd_err(c, wh_vmsg_wildcard_domain(c, wh_vstr(spec, "host")));
     wh_vcheck_traffic_policy(c, wh_vobj(spec, "trafficPolicy"));
 
-    if (wh_vset_init(c, &set, n) != 0)
-        return;
+    wh_vset_init(&set, n);
     for (i = 0; i < n; i++) {
         const json_t *s = json_array_get(subsets, i);
         const char *name = wh_vstr(s, "name");
         size_t mark;
-        if (wh_vset_put(c, &set, name, i, NULL) == 1)
+        if (wh_vset_put(&set, name, i, NULL) == 1)
             wh_verr(c, "duplicate subset names: %s", name);
         wh_vcheck_subset_name(c, name);
         wh_vcheck_labels(c, wh_vobj(s, "labels"));

@@ -3,7 +3,6 @@
  * ("ns/host"), ports, bind addresses and server TLS settings.  The server TLS
  * check and the "namespace/dnsName" host check are shared with Sidecar.
  */
-#define _GNU_SOURCE /* asprintf, strndup */
 #include "wh_alloc.h"
 #include "wh_validate_int.h"
 
@@ -328,13 +327,12 @@ void wh_validate_gateway(wh_vctx *c, const json_t *spec)
         wh_verr(c, "gateway must have at least one server");
     for (i = 0; i < json_array_size(servers); i++)
         check_server(c, json_array_get(servers, i));
-    if (wh_vset_init(c, &names, json_array_size(servers)) != 0)
-        return;
+    wh_vset_init(&names, json_array_size(servers));
     for (i = 0; i < json_array_size(servers); i++) {
         const json_t *s = json_array_get(servers, i), *port = wh_vobj(s, "port");
         if (port == NULL)
             continue;
-        if (wh_vset_put(c, &names, wh_vstr(port, "name"), i, NULL) == 1)
+        if (wh_vset_put(&names, wh_vstr(port, "name"), i, NULL) == 1)
             wh_verr(c, "port names in servers must be unique: duplicate name %s", wh_vstr(port, "name"));
         if (!wh_vproto_is_http(wh_vproto_parse(wh_vstr(port, "protocol"))) &&
             wh_vbool(wh_vobj(s, "tls"), "httpsRedirect"))

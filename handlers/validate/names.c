@@ -4,7 +4,6 @@
  * exact messages, IPs and CIDRs, label maps, ports, port names, protocols,
  * durations, percentages, host matching, and a syntax check for RE2 regexes.
  */
-#define _GNU_SOURCE /* asprintf, strndup */
 #include "wh_alloc.h"
 #include "wh_validate_int.h"
 
@@ -16,27 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-static char *msgf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *msgf(const char *fmt, ...)
-{
-    va_list ap;
-    char *s = NULL;
-
-    va_start(ap, fmt);
-    if (vasprintf(&s, fmt, ap) < 0)
-        s = NULL;
-    va_end(ap);
-    return s;
-}
-
-/* A failed allocation of a message must still deny: fall back to a constant copy. */
-static char *msg_or_oom(wh_vctx *c, char *m)
-{
-    if (m == NULL)
-        c->nomem = 1;
-    return m;
-}
 
 static int is_alnum(char ch)
 {
@@ -107,8 +85,8 @@ static char *dns1123_labels(wh_vctx *c, const char *domain)
 
     tld = tld ? tld + 1 : domain;
     if (go_atoi_ok(tld))
-        return msgf("domain name %s invalid (top level domain %s cannot be all-numeric)", wh_vq(c, domain),
-                    wh_vq(c, tld));
+        return wh_asprintf("domain name %s invalid (top level domain %s cannot be all-numeric)", wh_vq(c, domain),
+                           wh_vq(c, tld));
     for (;;) {
         const char *dot = strchr(p, '.');
         size_t n = dot ? (size_t)(dot - p) : strlen(p);
@@ -116,7 +94,7 @@ static char *dns1123_labels(wh_vctx *c, const char *domain)
             return NULL; /* a single trailing dot */
         if (!label_n(p, n)) {
             char *l = wh_strndup(p, n);
-            char *m = l ? msgf("domain name %s invalid (label %s invalid)", wh_vq(c, domain), wh_vq(c, l)) : NULL;
+            char *m = wh_asprintf("domain name %s invalid (label %s invalid)", wh_vq(c, domain), wh_vq(c, l));
             free(l);
             return m;
         }
@@ -133,16 +111,16 @@ char *wh_vmsg_wildcard_domain(wh_vctx *c, const char *host)
     size_t n;
 
     if (strlen(host) > 255)
-        return msg_or_oom(c, msgf("domain name %s too long (max 255)", wh_vq(c, host)));
+        return wh_asprintf("domain name %s too long (max 255)", wh_vq(c, host));
     if (*host == '\0')
-        return msg_or_oom(c, msgf("empty domain name not allowed"));
+        return wh_asprintf("empty domain name not allowed");
     dot = strchr(host, '.');
     n = dot ? (size_t)(dot - host) : strlen(host);
     if (!wh_vis_wildcard_label(host, n)) {
         char *l = wh_strndup(host, n);
-        m = l ? msgf("domain name %s invalid (label %s invalid)", wh_vq(c, host), wh_vq(c, l)) : NULL;
+        m = wh_asprintf("domain name %s invalid (label %s invalid)", wh_vq(c, host), wh_vq(c, l));
         free(l);
-        return msg_or_oom(c, m);
+        return m;
     }
     if (dot != NULL)
         return dns1123_labels(c, dot + 1);
@@ -152,16 +130,16 @@ char *wh_vmsg_wildcard_domain(wh_vctx *c, const char *host)
 char *wh_vmsg_fqdn(wh_vctx *c, const char *host)
 {
     if (strlen(host) > 255)
-        return msg_or_oom(c, msgf("domain name %s too long (max 255)", wh_vq(c, host)));
+        return wh_asprintf("domain name %s too long (max 255)", wh_vq(c, host));
     if (*host == '\0')
-        return msg_or_oom(c, msgf("empty domain name not allowed"));
+        return wh_asprintf("empty domain name not allowed");
     return dns1123_labels(c, host);
 }
 
 char *wh_vmsg_partial_wildcard(wh_vctx *c, const char *host)
 {
     if (strchr(host, '*') != NULL && strlen(host) != 1 && strncmp(host, "*.", 2) != 0)
-        return msg_or_oom(c, msgf("partial wildcard %s not allowed", wh_vq(c, host)));
+        return wh_asprintf("partial wildcard %s not allowed", wh_vq(c, host));
     return NULL;
 }
 
@@ -193,8 +171,8 @@ char *wh_vmsg_ip_subnet(wh_vctx *c, const char *s)
 
     /* exactly one '/' makes a CIDR block; anything else must be a plain address */
     if (slash != NULL && strchr(slash + 1, '/') == NULL)
-        return is_cidr(s) ? NULL : msg_or_oom(c, msgf("%s is not a valid CIDR block", s));
-    return wh_vis_ip(s) ? NULL : msg_or_oom(c, msgf("%s is not a valid IP", s));
+        return is_cidr(s) ? NULL : wh_asprintf("%s is not a valid CIDR block", s);
+    return wh_vis_ip(s) ? NULL : wh_asprintf("%s is not a valid IP", s);
 }
 
 void wh_vcheck_ip(wh_vctx *c, const char *s)
@@ -208,11 +186,11 @@ char *wh_vmsg_unix_address(wh_vctx *c, const char *path)
     size_t n = strlen(path);
 
     if (n == 0)
-        return msg_or_oom(c, msgf("unix address must not be empty"));
+        return wh_asprintf("unix address must not be empty");
     if (path[0] == '@')
         return NULL;
     if (path[0] != '/' || path[n - 1] == '/')
-        return msg_or_oom(c, msgf("%s is not an absolute path to a file", path));
+        return wh_asprintf("%s is not an absolute path to a file", path);
     return NULL;
 }
 

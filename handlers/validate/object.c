@@ -5,7 +5,6 @@
  * finally the unknown-top-level-field check.  The webhook and `webhookctl
  * validate` both come through here.
  */
-#define _GNU_SOURCE /* asprintf, strndup */
 #include "wh_alloc.h"
 #include "wh_validate.h"
 #include "wh_go.h"
@@ -48,17 +47,12 @@ static wh_code deny(wh_validate_verdict *out, wh_validate_reason reason, const c
 static wh_code deny(wh_validate_verdict *out, wh_validate_reason reason, const char *fmt, ...)
 {
     va_list ap;
-    int n;
 
     out->allowed = 0;
     out->reason = reason;
     va_start(ap, fmt);
-    n = vasprintf(&out->message, fmt, ap);
+    out->message = wh_vasprintf(fmt, ap);
     va_end(ap);
-    if (n < 0) {
-        out->message = NULL;
-        return WH_E_NOMEM;
-    }
     return WH_OK;
 }
 
@@ -258,9 +252,7 @@ wh_code wh_validate_object(const json_t *obj, const wh_validate_input *in, wh_va
 
     spec_in = json_object_get(obj, "spec");
     wh_err_clear(&derr);
-    if ((rc = wh_vdecode(kind->schema, spec_in, &spec, &derr)) != WH_OK) {
-        if (rc == WH_E_NOMEM)
-            goto out;
+    if (wh_vdecode(kind->schema, spec_in, &spec, &derr) != WH_OK) {
         rc = deny(out, WH_VALIDATE_CONVERSION_ERROR, "error decoding configuration: %s", wh_err_msg(&derr));
         goto out;
     }
@@ -270,13 +262,8 @@ wh_code wh_validate_object(const json_t *obj, const wh_validate_input *in, wh_va
     c.annotations = json_object_get(meta, "annotations");
     if (check_metadata(&c, kind, spec) && kind->validate != NULL)
         kind->validate(&c, spec);
-    if (c.nomem) {
-        rc = wh_err_set(err, WH_E_NOMEM, "out of memory while validating");
-        goto out;
-    }
     if (c.errs.n > 0) {
-        if ((rc = wh_vctx_error_text(&c, &text)) != WH_OK)
-            goto out;
+        wh_vctx_error_text(&c, &text);
         rc = deny(out, WH_VALIDATE_INVALID, "configuration is invalid: %s", text.data);
         goto out;
     }
@@ -295,13 +282,11 @@ wh_code wh_validate_object(const json_t *obj, const wh_validate_input *in, wh_va
         out->warnings = json_array();
         for (i = 0; i < c.warns.n; i++)
             if (json_array_append_new(out->warnings, json_string(c.warns.v[i])) != 0) {
-                rc = WH_E_NOMEM;
+                rc = wh_err_set(err, WH_E_INTERNAL, "a validation warning is not UTF-8: %s", c.warns.v[i]);
                 goto out;
             }
     }
 out:
-    if (rc == WH_E_NOMEM)
-        wh_err_set(err, rc, "out of memory while validating");
     free(wmsg);
     json_decref(spec);
     wh_buf_free(&text);

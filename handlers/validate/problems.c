@@ -5,7 +5,6 @@
  * so the formatting rules (plain single error, "N errors occurred:" list,
  * Go's %q and %v) live here once.
  */
-#define _GNU_SOURCE /* asprintf, strndup */
 #include "wh_alloc.h"
 #include "wh_validate_int.h"
 
@@ -39,13 +38,9 @@ void wh_vctx_free(wh_vctx *c)
     strs_free(&c->arena);
 }
 
-/* Takes ownership of `s` (freed on failure). */
-static int strs_push(wh_vctx *c, wh_vstrs *s, char *str)
+/* Takes ownership of `str`. */
+static void strs_push(wh_vstrs *s, char *str)
 {
-    if (str == NULL) {
-        c->nomem = 1;
-        return -1;
-    }
     if (s->n == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 8;
         char **v = wh_realloc(s->v, cap * sizeof(*v));
@@ -53,16 +48,6 @@ static int strs_push(wh_vctx *c, wh_vstrs *s, char *str)
         s->cap = cap;
     }
     s->v[s->n++] = str;
-    return 0;
-}
-
-static char *vfmt(const char *fmt, va_list ap)
-{
-    char *s = NULL;
-
-    if (vasprintf(&s, fmt, ap) < 0)
-        return NULL;
-    return s;
 }
 
 void wh_verr(wh_vctx *c, const char *fmt, ...)
@@ -70,7 +55,7 @@ void wh_verr(wh_vctx *c, const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    strs_push(c, &c->errs, vfmt(fmt, ap));
+    strs_push(&c->errs, wh_vasprintf(fmt, ap));
     va_end(ap);
     c->first_err_listed = 0;
 }
@@ -81,7 +66,7 @@ void wh_verr_listed(wh_vctx *c, const char *fmt, ...)
     size_t before = c->errs.n;
 
     va_start(ap, fmt);
-    strs_push(c, &c->errs, vfmt(fmt, ap));
+    strs_push(&c->errs, wh_vasprintf(fmt, ap));
     va_end(ap);
     c->first_err_listed = before == 0;
 }
@@ -91,14 +76,14 @@ void wh_vwarn(wh_vctx *c, const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    strs_push(c, &c->warns, vfmt(fmt, ap));
+    strs_push(&c->warns, wh_vasprintf(fmt, ap));
     va_end(ap);
 }
 
 void wh_vadd_err(wh_vctx *c, char *owned_msg)
 {
     if (owned_msg != NULL) {
-        strs_push(c, &c->errs, owned_msg);
+        strs_push(&c->errs, owned_msg);
         c->first_err_listed = 0;
     }
 }
@@ -106,7 +91,7 @@ void wh_vadd_err(wh_vctx *c, char *owned_msg)
 void wh_vadd_warn(wh_vctx *c, char *owned_msg)
 {
     if (owned_msg != NULL)
-        strs_push(c, &c->warns, owned_msg);
+        strs_push(&c->warns, owned_msg);
 }
 
 void wh_vwarn_drop(wh_vctx *c, size_t mark)
@@ -200,15 +185,15 @@ const char *wh_vq(wh_vctx *c, const char *s)
     wh_buf_putc(&b, '"');
     {
         char *str = wh_buf_steal(&b, NULL);
-        if (strs_push(c, &c->arena, str) != 0)
-            return "\"\"";
+        strs_push(&c->arena, str);
         return str;
     }
 }
 
 const char *wh_vown(wh_vctx *c, char *owned)
 {
-    return strs_push(c, &c->arena, owned) == 0 ? owned : NULL;
+    strs_push(&c->arena, owned);
+    return owned;
 }
 
 const char *wh_vfmt(wh_vctx *c, const char *fmt, ...)
@@ -217,10 +202,9 @@ const char *wh_vfmt(wh_vctx *c, const char *fmt, ...)
     char *str;
 
     va_start(ap, fmt);
-    str = vfmt(fmt, ap);
+    str = wh_vasprintf(fmt, ap);
     va_end(ap);
-    if (strs_push(c, &c->arena, str) != 0)
-        return "";
+    strs_push(&c->arena, str);
     return str;
 }
 
@@ -232,7 +216,7 @@ static size_t hash_str(const char *s)
     return h;
 }
 
-int wh_vset_init(wh_vctx *c, wh_vset *s, size_t expected)
+void wh_vset_init(wh_vset *s, size_t expected)
 {
     memset(s, 0, sizeof(*s));
     s->cap = 16;
@@ -240,7 +224,6 @@ int wh_vset_init(wh_vctx *c, wh_vset *s, size_t expected)
         s->cap <<= 1;
     s->keys = wh_calloc(s->cap, sizeof(*s->keys));
     s->vals = wh_calloc(s->cap, sizeof(*s->vals));
-    return 0;
 }
 
 static size_t vset_slot(const wh_vset *s, const char *key)
@@ -252,17 +235,14 @@ static size_t vset_slot(const wh_vset *s, const char *key)
     return i;
 }
 
-int wh_vset_put(wh_vctx *c, wh_vset *s, const char *key, size_t val, size_t *old)
+int wh_vset_put(wh_vset *s, const char *key, size_t val, size_t *old)
 {
     size_t i;
 
-    if (s->keys == NULL)
-        return -1;
     if (2 * (s->n + 1) > s->cap) {
         wh_vset bigger;
         size_t j;
-        if (wh_vset_init(c, &bigger, s->n + 1) != 0)
-            return -1;
+        wh_vset_init(&bigger, s->n + 1);
         for (j = 0; j < s->cap; j++)
             if (s->keys[j] != NULL) {
                 size_t k = vset_slot(&bigger, s->keys[j]);
@@ -298,23 +278,22 @@ void wh_vset_free(wh_vset *s)
     memset(s, 0, sizeof(*s));
 }
 
-wh_code wh_vctx_error_text(const wh_vctx *c, wh_buf *out)
+void wh_vctx_error_text(const wh_vctx *c, wh_buf *out)
 {
     size_t i;
 
     if (c->errs.n == 1 && !c->first_err_listed) {
         wh_buf_puts(out, c->errs.v[0]);
-        return WH_OK;
+        return;
     }
     if (c->errs.n == 1) {
         wh_buf_printf(out, "1 error occurred:\n\t* %s\n\n", c->errs.v[0]);
-        return WH_OK;
+        return;
     }
     wh_buf_printf(out, "%zu errors occurred:", c->errs.n);
     for (i = 0; i < c->errs.n; i++)
         wh_buf_printf(out, "\n\t* %s", c->errs.v[i]);
     wh_buf_puts(out, "\n\n");
-    return WH_OK;
 }
 
 /* ------------------------------------------------------------------ accessors */

@@ -4,7 +4,6 @@
  * the WorkloadEntry rules its STATIC endpoints share with WorkloadEntry /
  * WorkloadGroup objects.
  */
-#define _GNU_SOURCE /* asprintf, strndup */
 #include "wh_validate_int.h"
 
 #include <stdlib.h>
@@ -94,15 +93,15 @@ void wh_validate_service_entry(wh_vctx *c, const json_t *spec)
         wh_verr(c, "CIDR addresses are allowed only for NONE/STATIC resolution types");
 
     autoalloc = strcmp(res, "NONE") != 0 && strcmp(label, "false") != 0;
-    if (wh_vset_init(c, &names, json_array_size(ports)) != 0 || wh_vset_init(c, &numbers, json_array_size(ports)) != 0)
-        goto out;
+    wh_vset_init(&names, json_array_size(ports));
+    wh_vset_init(&numbers, json_array_size(ports));
     for (i = 0; i < json_array_size(ports); i++) {
         const json_t *p = json_array_get(ports, i);
         const char *name = wh_vstr(p, "name"), *proto = wh_vstr(p, "protocol");
         long long num = wh_vint(p, "number");
-        if (wh_vset_put(c, &names, name, i, NULL) == 1)
+        if (wh_vset_put(&names, name, i, NULL) == 1)
             wh_verr(c, "service entry port name %s already defined", wh_vq(c, name));
-        if (wh_vset_put(c, &numbers, wh_vfmt(c, "%lld", num), i, NULL) == 1)
+        if (wh_vset_put(&numbers, wh_vfmt(c, "%lld", num), i, NULL) == 1)
             wh_verr(c, "service entry port %lld already defined", num);
         if (wh_vint(p, "targetPort") != 0)
             wh_vcheck_port(c, wh_vint(p, "targetPort"));
@@ -203,7 +202,6 @@ void wh_validate_service_entry(wh_vctx *c, const json_t *spec)
         }
     }
     wh_vcheck_export_to(c, wh_varr(spec, "exportTo"), 1, 0);
-out:
     wh_vset_free(&names);
     wh_vset_free(&numbers);
 }

@@ -4,7 +4,6 @@
  * (catch-all placement, ports, unix sockets, "namespace/dnsName" hosts and the
  * duplicate-host warnings) and the outbound traffic policy.
  */
-#define _GNU_SOURCE /* asprintf, strndup */
 #include "wh_validate_int.h"
 
 #include <stdio.h>
@@ -93,8 +92,7 @@ static void check_ingress(wh_vctx *c, const json_t *ingress)
     size_t n = json_array_size(ingress), i;
     wh_vset ports;
 
-    if (wh_vset_init(c, &ports, n) != 0)
-        return;
+    wh_vset_init(&ports, n);
 
     for (i = 0; i < n; i++) {
         const json_t *l = json_array_get(ingress, i);
@@ -114,7 +112,7 @@ static void check_ingress(wh_vctx *c, const json_t *ingress)
         wh_vcheck_port(c, wh_vint(port, "number"));
         if (*bind)
             wh_vcheck_ip(c, bind);
-        if (wh_vset_put(c, &ports, wh_vfmt(c, "%lld", wh_vint(port, "number")), i, NULL) == 1)
+        if (wh_vset_put(&ports, wh_vfmt(c, "%lld", wh_vint(port, "number")), i, NULL) == 1)
             wh_verr(c, "sidecar: ports on IP bound listeners must be unique");
         if (*wh_vstr(l, "defaultEndpoint"))
             check_default_endpoint(c, wh_vstr(l, "defaultEndpoint"));
@@ -154,8 +152,9 @@ static void check_egress_hosts(wh_vctx *c, const json_t *hosts)
     wh_vset pairs, namespaces = {NULL, NULL, 0, 0}, whole = {NULL, NULL, 0, 0};
     int star_star = 0;
 
-    if (wh_vset_init(c, &pairs, n) != 0 || wh_vset_init(c, &namespaces, n) != 0 || wh_vset_init(c, &whole, n) != 0)
-        goto out;
+    wh_vset_init(&pairs, n);
+    wh_vset_init(&namespaces, n);
+    wh_vset_init(&whole, n);
     for (i = 0; i < n; i++) {
         const char *h = json_string_value(json_array_get(hosts, i));
         const char *slash = strchr(h, '/');
@@ -169,18 +168,17 @@ static void check_egress_hosts(wh_vctx *c, const json_t *hosts)
             } else {
                 if (wh_vset_has(&namespaces, ns))
                     wh_vwarn(c, "duplicated egress host: %s", h);
-                wh_vset_put(c, &whole, ns, i, NULL);
+                wh_vset_put(&whole, ns, i, NULL);
                 if (strcmp(ns, "*") == 0)
                     star_star = 1;
             }
-            wh_vset_put(c, &pairs, wh_vfmt(c, "%s/%s", ns, svc), i, NULL);
-            wh_vset_put(c, &namespaces, ns, i, NULL);
+            wh_vset_put(&pairs, wh_vfmt(c, "%s/%s", ns, svc), i, NULL);
+            wh_vset_put(&namespaces, ns, i, NULL);
         }
         wh_vcheck_ns_host(c, h, 0);
     }
     if (star_star && namespaces.n != 1)
         wh_vwarn(c, "`*/*` host select all resources, no other hosts can be added");
-out:
     wh_vset_free(&pairs);
     wh_vset_free(&namespaces);
     wh_vset_free(&whole);
@@ -192,10 +190,8 @@ static void check_egress(wh_vctx *c, const json_t *egress)
     int catch_all = 0;
     wh_vset ports, binds = {NULL, NULL, 0, 0};
 
-    if (wh_vset_init(c, &ports, n) != 0 || wh_vset_init(c, &binds, n) != 0) {
-        wh_vset_free(&ports);
-        return;
-    }
+    wh_vset_init(&ports, n);
+    wh_vset_init(&binds, n);
 
     for (i = 0; i < n; i++) {
         const json_t *l = json_array_get(egress, i);
@@ -226,14 +222,14 @@ static void check_egress(wh_vctx *c, const json_t *egress)
                     wh_vadd_err(c, wh_vmsg_unix_address(c, bind + 7));
                 if (strcmp(mode, "DEFAULT") != 0 && strcmp(mode, "NONE") != 0)
                     wh_verr(c, "sidecar: captureMode must be DEFAULT/NONE for unix domain socket listeners");
-                if (wh_vset_put(c, &binds, bind, i, NULL) == 1)
+                if (wh_vset_put(&binds, bind, i, NULL) == 1)
                     wh_verr(c, "sidecar: unix domain socket values for listeners must be unique");
             } else {
                 wh_vcheck_protocol(c, wh_vstr(port, "protocol"));
                 wh_vcheck_port(c, num);
                 if (*bind)
                     wh_vcheck_ip(c, bind);
-                if (wh_vset_put(c, &ports, wh_vfmt(c, "%lld", num), i, NULL) == 1)
+                if (wh_vset_put(&ports, wh_vfmt(c, "%lld", num), i, NULL) == 1)
                     wh_verr(c, "sidecar: ports on IP bound listeners must be unique");
             }
         }

@@ -134,8 +134,7 @@ static int check_localities(wh_vctx *c, const char **items, size_t n)
     size_t i;
     int any_region_star = 0, ok = 1;
 
-    if (wh_vset_init(c, &seen, 3 * n) != 0)
-        return 0;
+    wh_vset_init(&seen, 3 * n);
     for (i = 0; i < n && ok; i++) {
         const char *l = items[i], *star = strchr(l, '*');
         const char *p[3] = {"*", "*", "*"};
@@ -181,10 +180,10 @@ static int check_localities(wh_vctx *c, const char **items, size_t n)
             ok = 0;
             break;
         }
-        wh_vset_put(c, &seen, wh_vfmt(c, "R|%.*s", pl[0], p[0]), i, NULL);
-        wh_vset_put(c, &seen, wh_vfmt(c, "Z|%.*s|%.*s", pl[0], p[0], level >= 1 ? pl[1] : 1, level >= 1 ? p[1] : "*"),
-                    i, NULL);
-        wh_vset_put(c, &seen,
+        wh_vset_put(&seen, wh_vfmt(c, "R|%.*s", pl[0], p[0]), i, NULL);
+        wh_vset_put(&seen, wh_vfmt(c, "Z|%.*s|%.*s", pl[0], p[0], level >= 1 ? pl[1] : 1, level >= 1 ? p[1] : "*"), i,
+                    NULL);
+        wh_vset_put(&seen,
                     wh_vfmt(c, "S|%.*s|%.*s|%.*s", pl[0], p[0], level >= 1 ? pl[1] : 1, level >= 1 ? p[1] : "*",
                             level >= 2 ? pl[2] : 1, level >= 2 ? p[2] : "*"),
                     i, NULL);
@@ -216,10 +215,8 @@ static void check_locality_lb(wh_vctx *c, const json_t *lb, const json_t *outlie
             }
         }
     }
-    if (dist != NULL && (srcs = wh_calloc(json_array_size(dist), sizeof(*srcs))) == NULL) {
-        c->nomem = 1;
-        return;
-    }
+    if (dist != NULL)
+        srcs = wh_calloc(json_array_size(dist), sizeof(*srcs));
     for (i = 0; i < json_array_size(dist); i++) {
         const json_t *d = json_array_get(dist, i);
         const json_t *to = wh_vobj(d, "to");
@@ -230,10 +227,8 @@ static void check_locality_lb(wh_vctx *c, const json_t *lb, const json_t *outlie
         json_t *w;
 
         srcs[nsrc++] = wh_vstr(d, "from");
-        if (to != NULL && (dests = wh_calloc(json_object_size(to), sizeof(*dests))) == NULL) {
-            c->nomem = 1;
-            goto out;
-        }
+        if (to != NULL)
+            dests = wh_calloc(json_object_size(to), sizeof(*dests));
         json_object_foreach((json_t *)to, k, w)
         {
             long long weight = json_integer_value(w);
@@ -285,15 +280,14 @@ static void check_load_balancer(wh_vctx *c, const json_t *lb, const json_t *outl
             size_t i;
             if (*wh_vstr(cookie, "name") == '\0')
                 wh_verr(c, "name required for HttpCookie");
-            if (wh_vset_init(c, &names, json_array_size(attrs)) != 0)
-                return;
+            wh_vset_init(&names, json_array_size(attrs));
             for (i = 0; i < json_array_size(attrs); i++) {
                 const char *an = wh_vstr(json_array_get(attrs, i), "name");
                 if (*an == '\0') {
                     wh_verr(c, "cookie attribute name cannot be empty");
                     continue;
                 }
-                if (wh_vset_put(c, &names, an, i, NULL) == 1)
+                if (wh_vset_put(&names, an, i, NULL) == 1)
                     wh_verr(c, "duplicate cookie attribute name: %s", an);
             }
             wh_vset_free(&names);

@@ -4,7 +4,6 @@
  * redirects, direct responses, retries, rewrites, destinations and weights),
  * TLS and TCP routes, exportTo, and the unreachable-rule warnings.
  */
-#define _GNU_SOURCE /* asprintf, strndup */
 #include "wh_go.h"
 #include "wh_alloc.h"
 #include "wh_validate_int.h"
@@ -241,13 +240,9 @@ static void check_gateway_names(wh_vctx *c, const json_t *gws)
                 const char *dot2 = strchr(dot + 1, '.');
                 char *first = wh_strndup(g, (size_t)(dot - g));
                 char *second = wh_strndup(dot + 1, dot2 ? (size_t)(dot2 - dot - 1) : strlen(dot + 1));
-                char *rec = NULL;
-                if (first && second && asprintf(&rec, "%s/%s", second, first) >= 0) {
-                    wh_vwarn(c, "using legacy gatewayName format %s; prefer the <namespace>/<name> format: %s",
-                             wh_vq(c, g), wh_vq(c, rec));
-                } else {
-                    c->nomem = 1;
-                }
+                char *rec = wh_asprintf("%s/%s", second, first);
+                wh_vwarn(c, "using legacy gatewayName format %s; prefer the <namespace>/<name> format: %s", wh_vq(c, g),
+                         wh_vq(c, rec));
                 free(rec);
                 free(first);
                 free(second);
@@ -737,9 +732,7 @@ static char *gateway_domain_msg(wh_vctx *c, int sni, const char *host)
     for (p[n++] = host; n < 4 && (p[n] = strchr(p[n - 1], '_')) != NULL; n++)
         p[n]++;
     if (n < 4) {
-        if (asprintf(&m, "domain name %s invalid, should follow '%s' format", host, fmt) < 0)
-            c->nomem = 1;
-        return m;
+        return wh_asprintf("domain name %s invalid, should follow '%s' format", host, fmt);
     }
     port = wh_strndup(p[1], (size_t)(p[2] - 1 - p[1]));
     name = wh_strndup(p[3], strcspn(p[3], "_"));
@@ -752,13 +745,11 @@ static char *gateway_domain_msg(wh_vctx *c, int sni, const char *host)
         memmove(t, t + lead, strlen(t + lead) + 1);
     }
     if (strpbrk(port, "0123456789") == NULL) {
-        if (asprintf(&m, "domain name %s invalid (label %s invalid). should follow %s format", wh_vq(c, host),
-                     wh_vq(c, port), fmt) < 0)
-            c->nomem = 1;
+        m = wh_asprintf("domain name %s invalid (label %s invalid). should follow %s format", wh_vq(c, host),
+                        wh_vq(c, port), fmt);
     } else if (strpbrk(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") == NULL) {
-        if (asprintf(&m, "domain name %s invalid (label %s invalid). should follow %s format", wh_vq(c, host),
-                     wh_vq(c, name), fmt) < 0)
-            c->nomem = 1;
+        m = wh_asprintf("domain name %s invalid (label %s invalid). should follow %s format", wh_vq(c, host),
+                        wh_vq(c, name), fmt);
     }
     free(port);
     free(name);
@@ -968,8 +959,9 @@ static void analyze_unreachable(wh_vctx *c, const json_t *routes, int http)
     wh_vset seen; /* match key -> index of the last rule that had it */
     prefix_match *pm = NULL;
 
-    if (n == 0 || wh_vset_init(c, &seen, n) != 0)
+    if (n == 0)
         return;
+    wh_vset_init(&seen, n);
     for (i = 0; i < n; i++) {
         const json_t *r = json_array_get(routes, i);
         const json_t *matches = wh_varr(r, "match");
@@ -991,13 +983,8 @@ static void analyze_unreachable(wh_vctx *c, const json_t *routes, int http)
                          rule_name(c, r, i, a, sizeof(a)));
                 continue;
             }
-            if ((key = wh_vown(c, match_key(m))) == NULL) {
-                c->nomem = 1;
-                goto out;
-            }
-            if ((found = wh_vset_put(c, &seen, key, i, &owner)) < 0)
-                goto out;
-            if (found) {
+            key = wh_vown(c, match_key(m));
+            if ((found = wh_vset_put(&seen, key, i, &owner))) {
                 wh_vwarn(c, "virtualService rule %s match %s is not used (duplicate/overlapping match in rule %s)",
                          rule_name(c, r, i, a, sizeof(a)), rule_name(c, m, j, b, sizeof(b)),
                          rule_name(c, json_array_get(routes, owner), owner, d, sizeof(d)));
@@ -1005,10 +992,8 @@ static void analyze_unreachable(wh_vctx *c, const json_t *routes, int http)
                 continue;
             }
             if (http && *wh_vstr(wh_vobj(m, "uri"), "prefix") && np < WH_VS_MAX_PREFIX_MATCHES) {
-                if (pm == NULL && (pm = wh_calloc(WH_VS_MAX_PREFIX_MATCHES, sizeof(*pm))) == NULL) {
-                    c->nomem = 1;
-                    goto out;
-                }
+                if (pm == NULL)
+                    pm = wh_calloc(WH_VS_MAX_PREFIX_MATCHES, sizeof(*pm));
                 pm[np].m = m;
                 pm[np].rule = wh_vfmt(c, "%s", rule_name(c, r, i, a, sizeof(a)));
                 pm[np].match = wh_vfmt(c, "%s", rule_name(c, m, j, b, sizeof(b)));
@@ -1023,12 +1008,13 @@ static void analyze_unreachable(wh_vctx *c, const json_t *routes, int http)
     /* a later URI prefix that extends an earlier one, with nothing else to tell them apart */
     for (i = 0; np > 1 && i < np; i++)
         for (j = i + 1; j < np; j++)
-            if (strcmp(pm[i].prefix, pm[j].prefix) != 0 && prefix_covers(c, pm[i].m, pm[j].m))
+            /* the cheap test of prefix_covers first: 4096 prefixes make 8M pairs */
+            if (strcmp(pm[i].prefix, pm[j].prefix) != 0 &&
+                strncmp(pm[j].prefix, pm[i].prefix, strlen(pm[i].prefix)) == 0 && prefix_covers(c, pm[i].m, pm[j].m))
                 wh_vwarn(c,
                          "virtualService rule %s match %s of prefix %s is not used (duplicate/overlapping match in "
                          "rule %s of prefix %s on %s)",
                          pm[j].rule, pm[j].match, pm[j].prefix, pm[i].match, pm[i].prefix, pm[i].rule);
-out:
     free(pm);
     wh_vset_free(&seen);
 }

@@ -61,8 +61,8 @@ typedef struct wh_validate_input {
 } wh_validate_input;
 
 /* Judge one object (borrowed; JSON null is treated like Go's zero value, any other non-object is a decode
- * error).  Fills *out (which the caller clears).  Returns WH_OK whenever a verdict was produced, WH_E_NOMEM
- * when memory ran out. */
+ * error).  Fills *out (which the caller clears).  Returns WH_OK whenever a verdict was produced
+ * (WH_E_INTERNAL: a warning that is not UTF-8, a bug). */
 wh_code wh_validate_object(const json_t *obj, const wh_validate_input *in, wh_validate_verdict *out, wh_err *err);
 
 /* Metrics with istiod's names; all NULL when metrics are off. */

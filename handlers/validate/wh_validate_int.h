@@ -33,7 +33,6 @@ typedef struct wh_vctx {
     wh_vstrs warns;
     wh_vstrs arena;       /* scratch strings (quoted forms) freed with the context */
     int first_err_listed; /* the only error came from a helper that returns a 1-element multierror */
-    int nomem;
 } wh_vctx;
 
 void wh_vctx_init(wh_vctx *c, const char *ns, const char *name);
@@ -59,19 +58,19 @@ static inline size_t wh_verr_mark(const wh_vctx *c)
 }
 
 /* A string set (keys borrowed; each optionally carrying a size_t value), so duplicate checks stay linear
- * on hostile input.  Failed allocations set c->nomem. */
+ * on hostile input. */
 typedef struct wh_vset {
     const char **keys;
     size_t *vals;
     size_t cap, n;
 } wh_vset;
-int wh_vset_init(wh_vctx *c, wh_vset *s, size_t expected);
+void wh_vset_init(wh_vset *s, size_t expected);
 /* Insert key (with val); returns 1 and fills *old (when not NULL) if the key was present (its value is then
- * replaced), 0 when inserted, -1 on allocation failure. */
-int wh_vset_put(wh_vctx *c, wh_vset *s, const char *key, size_t val, size_t *old);
+ * replaced), 0 when inserted. */
+int wh_vset_put(wh_vset *s, const char *key, size_t val, size_t *old);
 int wh_vset_has(const wh_vset *s, const char *key);
 void wh_vset_free(wh_vset *s);
-/* Hand a malloc'd string to the context (freed with it); returns it, or NULL after a failure. */
+/* Hand a malloc'd string to the context (freed with it); returns it. */
 const char *wh_vown(wh_vctx *c, char *owned);
 /* printf into a string owned by the context (for composite set keys). */
 const char *wh_vfmt(wh_vctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -79,7 +78,7 @@ const char *wh_vfmt(wh_vctx *c, const char *fmt, ...) __attribute__((format(prin
 /* Go's %q of s (strconv.Quote), valid until wh_vctx_free. */
 const char *wh_vq(wh_vctx *c, const char *s);
 /* The joined error text: the error alone, or "N errors occurred:\n\t* a\n\t* b\n\n". */
-wh_code wh_vctx_error_text(const wh_vctx *c, wh_buf *out);
+void wh_vctx_error_text(const wh_vctx *c, wh_buf *out);
 
 /* ------------------------------------------------------------------ JSON access (decoded spec) */
 
@@ -175,6 +174,9 @@ void wh_vcheck_ip(wh_vctx *c, const char *s);
 void wh_vcheck_export_to(wh_vctx *c, const json_t *export_to, int is_service_entry, int dr_with_selector);
 /* workloadSelector{matchLabels|labels}: errors recorded; returns 1 when the selector is present without labels. */
 int wh_vcheck_selector(wh_vctx *c, const json_t *selector, const char *labels_key);
+/* The policy kinds' selector (named selector_key) / targetRef / targetRefs block: at most one of them,
+ * the selector's rules, each target reference's kind and name. */
+void wh_vcheck_policy_target(wh_vctx *c, const json_t *spec, const char *selector_key);
 void wh_vcheck_destination(wh_vctx *c, const json_t *dest);
 void wh_vcheck_subset_name(wh_vctx *c, const char *name);
 void wh_vcheck_traffic_policy(wh_vctx *c, const json_t *policy);

@@ -165,6 +165,25 @@ static void json_values(void **state)
     }
 }
 
+/* json.MarshalIndent(v, "", "  ") (keys in the value's order: Go's map
+ * would sort them, and these are sorted) */
+static void json_indent(void **state)
+{
+    json_t *v = json_loads("{\"a\":1,\"b\":[],\"c\":{},\"d\":[1,{\"e\":\"<x>\"}],\"f\":{\"g\":null}}", 0, NULL);
+    wh_buf b = WH_BUF_INIT;
+
+    (void)state;
+    assert_non_null(v);
+    wh_go_json_indent(&b, v, WH_GO_JSON_HTML, "  ");
+    assert_string_equal(b.data, "{\n  \"a\": 1,\n  \"b\": [],\n  \"c\": {},\n  \"d\": [\n    1,\n    {\n      \"e\": "
+                                "\"\\u003cx\\u003e\"\n    }\n  ],\n  \"f\": {\n    \"g\": null\n  }\n}");
+    wh_buf_reset(&b);
+    wh_go_json_indent(&b, json_object_get(v, "a"), 0, "  ");
+    assert_string_equal(b.data, "1");
+    wh_buf_free(&b);
+    json_decref(v);
+}
+
 /* omitempty's isEmptyValue, seen through JSON */
 static void is_empty(void **state)
 {
@@ -292,7 +311,7 @@ int main(void)
         cmocka_unit_test(json_values),          cmocka_unit_test(is_empty),
         cmocka_unit_test(go_type_names),        cmocka_unit_test(unmarshal_error),
         cmocka_unit_test(base64_vectors),       cmocka_unit_test(base64_binary_roundtrip),
-        cmocka_unit_test(base64_decode_errors),
+        cmocka_unit_test(base64_decode_errors), cmocka_unit_test(json_indent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,7 +63,7 @@ def golden_case(release):
 
 
 def app_pod(release, suffix):
-    """The golden case's input as the Pod its ReplicaSet would create (spec 5.1 of the runner)."""
+    """The golden case's input as the Pod its ReplicaSet would create (as tests/inject-conformance/run.py builds it)."""
     with open(os.path.join(golden_case(release), "input.yaml")) as f:
         (pod, _), = inject_run.pods_of(f.read())
     pod["metadata"]["generateName"] = "hello-%s-" % suffix

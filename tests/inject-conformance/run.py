@@ -12,7 +12,7 @@ For each case folder under SET/cases (see the corpus README for case.yaml):
   settings; the output YAML is compared with golden.yaml (or the error text
   with expectedError, the warning with expectedLog).
 * webhook path: every injectable document of input.yaml becomes a Pod the way
-  Istio's webhook test builds it (spec 5.1) and is sent to a running webhookd
+  Istio's webhook test builds it (see pods_of below) and is sent to a running webhookd
   over TLS as an admission.k8s.io/v1 AdmissionReview; the returned JSON Patch
   is applied with python3-jsonpatch and the result compared with the golden
   pod built the same way.
@@ -297,7 +297,7 @@ def drop_known(spec, known):
             nodes = nxt
 
 
-# ---- the webhook side's pods (spec 5.1) -----------------------------------
+# ---- the webhook side's pods (as Istio's webhook test builds them) ---------
 
 def pods_of(text):
     """Injectable documents as Pods, with the namespace their object had."""

@@ -3,7 +3,7 @@
 certificate mode: the
 objects exist and fit together, the generated certificate is valid for the
 service, the webhook-configuration helpers give the right caBundle, and the
-injector MutatingWebhookConfigurations follow istiod's (injection.md 1.1, 1.2)
+injector MutatingWebhookConfigurations follow istiod's (its selector matrix, ENTRIES below)
 and work with `webhookctl tag`, `check-inject` and `check` (against fakeapi.py)."""
 import base64
 import os
@@ -110,7 +110,7 @@ class TestChart(unittest.TestCase):
         self.assertEqual(base64.b64decode(cc["caBundle"]), b"PEMDATA")
 
 
-# injection.md 1.1, written out independently of the template: entry prefix ->
+# istiod's selector matrix, written out independently of the template: entry prefix ->
 # (namespaceSelector, objectSelector) expressions; VALUE stands for the revision.
 def _e(key, op, *values):
     return {"key": key, "operator": op, "values": list(values)} if values else {"key": key, "operator": op}
@@ -208,7 +208,7 @@ class TestInjectorWebhooks(unittest.TestCase):
                        "/inject/rev/canary", ["rev.namespace.", "rev.object."])
 
     def test_precedence(self):
-        """injection.md 1.2: for each namespace/pod label combination, at most one entry of the default and
+        """Precedence: for each namespace/pod label combination, at most one entry of the default and
         the canary configurations matches, and it is the expected revision."""
         found = mwcs("injection.revisions=[canary]", "sidecarInjectorWebhook.enableNamespacesByDefault=true")
         cases = [  # (namespace labels, pod labels, revision that injects or None)

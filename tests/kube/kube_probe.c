@@ -40,7 +40,7 @@ static wh_code set_label(json_t *obj, void *ud, int *unchanged, wh_err *err)
         json_object_set_new(meta, "labels", labels);
     }
     if (json_object_set_new(labels, l->key, json_string(l->value)) != 0)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        return wh_err_set(err, WH_E_INVALID, "label %s=%s is not UTF-8", l->key, l->value);
     return WH_OK;
 }
 
@@ -63,9 +63,7 @@ static wh_code run(wh_kube_client *c, char **w, int n, json_t **result, wh_err *
     *result = NULL;
     if (n == 1 && strcmp(w[0], "config") == 0) {
         *result = wh_kube_config_describe(wh_kube_client_config(c));
-        if (*result == NULL ||
-            json_object_set_new(*result, "effectiveNamespace", json_string(wh_kube_client_namespace(c))) != 0)
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        json_object_set_new(*result, "effectiveNamespace", json_string(wh_kube_client_namespace(c)));
         return WH_OK;
     }
     if (n < 3)

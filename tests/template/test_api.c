@@ -134,12 +134,13 @@ static wh_code fn_pairs(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_t
     wh_tmpl_kv *ents;
     size_t cnt, i;
     wh_tmpl_value l;
+    wh_code rc;
 
     wh_tmpl_map_set(ctx, &m, "b", 1, wh_tmpl_str("2"));
     wh_tmpl_map_set(ctx, &m, "a", 1, wh_tmpl_str("1"));
     wh_tmpl_map_set(ctx, &m, "c", 1, wh_tmpl_str("3"));
-    if (wh_tmpl_map_entries(ctx, &m, &ents, &cnt) != WH_OK)
-        return WH_E_NOMEM;
+    if ((rc = wh_tmpl_map_entries(ctx, &m, &ents, &cnt)) != WH_OK)
+        return rc;
     l = wh_tmpl_list_new(ctx, 0, &wh_tmpl_type_string_slice);
     for (i = 0; i < cnt; i++)
         wh_tmpl_list_push(ctx, &l, wh_tmpl_strn(ents[i].key, ents[i].key_len));

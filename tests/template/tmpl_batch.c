@@ -63,7 +63,7 @@ static json_t *run_case(const json_t *c)
     }
     res = json_pack("{ss}", "name", name);
     if ((set = wh_tmpl_set_new(flags)) == NULL) {
-        rc = wh_err_set(&err, WH_E_NOMEM, "out of memory");
+        rc = wh_err_set(&err, WH_E_INTERNAL, "cannot create a template set");
         goto out;
     }
     if ((rc = wh_tmpl_parse(set, name, json_string_value(tmpl), json_string_length(tmpl), &err)) != WH_OK)

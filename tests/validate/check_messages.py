@@ -3,7 +3,7 @@
 
 Reads the C sources of handlers/validate and collects the format string of
 every call that makes a message a user sees (wh_verr, wh_vwarn,
-wh_verr_listed, wh_vfmt, wh_err_set, asprintf); each must have a line in
+wh_verr_listed, wh_vfmt, wh_err_set, wh_asprintf); each must have a line in
 messages.tsv (`<format>\\t<istiod function it comes from>\\t<note>`), and every
 line of messages.tsv must still match a call.  So a message added to the
 validator without saying which istiod function says it fails this test
@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-CALLS = ("wh_verr", "wh_vwarn", "wh_verr_listed", "wh_vfmt", "wh_err_set", "asprintf")
+CALLS = ("wh_verr", "wh_vwarn", "wh_verr_listed", "wh_vfmt", "wh_err_set", "wh_asprintf")
 CALL_RE = re.compile(r"\b(%s)\s*\(" % "|".join(CALLS))
 # A format whose text outside its conversions has no letter ("%s", "%s: %s",
 # "%s/%s", "%lld") only joins or forwards other messages.

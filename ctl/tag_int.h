@@ -1,7 +1,8 @@
 /*
- * tag.h - the parts of `webhookctl tag` that are pure (JSON in, JSON out):
+ * tag_int.h - the parts of `webhookctl tag` that are pure (JSON in, JSON out):
  * rendering the tag objects from the revision's injector webhook and the
- * overlap analysis.  tag.c does the flags, the cluster calls and the output.
+ * overlap analysis (tag_render.c, tag_analyze.c).  tag.c does the flags, the
+ * cluster calls and the output.
  */
 #ifndef WH_CTL_TAG_INTERNAL_H
 #define WH_CTL_TAG_INTERNAL_H

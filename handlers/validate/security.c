@@ -1,12 +1,10 @@
 /*
- * other_kinds.c - the kinds outside the core five: WorkloadEntry,
- * WorkloadGroup, EnvoyFilter, ProxyConfig (networking.istio.io),
- * AuthorizationPolicy, PeerAuthentication, RequestAuthentication
- * (security.istio.io), Telemetry, WasmPlugin and TrafficExtension.  Each gets
- * the typed decode plus istiod's structural rules: selectors, target
- * references, required fields, ports, addresses and URLs.
+ * security.c - the security.istio.io kinds: AuthorizationPolicy (sources,
+ * operations, conditions, CUSTOM providers), PeerAuthentication and
+ * RequestAuthentication (issuers, JWKS URIs and documents, header rules),
+ * with istiod's rules and messages (tests/validate/fixtures).
  */
-#define _GNU_SOURCE /* asprintf, strndup */
+#include "wh_alloc.h"
 #include "wh_json.h"
 #include "wh_validate_int.h"
 
@@ -14,323 +12,75 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One PolicyTargetReference: a name, no namespace, and a kind istiod can attach
- * policies to (group "" is the core group). */
-static void check_target_ref(wh_vctx *c, const json_t *r)
+/* Go's netip.ParseAddr error for an address that does not parse: the
+ * dispatch on the first '.', ':' or '%', and parseIPv4's own messages.
+ * IPv6 syntax errors get one text (a KNOWN GAP in tests/validate/messages.tsv). */
+static const char *go_parse_addr_error(wh_vctx *c, const char *s)
 {
-    static const char *const allowed[][2] = {{"core", "Service"},
-                                             {"networking.istio.io", "ServiceEntry"},
-                                             {"gateway.networking.k8s.io", "Gateway"},
-                                             {"gateway.networking.k8s.io", "GatewayClass"}};
-    const char *group = wh_vstr(r, "group"), *kind = wh_vstr(r, "kind");
-    const char *canonical = *group ? group : "core";
-    size_t i;
+    const char *p;
+    int val = 0, pos = 0, digits = 0;
 
-    if (*wh_vstr(r, "name") == '\0')
-        wh_verr(c, "targetRef name must be set");
-    if (*wh_vstr(r, "namespace"))
-        wh_verr(c, "targetRef namespace must not be set; cross namespace referencing is not supported");
-    for (i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
-        if (strcmp(allowed[i][0], canonical) == 0 && strcmp(allowed[i][1], kind) == 0)
-            return;
-    wh_verr(c,
-            "targetRef must be to one of [core/v1/Service networking.istio.io/v1/ServiceEntry "
-            "gateway.networking.k8s.io/v1/Gateway gateway.networking.k8s.io/v1/GatewayClass] but was %s/%s",
-            group, kind);
-}
-
-/* istiod's selector / targetRef / targetRefs block shared by the policy kinds:
- * at most one of the three, the workload selector rules (empty selector is a
- * warning), then each target reference. */
-static void check_policy_target(wh_vctx *c, const json_t *spec, const char *selector_key)
-{
-    const json_t *sel = wh_vobj(spec, selector_key), *refs = wh_varr(spec, "targetRefs");
-    int set = (sel != NULL) + (wh_vobj(spec, "targetRef") != NULL) + (refs != NULL);
-    size_t i;
-
-    if (set > 1)
-        wh_verr(c, "only one of targetRefs or workloadSelector can be set");
-    if (wh_vcheck_selector(c, sel, "matchLabels"))
-        wh_vwarn(c, "workload selector specified without labels");
-    if (wh_vobj(spec, "targetRef") != NULL)
-        check_target_ref(c, wh_vobj(spec, "targetRef"));
-    for (i = 0; i < json_array_size(refs); i++)
-        check_target_ref(c, json_array_get(refs, i));
-}
-
-void wh_validate_workload_entry(wh_vctx *c, const json_t *spec)
-{
-    wh_vcheck_workload_entry(c, spec, NULL, 0, 1);
-}
-
-/* A probe header name follows Kubernetes: letters, digits and '-'. */
-static int probe_header_name_ok(const char *s)
-{
-    if (*s == '\0')
-        return 0;
-    for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && *s != '-')
-            return 0;
-    return 1;
-}
-
-static void check_readiness_probe(wh_vctx *c, const json_t *probe)
-{
-    const char *const counts[] = {"periodSeconds", "initialDelaySeconds", "timeoutSeconds", "successThreshold",
-                                  "failureThreshold"};
-    const json_t *http = wh_vobj(probe, "httpGet"), *tcp = wh_vobj(probe, "tcpSocket");
-    const json_t *exec = wh_vobj(probe, "exec"), *grpc = wh_vobj(probe, "grpc");
-    size_t i;
-
-    for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
-        if (wh_vint(probe, counts[i]) < 0)
-            wh_verr(c, "%s must be non-negative", counts[i]);
-    if (http != NULL) {
-        const char *scheme = wh_vstr(http, "scheme");
-        const json_t *headers = wh_varr(http, "httpHeaders");
-        wh_vcheck_port(c, wh_vint(http, "port"));
-        if (*scheme && strcmp(scheme, "HTTPS") != 0 && strcmp(scheme, "HTTP") != 0)
-            wh_verr(c, "httpGet.scheme must be one of \"HTTPS\", \"HTTP\"");
-        for (i = 0; i < json_array_size(headers); i++) {
-            const char *name = wh_vstr(json_array_get(headers, i), "name");
-            if (*name == '\0')
-                wh_verr(c, "header name cannot be empty");
-            else if (!probe_header_name_ok(name))
-                wh_verr(c, "header name %s is not a valid header name", name);
+    for (p = s; *p && *p != '.' && *p != ':' && *p != '%'; p++)
+        ;
+    if (*p == '\0')
+        return wh_vfmt(c, "ParseAddr(%s): unable to parse IP", wh_vq(c, s));
+    if (*p == '%')
+        return wh_vfmt(c, "ParseAddr(%s): missing IPv6 address", wh_vq(c, s));
+    if (*p == ':')
+        return wh_vfmt(c, "ParseAddr(%s): unexpected character", wh_vq(c, s));
+    for (p = s; *p; p++) {
+        if (*p >= '0' && *p <= '9') {
+            if (digits == 1 && val == 0)
+                return wh_vfmt(c, "ParseAddr(%s): IPv4 field has octet with leading zero", wh_vq(c, s));
+            val = val * 10 + (*p - '0');
+            digits++;
+            if (val > 255)
+                return wh_vfmt(c, "ParseAddr(%s): IPv4 field has value >255", wh_vq(c, s));
+        } else if (*p == '.') {
+            if (p == s || p[1] == '\0' || p[-1] == '.')
+                return wh_vfmt(c, "ParseAddr(%s): IPv4 field must have at least one digit (at %s)", wh_vq(c, s),
+                               wh_vq(c, p));
+            if (pos == 3)
+                return wh_vfmt(c, "ParseAddr(%s): IPv4 address too long", wh_vq(c, s));
+            pos++;
+            val = digits = 0;
+        } else {
+            return wh_vfmt(c, "ParseAddr(%s): unexpected character (at %s)", wh_vq(c, s), wh_vq(c, p));
         }
-    } else if (tcp != NULL) {
-        wh_vcheck_port(c, wh_vint(tcp, "port"));
-    } else if (exec != NULL) {
-        if (wh_varr(exec, "command") == NULL)
-            wh_verr(c, "exec.command is required");
-    } else if (grpc != NULL) {
-        wh_vcheck_port(c, wh_vint(grpc, "port"));
-    } else {
-        wh_verr(c, "unknown health check method <nil>");
     }
+    return wh_vfmt(c, "ParseAddr(%s): IPv4 address too short", wh_vq(c, s));
 }
 
-/* The template may leave out what a WorkloadEntry requires (the address is
- * filled in at registration); only the labels and the probe are checked, and
- * a missing template or bad labels stop the check. */
-void wh_validate_workload_group(wh_vctx *c, const json_t *spec)
+/* Go's netip.ParsePrefix error detail for `s` (which has a '/'), the text
+ * after "netip.ParsePrefix(<quoted s>): ". */
+static const char *go_parse_prefix_error(wh_vctx *c, const char *s)
 {
-    const json_t *labels = wh_vobj(wh_vobj(spec, "metadata"), "labels");
+    const char *slash = strrchr(s, '/'), *bits = slash + 1, *q, *why = NULL;
+    char *addr = wh_strndup(s, (size_t)(slash - s)), *zone = strchr(addr, '%');
+    long n = 0;
 
-    if (wh_vget(spec, "template") == NULL) {
-        wh_verr(c, "template is required");
-        return;
+    if (zone != NULL && zone != addr && strchr(addr, ':') != NULL) {
+        *zone = '\0';
+        if (wh_vis_ip(addr))
+            why = "IPv6 zones cannot be present in a prefix";
+        *zone = '%';
     }
-    if (labels != NULL) {
-        wh_vctx sub;
-        wh_vctx_init(&sub, c->ns, c->name);
-        wh_vcheck_labels(&sub, labels);
-        if (sub.errs.n > 0) {
-            wh_buf text = WH_BUF_INIT;
-            if (wh_vctx_error_text(&sub, &text) != WH_OK)
-                c->nomem = 1;
-            else
-                wh_verr(c, "invalid labels: %s", text.data);
-            wh_buf_free(&text);
-            wh_vctx_free(&sub);
-            return;
-        }
-        wh_vctx_free(&sub);
+    if (why == NULL && !wh_vis_ip(addr))
+        why = go_parse_addr_error(c, addr);
+    if (why == NULL) {
+        /* strconv.Atoi, without the sign and leading zeros ParsePrefix refuses */
+        for (q = bits; *q >= '0' && *q <= '9' && n <= 1000; q++)
+            n = n * 10 + (*q - '0');
+        if (*bits == '\0' || *q != '\0' || (strlen(bits) > 1 && bits[0] == '0'))
+            why = wh_vfmt(c, "bad bits after slash: %s", wh_vq(c, bits));
+        else if (n > (wh_vis_ipv4(addr) ? 32 : 128))
+            why = "prefix length out of range";
+        else
+            why = "invalid prefix";
     }
-    if (wh_vobj(spec, "probe") != NULL)
-        check_readiness_probe(c, wh_vobj(spec, "probe"));
+    free(addr);
+    return why;
 }
-
-/* Envoy's old filter names istiod still matches, each with the canonical name it asks for instead.
- * ("envoy.ext_authz" names both the HTTP and the network filter; istiod's reverse map keeps either.) */
-static const char *const deprecated_filter_names[][2] = {
-    {"envoy.buffer", "envoy.filters.http.buffer"},
-    {"envoy.cors", "envoy.filters.http.cors"},
-    {"envoy.csrf", "envoy.filters.http.csrf"},
-    {"envoy.http_dynamo_filter", "envoy.filters.http.dynamo"},
-    {"envoy.ext_authz", "envoy.filters.http.ext_authz"},
-    {"envoy.fault", "envoy.filters.http.fault"},
-    {"envoy.grpc_http1_bridge", "envoy.filters.http.grpc_http1_bridge"},
-    {"envoy.grpc_json_transcoder", "envoy.filters.http.grpc_json_transcoder"},
-    {"envoy.grpc_web", "envoy.filters.http.grpc_web"},
-    {"envoy.gzip", "envoy.filters.http.gzip"},
-    {"envoy.health_check", "envoy.filters.http.health_check"},
-    {"envoy.ip_tagging", "envoy.filters.http.ip_tagging"},
-    {"envoy.lua", "envoy.filters.http.lua"},
-    {"envoy.rate_limit", "envoy.filters.http.ratelimit"},
-    {"envoy.router", "envoy.filters.http.router"},
-    {"envoy.squash", "envoy.filters.http.squash"},
-    {"envoy.listener.http_inspector", "envoy.filters.listener.http_inspector"},
-    {"envoy.listener.original_dst", "envoy.filters.listener.original_dst"},
-    {"envoy.listener.original_src", "envoy.filters.listener.original_src"},
-    {"envoy.listener.proxy_protocol", "envoy.filters.listener.proxy_protocol"},
-    {"envoy.listener.tls_inspector", "envoy.filters.listener.tls_inspector"},
-    {"envoy.client_ssl_auth", "envoy.filters.network.client_ssl_auth"},
-    {"envoy.http_connection_manager", "envoy.filters.network.http_connection_manager"},
-    {"envoy.mongo_proxy", "envoy.filters.network.mongo_proxy"},
-    {"envoy.ratelimit", "envoy.filters.network.ratelimit"},
-    {"envoy.redis_proxy", "envoy.filters.network.redis_proxy"},
-    {"envoy.tcp_proxy", "envoy.filters.network.tcp_proxy"},
-};
-
-static void check_listener_match_name(wh_vctx *c, const char *name)
-{
-    size_t i;
-
-    for (i = 0; i < sizeof deprecated_filter_names / sizeof deprecated_filter_names[0]; i++)
-        if (strcmp(name, deprecated_filter_names[i][0]) == 0) {
-            wh_vwarn(c, "using deprecated filter name \"%s\"; use \"%s\" instead", name, deprecated_filter_names[i][1]);
-            return;
-        }
-}
-
-/* istiod decodes the patch value into the Envoy proto for applyTo; the v2 xDS types are no longer
- * linked in, so a typed config naming one cannot resolve.  Only the value's own typed config (the
- * Any every filter and extension config carries) is looked at here. */
-static void check_patch_typed_config(wh_vctx *c, const char *apply, const json_t *value)
-{
-    const json_t *tc;
-    const char *url;
-
-    if (strcmp(apply, "HTTP_FILTER") != 0 && strcmp(apply, "NETWORK_FILTER") != 0 &&
-        strcmp(apply, "LISTENER_FILTER") != 0 && strcmp(apply, "EXTENSION_CONFIG") != 0)
-        return;
-    tc = json_object_get(value, "typed_config");
-    if (!json_is_object(tc))
-        tc = json_object_get(value, "typedConfig");
-    url = json_string_value(json_object_get(tc, "@type"));
-    if (url != NULL && strstr(url, ".v2.") != NULL)
-        wh_verr(c,
-                "referenced type unknown (hint: try using the v3 XDS API): Envoy filter: could not resolve Any "
-                "message type: %s",
-                url);
-}
-
-/* What an EnvoyFilter patch's match may name for its applyTo: listener class objects need a listener
- * match, route class objects a route configuration match, clusters a cluster match.  Returns 1 when
- * istiod would leave the rest of this patch unchecked. */
-static int check_patch_match(wh_vctx *c, const char *apply, const json_t *match)
-{
-    const json_t *listener = wh_vobj(match, "listener");
-    const json_t *filter = wh_vobj(wh_vobj(listener, "filterChain"), "filter");
-    int has_object = wh_vget(match, "listener") || wh_vget(match, "routeConfiguration") || wh_vget(match, "cluster");
-
-    if (!has_object)
-        return 0;
-    if (strcmp(apply, "LISTENER") == 0 || strcmp(apply, "FILTER_CHAIN") == 0 || strcmp(apply, "NETWORK_FILTER") == 0 ||
-        strcmp(apply, "HTTP_FILTER") == 0) {
-        if (listener == NULL) {
-            wh_verr(c, "Envoy filter: applyTo for listener class objects cannot have non listener match");
-            return 1;
-        }
-        if (filter == NULL)
-            return 0;
-        if (strcmp(apply, "LISTENER") == 0 || strcmp(apply, "FILTER_CHAIN") == 0)
-            wh_vwarn(c, "Envoy filter: filter match has no effect when used with %s", apply);
-        if (*wh_vstr(filter, "name") == '\0') {
-            wh_verr(c, "Envoy filter: filter match has no name to match on");
-            return 1;
-        }
-        if (wh_vget(filter, "subFilter") != NULL) {
-            if (strcmp(apply, "HTTP_FILTER") != 0) {
-                wh_verr(c, "Envoy filter: subfilter match can be used with applyTo HTTP_FILTER only");
-                return 1;
-            }
-            if (strcmp(wh_vstr(filter, "name"), "envoy.filters.network.http_connection_manager") != 0 &&
-                strcmp(wh_vstr(filter, "name"), "envoy.http_connection_manager") != 0) {
-                wh_verr(c, "Envoy filter: subfilter match requires filter match with "
-                           "envoy.filters.network.http_connection_manager");
-                return 1;
-            }
-            if (*wh_vstr(wh_vobj(filter, "subFilter"), "name") == '\0') {
-                wh_verr(c, "Envoy filter: subfilter match has no name to match on");
-                return 1;
-            }
-        }
-        check_listener_match_name(c, wh_vstr(filter, "name"));
-        check_listener_match_name(c, wh_vstr(wh_vobj(filter, "subFilter"), "name"));
-    } else if (strcmp(apply, "ROUTE_CONFIGURATION") == 0 || strcmp(apply, "VIRTUAL_HOST") == 0 ||
-               strcmp(apply, "HTTP_ROUTE") == 0) {
-        if (wh_vget(match, "routeConfiguration") == NULL)
-            wh_verr(c, "Envoy filter: applyTo for http route class objects cannot have non route configuration match");
-    } else if (strcmp(apply, "CLUSTER") == 0) {
-        if (wh_vget(match, "cluster") == NULL)
-            wh_verr(c, "Envoy filter: applyTo for cluster class objects cannot have non cluster match");
-    }
-    return 0;
-}
-
-/* Every EnvoyFilter earns istiod's caution; then the selector and each patch
- * (applyTo, patch, operation, value, proxyVersion regex, match kind).  The
- * patch value itself is an Envoy proto this webhook does not model. */
-void wh_validate_envoy_filter(wh_vctx *c, const json_t *spec)
-{
-    const json_t *sel = wh_vobj(spec, "workloadSelector"), *patches = wh_varr(spec, "configPatches");
-    size_t mark = wh_verr_mark(c), i;
-    int empty;
-
-    wh_vwarn(c, "EnvoyFilter exposes internal implementation details that may change at any time. Prefer other APIs "
-                "if possible, and exercise extreme caution, especially around upgrades.");
-    empty = wh_vcheck_selector(c, sel, "labels");
-    if (wh_verr_mark(c) != mark)
-        return; /* istiod returns the selector errors alone */
-    if (empty)
-        wh_vwarn(c, "Envoy filter: workload selector specified without labels, will be applied to all services in "
-                    "namespace");
-    if (sel != NULL && wh_varr(spec, "targetRefs") != NULL)
-        wh_verr(c, "only one of targetRefs or workloadSelector can be set");
-    for (i = 0; i < json_array_size(patches); i++) {
-        const json_t *cp = json_array_get(patches, i), *patch = wh_vobj(cp, "patch");
-        const json_t *proxy = wh_vobj(wh_vobj(cp, "match"), "proxy");
-        const char *op = wh_venum(patch, "operation", "INVALID"), *apply = wh_venum(cp, "applyTo", "INVALID");
-        /* istiod's validateEnvoyFilter does not check waypoint patches (yet) */
-        if (strcmp(wh_venum(wh_vobj(cp, "match"), "context", "ANY"), "WAYPOINT") == 0)
-            continue;
-        if (strcmp(apply, "INVALID") == 0) {
-            wh_verr(c, "Envoy filter: missing applyTo");
-            continue;
-        }
-        if (patch == NULL) {
-            wh_verr(c, "Envoy filter: missing patch");
-            continue;
-        }
-        if (strcmp(op, "INVALID") == 0 || *op == '\0') {
-            wh_verr(c, "Envoy filter: missing patch operation");
-            continue;
-        }
-        if (strcmp(op, "REMOVE") != 0 && wh_vget(patch, "value") == NULL) {
-            wh_verr(c, "Envoy filter: missing patch value for non-remove operation");
-            continue;
-        }
-        if (*wh_vstr(proxy, "proxyVersion")) {
-            size_t before = wh_verr_mark(c);
-            wh_vcheck_regex(c, wh_vstr(proxy, "proxyVersion"), "proxyVersion");
-            if (wh_verr_mark(c) != before) {
-                /* keep Go's regexp error ("error parsing regexp: ...: `...`") without the RE2 advice */
-                char *m = c->errs.v[--c->errs.n];
-                char *go = strstr(m, "error parsing regexp:"), *tail = go ? strstr(go, "; Istio uses RE2") : NULL;
-                if (tail != NULL)
-                    *tail = '\0';
-                wh_verr(c, "Envoy filter: invalid regex for proxy version, [%s]", go ? go : m);
-                free(m);
-                continue;
-            }
-        }
-        if (check_patch_match(c, apply, wh_vobj(cp, "match")))
-            continue; /* istiod moves on to the next patch */
-        check_patch_typed_config(c, apply, wh_vobj(patch, "value"));
-    }
-}
-
-void wh_validate_proxy_config(wh_vctx *c, const json_t *spec)
-{
-    if (wh_vcheck_selector(c, wh_vobj(spec, "selector"), "matchLabels"))
-        wh_vwarn(c, "workload selector specified without labels");
-    if (wh_vint(spec, "concurrency") < 0)
-        wh_verr(c, "concurrency must be greater than or equal to 0");
-}
-
-/* ------------------------------------------------------------------ AuthorizationPolicy */
 
 /* Source IPs / CIDR blocks (istiod reports them through a list, so even one prints as a list). */
 static void check_ips(wh_vctx *c, const json_t *ips)
@@ -344,7 +94,8 @@ static void check_ips(wh_vctx *c, const json_t *ips)
             continue;
         free(e);
         if (strchr(v, '/') != NULL)
-            wh_verr_listed(c, "bad CIDR range (%s): netip.ParsePrefix(%s): invalid prefix", v, wh_vq(c, v));
+            wh_verr_listed(c, "bad CIDR range (%s): netip.ParsePrefix(%s): %s", v, wh_vq(c, v),
+                           go_parse_prefix_error(c, v));
         else
             wh_verr_listed(c, "bad IP address (%s)", v);
     }
@@ -535,9 +286,9 @@ static const char *attribute_problem(wh_vctx *c, const char *key, const json_t *
             if (e != NULL) {
                 free(e);
                 multi_add(c, &list, &n,
-                          strchr(v, '/')
-                              ? wh_vfmt(c, "bad CIDR range (%s): netip.ParsePrefix(%s): invalid prefix", v, wh_vq(c, v))
-                              : wh_vfmt(c, "bad IP address (%s)", v));
+                          strchr(v, '/') ? wh_vfmt(c, "bad CIDR range (%s): netip.ParsePrefix(%s): %s", v, wh_vq(c, v),
+                                                   go_parse_prefix_error(c, v))
+                                         : wh_vfmt(c, "bad IP address (%s)", v));
             }
         }
         return multi_text(c, &list, n);
@@ -617,11 +368,7 @@ static void prefix_errors(wh_vctx *c, size_t from)
     size_t i;
 
     for (i = from; i < c->errs.n; i++) {
-        char *m = NULL;
-        if (asprintf(&m, "invalid policy %s.%s: %s", c->name, c->ns, c->errs.v[i]) < 0) {
-            c->nomem = 1;
-            return;
-        }
+        char *m = wh_asprintf("invalid policy %s.%s: %s", c->name, c->ns, c->errs.v[i]);
         free(c->errs.v[i]);
         c->errs.v[i] = m;
     }
@@ -633,7 +380,7 @@ void wh_validate_authorization_policy(wh_vctx *c, const json_t *spec)
     const json_t *rules = wh_vget(spec, "rules"), *provider = wh_vobj(spec, "provider");
     size_t mark = wh_verr_mark(c), i, j;
 
-    check_policy_target(c, spec, "selector");
+    wh_vcheck_policy_target(c, spec, "selector");
     if (strcmp(action, "CUSTOM") == 0) {
         if (rules == NULL)
             wh_verr(c, "CUSTOM action without `rules` is meaningless as it will never be triggered, add an empty "
@@ -840,7 +587,7 @@ void wh_validate_request_authentication(wh_vctx *c, const json_t *spec)
     const json_t *rules = wh_varr(spec, "jwtRules");
     size_t i, j;
 
-    check_policy_target(c, spec, "selector");
+    wh_vcheck_policy_target(c, spec, "selector");
     /* each rule's problems come back as a list, so even a single one prints as a list */
     for (i = 0; i < json_array_size(rules); i++) {
         const json_t *r = json_array_get(rules, i), *a;
@@ -882,166 +629,4 @@ void wh_validate_request_authentication(wh_vctx *c, const json_t *spec)
                 c->first_err_listed = 1;
         }
     }
-}
-
-/* ------------------------------------------------------------------ Telemetry */
-
-/* The first provider without a name is the one error of a provider list. */
-static void check_providers(wh_vctx *c, const json_t *providers)
-{
-    size_t i;
-
-    for (i = 0; i < json_array_size(providers); i++)
-        if (*wh_vstr(json_array_get(providers, i), "name") == '\0') {
-            wh_verr(c, "providers.name may not be empty");
-            return;
-        }
-}
-
-void wh_validate_telemetry(wh_vctx *c, const json_t *spec)
-{
-    const json_t *a;
-    size_t i, j;
-
-    check_policy_target(c, spec, "selector");
-    a = wh_varr(spec, "metrics");
-    for (i = 0; i < json_array_size(a); i++) {
-        const json_t *m = json_array_get(a, i), *ov = wh_varr(m, "overrides");
-        check_providers(c, wh_varr(m, "providers"));
-        for (j = 0; j < json_array_size(ov); j++) {
-            const json_t *o = json_array_get(ov, j), *match = wh_vobj(o, "match");
-            const char *name;
-            json_t *to;
-            json_object_foreach((json_t *)wh_vobj(o, "tagOverrides"), name, to)
-            {
-                const char *op = wh_venum(to, "operation", "UPSERT");
-                if (*name == '\0')
-                    wh_vwarn(c, "tagOverrides.name may not be empty");
-                if (strcmp(op, "UPSERT") == 0 && *wh_vstr(to, "value") == '\0')
-                    wh_verr(c, "tagOverrides.value must be set when operation is UPSERT");
-                else if (strcmp(op, "REMOVE") == 0 && *wh_vstr(to, "value") != '\0')
-                    wh_verr(c, "tagOverrides.value may only be set when operation is UPSERT");
-            }
-            if (wh_vget(match, "customMetric") != NULL && *wh_vstr(match, "customMetric") == '\0')
-                wh_verr(c, "customMetric may not be empty");
-        }
-    }
-    a = wh_varr(spec, "tracing");
-    if (json_array_size(a) > 1)
-        wh_vwarn(c, "multiple tracing is not currently supported");
-    for (i = 0; i < json_array_size(a); i++) {
-        const json_t *t = json_array_get(a, i);
-        double p = wh_vnum(t, "randomSamplingPercentage");
-        const char *name;
-        json_t *tag;
-        if (json_array_size(wh_varr(t, "providers")) > 1)
-            wh_vwarn(c, "multiple providers is not currently supported");
-        check_providers(c, wh_varr(t, "providers"));
-        if (p < 0 || p > 100)
-            wh_verr(c, "randomSamplingPercentage must be in range [0.0, 100.0]");
-        json_object_foreach((json_t *)wh_vobj(t, "customTags"), name, tag)
-        {
-            if (*name == '\0')
-                wh_verr(c, "tag name may not be empty");
-            if (wh_vget(tag, "literal") != NULL && *wh_vstr(wh_vobj(tag, "literal"), "value") == '\0')
-                wh_verr(c, "literal tag value may not be empty");
-            else if (wh_vget(tag, "header") != NULL && *wh_vstr(wh_vobj(tag, "header"), "name") == '\0')
-                wh_verr(c, "header tag name may not be empty");
-            else if (wh_vget(tag, "environment") != NULL && *wh_vstr(wh_vobj(tag, "environment"), "name") == '\0')
-                wh_verr(c, "environment tag name may not be empty");
-        }
-    }
-    a = wh_varr(spec, "accessLogging");
-    for (i = 0; i < json_array_size(a); i++) {
-        const json_t *l = json_array_get(a, i);
-        if (wh_vobj(l, "filter") != NULL)
-            wh_vcheck_cel(c, wh_vstr(wh_vobj(l, "filter"), "expression"));
-        check_providers(c, wh_varr(l, "providers"));
-    }
-}
-
-/* ------------------------------------------------------------------ WasmPlugin */
-
-/* The scheme istiod's strictParseURL finds: the URL's own when it parses as a request URI, else "http". */
-static const char *wasm_url_scheme(wh_vctx *c, const char *url)
-{
-    size_t n = strcspn(url, ":/?#"), i;
-    int valid = n > 0 && url[n] == ':' && isalpha((unsigned char)url[0]);
-    char *s;
-
-    for (i = 1; valid && i < n; i++)
-        valid = isalnum((unsigned char)url[i]) || url[i] == '+' || url[i] == '-' || url[i] == '.';
-    if (!valid)
-        return url[0] == '/' ? "" : "http";
-    s = (char *)wh_vfmt(c, "%.*s", (int)n, url);
-    for (i = 0; i < n; i++)
-        s[i] = (char)((s[i] >= 'A' && s[i] <= 'Z') ? s[i] + 32 : s[i]);
-    return s;
-}
-
-void wh_validate_wasm_plugin(wh_vctx *c, const json_t *spec)
-{
-    const char *url = wh_vstr(spec, "url"), *sha = wh_vstr(spec, "sha256");
-    const json_t *env = wh_varr(wh_vobj(spec, "vmConfig"), "env"), *match = wh_varr(spec, "match");
-    wh_vset env_names;
-    size_t i, j;
-
-    check_policy_target(c, spec, "selector");
-    if (*url == '\0') {
-        wh_verr(c, "url field needs to be set");
-    } else {
-        const char *scheme = wasm_url_scheme(c, url);
-        if (*scheme && strcmp(scheme, "file") != 0 && strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0 &&
-            strcmp(scheme, "oci") != 0)
-            wh_verr(c, "url contains unsupported scheme: %s", scheme);
-    }
-    if (*sha) {
-        if (strlen(sha) != 64)
-            wh_verr(c, "sha256 field must be 64 characters long");
-        else if (strspn(sha, "0123456789abcdef") != 64)
-            wh_verr(c, "sha256 field must match [a-f0-9]{64} pattern");
-    }
-    if (strlen(wh_vstr(spec, "imagePullSecret")) > 253)
-        wh_verr(c, "imagePullSecret field must be less than 253 characters long");
-    if (strlen(wh_vstr(spec, "pluginName")) > 256)
-        wh_verr(c, "pluginName field must be less than 255 characters long");
-    /* the VM environment stops at its first problem */
-    if (wh_vset_init(c, &env_names, json_array_size(env)) == 0) {
-        for (i = 0; i < json_array_size(env); i++) {
-            const json_t *e = json_array_get(env, i);
-            const char *name = wh_vstr(e, "name");
-            if (*name == '\0') {
-                wh_verr(c, "spec.vmConfig.env invalid");
-                break;
-            }
-            if (strlen(name) > 256) {
-                wh_verr(c, "env.name field must be less than 255 characters long");
-                break;
-            }
-            if (wh_vset_put(c, &env_names, name, i, NULL) == 1) {
-                wh_verr(c, "duplicate env");
-                break;
-            }
-            if (strcmp(wh_venum(e, "valueFrom", "INLINE"), "INLINE") != 0 && *wh_vstr(e, "value")) {
-                wh_verr(c, "value may only be set when valueFrom is INLINE");
-                break;
-            }
-        }
-        wh_vset_free(&env_names);
-    }
-    for (i = 0; i < json_array_size(match); i++) {
-        const json_t *ports = wh_varr(json_array_get(match, i), "ports");
-        for (j = 0; j < json_array_size(ports); j++) {
-            long long n = wh_vint(json_array_get(ports, j), "number");
-            if (n <= 0 || n > 65535) {
-                wh_verr(c, "spec.Match[%zu].Ports[%zu] is out of range: %lld", i, j, n);
-                return;
-            }
-        }
-    }
-}
-
-void wh_validate_traffic_extension(wh_vctx *c, const json_t *spec)
-{
-    check_policy_target(c, spec, "selector");
 }

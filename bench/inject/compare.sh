@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# compare.sh BUILD_DIR - one run that puts webhookd's /inject beside its
+# baselines, in CPU and in instructions (callgrind Ir, which a loaded or
+# different machine does not change):
+#   - istiod's engine on the same template and pod (../shared/tools/istio-render-bench,
+#     stage (c): render + YAMLToJSON + Unmarshal + merge + merge patch), CPU per op
+#     of the Go test binary (user+sys over a fixed number of ops, GOMAXPROCS=1);
+#   - webhookd in process (bench_inject: CPU µs; callgrind: Ir of wh_admission_serve);
+#   - webhookd over HTTPS, one keep-alive TLS connection, per request: all of
+#     webhookd's Ir, the part inside wh_admission_serve, TLS (SSL_write/SSL_read)
+#     and the rest (h2o, router, metrics), beside GET /healthz as the transport baseline.
+# Everything on CPU ${CPU:-1} with taskset.  Prints a Markdown table.
+set -euo pipefail
+build=$(cd "${1:?usage: compare.sh BUILD_DIR}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+shared=${WH_SHARED_DIR:-$here/../../../shared}
+corpus=$shared/conformance/istio-inject/master
+irb=$shared/tools/istio-render-bench
+cpu=${CPU:-1}
+n=${N:-200}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pin() { taskset -c "$cpu" "$@"; }
+python3 "$here/make_reviews.py" "$corpus" "$work" >/dev/null 2>&1
+
+# --- istiod's engine: CPU per op over a fixed number of ops
+go=${GO:-/usr/lib/go-1.19/bin/go}
+mkdir -p "$work/gopath/src"
+ln -s "$irb" "$work/gopath/src/istio-render-bench"
+(cd "$work/gopath/src/istio-render-bench" &&
+  GOPATH="$work/gopath:/usr/share/gocode" GO111MODULE=off GOFLAGS= GOCACHE="$work/gocache" \
+    "$go" test -c -o "$work/irb.test" .)
+go_cpu() { # benchmark regexp, ops -> µs CPU per op
+  /usr/bin/env time -f "%U %S" -o "$work/time" env GOMAXPROCS=1 taskset -c "$cpu" "$work/irb.test" -test.run '^$' \
+    -test.bench "$1" -test.benchtime "${2}x" -test.count 1 -fixtures "$corpus" \
+    -case TestInjection-096-hello.yaml.injected >"$work/go.out"
+  # minus one run of the setup (parse etc.): the same binary with 1 op
+  /usr/bin/env time -f "%U %S" -o "$work/time1" env GOMAXPROCS=1 taskset -c "$cpu" "$work/irb.test" -test.run '^$' \
+    -test.bench "$1" -test.benchtime 1x -test.count 1 -fixtures "$corpus" \
+    -case TestInjection-096-hello.yaml.injected >/dev/null
+  awk -v n="$2" 'NR == FNR {a = $1 + $2; next} {b = $1 + $2} END {printf "%.0f", (a - b) * 1e6 / (n - 1)}' \
+    "$work/time" "$work/time1"
+}
+go_render=$(go_cpu '^BenchmarkRender$' 400)
+go_pipeline=$(go_cpu '^BenchmarkRenderDecodePatch$' 200)
+
+# --- webhookd in process: CPU, then instructions
+inproc() { pin "$build/bench/inject/bench_inject" "$work/revisions" "$work/$1.json" "$2" | awk '/whole review/ {print $(NF-2)}'; }
+hello_us=$(inproc hello 400)
+big_us=$(inproc big 100)
+ir_inproc() { # review -> Ir per wh_admission_serve
+  valgrind --tool=callgrind --callgrind-out-file="$work/cg.in.$1" "$build/bench/inject/bench_inject" \
+    "$work/revisions" "$work/$1.json" 20 >/dev/null 2>&1
+  callgrind_annotate --auto=no --inclusive=yes "$work/cg.in.$1" 2>/dev/null |
+    awk '/wh_admission.c:wh_admission_serve / && !done {gsub(",", "", $1); printf "%.0f", $1 / 20; done = 1}'
+}
+hello_ir=$(ir_inproc hello)
+big_ir=$(ir_inproc big)
+
+# --- webhookd over HTTPS under callgrind: per-request Ir by part
+https_ir() { # review path n -> "total serve tls"
+  local port=$((20000 + RANDOM % 20000)) p
+  valgrind --tool=callgrind --callgrind-out-file="$work/cg.$1.$3" "$build/server/webhookd" --listen "127.0.0.1:$port" \
+    --threads 1 --revisions-dir "$work/revisions" --log-level error >/dev/null 2>&1 &
+  p=$!
+  python3 "$here/https_client.py" "$port" "$2" "$work/$1.json" "$3"
+  kill "$p"
+  wait "$p" 2>/dev/null || true
+}
+part() { # file symbol-regexp -> inclusive Ir of the matching functions
+  callgrind_annotate --auto=no --inclusive=yes "$1" 2>/dev/null | awk -v re="$2" '
+    # a function can be listed twice (source path absolute and relative): count each name once
+    $0 ~ re {gsub(",", "", $1); name = $3; sub(/.*:/, "", name); if ($1 > m[name]) m[name] = $1}
+    END {for (k in m) s += m[k]; print s + 0}'
+}
+total() { callgrind_annotate "$1" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'; }
+perreq() { # name path review
+  https_ir "$3" "$2" 1
+  https_ir "$3" "$2" $((n + 1))
+  local f1=$work/cg.$3.1 fn=$work/cg.$3.$((n + 1))
+  awk -v a="$(total "$fn")" -v b="$(total "$f1")" -v sa="$(part "$fn" 'wh_admission.c:wh_admission_serve ')" \
+    -v sb="$(part "$f1" 'wh_admission.c:wh_admission_serve ')" \
+    -v ta="$(part "$fn" '\\?\\?\\?:SSL_(write|read) ')" -v tb="$(part "$f1" '\\?\\?\\?:SSL_(write|read) ')" -v n="$n" \
+    'BEGIN {printf "%.0f %.0f %.0f", (a - b) / n, (sa - sb) / n, (ta - tb) / n}'
+}
+read -r hz_total _ hz_tls <<<"$(perreq healthz /healthz hello)"
+read -r hi_total hi_serve hi_tls <<<"$(perreq inject /inject hello)"
+
+k() { awk -v x="$1" 'BEGIN {printf "%.0f k", x / 1000}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f×", a / b}'; }
+cat <<EOF
+| measured in one run (CPU $cpu, $(date -u +%Y-%m-%d\ %H:%M) UTC, load $(cut -d' ' -f1 /proc/loadavg)) | CPU per op | Ir per op |
+|---|---|---|
+| istiod's engine, render only (Go text/template + Sprig) | ${go_render} µs | — |
+| istiod's engine, render + decode + merge + merge patch | ${go_pipeline} µs | — |
+| webhookd hello review in process (wh_admission_serve) | ${hello_us} µs ($(ratio "$go_pipeline" "$hello_us") faster than istiod's pipeline) | $(k "$hello_ir") |
+| webhookd big review (1,500 env) in process | ${big_us} µs | $(k "$big_ir") |
+| webhookd GET /healthz over HTTPS, all of webhookd | — | $(k "$hz_total") (TLS $(k "$hz_tls")) |
+| webhookd POST /inject hello over HTTPS, all of webhookd | — | $(k "$hi_total"): review $(k "$hi_serve"), TLS $(k "$hi_tls"), rest $(k $((hi_total - hi_serve - hi_tls))) ($(ratio "$hi_total" "$hz_total") /healthz) |
+EOF

@@ -1,0 +1,55 @@
+/*
+ * sprig_int.h - what the files of Sprig's functions (template/sprig*.c) share:
+ * the function signature, spf13/cast's conversions, Go's emptiness and kinds,
+ * and each file's table (listed together in sprig.c as tm_sprig_tables).
+ */
+#ifndef WH_SPRIG_INT_H
+#define WH_SPRIG_INT_H
+
+#include <stdint.h>
+
+#include "tmpl_int.h"
+
+/* A template function of the registry (wh_tmpl_fn) defined in one line. */
+#define FN(name) static wh_code name(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
+
+/* Results: a bool, an int (Go int) or an int64. */
+wh_code sprig_ret_bool(wh_tmpl_value *out, int b);
+wh_code sprig_ret_int(wh_tmpl_value *out, int64_t i);
+wh_code sprig_ret_int64(wh_tmpl_value *out, int64_t i);
+/* Go's nil (an invalid value, nil interface, nil map/slice/pointer). */
+int sprig_is_nil(const wh_tmpl_value *v);
+/* Sprig's empty(): the zero value of its type. */
+int sprig_empty(const wh_tmpl_value *v);
+/* reflect.Kind's name of v ("string", "int", "map", ...). */
+const char *sprig_kind_name(const wh_tmpl_value *v);
+/* A string argument as Sprig's strval sees it (fmt.Sprint of other types). */
+wh_code sprig_strval(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, const char **s, size_t *len);
+/* spf13/cast's ToInt64 and ToFloat64 (0 when it cannot convert). */
+int64_t sprig_to_int64(const wh_tmpl_value *v);
+double sprig_to_float64(const wh_tmpl_value *v);
+/* reflect.DeepEqual. */
+int sprig_deep_equal(wh_tmpl_ctx *ctx, const wh_tmpl_value *x, const wh_tmpl_value *y);
+
+extern const wh_tmpl_func tm_sprig_functions_funcs[];
+extern const size_t tm_sprig_functions_nfuncs;
+extern const wh_tmpl_func tm_sprig_strings_funcs[];
+extern const size_t tm_sprig_strings_nfuncs;
+extern const wh_tmpl_func tm_sprig_crypto_funcs[];
+extern const size_t tm_sprig_crypto_nfuncs;
+extern const wh_tmpl_func tm_sprig_numeric_funcs[];
+extern const size_t tm_sprig_numeric_nfuncs;
+extern const wh_tmpl_func tm_sprig_defaults_funcs[];
+extern const size_t tm_sprig_defaults_nfuncs;
+extern const wh_tmpl_func tm_sprig_reflect_funcs[];
+extern const size_t tm_sprig_reflect_nfuncs;
+extern const wh_tmpl_func tm_sprig_dict_funcs[];
+extern const size_t tm_sprig_dict_nfuncs;
+extern const wh_tmpl_func tm_sprig_list_funcs[];
+extern const size_t tm_sprig_list_nfuncs;
+extern const wh_tmpl_func tm_sprig_regex_funcs[];
+extern const size_t tm_sprig_regex_nfuncs;
+extern const wh_tmpl_func tm_sprig_semver_funcs[];
+extern const size_t tm_sprig_semver_nfuncs;
+
+#endif

@@ -1,0 +1,223 @@
+/*
+ * sprig_numeric.c - Sprig's numeric.go: arithmetic, int/float conversions with
+ * spf13/cast's rules, min/max, floor/ceil/round, until/untilStep.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sprig_int.h"
+
+FN(fn_atoi)
+{
+    int64_t i = 0;
+    /* strconv.Atoi: decimal only, optional sign */
+    char buf[64], *end;
+    if (a[0].len > 0 && a[0].len < sizeof(buf)) {
+        memcpy(buf, a[0].u.s, a[0].len);
+        buf[a[0].len] = 0;
+        errno = 0;
+        if (!isspace((unsigned char)buf[0]) && (isdigit((unsigned char)buf[0]) || buf[0] == '-' || buf[0] == '+')) {
+            long long v = strtoll(buf, &end, 10);
+            if (*end == 0 && errno == 0)
+                i = v;
+        }
+    }
+    return sprig_ret_int(out, i);
+}
+
+FN(fn_int)
+{
+    return sprig_ret_int(out, sprig_to_int64(&a[0]));
+}
+
+FN(fn_int64)
+{
+    return sprig_ret_int64(out, sprig_to_int64(&a[0]));
+}
+
+FN(fn_float64)
+{
+    *out = wh_tmpl_float(sprig_to_float64(&a[0]));
+    return WH_OK;
+}
+
+FN(fn_add1)
+{
+    return sprig_ret_int64(out, (int64_t)((uint64_t)sprig_to_int64(&a[0]) + 1));
+}
+
+FN(fn_add)
+{
+    uint64_t s = 0;
+    size_t i;
+    for (i = 0; i < n; i++)
+        s += (uint64_t)sprig_to_int64(&a[i]);
+    return sprig_ret_int64(out, (int64_t)s);
+}
+
+FN(fn_sub)
+{
+    return sprig_ret_int64(out, (int64_t)((uint64_t)sprig_to_int64(&a[0]) - (uint64_t)sprig_to_int64(&a[1])));
+}
+
+FN(fn_mul)
+{
+    uint64_t p = (uint64_t)sprig_to_int64(&a[0]);
+    size_t i;
+    for (i = 1; i < n; i++)
+        p *= (uint64_t)sprig_to_int64(&a[i]);
+    return sprig_ret_int64(out, (int64_t)p);
+}
+
+FN(fn_div)
+{
+    int64_t x = sprig_to_int64(&a[0]), y = sprig_to_int64(&a[1]);
+    if (y == 0)
+        return wh_tmpl_errorf(ctx, "runtime error: integer divide by zero");
+    if (x == INT64_MIN && y == -1)
+        return sprig_ret_int64(out, x);
+    return sprig_ret_int64(out, x / y);
+}
+
+FN(fn_mod)
+{
+    int64_t x = sprig_to_int64(&a[0]), y = sprig_to_int64(&a[1]);
+    if (y == 0)
+        return wh_tmpl_errorf(ctx, "runtime error: integer divide by zero");
+    if (y == -1)
+        return sprig_ret_int64(out, 0);
+    return sprig_ret_int64(out, x % y);
+}
+
+FN(fn_max)
+{
+    int64_t m = sprig_to_int64(&a[0]);
+    size_t i;
+    for (i = 1; i < n; i++)
+        if (sprig_to_int64(&a[i]) > m)
+            m = sprig_to_int64(&a[i]);
+    return sprig_ret_int64(out, m);
+}
+
+FN(fn_min)
+{
+    int64_t m = sprig_to_int64(&a[0]);
+    size_t i;
+    for (i = 1; i < n; i++)
+        if (sprig_to_int64(&a[i]) < m)
+            m = sprig_to_int64(&a[i]);
+    return sprig_ret_int64(out, m);
+}
+
+FN(fn_maxf)
+{
+    double m = sprig_to_float64(&a[0]);
+    size_t i;
+    for (i = 1; i < n; i++)
+        m = fmax(m, sprig_to_float64(&a[i]));
+    *out = wh_tmpl_float(m);
+    return WH_OK;
+}
+
+FN(fn_minf)
+{
+    double m = sprig_to_float64(&a[0]);
+    size_t i;
+    for (i = 1; i < n; i++)
+        m = fmin(m, sprig_to_float64(&a[i]));
+    *out = wh_tmpl_float(m);
+    return WH_OK;
+}
+
+FN(fn_ceil)
+{
+    *out = wh_tmpl_float(ceil(sprig_to_float64(&a[0])));
+    return WH_OK;
+}
+
+FN(fn_floor)
+{
+    *out = wh_tmpl_float(floor(sprig_to_float64(&a[0])));
+    return WH_OK;
+}
+
+/* sprig's round(a, precision, roundOn=.5) */
+FN(fn_round)
+{
+    double val = sprig_to_float64(&a[0]), round_on = n > 2 ? sprig_to_float64(&a[2]) : 0.5, pow10, digit, r;
+    int64_t places = sprig_to_int64(&a[1]);
+
+    pow10 = pow(10, (double)places);
+    digit = pow10 * val;
+    r = digit - floor(digit);
+    (void)r;
+    {
+        double intpart;
+        double frac = modf(digit, &intpart);
+        if (frac >= round_on)
+            r = ceil(digit);
+        else
+            r = floor(digit);
+    }
+    *out = wh_tmpl_float(r / pow10);
+    return WH_OK;
+}
+
+static wh_code until_step(wh_tmpl_ctx *ctx, int64_t start, int64_t stop, int64_t step, wh_tmpl_value *out)
+{
+    const wh_tmpl_type *t = NULL;
+    static const wh_tmpl_type int_slice = {.name = "[]int", .kind = WH_TMPL_LIST, .elem = &wh_tmpl_type_int};
+    int64_t i, count = 0;
+    wh_code rc;
+
+    t = &int_slice;
+    *out = wh_tmpl_list_new(ctx, 8, t);
+    if (stop < start) {
+        if (step >= 0)
+            return WH_OK;
+        for (i = start; i > stop; i += step) {
+            if (++count > 1000000)
+                return wh_tmpl_errorf(ctx, "until: too many elements");
+            if ((rc = wh_tmpl_list_push(ctx, out, wh_tmpl_int(i))) != WH_OK)
+                return rc;
+        }
+        return WH_OK;
+    }
+    if (step <= 0)
+        return WH_OK;
+    for (i = start; i < stop; i += step) {
+        if (++count > 1000000)
+            return wh_tmpl_errorf(ctx, "until: too many elements");
+        if ((rc = wh_tmpl_list_push(ctx, out, wh_tmpl_int(i))) != WH_OK)
+            return rc;
+    }
+    return WH_OK;
+}
+
+FN(fn_until)
+{
+    return until_step(ctx, 0, a[0].u.i, a[0].u.i < 0 ? -1 : 1, out);
+}
+
+FN(fn_untilstep)
+{
+    return until_step(ctx, a[0].u.i, a[1].u.i, a[2].u.i, out);
+}
+
+const wh_tmpl_func tm_sprig_numeric_funcs[] = {
+    {"add", fn_add, "v*"},        {"add1", fn_add1, "v"},
+    {"atoi", fn_atoi, "s"},       {"biggest", fn_max, "vv*"},
+    {"ceil", fn_ceil, "v"},       {"div", fn_div, "vv"},
+    {"float64", fn_float64, "v"}, {"floor", fn_floor, "v"},
+    {"int", fn_int, "v"},         {"int64", fn_int64, "v"},
+    {"max", fn_max, "vv*"},       {"maxf", fn_maxf, "vv*"},
+    {"min", fn_min, "vv*"},       {"minf", fn_minf, "vv*"},
+    {"mod", fn_mod, "vv"},        {"mul", fn_mul, "vv*"},
+    {"round", fn_round, "vif*"},  {"sub", fn_sub, "vv"},
+    {"until", fn_until, "i"},     {"untilStep", fn_untilstep, "iii"},
+};
+const size_t tm_sprig_numeric_nfuncs = sizeof(tm_sprig_numeric_funcs) / sizeof(tm_sprig_numeric_funcs[0]);
