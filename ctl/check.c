@@ -25,6 +25,7 @@
 
 #include "wh_alloc.h"
 #include "diag.h"
+#include "inventory.h"
 #include "tag_int.h"
 #include "wh_buf.h"
 #include "wh_certs_cabundle.h"
@@ -534,17 +535,12 @@ static void check_overlaps(check_ctx *c)
 /* Would any injector entry select an unlabelled pod of namespace `ns`? */
 static int ns_served(check_ctx *c, const json_t *ns)
 {
-    const json_t *labels = json_object_get(json_object_get(ns, "metadata"), "labels");
-    json_t *none = json_object(), *cfg, *w;
-    size_t i, j;
-    int yes = 0;
+    json_t *none = json_object();
+    int matches = 0;
 
-    json_array_foreach(c->mwcs, i, cfg) json_array_foreach(
-        json_object_get(cfg, "webhooks"), j,
-        w) if (diag_is_injector(w) && wh_kube_selector_matches(json_object_get(w, "namespaceSelector"), labels) == 1 &&
-               wh_kube_selector_matches(json_object_get(w, "objectSelector"), none) == 1) yes = 1;
+    diag_injecting_revision(c->mwcs, json_object_get(json_object_get(ns, "metadata"), "labels"), none, NULL, &matches);
     json_decref(none);
-    return yes;
+    return matches > 0;
 }
 
 static void check_namespaces(check_ctx *c)
@@ -610,6 +606,70 @@ static void check_tags(check_ctx *c)
                 tag, diag_name(cfg), rev != NULL ? rev : "", rev != NULL ? rev : "", tag, tag);
     }
     add(c, "revision tags point at installed revisions", json_array_size(m) ? CK_FAIL : CK_OK, m);
+}
+
+/* ---- revisions in use ---------------------------------------------------------------- */
+
+/* Pods that run another revision than the one injecting them now (one line
+ * per workload), and revisions nothing uses any more (inventory.h). */
+static void check_revisions(check_ctx *c, const char *istio_ns)
+{
+    inv_cluster cl = {0};
+    wh_err err = {0};
+    json_t *inv, *stale = json_array(), *unused = json_array(), *counts = json_object(), *e, *r;
+    const char *key;
+    size_t i;
+
+    if (inv_load(c->client, istio_ns, &cl, &err) != WH_OK) {
+        add(c, "pods run the revision that injects them now", CK_SKIP, json_pack("[s]", wh_err_msg(&err)));
+        add(c, "every revision is in use", CK_SKIP, json_pack("[s]", wh_err_msg(&err)));
+        json_decref(stale);
+        json_decref(unused);
+        json_decref(counts);
+        return;
+    }
+    inv = inv_build(&cl);
+    json_array_foreach(json_object_get(inv, "needsRestart"), i, e)
+    {
+        wh_buf k = WH_BUF_INIT;
+        const char *owner = str(e, "owner");
+        wh_buf_printf(&k, "%s\t%s\t%s\t%s", str(e, "namespace"), owner[0] ? owner : str(e, "pod"), str(e, "running"),
+                      str(e, "selected"));
+        json_object_set_new(counts, k.data, json_integer(json_integer_value(json_object_get(counts, k.data)) + 1));
+        wh_buf_free(&k);
+    }
+    json_object_foreach(counts, key, e)
+    {
+        char ns[256], owner[512], running[256], selected[256];
+        long long n = json_integer_value(e);
+        if (sscanf(key, "%255[^\t]\t%511[^\t]\t%255[^\t]\t%255[^\t]", ns, owner, running, selected) != 4)
+            continue;
+        if (strchr(owner, '/') == NULL)
+            msg(stale,
+                "Pod %s in namespace %s runs revision %s, but its labels now select revision %s. No workload controls "
+                "it: recreate it to move it.",
+                owner, ns, running, selected);
+        else
+            msg(stale,
+                "%s in namespace %s: %lld pod%s run%s revision %s, but %s labels now select revision %s. Restart it: "
+                "webhookctl revision migrate --to %s -n %s --restart (or kubectl -n %s rollout restart %s).",
+                owner, ns, n, n == 1 ? "" : "s", n == 1 ? "s" : "", running, n == 1 ? "its" : "their", selected,
+                selected, ns, ns, owner);
+    }
+    json_array_foreach(json_object_get(inv, "revisions"), i, r)
+    {
+        if (json_array_size(json_object_get(r, "namespaces")) == 0 &&
+            json_array_size(json_object_get(r, "tags")) == 0 && json_integer_value(json_object_get(r, "pods")) == 0)
+            msg(unused,
+                "Revision %s (served by %s) is used by no namespace, tag or pod: once you are done with it, "
+                "remove it (webhookctl revision remove %s).",
+                str(r, "name"), str(r, "servedBy"), str(r, "name"));
+    }
+    add(c, "pods run the revision that injects them now", json_array_size(stale) ? CK_WARN : CK_OK, stale);
+    add(c, "every revision is in use", json_array_size(unused) ? CK_WARN : CK_OK, unused);
+    json_decref(counts);
+    json_decref(inv);
+    inv_free(&cl);
 }
 
 /* ---- output ---------------------------------------------------------------------- */
@@ -691,6 +751,7 @@ static int run(const wh_ctl_args *a)
     check_overlaps(&c);
     check_namespaces(&c);
     check_tags(&c);
+    check_revisions(&c, wh_ctl_string(a, "istioNamespace"));
     json_array_foreach(c.checks, i, ck) failed |= strcmp(str(ck, "result"), "error") == 0;
     status = failed ? 1 : 0;
     if (strcmp(output, "table") != 0) {
@@ -749,7 +810,10 @@ const wh_ctl_cmd wh_ctl_cmd_check = {
                               "injector webhooks\n"
                               "select the same pods; no namespace carries both istio-injection and istio.io/rev; every "
                               "injection\n"
-                              "label is served by an injector; every revision tag points at an installed revision.\n\n"
+                              "label is served by an injector; every revision tag points at an installed revision; "
+                              "every pod\n"
+                              "runs the revision that injects it now (else it needs a restart); every revision is "
+                              "used.\n\n"
                               "Exit status: 0 when no check failed (warnings allowed), 1 when one did, 2 on a usage "
                               "error.\n",
     .examples = "  webhookctl check\n"
