@@ -324,12 +324,10 @@ static json_t *analyse(ci *c, const json_t *mwc)
 static json_t *resolve_pod(wh_kube_client *client, const char *target, const char *labels, const char **ns)
 {
     static const char *const deploy_kinds[] = {"deploy/", "deployment/", "deployments/", "deployment.apps/", NULL};
-    static const wh_kube_resource pods = {"v1", "pods", "Pod", 1};
-    static const wh_kube_resource deployments = {"apps/v1", "deployments", "Deployment", 1};
     json_t *obj = NULL, *pod = NULL;
     wh_err err = {0};
     const char *name = target;
-    const wh_kube_resource *res = &pods;
+    const wh_kube_resource *res = &wh_kube_pods;
     char *copy = NULL;
 
     if (labels != NULL) {
@@ -342,9 +340,9 @@ static json_t *resolve_pod(wh_kube_client *client, const char *target, const cha
     for (size_t i = 0; deploy_kinds[i] != NULL; i++)
         if (strncmp(target, deploy_kinds[i], strlen(deploy_kinds[i])) == 0) {
             name = target + strlen(deploy_kinds[i]);
-            res = &deployments;
+            res = &wh_kube_deployments;
         }
-    if (res == &pods) {
+    if (res == &wh_kube_pods) {
         const char *slash = strchr(target, '/');
         if (slash != NULL) {
             if (strncmp(target, "pod/", 4) != 0 && strncmp(target, "pods/", 5) != 0 && strncmp(target, "po/", 3) != 0) {
@@ -370,7 +368,7 @@ static json_t *resolve_pod(wh_kube_client *client, const char *target, const cha
         fprintf(stderr, "Error: %s\n", wh_err_msg(&err));
         goto out;
     }
-    if (res == &pods) {
+    if (res == &wh_kube_pods) {
         pod = json_incref(obj);
     } else {
         json_t *tmpl = json_object_get(json_object_get(obj, "spec"), "template");

@@ -47,6 +47,55 @@ int diag_is_validator(const json_t *entry)
            path_starts(entry, "/validate");
 }
 
+const char *diag_injecting_revision(const json_t *mwcs, const json_t *ns_labels, const json_t *pod_labels,
+                                    const json_t **mwc, int *matches)
+{
+    const char *rev = NULL;
+    const json_t *first = NULL, *cfg, *w;
+    size_t i, j;
+    int n = 0;
+
+    json_array_foreach(mwcs, i, cfg)
+    {
+        int hit = 0;
+        json_array_foreach(json_object_get(cfg, "webhooks"), j, w)
+        {
+            if (diag_is_injector(w) &&
+                wh_kube_selector_matches(json_object_get(w, "namespaceSelector"), ns_labels) == 1 &&
+                wh_kube_selector_matches(json_object_get(w, "objectSelector"), pod_labels) == 1)
+                hit = 1;
+        }
+        if (!hit)
+            continue;
+        n++;
+        if (first == NULL) {
+            first = cfg;
+            rev = diag_label(cfg, "istio.io/rev");
+        }
+    }
+    if (mwc != NULL)
+        *mwc = first;
+    if (matches != NULL)
+        *matches = n;
+    return rev;
+}
+
+int diag_is_webhookd(const json_t *mwc)
+{
+    const char *name = diag_label(mwc, "app.kubernetes.io/name");
+    size_t i;
+    json_t *w;
+
+    if (name != NULL && strcmp(name, "webhookd") == 0)
+        return 1;
+    json_array_foreach(json_object_get(mwc, "webhooks"), i, w)
+    {
+        if (path_starts(w, "/inject/rev"))
+            return 1;
+    }
+    return 0;
+}
+
 const char *diag_label(const json_t *obj, const char *key)
 {
     return json_string_value(json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), key));

@@ -25,15 +25,8 @@ static const wh_ctl_cmd cmd_version = {
 };
 
 static const wh_ctl_cmd *const commands[] = {
-    &wh_ctl_cmd_certs,
-    &wh_ctl_cmd_check,
-    &wh_ctl_cmd_check_inject,
-    &wh_ctl_cmd_completion,
-    &wh_ctl_cmd_kube_inject,
-    &wh_ctl_cmd_tag,
-    &wh_ctl_cmd_validate,
-    &cmd_version,
-    NULL,
+    &wh_ctl_cmd_certs,    &wh_ctl_cmd_check, &wh_ctl_cmd_check_inject, &wh_ctl_cmd_completion, &wh_ctl_cmd_kube_inject,
+    &wh_ctl_cmd_revision, &wh_ctl_cmd_tag,   &wh_ctl_cmd_validate,     &cmd_version,           NULL,
 };
 
 static const wh_ctl_cmd root = {

@@ -808,6 +808,35 @@ static int delete_all(wh_kube_client *c, const wh_kube_resource *r, const json_t
     return rc;
 }
 
+int tag_delete_objects(wh_kube_client *c, const char *istio_ns, const char *tag, const json_t *mwcs, const json_t *svcs)
+{
+    json_t *own_mwcs = NULL, *own_svcs = NULL, *vwcs = NULL;
+    wh_buf sel = WH_BUF_INIT;
+    int rc = 1;
+
+    wh_buf_printf(&sel, "%s=%s", TAG_LABEL, tag);
+    if ((mwcs == NULL && list_or_fail(c, &wh_kube_mutating_webhooks, NULL, sel.data, &own_mwcs,
+                                      "failed to delete Istio revision tag MutatingConfigurationWebhook")) ||
+        (svcs == NULL && list_or_fail(c, &wh_kube_services, istio_ns, sel.data, &own_svcs,
+                                      "failed to delete Istio revision tag Services")))
+        goto out;
+    /* webhooks first (the tag stops injecting), then the validator, then the Service */
+    if (delete_all(c, &wh_kube_mutating_webhooks, mwcs != NULL ? mwcs : own_mwcs, "MutatingConfigurationWebhook") !=
+            0 ||
+        list_or_fail(c, &wh_kube_validating_webhooks, NULL, sel.data, &vwcs,
+                     "failed to delete Istio revision tag ValidatingWebhookConfiguration") ||
+        delete_all(c, &wh_kube_validating_webhooks, vwcs, "ValidatingWebhookConfiguration") != 0 ||
+        delete_all(c, &wh_kube_services, svcs != NULL ? svcs : own_svcs, "Services") != 0)
+        goto out;
+    rc = 0;
+out:
+    json_decref(own_mwcs);
+    json_decref(own_svcs);
+    json_decref(vwcs);
+    wh_buf_free(&sel);
+    return rc;
+}
+
 /* Without a default tag, a deactivated non-revisioned injector leaves
  * istio-injection=enabled namespaces uninjected: offer to switch it back on
  * (only when the Service it calls still exists: with failurePolicy Fail a
@@ -872,7 +901,7 @@ out:
 static int cmd_remove(tag_cli *cli)
 {
     wh_kube_client *c = NULL;
-    json_t *svcs = NULL, *mwcs = NULL, *vwcs = NULL, *nss = NULL;
+    json_t *svcs = NULL, *mwcs = NULL, *nss = NULL;
     wh_buf sel = WH_BUF_INIT, prompt = WH_BUF_INIT;
     wh_err err = {0};
     const char *tag;
@@ -914,22 +943,13 @@ static int cmd_remove(tag_cli *cli)
             goto out;
         }
     }
-    /* webhooks first (the tag stops injecting), then the validator, then the Service */
-    if (delete_all(c, &wh_kube_mutating_webhooks, mwcs, "MutatingConfigurationWebhook") != 0)
-        goto out;
-    wh_buf_reset(&sel);
-    wh_buf_printf(&sel, "%s=%s", TAG_LABEL, tag);
-    if (list_or_fail(c, &wh_kube_validating_webhooks, NULL, sel.data, &vwcs,
-                     "failed to delete Istio revision tag ValidatingWebhookConfiguration") ||
-        delete_all(c, &wh_kube_validating_webhooks, vwcs, "ValidatingWebhookConfiguration") != 0 ||
-        delete_all(c, &wh_kube_services, svcs, "Services") != 0)
+    if (tag_delete_objects(c, cli->istio_ns, tag, mwcs, svcs) != 0)
         goto out;
     printf("Revision tag %s removed\n", tag);
     rc = strcmp(tag, TAG_DEFAULT) == 0 ? offer_reactivation(c, cli) : 0;
 out:
     json_decref(svcs);
     json_decref(mwcs);
-    json_decref(vwcs);
     json_decref(nss);
     wh_buf_free(&sel);
     wh_buf_free(&prompt);

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "wh_buf.h"
+#include "wh_kube.h"
 #include "wh_result.h"
 
 #define TAG_LABEL "istio.io/tag"
@@ -60,5 +61,12 @@ wh_code tag_reactivate(json_t *mwc, wh_err *err);
  * strings, "Error [IST0139] (MutatingWebhookConfiguration <n>) <msg>") the
  * findings for the MWC named `target`. */
 wh_code tag_analyze_overlaps(const json_t *webhooks, const char *target, json_t *findings, wh_err *err);
+
+/* Delete the objects of tag `tag`: its MutatingWebhookConfigurations
+ * (`mwcs`, listed here when NULL), the ValidatingWebhookConfigurations
+ * labelled with it, then its Services in `istio_ns` (`svcs`, likewise).
+ * Prints each deletion; 0, or 1 with an "Error: ..." on stderr. */
+int tag_delete_objects(wh_kube_client *c, const char *istio_ns, const char *tag, const json_t *mwcs,
+                       const json_t *svcs);
 
 #endif

@@ -34,6 +34,7 @@ extern const wh_ctl_cmd wh_ctl_cmd_check_inject; /* check_inject.c */
 extern const wh_ctl_cmd wh_ctl_cmd_check;        /* check.c */
 extern const wh_ctl_cmd wh_ctl_cmd_certs;        /* certs.c */
 extern const wh_ctl_cmd wh_ctl_cmd_tag;          /* tag.c */
+extern const wh_ctl_cmd wh_ctl_cmd_revision;     /* revision.c */
 extern const wh_ctl_cmd wh_ctl_cmd_completion;   /* completion.c */
 
 #endif

@@ -645,8 +645,14 @@ void wh_ctl_help(const wh_ctl_cmd *cmd, const char *path, FILE *out)
     if (cmd->inherited != NULL) {
         const wh_ctl_flag *inh[64];
         size_t ninh = 0;
-        for (size_t i = 0; i < cmd->inherited->n && ninh < 64; i++)
-            inh[ninh++] = &cmd->inherited->flags[i];
+        /* a command's own flag shadows the inherited one of the same name (cobra's rule) */
+        for (size_t i = 0; i < cmd->inherited->n && ninh < 64; i++) {
+            int shadowed = 0;
+            for (size_t j = 0; j < cmd->nflags; j++)
+                shadowed |= strcmp(cmd->flags[j].name, cmd->inherited->flags[i].name) == 0;
+            if (!shadowed)
+                inh[ninh++] = &cmd->inherited->flags[i];
+        }
         print_flags(out, "Global Flags", inh, ninh, name);
     }
     if (nsubs > 0)

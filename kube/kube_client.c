@@ -30,10 +30,17 @@ const wh_kube_resource wh_kube_mutating_webhooks = {"admissionregistration.k8s.i
                                                     "MutatingWebhookConfiguration", 0};
 const wh_kube_resource wh_kube_validating_webhooks = {
     "admissionregistration.k8s.io/v1", "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", 0};
+const wh_kube_resource wh_kube_pods = {"v1", "pods", "Pod", 1};
+const wh_kube_resource wh_kube_replicasets = {"apps/v1", "replicasets", "ReplicaSet", 1};
+const wh_kube_resource wh_kube_deployments = {"apps/v1", "deployments", "Deployment", 1};
+const wh_kube_resource wh_kube_statefulsets = {"apps/v1", "statefulsets", "StatefulSet", 1};
+const wh_kube_resource wh_kube_daemonsets = {"apps/v1", "daemonsets", "DaemonSet", 1};
 
-static const wh_kube_resource *const known[] = {&wh_kube_namespaces,        &wh_kube_services,
-                                                &wh_kube_secrets,           &wh_kube_configmaps,
-                                                &wh_kube_mutating_webhooks, &wh_kube_validating_webhooks};
+static const wh_kube_resource *const known[] = {
+    &wh_kube_namespaces,   &wh_kube_services,          &wh_kube_secrets,
+    &wh_kube_configmaps,   &wh_kube_mutating_webhooks, &wh_kube_validating_webhooks,
+    &wh_kube_pods,         &wh_kube_replicasets,       &wh_kube_deployments,
+    &wh_kube_statefulsets, &wh_kube_daemonsets};
 
 const wh_kube_resource *wh_kube_resource_lookup(const char *name)
 {

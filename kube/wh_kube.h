@@ -76,6 +76,11 @@ extern const wh_kube_resource wh_kube_secrets;
 extern const wh_kube_resource wh_kube_configmaps;
 extern const wh_kube_resource wh_kube_mutating_webhooks;   /* MutatingWebhookConfiguration */
 extern const wh_kube_resource wh_kube_validating_webhooks; /* ValidatingWebhookConfiguration */
+extern const wh_kube_resource wh_kube_pods;
+extern const wh_kube_resource wh_kube_replicasets; /* apps/v1, as the three workload kinds below */
+extern const wh_kube_resource wh_kube_deployments;
+extern const wh_kube_resource wh_kube_statefulsets;
+extern const wh_kube_resource wh_kube_daemonsets;
 
 /* One of the resources above by plural or kind (case-insensitive); NULL if unknown. */
 const wh_kube_resource *wh_kube_resource_lookup(const char *name);

@@ -6,8 +6,17 @@
  * reference to an immutable snapshot, so a reload never disturbs a request
  * in flight; a broken new config keeps the previous snapshot serving and is
  * reported in logs, metrics and the readiness detail.
+ *
+ * "Broken" includes a config that parses but cannot render: every new
+ * snapshot first renders a plain pod (wh_inject_registry_check), so a
+ * template that fails at execution never replaces a good one.  Readiness
+ * says whether webhookd can serve, not whether every revision is perfect:
+ * all replicas read the same config, so one bad edit must not take every
+ * pod out of the Service (with failurePolicy Fail that stops the cluster).
  */
 #include "wh_inject_revision.h"
+#include "wh_inject_render.h"
+#include "wh_inject_shape.h"
 
 #include "wh_go.h"
 #include "wh_inject_pod.h"
@@ -46,6 +55,7 @@ typedef struct entry {
     char *error;             /* why the last try failed, or NULL */
     int mark;                /* still present in this scan */
     json_t *inputs;          /* cluster source: the ConfigMaps' contents last tried */
+    int rev_renders;         /* `rev` passed wh_inject_registry_check */
     char release[16];        /* release label last published ("" none) */
     const char *source;      /* its source label */
 } entry;
@@ -57,7 +67,7 @@ struct wh_inject_registry {
     size_t n;
     char *dir;
     wh_inject_revision *embedded; /* NULL in cluster mode: "default" is what the cluster says */
-    wh_metric *reloads, *loaded, *release;
+    wh_metric *reloads, *loaded, *refused, *release;
     /* watcher */
     pthread_mutex_t watch_mu;
     pthread_cond_t watch_cv;
@@ -112,6 +122,35 @@ static wh_code load_dir(const char *dir, const char *name, wh_inject_revision **
         wh_err_prefix(err, "revision %s", name);
     for (int i = 0; i < NFILES; i++)
         wh_buf_free(&b[i]);
+    return rc;
+}
+
+wh_code wh_inject_registry_check(const wh_inject_revision *rev, wh_err *err)
+{
+    static const char pod_json[] = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+                                   "\"webhookd-check\",\"namespace\":\"default\",\"labels\":{\"app\":\"check\"}},"
+                                   "\"spec\":{\"containers\":[{\"name\":\"app\",\"image\":\"app:1\"}]}}";
+    json_t *pod = json_loads(pod_json, 0, NULL);
+    wh_inject_input in;
+    wh_inject_rendered r;
+    wh_inject_shaped *shaped = NULL;
+    wh_code rc;
+
+    if (json_array_size(rev->template_names) == 0) { /* nothing to render (an injection-less config) */
+        json_decref(pod);
+        return WH_OK;
+    }
+    memset(&in, 0, sizeof(in));
+    memset(&r, 0, sizeof(r));
+    in.rev = rev;
+    in.pod = pod;
+    if ((rc = wh_inject_render(&in, &r, err)) == WH_OK)
+        rc = wh_inject_shape_overlays(r.overlays, (const char *const *)r.names, &shaped, err);
+    if (rc != WH_OK)
+        wh_err_prefix(err, "check render of a plain pod: failed to run injection template");
+    free(shaped);
+    wh_inject_rendered_clear(&r);
+    json_decref(pod);
     return rc;
 }
 
@@ -194,6 +233,8 @@ wh_code wh_inject_registry_reload(wh_inject_registry *reg, wh_err *err)
         entry *e;
         wh_inject_revision *rev = NULL;
         wh_err lerr;
+        wh_code checked;
+        int had_good;
 
         if (de->d_name[0] == '.' || !valid_name(de->d_name))
             continue;
@@ -225,10 +266,25 @@ wh_code wh_inject_registry_reload(wh_inject_registry *reg, wh_err *err)
 
         /* Parse outside the lock: requests keep being served meanwhile. */
         wh_err_clear(&lerr);
-        if (load_dir(reg->dir, de->d_name, &rev, &lerr) != WH_OK) {
+        checked = WH_OK;
+        if (load_dir(reg->dir, de->d_name, &rev, &lerr) == WH_OK &&
+            (checked = wh_inject_registry_check(rev, &lerr)) != WH_OK) {
+            /* Renders fail: refused when a good config is serving; otherwise
+             * served anyway (each review then gets the template's own error,
+             * as with istiod) and reported as refused. */
+            wh_err_prefix(&lerr, "revision %s", de->d_name);
+            pthread_rwlock_rdlock(&reg->lock);
+            had_good = (e = find(reg, de->d_name)) != NULL && e->rev != NULL && e->rev_renders;
+            pthread_rwlock_unlock(&reg->lock);
+            if (had_good) {
+                wh_inject_revision_unref(rev);
+                rev = NULL;
+            }
+        }
+        if (rev == NULL) {
             char *msg = wh_strdup(wh_err_msg(&lerr));
-            wh_log(WH_LOG_ERROR, "revision config rejected; previous config keeps serving", "revision", de->d_name,
-                   "error", wh_err_msg(&lerr), NULL);
+            wh_log(WH_LOG_ERROR, "revision config refused; its previous config (if any) keeps serving", "revision",
+                   de->d_name, "error", wh_err_msg(&lerr), NULL);
             count(reg, de->d_name, "failure");
             failures++;
             pthread_rwlock_wrlock(&reg->lock);
@@ -241,7 +297,10 @@ wh_code wh_inject_registry_reload(wh_inject_registry *reg, wh_err *err)
             pthread_rwlock_unlock(&reg->lock);
             continue;
         }
-        {
+        if (checked != WH_OK)
+            wh_log(WH_LOG_ERROR, "revision loaded, but it cannot render a plain pod", "revision", de->d_name, "error",
+                   wh_err_msg(&lerr), NULL);
+        else {
             const wh_inject_release *r = wh_inject_revision_release(rev);
             char line[320];
             wh_inject_release_describe(r, line, sizeof(line));
@@ -257,7 +316,8 @@ wh_code wh_inject_registry_reload(wh_inject_registry *reg, wh_err *err)
             e->rev = rev;
             e->loaded = s;
             free(e->error);
-            e->error = NULL;
+            e->error = checked != WH_OK ? wh_strdup(wh_err_msg(&lerr)) : NULL;
+            e->rev_renders = checked == WH_OK;
             rev = old;
             publish_release(reg, e);
         }
@@ -280,15 +340,16 @@ wh_code wh_inject_registry_reload(wh_inject_registry *reg, wh_err *err)
             i++;
         }
     }
-    if (reg->loaded != NULL)
-        for (size_t i = 0; i < reg->n; i++) {
-            const char *labels[] = {reg->entries[i].name};
-            wh_metric_set(reg->loaded, labels, reg->entries[i].rev != NULL);
-        }
+    for (size_t i = 0; i < reg->n; i++) {
+        const char *labels[] = {reg->entries[i].name};
+        wh_metric_set(reg->loaded, labels, reg->entries[i].rev != NULL);
+        wh_metric_set(reg->refused, labels, reg->entries[i].error != NULL);
+    }
     pthread_rwlock_unlock(&reg->lock);
     pthread_mutex_unlock(&reg->reload_mu);
-    if (failures > 0)
-        return wh_err_set(err, WH_E_INVALID, "%d revision(s) failed to load; see the readiness detail", failures);
+    /* Each refused config was logged once, when it changed; saying so again
+     * on every scan (the caller logs errors) would be an ERROR line a second. */
+    (void)failures;
     return WH_OK;
 }
 
@@ -314,6 +375,10 @@ wh_code wh_inject_registry_open(const char *dir, wh_metrics *metrics, wh_inject_
                                           "Revision configuration loads by result.", rl_labels);
         reg->loaded = wh_metrics_gauge(metrics, "webhookd_inject_revision_loaded",
                                        "1 when the revision has a configuration serving.", l_labels);
+        reg->refused = wh_metrics_gauge(metrics, "webhookd_inject_revision_config_refused",
+                                        "1 when the revision's latest configuration was refused (the previous "
+                                        "one, if any, keeps serving; see /readyz).",
+                                        l_labels);
         reg->release = wh_metrics_gauge(metrics, "webhookd_inject_revision_release",
                                         "1 for the Istio release (major.minor) whose injection behaviour the "
                                         "revision gets, and where that came from (file, configmap-label, "
@@ -410,8 +475,6 @@ wh_inject_revision *wh_inject_registry_get(wh_inject_registry *reg, const char *
 
 int wh_inject_registry_ready(wh_inject_registry *reg, wh_buf *detail)
 {
-    int ok = 1;
-
     pthread_rwlock_rdlock(&reg->lock);
     for (size_t i = 0; i < reg->n; i++) {
         const entry *e = &reg->entries[i];
@@ -420,15 +483,12 @@ int wh_inject_registry_ready(wh_inject_registry *reg, wh_buf *detail)
             wh_inject_release_describe(wh_inject_revision_release(e->rev), line, sizeof(line));
             wh_buf_printf(detail, "%srevision %s: Istio %s", detail->len ? "\n" : "", e->name, line);
         }
-        if (e->error == NULL)
-            continue;
-        ok = 0;
-        if (detail != NULL)
-            wh_buf_printf(detail, "%srevision %s: %s (%s)", detail->len ? "\n" : "", e->name, e->error,
-                          e->rev != NULL ? "previous config still serving" : "not serving");
+        if (e->error != NULL && detail != NULL)
+            wh_buf_printf(detail, "%srevision %s: latest config refused (%s): %s", detail->len ? "\n" : "", e->name,
+                          e->rev != NULL ? "the previous config keeps serving" : "not served", e->error);
     }
     pthread_rwlock_unlock(&reg->lock);
-    return ok;
+    return 1; /* a refused revision is reported, never a reason to leave the Service (issue #15) */
 }
 
 json_t *wh_inject_registry_names(wh_inject_registry *reg)

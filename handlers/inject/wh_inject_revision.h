@@ -185,10 +185,14 @@ wh_code wh_inject_registry_watch(wh_inject_registry *reg, unsigned interval_ms, 
 /* New reference to a revision, or NULL if unknown.  name NULL or "" means
  * the revision named "default", else the embedded default revision. */
 wh_inject_revision *wh_inject_registry_get(wh_inject_registry *reg, const char *name);
-/* 1 when every revision is serving its newest files; else 0.  detail gets a
- * line per serving revision naming its Istio release, and one per problem
- * (the old config keeps serving). */
+/* Always 1 (webhookd can serve).  detail gets a line per serving revision
+ * naming its Istio release, and one per revision whose latest config was
+ * refused, saying whether its previous config keeps serving. */
 int wh_inject_registry_ready(wh_inject_registry *reg, wh_buf *detail);
+/* Render every default template of `rev` for a plain pod: what a new
+ * snapshot must pass before it replaces a serving one (both revision
+ * sources call it, so a config that fails only at render time is refused). */
+wh_code wh_inject_registry_check(const wh_inject_revision *rev, wh_err *err);
 /* Names of the loaded revisions (JSON array of strings, new reference). */
 json_t *wh_inject_registry_names(wh_inject_registry *reg);
 

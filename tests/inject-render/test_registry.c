@@ -88,9 +88,10 @@ static void test_load_reload_broken_remove(void **state)
     assert_string_equal(policy_of(reg, "canary"), "enabled");
     assert_null(wh_inject_registry_get(reg, "broken"));
     assert_null(wh_inject_registry_get(reg, "nope"));
-    assert_int_equal(wh_inject_registry_ready(reg, &detail), 0);
+    /* Reported, but webhookd stays ready: it can serve (issue #15). */
+    assert_int_equal(wh_inject_registry_ready(reg, &detail), 1);
     assert_non_null(strstr(detail.data, "revision broken:"));
-    assert_non_null(strstr(detail.data, "not serving"));
+    assert_non_null(strstr(detail.data, "not served"));
 
     /* "/inject" without a default revision: the embedded one. */
     emb = wh_inject_registry_get(reg, NULL);
@@ -110,12 +111,22 @@ static void test_load_reload_broken_remove(void **state)
     /* A broken new config keeps the previous one serving and is reported. */
     put("canary", "values", "{not json");
     put("canary", "config", "policy: enabled\ntemplates: [1]\n");
-    assert_int_not_equal(wh_inject_registry_reload(reg, &err), WH_OK);
+    assert_int_equal(wh_inject_registry_reload(reg, &err), WH_OK); /* logged once, not an error per scan */
     assert_string_equal(policy_of(reg, "canary"), "disabled");
     wh_buf_reset(&detail);
-    assert_int_equal(wh_inject_registry_ready(reg, &detail), 0);
+    assert_int_equal(wh_inject_registry_ready(reg, &detail), 1);
     assert_non_null(strstr(detail.data, "revision canary:"));
-    assert_non_null(strstr(detail.data, "previous config still serving"));
+    assert_non_null(strstr(detail.data, "the previous config keeps serving"));
+
+    /* A config that parses but cannot render does not replace a good one. */
+    put("canary", "values", "{}");
+    put("canary", "config", "policy: enabled\ntemplates:\n  sidecar: '{{ fail \"boom at render\" }}'\n");
+    assert_int_equal(wh_inject_registry_reload(reg, &err), WH_OK);
+    assert_string_equal(policy_of(reg, "canary"), "disabled");
+    wh_buf_reset(&detail);
+    assert_int_equal(wh_inject_registry_ready(reg, &detail), 1);
+    assert_non_null(strstr(detail.data, "boom at render"));
+    assert_non_null(strstr(detail.data, "the previous config keeps serving"));
 
     /* Fixed: serving the new one, ready again once broken/ is gone. */
     put("canary", "values", "{}");
@@ -180,18 +191,18 @@ static void test_version_file(void **state)
     assert_true(release_metric(m, "r1", "1.21", "file") == 0);
     assert_true(release_metric(m, "r1", "1.22", "file") == 1);
 
-    /* garbage: reported, the previous snapshot keeps serving */
+    /* garbage: reported (readiness stays: issue #15), the previous snapshot keeps serving */
     put("r1", "version", "latest");
-    assert_int_not_equal(wh_inject_registry_reload(reg, &err), WH_OK);
+    assert_int_equal(wh_inject_registry_reload(reg, &err), WH_OK);
     wh_buf_reset(&detail);
-    assert_int_equal(wh_inject_registry_ready(reg, &detail), 0);
+    assert_int_equal(wh_inject_registry_ready(reg, &detail), 1);
     assert_non_null(strstr(detail.data, "version file: \"latest\" is not an Istio version"));
-    assert_non_null(strstr(detail.data, "previous config still serving"));
+    assert_non_null(strstr(detail.data, "the previous config keeps serving"));
     assert_true(release_metric(m, "r1", "1.22", "file") == 1);
 
     /* no file, no version tag: the newest */
     put("r2", "values", "{\"global\": {\"tag\": \"latest\"}}");
-    assert_int_not_equal(wh_inject_registry_reload(reg, &err), WH_OK); /* r1 still broken */
+    assert_int_equal(wh_inject_registry_reload(reg, &err), WH_OK); /* r1 still refused: logged once, not an error */
     rev = wh_inject_registry_get(reg, "r2");
     assert_int_equal(wh_inject_revision_release(rev)->source, WH_RELEASE_NEWEST);
     wh_inject_revision_unref(rev);

@@ -6,6 +6,7 @@ Each TestCase class is one ctest test (see CMakeLists.txt); every load-style
 case is bounded in time and in size so that it runs in seconds, and each
 asserts the bound that the finding broke (memory, latency, readiness).
 """
+import base64
 import json
 import os
 import select
@@ -335,6 +336,64 @@ class TestProbesUnderLoad(unittest.TestCase):
             p95 = took[int(len(took) * 0.95) - 1]
             self.assertLess(p95, scaled(0.5), "monitoring /healthz p95 %.3f s under load" % p95)
             self.assertEqual(plain_get(mon, "/metrics", 5)[0], 200)
+
+
+GOOD_CONFIG = """policy: enabled
+templates:
+  sidecar: |
+    spec:
+      containers:
+      - name: istio-proxy
+        image: example/proxyv2:1
+"""
+
+
+class TestReadiness(unittest.TestCase):
+    """Finding 5: any refused revision turned /readyz 503 (with an ERROR line
+    every second), so one bad edit made every replica NotReady at once; and a
+    config that parsed but failed at render time replaced the good one."""
+
+    def put(self, root, text):
+        tmp = os.path.join(root, "default", ".config.tmp")
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.rename(tmp, os.path.join(root, "default", "config"))
+
+    def test_a_bad_edit_keeps_the_last_good_config_and_readiness(self):
+        with tempfile.TemporaryDirectory() as root:
+            os.mkdir(os.path.join(root, "default"))
+            with open(os.path.join(root, "default", "values"), "w") as f:
+                f.write("{}")
+            self.put(root, GOOD_CONFIG)
+            with Server("--revisions-dir=" + root) as srv:
+                status, _, answer = once(srv.port, "POST", "/inject", review())
+                self.assertEqual(status, 200)
+                self.assertIn("patch", json.loads(answer)["response"])
+                self.assertIn(b"example/proxyv2:1", base64.b64decode(json.loads(answer)["response"]["patch"]))
+                for bad, why in (("policy: enabled\ntemplates:\n  sidecar: '{{ fail \"boom at render\" }}'\n",
+                                  "boom at render"),
+                                 ("policy: [unclosed\n", "yaml")):
+                    mark = len(srv.records())
+                    self.put(root, bad)
+                    srv.wait_log("revision config refused; its previous config (if any) keeps serving", after=mark)
+                    time.sleep(scaled(2.5))  # a few rescans
+                    refused = [r for r in srv.records()[mark:] if "refused" in r.get("msg", "")]
+                    self.assertEqual(len(refused), 1, refused)  # once, not every second
+                    status, _, body = once(srv.port, "GET", "/readyz")
+                    self.assertEqual(status, 200, body)
+                    self.assertIn(why.encode(), body)
+                    self.assertIn(b"the previous config keeps serving", body)
+                    self.assertEqual(metric(srv, "webhookd_inject_revision_config_refused", '{revision="default"}'), 1)
+                    status, _, answer = once(srv.port, "POST", "/inject", review())
+                    self.assertEqual(status, 200)
+                    self.assertIn("patch", json.loads(answer)["response"])  # the good config still injects
+                    self.assertFalse([r for r in srv.records()[mark:] if r.get("msg") == "endpoint reload failed; "
+                                      "keeping its previous configuration"])
+                self.put(root, GOOD_CONFIG.replace("proxyv2:1", "proxyv2:2"))
+                deadline = time.time() + scaled(10)
+                while metric(srv, "webhookd_inject_revision_config_refused", '{revision="default"}') != 0:
+                    self.assertLess(time.time(), deadline)
+                    time.sleep(0.2)
 
 
 class TestFraming(unittest.TestCase):

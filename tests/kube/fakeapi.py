@@ -3,8 +3,9 @@
 
 It behaves like kube-apiserver for what webhookctl and kubectl use: discovery
 (/version, /api, /apis, resource lists), namespaces, services, secrets,
-configmaps, (mutating|validating)webhookconfigurations, pods, endpoints and
-deployments (stored as given: no controllers run) with get, list
+configmaps, (mutating|validating)webhookconfigurations, pods, endpoints,
+replicasets, deployments, statefulsets and daemonsets (rolled out by the tiny
+controller of fake_workloads.py, an extension: see EXTENSIONS) with get, list
 (label selectors, limit/continue), create, update (resourceVersion, 409),
 patch (merge, JSON, strategic, server-side apply with field managers,
 conflicts and force), delete; Status objects for 401/403/404/409/422;
@@ -63,6 +64,10 @@ RESOURCES = {
     # read by webhookd's informers in cluster mode
     "nodes": ("v1", "Node", False, ["no"]),
     "proxyconfigs": ("networking.istio.io/v1beta1", "ProxyConfig", True, []),
+    # rolled out by fake_workloads.py
+    "replicasets": ("apps/v1", "ReplicaSet", True, ["rs"]),
+    "statefulsets": ("apps/v1", "StatefulSet", True, ["sts"]),
+    "daemonsets": ("apps/v1", "DaemonSet", True, ["ds"]),
 }
 # what `helm install` of charts/webhookd creates (tests/e2e), stored as given
 RESOURCES.update({
@@ -368,6 +373,9 @@ class Store:
         meta["creationTimestamp"] = old["metadata"]["creationTimestamp"] if old else now()
         meta["resourceVersion"] = self.next_rv()
         obj["apiVersion"], obj["kind"] = RESOURCES[plural][0], RESOURCES[plural][1]
+        for ext in EXTENSIONS:
+            if hasattr(ext, "before_store"):
+                ext.before_store(self, key, obj, old)
         self.default(plural, obj)
         self.validate(plural, obj)
         self.render_managed(key, obj)
@@ -476,6 +484,11 @@ class Store:
 
 
 STORE = Store()
+# Modules that extend this server (fake_workloads.py): each may define before_store(store, key, obj, old),
+# called before an object is stored; on_load(store, obj) -> bool, which takes over loading a fixture;
+# control(path, raw) -> bool, which answers a /_fake/ path; reset(), on /_fake/reset; install(this
+# module) runs once at start.
+EXTENSIONS = []
 
 
 def merge_patch(target, patch):
@@ -661,7 +674,10 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             entry["body"] = raw.decode(errors="replace")
         if url.path.startswith("/_fake/"):
-            return self.control(method, url.path, raw)
+            try:
+                return self.control(method, url.path, raw)
+            except ApiError as e:  # a bad fixture: say which
+                return self.send_json(e.code, status_obj(e.code, e.reason, e.message, e.details))
         code = 500
         extra_headers = {}
         self.warnings = []
@@ -709,6 +725,11 @@ class Handler(BaseHTTPRequestHandler):
             if path == "/_fake/reset":
                 STORE.reset()
                 fake_admission.reset()
+                for ext in EXTENSIONS:
+                    if hasattr(ext, "reset"):
+                        ext.reset()
+                return self.send_json(200, {})
+            if any(hasattr(ext, "control") and ext.control(path, raw) for ext in EXTENSIONS):
                 return self.send_json(200, {})
             if path == "/_fake/admission":
                 return self.send_json(200, fake_admission.calls())
@@ -734,6 +755,8 @@ class Handler(BaseHTTPRequestHandler):
             if path == "/_fake/load":
                 spec = json.loads(raw)
                 for o in spec.get("objects", []):
+                    if any(hasattr(ext, "on_load") and ext.on_load(STORE, o) for ext in EXTENSIONS):
+                        continue
                     plural = KIND_TO_PLURAL[o["kind"]]
                     ns = o["metadata"].get("namespace") if RESOURCES[plural][2] else None
                     mgr = o.pop("x-manager", "fixture")
@@ -915,6 +938,10 @@ def main():
     if args.state:
         fake_watch.persist(args.state, STORE, lambda o: (KIND_TO_PLURAL[o["kind"]], o["metadata"].get("namespace"),
                                                          o["metadata"]["name"]))
+    import fake_workloads
+    EXTENSIONS.append(fake_workloads)
+    for ext in EXTENSIONS:
+        ext.install(sys.modules[__name__])
     if args.auth:
         with open(args.auth) as f:
             AUTH.update(json.load(f))

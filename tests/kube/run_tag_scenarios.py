@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""run_tag_scenarios.py - runs the declarative `webhookctl tag` scenarios
-(tag_scenarios.yaml: before-state, command, expected objects/output/exit)
-against fakeapi.py over TLS.
+"""run_tag_scenarios.py - runs declarative webhookctl scenarios against
+fakeapi.py over TLS: the `webhookctl tag` ones (tag_scenarios.yaml) and the
+`webhookctl revision` ones (revision_scenarios.yaml): before-state, command,
+expected objects/output/exit; or several `steps`, each a command and its
+expectations, with `then` changes to the cluster between them.
 
 With --kubectl-oracle every expected object is also read back with
 `kubectl get -o json` and must be identical to what the fake server holds
@@ -9,14 +11,18 @@ before the expectations are checked on kubectl's copy; without kubectl that
 mode is skipped (exit 77) with a message.
 
 Fixture macros in `before` (see tag_scenarios.yaml's header): rev, legacy,
-namespace, service, object.  Strings "b64:X" become base64(X).
+namespace, service, object; and workload, pod (revision_scenarios.yaml's
+header).  Strings "b64:X" become base64(X).
 """
 import base64
 import copy
 import json
 import os
+import pty
+import signal
 import subprocess
 import sys
+import time
 
 import yaml
 
@@ -26,7 +32,8 @@ import kubetest  # noqa: E402
 ADM = "admissionregistration.k8s.io/v1"
 PLURAL = {"MutatingWebhookConfiguration": "mutatingwebhookconfigurations",
           "ValidatingWebhookConfiguration": "validatingwebhookconfigurations",
-          "Service": "services", "Namespace": "namespaces"}
+          "Service": "services", "Namespace": "namespaces", "Deployment": "deployments",
+          "StatefulSet": "statefulsets", "DaemonSet": "daemonsets", "Pod": "pods"}
 
 
 def b64(v):
@@ -61,8 +68,51 @@ def injector_entry(prefix, value, cc, reinvocation=None):
     return e
 
 
+def workload(item):
+    """{workload: NAME, namespace, kind (Deployment), replicas, running: REV, labels (pod template),
+    template_annotations, annotations (the workload's), strategy} -> the workload object; with `running`
+    the fake creates its pods at once, injected by REV."""
+    w = item["workload"]
+    labels = dict({"app": w if isinstance(w, str) else w}, **item.get("labels", {}))
+    obj = {"apiVersion": "apps/v1", "kind": item.get("kind", "Deployment"),
+           "metadata": {"name": w, "namespace": item["namespace"], "annotations": item.get("annotations", {})},
+           "spec": {"selector": {"matchLabels": {"app": w}},
+                    "template": {"metadata": {"labels": labels, "annotations": item.get("template_annotations", {})},
+                                 "spec": {"containers": [{"name": "app", "image": "app:1"}]}}}}
+    if obj["kind"] != "DaemonSet":
+        obj["spec"]["replicas"] = item.get("replicas", 1)
+    if "strategy" in item:
+        obj["spec"]["updateStrategy"] = {"type": item["strategy"]}
+    if "running" in item:
+        obj["x-running"] = str(item["running"])
+    return obj
+
+
 def expand(item):
     """A `before` entry -> API objects."""
+    if "workload" in item:
+        return [workload(item)]
+    if "pod" in item:
+        pod = {"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": item["pod"], "namespace": item["namespace"], "labels": item.get("labels", {}),
+                            "annotations": {}},
+               "spec": {"containers": [{"name": "app", "image": "app:1"}]},
+               "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+        if "owner" in item:
+            kind, name = item["owner"].split("/")
+            pod["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": kind, "name": name,
+                                                   "uid": "u", "controller": True}]
+        if "running" in item:
+            pod["metadata"]["annotations"]["sidecar.istio.io/status"] = json.dumps(
+                {"containers": ["istio-proxy"], "revision": str(item["running"])})
+            pod["spec"]["containers"].append({"name": "istio-proxy", "image": "proxyv2"})
+        return [pod]
+    if "configmap" in item:
+        cm = item["configmap"]
+        return [{"apiVersion": "v1", "kind": "ConfigMap",
+                 "metadata": {"name": cm["name"], "namespace": cm.get("namespace", "istio-system"),
+                              "labels": cm.get("labels", {})},
+                 "data": cm.get("data", {})}]
     if "object" in item:
         return [b64(item["object"])]
     if "namespace" in item:
@@ -125,7 +175,9 @@ def with_namespaces(objs):
         if ns and ns not in have:
             have.add(ns)
             need.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-    return need + [o for o in objs if o["kind"] == "Namespace"] + [o for o in objs if o["kind"] != "Namespace"]
+    last = ("Deployment", "StatefulSet", "DaemonSet", "Pod")
+    return need + [o for o in objs if o["kind"] == "Namespace"] + \
+        [o for o in objs if o["kind"] not in ("Namespace",) + last] + [o for o in objs if o["kind"] in last]
 
 
 def subset(expected, actual, path="", errors=None):
@@ -191,6 +243,36 @@ def output_errors(p, exp):
     return errs
 
 
+def pod_revision(pod):
+    st = (pod["metadata"].get("annotations") or {}).get("sidecar.istio.io/status")
+    return json.loads(st).get("revision") if st else None
+
+
+def workload_errors(state, w):
+    """{kind (Deployment), name, namespace, running: REV (every pod), pods: N, restarted: bool}."""
+    kind = w.get("kind", "Deployment")
+    obj = find(state, kind, w["name"], w["namespace"])
+    if obj is None:
+        return ["%s %s/%s not found" % (kind, w["namespace"], w["name"])]
+    errs, what = [], "%s %s/%s" % (kind, w["namespace"], w["name"])
+    rs_names = {o["metadata"]["name"] for o in state if o["kind"] == "ReplicaSet" and any(
+        r["name"] == w["name"] for r in o["metadata"].get("ownerReferences", []))}
+    pods = [o for o in state if o["kind"] == "Pod" and o["metadata"]["namespace"] == w["namespace"] and any(
+        (r["kind"] == kind and r["name"] == w["name"]) or (r["kind"] == "ReplicaSet" and r["name"] in rs_names)
+        for r in o["metadata"].get("ownerReferences", []))]
+    if "pods" in w and len(pods) != w["pods"]:
+        errs.append("%s: %d pods, expected %d" % (what, len(pods), w["pods"]))
+    if "running" in w:
+        revs = sorted({str(pod_revision(p)) for p in pods})
+        if revs != [str(w["running"])]:
+            errs.append("%s: pods run %s, expected %s" % (what, revs, w["running"]))
+    if "restarted" in w:
+        ann = obj["spec"]["template"]["metadata"].get("annotations") or {}
+        if ("kubectl.kubernetes.io/restartedAt" in ann) != w["restarted"]:
+            errs.append("%s: restarted is %s, expected %s" % (what, not w["restarted"], w["restarted"]))
+    return errs
+
+
 def find(state, kind, name, ns=None):
     for o in state:
         if o["kind"] == kind and o["metadata"]["name"] == name and (ns is None or o["metadata"].get("namespace") == ns):
@@ -207,18 +289,141 @@ def strip_volatile(objs):
     return out
 
 
+class Injector:
+    """A scripted sidecar injector behind every revision's Service, for scenarios with workloads: the
+    fake's controllers create pods through the admission chain (fake_admission.py), which calls the
+    injector webhooks the API server would call, over TLS, through the Services' Endpoints.  It answers
+    what istiod's injector does to what webhookctl reads: the sidecar.istio.io/status annotation with
+    the revision, the istio.io/rev label, an istio-proxy container; pods annotated
+    sidecar.istio.io/inject=false are left alone.  The revision is the path's (/inject/rev/R, webhookd)
+    or the Service's (istiod-R, from the Host the API server calls)."""
+
+    def __init__(self, api):
+        import ssl
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        d = api.dir
+        with open(os.path.join(d, "svc.ext"), "w") as f:
+            f.write("subjectAltName=DNS:*.istio-system.svc\n")
+        kubetest.openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj",
+                         "/CN=injector", "-keyout", "svc.key", "-out", "svc.csr", cwd=d)
+        kubetest.openssl("x509", "-req", "-in", "svc.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+                         "-days", "2", "-out", "svc.crt", "-extfile", "svc.ext", cwd=d)
+        with open(os.path.join(d, "ca.crt"), "rb") as f:
+            self.ca_bundle = base64.b64encode(f.read()).decode()
+        self.revisions = {}  # Service name -> revision
+
+        injector = self
+
+        class Hook(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                review = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                body = json.dumps({"apiVersion": review["apiVersion"], "kind": "AdmissionReview",
+                                   "response": injector.inject(self.path, self.headers.get("Host", ""),
+                                                               review["request"])}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.srv = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+        self.srv.daemon_threads = True
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(os.path.join(d, "svc.crt"), os.path.join(d, "svc.key"))
+        self.srv.socket = ctx.wrap_socket(self.srv.socket, server_side=True)
+        self.port = self.srv.server_address[1]
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+    def inject(self, path, host, req):
+        resp = {"uid": req["uid"], "allowed": True}
+        pod = req.get("object") or {}
+        meta = pod.get("metadata") or {}
+        parts = path.split("?")[0].strip("/").split("/")
+        rev = parts[2] if len(parts) >= 3 and parts[:2] == ["inject", "rev"] else \
+            self.revisions.get(host.split(".")[0])
+        if req.get("kind", {}).get("kind") != "Pod" or rev is None or \
+                (meta.get("annotations") or {}).get("sidecar.istio.io/inject") == "false":
+            return resp
+        ops = []
+        for field in ("annotations", "labels"):
+            if meta.get(field) is None:
+                ops.append({"op": "add", "path": "/metadata/" + field, "value": {}})
+        ops += [{"op": "add", "path": "/metadata/annotations/sidecar.istio.io~1status",
+                 "value": json.dumps({"containers": ["istio-proxy"], "revision": rev})},
+                {"op": "add", "path": "/metadata/labels/istio.io~1rev", "value": rev},
+                {"op": "add", "path": "/spec/containers/-", "value": {"name": "istio-proxy", "image": "proxyv2"}}]
+        resp.update(patchType="JSONPatch", patch=base64.b64encode(json.dumps(ops).encode()).decode())
+        return resp
+
+    def wire(self, objs):
+        """Point the fixtures' injectors at this server: caBundles it verifies against, Endpoints."""
+        out = []
+        for o in objs:
+            if o["kind"] == "MutatingWebhookConfiguration":
+                rev = (o["metadata"].get("labels") or {}).get("istio.io/rev")
+                for w in o.get("webhooks") or []:
+                    svc = (w.get("clientConfig") or {}).get("service")
+                    if svc:
+                        w["clientConfig"]["caBundle"] = self.ca_bundle
+                        self.revisions.setdefault(svc["name"], rev)
+            if o["kind"] == "Service" and o["metadata"].get("namespace") == "istio-system":
+                out.append({"apiVersion": "v1", "kind": "Endpoints",
+                            "metadata": {"name": o["metadata"]["name"], "namespace": "istio-system"},
+                            "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
+                                         "ports": [{"name": p.get("name", ""), "port": self.port}
+                                                   for p in o["spec"].get("ports") or []]}]})
+        return objs + out
+
+    def close(self):
+        self.srv.shutdown()
+
+
 class Runner:
     def __init__(self, oracle):
         self.api = kubetest.FakeApi()
         self.kc = self.api.kubeconfig()
         self.webhookctl = kubetest.tool("WEBHOOKCTL")
         self.oracle = oracle
+        self.injector = None  # started for the first scenario with workloads
 
-    def ctl(self, args, stdin=""):
+    def ctl(self, args, stdin="", tty=False, kill_after_writes=None):
+        """Run webhookctl; stdin from a pseudo-terminal with `tty`; with kill_after_writes=N it is killed
+        (SIGKILL: an interrupted run) once the server has logged N write requests."""
         env = dict(os.environ)
         env.pop("KUBECONFIG", None)
-        return subprocess.run([self.webhookctl, *[str(a) for a in args], "--kubeconfig", self.kc], input=stdin,
-                              capture_output=True, text=True, timeout=60, env=env)
+        argv = [self.webhookctl, *[str(a) for a in args], "--kubeconfig", self.kc]
+        if not tty and kill_after_writes is None:
+            return subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=120, env=env)
+        master = slave = None
+        if tty:
+            master, slave = pty.openpty()
+        p = subprocess.Popen(argv, stdin=slave if tty else subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env)
+        if tty:
+            os.close(slave)
+            os.write(master, stdin.encode())
+        else:
+            p.stdin.write(stdin)
+            p.stdin.close()
+            p.stdin = None  # communicate() below must not flush it again
+        if kill_after_writes is not None:
+            start = len(self.api.log())
+            deadline = time.time() + 60
+            while p.poll() is None and time.time() < deadline:
+                if sum(e["method"] != "GET" for e in self.api.log()[start:]) >= kill_after_writes:
+                    p.send_signal(signal.SIGKILL)
+                    break
+                time.sleep(0.02)
+        out, err = p.communicate(timeout=120)
+        if master is not None:
+            os.close(master)
+        return subprocess.CompletedProcess(argv, p.returncode, out, err)
 
     def kubectl_get(self, kind, name, ns):
         cmd = [kubetest.kubectl(), "--kubeconfig", self.kc, "get", PLURAL[kind], name, "-o", "json"]
@@ -233,6 +438,13 @@ class Runner:
         before = []
         for item in sc.get("before", []):
             before += expand(item)
+        workloads = any("workload" in b or "pod" in b for b in sc.get("before", []))
+        if workloads and self.injector is None:
+            self.injector = Injector(self.api)
+        if workloads:
+            self.injector.revisions.clear()
+            before = self.injector.wire(before)
+            self.api.control("workloads", {"controller": True})
         self.api.load(with_namespaces(before))
         for cmd in sc.get("setup", []):
             p = self.ctl(cmd, "")
@@ -248,9 +460,30 @@ class Runner:
             # objects replaced after setup (e.g. istiod flipping a policy): delete + recreate via control API
             self.replace(change)
         self.api.faults(sc.get("faults", []))
+        for i, step in enumerate(sc.get("steps") or [sc]):
+            if workloads:
+                self.settle()
+            errs += ["step %d: %s" % (i + 1, e) for e in self.step(step)] if "steps" in sc else self.step(step)
+            if errs:
+                break
+            for change in step.get("then", []):
+                self.replace(change)
+        return errs
+
+    def settle(self, timeout=20):
+        """Wait until the fake's controllers have finished (no object changes for a while)."""
+        deadline, last, quiet = time.time() + timeout, None, 0
+        while time.time() < deadline and quiet < 3:
+            cur = json.dumps(self.api.state())
+            quiet = quiet + 1 if cur == last else 0
+            last = cur
+            time.sleep(0.06)  # a little more than the controller's tick
+
+    def step(self, sc):
+        errs = []
         state0 = strip_volatile(self.api.state())
         log0 = len(self.api.log())
-        p = self.ctl(sc["command"], sc.get("stdin", ""))
+        p = self.ctl(sc["command"], sc.get("stdin", ""), sc.get("tty", False), sc.get("kill_after_writes"))
         log = self.api.log()[log0:]
         state = self.api.state()
         exp = b64(sc["expect"])
@@ -303,6 +536,22 @@ class Runner:
             for pth in o.get("absent_paths", []):
                 if get_path(actual, pth) is not None:
                     errs.append("%s %s: %s should be absent" % (o["kind"], o["name"], pth))
+        for w in exp.get("workloads", []):
+            errs += workload_errors(state, w)
+        for ns, want in exp.get("namespace_labels", {}).items():
+            obj = find(state, "Namespace", ns)
+            labels = obj["metadata"].get("labels", {}) if obj else {}
+            for k, v in want.items():
+                if labels.get(k) != v:
+                    errs.append("namespace %s: label %s is %r, expected %r" % (ns, k, labels.get(k), v))
+        if "stdout_order" in exp:
+            at = 0
+            for line in exp["stdout_order"]:
+                found = p.stdout.find(line, at)
+                if found < 0:
+                    errs.append("stdout lacks %r after position %d" % (line, at))
+                    break
+                at = found + len(line)
         for o in exp.get("absent", []):
             if find(state, o["kind"], o["name"], o.get("namespace")) is not None:
                 errs.append("%s %s should not exist" % (o["kind"], o["name"]))
@@ -329,7 +578,7 @@ class Runner:
         merged = copy.deepcopy(o)
         for pth, v in change["set"].items():
             cur = merged
-            parts = pth.split("/")
+            parts = [p.replace("~1", "/") for p in pth.split("/")]  # ~1 escapes "/" (JSON pointer's rule)
             for p in parts[:-1]:
                 cur = cur[int(p)] if isinstance(cur, list) else cur[p]
             cur[parts[-1]] = v
@@ -365,6 +614,8 @@ def main():
                 print("     " + e.replace("\n", "\n     "))
             failed += bool(errs)
     finally:
+        if r.injector is not None:
+            r.injector.close()
         r.api.close()
     print("%d scenario(s), %d failed%s" % (len(scenarios) if not only else len(only), failed,
                                             " (kubectl oracle)" if oracle else ""))
