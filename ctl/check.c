@@ -672,226 +672,221 @@ static void check_revisions(check_ctx *c, const char *istio_ns)
     json_decref(counts);
     json_decref(inv);
     inv_free(&cl);
-    /* Every revision webhookd's injector configurations (the chart's, labelled
-     * app.kubernetes.io/name=webhookd) serve has istiod's ConfigMaps, and they load
-     * as webhookd loads them in cluster mode (wh_inject_cluster.h). */
-    static void check_revision_configmaps(check_ctx * c)
+}
+
+/* Every revision webhookd's injector configurations (the chart's, labelled
+ * app.kubernetes.io/name=webhookd) serve has istiod's ConfigMaps, and they load
+ * as webhookd loads them in cluster mode (wh_inject_cluster.h). */
+static void check_revision_configmaps(check_ctx *c)
+{
+    json_t *m = json_array(), *seen = json_object(), *cfg;
+    size_t i;
+    int failed = 0;
+
+    json_array_foreach(c->mwcs, i, cfg)
     {
-        json_t *m = json_array(), *seen = json_object(), *cfg;
-        size_t i;
-        int failed = 0;
-
-        json_array_foreach(c->mwcs, i, cfg)
-        {
-            const char *rev = diag_label(cfg, REV_LABEL);
-            char injector[300], mesh[300];
-            json_t *icm = NULL, *mcm = NULL, *inputs;
-            wh_inject_revision *loaded = NULL;
-            wh_err err = {0};
-            const char *app = diag_label(cfg, "app.kubernetes.io/name");
-            if (rev == NULL || app == NULL || strcmp(app, "webhookd") != 0 || diag_label(cfg, TAG_LABEL) != NULL ||
-                !has_entry(cfg, diag_is_injector) || json_object_get(seen, rev) != NULL)
-                continue;
-            json_object_set_new(seen, rev, json_true());
-            snprintf(injector, sizeof(injector), "istio-sidecar-injector%s%s", strcmp(rev, "default") ? "-" : "",
-                     strcmp(rev, "default") ? rev : "");
-            snprintf(mesh, sizeof(mesh), "istio%s%s", strcmp(rev, "default") ? "-" : "",
-                     strcmp(rev, "default") ? rev : "");
-            if (wh_kube_get(c->client, &wh_kube_configmaps, c->istio_ns, injector, &icm, &err) != WH_OK) {
-                failed = 1;
-                msg(m,
-                    "Revision \"%s\" (MutatingWebhookConfiguration %s) has no ConfigMap %s in %s (%s): webhookd in "
-                    "cluster mode answers its pods \"unknown revision\". Install that istiod revision, or remove "
-                    "\"%s\" "
-                    "from the chart's injection.revisions.",
-                    rev, diag_name(cfg), injector, c->istio_ns, wh_err_msg(&err), rev);
-                continue;
-            }
-            wh_kube_get(c->client, &wh_kube_configmaps, c->istio_ns, mesh, &mcm, NULL);
-            inputs = json_deep_copy(json_object_get(icm, "data"));
-            if (!json_is_object(inputs))
-                inputs = json_object();
-            json_object_del(inputs, "mesh");
-            json_object_del(inputs, "meshNetworks");
-            if (json_is_string(json_object_get(json_object_get(mcm, "data"), "mesh")))
-                json_object_set(inputs, "mesh", json_object_get(json_object_get(mcm, "data"), "mesh"));
-            if (json_is_string(json_object_get(json_object_get(mcm, "data"), "meshNetworks")))
-                json_object_set(inputs, "meshNetworks", json_object_get(json_object_get(mcm, "data"), "meshNetworks"));
-            if (wh_inject_cluster_load_revision(rev, inputs, &loaded, &err) != WH_OK) {
-                failed = 1;
-                msg(m,
-                    "Revision \"%s\": ConfigMaps %s/%s do not load: %s. webhookd keeps serving the last settings "
-                    "that loaded (none if it started after this edit); fix the ConfigMap.",
-                    rev, injector, mesh, wh_err_msg(&err));
-            }
-            wh_inject_revision_unref(loaded);
-            json_decref(inputs);
-            json_decref(icm);
-            json_decref(mcm);
-        }
-        if (json_object_size(seen) > 0) /* only where webhookd (cluster mode) serves revisions */
-            add(c, "webhookd's revisions have istiod ConfigMaps that load", failed ? CK_FAIL : CK_OK, m);
-        else
-            json_decref(m);
-        json_decref(seen);
-    }
-
-    /* ---- output ---------------------------------------------------------------------- */
-
-    static void print_checks(const json_t *checks, int tty)
-    {
-        static const char *const marks_tty[] = {"✔", "✖", "‼", "–"};
-        static const char *const marks_ascii[] = {"[ok]  ", "[FAIL]", "[warn]", "[skip]"};
-        size_t i, j;
-        json_t *ck, *m;
-        int failed = 0;
-
-        printf("Istio webhooks\n--------------\n");
-        json_array_foreach(checks, i, ck)
-        {
-            const char *r = str(ck, "result");
-            int k = 0;
-            while (k < CK_SKIP && strcmp(result_names[k], r) != 0)
-                k++;
-            failed |= k == CK_FAIL;
-            printf("%s %s\n", tty ? marks_tty[k] : marks_ascii[k], str(ck, "name"));
-            json_array_foreach(json_object_get(ck, "messages"), j, m) printf("    %s\n", json_string_value(m));
-        }
-        printf("\nStatus check results are %s\n", failed ? (tty ? "✖" : "FAILED") : (tty ? "✔" : "OK"));
-    }
-
-    static int run(const wh_ctl_args *a)
-    {
-        const char *cert_file = wh_ctl_string(a, "tls-cert-file"), *server = wh_ctl_string(a, "server");
-        const char *output = wh_ctl_string(a, "output");
-        check_ctx c = {0};
+        const char *rev = diag_label(cfg, REV_LABEL);
+        char injector[300], mesh[300];
+        json_t *icm = NULL, *mcm = NULL, *inputs;
+        wh_inject_revision *loaded = NULL;
         wh_err err = {0};
-        wh_buf pem = WH_BUF_INIT, from = WH_BUF_INIT;
-        int status = 1, failed = 0;
-        size_t i;
-        json_t *ck;
-
-        c.service_filter = wh_ctl_string(a, "service");
-        c.istio_ns = wh_ctl_string(a, "istioNamespace");
-        if (c.istio_ns == NULL || c.istio_ns[0] == '\0')
-            c.istio_ns = "istio-system";
-        if (a->nargs > 0)
-            return wh_ctl_usage_error(a, "unknown argument \"%s\": check takes none", a->args[0]);
-        if (wh_ctl_changed(a, "namespace"))
-            return wh_ctl_usage_error(a, "check looks at every namespace: -n is not accepted");
-        if (cert_file != NULL && server != NULL)
-            return wh_ctl_usage_error(a, "give --tls-cert-file or --server, not both");
-        if (c.service_filter != NULL && strchr(c.service_filter, '/') == NULL)
-            return wh_ctl_usage_error(a, "--service wants NAMESPACE/NAME");
-        if (wh_ctl_output_check(a, output) != 0)
-            return 2;
-        if (cert_file != NULL) {
-            if (wh_buf_read_file(&pem, cert_file, 1024 * 1024, &err) != WH_OK) {
-                fprintf(stderr, "Error: %s\n", wh_err_msg(&err));
-                goto out;
-            }
-            c.serving = pem_certs(pem.data, pem.len);
-            if (c.serving == NULL || sk_X509_num(c.serving) == 0) {
-                fprintf(stderr, "Error: %s holds no PEM certificate\n", cert_file);
-                goto out;
-            }
-            c.serving_from = cert_file;
-        } else if (server != NULL) {
-            if ((c.serving = fetch_chain(server, &err)) == NULL) {
-                fprintf(stderr, "Error: cannot fetch the serving certificate: %s\n", wh_err_msg(&err));
-                goto out;
-            }
-            wh_buf_printf(&from, "%s", server);
-            c.serving_from = from.data;
+        const char *app = diag_label(cfg, "app.kubernetes.io/name");
+        if (rev == NULL || app == NULL || strcmp(app, "webhookd") != 0 || diag_label(cfg, TAG_LABEL) != NULL ||
+            !has_entry(cfg, diag_is_injector) || json_object_get(seen, rev) != NULL)
+            continue;
+        json_object_set_new(seen, rev, json_true());
+        snprintf(injector, sizeof(injector), "istio-sidecar-injector%s%s", strcmp(rev, "default") ? "-" : "",
+                 strcmp(rev, "default") ? rev : "");
+        snprintf(mesh, sizeof(mesh), "istio%s%s", strcmp(rev, "default") ? "-" : "", strcmp(rev, "default") ? rev : "");
+        if (wh_kube_get(c->client, &wh_kube_configmaps, c->istio_ns, injector, &icm, &err) != WH_OK) {
+            failed = 1;
+            msg(m,
+                "Revision \"%s\" (MutatingWebhookConfiguration %s) has no ConfigMap %s in %s (%s): webhookd in "
+                "cluster mode answers its pods \"unknown revision\". Install that istiod revision, or remove \"%s\" "
+                "from the chart's injection.revisions.",
+                rev, diag_name(cfg), injector, c->istio_ns, wh_err_msg(&err), rev);
+            continue;
         }
-        if (wh_ctl_kube_client(a, &c.client, &err) != WH_OK ||
-            wh_kube_list(c.client, &wh_kube_mutating_webhooks, NULL, NULL, &c.mwcs, &err) != WH_OK ||
-            wh_kube_list(c.client, &wh_kube_validating_webhooks, NULL, NULL, &c.vwcs, &err) != WH_OK ||
-            wh_kube_list(c.client, &wh_kube_namespaces, NULL, NULL, &c.namespaces, &err) != WH_OK) {
+        wh_kube_get(c->client, &wh_kube_configmaps, c->istio_ns, mesh, &mcm, NULL);
+        inputs = json_deep_copy(json_object_get(icm, "data"));
+        if (!json_is_object(inputs))
+            inputs = json_object();
+        json_object_del(inputs, "mesh");
+        json_object_del(inputs, "meshNetworks");
+        if (json_is_string(json_object_get(json_object_get(mcm, "data"), "mesh")))
+            json_object_set(inputs, "mesh", json_object_get(json_object_get(mcm, "data"), "mesh"));
+        if (json_is_string(json_object_get(json_object_get(mcm, "data"), "meshNetworks")))
+            json_object_set(inputs, "meshNetworks", json_object_get(json_object_get(mcm, "data"), "meshNetworks"));
+        if (wh_inject_cluster_load_revision(rev, inputs, &loaded, &err) != WH_OK) {
+            failed = 1;
+            msg(m,
+                "Revision \"%s\": ConfigMaps %s/%s do not load: %s. webhookd keeps serving the last settings "
+                "that loaded (none if it started after this edit); fix the ConfigMap.",
+                rev, injector, mesh, wh_err_msg(&err));
+        }
+        wh_inject_revision_unref(loaded);
+        json_decref(inputs);
+        json_decref(icm);
+        json_decref(mcm);
+    }
+    if (json_object_size(seen) > 0) /* only where webhookd (cluster mode) serves revisions */
+        add(c, "webhookd's revisions have istiod ConfigMaps that load", failed ? CK_FAIL : CK_OK, m);
+    else
+        json_decref(m);
+    json_decref(seen);
+}
+
+/* ---- output ---------------------------------------------------------------------- */
+
+static void print_checks(const json_t *checks, int tty)
+{
+    static const char *const marks_tty[] = {"✔", "✖", "‼", "–"};
+    static const char *const marks_ascii[] = {"[ok]  ", "[FAIL]", "[warn]", "[skip]"};
+    size_t i, j;
+    json_t *ck, *m;
+    int failed = 0;
+
+    printf("Istio webhooks\n--------------\n");
+    json_array_foreach(checks, i, ck)
+    {
+        const char *r = str(ck, "result");
+        int k = 0;
+        while (k < CK_SKIP && strcmp(result_names[k], r) != 0)
+            k++;
+        failed |= k == CK_FAIL;
+        printf("%s %s\n", tty ? marks_tty[k] : marks_ascii[k], str(ck, "name"));
+        json_array_foreach(json_object_get(ck, "messages"), j, m) printf("    %s\n", json_string_value(m));
+    }
+    printf("\nStatus check results are %s\n", failed ? (tty ? "✖" : "FAILED") : (tty ? "✔" : "OK"));
+}
+
+static int run(const wh_ctl_args *a)
+{
+    const char *cert_file = wh_ctl_string(a, "tls-cert-file"), *server = wh_ctl_string(a, "server");
+    const char *output = wh_ctl_string(a, "output");
+    check_ctx c = {0};
+    wh_err err = {0};
+    wh_buf pem = WH_BUF_INIT, from = WH_BUF_INIT;
+    int status = 1, failed = 0;
+    size_t i;
+    json_t *ck;
+
+    c.service_filter = wh_ctl_string(a, "service");
+    c.istio_ns = wh_ctl_string(a, "istioNamespace");
+    if (c.istio_ns == NULL || c.istio_ns[0] == '\0')
+        c.istio_ns = "istio-system";
+    if (a->nargs > 0)
+        return wh_ctl_usage_error(a, "unknown argument \"%s\": check takes none", a->args[0]);
+    if (wh_ctl_changed(a, "namespace"))
+        return wh_ctl_usage_error(a, "check looks at every namespace: -n is not accepted");
+    if (cert_file != NULL && server != NULL)
+        return wh_ctl_usage_error(a, "give --tls-cert-file or --server, not both");
+    if (c.service_filter != NULL && strchr(c.service_filter, '/') == NULL)
+        return wh_ctl_usage_error(a, "--service wants NAMESPACE/NAME");
+    if (wh_ctl_output_check(a, output) != 0)
+        return 2;
+    if (cert_file != NULL) {
+        if (wh_buf_read_file(&pem, cert_file, 1024 * 1024, &err) != WH_OK) {
             fprintf(stderr, "Error: %s\n", wh_err_msg(&err));
             goto out;
         }
-        c.checks = json_array();
-        check_exist(&c);
-        check_services(&c);
-        check_certs(&c);
-        check_overlaps(&c);
-        check_namespaces(&c);
-        check_tags(&c);
-        check_revisions(&c, wh_ctl_string(a, "istioNamespace"));
-        check_revision_configmaps(&c);
-        json_array_foreach(c.checks, i, ck) failed |= strcmp(str(ck, "result"), "error") == 0;
-        status = failed ? 1 : 0;
-        if (strcmp(output, "table") != 0) {
-            json_t *doc = json_pack("{s:b, s:O}", "success", !failed, "checks", c.checks);
-            if (wh_ctl_output_doc(output, doc) != 0)
-                status = 1;
-            json_decref(doc);
-        } else {
-            print_checks(c.checks, isatty(STDOUT_FILENO));
+        c.serving = pem_certs(pem.data, pem.len);
+        if (c.serving == NULL || sk_X509_num(c.serving) == 0) {
+            fprintf(stderr, "Error: %s holds no PEM certificate\n", cert_file);
+            goto out;
         }
-    out:
-        sk_X509_pop_free(c.serving, X509_free);
-        json_decref(c.mwcs);
-        json_decref(c.vwcs);
-        json_decref(c.namespaces);
-        json_decref(c.checks);
-        wh_kube_client_free(c.client);
-        wh_buf_free(&pem);
-        wh_buf_free(&from);
-        return status;
+        c.serving_from = cert_file;
+    } else if (server != NULL) {
+        if ((c.serving = fetch_chain(server, &err)) == NULL) {
+            fprintf(stderr, "Error: cannot fetch the serving certificate: %s\n", wh_err_msg(&err));
+            goto out;
+        }
+        wh_buf_printf(&from, "%s", server);
+        c.serving_from = from.data;
     }
+    if (wh_ctl_kube_client(a, &c.client, &err) != WH_OK ||
+        wh_kube_list(c.client, &wh_kube_mutating_webhooks, NULL, NULL, &c.mwcs, &err) != WH_OK ||
+        wh_kube_list(c.client, &wh_kube_validating_webhooks, NULL, NULL, &c.vwcs, &err) != WH_OK ||
+        wh_kube_list(c.client, &wh_kube_namespaces, NULL, NULL, &c.namespaces, &err) != WH_OK) {
+        fprintf(stderr, "Error: %s\n", wh_err_msg(&err));
+        goto out;
+    }
+    c.checks = json_array();
+    check_exist(&c);
+    check_services(&c);
+    check_certs(&c);
+    check_overlaps(&c);
+    check_namespaces(&c);
+    check_tags(&c);
+    check_revisions(&c, wh_ctl_string(a, "istioNamespace"));
+    check_revision_configmaps(&c);
+    json_array_foreach(c.checks, i, ck) failed |= strcmp(str(ck, "result"), "error") == 0;
+    status = failed ? 1 : 0;
+    if (strcmp(output, "table") != 0) {
+        json_t *doc = json_pack("{s:b, s:O}", "success", !failed, "checks", c.checks);
+        if (wh_ctl_output_doc(output, doc) != 0)
+            status = 1;
+        json_decref(doc);
+    } else {
+        print_checks(c.checks, isatty(STDOUT_FILENO));
+    }
+out:
+    sk_X509_pop_free(c.serving, X509_free);
+    json_decref(c.mwcs);
+    json_decref(c.vwcs);
+    json_decref(c.namespaces);
+    json_decref(c.checks);
+    wh_kube_client_free(c.client);
+    wh_buf_free(&pem);
+    wh_buf_free(&from);
+    return status;
+}
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-    static const wh_ctl_flag flags[] = {
-        {.name = "output",
-         .shorthand = 'o',
-         .type = WH_CTL_STRING,
-         .usage = "Output format: table, json or yaml",
-         .def = "table",
-         .values = WH_CTL_OUTPUT_FORMATS},
-        {.name = "server",
-         .type = WH_CTL_STRING,
-         .usage = "`HOST:PORT` (or https://HOST:PORT) of a webhook server: its certificate is fetched over TLS and "
-                  "verified against the caBundles"},
-        {.name = "service",
-         .type = WH_CTL_STRING,
-         .usage = "`NAMESPACE/NAME`: verify only the webhooks calling this Service"},
-        {.name = "tls-cert-file",
-         .type = WH_CTL_STRING,
-         .usage = "Serving certificate chain (PEM, leaf first) to verify against the caBundles"},
-    };
+static const wh_ctl_flag flags[] = {
+    {.name = "output",
+     .shorthand = 'o',
+     .type = WH_CTL_STRING,
+     .usage = "Output format: table, json or yaml",
+     .def = "table",
+     .values = WH_CTL_OUTPUT_FORMATS},
+    {.name = "server",
+     .type = WH_CTL_STRING,
+     .usage = "`HOST:PORT` (or https://HOST:PORT) of a webhook server: its certificate is fetched over TLS and "
+              "verified against the caBundles"},
+    {.name = "service",
+     .type = WH_CTL_STRING,
+     .usage = "`NAMESPACE/NAME`: verify only the webhooks calling this Service"},
+    {.name = "tls-cert-file",
+     .type = WH_CTL_STRING,
+     .usage = "Serving certificate chain (PEM, leaf first) to verify against the caBundles"},
+};
 
-    const wh_ctl_cmd wh_ctl_cmd_check = {
-        .name = "check",
-        .use = "[flags]",
-        .summary = "Check the webhooks' health: objects, Services, certificates, overlaps, labels",
-        .long_help =
-            "Check the health of the Istio webhooks in the cluster (injector and validator configurations of\n"
-            "istiod, revision tags and webhookd), in the style of `linkerd check`.\n\n"
-            "Checks: the webhook configurations exist; the Services they call exist, have the port, and have\n"
-            "ready endpoints; each caBundle holds valid, unexpired certificates and verifies the serving certificate\n"
-            "(when one is given); the serving certificate is valid for at least " STR(
-                EXPIRY_WARN_DAYS) " days; no two "
-                                  "injector webhooks\n"
-                                  "select the same pods; no namespace carries both istio-injection and istio.io/rev; "
-                                  "every "
-                                  "injection\n"
-                                  "label is served by an injector; every revision tag points at an installed revision; "
-                                  "every pod\n"
-                                  "runs the revision that injects it now (else it needs a restart); every revision is "
-                                  "used;\n"
-                                  "every revision webhookd injects has istiod's ConfigMaps (in --istioNamespace) and "
-                                  "they "
-                                  "load.\n\n"
-                                  "Exit status: 0 when no check failed (warnings allowed), 1 when one did, 2 on a "
-                                  "usage "
-                                  "error.\n",
-        .examples = "  webhookctl check\n"
-                    "  webhookctl check --server 127.0.0.1:15017 --service istio-system/webhookd -o json\n",
-        WH_CTL_FLAGS(flags),
-        .inherited = &wh_ctl_cluster_flags,
-        .run = run,
-    };
+const wh_ctl_cmd wh_ctl_cmd_check = {
+    .name = "check",
+    .use = "[flags]",
+    .summary = "Check the webhooks' health: objects, Services, certificates, overlaps, labels",
+    .long_help =
+        "Check the health of the Istio webhooks in the cluster (injector and validator configurations of\n"
+        "istiod, revision tags and webhookd), in the style of `linkerd check`.\n\n"
+        "Checks: the webhook configurations exist; the Services they call exist, have the port, and have\n"
+        "ready endpoints; each caBundle holds valid, unexpired certificates and verifies the serving certificate\n"
+        "(when one is given); the serving certificate is valid for at least " STR(
+            EXPIRY_WARN_DAYS) " days; no two "
+                              "injector webhooks\n"
+                              "select the same pods; no namespace carries both istio-injection and istio.io/rev; every "
+                              "injection\n"
+                              "label is served by an injector; every revision tag points at an installed revision; "
+                              "every pod\n"
+                              "runs the revision that injects it now (else it needs a restart); every revision is "
+                              "used.\n\n"
+                              "Exit status: 0 when no check failed (warnings allowed), 1 when one did, 2 on a usage "
+                              "error.\n",
+    .examples = "  webhookctl check\n"
+                "  webhookctl check --server 127.0.0.1:15017 --service istio-system/webhookd -o json\n",
+    WH_CTL_FLAGS(flags),
+    .inherited = &wh_ctl_cluster_flags,
+    .run = run,
+};
