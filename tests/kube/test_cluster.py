@@ -186,10 +186,10 @@ def main():
             fails = whtest.metric(s, "webhookd_inject_revision_reload_total", '{revision="default",result="failure"}')
             bad = corpus.config.replace("templates:\n", "templates:\n  broken: |\n    {{ if }}\n", 1)
             api.control("replace", {"object": corpus.injector(hub="example.com/broken", config=bad)})
-            until(lambda: readyz(s)[1], lambda b: "revision default" in b)
+            until(lambda: readyz(s)[1], lambda b: "config refused" in b)
             st, body = readyz(s)
             check("broken template: the reason is in /readyz", "revision default" in body and
-                  "previous config still serving" in body, body)
+                  "config refused" in body, body)
             check("broken template: counted", whtest.metric(s, "webhookd_inject_revision_reload_total",
                                                             '{revision="default",result="failure"}') == fails + 1)
             check("broken template: the last good one keeps serving", image_of(s).startswith("example.com/edited/"),
