@@ -39,7 +39,8 @@ if [ "${WH_SKIP_VALGRIND:-0}" != 1 ]; then
     $vg build-test/tests/server/$t >/dev/null
   done
   $vg build-test/tests/admission/test_admission tests/admission/cases.json >/dev/null
-  WH_TEST_WRAPPER="$vg" WH_TEST_SLOW=10 ctest --test-dir build-test -L integration --timeout 1800
+  # -LE resources: tests that measure webhookd's memory, file limits or latency, which valgrind changes.
+  WH_TEST_WRAPPER="$vg" WH_TEST_SLOW=10 ctest --test-dir build-test -L integration -LE resources --timeout 1800
   # The conformance runs drive every injection and validation path through the
   # request JSON arena (common/wh_json_arena.h), which valgrind sees block by block.
   WH_TEST_WRAPPER="$vg" WH_TEST_SLOW=10 ctest --test-dir build-test -R '^(inject-conformance|validate.conformance)$' \
