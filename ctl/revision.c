@@ -1071,7 +1071,7 @@ static int run_remove(const wh_ctl_args *a)
 {
     wh_kube_client *c = NULL;
     inv_cluster cl = {0};
-    json_t *inv = NULL, *nss = NULL, *pods = NULL, *mwcs = json_array(), *it, *v;
+    json_t *inv = NULL, *nss = NULL, *pods = NULL, *mwcs = NULL, *it, *v;
     const json_t *rev;
     const char *name, *istio_ns = wh_ctl_string(a, "istioNamespace");
     size_t i, j, ntags;
@@ -1080,6 +1080,7 @@ static int run_remove(const wh_ctl_args *a)
     if (a->nargs != 1)
         return wh_ctl_usage_error(a, a->nargs == 0 ? "must provide a revision to remove"
                                                    : "must provide a single revision to remove");
+    mwcs = json_array();
     name = a->args[0];
     if ((rc = load(a, &c, &cl, &inv)) != 0)
         goto out;
