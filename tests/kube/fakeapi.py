@@ -34,6 +34,7 @@ import base64
 import copy
 import datetime
 import json
+import random
 import re
 import ssl
 import sys
@@ -50,6 +51,9 @@ import fake_admission
 import fake_watch
 
 ADM = "admissionregistration.k8s.io/v1"
+# kube-apiserver generates names from consonants and digits that cannot spell words (apimachinery rand.String).
+NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
 RESOURCES = {
     "namespaces": ("v1", "Namespace", False, ["ns"]),
     "services": ("v1", "Service", True, ["svc"]),
@@ -848,9 +852,17 @@ class Handler(BaseHTTPRequestHandler):
             obj = json.loads(raw or b"{}")
             obj = self.admit("CREATE", plural, ns, (obj.get("metadata") or {}).get("name"), obj, None)
             meta = obj.setdefault("metadata", {})
-            if not meta.get("name") and meta.get("generateName"):  # named after admission, as kube-apiserver
-                meta["name"] = meta["generateName"] + uuid.uuid4().hex[:5]
-            return 201, STORE.create(plural, ns, obj, manager)
+            if meta.get("name") or not meta.get("generateName"):
+                return 201, STORE.create(plural, ns, obj, manager)
+            # Named after admission from kube-apiserver's alphabet; a generated name that collides is
+            # drawn again (RetryGenerateName, on by default since 1.31: 8 tries).
+            for attempt in range(8):
+                meta["name"] = meta["generateName"] + "".join(random.choice(NAME_ALPHABET) for _ in range(5))
+                try:
+                    return 201, STORE.create(plural, ns, obj, manager)
+                except ApiError as e:
+                    if e.code != 409 or attempt == 7:
+                        raise
         if method == "PUT" and name:
             obj = json.loads(raw or b"{}")
             if key in STORE.objects:
