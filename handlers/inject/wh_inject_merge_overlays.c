@@ -104,11 +104,74 @@ fail:
     return NULL;
 }
 
+/* ---- the merge target ---- */
+
+static json_t *target_copy(const json_t *value, const wh_inject_type *type);
+
+static int injector_owned(const json_t *container)
+{
+    const char *name = wh_inject_jstr(container, "name");
+
+    return name != NULL &&
+           (strcmp(name, WH_PROXY) == 0 || strcmp(name, WH_INIT) == 0 || strcmp(name, WH_VALIDATION) == 0);
+}
+
+static json_t *target_list(const json_t *list, const wh_inject_type *type)
+{
+    json_t *out = json_array();
+    size_t i, n = json_array_size(list);
+
+    for (i = 0; i < n; i++) {
+        const json_t *item = json_array_get(list, i);
+        json_t *copy = type == &wh_inject_type_container && injector_owned(item) ? wh_inject_json_copy(item)
+                       : wh_inject_go_stable_leaf(item, type)                    ? json_incref((json_t *)item)
+                                                                                 : target_copy(item, type);
+        if (json_array_append_new(out, copy) != 0) {
+            json_decref(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+/* The pod the overlays are merged into: a copy of the request's pod (merge
+ * and post-processing change it in place) that shares with it the list
+ * items wh_inject_go_stable_leaf allows, so that a container's 1,500 env
+ * entries are neither copied nor, since the JSON Patch diff then finds them
+ * equal by address, compared (bench/inject/README.md, Session 10).  Nothing
+ * changes such an item in place: the strategic merge copies a list item
+ * before merging into it and builds new lists, the Go round trip leaves it
+ * as it is, and the only in-place edits of list items (post-processing's env
+ * entries) are on istio-proxy, so the injector's own containers are copied
+ * whole. */
+static json_t *target_copy(const json_t *value, const wh_inject_type *type)
+{
+    json_t *out;
+    void *it;
+
+    if (!json_is_object(value) || type == NULL)
+        return wh_inject_json_copy(value);
+    out = json_object();
+    for (it = json_object_iter((json_t *)value); it != NULL; it = json_object_iter_next((json_t *)value, it)) {
+        const json_t *v = json_object_iter_value(it);
+        const wh_inject_field *f = wh_inject_schema_field(type, json_object_iter_key(it));
+        json_t *copy = f != NULL && f->kind == WH_K_OBJ && f->type != NULL ? target_copy(v, f->type)
+                       : f != NULL && f->kind == WH_K_LIST && f->type != NULL && json_is_array(v)
+                           ? target_list(v, f->type)
+                           : wh_inject_json_copy(v);
+        if (json_object_setn_new_nocheck(out, json_object_iter_key(it), json_object_iter_key_len(it), copy) != 0) {
+            json_decref(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
 wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, const char *const *names,
                                  const wh_inject_shaped *shaped, int native, json_t **merged_out, json_t **tmpl_out,
                                  wh_err *err)
 {
-    json_t *merged = wh_inject_json_copy(merge_pod), *tmpl = json_object(), *view = NULL;
+    json_t *merged = target_copy(merge_pod, &wh_inject_type_pod), *tmpl = json_object(), *view = NULL;
     size_t i;
     wh_code rc = WH_OK;
 

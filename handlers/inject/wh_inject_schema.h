@@ -100,6 +100,11 @@ wh_code wh_inject_go_decode(json_t *value, const wh_inject_type *type, int drop,
  * nulls and zero-valued omitempty fields, canonicalises quantities.  Fields
  * the schema does not know are kept unchanged.  Modifies `value` in place. */
 wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err *err);
+/* Whether `value`, an object of `type`, holds scalars only and comes out of
+ * wh_inject_go_roundtrip unchanged (no null, no zero omitempty field, no
+ * quantity, no field Go fills in): such a value may be shared between the
+ * request's pod and the injected one rather than copied. */
+int wh_inject_go_stable_leaf(const json_t *value, const wh_inject_type *type);
 /* What Go's json.Marshal prints for `value` decoded as `type`: keys in
  * struct field order, map keys sorted, unknown and zero omitempty fields
  * dropped, always-present structs added.  New reference, NULL when out of

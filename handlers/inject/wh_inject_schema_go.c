@@ -140,6 +140,33 @@ wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err
     return WH_OK;
 }
 
+int wh_inject_go_stable_leaf(const json_t *value, const wh_inject_type *type)
+{
+    const wh_inject_field *f;
+    const char *key;
+    json_t *v;
+
+    if (!json_is_object(value) || type == NULL)
+        return 0;
+    /* What wh_inject_go_roundtrip above would change, case by case. */
+    for (f = type->fields; f->name != NULL; f++)
+        if ((f->flags & WH_F_FILL) && json_object_get(value, f->name) == NULL)
+            return 0; /* fill_zero_fields */
+    json_object_foreach((json_t *)value, key, v)
+    {
+        if (json_is_object(v) || json_is_array(v) || json_is_null(v))
+            return 0; /* not a leaf, or a null it deletes */
+        if ((f = wh_inject_schema_field(type, key)) == NULL)
+            continue;
+        if (f->kind == WH_K_QTY || f->kind == WH_K_QMAP)
+            return 0; /* a quantity it may canonicalise */
+        if ((f->kind == WH_K_STR || f->kind == WH_K_INT || f->kind == WH_K_BOOL) && (f->flags & WH_F_OMIT) &&
+            wh_go_is_empty(v))
+            return 0; /* a zero omitempty field it deletes */
+    }
+    return 1;
+}
+
 static json_t *sorted_copy(const json_t *map)
 {
     const char **keys;

@@ -56,6 +56,17 @@ static int print(const json_t *v)
     return 0;
 }
 
+/* The pipeline diffs the request's pod against the injected one, which
+ * shares values with it (wh_inject_apply_overlays' merge target): the stages
+ * that change the injected pod in place must never reach the request's. */
+static int pod_untouched(const json_t *pod, const json_t *before)
+{
+    if (json_equal(pod, before))
+        return 1;
+    fprintf(stderr, "error: the request's pod changed under the injected one\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     wh_err err = {0};
@@ -131,12 +142,24 @@ int main(int argc, char **argv)
         /* as the pipeline runs them: shape every overlay, then merge */
         if (wh_inject_shape_overlays(b, NULL, &shaped, &err) != WH_OK)
             goto fail;
+        ops = json_deep_copy(a);
         rc = wh_inject_apply_overlays(a, b, NULL, shaped, atoi(argv[2]), &merged, &tmpl, &err);
         free(shaped);
         if (rc != WH_OK)
             goto fail;
-        ops = json_pack("{s:o,s:o}", "merged", merged, "template", tmpl);
-        status = print(ops);
+        {
+            json_t *both = json_pack("{s:O,s:O}", "merged", merged, "template", tmpl);
+            status = print(both);
+            json_decref(both);
+        }
+        /* then what the pipeline does to the merged pod in place */
+        if (wh_inject_reapply_overrides(merged, a, tmpl, 0, &err) != WH_OK ||
+            wh_inject_go_roundtrip(merged, &wh_inject_type_pod, &err) != WH_OK)
+            status = 1;
+        else if (!pod_untouched(a, ops))
+            status = 1;
+        json_decref(merged);
+        json_decref(tmpl);
         goto out;
     }
     if (argc == 6 && strcmp(argv[1], "reapply") == 0) {
@@ -155,6 +178,8 @@ int main(int argc, char **argv)
         wh_inject_rendered r;
         wh_inject_post_params p;
         const char *cfg, *vals, *mesh;
+        json_t *tmpl = NULL, *merged_tmpl = NULL;
+        wh_code rc;
         if ((a = load(argv[2])) == NULL)
             goto out;
         files = json_object_get(a, "revision");
@@ -176,13 +201,18 @@ int main(int argc, char **argv)
         p.original = json_object_get(a, "pod");
         p.tmpl = json_object_get(a, "template");
         p.kube_inject = json_is_true(json_object_get(a, "kube_inject"));
-        b = json_deep_copy(json_object_get(a, "pod"));
-        if (wh_inject_postprocess(b, &p, &err) != WH_OK) {
-            wh_inject_revision_unref(rev);
-            goto fail;
-        }
+        /* the merge target of the pod, as the pipeline makes it (no overlays) */
+        ops = json_deep_copy(p.original);
+        tmpl = json_array();
+        rc = wh_inject_apply_overlays(p.original, tmpl, NULL, NULL, 0, &b, &merged_tmpl, &err);
+        json_decref(tmpl);
+        json_decref(merged_tmpl);
+        if (rc == WH_OK)
+            rc = wh_inject_postprocess(b, &p, &err);
         wh_inject_revision_unref(rev);
-        status = print(b);
+        if (rc != WH_OK)
+            goto fail;
+        status = pod_untouched(p.original, ops) ? print(b) : 1;
         goto out;
     }
     fprintf(stderr, "usage: inject_merge_tool smp|roundtrip|diff|quantity|overlays|reapply|post ...\n");
