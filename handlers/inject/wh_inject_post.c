@@ -623,5 +623,5 @@ wh_code wh_inject_postprocess(json_t *pod, const wh_inject_post_params *p, wh_er
         (rc = app_probes(pod, p->rev, err)) != WH_OK || (rc = metadata(pod, p, err)) != WH_OK ||
         (rc = reorder(pod, p->r->hold, err)) != WH_OK)
         return rc;
-    return wh_inject_go_roundtrip(pod, &wh_inject_type_pod, err);
+    return wh_inject_go_roundtrip_beside(pod, p->original, &wh_inject_type_pod, err);
 }

@@ -100,6 +100,12 @@ wh_code wh_inject_go_decode(json_t *value, const wh_inject_type *type, int drop,
  * nulls and zero-valued omitempty fields, canonicalises quantities.  Fields
  * the schema does not know are kept unchanged.  Modifies `value` in place. */
 wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err *err);
+/* The same for the injected pod `value` made from the request's pod
+ * `pristine` (wh_inject_apply_overlays' merge target): a list item it still
+ * shares with `pristine` is skipped, since the merge target shares only items
+ * wh_inject_go_stable_leaf allows and no stage edits them in place
+ * (tests/inject-merge checks the request's pod stays as it came). */
+wh_code wh_inject_go_roundtrip_beside(json_t *value, const json_t *pristine, const wh_inject_type *type, wh_err *err);
 /* Whether `value`, an object of `type`, holds scalars only and comes out of
  * wh_inject_go_roundtrip unchanged (no null, no zero omitempty field, no
  * quantity, no field Go fills in): such a value may be shared between the

@@ -67,7 +67,29 @@ static wh_code fill_zero_fields(json_t *value, const wh_inject_type *type)
     return WH_OK;
 }
 
-wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err *err)
+/* The item of list `pristine` that `item` (at index i of its list, merged by
+ * `merge_key`) was copied from: the one at the same index, else the one with
+ * the same merge key in a short list; NULL when none. */
+static const json_t *pristine_item(const json_t *pristine, size_t i, const json_t *item, const char *merge_key)
+{
+    const json_t *same, *key;
+    size_t j, n;
+
+    if (pristine == NULL)
+        return NULL;
+    same = json_array_get(pristine, i);
+    n = json_array_size(pristine);
+    if (same == item || merge_key == NULL || n > 32 || (key = json_object_get(item, merge_key)) == NULL)
+        return same;
+    if (json_equal(json_object_get(same, merge_key), key))
+        return same;
+    for (j = 0; j < n; j++)
+        if (json_equal(json_object_get(json_array_get(pristine, j), merge_key), key))
+            return json_array_get(pristine, j);
+    return NULL;
+}
+
+static wh_code roundtrip(json_t *value, const wh_inject_type *type, const json_t *pristine, wh_err *err)
 {
     const char *key;
     json_t *v;
@@ -95,17 +117,21 @@ wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err
                 json_object_del(value, key);
             break;
         case WH_K_OBJ:
-            if ((rc = wh_inject_go_roundtrip(v, f->type, err)) != WH_OK)
+            if ((rc = roundtrip(v, f->type, pristine != NULL ? json_object_get(pristine, key) : NULL, err)) != WH_OK)
                 return rc;
             break;
         case WH_K_LIST: {
+            const json_t *plist = pristine != NULL ? json_object_get(pristine, key) : NULL, *from;
             size_t i;
             if (!json_is_array(v) || f->type == NULL)
                 break;
             for (i = json_array_size(v); i-- > 0;) {
-                if (json_is_null(json_array_get(v, i)))
+                json_t *item = json_array_get(v, i);
+                if (json_is_null(item))
                     continue;
-                if ((rc = wh_inject_go_roundtrip(json_array_get(v, i), f->type, err)) != WH_OK)
+                if ((from = pristine_item(plist, i, item, f->merge_key)) == item)
+                    continue; /* shared with the request's pod: stable (see wh_inject_go_roundtrip_beside) */
+                if ((rc = roundtrip(item, f->type, from, err)) != WH_OK)
                     return rc;
             }
             break;
@@ -138,6 +164,16 @@ wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err
         }
     }
     return WH_OK;
+}
+
+wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err *err)
+{
+    return roundtrip(value, type, NULL, err);
+}
+
+wh_code wh_inject_go_roundtrip_beside(json_t *value, const json_t *pristine, const wh_inject_type *type, wh_err *err)
+{
+    return roundtrip(value, type, pristine, err);
 }
 
 int wh_inject_go_stable_leaf(const json_t *value, const wh_inject_type *type)
