@@ -14,7 +14,7 @@
 #include "wh_chars.h"
 #include "wh_go.h"
 #include "wh_yaml.h"
-#include "wh_yaml_int.h"
+#include "wh_yaml_fast.h"
 #include "wh_yaml_resolve.h"
 
 #include <ctype.h>
@@ -436,7 +436,7 @@ out:
 
 wh_code wh_yaml_load(const char *text, size_t len, json_t **out, wh_err *err)
 {
-    wh_code rc = wh_yaml_fast_load(text, len, out);
+    wh_code rc = wh_yaml_fast_load(text, len, WH_YAML_MAX_DEPTH, out);
 
     if (rc != WH_E_UNSUPPORTED)
         return rc;
