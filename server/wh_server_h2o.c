@@ -96,6 +96,7 @@ struct wh_http_server {
     size_t nworkers;
     h2o_barrier_t started;
     char bound[INET6_ADDRSTRLEN + 16];
+    const char *listener[1]; /* the connection metrics' label: "webhook" or "monitoring" */
     wh_metric *open_connections;
     wh_metric *accepted;
     wh_metric *write_timeouts;
@@ -405,7 +406,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         wh_buf_puts(&out.body, "webhookd is at its in-flight memory bound (--max-inflight-bytes); retry later\n");
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL, H2O_STRLIT("1"));
         req->http1_is_persistent = 0;
-        wh_metric_add(server->inflight_rejected, NULL, 1);
+        wh_metric_add(server->inflight_rejected, server->listener, 1);
     } else if (server->cfg.monitoring) {
         wh_router_serve_monitoring(server->cfg.router, &in, &out);
     } else {
@@ -451,7 +452,7 @@ static void on_sock_close(void *data)
     h2o_linklist_unlink(&c->link);
     free(c);
     w->num_conns--;
-    wh_metric_add(w->server->open_connections, NULL, -1);
+    wh_metric_add(w->server->open_connections, w->server->listener, -1);
 }
 
 static void on_accept(h2o_socket_t *listener, const char *err);
@@ -464,7 +465,8 @@ static void stop_accepting_for_a_moment(worker *w, int err)
     wh_http_server *s = w->server;
     long long now = (long long)h2o_now(w->loop), last = atomic_load(&s->accept_error_logged_ms);
 
-    wh_metric_add(s->accept_paused, (const char *const[]){err == EMFILE || err == ENFILE ? "fd_limit" : "memory"}, 1);
+    wh_metric_add(s->accept_paused,
+                  (const char *const[]){s->listener[0], err == EMFILE || err == ENFILE ? "fd_limit" : "memory"}, 1);
     if (now - last >= 1000 && atomic_compare_exchange_strong(&s->accept_error_logged_ms, &last, now))
         wh_log(WH_LOG_WARN, "cannot accept connections; pausing accepts", "error", strerror(err), "pauseMillis", "250",
                NULL);
@@ -498,8 +500,8 @@ static void accept_some(worker *w, size_t max)
         h2o_socket_setpeername(c->sock, (struct sockaddr *)&peer, peerlen);
         h2o_linklist_insert(&w->conns, &c->link);
         w->num_conns++;
-        wh_metric_add(w->server->open_connections, NULL, 1);
-        wh_metric_add(w->server->accepted, NULL, 1);
+        wh_metric_add(w->server->open_connections, w->server->listener, 1);
+        wh_metric_add(w->server->accepted, w->server->listener, 1);
         c->sock->on_close.cb = on_sock_close; /* the only per-connection close hook in 2.2.5 */
         c->sock->on_close.data = c;
         h2o_accept(&w->accept_ctx, c->sock); /* reads accept_ctx.ssl_ctx now */
@@ -662,7 +664,7 @@ static void refuse_arriving_request(worker *w, conn *c)
     h2o_buffer_consume(&c->sock->input, c->sock->input->size);
     hold(w->server, c, 0);
     c->promised = 0;
-    wh_metric_add(w->server->inflight_rejected, NULL, 1);
+    wh_metric_add(w->server->inflight_rejected, w->server->listener, 1);
     if (proto.len == 2 && memcmp(proto.base, "h2", 2) == 0) { /* no HTTP/1.1 answer to give */
         shutdown(c->fd, SHUT_RDWR);
         c->shut = 1;
@@ -752,7 +754,7 @@ static void on_sweep(h2o_timeout_entry_t *entry)
         } else if (!c->shut && now - c->writing_since >= s->cfg.write_timeout_ms) {
             shutdown(c->fd, SHUT_RDWR);
             c->shut = 1;
-            wh_metric_add(s->write_timeouts, NULL, 1);
+            wh_metric_add(s->write_timeouts, s->listener, 1);
             wh_log(WH_LOG_DEBUG, "write timeout: closing a connection that does not read its answer", NULL);
         }
 
@@ -948,6 +950,7 @@ static void register_alpn(wh_http_server *s, SSL_CTX *ssl_ctx)
 
 wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_server **out, wh_err *err)
 {
+    static const char *const by_listener[] = {"listener", NULL};
     wh_http_server *s = NULL;
     struct sockaddr_storage addr;
     socklen_t addrlen;
@@ -968,19 +971,25 @@ wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_serve
     s->nworkers = (size_t)cfg->threads;
     for (i = 0; i < s->nworkers; i++)
         s->workers[i].listen_fd = -1;
-    s->open_connections = wh_metrics_gauge(cfg->metrics, "webhookd_open_connections", "Open client connections.", NULL);
-    s->accepted =
-        wh_metrics_counter(cfg->metrics, "webhookd_connections_accepted_total", "Accepted connections.", NULL);
+    /* Both listeners (webhook, monitoring) share the registry: their
+     * connections are told apart by a label, so probes and scrapes never
+     * show up as webhook traffic. */
+    s->listener[0] = cfg->monitoring ? "monitoring" : "webhook";
+    s->open_connections = wh_metrics_gauge(cfg->metrics, "webhookd_open_connections",
+                                           "Open client connections, by listener.", by_listener);
+    s->accepted = wh_metrics_counter(cfg->metrics, "webhookd_connections_accepted_total",
+                                     "Accepted connections, by listener.", by_listener);
     s->write_timeouts = wh_metrics_counter(cfg->metrics, "webhookd_write_timeouts_total",
                                            "Connections closed because their answer was not read within "
-                                           "--write-timeout.",
-                                           NULL);
-    s->inflight_rejected = wh_metrics_counter(cfg->metrics, "webhookd_inflight_rejected_total",
-                                              "Requests answered 503 at the --max-inflight-bytes bound.", NULL);
+                                           "--write-timeout, by listener.",
+                                           by_listener);
+    s->inflight_rejected =
+        wh_metrics_counter(cfg->metrics, "webhookd_inflight_rejected_total",
+                           "Requests answered 503 at the --max-inflight-bytes bound, by listener.", by_listener);
     s->accept_paused = wh_metrics_counter(cfg->metrics, "webhookd_accept_pauses_total",
                                           "Times accepting stopped for a moment because accept(2) failed "
-                                          "(fd_limit: EMFILE/ENFILE; memory: ENOBUFS/ENOMEM).",
-                                          (const char *const[]){"reason", NULL});
+                                          "(fd_limit: EMFILE/ENFILE; memory: ENOBUFS/ENOMEM), by listener.",
+                                          (const char *const[]){"listener", "reason", NULL});
     s->cfg.write_timeout_ms = cfg->write_timeout_ms != 0 ? cfg->write_timeout_ms : 15000;
     if (s->cfg.max_inflight_bytes < wh_http_entity_limit(cfg->max_request_bytes))
         s->cfg.max_inflight_bytes = wh_http_entity_limit(cfg->max_request_bytes);
