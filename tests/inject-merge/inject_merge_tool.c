@@ -143,7 +143,7 @@ int main(int argc, char **argv)
         if (wh_inject_shape_overlays(b, NULL, &shaped, &err) != WH_OK)
             goto fail;
         ops = json_deep_copy(a);
-        rc = wh_inject_apply_overlays(a, b, NULL, shaped, atoi(argv[2]), &merged, &tmpl, &err);
+        rc = wh_inject_apply_overlays(a, b, NULL, shaped, atoi(argv[2]), NULL, &merged, &tmpl, &err);
         free(shaped);
         if (rc != WH_OK)
             goto fail;
@@ -153,7 +153,7 @@ int main(int argc, char **argv)
             json_decref(both);
         }
         /* then what the pipeline does to the merged pod in place */
-        if (wh_inject_reapply_overrides(merged, a, tmpl, 0, &err) != WH_OK ||
+        if (wh_inject_reapply_overrides(merged, a, tmpl, 0, NULL, &err) != WH_OK ||
             wh_inject_go_roundtrip(merged, &wh_inject_type_pod, &err) != WH_OK)
             status = 1;
         else if (!pod_untouched(a, ops))
@@ -167,7 +167,7 @@ int main(int argc, char **argv)
         if ((a = load(argv[3])) == NULL || (b = load(argv[4])) == NULL || (ops = load(argv[5])) == NULL)
             goto out;
         tmpl = ops;
-        if (wh_inject_reapply_overrides(a, b, tmpl, atoi(argv[2]), &err) != WH_OK)
+        if (wh_inject_reapply_overrides(a, b, tmpl, atoi(argv[2]), NULL, &err) != WH_OK)
             goto fail;
         status = print(a);
         goto out;
@@ -204,7 +204,8 @@ int main(int argc, char **argv)
         /* the merge target of the pod, as the pipeline makes it (no overlays) */
         ops = json_deep_copy(p.original);
         tmpl = json_array();
-        rc = wh_inject_apply_overlays(p.original, tmpl, NULL, NULL, 0, &b, &merged_tmpl, &err);
+        rc = wh_inject_apply_overlays(p.original, tmpl, NULL, NULL, 0, wh_inject_revision_release(rev), &b,
+                                      &merged_tmpl, &err);
         json_decref(tmpl);
         json_decref(merged_tmpl);
         if (rc == WH_OK)
