@@ -83,16 +83,34 @@ static int grow(wh_json_arena *a, size_t need)
     return 1;
 }
 
+/* A block above BIG_BLOCK: malloc'd, and remembered until freed so that the
+ * scope's end frees it if nothing did (wh_json_arena_drop). */
+static void *big_block(wh_json_arena *a, size_t size)
+{
+    void *p = wh_malloc(size);
+
+    if (a->nbig == a->big_cap) {
+        a->big_cap = a->big_cap ? a->big_cap * 2 : 16;
+        a->big = wh_realloc(a->big, a->big_cap * sizeof(*a->big));
+    }
+    a->big[a->nbig++] = p;
+    return p;
+}
+
 static void *arena_malloc(size_t size)
 {
     wh_json_arena *a = current;
     size_t n = (size + (ALIGN - 1)) & ~(size_t)(ALIGN - 1);
     char *p;
 
-    if (a == NULL || size > BIG_BLOCK || n == 0)
+    if (a == NULL || n == 0)
         return wh_malloc(size);
-    if ((size_t)(a->end - a->ptr) < n && !grow(a, n))
+    if (size > BIG_BLOCK)
+        return big_block(a, size);
+    if ((size_t)(a->end - a->ptr) < n && !grow(a, n)) {
+        a->over_budget = 1;
         return wh_malloc(size);
+    }
     p = a->ptr;
     a->ptr += n;
     a->last = p;
@@ -116,6 +134,13 @@ static void arena_free(void *ptr)
     if (ptr == NULL)
         return;
     if (a == NULL || !owned(a, ptr)) {
+        /* a large block of the scope (searched from the end: blocks are
+         * usually freed soon after they are made), or one made outside it */
+        for (size_t i = a != NULL ? a->nbig : 0; i-- > 0;)
+            if (a->big[i] == ptr) {
+                a->big[i] = a->big[--a->nbig];
+                break;
+            }
         free(ptr);
         return;
     }
@@ -139,6 +164,9 @@ void wh_json_arena_begin(wh_json_arena *a)
     a->chunks = NULL;
     a->ptr = a->end = a->last = NULL;
     a->reserved = 0;
+    a->big = NULL;
+    a->nbig = a->big_cap = 0;
+    a->over_budget = 0;
     VALGRIND_CREATE_MEMPOOL(a, 0, 0);
     current = a;
 }
@@ -154,9 +182,20 @@ void wh_json_arena_end(wh_json_arena *a)
         next = c->next;
         free(c);
     }
+    for (size_t i = 0; i < a->nbig; i++)
+        free(a->big[i]);
+    free(a->big);
     a->chunks = NULL;
     a->ptr = a->end = a->last = NULL;
     a->reserved = 0;
+    a->big = NULL;
+    a->nbig = a->big_cap = 0;
+}
+
+void wh_json_arena_drop(json_t *value)
+{
+    if (!WH_ARENA_ENABLED || current == NULL || current->over_budget)
+        json_decref(value);
 }
 
 wh_json_arena *wh_json_arena_pause(void)

@@ -18,7 +18,8 @@
  *     json_dump_callback instead.
  *   - Memory is bounded: single allocations above a size limit, and all
  *     allocations once a scope has reserved WH_JSON_ARENA_MAX bytes, go to
- *     malloc as before.
+ *     malloc as before (the large ones made in the scope are also freed when
+ *     it ends, should nothing free them before).
  * Under AddressSanitizer the arena stands aside (ASan then sees every
  * value); under valgrind each carved block is reported as a heap block, so
  * memcheck still catches use after free and escapes from the scope.
@@ -26,6 +27,7 @@
 #ifndef WH_JSON_ARENA_H
 #define WH_JSON_ARENA_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #define WH_JSON_ARENA_MAX ((size_t)64 << 20)
@@ -37,6 +39,9 @@ typedef struct wh_json_arena {
     char *ptr, *end;                    /* free space in the newest chunk */
     char *last;                         /* the newest block, freed by moving ptr back */
     size_t reserved;                    /* bytes of chunks held */
+    void **big;                         /* live blocks above the size limit, malloc'd in the scope */
+    size_t nbig, big_cap;
+    int over_budget; /* some allocation went to malloc untracked: wh_json_arena_drop walks */
 } wh_json_arena;
 
 /* Route jansson's allocations through the arena hooks (idempotent). */
@@ -47,6 +52,15 @@ void wh_json_arena_begin(wh_json_arena *a);
 
 /* Close the scope and release every chunk. */
 void wh_json_arena_end(wh_json_arena *a);
+
+/* Give up `value` (a reference the caller owns) without walking it, when
+ * it is a document built inside this thread's open scope that holds nothing
+ * made outside it and that nothing outside the scope refers to (a parsed
+ * request): its blocks are reclaimed when the scope ends.  Without an open
+ * scope, with the arena off (ASan) or once the scope went over its budget,
+ * this is json_decref.  Why: freeing a decoded 1,500-entry pod value by value
+ * costs more than a tenth of its review (bench/inject/README.md). */
+void wh_json_arena_drop(json_t *value);
 
 /* Step out of this thread's scope (returns it, NULL when none) to build
  * something that outlives the request, e.g. a lazily made shared value;

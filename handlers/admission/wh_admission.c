@@ -375,6 +375,6 @@ out:
     if (outcome != NULL)
         *outcome = *result;
     wh_admission_response_clear(&resp);
-    json_decref(review);
+    wh_json_arena_drop(review); /* parsed in this scope, read-only since: no walk to free it */
     wh_json_arena_end(&arena);
 }
