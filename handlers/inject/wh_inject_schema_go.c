@@ -179,20 +179,21 @@ wh_code wh_inject_go_roundtrip_beside(json_t *value, const json_t *pristine, con
 int wh_inject_go_stable_leaf(const json_t *value, const wh_inject_type *type)
 {
     const wh_inject_field *f;
-    const char *key;
-    json_t *v;
+    const json_t *v;
+    void *it;
 
     if (!json_is_object(value) || type == NULL)
         return 0;
-    /* What wh_inject_go_roundtrip above would change, case by case. */
+    /* What roundtrip() above would change, case by case (iterators rather
+     * than json_object_foreach: this runs once per env entry of a pod). */
     for (f = type->fields; f->name != NULL; f++)
         if ((f->flags & WH_F_FILL) && json_object_get(value, f->name) == NULL)
             return 0; /* fill_zero_fields */
-    json_object_foreach((json_t *)value, key, v)
-    {
+    for (it = json_object_iter((json_t *)value); it != NULL; it = json_object_iter_next((json_t *)value, it)) {
+        v = json_object_iter_value(it);
         if (json_is_object(v) || json_is_array(v) || json_is_null(v))
             return 0; /* not a leaf, or a null it deletes */
-        if ((f = wh_inject_schema_field(type, key)) == NULL)
+        if ((f = wh_inject_schema_field(type, json_object_iter_key(it))) == NULL)
             continue;
         if (f->kind == WH_K_QTY || f->kind == WH_K_QMAP)
             return 0; /* a quantity it may canonicalise */
