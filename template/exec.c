@@ -20,36 +20,6 @@ static wh_code tm_errorf(wh_tmpl_ctx *ctx, const char *fmt, ...) __attribute__((
 
 /* ---- errors ---- */
 
-/* The first message of a render wins; later ones are dropped. */
-static void record(wh_tmpl_ctx *ctx, const char *fmt, va_list ap)
-{
-    if (!ctx->failed) {
-        vsnprintf(ctx->errmsg, sizeof(ctx->errmsg), fmt, ap);
-        ctx->failed = 1;
-        ctx->located = 0;
-    }
-}
-
-wh_code tm_fail(wh_tmpl_ctx *ctx, wh_code code, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    record(ctx, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-wh_code wh_tmpl_errorf(wh_tmpl_ctx *ctx, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    record(ctx, fmt, ap);
-    va_end(ap);
-    return WH_E_RENDER;
-}
-
 /* Go's ErrorContext: "NAME:LINE:COL" and the node's text. */
 static void locate(const tm_node *n, const char *def_name, char *out, size_t outlen, wh_tmpl_pos *pos)
 {

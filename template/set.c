@@ -347,57 +347,6 @@ wh_code wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value d
 
 /* ---- the context API ---- */
 
-void *wh_tmpl_user(wh_tmpl_ctx *ctx)
-{
-    return ctx->user;
-}
-
-void *wh_tmpl_alloc(wh_tmpl_ctx *ctx, size_t size)
-{
-    return tm_alloc(ctx->arena, size);
-}
-
-wh_code wh_tmpl_strdup(wh_tmpl_ctx *ctx, const char *s, size_t len, wh_tmpl_value *out)
-{
-    char *p = tm_strndup(ctx->arena, s, len);
-
-    *out = wh_tmpl_strn(p, len);
-    return WH_OK;
-}
-
-wh_code tm_ret_buf(wh_tmpl_ctx *ctx, wh_tmpl_value *out, const wh_buf *b)
-{
-    return wh_tmpl_strdup(ctx, b->data ? b->data : "", b->len, out);
-}
-
-wh_code wh_tmpl_printf(wh_tmpl_ctx *ctx, wh_tmpl_value *out, const char *fmt, ...)
-{
-    va_list ap;
-    char small[256];
-    int n;
-    char *p;
-
-    va_start(ap, fmt);
-    n = vsnprintf(small, sizeof(small), fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return WH_E_INVALID;
-    if ((size_t)n < sizeof(small))
-        return wh_tmpl_strdup(ctx, small, (size_t)n, out);
-    p = tm_alloc(ctx->arena, (size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    *out = wh_tmpl_strn(p, (size_t)n);
-    return WH_OK;
-}
-
-wh_buf *wh_tmpl_tmpbuf(wh_tmpl_ctx *ctx)
-{
-    wh_buf_reset(&ctx->scratch->tmp);
-    return &ctx->scratch->tmp;
-}
-
 /* Run a definition into a string, keeping the caller's output and position. */
 static wh_code exec_to_string(wh_tmpl_ctx *ctx, const tm_def *def, wh_tmpl_value data, wh_tmpl_value *out)
 {
