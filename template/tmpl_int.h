@@ -170,6 +170,9 @@ struct wh_tmpl_set {
 };
 
 const tm_func *tm_find_func(const wh_tmpl_set *set, const char *name, size_t len);
+/* Add funcs to the set's table (funcs.c); `internal` for the engine's own
+ * libraries, which alone may take raw arguments (the 'r' parameter letter). */
+wh_code tm_add_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t n, int internal, wh_err *err);
 const tm_def *tm_find_def(const tm_defs *defs, const char *name);
 
 /* Parse `text` into `defs` (trees and strings in `arena`). */
