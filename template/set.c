@@ -1,6 +1,9 @@
 /*
- * set.c - template sets (functions, delimiters, parsed definitions) and the
- * render entry point with its per-render context API.
+ * set.c - template sets: the libraries a new set gets (Go's builtins, Sprig's
+ * and Helm's tables), delimiters, parsed definitions, and the render entry
+ * point.  It is the engine's top layer: it calls the parser (parse.c), the
+ * executor (exec.c) and the function table (funcs.c); the libraries call
+ * down into exec.c and ctx.c, never back into it.
  */
 #define _GNU_SOURCE /* newlocale */
 #include <locale.h>
@@ -13,6 +16,16 @@
 #include "tmpl_int.h"
 
 /* ---- sets ---- */
+
+/* Sprig's functions (sprig.TxtFuncMap): one table per file of template/sprig*.c. */
+static const tm_func_table tm_sprig_tables[] = {
+    {tm_sprig_functions_funcs, &tm_sprig_functions_nfuncs}, {tm_sprig_strings_funcs, &tm_sprig_strings_nfuncs},
+    {tm_sprig_crypto_funcs, &tm_sprig_crypto_nfuncs},       {tm_sprig_numeric_funcs, &tm_sprig_numeric_nfuncs},
+    {tm_sprig_defaults_funcs, &tm_sprig_defaults_nfuncs},   {tm_sprig_reflect_funcs, &tm_sprig_reflect_nfuncs},
+    {tm_sprig_dict_funcs, &tm_sprig_dict_nfuncs},           {tm_sprig_list_funcs, &tm_sprig_list_nfuncs},
+    {tm_sprig_regex_funcs, &tm_sprig_regex_nfuncs},         {tm_sprig_semver_funcs, &tm_sprig_semver_nfuncs},
+};
+static const size_t tm_sprig_ntables = sizeof(tm_sprig_tables) / sizeof(tm_sprig_tables[0]);
 
 wh_tmpl_set *wh_tmpl_set_new(unsigned flags)
 {
