@@ -7,22 +7,51 @@
  */
 #include "wh_go.h"
 
+#include <stdint.h>
+#include <string.h>
+
 static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* The two characters of every 12-bit group, built at compile time: the
+ * encoder writes a patch of several KB per admission, and two lookups per
+ * three bytes cost a third of four (callgrind: 11 -> ~3 instructions a byte). */
+#define B64C(v) ((v) < 26 ? 'A' + (v) : (v) < 52 ? 'a' + (v)-26 : (v) < 62 ? '0' + (v)-52 : (v) == 62 ? '+' : '/')
+#define B64P(v)                                                                                                        \
+    {                                                                                                                  \
+        (char)B64C((v) >> 6), (char)B64C((v)&63)                                                                       \
+    }
+#define B64P4(v) B64P(v), B64P((v) + 1), B64P((v) + 2), B64P((v) + 3)
+#define B64P16(v) B64P4(v), B64P4((v) + 4), B64P4((v) + 8), B64P4((v) + 12)
+#define B64P64(v) B64P16(v), B64P16((v) + 16), B64P16((v) + 32), B64P16((v) + 48)
+#define B64P256(v) B64P64(v), B64P64((v) + 64), B64P64((v) + 128), B64P64((v) + 192)
+#define B64P1024(v) B64P256(v), B64P256((v) + 256), B64P256((v) + 512), B64P256((v) + 768)
+static const char pairs[4096][2] = {B64P1024(0), B64P1024(1024), B64P1024(2048), B64P1024(3072)};
 
 void wh_go_base64(wh_buf *out, const void *data, size_t len)
 {
     const unsigned char *p = data;
-    size_t i, n = 4 * ((len + 2) / 3);
+    size_t i = 0, n = 4 * ((len + 2) / 3);
     char *dst;
 
     wh_buf_reserve(out, n);
     dst = out->data + out->len;
-    for (i = 0; i + 2 < len; i += 3) {
+    /* Six bytes at a time from one 8-byte load (big-endian order: the first
+     * byte is the highest), while 8 bytes are readable. */
+    for (; i + 8 <= len; i += 6) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        w = __builtin_bswap64(w);
+        memcpy(dst, pairs[(w >> 52) & 4095], 2);
+        memcpy(dst + 2, pairs[(w >> 40) & 4095], 2);
+        memcpy(dst + 4, pairs[(w >> 28) & 4095], 2);
+        memcpy(dst + 6, pairs[(w >> 16) & 4095], 2);
+        dst += 8;
+    }
+    for (; i + 2 < len; i += 3) {
         unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
-        *dst++ = alphabet[v >> 18];
-        *dst++ = alphabet[(v >> 12) & 63];
-        *dst++ = alphabet[(v >> 6) & 63];
-        *dst++ = alphabet[v & 63];
+        memcpy(dst, pairs[v >> 12], 2);
+        memcpy(dst + 2, pairs[v & 4095], 2);
+        dst += 4;
     }
     if (i < len) {
         unsigned v = (unsigned)p[i] << 16 | (i + 1 < len ? (unsigned)p[i + 1] << 8 : 0);

@@ -46,14 +46,26 @@ void wh_go_json_string(wh_buf *out, const char *s, size_t len, int flags)
 
     if (out->cap - out->len <= len + 2)
         wh_buf_reserve(out, len + 2);
+    for (n = 0; n < len && plain[p[n]]; n++)
+        ;
+    if (n == len) { /* most strings (keys, names) need no escape: one copy, room reserved above */
+        char *d = out->data + out->len;
+        d[0] = '"';
+        memcpy(d + 1, s, len);
+        d[len + 1] = '"';
+        d[len + 2] = '\0';
+        out->len += len + 2;
+        return;
+    }
     out->data[out->len++] = '"';
     for (i = 0; i < len;) {
         char esc[8];
         const char *e = esc;
         size_t elen = 2, adv = 1;
         unsigned cp;
-        for (n = i; n < len && plain[p[n]]; n++) /* copy plain bytes in one go */
-            ;
+        if (i != 0)                                  /* the first run was found above */
+            for (n = i; n < len && plain[p[n]]; n++) /* copy plain bytes in one go */
+                ;
         if (n != i)
             put_bytes(out, p + i, n - i);
         if ((i = n) >= len)

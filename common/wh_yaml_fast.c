@@ -20,8 +20,10 @@
 #include <string.h>
 
 #include "wh_alloc.h"
+#include "wh_buf.h"
 #include "wh_chars.h"
-#include "wh_yaml_int.h"
+#include "wh_yaml_fast.h"
+#include "wh_yaml_resolve.h"
 
 typedef struct line {
     const char *start; /* first character of the line */
@@ -39,7 +41,7 @@ typedef struct line {
 typedef struct fast {
     line *lines;
     size_t n, cap, pos;
-    int depth;
+    int depth, max_depth;
     const char *text_end;
     wh_buf keys; /* a stack of keys that are not the text itself (escaped, resolved) */
     wh_buf tmp;  /* a decoded value, used at once */
@@ -805,7 +807,7 @@ static wh_code parse_sequence(fast *f, int indent, json_t **out)
                 int col = (int)(p - l->s) + l->indent;
                 l->indent = col;
                 l->s = p;
-                if (f->depth > WH_YAML_MAX_DEPTH) {
+                if (f->depth > f->max_depth) {
                     key_drop(f, &key);
                     rc = UNSUPPORTED;
                 } else {
@@ -842,7 +844,7 @@ static wh_code parse_node(fast *f, int parent_indent, json_t **out)
     const char *value;
 
     (void)parent_indent;
-    if (l == NULL || ++f->depth > WH_YAML_MAX_DEPTH) {
+    if (l == NULL || ++f->depth > f->max_depth) {
         if (l != NULL)
             f->depth--;
         return UNSUPPORTED;
@@ -858,7 +860,7 @@ static wh_code parse_node(fast *f, int parent_indent, json_t **out)
     return rc;
 }
 
-wh_code wh_yaml_fast_load(const char *text, size_t len, json_t **out)
+wh_code wh_yaml_fast_load(const char *text, size_t len, int max_depth, json_t **out)
 {
     fast f;
     wh_code rc;
@@ -867,6 +869,7 @@ wh_code wh_yaml_fast_load(const char *text, size_t len, json_t **out)
 
     memset(&f, 0, sizeof(f));
     f.text_end = text + len;
+    f.max_depth = max_depth;
     *out = NULL;
     if ((rc = split_lines(&f, text, len)) != WH_OK)
         goto out;

@@ -43,13 +43,7 @@ typedef struct wh_server_flag {
 typedef struct wh_server_config {
     const char *listen;
     const char *monitoring_listen; /* plain-HTTP probes and metrics on their own thread; "" = off */
-    const char *tls_cert_file;
-    const char *tls_key_file;
-    const char *tls_san;              /* extra SANs of the self-signed certificate, comma-separated */
-    const char *self_signed_cert_out; /* write the self-signed certificate (PEM) here */
-    int self_signed_days;
-    double cert_check_interval;
-    int threads; /* 0 = one per CPU */
+    int threads;                   /* 0 = one per CPU */
     int http2;
     size_t max_request_bytes;
     size_t max_inflight_bytes; /* 0 = derived from the memory limit (wh_server_default_inflight) */
@@ -60,21 +54,15 @@ typedef struct wh_server_config {
     const char *log_format;
     int help;
     int version;
-    /* caBundle patching (certs/wh_certs_patcher.h) */
-    int patch_ca_bundle;
-    const char *ca_file;              /* CA bundle to publish; default ca.crt beside the cert, else the chain's root */
-    const char *ca_bundle_mutating;   /* MutatingWebhookConfiguration names, comma-separated */
-    const char *ca_bundle_validating; /* ValidatingWebhookConfiguration names, comma-separated */
-    const char *ca_bundle_selector;   /* label selector for both kinds */
-    const char *ca_bundle_service;    /* only webhooks calling NAMESPACE/NAME */
-    double ca_bundle_check_interval;
-    const char *kubeconfig;
+    const char *kubeconfig; /* the cluster reads of /inject and the caBundle patcher */
     double kube_timeout;
 } wh_server_config;
 
-/* The core flags, bound to `cfg` (rows end with a NULL name). */
+/* The core flags, bound to `cfg` (rows end with a NULL name).  The
+ * certificate's flags are beside it (wh_server_certs.h), the endpoints'
+ * beside each endpoint. */
 void wh_server_core_flags(wh_server_config *cfg, wh_server_flag *rows, size_t nrows);
-#define WH_SERVER_CORE_FLAGS 28
+#define WH_SERVER_CORE_FLAGS 15
 
 /* Set every flag from its default, then WEBHOOKD_<NAME> (dashes become
  * underscores), then argv (--name=value, --name value, --bool).  `rows` is

@@ -22,18 +22,6 @@ void wh_server_core_flags(wh_server_config *cfg, wh_server_flag *rows, size_t nr
          "also serve /healthz, /readyz, /metrics and /version over plain HTTP on this address (like istiod's "
          ":15014), from a thread of their own so that probes are answered while reviews keep the workers "
          "busy; e.g. :15014 (default: off)"},
-        {"tls-cert-file", WH_FLAG_STRING, &cfg->tls_cert_file, "",
-         "PEM certificate chain (leaf first); reloaded when it changes and on SIGHUP. "
-         "Without it webhookd serves a self-signed ECDSA P-256 certificate generated at start"},
-        {"tls-key-file", WH_FLAG_STRING, &cfg->tls_key_file, "", "PEM private key matching --tls-cert-file"},
-        {"tls-san", WH_FLAG_STRING, &cfg->tls_san, "",
-         "extra names of the self-signed certificate, comma-separated (e.g. webhookd.istio-system.svc); "
-         "localhost, 127.0.0.1 and ::1 are always included"},
-        {"self-signed-cert-out", WH_FLAG_STRING, &cfg->self_signed_cert_out, "",
-         "write the self-signed certificate (PEM, no key) to this file, for clients' CA bundles"},
-        {"self-signed-days", WH_FLAG_INT, &cfg->self_signed_days, "365", "lifetime of the self-signed certificate"},
-        {"cert-check-interval", WH_FLAG_SECONDS, &cfg->cert_check_interval, "1s",
-         "how often the certificate files are checked for changes"},
         {"threads", WH_FLAG_INT, &cfg->threads, "0", "worker threads, each with its own event loop (0 = one per CPU)"},
         {"http2", WH_FLAG_BOOL, &cfg->http2, "false",
          "also serve HTTP/2 (ALPN h2); off by default: the kube-apiserver speaks HTTP/1.1 to webhooks"},
@@ -54,25 +42,6 @@ void wh_server_core_flags(wh_server_config *cfg, wh_server_flag *rows, size_t nr
         {"log-level", WH_FLAG_STRING, &cfg->log_level, "info",
          "debug, info, warn, error or off (debug adds an access-log line per review)"},
         {"log-format", WH_FLAG_STRING, &cfg->log_format, "json", "json or text"},
-        {"patch-ca-bundle", WH_FLAG_BOOL, &cfg->patch_ca_bundle, "false",
-         "keep clientConfig.caBundle of the selected webhook configurations set to our CA: at start once serving, "
-         "after every certificate reload, on SIGHUP and every --ca-bundle-check-interval (repairs overwrites); "
-         "failures are logged and retried, never stop serving"},
-        {"ca-file", WH_FLAG_STRING, &cfg->ca_file, "",
-         "CA bundle (PEM) to publish with --patch-ca-bundle; default: ca.crt beside --tls-cert-file when it "
-         "exists (cert-manager), else the last certificate of the chain; the self-signed certificate when "
-         "there are no files"},
-        {"ca-bundle-mutating", WH_FLAG_STRING, &cfg->ca_bundle_mutating, "",
-         "MutatingWebhookConfiguration names to patch, comma-separated"},
-        {"ca-bundle-validating", WH_FLAG_STRING, &cfg->ca_bundle_validating, "",
-         "ValidatingWebhookConfiguration names to patch, comma-separated"},
-        {"ca-bundle-selector", WH_FLAG_STRING, &cfg->ca_bundle_selector, "",
-         "label selector: patch every webhook configuration of both kinds it matches (needs list permission)"},
-        {"ca-bundle-service", WH_FLAG_STRING, &cfg->ca_bundle_service, "",
-         "only patch the webhooks whose clientConfig.service is NAMESPACE/NAME (default: every webhook of the "
-         "selected configurations)"},
-        {"ca-bundle-check-interval", WH_FLAG_SECONDS, &cfg->ca_bundle_check_interval, "60s",
-         "how often the webhook configurations are re-checked and repaired; also the longest retry backoff"},
         {"kubeconfig", WH_FLAG_STRING, &cfg->kubeconfig, "",
          "kubeconfig for --patch-ca-bundle and the cluster reads of /inject (default: $KUBECONFIG, ~/.kube/config, "
          "else the in-cluster "

@@ -78,9 +78,10 @@ int main(int argc, char **argv)
             goto out;
         }
         t0 = bench_cpu_now(), stage[S_SHAPE] += t0 - t, t = t0;
-        if (wh_inject_apply_overlays(r.merge_pod, r.overlays, (const char *const *)r.names, shaped, r.native, &merged,
-                                     &tmpl, &err) != WH_OK ||
-            wh_inject_reapply_overrides(merged, r.merge_pod, tmpl, r.tproxy, &err) != WH_OK) {
+        if (wh_inject_apply_overlays(r.merge_pod, r.overlays, (const char *const *)r.names, shaped, r.native,
+                                     wh_inject_revision_release(rev), &merged, &tmpl, &err) != WH_OK ||
+            wh_inject_reapply_overrides(merged, r.merge_pod, tmpl, r.tproxy, wh_inject_revision_release(rev), &err) !=
+                WH_OK) {
             fprintf(stderr, "merge: %s\n", wh_err_msg(&err));
             goto out;
         }

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "wh_inject_release.h"
 #include "wh_inject_schema.h"
 #include "wh_inject_shape.h"
 #include "wh_result.h"
@@ -40,16 +41,19 @@ wh_code wh_inject_smp_move(json_t *target, json_t *patch, const wh_inject_type *
  * (wh_inject_smp_move), so the caller may only release them afterwards.
  * *merged and *tmpl are new references; *tmpl holds only what later steps
  * read of the template pod: its containers, init containers, volumes and
- * image pull secrets, by name.  The Go round trip (zero fields, quantities)
- * is left to wh_inject_postprocess: applying it once at the end gives the
- * same pod. */
+ * image pull secrets, by name (and the containers' securityContext when
+ * `release`, NULL: the newest, has WH_REL_OVERRIDE_RESETS_FOREIGN_UID).
+ * The Go round trip (zero fields, quantities) is left to
+ * wh_inject_postprocess: applying it once at the end gives the same pod. */
 wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, const char *const *names,
-                                 const wh_inject_shaped *shaped, int native, json_t **merged, json_t **tmpl,
-                                 wh_err *err);
+                                 const wh_inject_shaped *shaped, int native, const wh_inject_release *release,
+                                 json_t **merged, json_t **tmpl, wh_err *err);
 
 /* Step 7 (3.8): re-apply the containers of `original` (and of its
  * proxy.istio.io/overrides annotation) that the template also defines, record
- * them in proxy.istio.io/overrides, fix the init container's -u / UIDs. */
-wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const json_t *tmpl, int tproxy, wh_err *err);
+ * them in proxy.istio.io/overrides, fix the init container's -u / UIDs.
+ * `release` (NULL: the newest) decides WH_REL_OVERRIDE_RESETS_FOREIGN_UID. */
+wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const json_t *tmpl, int tproxy,
+                                    const wh_inject_release *release, wh_err *err);
 
 #endif

@@ -51,8 +51,9 @@ static void copy_keys(json_t *dst, const json_t *src, const char *keep)
  * names of its containers, init containers, volumes and image pull secrets
  * (status annotation, overrides, native move), so those lists are merged
  * with items reduced to their name (and directives).  Saves copying the
- * whole overlay a second time. */
-static json_t *names_view(const json_t *overlay)
+ * whole overlay a second time.  `security`: containers keep a copy of their
+ * securityContext too (WH_REL_OVERRIDE_RESETS_FOREIGN_UID reads its user). */
+static json_t *names_view(const json_t *overlay, int security)
 {
     static const char *const lists[] = {"containers", "initContainers", "volumes", "imagePullSecrets"};
     const json_t *spec = json_object_get(overlay, "spec");
@@ -82,28 +83,32 @@ static json_t *names_view(const json_t *overlay)
         for (i = 0; i < json_array_size(list); i++) {
             const json_t *item = json_array_get(list, i);
             json_t *vitem = json_is_object(item) ? json_object() : json_incref((json_t *)item);
+            const json_t *sc = l < 2 && security ? json_object_get(item, "securityContext") : NULL;
             json_array_append_new(vlist, vitem);
             if (json_is_object(item))
                 copy_keys(vitem, item, "name");
+            if (json_is_object(sc))
+                json_object_set_new(vitem, "securityContext", json_deep_copy(sc));
         }
     }
     return out;
 }
 
 wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, const char *const *names,
-                                 const wh_inject_shaped *shaped, int native, json_t **merged_out, json_t **tmpl_out,
-                                 wh_err *err)
+                                 const wh_inject_shaped *shaped, int native, const wh_inject_release *release,
+                                 json_t **merged_out, json_t **tmpl_out, wh_err *err)
 {
     json_t *merged = wh_inject_json_copy(merge_pod), *tmpl = json_object(), *view = NULL;
     size_t i;
     wh_code rc = WH_OK;
+    int security = wh_inject_release_has(release, WH_REL_OVERRIDE_RESETS_FOREIGN_UID);
 
     *merged_out = *tmpl_out = NULL;
     for (i = 0; i < json_array_size(overlays); i++) {
         json_t *overlay = json_array_get(overlays, i);
         const char *name = names != NULL ? names[i] : "?";
         json_decref(view);
-        view = names_view(overlay);
+        view = names_view(overlay, security);
         if ((rc = wh_inject_smp_move(tmpl, view, &wh_inject_type_pod, err)) != WH_OK) {
             wh_err_prefix(err,
                           "failed parsing generated injected YAML (check Istio sidecar injector "
@@ -211,7 +216,22 @@ static void adjust_init_user(json_t *pod, const json_t *original, int tproxy)
     }
 }
 
-wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const json_t *tmpl, int tproxy, wh_err *err)
+/* WH_REL_OVERRIDE_RESETS_FOREIGN_UID: the template's user wins over the
+ * pod's when it is not the default 1337 (OpenShift's namespace UID, TPROXY's
+ * root), as istiod 1.21.0-1.21.2 and 1.22.0 decided. */
+static void reset_foreign_uid(json_t *overlay, const json_t *tmpl_container)
+{
+    json_t *sc = json_object_get(overlay, "securityContext");
+    const json_t *uid = wh_inject_jpath(tmpl_container, "securityContext", "runAsUser", NULL);
+
+    if (json_is_object(sc) && json_is_integer(uid) && json_integer_value(uid) != 1337) {
+        json_object_del(sc, "runAsUser");
+        json_object_del(sc, "runAsGroup");
+    }
+}
+
+wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const json_t *tmpl, int tproxy,
+                                    const wh_inject_release *release, wh_err *err)
 {
     static const char *const lists[2] = {"containers", "initContainers"};
     const char *status_text = wh_inject_annotation(original, WH_A_STATUS),
@@ -220,7 +240,7 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
     json_error_t jerr;
     wh_buf text = WH_BUF_INIT;
     wh_code rc = WH_OK;
-    int l;
+    int l, reset_uid = wh_inject_release_has(release, WH_REL_OVERRIDE_RESETS_FOREIGN_UID);
 
     if (overrides_text != NULL &&
         ((existing = json_loads(overrides_text, 0, &jerr)) == NULL || !json_is_object(existing))) {
@@ -253,6 +273,8 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
                 json_decref(overlay);
                 goto out;
             }
+            if (reset_uid)
+                reset_foreign_uid(overlay, json_array_get(tlist, i));
             if (json_is_string(json_object_get(overlay, "image")) &&
                 strcmp(wh_inject_jstr(overlay, "image"), "auto") == 0)
                 json_object_del(overlay, "image");

@@ -61,9 +61,9 @@ wh_code wh_inject_pod(const wh_inject_pod_request *req, wh_inject_pod_result *re
         wh_err_prefix(err, "%s", TEMPLATE_PREFIX);
         goto out;
     }
-    if ((rc = wh_inject_apply_overlays(r.merge_pod, r.overlays, (const char *const *)r.names, shaped, r.native, &merged,
-                                       &tmpl, err)) != WH_OK ||
-        (rc = wh_inject_reapply_overrides(merged, r.merge_pod, tmpl, r.tproxy, err)) != WH_OK)
+    if ((rc = wh_inject_apply_overlays(r.merge_pod, r.overlays, (const char *const *)r.names, shaped, r.native,
+                                       &req->rev->release, &merged, &tmpl, err)) != WH_OK ||
+        (rc = wh_inject_reapply_overrides(merged, r.merge_pod, tmpl, r.tproxy, &req->rev->release, err)) != WH_OK)
         goto out;
     post.rev = req->rev;
     post.r = &r;

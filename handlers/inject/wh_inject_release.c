@@ -3,7 +3,7 @@
  * release-dependent injection behaviour (see wh_inject_release.h).
  *
  * Each row was read from istio/istio's release tags (pkg/kube/inject,
- * pkg/config/mesh) and, where a golden exercises it, checked against
+ * pkg/config/mesh; patch tags for backports) and, where a golden exercises it, checked against
  * ../shared/conformance/istio-inject/<set> by tests/inject-conformance.
  */
 #include "wh_inject_release.h"
@@ -18,34 +18,43 @@
 #define NEWEST "1.31" /* master: 1.31.0-alpha.0 */
 
 static const wh_release_row table[] = {
-    {WH_REL_DEFAULT_ZIPKIN_TRACER, "default-zipkin-tracer", "", "1.21",
+    {WH_REL_DEFAULT_ZIPKIN_TRACER, "default-zipkin-tracer", "", "1.21", "",
      "DefaultProxyConfig has tracing.zipkin.address zipkin.istio-system:9411; cleanProxyConfig drops an equal tracer "
      "from PROXY_CONFIG"},
-    {WH_REL_DEFAULT_INBOUND_POLICY, "default-inbound-policy", "1.22", "",
+    {WH_REL_DEFAULT_INBOUND_POLICY, "default-inbound-policy", "1.22", "", "",
      "DefaultMeshConfig sets inboundTrafficPolicy PASSTHROUGH"},
-    {WH_REL_MULTUS_JSON_NAMESPACE, "multus-json-namespace", "1.26", "",
+    {WH_REL_MULTUS_JSON_NAMESPACE, "multus-json-namespace", "1.26", "", "",
      "appendMultusNetwork writes {\"name\": \"istio-cni\", \"namespace\": \"default\"} into a JSON "
      "k8s.v1.cni.cncf.io/networks (before: {\"name\": \"default/istio-cni\"})"},
-    {WH_REL_INJECT_VALUE_STRICT, "inject-value-strict", "1.27", "",
+    {WH_REL_INJECT_VALUE_STRICT, "inject-value-strict", "1.27", "", "",
      "sidecar.istio.io/inject takes only true/false, other values fall back to the policy (before: y/yes/true/on "
      "inject, any other value does not)"},
-    {WH_REL_NATIVE_SIDECARS_AUTO, "native-sidecars-auto", "1.27", "",
+    {WH_REL_NATIVE_SIDECARS_AUTO, "native-sidecars-auto", "1.27", "", "",
      "ENABLE_NATIVE_SIDECARS defaults to auto (kubelets >= 1.33) (before: a boolean defaulting to false)"},
-    {WH_REL_VALIDATE_CORE_DUMP_ANNOTATION, "validate-core-dump-annotation", "", "1.24",
+    {WH_REL_VALIDATE_CORE_DUMP_ANNOTATION, "validate-core-dump-annotation", "", "1.24", "",
      "sidecar.istio.io/enableCoreDump must parse as a bool"},
-    {WH_REL_REWRITE_LIFECYCLE_HOOKS, "rewrite-lifecycle-hooks", "1.25", "",
+    {WH_REL_REWRITE_LIFECYCLE_HOOKS, "rewrite-lifecycle-hooks", "1.25", "", "",
      "preStop/postStart httpGet and tcpSocket hooks go through the agent (/app-lifecycle/<c>/prestopz|poststartz)"},
-    {WH_REL_VALIDATE_PROXY_RESOURCE_ANNOTATIONS, "validate-proxy-resource-annotations", "1.29", "",
+    {WH_REL_VALIDATE_PROXY_RESOURCE_ANNOTATIONS, "validate-proxy-resource-annotations", "1.29", "", "",
      "sidecar.istio.io/proxyCPU, proxyMemory, proxyCPULimit, proxyMemoryLimit must be quantities"},
-    {WH_REL_VALIDATE_INTERFACE_ANNOTATIONS, "validate-interface-annotations", "1.30", "",
+    {WH_REL_VALIDATE_INTERFACE_ANNOTATIONS, "validate-interface-annotations", "1.30", "", "",
      "excludeInterfaces, kubevirtInterfaces and reroute-virtual-interfaces annotations must be interface names"},
-    {WH_REL_PROMETHEUS_SCRAPE_TARGETS, "prometheus-scrape-targets", "1.31", "",
+    {WH_REL_PROMETHEUS_SCRAPE_TARGETS, "prometheus-scrape-targets", "1.31", "", "",
      "prometheus.io/port is validated and prometheus.istio.io/scrape-targets is merged into "
      "ISTIO_PROMETHEUS_ANNOTATIONS"},
-    {WH_REL_PROMETHEUS_SECURE_PORT, "prometheus-secure-port", "1.31", "",
+    {WH_REL_PROMETHEUS_SECURE_PORT, "prometheus-secure-port", "1.31", "", "",
      "prometheus.istio.io/secure-port is set from ENVOY_SECURE_MERGED_METRICS_PORT"},
-    {WH_REL_PROBERS_APPEND_ON_REINJECT, "probers-append-on-reinject", "1.27", "",
+    {WH_REL_PROBERS_APPEND_ON_REINJECT, "probers-append-on-reinject", "1.27", "", "",
      "a re-injected pod whose proxy has no ISTIO_KUBE_APP_PROBERS gets it (before: left without)"},
+    {WH_REL_OVERRIDE_RESETS_FOREIGN_UID, "override-resets-foreign-uid", "1.21", "1.22", "1.21.3 1.22.1",
+     "the pod's own istio-proxy (or other template container) loses runAsUser/runAsGroup when the template's runs as "
+     "a user other than 1337"},
+    {WH_REL_OPENSHIFT_PROXY_UID_RESET, "openshift-proxy-uid-reset", "1.24", "", "",
+     "PLATFORM=openshift: the pod's istio-proxy runAsUser/runAsGroup are dropped when its runAsUser equals the app "
+     "container's"},
+    {WH_REL_NATIVE_SIDECAR_ANNOTATION, "native-sidecar-annotation", "1.24", "", "",
+     "sidecar.istio.io/nativeSidecar true/false overrides ENABLE_NATIVE_SIDECARS when the pod's own istio-proxy moves "
+     "to initContainers (before: the global setting only)"},
 };
 #define NROWS (sizeof(table) / sizeof(table[0]))
 
@@ -241,6 +250,23 @@ void wh_inject_release_describe(const wh_inject_release *r, char *buf, size_t si
 
 /* ---- the table ----------------------------------------------------------- */
 
+/* Whether a backport listed in the row ended the behaviour in v's minor at
+ * or before v's patch (an unknown patch is the minor's first). */
+static int ended_by_backport(const wh_release_row *row, const wh_istio_version *v)
+{
+    const char *p = row->ended_by_backport;
+    char word[16];
+    int n;
+
+    while (sscanf(p, " %15s%n", word, &n) == 1) {
+        wh_istio_version fix = fixed(word);
+        if (wh_istio_version_cmp(&fix, v) == 0 && (v->patch < 0 ? 0 : v->patch) >= fix.patch)
+            return 1;
+        p += n;
+    }
+    return 0;
+}
+
 int wh_inject_release_has(const wh_inject_release *r, wh_release_behaviour b)
 {
     const wh_release_row *row;
@@ -258,5 +284,5 @@ int wh_inject_release_has(const wh_inject_release *r, wh_release_behaviour b)
         return 0;
     if (row->last[0] && (bound = fixed(row->last), wh_istio_version_cmp(&v, &bound) > 0))
         return 0;
-    return 1;
+    return !ended_by_backport(row, &v);
 }

@@ -8,7 +8,9 @@
  * explicit source (<revisions-dir>/<rev>/version, `webhookctl kube-inject
  * --istio-version`), the injector ConfigMap's app.kubernetes.io/version
  * label, values.global.tag when it is a version, else the newest behaviour.
- * Only major.minor matters: 1.31.0-alpha.0 behaves as 1.31.
+ * Releases are compared by major.minor (1.31.0-alpha.0 behaves as 1.31),
+ * except where a row names the patch releases a backport changed: there a
+ * version without a patch counts as the minor's first (x.y.0).
  *
  * Every behaviour that differs between releases is one row of the table in
  * wh_inject_release.c, naming the first and last release it applies to; the
@@ -113,6 +115,19 @@ typedef enum wh_release_behaviour {
     /* a re-injected pod (it has sidecar.istio.io/status) whose proxy lacks
      * ISTIO_KUBE_APP_PROBERS gets it appended; before, it stayed without. */
     WH_REL_PROBERS_APPEND_ON_REINJECT,
+    /* re-applying the pod's own version of a template container drops its
+     * runAsUser/runAsGroup when it has a securityContext and the template's
+     * container runs as a user other than 1337 (resetFieldsInAutoImageContainer;
+     * reverted by a backport in 1.21.3 and 1.22.1). */
+    WH_REL_OVERRIDE_RESETS_FOREIGN_UID,
+    /* PLATFORM=openshift: the pod's istio-proxy runAsUser/runAsGroup are
+     * dropped before injection when its runAsUser equals the app's (the one
+     * OpenShift assigned to every container); before, kept as overrides. */
+    WH_REL_OPENSHIFT_PROXY_UID_RESET,
+    /* sidecar.istio.io/nativeSidecar "true"/"false" overrides
+     * ENABLE_NATIVE_SIDECARS when istiod moves the pod's own istio-proxy into
+     * initContainers; before, only the global setting counted. */
+    WH_REL_NATIVE_SIDECAR_ANNOTATION,
     WH_REL_NBEHAVIOURS
 } wh_release_behaviour;
 
@@ -120,11 +135,14 @@ typedef enum wh_release_behaviour {
 int wh_inject_release_has(const wh_inject_release *r, wh_release_behaviour b);
 
 /* A table row, for diagnostics and tests: name, first and last release
- * ("" when open-ended), and what it is. */
+ * ("" when open-ended), the patch releases in which a backport ended the
+ * behaviour within their minor ("" when none; e.g. "1.21.3 1.22.1": 1.21.0
+ * to 1.21.2 and 1.22.0 have it), and what it is. */
 typedef struct wh_release_row {
     wh_release_behaviour id;
     const char *name;
     const char *first, *last;
+    const char *ended_by_backport;
     const char *what;
 } wh_release_row;
 

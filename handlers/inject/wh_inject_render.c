@@ -30,7 +30,8 @@ void wh_inject_rendered_clear(wh_inject_rendered *out)
     memset(out, 0, sizeof(*out));
 }
 
-/* OpenShift (3.8.4): a user istio-proxy running as the "app user" gets its
+/* OpenShift (3.8.4; WH_REL_OPENSHIFT_PROXY_UID_RESET, istiod >= 1.24's
+ * webhook): a user istio-proxy running as the "app user" gets its
  * runAsUser/runAsGroup cleared so that the namespace's UID applies. */
 static json_t *openshift_reset(const json_t *pod)
 {
@@ -140,7 +141,9 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
     if (strcmp(platform, "openshift") == 0) {
         if (in->namespace_obj != NULL)
             wh_inject_openshift_ids(in->namespace_obj, &out->proxy_uid, &out->proxy_gid);
-        out->merge_pod = openshift_reset(in->pod);
+        out->merge_pod = wh_inject_release_has(&rev->release, WH_REL_OPENSHIFT_PROXY_UID_RESET)
+                             ? openshift_reset(in->pod)
+                             : json_incref((json_t *)in->pod);
     } else {
         out->merge_pod = json_incref((json_t *)in->pod);
     }
@@ -178,10 +181,12 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
         wh_inject_deploy_meta_of(out->merge_pod, &owner);
     }
 
-    /* native sidecars: global flag, then the per-pod annotation */
+    /* native sidecars: global flag, then the per-pod annotation (from 1.24) */
     node = wh_inject_jstr(json_object_get(out->merge_pod, "spec"), "nodeName");
     native_global = wh_inject_settings_native(in->settings, node, &rev->release);
-    native_ann = wh_inject_jstr(annotations, "sidecar.istio.io/nativeSidecar");
+    native_ann = wh_inject_release_has(&rev->release, WH_REL_NATIVE_SIDECAR_ANNOTATION)
+                     ? wh_inject_jstr(annotations, "sidecar.istio.io/nativeSidecar")
+                     : NULL;
     out->native = native_global;
     if (native_ann != NULL && strcmp(native_ann, "true") == 0)
         out->native = 1;

@@ -655,7 +655,11 @@ wh_code wh_inject_struct_gojson(const wh_tmpl_value *v, wh_buf *out)
         if (!zero && (fv == NULL || (!f->always && wh_go_is_empty(fv))))
             continue;
         /* the JSON names are plain identifiers: quoting needs no escapes */
-        wh_buf_printf(out, "%s\"%s\":", first ? "" : ",", f->json);
+        if (!first)
+            wh_buf_putc(out, ',');
+        wh_buf_putc(out, '"');
+        wh_buf_puts(out, f->json);
+        wh_buf_append(out, "\":", 2);
         first = 0;
         if (zero)
             wh_buf_putc(out, '0');

@@ -186,7 +186,11 @@ char *wh_inject_image(const json_t *values, const char *name_key, const char *im
         }
     }
     /* HUB/NAME:TAG (appends: this runs twice per review) */
-    wh_buf_printf(&b, "%s/%s:%s", hub ? hub : "", name, tag);
+    wh_buf_puts(&b, hub ? hub : "");
+    wh_buf_putc(&b, '/');
+    wh_buf_puts(&b, name);
+    wh_buf_putc(&b, ':');
+    wh_buf_puts(&b, tag);
     return wh_buf_steal(&b, NULL);
 }
 

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "wh_yaml.h"
-#include "wh_yaml_int.h"
+#include "wh_yaml_fast.h"
 
 static int same(const json_t *a, const json_t *b)
 {
@@ -66,7 +66,7 @@ static void check_fast_path(const char *text, size_t size)
 {
     json_t *a = NULL, *b = NULL;
     wh_err err;
-    wh_code ra = wh_yaml_fast_load(text, size, &a);
+    wh_code ra = wh_yaml_fast_load(text, size, WH_YAML_MAX_DEPTH, &a);
 
     if (ra == WH_E_UNSUPPORTED)
         return;

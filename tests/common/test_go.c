@@ -278,6 +278,37 @@ static void base64_binary_roundtrip(void **state)
     wh_buf_free(&back);
 }
 
+/* Every length from 0 to 70 (the encoder's 6-byte, 3-byte and tail paths)
+ * against RFC 4648's definition written bit by bit. */
+static void base64_every_length(void **state)
+{
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    unsigned char data[70];
+    size_t len, i;
+
+    (void)state;
+    for (i = 0; i < sizeof(data); i++)
+        data[i] = (unsigned char)(i * 151u + 7u);
+    for (len = 0; len <= sizeof(data); len++) {
+        wh_buf b = WH_BUF_INIT;
+        char want[100];
+        size_t bits = len * 8, k, o = 0;
+        for (k = 0; k < bits; k += 6) {
+            unsigned v = 0, j;
+            for (j = 0; j < 6; j++)
+                v = v << 1 | (k + j < bits ? (data[(k + j) / 8] >> (7 - (k + j) % 8)) & 1u : 0u);
+            want[o++] = abc[v];
+        }
+        while (o % 4 != 0)
+            want[o++] = '=';
+        want[o] = '\0';
+        wh_go_base64(&b, data, len);
+        assert_string_equal(b.data != NULL ? b.data : "", want);
+        assert_int_equal(b.len, o);
+        wh_buf_free(&b);
+    }
+}
+
 /* base64.StdEncoding.DecodeString's CorruptInputError offsets */
 static void base64_decode_errors(void **state)
 {
@@ -306,12 +337,13 @@ static void base64_decode_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(parse_bool),           cmocka_unit_test(format_float),
-        cmocka_unit_test(json_float),           cmocka_unit_test(json_strings),
-        cmocka_unit_test(json_values),          cmocka_unit_test(is_empty),
-        cmocka_unit_test(go_type_names),        cmocka_unit_test(unmarshal_error),
-        cmocka_unit_test(base64_vectors),       cmocka_unit_test(base64_binary_roundtrip),
-        cmocka_unit_test(base64_decode_errors), cmocka_unit_test(json_indent),
+        cmocka_unit_test(parse_bool),          cmocka_unit_test(format_float),
+        cmocka_unit_test(json_float),          cmocka_unit_test(json_strings),
+        cmocka_unit_test(json_values),         cmocka_unit_test(is_empty),
+        cmocka_unit_test(go_type_names),       cmocka_unit_test(unmarshal_error),
+        cmocka_unit_test(base64_vectors),      cmocka_unit_test(base64_binary_roundtrip),
+        cmocka_unit_test(base64_every_length), cmocka_unit_test(base64_decode_errors),
+        cmocka_unit_test(json_indent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

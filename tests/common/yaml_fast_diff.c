@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 
 #include "wh_yaml.h"
-#include "wh_yaml_int.h"
+#include "wh_yaml_fast.h"
 
 static int docs, fast_taken, failures;
 
@@ -23,7 +23,7 @@ static void check_doc(const char *name, const char *text, size_t len)
 {
     json_t *a = NULL, *b = NULL;
     wh_err ea, eb;
-    wh_code ra = wh_yaml_fast_load(text, len, &a);
+    wh_code ra = wh_yaml_fast_load(text, len, WH_YAML_MAX_DEPTH, &a);
     docs++;
     if (ra == WH_E_UNSUPPORTED)
         return;

@@ -130,7 +130,7 @@ int main(int argc, char **argv)
         /* as the pipeline runs them: shape every overlay, then merge */
         if (wh_inject_shape_overlays(b, NULL, &shaped, &err) != WH_OK)
             goto fail;
-        rc = wh_inject_apply_overlays(a, b, NULL, shaped, atoi(argv[2]), &merged, &tmpl, &err);
+        rc = wh_inject_apply_overlays(a, b, NULL, shaped, atoi(argv[2]), NULL, &merged, &tmpl, &err);
         free(shaped);
         if (rc != WH_OK)
             goto fail;
@@ -143,7 +143,7 @@ int main(int argc, char **argv)
         if ((a = load(argv[3])) == NULL || (b = load(argv[4])) == NULL || (ops = load(argv[5])) == NULL)
             goto out;
         tmpl = ops;
-        if (wh_inject_reapply_overrides(a, b, tmpl, atoi(argv[2]), &err) != WH_OK)
+        if (wh_inject_reapply_overrides(a, b, tmpl, atoi(argv[2]), NULL, &err) != WH_OK)
             goto fail;
         status = print(a);
         goto out;

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -187,6 +188,20 @@ static void table_rows(void **state)
             assert_int_equal(wh_istio_version_parse(t[i].last, &b, NULL), WH_OK);
         if (t[i].first[0] && t[i].last[0])
             assert_true(wh_istio_version_cmp(&a, &b) <= 0);
+        /* a backport names a patch release inside the row's minors */
+        for (const char *p = t[i].ended_by_backport; *p;) {
+            char word[16];
+            int used;
+            wh_istio_version fix;
+            assert_int_equal(sscanf(p, " %15s%n", word, &used), 1);
+            assert_int_equal(wh_istio_version_parse(word, &fix, NULL), WH_OK);
+            assert_true(fix.patch > 0);
+            assert_true(!t[i].first[0] || wh_istio_version_cmp(&fix, &a) >= 0);
+            assert_true(!t[i].last[0] || wh_istio_version_cmp(&fix, &b) <= 0);
+            p += used;
+            while (*p == ' ')
+                p++;
+        }
     }
     {
         wh_inject_release r121 = detect("1.21.0", WH_RELEASE_FILE, NULL, NULL);
@@ -200,6 +215,24 @@ static void table_rows(void **state)
     }
 }
 
+/* A row a backport ended within a minor: by patch there, by minor elsewhere;
+ * a version without a patch is the minor's first release. */
+static void backported_rows(void **state)
+{
+    static const struct {
+        const char *v;
+        int has;
+    } cases[] = {{"1.20.9", 0}, {"1.21.0", 1}, {"1.21", 1},        {"v1.21.2", 1}, {"1.21.3", 0}, {"1.21.6", 0},
+                 {"1.22.0", 1}, {"1.22", 1},   {"1.22.1-rc.0", 0}, {"1.22.8", 0},  {"1.23.0", 0}};
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        wh_inject_release r = detect(cases[i].v, WH_RELEASE_FLAG, NULL, NULL);
+        if (wh_inject_release_has(&r, WH_REL_OVERRIDE_RESETS_FOREIGN_UID) != cases[i].has)
+            fail_msg("%s: override-resets-foreign-uid should be %d", cases[i].v, cases[i].has);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -209,6 +242,7 @@ int main(void)
         cmocka_unit_test(newer_gets_newest_behaviour),
         cmocka_unit_test(older_gets_oldest_with_warning),
         cmocka_unit_test(table_rows),
+        cmocka_unit_test(backported_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -39,7 +39,7 @@ static void test_defaults(void **state)
 
     assert_int_equal(parse(&p, argv, env, NULL), WH_OK);
     assert_string_equal(p.cfg.listen, ":8443");
-    assert_string_equal(p.cfg.tls_cert_file, "");
+    assert_string_equal(p.cfg.monitoring_listen, "");
     assert_int_equal(p.cfg.threads, 0);
     assert_int_equal(p.cfg.http2, 0);
     assert_int_equal(p.cfg.max_request_bytes, 6291456);
@@ -56,7 +56,7 @@ static void test_env_then_argv(void **state)
     char *env[] = {"WEBHOOKD_LISTEN=:1",
                    "WEBHOOKD_MAX_REQUEST_BYTES=512KiB",
                    "WEBHOOKD_SHUTDOWN_TIMEOUT=500ms",
-                   "WEBHOOKD_TLS_CERT_FILE=/c.pem",
+                   "WEBHOOKD_KUBECONFIG=/k.yaml",
                    "WEBHOOKD_LOG_FORMAT=text",
                    "WEBHOOKD_INJECT_CONFIG=/env",
                    "OTHER=1",
@@ -68,7 +68,7 @@ static void test_env_then_argv(void **state)
     assert_int_equal(p.cfg.http2, 1);
     assert_int_equal(p.cfg.max_request_bytes, 512 * 1024);
     assert_true(p.cfg.shutdown_timeout > 0.499 && p.cfg.shutdown_timeout < 0.501);
-    assert_string_equal(p.cfg.tls_cert_file, "/c.pem");
+    assert_string_equal(p.cfg.kubeconfig, "/k.yaml");
     assert_string_equal(p.cfg.log_format, "text");
     assert_string_equal(p.extra, "/x");
 }
