@@ -28,9 +28,9 @@ void wh_server_core_flags(wh_server_config *cfg, wh_server_flag *rows, size_t nr
         {"max-request-bytes", WH_FLAG_BYTES, &cfg->max_request_bytes, "6MiB",
          "largest request body accepted; larger ones get 413"},
         {"max-inflight-bytes", WH_FLAG_BYTES, &cfg->max_inflight_bytes, "0",
-         "bound on request bytes buffered plus answers not yet written, over all connections: above it "
-         "reading and accepting pause and new requests get a fast 503 (0 = a quarter of the container's "
-         "memory limit, 1GiB without one)"},
+         "bound on request bytes buffered plus answers not yet written, over all connections: new requests "
+         "beyond it get a fast 503, while requests already admitted (with a Content-Length, for their whole "
+         "body) always finish (0 = a quarter of the container's memory limit, 1GiB without one)"},
         {"write-timeout", WH_FLAG_SECONDS, &cfg->write_timeout, "15s",
          "a connection whose answer is not read within this time is closed"},
         {"shutdown-timeout", WH_FLAG_SECONDS, &cfg->shutdown_timeout, "15s",

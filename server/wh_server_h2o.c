@@ -84,7 +84,9 @@ typedef struct conn {
     h2o_socket_cb paused_read;   /* h2o's read callback while a refused request lingers */
     int paused;
     uint64_t linger_until; /* refused: close after this (see refuse_arriving_request) */
-    size_t input_counted;  /* input_of() at the last sweep */
+    size_t reserved;       /* this connection's part of wh_http_server.reserved */
+    size_t promised;       /* admitted: what its arriving request will hold, 0 = nothing promised */
+    unsigned promised_at;  /* `answers` when it was admitted (the promise ends with that request) */
 } conn;
 
 struct wh_http_server {
@@ -94,6 +96,7 @@ struct wh_http_server {
     size_t nworkers;
     h2o_barrier_t started;
     char bound[INET6_ADDRSTRLEN + 16];
+    const char *listener[1]; /* the connection metrics' label: "webhook" or "monitoring" */
     wh_metric *open_connections;
     wh_metric *accepted;
     wh_metric *write_timeouts;
@@ -101,7 +104,7 @@ struct wh_http_server {
     wh_metric *accept_paused;
     atomic_int draining;                      /* wh_http_begin_drain() */
     _Atomic size_t response_bytes;            /* answers not yet written (see account_response) */
-    atomic_int over;                          /* in-flight bytes above the bound (last sweep of any worker) */
+    _Atomic size_t reserved;                  /* request bytes held or promised, all workers (see reserve) */
     _Atomic long long accept_error_logged_ms; /* rate limit of the EMFILE log line */
 };
 
@@ -123,8 +126,7 @@ struct worker {
     size_t cut; /* connections still open at the deadline */
     h2o_timeout_t sweep_timeout;
     h2o_timeout_entry_t sweep_entry;
-    _Atomic size_t input_bytes; /* request bytes buffered by this worker's connections (last sweep) */
-    uint64_t accept_resume_at;  /* accepting stopped (EMFILE or the in-flight bound) until then; 0 = accepting */
+    uint64_t accept_resume_at; /* accepting stopped (EMFILE or the in-flight bound) until then; 0 = accepting */
     int accept_stopped;
 };
 
@@ -142,6 +144,13 @@ typedef struct handler {
 
 /* --- the in-flight bound ------------------------------------------------- */
 
+/* One counter shared by every worker holds what the connections' input
+ * buffers hold or were promised; a request is admitted when its bytes can
+ * be reserved there, and once admitted it is never refused: refusals only
+ * ever hit requests that have nothing reserved yet, so workers cannot keep
+ * refusing each other's requests on stale figures (they did: under a slow
+ * build every slow upload got 503 and none progressed). */
+
 static size_t input_of(const conn *c)
 {
     const h2o_buffer_t *in = c->sock->input;
@@ -150,10 +159,31 @@ static size_t input_of(const conn *c)
 
 static size_t inflight_total(wh_http_server *s)
 {
-    size_t total = atomic_load(&s->response_bytes);
-    for (size_t i = 0; i < s->nworkers; i++)
-        total += atomic_load_explicit(&s->workers[i].input_bytes, memory_order_relaxed);
-    return total;
+    return atomic_load(&s->response_bytes) + atomic_load(&s->reserved);
+}
+
+/* Add `more` bytes to the reservations if the total stays within the bound. */
+static int reserve(wh_http_server *s, size_t more)
+{
+    size_t cur = atomic_load(&s->reserved);
+
+    do {
+        if (more > s->cfg.max_inflight_bytes ||
+            cur + atomic_load(&s->response_bytes) > s->cfg.max_inflight_bytes - more)
+            return 0;
+    } while (!atomic_compare_exchange_weak(&s->reserved, &cur, cur + more));
+    return 1;
+}
+
+/* Set what `c` holds, whatever the bound says (bytes already buffered are
+ * held; releasing is always allowed). */
+static void hold(wh_http_server *s, conn *c, size_t bytes)
+{
+    if (bytes > c->reserved)
+        atomic_fetch_add(&s->reserved, bytes - c->reserved);
+    else
+        atomic_fetch_sub(&s->reserved, c->reserved - bytes);
+    c->reserved = bytes;
 }
 
 /* --- requests ------------------------------------------------------------- */
@@ -197,17 +227,33 @@ struct conn_head {
 
 static void on_sock_close(void *data);
 
-/* Whether a complete request of `len` bytes on `c` takes the total over the bound. */
-static int over_bound(wh_http_server *s, const conn *c, size_t len)
-{
-    size_t total = inflight_total(s), own = c != NULL ? c->input_counted : 0;
-    return (total > own ? total - own : 0) + len > s->cfg.max_inflight_bytes;
-}
-
 static conn *conn_of(h2o_req_t *req)
 {
     h2o_socket_t *sock = ((struct conn_head *)req->conn)->sock;
     return sock != NULL && sock->on_close.cb == on_sock_close ? sock->on_close.data : NULL;
+}
+
+/* Whether a complete request of `len` body bytes must be refused at the
+ * bound.  An HTTP/1.1 request admitted while it arrived goes through; one
+ * that arrived whole between two sweeps is admitted now if its buffer fits.
+ * HTTP/2 bodies sit in h2o's stream buffers, outside the accounting: one is
+ * served when its length fits in what is left. */
+static int refused_at_bound(wh_http_server *s, h2o_req_t *req, size_t len)
+{
+    conn *c = conn_of(req);
+    size_t in;
+
+    if (req->version >= 0x200 || c == NULL)
+        return inflight_total(s) > s->cfg.max_inflight_bytes || len > s->cfg.max_inflight_bytes - inflight_total(s);
+    if (c->promised != 0 && c->promised_at == c->answers)
+        return 0;
+    in = input_of(c);
+    if (in <= c->reserved)
+        return 0;
+    if (!reserve(s, in - c->reserved))
+        return 1;
+    c->reserved = in;
+    return 0;
 }
 
 /* The answer's bytes count against --max-inflight-bytes until h2o has
@@ -353,14 +399,14 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         out.content_type = "text/plain; charset=utf-8";
         wh_buf_puts(&out.body, "conflicting Content-Length and Transfer-Encoding headers\n");
         req->http1_is_persistent = 0; /* what follows the body is ambiguous too */
-    } else if (req->entity.len != 0 && over_bound(server, conn_of(req), req->entity.len)) {
+    } else if (req->entity.len != 0 && refused_at_bound(server, req, req->entity.len)) {
         /* Fast and cheap: no parsing, and closing frees the request's buffer. */
         out.status = 503;
         out.content_type = "text/plain; charset=utf-8";
         wh_buf_puts(&out.body, "webhookd is at its in-flight memory bound (--max-inflight-bytes); retry later\n");
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL, H2O_STRLIT("1"));
         req->http1_is_persistent = 0;
-        wh_metric_add(server->inflight_rejected, NULL, 1);
+        wh_metric_add(server->inflight_rejected, server->listener, 1);
     } else if (server->cfg.monitoring) {
         wh_router_serve_monitoring(server->cfg.router, &in, &out);
     } else {
@@ -402,10 +448,11 @@ static void on_sock_close(void *data)
     conn *c = data;
     worker *w = c->w;
 
+    hold(w->server, c, 0);
     h2o_linklist_unlink(&c->link);
     free(c);
     w->num_conns--;
-    wh_metric_add(w->server->open_connections, NULL, -1);
+    wh_metric_add(w->server->open_connections, w->server->listener, -1);
 }
 
 static void on_accept(h2o_socket_t *listener, const char *err);
@@ -418,7 +465,8 @@ static void stop_accepting_for_a_moment(worker *w, int err)
     wh_http_server *s = w->server;
     long long now = (long long)h2o_now(w->loop), last = atomic_load(&s->accept_error_logged_ms);
 
-    wh_metric_add(s->accept_paused, (const char *const[]){err == EMFILE || err == ENFILE ? "fd_limit" : "memory"}, 1);
+    wh_metric_add(s->accept_paused,
+                  (const char *const[]){s->listener[0], err == EMFILE || err == ENFILE ? "fd_limit" : "memory"}, 1);
     if (now - last >= 1000 && atomic_compare_exchange_strong(&s->accept_error_logged_ms, &last, now))
         wh_log(WH_LOG_WARN, "cannot accept connections; pausing accepts", "error", strerror(err), "pauseMillis", "250",
                NULL);
@@ -452,8 +500,8 @@ static void accept_some(worker *w, size_t max)
         h2o_socket_setpeername(c->sock, (struct sockaddr *)&peer, peerlen);
         h2o_linklist_insert(&w->conns, &c->link);
         w->num_conns++;
-        wh_metric_add(w->server->open_connections, NULL, 1);
-        wh_metric_add(w->server->accepted, NULL, 1);
+        wh_metric_add(w->server->open_connections, w->server->listener, 1);
+        wh_metric_add(w->server->accepted, w->server->listener, 1);
         c->sock->on_close.cb = on_sock_close; /* the only per-connection close hook in 2.2.5 */
         c->sock->on_close.data = c;
         h2o_accept(&w->accept_ctx, c->sock); /* reads accept_ctx.ssl_ctx now */
@@ -614,7 +662,9 @@ static void refuse_arriving_request(worker *w, conn *c)
     c->paused = 1;
     h2o_socket_read_stop(c->sock);
     h2o_buffer_consume(&c->sock->input, c->sock->input->size);
-    wh_metric_add(w->server->inflight_rejected, NULL, 1);
+    hold(w->server, c, 0);
+    c->promised = 0;
+    wh_metric_add(w->server->inflight_rejected, w->server->listener, 1);
     if (proto.len == 2 && memcmp(proto.base, "h2", 2) == 0) { /* no HTTP/1.1 answer to give */
         shutdown(c->fd, SHUT_RDWR);
         c->shut = 1;
@@ -630,18 +680,69 @@ static int cmp_input_desc(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/* What admitting the request arriving on `c` reserves: once its head is in
+ * and declares a Content-Length, what its input buffer will grow to (h2o
+ * 2.2.5 starts it at 8 KiB and doubles it, keeping 4 KiB free for each
+ * read), at most the whole bound so that any one request can be admitted;
+ * otherwise (head still arriving, chunked, HTTP/2) what it holds now.
+ * Sets *whole when the figure covers the complete request. */
+static size_t admission_bytes(const wh_http_server *s, const conn *c, int *whole)
+{
+    const h2o_buffer_t *in = c->sock->input;
+    h2o_iovec_t proto = h2o_socket_ssl_get_selected_protocol(c->sock);
+    const char *head = in->bytes, *end, *line, *value;
+    size_t vlen, need, cap = 8192, held = input_of(c);
+    unsigned long long len = 0;
+    int cl = 0;
+
+    *whole = 0;
+    if ((proto.len == 2 && memcmp(proto.base, "h2", 2) == 0) || (end = memmem(head, in->size, "\r\n\r\n", 4)) == NULL)
+        return held;
+    for (line = head; line < end;) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        size_t n = (size_t)((nl != NULL ? nl : end) - line);
+        char digits[24];
+
+        if (header_line(line, n, "transfer-encoding", &value, &vlen))
+            return held;
+        if (header_line(line, n, "content-length", &value, &vlen) && vlen != 0 && vlen < sizeof(digits)) {
+            memcpy(digits, value, vlen);
+            digits[vlen] = '\0';
+            len = strtoull(digits, NULL, 10);
+            cl = 1;
+        }
+        line = nl != NULL ? nl + 1 : end;
+    }
+    if (!cl || len > wh_http_entity_limit(s->cfg.max_request_bytes)) /* no body, or h2o's 413 */
+        return held;
+    need = (size_t)(end + 4 - head) + (size_t)len + 4096;
+    while (cap < need && cap <= s->cfg.max_inflight_bytes / 2)
+        cap *= 2;
+    *whole = 1;
+    if (cap > s->cfg.max_inflight_bytes)
+        cap = s->cfg.max_inflight_bytes;
+    return cap > held ? cap : held;
+}
+
+static int arriving(const conn *c)
+{
+    return !c->paused && !c->shut && c->sock->input->size != 0 && c->sock->_cb.read != NULL &&
+           !h2o_socket_is_writing(c->sock);
+}
+
 static void on_sweep(h2o_timeout_entry_t *entry)
 {
     worker *w = H2O_STRUCT_FROM_MEMBER(worker, sweep_entry, entry);
     wh_http_server *s = w->server;
     uint64_t now = h2o_now(w->loop);
     h2o_linklist_t *node;
-    size_t input = 0, total;
+    conn **growing = wh_malloc(w->num_conns * sizeof(*growing) + 1);
+    size_t n = 0;
 
     for (node = w->conns.next; node != &w->conns; node = node->next) {
         conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
-        c->input_counted = input_of(c);
-        input += c->input_counted;
+        size_t want;
+
         /* Write timeout: an answer (or a run of answers) still not drained
          * after --write-timeout pins its memory for a client that does not
          * read; cut it (shutdown(2): h2o's write fails and it closes). */
@@ -653,37 +754,42 @@ static void on_sweep(h2o_timeout_entry_t *entry)
         } else if (!c->shut && now - c->writing_since >= s->cfg.write_timeout_ms) {
             shutdown(c->fd, SHUT_RDWR);
             c->shut = 1;
-            wh_metric_add(s->write_timeouts, NULL, 1);
+            wh_metric_add(s->write_timeouts, s->listener, 1);
             wh_log(WH_LOG_DEBUG, "write timeout: closing a connection that does not read its answer", NULL);
         }
-    }
-    atomic_store_explicit(&w->input_bytes, input, memory_order_relaxed);
 
-    /* The in-flight bound: requests still arriving are kept from the most
-     * advanced down while they fit in what the other workers and the
-     * answers leave; the rest are refused with a 503 (on_req refuses the
-     * complete ones the same way). */
-    total = inflight_total(s);
-    atomic_store_explicit(&s->over, total > s->cfg.max_inflight_bytes, memory_order_relaxed);
-    if (total > s->cfg.max_inflight_bytes) {
-        size_t n = 0, kept = total - input;
-        conn **arriving = wh_malloc(w->num_conns * sizeof(*arriving) + 1);
-        for (node = w->conns.next; node != &w->conns; node = node->next) {
-            conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
-            if (!c->paused && !c->shut && c->sock->input->size != 0 && c->sock->_cb.read != NULL &&
-                !h2o_socket_is_writing(c->sock))
-                arriving[n++] = c;
-        }
-        qsort(arriving, n, sizeof(*arriving), cmp_input_desc);
-        for (size_t i = 0; i < n; i++) {
-            kept += input_of(arriving[i]);
-            if (kept > s->cfg.max_inflight_bytes) {
-                kept -= input_of(arriving[i]);
-                refuse_arriving_request(w, arriving[i]);
-            }
-        }
-        free(arriving);
+        /* What each connection holds: an admitted request keeps its promise
+         * until it is answered; bytes already buffered are held anyway. */
+        if (c->promised != 0 && c->promised_at != c->answers)
+            c->promised = 0;
+        want = input_of(c) > c->promised ? input_of(c) : c->promised;
+        if (want <= c->reserved || c->promised != 0 || !arriving(c))
+            hold(s, c, want);
+        else
+            growing[n++] = c;
     }
+
+    /* The in-flight bound: requests growing without a promise are admitted
+     * from the most advanced down while their bytes can be reserved; the
+     * rest are new requests beyond the bound and get a fast 503 (on_req
+     * refuses the complete ones the same way). */
+    qsort(growing, n, sizeof(*growing), cmp_input_desc);
+    for (size_t i = 0; i < n; i++) {
+        conn *c = growing[i];
+        int whole;
+        size_t want = admission_bytes(s, c, &whole);
+
+        if (want > c->reserved && !reserve(s, want - c->reserved)) {
+            refuse_arriving_request(w, c);
+            continue;
+        }
+        c->reserved = want > c->reserved ? want : c->reserved;
+        if (whole) {
+            c->promised = want;
+            c->promised_at = c->answers;
+        }
+    }
+    free(growing);
     for (node = w->conns.next; node != &w->conns; node = node->next) {
         conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
         if (c->linger_until != 0 && now >= c->linger_until && !c->shut) {
@@ -844,6 +950,7 @@ static void register_alpn(wh_http_server *s, SSL_CTX *ssl_ctx)
 
 wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_server **out, wh_err *err)
 {
+    static const char *const by_listener[] = {"listener", NULL};
     wh_http_server *s = NULL;
     struct sockaddr_storage addr;
     socklen_t addrlen;
@@ -864,19 +971,25 @@ wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_serve
     s->nworkers = (size_t)cfg->threads;
     for (i = 0; i < s->nworkers; i++)
         s->workers[i].listen_fd = -1;
-    s->open_connections = wh_metrics_gauge(cfg->metrics, "webhookd_open_connections", "Open client connections.", NULL);
-    s->accepted =
-        wh_metrics_counter(cfg->metrics, "webhookd_connections_accepted_total", "Accepted connections.", NULL);
+    /* Both listeners (webhook, monitoring) share the registry: their
+     * connections are told apart by a label, so probes and scrapes never
+     * show up as webhook traffic. */
+    s->listener[0] = cfg->monitoring ? "monitoring" : "webhook";
+    s->open_connections = wh_metrics_gauge(cfg->metrics, "webhookd_open_connections",
+                                           "Open client connections, by listener.", by_listener);
+    s->accepted = wh_metrics_counter(cfg->metrics, "webhookd_connections_accepted_total",
+                                     "Accepted connections, by listener.", by_listener);
     s->write_timeouts = wh_metrics_counter(cfg->metrics, "webhookd_write_timeouts_total",
                                            "Connections closed because their answer was not read within "
-                                           "--write-timeout.",
-                                           NULL);
-    s->inflight_rejected = wh_metrics_counter(cfg->metrics, "webhookd_inflight_rejected_total",
-                                              "Requests answered 503 at the --max-inflight-bytes bound.", NULL);
+                                           "--write-timeout, by listener.",
+                                           by_listener);
+    s->inflight_rejected =
+        wh_metrics_counter(cfg->metrics, "webhookd_inflight_rejected_total",
+                           "Requests answered 503 at the --max-inflight-bytes bound, by listener.", by_listener);
     s->accept_paused = wh_metrics_counter(cfg->metrics, "webhookd_accept_pauses_total",
                                           "Times accepting stopped for a moment because accept(2) failed "
-                                          "(fd_limit: EMFILE/ENFILE; memory: ENOBUFS/ENOMEM).",
-                                          (const char *const[]){"reason", NULL});
+                                          "(fd_limit: EMFILE/ENFILE; memory: ENOBUFS/ENOMEM), by listener.",
+                                          (const char *const[]){"listener", "reason", NULL});
     s->cfg.write_timeout_ms = cfg->write_timeout_ms != 0 ? cfg->write_timeout_ms : 15000;
     if (s->cfg.max_inflight_bytes < wh_http_entity_limit(cfg->max_request_bytes))
         s->cfg.max_inflight_bytes = wh_http_entity_limit(cfg->max_request_bytes);

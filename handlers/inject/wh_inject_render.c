@@ -206,9 +206,16 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
     /* template data */
     revision = in->revision != NULL ? in->revision : rev->name;
     out->revision = wh_strdup(revision[0] ? revision : "default");
-    proxy_image =
-        wh_inject_image(rev->values, "proxy", wh_inject_jstr(json_object_get(pc, "image"), "imageType"), annotations);
-    init_image = wh_inject_image(rev->values, "proxy_init", NULL, annotations);
+    {
+        const json_t *image = json_object_get(pc, "image");
+        const char *type = wh_inject_jstr(image, "imageType");
+        proxy_image = wh_inject_image(rev->values, "proxy",
+                                      image == NULL ? NULL
+                                      : type        ? type
+                                                    : "",
+                                      annotations, &rev->release);
+    }
+    init_image = wh_inject_image(rev->values, "proxy_init", NULL, annotations, &rev->release);
     data.type_api_version = owner.api_version;
     data.type_kind = owner.kind;
     data.deploy_name = owner.name;

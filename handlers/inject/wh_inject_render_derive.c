@@ -158,7 +158,8 @@ static void tag_text(const json_t *tag, char *buf, size_t size)
         buf[0] = '\0';
 }
 
-char *wh_inject_image(const json_t *values, const char *name_key, const char *image_type, const json_t *annotations)
+char *wh_inject_image(const json_t *values, const char *name_key, const char *image_type, const json_t *annotations,
+                      const wh_inject_release *release)
 {
     const json_t *global = json_object_get(values, "global");
     const char *name = wh_inject_jstr(json_object_get(global, name_key), "image"), *hub = wh_inject_jstr(global, "hub");
@@ -169,7 +170,8 @@ char *wh_inject_image(const json_t *values, const char *name_key, const char *im
 
     if (name == NULL || name[0] == '\0')
         name = "proxyv2";
-    if (type == NULL || type[0] == '\0')
+    if (type == NULL ? wh_inject_release_has(release, WH_REL_PROXY_IMAGE_VARIANT)
+                     : type[0] == '\0' && wh_inject_release_has(release, WH_REL_VARIANT_FILLS_EMPTY_IMAGE_TYPE))
         type = wh_inject_jstr(global, "variant");
     if ((ann = wh_inject_jstr(annotations, "sidecar.istio.io/proxyImageType")) != NULL)
         type = ann;

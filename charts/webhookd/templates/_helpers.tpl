@@ -24,6 +24,18 @@ app.kubernetes.io/name: {{ include "webhookd.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
+{{/* Where the kubelet's probes go: the plain-HTTP monitoring port (server.monitoringPort), or
+the TLS webhook port when that is off. */}}
+{{- define "webhookd.probePort" -}}
+{{- if .Values.server.monitoringPort -}}
+port: http-monitoring
+scheme: HTTP
+{{- else -}}
+port: https
+scheme: HTTPS
+{{- end -}}
+{{- end -}}
+
 {{- define "webhookd.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create -}}
 {{- default (include "webhookd.fullname" .) .Values.serviceAccount.name -}}
