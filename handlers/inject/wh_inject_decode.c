@@ -1,7 +1,7 @@
 /*
  * wh_inject_decode.c - stage 1 of injection (see wh_inject_decode.h): the
  * URL path of an injection request and the pod as istiod decodes it (both
- * covered by tests/inject-bad-input and tests/inject-conformance).
+ * covered by tests/inject/bad-input and tests/inject/conformance).
  *
  * webhookd serves every revision under /inject: a leading "rev/<name>" pair
  * picks the revision; what follows are istiod's own key/value segments

@@ -1,7 +1,7 @@
 /*
  * wh_inject_merge_overlays.c - merge stage: the overlays merged into the
  * pod and the user's overrides re-applied (CONTRIBUTING.md, stage 5 merge);
- * see wh_inject_merge.h and tests/inject-merge.
+ * see wh_inject_merge.h and tests/inject/merge.
  */
 #include "wh_inject_merge.h"
 

@@ -1,7 +1,7 @@
 /*
  * wh_inject_post.c - istiod's post-processing of the merged pod (envs,
  * probes, Prometheus, annotations, container ordering: CONTRIBUTING.md, stage
- * 6 post); see wh_inject_post.h and the goldens of tests/inject-conformance.
+ * 6 post); see wh_inject_post.h and the goldens of tests/inject/conformance.
  */
 #include "wh_inject_post.h"
 

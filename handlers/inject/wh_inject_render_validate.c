@@ -1,6 +1,6 @@
 /*
  * wh_inject_render_validate.c - istiod's check of the injection annotations before
- * templating (tests/inject-bad-input holds its cases), with its error texts: a Go multierror list of
+ * templating (tests/inject/bad-input holds its cases), with its error texts: a Go multierror list of
  * "invalid value '<v>' for annotation '<name>': <reason>".
  */
 #include "wh_inject_render.h"
