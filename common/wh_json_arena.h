@@ -39,6 +39,7 @@ typedef struct wh_json_arena {
     char *ptr, *end;                    /* free space in the newest chunk */
     char *last;                         /* the newest block, freed by moving ptr back */
     size_t reserved;                    /* bytes of chunks held */
+    struct wh_json_arena_chunk *hint;   /* the chunk the last free found its block in */
     void **big;                         /* live blocks above the size limit, malloc'd in the scope */
     size_t nbig, big_cap;
     int over_budget; /* some allocation went to malloc untracked: wh_json_arena_drop walks */

@@ -4,7 +4,7 @@
  *
  * Each row was read from istio/istio's release tags (pkg/kube/inject,
  * pkg/config/mesh; patch tags for backports) and, where a golden exercises it, checked against
- * ../shared/conformance/istio-inject/<set> by tests/inject-conformance.
+ * ../shared/conformance/istio-inject/<set> by tests/inject/conformance.
  */
 #include "wh_inject_release.h"
 

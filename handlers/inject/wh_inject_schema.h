@@ -113,8 +113,8 @@ wh_code wh_inject_go_roundtrip_beside(json_t *value, const json_t *pristine, con
 int wh_inject_go_stable_leaf(const json_t *value, const wh_inject_type *type);
 /* What Go's json.Marshal prints for `value` decoded as `type`: keys in
  * struct field order, map keys sorted, unknown and zero omitempty fields
- * dropped, always-present structs added.  New reference, NULL when out of
- * memory.  Call wh_inject_go_roundtrip first for canonical quantities. */
+ * dropped, always-present structs added.  New reference (value is not
+ * NULL).  Call wh_inject_go_roundtrip first for canonical quantities. */
 json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type);
 
 #endif
