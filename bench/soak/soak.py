@@ -65,8 +65,13 @@ class Scraper:
         self.conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=30)
 
     def answered(self):
-        self.conn.request("GET", "/metrics")
-        text = self.conn.getresponse().read().decode()
+        try:
+            self.conn.request("GET", "/metrics")
+            text = self.conn.getresponse().read().decode()
+        except (http.client.RemoteDisconnected, ConnectionError):  # idle past webhookd's keep-alive timeout
+            self.conn.close()
+            self.conn.request("GET", "/metrics")
+            text = self.conn.getresponse().read().decode()
         by = {}
         for m in re.finditer(r'^webhookd_http_requests_total\{path="([^"]*)",code="(\d+)"\} (\d+)', text, re.M):
             by[(m.group(1), m.group(2))] = int(m.group(3))
