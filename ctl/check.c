@@ -630,7 +630,7 @@ static void check_revisions(check_ctx *c, const char *istio_ns)
         json_decref(counts);
         return;
     }
-    inv = inv_build(&cl);
+    inv = inv_build(&cl, NULL);
     json_array_foreach(json_object_get(inv, "needsRestart"), i, e)
     {
         wh_buf k = WH_BUF_INIT;

@@ -323,15 +323,18 @@ static void add_webhooks(const inv_cluster *cl, json_t *revs)
     }
 }
 
-static void add_namespaces(const inv_cluster *cl, json_t *revs)
+static void add_namespaces(const inv_cluster *cl, const char *only_ns, json_t *revs)
 {
     json_t *none = json_object(), *ns;
     size_t i;
 
     json_array_foreach(cl->namespaces, i, ns)
     {
-        const char *rev = diag_injecting_revision(cl->mwcs, json_object_get(json_object_get(ns, "metadata"), "labels"),
-                                                  none, NULL, NULL);
+        const char *rev;
+        if (only_ns != NULL && strcmp(meta_str(ns, "name"), only_ns) != 0)
+            continue;
+        rev = diag_injecting_revision(cl->mwcs, json_object_get(json_object_get(ns, "metadata"), "labels"), none, NULL,
+                                      NULL);
         if (rev != NULL)
             add_unique(json_object_get(revision(revs, rev), "namespaces"), meta_str(ns, "name"));
     }
@@ -346,7 +349,7 @@ static int pod_done(const json_t *pod)
            (phase != NULL && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0));
 }
 
-static void add_pods(const inv_cluster *cl, json_t *revs, json_t *restart)
+static void add_pods(const inv_cluster *cl, const char *only_ns, json_t *revs, json_t *restart)
 {
     size_t i;
     json_t *pod;
@@ -357,7 +360,8 @@ static void add_pods(const inv_cluster *cl, json_t *revs, json_t *restart)
         const json_t *workload;
         const char *ns = meta_str(pod, "namespace"), *selected;
         json_t *r;
-        if (pod_done(pod) || !inv_pod_revision(pod, running, sizeof(running)))
+        if (pod_done(pod) || (only_ns != NULL && strcmp(ns, only_ns) != 0) ||
+            !inv_pod_revision(pod, running, sizeof(running)))
             continue;
         r = revision(revs, running);
         json_object_set_new(r, "pods", json_integer(json_integer_value(json_object_get(r, "pods")) + 1));
@@ -371,7 +375,7 @@ static void add_pods(const inv_cluster *cl, json_t *revs, json_t *restart)
     }
 }
 
-json_t *inv_build(const inv_cluster *cl)
+json_t *inv_build(const inv_cluster *cl, const char *only_ns)
 {
     json_t *revs = json_object(), *restart = json_array(), *names = json_array(), *out, *list = json_array(), *r;
     const char *name;
@@ -379,8 +383,8 @@ json_t *inv_build(const inv_cluster *cl)
 
     add_configmaps(cl, revs);
     add_webhooks(cl, revs);
-    add_namespaces(cl, revs);
-    add_pods(cl, revs, restart);
+    add_namespaces(cl, only_ns, revs);
+    add_pods(cl, only_ns, revs, restart);
     json_object_foreach(revs, name, r)
     {
         json_array_append_new(names, json_string(name));

@@ -54,12 +54,14 @@ const json_t *inv_pod_template_labels(const json_t *workload, const json_t *pod)
 /* The labels of namespace `name` (borrowed; NULL when unknown). */
 const json_t *inv_namespace_labels(const inv_cluster *cl, const char *name);
 
-/* The inventory (new reference), sorted by name:
+/* The inventory (new reference), sorted by name; with `only_ns` (NULL: every
+ * namespace) the namespaces, pod counts and needsRestart of that namespace
+ * only, the revisions all the same (they are cluster-wide):
  *   {"revisions": [{"name", "version", "servedBy": "istiod"|"webhookd"|"nobody",
  *                   "webhooks": [MWC names], "tags": [...], "namespaces": [...],
  *                   "pods": N, "configMaps": [...]}],
  *    "needsRestart": [{"namespace", "pod", "owner", "running", "selected"}]} */
-json_t *inv_build(const inv_cluster *cl);
+json_t *inv_build(const inv_cluster *cl, const char *only_ns);
 
 /* The revision object named `name` of an inventory (borrowed), or NULL. */
 const json_t *inv_find_revision(const json_t *inventory, const char *name);

@@ -57,16 +57,35 @@ static const char *meta(const json_t *o, const char *k)
     return str(json_object_get(o, "metadata"), k);
 }
 
-/* The client and the inventory; 0, or 1 after printing the error. */
-static int load(const wh_ctl_args *a, wh_kube_client **c, inv_cluster *cl, json_t **inv)
+static int has_namespace(const inv_cluster *cl, const char *name)
+{
+    const json_t *ns;
+    size_t i;
+
+    json_array_foreach(cl->namespaces, i, ns) if (strcmp(meta(ns, "name"), name) == 0) return 1;
+    return 0;
+}
+
+/* The client and the inventory, of namespace `only_ns` alone unless NULL
+ * (list and describe -n, as kubectl limits a listing); 0, or 1 after
+ * printing the error. */
+static int load(const wh_ctl_args *a, const char *only_ns, wh_kube_client **c, inv_cluster *cl, json_t **inv)
 {
     wh_err err = {0};
 
     signal(SIGPIPE, SIG_IGN); /* libcurl runs with CURLOPT_NOSIGNAL */
     if (wh_ctl_kube_client(a, c, &err) != WH_OK || inv_load(*c, wh_ctl_string(a, "istioNamespace"), cl, &err) != WH_OK)
         return fail("%s", wh_err_msg(&err));
-    *inv = inv_build(cl);
+    if (only_ns != NULL && !has_namespace(cl, only_ns))
+        return fail("namespace \"%s\" not found", only_ns);
+    *inv = inv_build(cl, only_ns);
     return 0;
+}
+
+/* -n of list and describe: the namespace to limit them to, or NULL. */
+static const char *namespace_filter(const wh_ctl_args *a)
+{
+    return wh_ctl_changed(a, "namespace") ? wh_ctl_string(a, "namespace") : NULL;
 }
 
 /* ---- tables -------------------------------------------------------------------- */
@@ -136,7 +155,7 @@ static int run_list(const wh_ctl_args *a)
         return wh_ctl_usage_error(a, "revision list takes no arguments");
     if ((rc = wh_ctl_output_check(a, fmt)) != 0)
         return rc;
-    if ((rc = load(a, &c, &cl, &inv)) != 0)
+    if ((rc = load(a, namespace_filter(a), &c, &cl, &inv)) != 0)
         goto out;
     if (strcmp(fmt, "table") != 0) {
         /* the documented shape, without the extra configMaps field of the inventory */
@@ -183,7 +202,7 @@ out:
 
 /* The namespaces that name the revision or one of its tags in istio.io/rev,
  * or select it by another label: [{name, label}] (new reference). */
-static json_t *namespace_details(const inv_cluster *cl, const json_t *rev)
+static json_t *namespace_details(const inv_cluster *cl, const json_t *rev, const char *only_ns)
 {
     json_t *out = json_array(), *ns, *v;
     const char *name = str(rev, "name");
@@ -194,6 +213,8 @@ static json_t *namespace_details(const inv_cluster *cl, const json_t *rev)
         const char *label = diag_label(ns, REV_LABEL), *inj = diag_label(ns, INJECTION_LABEL);
         int selects = 0, names = label != NULL && strcmp(label, name) == 0;
         wh_buf how = WH_BUF_INIT;
+        if (only_ns != NULL && strcmp(meta(ns, "name"), only_ns) != 0)
+            continue;
         json_array_foreach(json_object_get(rev, "namespaces"), j, v) selects |=
             strcmp(json_string_value(v), meta(ns, "name")) == 0;
         json_array_foreach(json_object_get(rev, "tags"), j, v) names |=
@@ -215,8 +236,8 @@ static json_t *namespace_details(const inv_cluster *cl, const json_t *rev)
     return out;
 }
 
-/* Pods running the revision: [{namespace, pod, owner}] (new reference). */
-static json_t *pods_running(const inv_cluster *cl, const char *name)
+/* Pods running the revision (in `only_ns` unless NULL): [{namespace, pod, owner}] (new reference). */
+static json_t *pods_running(const inv_cluster *cl, const char *name, const char *only_ns)
 {
     json_t *out = json_array(), *pod;
     size_t i;
@@ -225,6 +246,7 @@ static json_t *pods_running(const inv_cluster *cl, const char *name)
     {
         char rev[256], owner[512];
         if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL ||
+            (only_ns != NULL && strcmp(meta(pod, "namespace"), only_ns) != 0) ||
             !inv_pod_revision(pod, rev, sizeof(rev)) || strcmp(rev, name) != 0)
             continue;
         inv_pod_owner(cl, pod, owner, sizeof(owner));
@@ -249,7 +271,7 @@ static int run_describe(const wh_ctl_args *a)
                                                    : "must provide a single revision to describe");
     if ((rc = wh_ctl_output_check(a, fmt)) != 0)
         return rc;
-    if ((rc = load(a, &c, &cl, &inv)) != 0)
+    if ((rc = load(a, namespace_filter(a), &c, &cl, &inv)) != 0)
         goto out;
     if ((rev = inv_find_revision(inv, a->args[0])) == NULL) {
         rc = fail("revision \"%s\" not found: no injector ConfigMap, injector webhook, tag or pod names it "
@@ -262,8 +284,8 @@ static int run_describe(const wh_ctl_args *a)
     json_array_foreach(json_object_get(inv, "needsRestart"), i,
                        p) if (strcmp(str(p, "running"), a->args[0]) == 0 || strcmp(str(p, "selected"), a->args[0]) == 0)
         json_array_append(moving, p);
-    json_object_set_new(doc, "namespaceLabels", namespace_details(&cl, rev));
-    json_object_set_new(doc, "podList", pods_running(&cl, a->args[0]));
+    json_object_set_new(doc, "namespaceLabels", namespace_details(&cl, rev, namespace_filter(a)));
+    json_object_set_new(doc, "podList", pods_running(&cl, a->args[0], namespace_filter(a)));
     json_object_set_new(doc, "needsRestart", moving);
     if (strcmp(fmt, "table") != 0) {
         rc = wh_ctl_output_doc(fmt, doc);
@@ -895,7 +917,7 @@ static int run_migrate(const wh_ctl_args *a)
         rc = wh_ctl_usage_error(a, "invalid --to %s", wh_err_msg(&err));
         goto out;
     }
-    if ((rc = load(a, &c, &cl, &inv)) != 0)
+    if ((rc = load(a, NULL, &c, &cl, &inv)) != 0)
         goto out;
     rc = 1;
     /* what a namespace labelled istio.io/rev=<to> gets: the revision itself, or the one the tag points to */
@@ -951,7 +973,7 @@ static int run_migrate(const wh_ctl_args *a)
     {
         inv_cluster future = cl;
         future.namespaces = ns_copy;
-        after = inv_build(&future);
+        after = inv_build(&future, NULL);
     }
     p.restarts = json_array();
     json_array_foreach(json_object_get(after, "needsRestart"), i, e)
@@ -1080,9 +1102,11 @@ static int run_remove(const wh_ctl_args *a)
     if (a->nargs != 1)
         return wh_ctl_usage_error(a, a->nargs == 0 ? "must provide a revision to remove"
                                                    : "must provide a single revision to remove");
+    if (wh_ctl_changed(a, "namespace"))
+        return wh_ctl_usage_error(a, "remove looks at every namespace: -n is not accepted");
     mwcs = json_array();
     name = a->args[0];
-    if ((rc = load(a, &c, &cl, &inv)) != 0)
+    if ((rc = load(a, NULL, &c, &cl, &inv)) != 0)
         goto out;
     rc = 1;
     if ((rev = inv_find_revision(inv, name)) == NULL) {
@@ -1091,8 +1115,8 @@ static int run_remove(const wh_ctl_args *a)
              name);
         goto out;
     }
-    nss = namespace_details(&cl, rev);
-    pods = pods_running(&cl, name);
+    nss = namespace_details(&cl, rev, NULL);
+    pods = pods_running(&cl, name, NULL);
     if (json_array_size(nss) > 0 || json_array_size(pods) > 0) {
         fprintf(stderr, "Error: cannot remove revision \"%s\": it is still in use by\n", name);
         json_array_foreach(nss, i, it) fprintf(stderr, "  namespace %s (%s)\n", str(it, "name"), str(it, "labels"));

@@ -1,6 +1,6 @@
 /*
  * wh_inject_decide.c - istiod's injectRequired rule chain (its cases:
- * tests/inject-conformance and tests/inject-kube-inject): host
+ * tests/inject/conformance and tests/inject/kube-inject): host
  * network, system namespaces, the sidecar.istio.io/inject label/annotation,
  * never/always selectors, then the config's policy.
  */

@@ -4,7 +4,7 @@
  *
  * Each row was read from istio/istio's release tags (pkg/kube/inject,
  * pkg/config/mesh; patch tags for backports) and, where a golden exercises it, checked against
- * ../shared/conformance/istio-inject/<set> by tests/inject-conformance.
+ * ../shared/conformance/istio-inject/<set> by tests/inject/conformance.
  */
 #include "wh_inject_release.h"
 
@@ -55,6 +55,11 @@ static const wh_release_row table[] = {
     {WH_REL_NATIVE_SIDECAR_ANNOTATION, "native-sidecar-annotation", "1.24", "", "",
      "sidecar.istio.io/nativeSidecar true/false overrides ENABLE_NATIVE_SIDECARS when the pod's own istio-proxy moves "
      "to initContainers (before: the global setting only)"},
+    {WH_REL_PROXY_IMAGE_VARIANT, "proxy-image-variant", "1.22", "", "",
+     "values.global.variant is the proxy image type when the ProxyConfig has no image (before: ignored)"},
+    {WH_REL_VARIANT_FILLS_EMPTY_IMAGE_TYPE, "variant-fills-empty-image-type", "1.31", "", "",
+     "a ProxyConfig image without imageType takes values.global.variant (before: an image replaced the variant with "
+     "its empty type)"},
 };
 #define NROWS (sizeof(table) / sizeof(table[0]))
 

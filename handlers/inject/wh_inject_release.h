@@ -128,6 +128,12 @@ typedef enum wh_release_behaviour {
      * ENABLE_NATIVE_SIDECARS when istiod moves the pod's own istio-proxy into
      * initContainers; before, only the global setting counted. */
     WH_REL_NATIVE_SIDECAR_ANNOTATION,
+    /* the proxy image's type is values.global.variant when the effective
+     * ProxyConfig has no image (before: no type, the tag as it is). */
+    WH_REL_PROXY_IMAGE_VARIANT,
+    /* a ProxyConfig image without an imageType falls back to the variant too;
+     * before, naming an image at all replaced the variant with its type. */
+    WH_REL_VARIANT_FILLS_EMPTY_IMAGE_TYPE,
     WH_REL_NBEHAVIOURS
 } wh_release_behaviour;
 

@@ -82,10 +82,15 @@ char *wh_inject_validate_annotations(const json_t *annotations, const wh_inject_
 typedef struct wh_inject_owner {
     char *name, *namespace_, *kind, *api_version;
 } wh_inject_owner;
-wh_code wh_inject_deploy_meta_of(const json_t *pod, wh_inject_owner *out);
+void wh_inject_deploy_meta_of(const json_t *pod, wh_inject_owner *out);
 void wh_inject_owner_clear(wh_inject_owner *o);
-/* ProxyImage / ProxyInitImage (3.2.3); malloc'd. */
-char *wh_inject_image(const json_t *values, const char *name_key, const char *image_type, const json_t *annotations);
+/* ProxyImage / ProxyInitImage (3.2.3); malloc'd.  `image_type`: the
+ * effective ProxyConfig's image.imageType, "" when it has an image without
+ * a type, NULL when it has no image; with `release` (NULL: the newest) it
+ * decides whether values.global.variant applies (WH_REL_PROXY_IMAGE_VARIANT,
+ * WH_REL_VARIANT_FILLS_EMPTY_IMAGE_TYPE). */
+char *wh_inject_image(const json_t *values, const char *name_key, const char *image_type, const json_t *annotations,
+                      const wh_inject_release *release);
 /* OpenShift UID/GID from a Namespace object (3.2.5). */
 void wh_inject_openshift_ids(const json_t *ns, long long *uid, long long *gid);
 /* 3.1 step 4: a copy of `pod` with a previous injection removed. */

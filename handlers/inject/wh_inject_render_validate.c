@@ -1,6 +1,6 @@
 /*
  * wh_inject_render_validate.c - istiod's check of the injection annotations before
- * templating (tests/inject-bad-input holds its cases), with its error texts: a Go multierror list of
+ * templating (tests/inject/bad-input holds its cases), with its error texts: a Go multierror list of
  * "invalid value '<v>' for annotation '<name>': <reason>".
  */
 #include "wh_inject_render.h"
@@ -321,8 +321,6 @@ static char *v_proxy_config_msg(const char *v, const wh_inject_release *rel)
     wh_buf b = WH_BUF_INIT;
 
     wh_err_clear(&err);
-    if (pc == NULL)
-        return wh_strdup("out of memory");
     if (wh_yaml_load(v, strlen(v), &doc, &err) != WH_OK || wh_inject_proxy_config_apply(pc, doc, &err) != WH_OK) {
         wh_buf_printf(&b, "failed to convert to apply proxy config: %s", wh_err_msg(&err));
         msg = wh_buf_steal(&b, NULL);

@@ -17,7 +17,7 @@ SHARED = os.environ.get("WH_SHARED_DIR") or os.path.join(HERE, "..", "..", "..",
 CONFORMANCE = os.path.join(SHARED, "conformance", "istio-inject")
 GOLDEN_CASE = "hello.yaml.injected"   # istio's testdata/inject/hello.yaml, a plain Deployment
 
-_spec = importlib.util.spec_from_file_location("inject_run", os.path.join(HERE, "..", "inject-conformance", "run.py"))
+_spec = importlib.util.spec_from_file_location("inject_run", os.path.join(HERE, "..", "inject", "conformance", "run.py"))
 inject_run = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(inject_run)
 
@@ -63,7 +63,7 @@ def golden_case(release):
 
 
 def app_pod(release, suffix):
-    """The golden case's input as the Pod its ReplicaSet would create (as tests/inject-conformance/run.py builds it)."""
+    """The golden case's input as the Pod its ReplicaSet would create (as tests/inject/conformance/run.py builds it)."""
     with open(os.path.join(golden_case(release), "input.yaml")) as f:
         (pod, _), = inject_run.pods_of(f.read())
     pod["metadata"]["generateName"] = "hello-%s-" % suffix

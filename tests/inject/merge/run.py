@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Declarative runner for the merge side of injection (tests/inject-merge/cases).
+"""Declarative runner for the merge side of injection (tests/inject/merge/cases).
 
 Each case file names an op:
   smp       original + patch (+ type) -> expected, or `error` (a substring);

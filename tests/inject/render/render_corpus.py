@@ -148,7 +148,7 @@ def docs_of(text):
 
 
 def pod_of(doc):
-    """The pod Istio's webhook test builds from a document (as tests/inject-conformance/run.py does)."""
+    """The pod Istio's webhook test builds from a document (as tests/inject/conformance/run.py does)."""
     kind, meta = doc["kind"], doc.get("metadata") or {}
     if kind == "Pod":
         return copy.deepcopy(doc), meta.get("namespace") or ""

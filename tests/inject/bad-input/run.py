@@ -20,7 +20,7 @@ import time
 
 import jsonpatch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "inject-conformance"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance"))
 import run as conformance  # noqa: E402
 
 BROKEN_CONFIG = """policy: enabled

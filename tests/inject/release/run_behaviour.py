@@ -8,6 +8,7 @@ each case of behaviour.yaml injects a small Deployment with --istio-version
 and says what istiod of that release does (see the file's header).
 """
 import copy
+import json
 import os
 import re
 import subprocess
@@ -36,6 +37,14 @@ def lookup(doc, path):
     return cur
 
 
+def overlay(base, over):
+    """`over` merged into a copy of `base`, maps key by key."""
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        out[k] = overlay(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
 def run(ctl, set_dir, case, tmp):
     dep = copy.deepcopy(BASE)
     tmpl = dep["spec"]["template"]
@@ -46,9 +55,16 @@ def run(ctl, set_dir, case, tmp):
     path = os.path.join(tmp, case["name"] + ".yaml")
     with open(path, "w") as f:
         yaml.safe_dump(dep, f)
+    values = os.path.join(set_dir, "values.json")
+    if case.get("values"):
+        with open(values) as f:
+            merged = overlay(json.load(f), case["values"])
+        values = os.path.join(tmp, case["name"] + ".values.json")
+        with open(values, "w") as f:
+            json.dump(merged, f)
     cmd = [ctl, "kube-inject", "-f", path, "--istio-version", case["version"],
            "--injectConfigFile", os.path.join(set_dir, "inject-config.yaml"),
-           "--valuesFile", os.path.join(set_dir, "values.json"),
+           "--valuesFile", values,
            "--meshConfigFile", os.path.join(set_dir, "mesh.yaml"),
            "--native-sidecars", "false"] + case.get("flags", [])
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)

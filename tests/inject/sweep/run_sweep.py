@@ -6,7 +6,7 @@ A version is a folder of templates/ (see README.md: <template>.yaml files, and
 optionally the version's own values.json / mesh.yaml; otherwise those of
 MASTER_DIR) or, with --config DIR, a folder holding a whole injector config
 (inject-config.yaml, values.json, mesh.yaml: the master corpus, the
-inject-releases corpora).  For each version and each pod of pods.yaml whose
+tests/inject/releases corpora).  For each version and each pod of pods.yaml whose
 templates (annotation inject.istio.io/templates, default "sidecar") the
 version has: build the revision (the version's templates; policy and the rest
 of the injector config from MASTER_DIR), render the pod with
@@ -37,7 +37,7 @@ import tempfile
 
 import yaml
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "inject-render"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "render"))
 from render_corpus import first_diff, pod_of  # noqa: E402
 
 TEMPLATES_ANNOTATION = "inject.istio.io/templates"

@@ -2,7 +2,7 @@
 """webhookctl kube-inject as a command: input from a file or stdin, -o,
 objects that pass through, Lists, skip messages, usage errors, the embedded
 revision.  (What it injects is checked against Istio's goldens by
-tests/inject-conformance.)  Usage: run.py WEBHOOKCTL"""
+tests/inject/conformance.)  Usage: run.py WEBHOOKCTL"""
 import os
 import subprocess
 import sys

@@ -63,7 +63,7 @@ import urllib.request
 import jsonpatch
 import yaml
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kube"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "kube"))
 import kubetest  # noqa: E402  (tests/kube/fakeapi.py, the fake API server with watches)
 
 SLOW = int(os.environ.get("WH_TEST_SLOW", "1") or 1)
