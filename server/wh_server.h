@@ -106,7 +106,10 @@ typedef struct wh_router_route {
 } wh_router_route;
 
 /* `routes` is copied; the endpoints stay owned by the caller.  The router
- * registers its metric families in `metrics`. */
+ * registers its HTTP metric families in `metrics`.  Every request under a
+ * route's prefix goes to its endpoint, with body_limit = max_body (a body
+ * over it is not handed over: the endpoint words the 413); elsewhere the
+ * router answers a body over max_body with 413 itself. */
 wh_code wh_router_new(const wh_router_route *routes, size_t nroutes, size_t max_body, wh_metrics *metrics,
                       wh_router **out, wh_err *err);
 void wh_router_free(wh_router *router);
@@ -119,6 +122,11 @@ void wh_router_set_certs(wh_router *router, int loaded, const char *detail);
  * outage must not take the webhook down too).  NULL removes the line. */
 void wh_router_set_cabundle(wh_router *router, const char *detail);
 void wh_router_set_shutting_down(wh_router *router);
+/* From now on (set before serving) every path but /healthz and /readyz
+ * needs a verified client certificate (req->client_cert): others get 403, a
+ * metric and a rate-limited log line; /readyz without one shows only its
+ * verdict line.  The monitoring listener is not affected. */
+wh_code wh_router_require_client_cert(wh_router *router, wh_err *err);
 
 /* Answer one request (any thread).  `res` starts zeroed; the caller frees
  * res->body. */

@@ -1,18 +1,22 @@
 /*
  * wh_server_router.c - what webhookd answers, independent of how bytes
- * arrive: admission endpoints by prefix, health, readiness, metrics and
- * version, 404/405/413, plus the request metrics and the access log.
+ * arrive: every request under an endpoint's prefix to that endpoint (which
+ * answers its own 405/413: wh_endpoint.h), health, readiness, metrics and
+ * version, 404/405/413 elsewhere, which paths need a verified client
+ * certificate (--client-ca-file), plus the HTTP request metrics.  It knows
+ * HTTP only: what a review amounted to is counted and logged by the
+ * admission layer (handlers/admission/wh_admission.h).
  *
  * Kept apart from the h2o adapter so that every routing rule is unit-tested
- * without a socket.
+ * without a socket (tests/server/test_router.c).
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "wh_alloc.h"
-#include "wh_admission.h"
 #include "wh_log.h"
 #include "wh_server.h"
 
@@ -27,12 +31,14 @@ struct wh_router {
     wh_metrics *metrics;
     wh_metric *requests;  /* webhookd_http_requests_total{path,code} */
     wh_metric *duration;  /* webhookd_http_request_duration_seconds{path} */
-    wh_metric *reviews;   /* webhookd_admission_reviews_total{endpoint,result} */
     pthread_mutex_t lock; /* guards the three fields below */
     int certs_loaded;
     char *certs_detail;
     char *cabundle_detail;
     atomic_int shutting_down;
+    int client_cert_required;         /* wh_router_require_client_cert */
+    wh_metric *client_cert_refusals;  /* webhookd_client_certificate_refusals_total{path,reason} */
+    _Atomic long long refusal_logged; /* CLOCK_MONOTONIC second of the last refusal log line */
 };
 
 static const double duration_bounds[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
@@ -43,7 +49,6 @@ wh_code wh_router_new(const wh_router_route *routes, size_t nroutes, size_t max_
 {
     static const char *const path_code[] = {"path", "code", NULL};
     static const char *const path_only[] = {"path", NULL};
-    static const char *const review_labels[] = {"endpoint", "result", NULL};
     wh_router *r = wh_calloc(1, sizeof(*r));
     wh_code rc = WH_OK;
 
@@ -59,11 +64,7 @@ wh_code wh_router_new(const wh_router_route *routes, size_t nroutes, size_t max_
     r->duration = wh_metrics_histogram(metrics, "webhookd_http_request_duration_seconds",
                                        "Time from a complete request to its answer, by route.", path_only,
                                        duration_bounds, sizeof(duration_bounds) / sizeof(duration_bounds[0]));
-    r->reviews = wh_metrics_counter(metrics, "webhookd_admission_reviews_total",
-                                    "AdmissionReviews answered, by endpoint and result "
-                                    "(allowed, patched, denied, undecodable, rejected = not reviewed: 4xx/5xx).",
-                                    review_labels);
-    if (r->requests == NULL || r->duration == NULL || r->reviews == NULL) {
+    if (r->requests == NULL || r->duration == NULL) {
         rc = wh_err_set(err, WH_E_CONFLICT, "cannot register the router's metrics");
         goto out;
     }
@@ -106,6 +107,23 @@ void wh_router_set_cabundle(wh_router *r, const char *detail)
     pthread_mutex_unlock(&r->lock);
 }
 
+wh_code wh_router_require_client_cert(wh_router *r, wh_err *err)
+{
+    static const char *const labels[] = {"path", "reason", NULL};
+
+    if (r->client_cert_required)
+        return WH_OK;
+    r->client_cert_refusals = wh_metrics_counter(
+        r->metrics, "webhookd_client_certificate_refusals_total",
+        "Requests refused for want of a client certificate verified against --client-ca-file, by route and reason "
+        "(missing, expired, untrusted, invalid).",
+        labels);
+    if (r->client_cert_refusals == NULL)
+        return wh_err_set(err, WH_E_CONFLICT, "cannot register the client certificate metric");
+    r->client_cert_required = 1;
+    return WH_OK;
+}
+
 void wh_router_set_shutting_down(wh_router *r)
 {
     atomic_store(&r->shutting_down, 1);
@@ -127,7 +145,9 @@ static void method_not_allowed(wh_http_response *res, const char *allow)
     res->allow = allow;
 }
 
-static void readyz(wh_router *r, wh_http_response *res)
+/* `verbose` = 0 leaves out the details (file names, subjects, revisions):
+ * only the verdict line, for callers without a client certificate. */
+static void readyz(wh_router *r, int verbose, wh_http_response *res)
 {
     wh_buf detail = WH_BUF_INIT;
     int ready;
@@ -154,6 +174,8 @@ static void readyz(wh_router *r, wh_http_response *res)
         ready = 0;
         wh_buf_puts(&res->body, "[-]shutdown: webhookd is shutting down\n");
     }
+    if (!verbose)
+        wh_buf_reset(&res->body);
     wh_buf_puts(&res->body, ready ? "readyz check passed\n" : "readyz check failed\n");
     wh_buf_free(&detail);
     res->status = ready ? 200 : 503;
@@ -185,17 +207,6 @@ static int is_get(const wh_http_request *req)
     return strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
 }
 
-static const char *review_result(const wh_admission_outcome *o, int status)
-{
-    if (status != 200)
-        return "rejected";
-    if (!o->decoded)
-        return "undecodable";
-    if (!o->allowed)
-        return "denied";
-    return o->has_patch ? "patched" : "allowed";
-}
-
 static double seconds_since(const struct timespec *start)
 {
     struct timespec now;
@@ -203,28 +214,61 @@ static double seconds_since(const struct timespec *start)
     return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
-static void access_log(const wh_endpoint *ep, const wh_http_request *req, const wh_http_response *res, double elapsed)
+/* The closed set of refusal reasons (metric label, log field). */
+static const char *refusal_reason(wh_http_client_cert cert)
 {
-    char status[16], micros[32], bytes_in[32], bytes_out[32];
-
-    snprintf(status, sizeof(status), "%d", res->status);
-    snprintf(micros, sizeof(micros), "%.0f", elapsed * 1e6);
-    snprintf(bytes_in, sizeof(bytes_in), "%zu", req->body_len);
-    snprintf(bytes_out, sizeof(bytes_out), "%zu", res->body.len);
-    wh_log(WH_LOG_DEBUG, "review", "endpoint", ep->name, "path", req->path, "status", status, "result",
-           review_result(&res->review, res->status), "uid", res->review.uid, "kind", res->review.kind, "operation",
-           res->review.operation, "apiVersion", res->review.api_version, "dryRun",
-           res->review.dry_run ? "true" : "false", "bytesIn", bytes_in, "bytesOut", bytes_out, "durationMicros", micros,
-           NULL);
+    switch (cert) {
+    case WH_CLIENT_CERT_NONE:
+        return "missing";
+    case WH_CLIENT_CERT_EXPIRED:
+        return "expired";
+    case WH_CLIENT_CERT_UNTRUSTED:
+        return "untrusted";
+    default:
+        return "invalid";
+    }
 }
 
-void wh_router_serve(wh_router *r, const wh_http_request *req, wh_http_response *res)
+/* 403 for a request without a verified client certificate.  Not 401: TLS
+ * client authentication has no WWW-Authenticate challenge to offer.  One
+ * log line a second at most (a scanner must not flood the log); nothing of
+ * the request is echoed. */
+static void refuse_client(wh_router *r, const char *label, const wh_http_request *req, wh_http_response *res)
+{
+    const char *reason = refusal_reason(req->client_cert);
+    struct timespec now;
+    long long last;
+
+    wh_metric_add(r->client_cert_refusals, (const char *const[]){label, reason}, 1);
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    last = atomic_load(&r->refusal_logged);
+    if ((long long)now.tv_sec != last &&
+        atomic_compare_exchange_strong(&r->refusal_logged, &last, (long long)now.tv_sec))
+        wh_log(WH_LOG_WARN, "request refused: no verified client certificate (--client-ca-file)", "path", label,
+               "reason", reason, "error",
+               req->client_cert_error != NULL ? req->client_cert_error : "no certificate presented", NULL);
+    res->status = 403;
+    res->content_type = CT_TEXT;
+    wh_buf_reset(&res->body);
+    if (req->client_cert == WH_CLIENT_CERT_NONE)
+        wh_buf_puts(&res->body, "client certificate required: webhookd only serves this path to callers whose TLS "
+                                "client certificate verifies against its --client-ca-file\n");
+    else
+        wh_buf_printf(&res->body,
+                      "client certificate refused (%s): it does not verify against webhookd's "
+                      "--client-ca-file\n",
+                      req->client_cert_error != NULL ? req->client_cert_error : reason);
+}
+
+/* `monitoring`: the plain-HTTP listener, which needs no client certificate. */
+static void serve(wh_router *r, const wh_http_request *req, int monitoring, wh_http_response *res)
 {
     struct timespec start;
     const char *label = "other";
     wh_endpoint *ep = NULL;
     char code[16];
     double elapsed;
+    int authenticated;
     size_t i;
 
     clock_gettime(CLOCK_MONOTONIC, &start);
@@ -242,16 +286,20 @@ void wh_router_serve(wh_router *r, const wh_http_request *req, wh_http_response 
                 label = system_paths[i];
     }
 
-    if (req->body_len > r->max_body) {
-        wh_admission_too_large(r->max_body, res);
+    /* Everything but the kubelet's probes needs the client certificate. */
+    authenticated = !r->client_cert_required || monitoring || req->client_cert == WH_CLIENT_CERT_VERIFIED;
+    if (!authenticated && strcmp(label, "/healthz") != 0 && strcmp(label, "/readyz") != 0) {
+        refuse_client(r, label, req, res);
     } else if (ep != NULL) {
-        if (strcmp(req->method, "POST") != 0) {
-            method_not_allowed(res, "POST");
-        } else {
-            wh_http_request routed = *req;
-            routed.prefix = label;
-            ep->serve(ep, &routed, res);
-        }
+        /* the endpoint's: its methods, its answer to a body over the cap */
+        wh_http_request routed = *req;
+        routed.prefix = label;
+        routed.body_limit = r->max_body;
+        if (routed.body_len > r->max_body)
+            routed.body = NULL;
+        ep->serve(ep, &routed, res);
+    } else if (req->body_len > r->max_body) {
+        answer(res, 413, CT_JSON, "{\"error\":\"request body too large\"}");
     } else if (strcmp(label, "other") == 0) {
         answer(res, 404, CT_JSON, "{\"error\":\"not found\"}");
     } else if (!is_get(req)) {
@@ -259,7 +307,7 @@ void wh_router_serve(wh_router *r, const wh_http_request *req, wh_http_response 
     } else if (strcmp(label, "/healthz") == 0) {
         answer(res, 200, CT_TEXT, "ok\n");
     } else if (strcmp(label, "/readyz") == 0) {
-        readyz(r, res);
+        readyz(r, authenticated, res);
     } else if (strcmp(label, "/metrics") == 0) {
         metrics(r, res);
     } else {
@@ -270,11 +318,11 @@ void wh_router_serve(wh_router *r, const wh_http_request *req, wh_http_response 
     snprintf(code, sizeof(code), "%d", res->status);
     wh_metric_add(r->requests, (const char *const[]){label, code}, 1);
     wh_metric_observe(r->duration, (const char *const[]){label}, elapsed);
-    if (ep != NULL) {
-        wh_metric_add(r->reviews, (const char *const[]){ep->name, review_result(&res->review, res->status)}, 1);
-        if (wh_log_enabled(WH_LOG_DEBUG))
-            access_log(ep, req, res, elapsed);
-    }
+}
+
+void wh_router_serve(wh_router *r, const wh_http_request *req, wh_http_response *res)
+{
+    serve(r, req, 0, res);
 }
 
 void wh_router_serve_monitoring(wh_router *r, const wh_http_request *req, wh_http_response *res)
@@ -283,7 +331,7 @@ void wh_router_serve_monitoring(wh_router *r, const wh_http_request *req, wh_htt
 
     for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
         if (is_path(req, paths[i])) {
-            wh_router_serve(r, req, res);
+            serve(r, req, 1, res);
             return;
         }
     answer(res, 404, CT_JSON, "{\"error\":\"not found\"}");

@@ -14,8 +14,10 @@
 #include "wh_alloc.h"
 #include "wh_server.h"
 
-/* An endpoint that answers 200 with "<name> <prefix> <path>" and whose
- * readiness the test controls. */
+/* An endpoint that answers 200 with "<name> <prefix> <path>" (and, for a
+ * request with a body, " limit=<body_limit> body=<length>", or "body=none
+ * (<length>)" when the router did not hand it over) and whose readiness the
+ * test controls. */
 typedef struct fake {
     wh_endpoint super;
     int ready;
@@ -29,6 +31,10 @@ static void fake_serve(wh_endpoint *self, const wh_http_request *req, wh_http_re
     res->status = 200;
     res->content_type = "text/plain";
     wh_buf_printf(&res->body, "%s %s %.*s", self->name, req->prefix, (int)req->path_len, req->path);
+    if (req->body_len != 0 && req->body != NULL)
+        wh_buf_printf(&res->body, " limit=%zu body=%zu", req->body_limit, req->body_len);
+    else if (req->body_len != 0)
+        wh_buf_printf(&res->body, " limit=%zu body=none (%zu)", req->body_limit, req->body_len);
 }
 
 static int fake_ready(wh_endpoint *self, wh_buf *detail)
@@ -115,22 +121,85 @@ static void test_endpoint_prefixes(void **state)
     assert_int_equal(fx->validate.calls, 2);
 }
 
+/* --client-ca-file: the rule per path and per certificate verdict. */
+static void test_client_cert(void **state)
+{
+    static const struct {
+        wh_http_client_cert cert;
+        const char *method, *path;
+        int status, monitoring;
+        const char *body_start;
+    } cases[] = {
+        {WH_CLIENT_CERT_NONE, "POST", "/inject", 403, 0, "client certificate required"},
+        {WH_CLIENT_CERT_NONE, "POST", "/validate/x", 403, 0, "client certificate required"},
+        {WH_CLIENT_CERT_NONE, "GET", "/metrics", 403, 0, NULL},
+        {WH_CLIENT_CERT_NONE, "GET", "/version", 403, 0, NULL},
+        {WH_CLIENT_CERT_NONE, "GET", "/elsewhere", 403, 0, NULL},
+        {WH_CLIENT_CERT_NONE, "GET", "/healthz", 200, 0, "ok\n"},
+        {WH_CLIENT_CERT_NONE, "GET", "/readyz", 200, 0, "readyz check passed\n"}, /* no details */
+        {WH_CLIENT_CERT_NONE, "GET", "/metrics", 200, 1, "# HELP"},               /* the monitoring port */
+        {WH_CLIENT_CERT_NONE, "GET", "/readyz", 200, 1, "[+]certificates ok"},
+        {WH_CLIENT_CERT_EXPIRED, "POST", "/inject", 403, 0, "client certificate refused (certificate has expired)"},
+        {WH_CLIENT_CERT_UNTRUSTED, "POST", "/inject", 403, 0, "client certificate refused"},
+        {WH_CLIENT_CERT_INVALID, "GET", "/metrics", 403, 0, "client certificate refused"},
+        {WH_CLIENT_CERT_UNTRUSTED, "GET", "/healthz", 200, 0, "ok\n"},
+        {WH_CLIENT_CERT_VERIFIED, "POST", "/inject", 200, 0, "inject /inject /inject"},
+        {WH_CLIENT_CERT_VERIFIED, "GET", "/metrics", 200, 0, "# HELP"},
+        {WH_CLIENT_CERT_VERIFIED, "GET", "/readyz", 200, 0, "[+]certificates ok"},
+        {WH_CLIENT_CERT_VERIFIED, "GET", "/elsewhere", 404, 0, NULL},
+    };
+    fixture *fx = *state;
+    wh_buf text = WH_BUF_INIT;
+    size_t i;
+
+    /* Off by default: no certificate needed. */
+    expect(fx, "POST", "/inject", 200, NULL);
+    assert_int_equal(wh_router_require_client_cert(fx->router, NULL), WH_OK);
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        wh_http_request req = {.method = cases[i].method, .path = cases[i].path, .path_len = strlen(cases[i].path)};
+        wh_http_response res = {0};
+
+        req.client_cert = cases[i].cert;
+        if (cases[i].cert == WH_CLIENT_CERT_EXPIRED)
+            req.client_cert_error = "certificate has expired";
+        if (cases[i].monitoring)
+            wh_router_serve_monitoring(fx->router, &req, &res);
+        else
+            wh_router_serve(fx->router, &req, &res);
+        assert_int_equal(res.status, cases[i].status);
+        if (cases[i].body_start != NULL) {
+            assert_non_null(res.body.data);
+            assert_memory_equal(res.body.data, cases[i].body_start, strlen(cases[i].body_start));
+        }
+        wh_buf_free(&res.body);
+    }
+    assert_int_equal(fx->inject.calls, 2);
+    wh_metrics_render(fx->metrics, &text);
+    assert_non_null(
+        strstr(text.data, "webhookd_client_certificate_refusals_total{path=\"/inject\",reason=\"missing\"} 1\n"));
+    assert_non_null(
+        strstr(text.data, "webhookd_client_certificate_refusals_total{path=\"other\",reason=\"missing\"} 1\n"));
+    assert_non_null(
+        strstr(text.data, "webhookd_client_certificate_refusals_total{path=\"/inject\",reason=\"expired\"} 1\n"));
+    wh_buf_free(&text);
+}
+
 static void test_methods(void **state)
 {
     fixture *fx = *state;
     wh_http_response res;
 
-    assert_int_equal(serve(fx, "GET", "/inject", 0, &res), 405);
-    assert_string_equal(res.allow, "POST");
-    wh_buf_free(&res.body);
-    assert_int_equal(serve(fx, "PUT", "/validate/x", 0, &res), 405);
-    wh_buf_free(&res.body);
+    /* Under an endpoint's prefix every method is the endpoint's (an
+     * admission endpoint answers 405 itself: tests/admission/cases.json). */
+    expect(fx, "GET", "/inject", 200, "inject /inject /inject");
+    expect(fx, "PUT", "/validate/x", 200, "validate /validate /validate/x");
+    assert_int_equal(fx->inject.calls + fx->validate.calls, 2);
     assert_int_equal(serve(fx, "POST", "/healthz", 0, &res), 405);
     assert_string_equal(res.allow, "GET, HEAD");
     wh_buf_free(&res.body);
     expect(fx, "DELETE", "/metrics", 405, NULL);
     expect(fx, "HEAD", "/healthz", 200, "ok\n");
-    assert_int_equal(fx->inject.calls + fx->validate.calls, 0);
+    assert_int_equal(fx->inject.calls + fx->validate.calls, 2);
 }
 
 static void test_system_paths(void **state)
@@ -191,33 +260,38 @@ static void test_readiness(void **state)
     expect(fx, "GET", "/healthz", 200, NULL); /* alive while draining */
 }
 
+/* The cap: an endpoint gets the limit and, over it, the length without the
+ * body (it words the 413); elsewhere the router answers 413 itself. */
 static void test_body_cap(void **state)
 {
     fixture *fx = *state;
     wh_http_response res;
 
     assert_int_equal(serve(fx, "POST", "/validate", 1000, &res), 200);
+    assert_string_equal(res.body.data, "validate /validate /validate limit=1000 body=1000");
     wh_buf_free(&res.body);
-    assert_int_equal(serve(fx, "POST", "/validate", 1001, &res), 413);
-    assert_string_equal(res.body.data, "Request entity too large: limit is 1000\n");
+    assert_int_equal(serve(fx, "POST", "/validate", 1001, &res), 200);
+    assert_string_equal(res.body.data, "validate /validate /validate limit=1000 body=none (1001)");
     wh_buf_free(&res.body);
-    assert_int_equal(fx->validate.calls, 1);
+    assert_int_equal(fx->validate.calls, 2);
+    assert_int_equal(serve(fx, "GET", "/healthz", 1001, &res), 413);
+    assert_string_equal(res.body.data, "{\"error\":\"request body too large\"}");
+    wh_buf_free(&res.body);
 }
 
-static void test_review_metrics(void **state)
+/* The router counts HTTP only: what a review amounted to is the admission
+ * layer's (tests/admission/test_admission.c, test_stats). */
+static void test_http_metrics(void **state)
 {
     fixture *fx = *state;
     wh_http_response res;
 
     expect(fx, "POST", "/inject/x", 200, NULL);
-    expect(fx, "GET", "/inject", 405, NULL);
+    expect(fx, "POST", "/healthz", 405, NULL);
     assert_int_equal(serve(fx, "GET", "/metrics", 0, &res), 200);
-    /* The fake endpoint does not fill res->review: it counts as undecodable. */
-    assert_non_null(
-        strstr(res.body.data, "webhookd_admission_reviews_total{endpoint=\"inject\",result=\"undecodable\"} 1"));
-    assert_non_null(
-        strstr(res.body.data, "webhookd_admission_reviews_total{endpoint=\"inject\",result=\"rejected\"} 1"));
-    assert_non_null(strstr(res.body.data, "webhookd_http_requests_total{path=\"/inject\",code=\"405\"} 1"));
+    assert_non_null(strstr(res.body.data, "webhookd_http_requests_total{path=\"/inject\",code=\"200\"} 1"));
+    assert_non_null(strstr(res.body.data, "webhookd_http_requests_total{path=\"/healthz\",code=\"405\"} 1"));
+    assert_null(strstr(res.body.data, "webhookd_admission_reviews_total"));
     wh_buf_free(&res.body);
 }
 
@@ -246,7 +320,12 @@ static void test_not_configured(void **state)
                         "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1beta1\",\"response\":{"
                         "\"uid\":\"nc\",\"allowed\":false,\"status\":{\"metadata\":{},\"message\":\"webhookd: the "
                         "inject endpoint is not configured in this build; no inject decision was made\"}}}");
-    assert_true(res.review.reviewed && res.review.decoded && !res.review.allowed);
+    wh_buf_free(&res.body);
+    memset(&res, 0, sizeof(res));
+    req.method = "GET"; /* the admission layer's methods */
+    ep->serve(ep, &req, &res);
+    assert_int_equal(res.status, 405);
+    assert_string_equal(res.allow, "POST");
     assert_int_equal(ep->ready(ep, &detail), 1);
     assert_string_equal(detail.data, "not configured in this build");
     wh_buf_free(&detail);
@@ -262,7 +341,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_system_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readiness, setup, teardown),
         cmocka_unit_test_setup_teardown(test_body_cap, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_review_metrics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_http_metrics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client_cert, setup, teardown),
         cmocka_unit_test(test_not_configured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
