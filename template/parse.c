@@ -709,42 +709,35 @@ static tm_node *pipeline(parser *p, const char *context, itype end)
 decls:
     if (p_peek_nonspace(p)->typ == I_VARIABLE) {
         item *v = p_next_nonspace(p);
-        item *after = p_peek(p);
         item *next = p_peek_nonspace(p);
-        if (next->typ == I_ASSIGN || next->typ == I_DECLARE) {
+        int comma = next->typ == I_CHAR && next->len == 1 && next->val[0] == ',';
+        if (next->typ == I_ASSIGN || next->typ == I_DECLARE || comma) {
             tm_node *vn;
-            pipe->u.pipe.is_assign = next->typ == I_ASSIGN;
+            if (!comma)
+                pipe->u.pipe.is_assign = next->typ == I_ASSIGN;
             p_next_nonspace(p);
             vn = new_variable(p, v->pos, v->val, v->len);
             if (p->failed)
                 goto fail;
             nvec_push(p, &decl, vn);
             push_var(p, vn->u.field.idents[0]);
-        } else if (next->typ == I_CHAR && next->len == 1 && next->val[0] == ',') {
-            tm_node *vn;
-            p_next_nonspace(p);
-            vn = new_variable(p, v->pos, v->val, v->len);
-            if (p->failed)
-                goto fail;
-            nvec_push(p, &decl, vn);
-            push_var(p, vn->u.field.idents[0]);
-            if (strcmp(context, "range") == 0 && decl.n < 2) {
-                switch (p_peek_nonspace(p)->typ) {
-                case I_VARIABLE:
-                case I_RDELIM:
-                case I_RPAREN:
-                    goto decls;
-                default:
-                    p_errorf(p, "range can only initialize variables");
-                    goto fail;
+            if (comma) {
+                if (strcmp(context, "range") == 0 && decl.n < 2) {
+                    switch (p_peek_nonspace(p)->typ) {
+                    case I_VARIABLE:
+                    case I_RDELIM:
+                    case I_RPAREN:
+                        goto decls;
+                    default:
+                        p_errorf(p, "range can only initialize variables");
+                        goto fail;
+                    }
                 }
+                p_errorf(p, "too many declarations in %s", context);
+                goto fail;
             }
-            p_errorf(p, "too many declarations in %s", context);
-            goto fail;
-        } else if (after->typ == I_SPACE) {
-            /* backup3(v, tokenAfterVariable): re-read from the variable */
-            p->next = (size_t)(v - p->lx->items);
         } else {
+            /* not a declaration (Go's backup2/backup3): re-read from the variable */
             p->next = (size_t)(v - p->lx->items);
         }
     }
