@@ -34,14 +34,15 @@ static void parse_bool(void **state)
     assert_int_equal(wh_go_parse_bool(NULL), -1);
 }
 
-static void check_float(double f, char fmt, int prec, const char *want)
-{
-    wh_buf b = WH_BUF_INIT;
-
-    wh_go_float(&b, f, fmt, prec);
-    assert_string_equal(b.data, want);
-    wh_buf_free(&b);
-}
+/* What `write` (a call that appends to the wh_buf b) writes must be `want`. */
+#define EXPECT_TEXT(want, write)                                                                                       \
+    do {                                                                                                               \
+        wh_buf b = WH_BUF_INIT;                                                                                        \
+        write;                                                                                                         \
+        assert_string_equal(b.data, want);                                                                             \
+        wh_buf_free(&b);                                                                                               \
+    } while (0)
+#define check_float(f, fmt, prec, want) EXPECT_TEXT(want, wh_go_float(&b, f, fmt, prec))
 
 /* strconv.FormatFloat(f, fmt, prec, 64) */
 static void format_float(void **state)
@@ -68,14 +69,7 @@ static void format_float(void **state)
 
 /* --- encoding/json ---------------------------------------------------------- */
 
-static void check_json_float(double f, const char *want)
-{
-    wh_buf b = WH_BUF_INIT;
-
-    wh_go_json_float(&b, f);
-    assert_string_equal(b.data, want);
-    wh_buf_free(&b);
-}
+#define check_json_float(f, want) EXPECT_TEXT(want, wh_go_json_float(&b, f))
 
 /* json.Marshal(float64) */
 static void json_float(void **state)
@@ -95,14 +89,7 @@ static void json_float(void **state)
     check_json_float(0.1 + 0.2, "0.30000000000000004");
 }
 
-static void check_string(const char *s, size_t len, int flags, const char *want)
-{
-    wh_buf b = WH_BUF_INIT;
-
-    wh_go_json_string(&b, s, len, flags);
-    assert_string_equal(b.data, want);
-    wh_buf_free(&b);
-}
+#define check_string(s, len, flags, want) EXPECT_TEXT(want, wh_go_json_string(&b, s, len, flags))
 
 /* json.Marshal(string), with and without SetEscapeHTML(false) */
 static void json_strings(void **state)
@@ -181,6 +168,37 @@ static void json_indent(void **state)
     wh_go_json_indent(&b, json_object_get(v, "a"), 0, "  ");
     assert_string_equal(b.data, "1");
     wh_buf_free(&b);
+    json_decref(v);
+}
+
+/* json.Marshal of a Go map: keys in byte order at every level (WH_GO_JSON_SORTED),
+ * past the writer's 16 members on the stack too, compact and indented. */
+static void json_sorted(void **state)
+{
+    json_t *v = json_loads("{\"b\":1,\"a\":{\"d\":[{\"z\":0,\"y\":1}],\"c\":2},\"ab\":0,\"\":null,\"B\":3}", 0, NULL);
+    json_t *big = json_object();
+    wh_buf want = WH_BUF_INIT;
+
+    (void)state;
+    assert_non_null(v);
+    EXPECT_TEXT("{\"\":null,\"B\":3,\"a\":{\"c\":2,\"d\":[{\"y\":1,\"z\":0}]},\"ab\":0,\"b\":1}",
+                wh_go_json(&b, v, WH_GO_JSON_SORTED));
+    EXPECT_TEXT("{\n \"\": null,\n \"B\": 3,\n \"a\": {\n  \"c\": 2,\n  \"d\": [\n   {\n    \"y\": 1,\n    \"z\": 0\n"
+                "   }\n  ]\n },\n \"ab\": 0,\n \"b\": 1\n}",
+                wh_go_json_indent(&b, v, WH_GO_JSON_SORTED, " "));
+    /* without the flag: the value's own order */
+    EXPECT_TEXT("{\"b\":1,\"a\":{\"d\":[{\"z\":0,\"y\":1}],\"c\":2},\"ab\":0,\"\":null,\"B\":3}", wh_go_json(&b, v, 0));
+    for (int i = 39; i >= 0; i--) {
+        char key[8];
+        snprintf(key, sizeof(key), "k%02d", i);
+        json_object_set_new(big, key, json_integer(i));
+    }
+    for (int i = 0; i < 40; i++)
+        wh_buf_printf(&want, "%s\"k%02d\":%d", i ? "," : "{", i, i);
+    wh_buf_putc(&want, '}');
+    EXPECT_TEXT(want.data, wh_go_json(&b, big, WH_GO_JSON_SORTED));
+    wh_buf_free(&want);
+    json_decref(big);
     json_decref(v);
 }
 
@@ -343,7 +361,7 @@ int main(void)
         cmocka_unit_test(go_type_names),       cmocka_unit_test(unmarshal_error),
         cmocka_unit_test(base64_vectors),      cmocka_unit_test(base64_binary_roundtrip),
         cmocka_unit_test(base64_every_length), cmocka_unit_test(base64_decode_errors),
-        cmocka_unit_test(json_indent),
+        cmocka_unit_test(json_indent),         cmocka_unit_test(json_sorted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
