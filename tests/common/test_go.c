@@ -94,29 +94,39 @@ static void json_float(void **state)
 /* json.Marshal(string), with and without SetEscapeHTML(false) */
 static void json_strings(void **state)
 {
+    static const struct {
+        const char *s;
+        size_t len;
+        int flags;
+        const char *want;
+    } cases[] = {
+        {"", 0, WH_GO_JSON_HTML, "\"\""},
+        {"plain text", 10, WH_GO_JSON_HTML, "\"plain text\""},
+        {"a<b>&c", 6, WH_GO_JSON_HTML, "\"a\\u003cb\\u003e\\u0026c\""},
+        {"a<b>&c", 6, 0, "\"a<b>&c\""},
+        {"q\"b\\", 4, 0, "\"q\\\"b\\\\\""},
+        {"\n\r\t\b\f", 5, 0, "\"\\n\\r\\t\\b\\f\""},
+        {"\x01\x1f", 2, 0, "\"\\u0001\\u001f\""},
+        {"nul\0x", 5, 0, "\"nul\\u0000x\""},
+        {"\x7f", 1, 0, "\"\x7f\""},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14, WH_GO_JSON_HTML,
+         "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\""},
+        /* U+2028 and U+2029 are escaped either way; another 0xe2 character is not */
+        {"\xe2\x80\xa8\xe2\x80\xa9\xe2\x80\xa6", 9, 0, "\"\\u2028\\u2029\xe2\x80\xa6\""},
+        {"\xe2\x80\xa8\xe2\x80\xa9<", 7, WH_GO_JSON_MINIMAL, "\"\xe2\x80\xa8\xe2\x80\xa9<\""},
+        {"\xe2\x80\xa8\x80", 4, WH_GO_JSON_MINIMAL, "\"\xe2\x80\xa8\\ufffd\""},
+        /* invalid UTF-8: one \ufffd per bad byte (a lone continuation, a cut
+         * sequence, an overlong form, a surrogate) */
+        {"a\x80z", 3, 0, "\"a\\ufffdz\""},
+        {"\xe2\x82", 2, 0, "\"\\ufffd\\ufffd\""},
+        {"\xc0\xaf", 2, 0, "\"\\ufffd\\ufffd\""},
+        {"\xed\xa0\x80", 3, 0, "\"\\ufffd\\ufffd\\ufffd\""},
+        {"\xff", 1, WH_GO_JSON_HTML, "\"\\ufffd\""},
+    };
+
     (void)state;
-    check_string("", 0, WH_GO_JSON_HTML, "\"\"");
-    check_string("plain text", 10, WH_GO_JSON_HTML, "\"plain text\"");
-    check_string("a<b>&c", 6, WH_GO_JSON_HTML, "\"a\\u003cb\\u003e\\u0026c\"");
-    check_string("a<b>&c", 6, 0, "\"a<b>&c\"");
-    check_string("q\"b\\", 4, 0, "\"q\\\"b\\\\\"");
-    check_string("\n\r\t\b\f", 5, 0, "\"\\n\\r\\t\\b\\f\"");
-    check_string("\x01\x1f", 2, 0, "\"\\u0001\\u001f\"");
-    check_string("nul\0x", 5, 0, "\"nul\\u0000x\"");
-    check_string("\x7f", 1, 0, "\"\x7f\"");
-    check_string("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14, WH_GO_JSON_HTML,
-                 "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
-    /* U+2028 and U+2029 are escaped either way; another 0xe2 character is not */
-    check_string("\xe2\x80\xa8\xe2\x80\xa9\xe2\x80\xa6", 9, 0, "\"\\u2028\\u2029\xe2\x80\xa6\"");
-    check_string("\xe2\x80\xa8\xe2\x80\xa9<", 7, WH_GO_JSON_MINIMAL, "\"\xe2\x80\xa8\xe2\x80\xa9<\"");
-    check_string("\xe2\x80\xa8\x80", 4, WH_GO_JSON_MINIMAL, "\"\xe2\x80\xa8\\ufffd\"");
-    /* invalid UTF-8: one \ufffd per bad byte (a lone continuation, a cut
-     * sequence, an overlong form, a surrogate) */
-    check_string("a\x80z", 3, 0, "\"a\\ufffdz\"");
-    check_string("\xe2\x82", 2, 0, "\"\\ufffd\\ufffd\"");
-    check_string("\xc0\xaf", 2, 0, "\"\\ufffd\\ufffd\"");
-    check_string("\xed\xa0\x80", 3, 0, "\"\\ufffd\\ufffd\\ufffd\"");
-    check_string("\xff", 1, WH_GO_JSON_HTML, "\"\\ufffd\"");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        check_string(cases[i].s, cases[i].len, cases[i].flags, cases[i].want);
 }
 
 static void json_values(void **state)
