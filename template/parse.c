@@ -187,12 +187,7 @@ typedef struct nvec {
 
 static void nvec_push(parser *p, nvec *a, tm_node *n)
 {
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 8;
-        tm_node **v = wh_realloc(a->v, cap * sizeof(*v));
-        a->v = v;
-        a->cap = cap;
-    }
+    WH_GROW(a->v, a->n, a->cap, 8);
     a->v[a->n++] = n;
 }
 
@@ -213,12 +208,7 @@ static tm_node **nvec_finish(parser *p, nvec *a, size_t *n)
 
 static void push_var(parser *p, const char *name)
 {
-    if (p->nvars == p->capvars) {
-        size_t cap = p->capvars ? p->capvars * 2 : 16;
-        const char **v = wh_realloc(p->vars, cap * sizeof(*v));
-        p->vars = v;
-        p->capvars = cap;
-    }
+    WH_GROW(p->vars, p->nvars, p->capvars, 16);
     p->vars[p->nvars++] = name;
 }
 
@@ -340,12 +330,7 @@ static void defs_put(tm_defs *defs, const char *name, tm_node *root, const tm_tr
             return;
         }
     }
-    if (defs->n == defs->cap) {
-        size_t cap = defs->cap ? defs->cap * 2 : 8;
-        tm_def *v = wh_realloc(defs->items, cap * sizeof(*v));
-        defs->items = v;
-        defs->cap = cap;
-    }
+    WH_GROW(defs->items, defs->n, defs->cap, 8);
     defs->items[defs->n].name = name;
     defs->items[defs->n].root = root;
     defs->items[defs->n].tree = tree;
