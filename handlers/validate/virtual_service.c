@@ -867,31 +867,16 @@ static const char *rule_name(wh_vctx *c, const json_t *o, size_t i, char *buf, s
     return buf;
 }
 
-/* The match as JSON with its name removed: two matches that print alike route alike (HTTP, TLS and TCP
- * matches alike; only HTTP routes and matches have names). */
-static int dump_to_buf(const char *data, size_t size, void *buf)
-{
-    wh_buf_append(buf, data, size);
-    return 0;
-}
-
-/* (Written through a callback: json_dumps' result would come from the
- * request's JSON arena, wh_json_arena.h.) */
+/* The match as JSON with its name removed, keys sorted: two matches that print alike route alike (HTTP,
+ * TLS and TCP matches alike; only HTTP routes and matches have names). */
 static char *match_key(const json_t *m)
 {
     json_t *copy = json_copy((json_t *)m);
     wh_buf text = WH_BUF_INIT;
-    int bad;
 
-    if (copy == NULL)
-        return NULL;
     json_object_del(copy, "name");
-    bad = json_dump_callback(copy, dump_to_buf, &text, JSON_SORT_KEYS | JSON_COMPACT) != 0;
+    wh_go_json(&text, copy, WH_GO_JSON_SORTED | WH_GO_JSON_MINIMAL);
     json_decref(copy);
-    if (bad) {
-        wh_buf_free(&text);
-        return NULL;
-    }
     return wh_buf_steal(&text, NULL);
 }
 
