@@ -16,6 +16,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 #include <openssl/x509v3.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -297,6 +298,85 @@ out:
     X509_free(cert);
     EVP_PKEY_free(key);
     wh_buf_free(&san);
+    return rc;
+}
+
+/* --- client certificates ------------------------------------------------- */
+
+/* Every verification outcome goes on to the end of the handshake:
+ * SSL_get_verify_result() keeps the first failure, and the server decides
+ * per path (the kubelet's probes present no certificate). */
+static int continue_handshake(int preverified, X509_STORE_CTX *store)
+{
+    (void)preverified, (void)store;
+    return 1;
+}
+
+wh_code wh_certs_ctx_set_client_ca(SSL_CTX *ctx, const char *pem, size_t len, int *count, wh_err *err)
+{
+    X509_STORE *store = NULL;
+    STACK_OF(X509_NAME) *names = NULL;
+    BIO *bio = NULL;
+    X509 *cert;
+    unsigned char digest[SHA256_DIGEST_LENGTH];
+    unsigned long e;
+    int n = 0;
+    wh_code rc = WH_OK;
+
+    ERR_clear_error();
+    if (len > INT32_MAX) {
+        rc = wh_err_set(err, WH_E_LIMIT, "client CA bundle too large");
+        goto out;
+    }
+    if ((store = X509_STORE_new()) == NULL || (names = sk_X509_NAME_new_null()) == NULL ||
+        (bio = BIO_new_mem_buf(pem, (int)len)) == NULL)
+        wh_oom(sizeof(void *)); /* OpenSSL's own malloc failed: the same policy (wh_alloc.h) */
+    while ((cert = PEM_read_bio_X509(bio, NULL, no_password, NULL)) != NULL) {
+        X509_NAME *name = X509_NAME_dup(X509_get_subject_name(cert));
+        int added = X509_STORE_add_cert(store, cert);
+
+        X509_free(cert);
+        if (name == NULL || sk_X509_NAME_push(names, name) == 0) {
+            X509_NAME_free(name);
+            wh_oom(sizeof(void *));
+        }
+        if (added != 1 && ERR_GET_REASON(ERR_peek_last_error()) != X509_R_CERT_ALREADY_IN_HASH_TABLE) {
+            rc = tls_error(err, WH_E_TLS, "a client CA certificate was refused");
+            goto out;
+        }
+        ERR_clear_error();
+        n++;
+    }
+    /* The loop ends on "no start line" at the end of the text; anything else
+     * is a damaged certificate. */
+    e = ERR_peek_last_error();
+    if (e != 0 && !(ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE)) {
+        rc = tls_error(err, WH_E_PARSE, "cannot read a certificate of the client CA bundle");
+        goto out;
+    }
+    ERR_clear_error();
+    if (n == 0) {
+        rc = wh_err_set(err, WH_E_PARSE, "no PEM certificate found in the client CA bundle");
+        goto out;
+    }
+    /* Sessions are only resumed under the same client CAs (OpenSSL also
+     * refuses resumption with SSL_VERIFY_PEER and no session id context). */
+    SHA256((const unsigned char *)pem, len, digest);
+    if (SSL_CTX_set_session_id_context(ctx, digest, sizeof(digest)) != 1) {
+        rc = tls_error(err, WH_E_TLS, "cannot set the TLS session id context");
+        goto out;
+    }
+    SSL_CTX_set_cert_store(ctx, store); /* the context owns both from here */
+    store = NULL;
+    SSL_CTX_set_client_CA_list(ctx, names);
+    names = NULL;
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, continue_handshake);
+    if (count != NULL)
+        *count = n;
+out:
+    BIO_free(bio);
+    X509_STORE_free(store);
+    sk_X509_NAME_pop_free(names, X509_NAME_free);
     return rc;
 }
 

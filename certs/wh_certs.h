@@ -49,6 +49,16 @@ wh_code wh_certs_ctx_from_files(const char *cert_file, const char *key_file, SSL
 wh_code wh_certs_generate_self_signed(const char *const *names, size_t nnames, int days, wh_buf *cert_pem,
                                       wh_buf *key_pem, wh_err *err);
 
+/* Client certificates (--client-ca-file): make `ctx` request, never
+ * require, a client certificate and verify it against the CA certificates
+ * of the PEM bundle `pem` (all of them trusted; at least one).  The
+ * handshake goes on whatever the outcome, so that the server decides per
+ * path (server/wh_server_h2o.c reads SSL_get_verify_result): the kubelet's HTTPS probes present no
+ * certificate.  Also sends the CAs' names in the CertificateRequest, so that
+ * a client with several certificates (Go's crypto/tls) picks the right one,
+ * and ties session resumption to this bundle.  *count: the certificates read. */
+wh_code wh_certs_ctx_set_client_ca(SSL_CTX *ctx, const char *pem, size_t len, int *count, wh_err *err);
+
 /* Write `len` bytes to `path` atomically: a temporary file beside it made
  * by mkstemp (O_CREAT|O_EXCL: never follows a symlink, never reuses a name,
  * mode 0600 from the start), chmod'ed to `mode`, written, fsync'ed, then

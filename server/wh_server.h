@@ -119,6 +119,11 @@ void wh_router_set_certs(wh_router *router, int loaded, const char *detail);
  * outage must not take the webhook down too).  NULL removes the line. */
 void wh_router_set_cabundle(wh_router *router, const char *detail);
 void wh_router_set_shutting_down(wh_router *router);
+/* From now on (set before serving) every path but /healthz and /readyz
+ * needs a verified client certificate (req->client_cert): others get 403, a
+ * metric and a rate-limited log line; /readyz without one shows only its
+ * verdict line.  The monitoring listener is not affected. */
+wh_code wh_router_require_client_cert(wh_router *router, wh_err *err);
 
 /* Answer one request (any thread).  `res` starts zeroed; the caller frees
  * res->body. */

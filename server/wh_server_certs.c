@@ -1,8 +1,9 @@
 /*
  * wh_server_certs.c - the serving certificate's lifecycle in webhookd (see
  * wh_server_certs.h): flags, first load, reload on change and SIGHUP, its
- * /readyz line and metrics, and the CA handed to the caBundle patcher.
- * Kept out of main.c so that main only wires the parts together.
+ * /readyz line and metrics, the client CAs that callers' certificates are
+ * verified against (--client-ca-file), and the CA handed to the caBundle
+ * patcher.  Kept out of main.c so that main only wires the parts together.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -10,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+
+#include <openssl/crypto.h>
 
 #include "wh_alloc.h"
 #include "wh_certs.h"
@@ -28,6 +31,10 @@ struct wh_server_certs {
     wh_router *router;    /* borrowed */
     wh_http_server *http; /* borrowed; NULL until serving */
     wh_certs_stamp stamp;
+    wh_buf self_cert, self_key; /* the self-signed pair, kept for rebuilding the context */
+    /* --client-ca-file */
+    wh_certs_stamp client_ca_stamp;
+    wh_metric *client_ca_loads;
     /* caBundle patching */
     wh_buf ca;         /* the CA bundle of the current certificate */
     wh_buf ca_source;  /* where it came from, for the logs */
@@ -55,7 +62,12 @@ void wh_server_certs_flags(wh_server_certs_config *cfg, wh_server_flag *rows, si
          "write the self-signed certificate (PEM, no key) to this file, for clients' CA bundles"},
         {"self-signed-days", WH_FLAG_INT, &cfg->self_signed_days, "365", "lifetime of the self-signed certificate"},
         {"cert-check-interval", WH_FLAG_SECONDS, &cfg->cert_check_interval, "1s",
-         "how often the certificate files are checked for changes"},
+         "how often the certificate files (and --client-ca-file) are checked for changes"},
+        {"client-ca-file", WH_FLAG_STRING, &cfg->client_ca_file, "",
+         "PEM bundle of the CAs that callers' TLS client certificates must verify against (the kube-apiserver's, "
+         "see README): then every path but /healthz and /readyz needs such a certificate (403 otherwise; the "
+         "handshake only requests one, so the kubelet's probes pass). Reloaded when it changes and on SIGHUP; "
+         "the --monitoring-listen port is not affected (default: off, no client certificate asked for)"},
         {"patch-ca-bundle", WH_FLAG_BOOL, &cfg->patch_ca_bundle, "false",
          "keep clientConfig.caBundle of the selected webhook configurations set to our CA: at start once serving, "
          "after every certificate reload, on SIGHUP and every --ca-bundle-check-interval (repairs overwrites); "
@@ -182,7 +194,9 @@ static void describe_cert(const wh_certs_info *info, const char *source, char *o
     snprintf(out, size, "%s, serial %s, expires %s (%s)", info->subject, info->serial, expiry, source);
 }
 
-/* Generate the self-signed certificate; its PEM (its own CA) goes to c->ca. */
+/* The self-signed certificate: generated once (its PEM, its own CA, goes to
+ * c->ca), then rebuilt from c->self_cert/self_key (a new client CA bundle
+ * must not change what clients were given). */
 static wh_code self_signed(wh_server_certs *c, SSL_CTX **ctx, wh_certs_info *info, wh_err *err)
 {
     const char *names[64] = {"localhost", "127.0.0.1", "::1"};
@@ -191,6 +205,11 @@ static wh_code self_signed(wh_server_certs *c, SSL_CTX **ctx, wh_certs_info *inf
     wh_buf cert = WH_BUF_INIT, key = WH_BUF_INIT;
     wh_code rc = WH_OK;
 
+    if (c->self_cert.len != 0) {
+        rc = wh_certs_ctx_from_pem(c->self_cert.data, c->self_cert.len, c->self_key.data, c->self_key.len, ctx, info,
+                                   err);
+        goto out;
+    }
     for (tok = strtok_r(sans, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
         while (*tok == ' ')
             tok++;
@@ -219,9 +238,15 @@ static wh_code self_signed(wh_server_certs *c, SSL_CTX **ctx, wh_certs_info *inf
     wh_buf_reset(&c->ca_source);
     wh_buf_append(&c->ca, cert.data, cert.len);
     wh_buf_puts(&c->ca_source, "the self-signed certificate");
+    c->self_cert = cert;
+    c->self_key = key;
+    cert = (wh_buf)WH_BUF_INIT;
+    key = (wh_buf)WH_BUF_INIT;
 out:
     free(sans);
     wh_buf_free(&cert);
+    if (key.data != NULL)
+        OPENSSL_cleanse(key.data, key.len);
     wh_buf_free(&key);
     return rc;
 }
@@ -283,12 +308,33 @@ static void check_ca_file(wh_server_certs *c)
         publish_ca(c, "CA file change");
 }
 
+/* Add --client-ca-file to `ctx`; appends its description to `detail`. */
+static wh_code add_client_ca(wh_server_certs *c, SSL_CTX *ctx, char *detail, size_t size, wh_err *err)
+{
+    const char *file = c->cfg->client_ca_file;
+    wh_buf pem = WH_BUF_INIT;
+    size_t used = strlen(detail);
+    int count = 0;
+    wh_code rc;
+
+    wh_certs_stamp_read(&c->client_ca_stamp, file, file);
+    if ((rc = wh_buf_read_file(&pem, file, WH_CERTS_MAX_FILE, err)) != WH_OK ||
+        (rc = wh_certs_ctx_set_client_ca(ctx, pem.data, pem.len, &count, err)) != WH_OK)
+        wh_err_prefix(err, "--client-ca-file %s", file);
+    wh_metric_add(c->client_ca_loads, (const char *const[]){rc == WH_OK ? "success" : "failure"}, 1);
+    if (rc == WH_OK)
+        snprintf(detail + used, size - used, "; client certificates required, %d CA certificate%s from %s", count,
+                 count == 1 ? "" : "s", file);
+    wh_buf_free(&pem);
+    return rc;
+}
+
 /* Build the TLS context the configuration asks for; on success record its
  * description for /readyz and the metrics. */
 static wh_code load_tls(wh_server_certs *c, SSL_CTX **ctx, wh_err *err)
 {
     wh_certs_info info;
-    char detail[512];
+    char detail[1024];
     wh_code rc;
 
     if (have_cert_files(c)) {
@@ -308,6 +354,11 @@ static wh_code load_tls(wh_server_certs *c, SSL_CTX **ctx, wh_err *err)
     if (rc != WH_OK)
         return rc;
     describe_cert(&info, have_cert_files(c) ? c->cfg->tls_cert_file : "self-signed", detail, sizeof(detail));
+    if (c->cfg->client_ca_file[0] != '\0' && (rc = add_client_ca(c, *ctx, detail, sizeof(detail), err)) != WH_OK) {
+        SSL_CTX_free(*ctx);
+        *ctx = NULL;
+        return rc;
+    }
     wh_router_set_certs(c->router, 1, detail);
     wh_metric_set(c->expiry, NULL, (double)info.not_after);
     wh_log(WH_LOG_INFO, "certificate loaded", "certificate", detail, NULL);
@@ -340,6 +391,14 @@ wh_code wh_server_certs_load(wh_server_certs *c, wh_metrics *metrics, wh_router 
                                   (const char *const[]){"result", NULL});
     c->expiry = wh_metrics_gauge(metrics, "webhookd_certificate_expiry_timestamp_seconds",
                                  "notAfter of the serving certificate, in Unix seconds.", NULL);
+    if (c->cfg->client_ca_file[0] != '\0') {
+        wh_code rc;
+        c->client_ca_loads = wh_metrics_counter(metrics, "webhookd_client_ca_loads_total",
+                                                "Loads of the --client-ca-file bundle, by result.",
+                                                (const char *const[]){"result", NULL});
+        if ((rc = wh_router_require_client_cert(router, err)) != WH_OK)
+            return rc;
+    }
     return load_tls(c, ctx, err);
 }
 
@@ -388,21 +447,30 @@ double wh_server_certs_poll_interval(const wh_server_certs *c)
 
 void wh_server_certs_poll(wh_server_certs *c)
 {
+    const char *client_ca = c->cfg->client_ca_file;
     wh_certs_stamp now;
 
-    if (!have_cert_files(c))
-        return;
-    wh_certs_stamp_read(&now, c->cfg->tls_cert_file, c->cfg->tls_key_file);
-    if (!wh_certs_stamp_equal(&now, &c->stamp))
-        reload_tls(c, "file change"); /* records the new stamp even on failure */
+    /* Both record the new stamps even when the reload fails. */
+    if (have_cert_files(c)) {
+        wh_certs_stamp_read(&now, c->cfg->tls_cert_file, c->cfg->tls_key_file);
+        if (!wh_certs_stamp_equal(&now, &c->stamp))
+            reload_tls(c, "file change");
+    }
+    if (client_ca[0] != '\0') {
+        wh_certs_stamp_read(&now, client_ca, client_ca);
+        if (!wh_certs_stamp_equal(&now, &c->client_ca_stamp))
+            reload_tls(c, "client CA file change");
+    }
     check_ca_file(c);
 }
 
 void wh_server_certs_sighup(wh_server_certs *c)
 {
-    if (have_cert_files(c)) /* a self-signed certificate stays what clients were given */
+    /* A self-signed certificate stays what clients were given; the client
+     * CAs are re-read around it. */
+    if (have_cert_files(c) || c->cfg->client_ca_file[0] != '\0')
         reload_tls(c, "SIGHUP");
-    else if (c->patcher != NULL)
+    if (!have_cert_files(c) && c->patcher != NULL)
         wh_certs_patcher_kick(c->patcher, "SIGHUP");
 }
 
@@ -417,5 +485,9 @@ void wh_server_certs_free(wh_server_certs *c)
     wh_buf_free(&c->ca);
     wh_buf_free(&c->ca_source);
     wh_buf_free(&c->ca_path);
+    wh_buf_free(&c->self_cert);
+    if (c->self_key.data != NULL)
+        OPENSSL_cleanse(c->self_key.data, c->self_key.len);
+    wh_buf_free(&c->self_key);
     free(c);
 }

@@ -2,8 +2,10 @@
  * wh_server_certs.h - webhookd's serving certificate over the process's life:
  * its flags, the first load (files or a self-signed certificate), reloads
  * when the files change (polled, following Secret-volume symlinks) or on
- * SIGHUP, what /readyz and the metrics say about it, and the caBundle
- * patcher thread that publishes its CA (--patch-ca-bundle).
+ * SIGHUP, what /readyz and the metrics say about it, the client CAs that
+ * callers' certificates must verify against (--client-ca-file, reloaded the
+ * same way; the router decides per path), and the caBundle patcher thread
+ * that publishes its CA (--patch-ca-bundle).
  *
  * main.c only wires it: parse the flags, create, load once before serving,
  * attach the running server, then poll from the signal loop.  The pieces it
@@ -28,6 +30,7 @@ typedef struct wh_server_certs_config {
     const char *self_signed_cert_out; /* write the self-signed certificate (PEM) here */
     int self_signed_days;
     double cert_check_interval;
+    const char *client_ca_file; /* callers' certificates must verify against it; "" = not asked for */
     /* caBundle patching (certs/wh_certs_patcher.h) */
     int patch_ca_bundle;
     const char *ca_file;              /* CA bundle to publish; default ca.crt beside the cert, else the chain's root */
@@ -40,7 +43,7 @@ typedef struct wh_server_certs_config {
 
 /* The certificate flags, bound to `cfg` (same row format as the core flags). */
 void wh_server_certs_flags(wh_server_certs_config *cfg, wh_server_flag *rows, size_t nrows);
-#define WH_SERVER_CERTS_FLAGS 13
+#define WH_SERVER_CERTS_FLAGS 14
 
 typedef struct wh_server_certs wh_server_certs;
 

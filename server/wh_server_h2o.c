@@ -28,6 +28,11 @@
  *      SSL_read); failed handshakes send no alert.
  *  P13 h2o's global config holds blocks that leak checkers report unless it
  *      is disposed at exit (tests/integration/lsan.supp lists what remains).
+ *  P14 the SSL* of a connection is private to h2o's socket; the only link
+ *      back is the BIO h2o installs, whose data is the h2o_socket_t (2.2.5's
+ *      lib/common/socket.c setup_bio, read the same way by its own session
+ *      callbacks): the client certificate's verdict is taken there at
+ *      SSL_CB_HANDSHAKE_DONE and kept in our per-connection record.
  */
 #if !defined(H2O_USE_LIBUV) || H2O_USE_LIBUV
 #error "define H2O_USE_LIBUV=0: webhookd embeds libh2o-evloop (P1)"
@@ -83,10 +88,12 @@ typedef struct conn {
     uint64_t writing_since;      /* when the sweep first saw the current write, 0 = not writing */
     h2o_socket_cb paused_read;   /* h2o's read callback while a refused request lingers */
     int paused;
-    uint64_t linger_until; /* refused: close after this (see refuse_arriving_request) */
-    size_t reserved;       /* this connection's part of wh_http_server.reserved */
-    size_t promised;       /* admitted: what its arriving request will hold, 0 = nothing promised */
-    unsigned promised_at;  /* `answers` when it was admitted (the promise ends with that request) */
+    uint64_t linger_until;           /* refused: close after this (see refuse_arriving_request) */
+    size_t reserved;                 /* this connection's part of wh_http_server.reserved */
+    size_t promised;                 /* admitted: what its arriving request will hold, 0 = nothing promised */
+    unsigned promised_at;            /* `answers` when it was admitted (the promise ends with that request) */
+    wh_http_client_cert client_cert; /* the handshake's verdict (P14) */
+    const char *client_cert_error;   /* OpenSSL's static text, or NULL */
 } conn;
 
 struct wh_http_server {
@@ -393,6 +400,10 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     }
     in.body = req->entity.base; /* NULL when there was no body (P6) */
     in.body_len = req->entity.len;
+    if ((c = conn_of(req)) != NULL) {
+        in.client_cert = c->client_cert;
+        in.client_cert_error = c->client_cert_error;
+    }
 
     if (conflicting_framing(req)) {
         out.status = 400;
@@ -942,10 +953,58 @@ static void format_address(const struct sockaddr_storage *addr, char *out, size_
 
 static const h2o_iovec_t alpn_http1_only[] = {{H2O_STRLIT("http/1.1")}, {NULL}};
 
-static void register_alpn(wh_http_server *s, SSL_CTX *ssl_ctx)
+/* What a finished handshake says about the client's certificate (the
+ * context verifies it, if it asked for one: certs/wh_certs.h
+ * wh_certs_ctx_set_client_ca); *reason is OpenSSL's static text of a failed
+ * verification, else NULL. */
+static wh_http_client_cert client_verdict(const SSL *ssl, const char **reason)
+{
+    X509 *peer = SSL_get0_peer_certificate(ssl);
+    long result;
+
+    *reason = NULL;
+    if (peer == NULL)
+        return WH_CLIENT_CERT_NONE;
+    if ((result = SSL_get_verify_result(ssl)) == X509_V_OK)
+        return WH_CLIENT_CERT_VERIFIED;
+    *reason = X509_verify_cert_error_string(result);
+    switch (result) {
+    case X509_V_ERR_CERT_HAS_EXPIRED:
+    case X509_V_ERR_CERT_NOT_YET_VALID:
+        return WH_CLIENT_CERT_EXPIRED;
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+    case X509_V_ERR_CERT_UNTRUSTED:
+        return WH_CLIENT_CERT_UNTRUSTED;
+    default:
+        return WH_CLIENT_CERT_INVALID;
+    }
+}
+
+/* SSL_CB_HANDSHAKE_DONE: record the verdict on our connection (P14).  TLS
+ * 1.3 may report it again after post-handshake messages; it is the same. */
+static void on_tls_info(const SSL *ssl, int where, int ret)
+{
+    BIO *bio;
+    h2o_socket_t *sock;
+    conn *c;
+
+    (void)ret;
+    if (!(where & SSL_CB_HANDSHAKE_DONE) || (bio = SSL_get_rbio(ssl)) == NULL || (sock = BIO_get_data(bio)) == NULL ||
+        sock->on_close.cb != on_sock_close)
+        return;
+    c = sock->on_close.data;
+    c->client_cert = client_verdict(ssl, &c->client_cert_error);
+}
+
+static void prepare_tls(wh_http_server *s, SSL_CTX *ssl_ctx)
 {
     /* Without h2 in ALPN every connection is HTTP/1.1 (P3, P5). */
     h2o_ssl_register_alpn_protocols(ssl_ctx, s->cfg.http2 ? h2o_alpn_protocols : alpn_http1_only);
+    SSL_CTX_set_info_callback(ssl_ctx, on_tls_info);
 }
 
 wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_server **out, wh_err *err)
@@ -1023,7 +1082,7 @@ wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_serve
     h->server = s;
 
     if (ssl_ctx != NULL)
-        register_alpn(s, ssl_ctx);
+        prepare_tls(s, ssl_ctx);
     h2o_barrier_init(&s->started, s->nworkers + 1);
     for (i = 0; i < s->nworkers; i++) {
         worker *w = &s->workers[i];
@@ -1061,7 +1120,7 @@ void wh_http_set_tls(wh_http_server *s, SSL_CTX *ssl_ctx)
 {
     size_t i;
 
-    register_alpn(s, ssl_ctx);
+    prepare_tls(s, ssl_ctx);
     for (i = 0; i < s->nworkers; i++) {
         SSL_CTX_up_ref(ssl_ctx);
         send_control(&s->workers[i], CONTROL_TLS, ssl_ctx, 0);

@@ -1,7 +1,8 @@
 /*
  * wh_server_router.c - what webhookd answers, independent of how bytes
  * arrive: admission endpoints by prefix, health, readiness, metrics and
- * version, 404/405/413, plus the request metrics and the access log.
+ * version, 404/405/413, plus the request metrics and the access log, and
+ * which paths need a verified client certificate (--client-ca-file).
  *
  * Kept apart from the h2o adapter so that every routing rule is unit-tested
  * without a socket.
@@ -33,6 +34,9 @@ struct wh_router {
     char *certs_detail;
     char *cabundle_detail;
     atomic_int shutting_down;
+    int client_cert_required;         /* wh_router_require_client_cert */
+    wh_metric *client_cert_refusals;  /* webhookd_client_certificate_refusals_total{path,reason} */
+    _Atomic long long refusal_logged; /* CLOCK_MONOTONIC second of the last refusal log line */
 };
 
 static const double duration_bounds[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
@@ -106,6 +110,23 @@ void wh_router_set_cabundle(wh_router *r, const char *detail)
     pthread_mutex_unlock(&r->lock);
 }
 
+wh_code wh_router_require_client_cert(wh_router *r, wh_err *err)
+{
+    static const char *const labels[] = {"path", "reason", NULL};
+
+    if (r->client_cert_required)
+        return WH_OK;
+    r->client_cert_refusals = wh_metrics_counter(
+        r->metrics, "webhookd_client_certificate_refusals_total",
+        "Requests refused for want of a client certificate verified against --client-ca-file, by route and reason "
+        "(missing, expired, untrusted, invalid).",
+        labels);
+    if (r->client_cert_refusals == NULL)
+        return wh_err_set(err, WH_E_CONFLICT, "cannot register the client certificate metric");
+    r->client_cert_required = 1;
+    return WH_OK;
+}
+
 void wh_router_set_shutting_down(wh_router *r)
 {
     atomic_store(&r->shutting_down, 1);
@@ -127,7 +148,9 @@ static void method_not_allowed(wh_http_response *res, const char *allow)
     res->allow = allow;
 }
 
-static void readyz(wh_router *r, wh_http_response *res)
+/* `verbose` = 0 leaves out the details (file names, subjects, revisions):
+ * only the verdict line, for callers without a client certificate. */
+static void readyz(wh_router *r, int verbose, wh_http_response *res)
 {
     wh_buf detail = WH_BUF_INIT;
     int ready;
@@ -154,6 +177,8 @@ static void readyz(wh_router *r, wh_http_response *res)
         ready = 0;
         wh_buf_puts(&res->body, "[-]shutdown: webhookd is shutting down\n");
     }
+    if (!verbose)
+        wh_buf_reset(&res->body);
     wh_buf_puts(&res->body, ready ? "readyz check passed\n" : "readyz check failed\n");
     wh_buf_free(&detail);
     res->status = ready ? 200 : 503;
@@ -218,13 +243,61 @@ static void access_log(const wh_endpoint *ep, const wh_http_request *req, const 
            NULL);
 }
 
-void wh_router_serve(wh_router *r, const wh_http_request *req, wh_http_response *res)
+/* The closed set of refusal reasons (metric label, log field). */
+static const char *refusal_reason(wh_http_client_cert cert)
+{
+    switch (cert) {
+    case WH_CLIENT_CERT_NONE:
+        return "missing";
+    case WH_CLIENT_CERT_EXPIRED:
+        return "expired";
+    case WH_CLIENT_CERT_UNTRUSTED:
+        return "untrusted";
+    default:
+        return "invalid";
+    }
+}
+
+/* 403 for a request without a verified client certificate.  Not 401: TLS
+ * client authentication has no WWW-Authenticate challenge to offer.  One
+ * log line a second at most (a scanner must not flood the log); nothing of
+ * the request is echoed. */
+static void refuse_client(wh_router *r, const char *label, const wh_http_request *req, wh_http_response *res)
+{
+    const char *reason = refusal_reason(req->client_cert);
+    struct timespec now;
+    long long last;
+
+    wh_metric_add(r->client_cert_refusals, (const char *const[]){label, reason}, 1);
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    last = atomic_load(&r->refusal_logged);
+    if ((long long)now.tv_sec != last &&
+        atomic_compare_exchange_strong(&r->refusal_logged, &last, (long long)now.tv_sec))
+        wh_log(WH_LOG_WARN, "request refused: no verified client certificate (--client-ca-file)", "path", label,
+               "reason", reason, "error",
+               req->client_cert_error != NULL ? req->client_cert_error : "no certificate presented", NULL);
+    res->status = 403;
+    res->content_type = CT_TEXT;
+    wh_buf_reset(&res->body);
+    if (req->client_cert == WH_CLIENT_CERT_NONE)
+        wh_buf_puts(&res->body, "client certificate required: webhookd only serves this path to callers whose TLS "
+                                "client certificate verifies against its --client-ca-file\n");
+    else
+        wh_buf_printf(&res->body,
+                      "client certificate refused (%s): it does not verify against webhookd's "
+                      "--client-ca-file\n",
+                      req->client_cert_error != NULL ? req->client_cert_error : reason);
+}
+
+/* `monitoring`: the plain-HTTP listener, which needs no client certificate. */
+static void serve(wh_router *r, const wh_http_request *req, int monitoring, wh_http_response *res)
 {
     struct timespec start;
     const char *label = "other";
     wh_endpoint *ep = NULL;
     char code[16];
     double elapsed;
+    int authenticated;
     size_t i;
 
     clock_gettime(CLOCK_MONOTONIC, &start);
@@ -242,7 +315,11 @@ void wh_router_serve(wh_router *r, const wh_http_request *req, wh_http_response 
                 label = system_paths[i];
     }
 
-    if (req->body_len > r->max_body) {
+    /* Everything but the kubelet's probes needs the client certificate. */
+    authenticated = !r->client_cert_required || monitoring || req->client_cert == WH_CLIENT_CERT_VERIFIED;
+    if (!authenticated && strcmp(label, "/healthz") != 0 && strcmp(label, "/readyz") != 0) {
+        refuse_client(r, label, req, res);
+    } else if (req->body_len > r->max_body) {
         wh_admission_too_large(r->max_body, res);
     } else if (ep != NULL) {
         if (strcmp(req->method, "POST") != 0) {
@@ -259,7 +336,7 @@ void wh_router_serve(wh_router *r, const wh_http_request *req, wh_http_response 
     } else if (strcmp(label, "/healthz") == 0) {
         answer(res, 200, CT_TEXT, "ok\n");
     } else if (strcmp(label, "/readyz") == 0) {
-        readyz(r, res);
+        readyz(r, authenticated, res);
     } else if (strcmp(label, "/metrics") == 0) {
         metrics(r, res);
     } else {
@@ -277,13 +354,18 @@ void wh_router_serve(wh_router *r, const wh_http_request *req, wh_http_response 
     }
 }
 
+void wh_router_serve(wh_router *r, const wh_http_request *req, wh_http_response *res)
+{
+    serve(r, req, 0, res);
+}
+
 void wh_router_serve_monitoring(wh_router *r, const wh_http_request *req, wh_http_response *res)
 {
     static const char *const paths[] = {"/healthz", "/readyz", "/metrics", "/version"};
 
     for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
         if (is_path(req, paths[i])) {
-            wh_router_serve(r, req, res);
+            serve(r, req, 1, res);
             return;
         }
     answer(res, 404, CT_JSON, "{\"error\":\"not found\"}");

@@ -20,36 +20,6 @@ static wh_code tm_errorf(wh_tmpl_ctx *ctx, const char *fmt, ...) __attribute__((
 
 /* ---- errors ---- */
 
-/* The first message of a render wins; later ones are dropped. */
-static void record(wh_tmpl_ctx *ctx, const char *fmt, va_list ap)
-{
-    if (!ctx->failed) {
-        vsnprintf(ctx->errmsg, sizeof(ctx->errmsg), fmt, ap);
-        ctx->failed = 1;
-        ctx->located = 0;
-    }
-}
-
-wh_code tm_fail(wh_tmpl_ctx *ctx, wh_code code, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    record(ctx, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-wh_code wh_tmpl_errorf(wh_tmpl_ctx *ctx, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    record(ctx, fmt, ap);
-    va_end(ap);
-    return WH_E_RENDER;
-}
-
 /* Go's ErrorContext: "NAME:LINE:COL" and the node's text. */
 static void locate(const tm_node *n, const char *def_name, char *out, size_t outlen, wh_tmpl_pos *pos)
 {
@@ -1011,6 +981,76 @@ wh_code tm_exec_def(wh_tmpl_ctx *ctx, const tm_def *def, wh_tmpl_value dot)
     rc = walk(ctx, &fr, dot, def->root);
     ctx->nvars = mark;
     ctx->def = saved;
+    return rc;
+}
+
+/* ---- executing a template from inside a render (Go's ExecuteTemplate; Helm's include and tpl) ---- */
+
+/* Run a definition into a string, keeping the caller's output and position. */
+static wh_code exec_to_string(wh_tmpl_ctx *ctx, const tm_def *def, wh_tmpl_value data, wh_tmpl_value *out)
+{
+    wh_buf buf = WH_BUF_INIT, *saved_out = ctx->out;
+    const tm_node *saved_node = ctx->node;
+    size_t saved_max = ctx->max_output;
+    wh_code rc;
+
+    if (ctx->depth >= ctx->max_depth)
+        return wh_tmpl_errorf(ctx, "exceeded maximum template depth (%u)", ctx->max_depth);
+    ctx->out = &buf;
+    ctx->max_output = saved_max > saved_out->len ? saved_max - saved_out->len : 0;
+    ctx->depth++;
+    rc = tm_exec_def(ctx, def, data);
+    ctx->depth--;
+    ctx->out = saved_out;
+    ctx->max_output = saved_max;
+    ctx->node = saved_node;
+    if (rc == WH_OK)
+        rc = tm_ret_buf(ctx, out, &buf);
+    wh_buf_free(&buf);
+    return rc;
+}
+
+wh_code wh_tmpl_exec_named(wh_tmpl_ctx *ctx, const char *name, wh_tmpl_value data, wh_tmpl_value *out)
+{
+    const tm_def *def = NULL;
+
+    if (ctx->local_defs != NULL)
+        def = tm_find_def(ctx->local_defs, name);
+    if (def == NULL)
+        def = tm_find_def(&ctx->set->defs, name);
+    if (def == NULL) {
+        wh_tmpl_errorf(ctx, "template: no template \"%s\" associated with template \"%s\"", name,
+                       ctx->def != NULL ? ctx->def->name : "");
+        return WH_E_NOTFOUND;
+    }
+    return exec_to_string(ctx, def, data, out);
+}
+
+wh_code wh_tmpl_exec_text(wh_tmpl_ctx *ctx, const char *text, size_t len, wh_tmpl_value data, wh_tmpl_value *out)
+{
+    tm_defs defs = {0};
+    const tm_defs *saved_local = ctx->local_defs;
+    char msg[WH_ERR_MSG_MAX];
+    const char *name = ctx->def != NULL ? ctx->def->name : "tpl";
+    const tm_def *def;
+    wh_code rc;
+
+    msg[0] = 0;
+    /* parsed into the render's arena: gone when the render ends */
+    rc = tm_parse(ctx->set, ctx->arena, &defs, name, text, len, msg, sizeof(msg));
+    if (rc != WH_OK) {
+        free(defs.items);
+        return wh_tmpl_errorf(ctx, "%s", msg[0] ? msg : "out of memory");
+    }
+    def = tm_find_def(&defs, name);
+    if (def == NULL) {
+        free(defs.items);
+        return wh_tmpl_errorf(ctx, "template: no template \"%s\"", name);
+    }
+    ctx->local_defs = &defs;
+    rc = exec_to_string(ctx, def, data, out);
+    ctx->local_defs = saved_local;
+    free(defs.items);
     return rc;
 }
 

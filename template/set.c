@@ -1,6 +1,9 @@
 /*
- * set.c - template sets (functions, delimiters, parsed definitions) and the
- * render entry point with its per-render context API.
+ * set.c - template sets: the libraries a new set gets (Go's builtins, Sprig's
+ * and Helm's tables), delimiters, parsed definitions, and the render entry
+ * point.  It is the engine's top layer: it calls the parser (parse.c), the
+ * executor (exec.c) and the function table (funcs.c); the libraries call
+ * down into exec.c and ctx.c, never back into it.
  */
 #define _GNU_SOURCE /* newlocale */
 #include <locale.h>
@@ -12,113 +15,17 @@
 #include "wh_alloc.h"
 #include "tmpl_int.h"
 
-/* ---- functions ---- */
-
-static int func_cmp(const void *a, const void *b)
-{
-    return strcmp(((const tm_func *)a)->name, ((const tm_func *)b)->name);
-}
-
-const tm_func *tm_find_func(const wh_tmpl_set *set, const char *name, size_t len)
-{
-    size_t lo = 0, hi = set->nfuncs;
-
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        const char *m = set->funcs[mid].name;
-        int c = strncmp(m, name, len);
-        if (c == 0 && m[len] != '\0')
-            c = 1;
-        if (c == 0)
-            return &set->funcs[mid];
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
-}
-
-static int parse_params(const char *params, tm_func *f)
-{
-    size_t n;
-
-    if (params == NULL)
-        params = "v*";
-    n = strlen(params);
-    f->variadic = 0;
-    if (n > 0 && params[n - 1] == '*') {
-        f->variadic = 1;
-        n--;
-        if (n == 0)
-            return -1;
-    }
-    if (n >= sizeof(f->params))
-        return -1;
-    memcpy(f->params, params, n);
-    f->params[n] = 0;
-    f->nparams = (uint8_t)n;
-    return strspn(f->params, "vsiIfbmMlLr") == n ? 0 : -1;
-}
-
-/* Add funcs to the set; only internal ones (builtins, Sprig, Helm) may take raw
- * arguments (the 'r' parameter letter). */
-static wh_code tm_add_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t n, int internal, wh_err *err)
-{
-    size_t i, added = 0;
-
-    if (set->capfuncs - set->nfuncs < n) {
-        size_t cap = set->nfuncs + n + 16;
-        tm_func *v = wh_realloc(set->funcs, cap * sizeof(*v));
-        set->funcs = v;
-        set->capfuncs = cap;
-    }
-    for (i = 0; i < n; i++) {
-        tm_func f;
-        const tm_func *old;
-        memset(&f, 0, sizeof(f));
-        if (funcs[i].name == NULL || funcs[i].fn == NULL || parse_params(funcs[i].params, &f) != 0 ||
-            (!internal && strchr(funcs[i].params ? funcs[i].params : "", 'r') != NULL)) {
-            /* keep the sorted part valid */
-            qsort(set->funcs, set->nfuncs, sizeof(*set->funcs), func_cmp);
-            return wh_err_set(err, WH_E_INVALID, "template function %s: bad definition (params \"%s\")",
-                              funcs[i].name ? funcs[i].name : "(null)", funcs[i].params ? funcs[i].params : "");
-        }
-        f.name = funcs[i].name;
-        f.fn = funcs[i].fn;
-        if (internal && strcmp(f.name, "and") == 0)
-            f.special = FN_AND;
-        else if (internal && strcmp(f.name, "or") == 0)
-            f.special = FN_OR;
-        /* an existing name (sorted part or added by this call) is replaced */
-        set->nfuncs -= added;
-        old = tm_find_func(set, f.name, strlen(f.name));
-        set->nfuncs += added;
-        if (old == NULL) {
-            size_t k;
-            for (k = set->nfuncs - added; k < set->nfuncs; k++)
-                if (strcmp(set->funcs[k].name, f.name) == 0)
-                    old = &set->funcs[k];
-        }
-        if (old != NULL) {
-            *(tm_func *)old = f;
-            continue;
-        }
-        set->funcs[set->nfuncs++] = f;
-        added++;
-    }
-    qsort(set->funcs, set->nfuncs, sizeof(*set->funcs), func_cmp);
-    return WH_OK;
-}
-
-wh_code wh_tmpl_set_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t n, wh_err *err)
-{
-    if (set->defs.n != 0)
-        return wh_err_set(err, WH_E_INVALID, "template functions must be added before parsing");
-    return tm_add_funcs(set, funcs, n, 0, err);
-}
-
 /* ---- sets ---- */
+
+/* Sprig's functions (sprig.TxtFuncMap): one table per file of template/sprig*.c. */
+static const tm_func_table tm_sprig_tables[] = {
+    {tm_sprig_functions_funcs, &tm_sprig_functions_nfuncs}, {tm_sprig_strings_funcs, &tm_sprig_strings_nfuncs},
+    {tm_sprig_crypto_funcs, &tm_sprig_crypto_nfuncs},       {tm_sprig_numeric_funcs, &tm_sprig_numeric_nfuncs},
+    {tm_sprig_defaults_funcs, &tm_sprig_defaults_nfuncs},   {tm_sprig_reflect_funcs, &tm_sprig_reflect_nfuncs},
+    {tm_sprig_dict_funcs, &tm_sprig_dict_nfuncs},           {tm_sprig_list_funcs, &tm_sprig_list_nfuncs},
+    {tm_sprig_regex_funcs, &tm_sprig_regex_nfuncs},         {tm_sprig_semver_funcs, &tm_sprig_semver_nfuncs},
+};
+static const size_t tm_sprig_ntables = sizeof(tm_sprig_tables) / sizeof(tm_sprig_tables[0]);
 
 wh_tmpl_set *wh_tmpl_set_new(unsigned flags)
 {
@@ -337,126 +244,5 @@ wh_code wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value d
         wh_buf_free(&local.tmp);
         wh_buf_free(&local.tmp2);
     }
-    return rc;
-}
-
-/* ---- the context API ---- */
-
-void *wh_tmpl_user(wh_tmpl_ctx *ctx)
-{
-    return ctx->user;
-}
-
-void *wh_tmpl_alloc(wh_tmpl_ctx *ctx, size_t size)
-{
-    return tm_alloc(ctx->arena, size);
-}
-
-wh_code wh_tmpl_strdup(wh_tmpl_ctx *ctx, const char *s, size_t len, wh_tmpl_value *out)
-{
-    char *p = tm_strndup(ctx->arena, s, len);
-
-    *out = wh_tmpl_strn(p, len);
-    return WH_OK;
-}
-
-wh_code tm_ret_buf(wh_tmpl_ctx *ctx, wh_tmpl_value *out, const wh_buf *b)
-{
-    return wh_tmpl_strdup(ctx, b->data ? b->data : "", b->len, out);
-}
-
-wh_code wh_tmpl_printf(wh_tmpl_ctx *ctx, wh_tmpl_value *out, const char *fmt, ...)
-{
-    va_list ap;
-    char small[256];
-    int n;
-    char *p;
-
-    va_start(ap, fmt);
-    n = vsnprintf(small, sizeof(small), fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return WH_E_INVALID;
-    if ((size_t)n < sizeof(small))
-        return wh_tmpl_strdup(ctx, small, (size_t)n, out);
-    p = tm_alloc(ctx->arena, (size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    *out = wh_tmpl_strn(p, (size_t)n);
-    return WH_OK;
-}
-
-wh_buf *wh_tmpl_tmpbuf(wh_tmpl_ctx *ctx)
-{
-    wh_buf_reset(&ctx->scratch->tmp);
-    return &ctx->scratch->tmp;
-}
-
-/* Run a definition into a string, keeping the caller's output and position. */
-static wh_code exec_to_string(wh_tmpl_ctx *ctx, const tm_def *def, wh_tmpl_value data, wh_tmpl_value *out)
-{
-    wh_buf buf = WH_BUF_INIT, *saved_out = ctx->out;
-    const tm_node *saved_node = ctx->node;
-    size_t saved_max = ctx->max_output;
-    wh_code rc;
-
-    if (ctx->depth >= ctx->max_depth)
-        return wh_tmpl_errorf(ctx, "exceeded maximum template depth (%u)", ctx->max_depth);
-    ctx->out = &buf;
-    ctx->max_output = saved_max > saved_out->len ? saved_max - saved_out->len : 0;
-    ctx->depth++;
-    rc = tm_exec_def(ctx, def, data);
-    ctx->depth--;
-    ctx->out = saved_out;
-    ctx->max_output = saved_max;
-    ctx->node = saved_node;
-    if (rc == WH_OK)
-        rc = tm_ret_buf(ctx, out, &buf);
-    wh_buf_free(&buf);
-    return rc;
-}
-
-wh_code wh_tmpl_exec_named(wh_tmpl_ctx *ctx, const char *name, wh_tmpl_value data, wh_tmpl_value *out)
-{
-    const tm_def *def = NULL;
-
-    if (ctx->local_defs != NULL)
-        def = tm_find_def(ctx->local_defs, name);
-    if (def == NULL)
-        def = tm_find_def(&ctx->set->defs, name);
-    if (def == NULL) {
-        wh_tmpl_errorf(ctx, "template: no template \"%s\" associated with template \"%s\"", name,
-                       ctx->def != NULL ? ctx->def->name : "");
-        return WH_E_NOTFOUND;
-    }
-    return exec_to_string(ctx, def, data, out);
-}
-
-wh_code wh_tmpl_exec_text(wh_tmpl_ctx *ctx, const char *text, size_t len, wh_tmpl_value data, wh_tmpl_value *out)
-{
-    tm_defs defs = {0};
-    const tm_defs *saved_local = ctx->local_defs;
-    char msg[WH_ERR_MSG_MAX];
-    const char *name = ctx->def != NULL ? ctx->def->name : "tpl";
-    const tm_def *def;
-    wh_code rc;
-
-    msg[0] = 0;
-    /* parsed into the render's arena: gone when the render ends */
-    rc = tm_parse(ctx->set, ctx->arena, &defs, name, text, len, msg, sizeof(msg));
-    if (rc != WH_OK) {
-        free(defs.items);
-        return wh_tmpl_errorf(ctx, "%s", msg[0] ? msg : "out of memory");
-    }
-    def = tm_find_def(&defs, name);
-    if (def == NULL) {
-        free(defs.items);
-        return wh_tmpl_errorf(ctx, "template: no template \"%s\"", name);
-    }
-    ctx->local_defs = &defs;
-    rc = exec_to_string(ctx, def, data, out);
-    ctx->local_defs = saved_local;
-    free(defs.items);
     return rc;
 }

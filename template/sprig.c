@@ -2,8 +2,9 @@
  * sprig.c - Sprig's text functions (sprig.TxtFuncMap, v3) as Helm charts and
  * Istio's injection templates use them.  Like Sprig's own sources, one file per
  * group (sprig_strings.c, sprig_list.c, ...) each with its table; this one holds
- * what they share (Sprig's spf13/cast conversions, emptiness, kinds), the
- * functions of Sprig's functions.go (paths, env) and the list of tables.
+ * what they share (Sprig's spf13/cast conversions, emptiness, kinds) and the
+ * functions of Sprig's functions.go (paths, env); set.c lists the tables, so
+ * that the shared half sits below every file that uses it.
  * Behaviour on nil, empty and wrong-typed arguments is Sprig's; the cases are in
  * tests/template (ctest template.*).
  */
@@ -412,12 +413,3 @@ const wh_tmpl_func tm_sprig_functions_funcs[] = {
     {"ext", fn_ext, "s"},   {"hello", fn_hello, ""},  {"isAbs", fn_isabs, "s"},
 };
 const size_t tm_sprig_functions_nfuncs = sizeof(tm_sprig_functions_funcs) / sizeof(tm_sprig_functions_funcs[0]);
-
-const tm_func_table tm_sprig_tables[] = {
-    {tm_sprig_functions_funcs, &tm_sprig_functions_nfuncs}, {tm_sprig_strings_funcs, &tm_sprig_strings_nfuncs},
-    {tm_sprig_crypto_funcs, &tm_sprig_crypto_nfuncs},       {tm_sprig_numeric_funcs, &tm_sprig_numeric_nfuncs},
-    {tm_sprig_defaults_funcs, &tm_sprig_defaults_nfuncs},   {tm_sprig_reflect_funcs, &tm_sprig_reflect_nfuncs},
-    {tm_sprig_dict_funcs, &tm_sprig_dict_nfuncs},           {tm_sprig_list_funcs, &tm_sprig_list_nfuncs},
-    {tm_sprig_regex_funcs, &tm_sprig_regex_nfuncs},         {tm_sprig_semver_funcs, &tm_sprig_semver_nfuncs},
-};
-const size_t tm_sprig_ntables = sizeof(tm_sprig_tables) / sizeof(tm_sprig_tables[0]);

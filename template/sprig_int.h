@@ -1,7 +1,8 @@
 /*
  * sprig_int.h - what the files of Sprig's functions (template/sprig*.c) share:
- * the function signature, spf13/cast's conversions, Go's emptiness and kinds,
- * and each file's table (listed together in sprig.c as tm_sprig_tables).
+ * the function signature, spf13/cast's conversions, Go's emptiness and kinds.
+ * Each file's table is declared in tmpl_int.h, beside the other libraries'
+ * tables: set.c registers them, the files never see each other's tables.
  */
 #ifndef WH_SPRIG_INT_H
 #define WH_SPRIG_INT_H
@@ -34,26 +35,5 @@ int64_t sprig_to_int64(const wh_tmpl_value *v);
 double sprig_to_float64(const wh_tmpl_value *v);
 /* reflect.DeepEqual. */
 int sprig_deep_equal(wh_tmpl_ctx *ctx, const wh_tmpl_value *x, const wh_tmpl_value *y);
-
-extern const wh_tmpl_func tm_sprig_functions_funcs[];
-extern const size_t tm_sprig_functions_nfuncs;
-extern const wh_tmpl_func tm_sprig_strings_funcs[];
-extern const size_t tm_sprig_strings_nfuncs;
-extern const wh_tmpl_func tm_sprig_crypto_funcs[];
-extern const size_t tm_sprig_crypto_nfuncs;
-extern const wh_tmpl_func tm_sprig_numeric_funcs[];
-extern const size_t tm_sprig_numeric_nfuncs;
-extern const wh_tmpl_func tm_sprig_defaults_funcs[];
-extern const size_t tm_sprig_defaults_nfuncs;
-extern const wh_tmpl_func tm_sprig_reflect_funcs[];
-extern const size_t tm_sprig_reflect_nfuncs;
-extern const wh_tmpl_func tm_sprig_dict_funcs[];
-extern const size_t tm_sprig_dict_nfuncs;
-extern const wh_tmpl_func tm_sprig_list_funcs[];
-extern const size_t tm_sprig_list_nfuncs;
-extern const wh_tmpl_func tm_sprig_regex_funcs[];
-extern const size_t tm_sprig_regex_nfuncs;
-extern const wh_tmpl_func tm_sprig_semver_funcs[];
-extern const size_t tm_sprig_semver_nfuncs;
 
 #endif

@@ -170,6 +170,9 @@ struct wh_tmpl_set {
 };
 
 const tm_func *tm_find_func(const wh_tmpl_set *set, const char *name, size_t len);
+/* Add funcs to the set's table (funcs.c); `internal` for the engine's own
+ * libraries, which alone may take raw arguments (the 'r' parameter letter). */
+wh_code tm_add_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t n, int internal, wh_err *err);
 const tm_def *tm_find_def(const tm_defs *defs, const char *name);
 
 /* Parse `text` into `defs` (trees and strings in `arena`). */
@@ -300,8 +303,26 @@ typedef struct tm_func_table {
     const wh_tmpl_func *funcs;
     const size_t *n;
 } tm_func_table;
-extern const tm_func_table tm_sprig_tables[];
-extern const size_t tm_sprig_ntables;
+extern const wh_tmpl_func tm_sprig_functions_funcs[];
+extern const size_t tm_sprig_functions_nfuncs;
+extern const wh_tmpl_func tm_sprig_strings_funcs[];
+extern const size_t tm_sprig_strings_nfuncs;
+extern const wh_tmpl_func tm_sprig_crypto_funcs[];
+extern const size_t tm_sprig_crypto_nfuncs;
+extern const wh_tmpl_func tm_sprig_numeric_funcs[];
+extern const size_t tm_sprig_numeric_nfuncs;
+extern const wh_tmpl_func tm_sprig_defaults_funcs[];
+extern const size_t tm_sprig_defaults_nfuncs;
+extern const wh_tmpl_func tm_sprig_reflect_funcs[];
+extern const size_t tm_sprig_reflect_nfuncs;
+extern const wh_tmpl_func tm_sprig_dict_funcs[];
+extern const size_t tm_sprig_dict_nfuncs;
+extern const wh_tmpl_func tm_sprig_list_funcs[];
+extern const size_t tm_sprig_list_nfuncs;
+extern const wh_tmpl_func tm_sprig_regex_funcs[];
+extern const size_t tm_sprig_regex_nfuncs;
+extern const wh_tmpl_func tm_sprig_semver_funcs[];
+extern const size_t tm_sprig_semver_nfuncs;
 extern const wh_tmpl_func tm_helm_funcs[];
 extern const size_t tm_helm_nfuncs;
 

@@ -96,7 +96,7 @@ int main(int argc, char **argv)
             goto out;
         }
         t0 = bench_cpu_now(), stage[S_POST] += t0 - t, t = t0;
-        wh_inject_json_diff(pod, merged, &ops, &err);
+        ops = wh_inject_json_diff(pod, merged);
         t0 = bench_cpu_now(), stage[S_DIFF] += t0 - t, t = t0;
         {
             wh_buf text = WH_BUF_INIT;

@@ -20,6 +20,16 @@
 #include "wh_metrics.h"
 #include "wh_result.h"
 
+/* The TLS client certificate of the connection a request came on
+ * (--client-ca-file; server/wh_server_router.c decides per path). */
+typedef enum wh_http_client_cert {
+    WH_CLIENT_CERT_NONE = 0,  /* plain HTTP, or no certificate presented */
+    WH_CLIENT_CERT_VERIFIED,  /* presented and verified against the client CAs */
+    WH_CLIENT_CERT_EXPIRED,   /* outside its validity period */
+    WH_CLIENT_CERT_UNTRUSTED, /* not issued by one of the client CAs */
+    WH_CLIENT_CERT_INVALID,   /* any other verification failure (purpose, signature, ...) */
+} wh_http_client_cert;
+
 typedef struct wh_http_request {
     const char *method; /* "POST", "GET", ... (NUL-terminated) */
     const char *path;   /* path without query string, e.g. "/inject/rev/1-24/cluster/c1" (NUL-terminated) */
@@ -31,6 +41,8 @@ typedef struct wh_http_request {
     size_t content_type_len;
     const char *body; /* NULL when the request had no body */
     size_t body_len;
+    wh_http_client_cert client_cert;
+    const char *client_cert_error; /* static text of a failed verification, or NULL */
 } wh_http_request;
 
 /* What an AdmissionReview exchange amounted to, for metrics and the access

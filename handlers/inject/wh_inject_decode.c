@@ -26,13 +26,15 @@ static const char *param_env(const char *key)
     return NULL;
 }
 
-/* Record key=value under the env name the key maps to. */
-static wh_code add_env(json_t *envs, const char *key, size_t klen, const char *val, size_t vlen, int unslash)
+/* Record key=value under the env name the key maps to.  The path's bytes
+ * are the client's: a key or value that is not UTF-8 is refused. */
+static wh_code add_env(json_t *envs, const char *key, size_t klen, const char *val, size_t vlen, int unslash,
+                       wh_err *err)
 {
     char *k = wh_strndup(key, klen), *name = NULL;
     wh_buf v = WH_BUF_INIT;
     const char *mapped;
-    wh_code rc = WH_E_NOMEM;
+    wh_code rc = WH_OK;
     json_t *js;
 
     if ((mapped = param_env(k)) != NULL) {
@@ -44,12 +46,8 @@ static wh_code add_env(json_t *envs, const char *key, size_t klen, const char *v
             if (*p >= 'a' && *p <= 'z')
                 *p = (char)(*p - 'a' + 'A');
     }
-    if (name == NULL)
+    if (name[0] == '\0')
         goto out;
-    if (name[0] == '\0') {
-        rc = WH_OK;
-        goto out;
-    }
     for (size_t i = 0; i < vlen;) {
         if (unslash && vlen - i >= 9 && memcmp(val + i, "--slash--", 9) == 0) {
             wh_buf_putc(&v, '/');
@@ -60,8 +58,7 @@ static wh_code add_env(json_t *envs, const char *key, size_t klen, const char *v
         }
     }
     if ((js = json_stringn(v.data ? v.data : "", v.len)) == NULL || json_object_set_new(envs, name, js) != 0)
-        goto out;
-    rc = WH_OK;
+        rc = wh_err_set(err, WH_E_INVALID, "the injection path's parameter %.*s is not UTF-8 text", (int)klen, key);
 out:
     free(k);
     free(name);
@@ -70,7 +67,7 @@ out:
 }
 
 /* The deprecated ":ENV:K=V:ENV:K2=V2" form. */
-static wh_code parse_env_form(const char *s, size_t len, json_t *envs)
+static wh_code parse_env_form(const char *s, size_t len, json_t *envs, wh_err *err)
 {
     static const char sep[] = ":ENV:";
     const size_t seplen = sizeof(sep) - 1;
@@ -83,7 +80,8 @@ static wh_code parse_env_form(const char *s, size_t len, json_t *envs)
             end++;
         const char *eq = memchr(s + i, '=', end - i);
         if (eq != NULL && eq > s + i) {
-            if ((rc = add_env(envs, s + i, (size_t)(eq - (s + i)), eq + 1, (size_t)(s + end - eq - 1), 0)) != WH_OK)
+            if ((rc = add_env(envs, s + i, (size_t)(eq - (s + i)), eq + 1, (size_t)(s + end - eq - 1), 0, err)) !=
+                WH_OK)
                 return rc;
         }
         i = end + seplen;
@@ -96,7 +94,7 @@ wh_code wh_inject_path_parse(const char *suffix, size_t len, char **rev_name, js
     json_t *out = json_object();
     const char *rest;
     size_t rlen;
-    wh_code rc = WH_E_NOMEM;
+    wh_code rc;
 
     *rev_name = NULL;
     *envs = NULL;
@@ -117,8 +115,7 @@ wh_code wh_inject_path_parse(const char *suffix, size_t len, char **rev_name, js
         const char *name = rest + 4, *slash = memchr(name, '/', rlen - 4);
         size_t nlen = slash ? (size_t)(slash - name) : rlen - 4;
         if (nlen > 0) {
-            if ((*rev_name = wh_strndup(name, nlen)) == NULL)
-                goto out;
+            *rev_name = wh_strndup(name, nlen);
             rest = slash ? slash + 1 : rest + rlen;
             rlen = (size_t)(suffix + len - rest);
             if (slash == NULL) {
@@ -129,7 +126,7 @@ wh_code wh_inject_path_parse(const char *suffix, size_t len, char **rev_name, js
     }
 
     if (rlen >= 5 && memcmp(rest, ":ENV:", 5) == 0) {
-        if ((rc = parse_env_form(rest, rlen, out)) != WH_OK)
+        if ((rc = parse_env_form(rest, rlen, out, err)) != WH_OK)
             goto out;
     } else {
         /* Alternating key/value segments; an odd trailing key is ignored. */
@@ -140,7 +137,7 @@ wh_code wh_inject_path_parse(const char *suffix, size_t len, char **rev_name, js
                 break; /* last key without a value */
             const char *v = ks + 1, *vs = memchr(v, '/', (size_t)(rest + rlen - v));
             size_t vlen = vs ? (size_t)(vs - v) : (size_t)(rest + rlen - v);
-            if ((rc = add_env(out, k, (size_t)(ks - k), v, vlen, 1)) != WH_OK)
+            if ((rc = add_env(out, k, (size_t)(ks - k), v, vlen, 1, err)) != WH_OK)
                 goto out;
             if (vs == NULL)
                 break;
@@ -153,7 +150,7 @@ out:
     json_decref(out);
     free(*rev_name);
     *rev_name = NULL;
-    return wh_err_set(err, rc, "out of memory while parsing the injection path");
+    return rc;
 }
 
 wh_code wh_inject_decode_pod(const json_t *req_pod, const char *namespace_, json_t **out, wh_err *err)
@@ -167,22 +164,17 @@ wh_code wh_inject_decode_pod(const json_t *req_pod, const char *namespace_, json
         return rc;
     }
     /* Shallow copies: only the top level and metadata's own keys change here,
-     * and nothing downstream modifies the original pod in place. */
-    if ((pod = json_copy((json_t *)req_pod)) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+     * and nothing downstream modifies the original pod in place.  req_pod is
+     * an object (wh_inject_go_decode checked). */
+    pod = json_copy((json_t *)req_pod);
     meta = json_object_get(pod, "metadata");
     meta = json_is_object(meta) ? json_copy(meta) : json_object();
-    if (meta == NULL || json_object_set_new(pod, "metadata", meta) != 0) {
-        json_decref(pod);
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
-    }
+    json_object_set_new(pod, "metadata", meta);
     json_object_del(meta, "managedFields");
     ns = json_string_value(json_object_get(meta, "namespace"));
-    if ((ns == NULL || *ns == '\0') && namespace_ != NULL && *namespace_ != '\0' &&
-        json_object_set_new(meta, "namespace", json_string(namespace_)) != 0) {
-        json_decref(pod);
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
-    }
+    /* namespace_: the AdmissionRequest's (a JSON string, so UTF-8) or ours */
+    if ((ns == NULL || *ns == '\0') && namespace_ != NULL && *namespace_ != '\0')
+        json_object_set_new(meta, "namespace", json_string(namespace_));
     *out = pod;
     return WH_OK;
 }

@@ -17,8 +17,10 @@
 /* Parse the path after "/inject" (e.g. "", "/", "/rev/canary/cluster/c1",
  * "/:ENV:cluster=c2:ENV:net=n1").  A leading "rev/<name>" pair selects our
  * revision (*rev_name, malloc'd, NULL if absent); the rest are istiod's
- * key/value segments -> *envs (new object: env name -> value).  Never fails
- * on odd input (ignored like istiod does); WH_E_NOMEM only. */
+ * key/value segments -> *envs (new object: env name -> value).  Odd input
+ * is ignored like istiod does; the one error is a key or value that is not
+ * UTF-8 (WH_E_INVALID: jansson holds UTF-8 only, where istiod's JSON
+ * encoder would print U+FFFD in its place). */
 wh_code wh_inject_path_parse(const char *suffix, size_t len, char **rev_name, json_t **envs, wh_err *err);
 
 /* The pod as istiod sees it before anything else (2.3): `pod` checked

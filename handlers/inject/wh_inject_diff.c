@@ -7,6 +7,7 @@
  */
 #include "wh_inject_diff.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "wh_buf.h"
@@ -18,7 +19,7 @@ static int same_value(const json_t *a, const json_t *b)
     return json_equal(a, b);
 }
 
-static wh_code push_token(wh_buf *path, const char *token, size_t len)
+static void push_token(wh_buf *path, const char *token, size_t len)
 {
     size_t i;
 
@@ -31,88 +32,76 @@ static wh_code push_token(wh_buf *path, const char *token, size_t len)
         else
             wh_buf_putc(path, token[i]);
     }
-    return WH_OK;
 }
 
-static wh_code emit(json_t *ops, const char *op, const wh_buf *path, const json_t *value, wh_err *err)
+/* path: object keys (UTF-8, as jansson holds them) and indexes, so
+ * json_string cannot refuse it; value: NULL for "remove" only. */
+static void emit(json_t *ops, const char *op, const wh_buf *path, const json_t *value)
 {
     json_t *o = json_object();
 
-    if (json_object_set_new(o, "op", json_string(op)) != 0 ||
-        json_object_set_new(o, "path", json_string(path->data != NULL ? path->data : "")) != 0 ||
-        (value != NULL && json_object_set(o, "value", (json_t *)value) != 0) || json_array_append_new(ops, o) != 0) {
-        json_decref(o);
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
-    }
-    return WH_OK;
+    json_object_set_new(o, "op", json_string(op));
+    json_object_set_new(o, "path", json_string(path->data != NULL ? path->data : ""));
+    if (value != NULL)
+        json_object_set(o, "value", (json_t *)value);
+    json_array_append_new(ops, o);
 }
 
-static wh_code diff(json_t *ops, wh_buf *path, const json_t *a, const json_t *b, wh_err *err)
+static void truncate_to(wh_buf *path, size_t mark)
+{
+    path->len = mark;
+    path->data[mark] = '\0';
+}
+
+static void diff(json_t *ops, wh_buf *path, const json_t *a, const json_t *b)
 {
     size_t mark = path->len, i;
     const char *key;
     json_t *v;
-    wh_code rc = WH_OK;
 
     if (same_value(a, b))
-        return WH_OK;
+        return;
     if (json_is_object(a) && json_is_object(b)) {
         json_object_foreach((json_t *)a, key, v)
         {
             if (json_object_get(b, key) != NULL)
                 continue;
-            if ((rc = push_token(path, key, strlen(key))) != WH_OK ||
-                (rc = emit(ops, "remove", path, NULL, err)) != WH_OK)
-                goto out;
-            path->len = mark;
-            path->data[mark] = '\0';
+            push_token(path, key, strlen(key));
+            emit(ops, "remove", path, NULL);
+            truncate_to(path, mark);
         }
         json_object_foreach((json_t *)b, key, v)
         {
             const json_t *old = json_object_get(a, key);
-            if ((rc = push_token(path, key, strlen(key))) != WH_OK)
-                goto out;
-            rc = old == NULL ? emit(ops, "add", path, v, err) : diff(ops, path, old, v, err);
-            if (rc != WH_OK)
-                goto out;
-            path->len = mark;
-            path->data[mark] = '\0';
+            push_token(path, key, strlen(key));
+            if (old == NULL)
+                emit(ops, "add", path, v);
+            else
+                diff(ops, path, old, v);
+            truncate_to(path, mark);
         }
-        return WH_OK;
+        return;
     }
     if (json_is_array(a) && json_is_array(b) && json_array_size(a) == json_array_size(b)) {
         char idx[32];
         for (i = 0; i < json_array_size(a); i++) {
             int n = snprintf(idx, sizeof(idx), "%zu", i);
-            if ((rc = push_token(path, idx, (size_t)n)) != WH_OK ||
-                (rc = diff(ops, path, json_array_get(a, i), json_array_get(b, i), err)) != WH_OK)
-                goto out;
-            path->len = mark;
-            path->data[mark] = '\0';
+            push_token(path, idx, (size_t)n);
+            diff(ops, path, json_array_get(a, i), json_array_get(b, i));
+            truncate_to(path, mark);
         }
-        return WH_OK;
+        return;
     }
-    return emit(ops, "replace", path, b, err);
-out:
-    if (rc == WH_E_NOMEM)
-        wh_err_set(err, WH_E_NOMEM, "out of memory");
-    return rc;
+    emit(ops, "replace", path, b);
 }
 
-wh_code wh_inject_json_diff(const json_t *from, const json_t *to, json_t **ops, wh_err *err)
+json_t *wh_inject_json_diff(const json_t *from, const json_t *to)
 {
     wh_buf path = WH_BUF_INIT;
-    json_t *list = json_array();
-    wh_code rc;
+    json_t *ops = json_array();
 
-    *ops = NULL;
     wh_buf_puts(&path, "");
-    if ((rc = diff(list, &path, from, to, err)) != WH_OK)
-        goto out;
-    *ops = list;
-    list = NULL;
-out:
-    json_decref(list);
+    diff(ops, &path, from, to);
     wh_buf_free(&path);
-    return rc;
+    return ops;
 }

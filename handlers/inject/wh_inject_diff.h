@@ -12,9 +12,9 @@
 
 /* Ops turning `from` into `to` (both borrowed): objects are diffed key by key
  * (add/remove/replace), lists of equal length element by element, lists
- * whose length changed are replaced whole.  *ops is a new array (empty when
- * the documents are equal).  Op values share structure with `to`: do not
- * modify `to` while *ops is alive. */
-wh_code wh_inject_json_diff(const json_t *from, const json_t *to, json_t **ops, wh_err *err);
+ * whose length changed are replaced whole.  Returns a new array (empty when
+ * the documents are equal); nothing here can fail (common/wh_alloc.h).  Op
+ * values share structure with `to`: do not modify `to` while the ops live. */
+json_t *wh_inject_json_diff(const json_t *from, const json_t *to);
 
 #endif

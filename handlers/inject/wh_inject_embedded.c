@@ -27,8 +27,8 @@ wh_code wh_inject_revision_embedded(const char *name, wh_inject_revision **out, 
     wh_code rc;
 
     *out = NULL;
-    if (config == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    if (config == NULL) /* json_pack checks the templates' text: embedded/ holds UTF-8 files only */
+        return wh_err_set(err, WH_E_INVALID, "embedded revision: a template is not UTF-8 text");
     if ((rc = wh_yaml_dump(config, &text, err)) == WH_OK)
         rc = wh_inject_revision_load(name != NULL ? name : "default", text.data, text.len, wh_inject_embedded_values,
                                      wh_inject_embedded_values_len, wh_inject_embedded_mesh,

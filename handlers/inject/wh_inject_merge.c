@@ -242,8 +242,7 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
         } else {
             nv = json_incref(pv); /* a scalar: shared (see wh_inject_json_copy) */
         }
-        if (json_object_setn_new_nocheck(orig, key, key_len, nv) != 0)
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        json_object_setn_new_nocheck(orig, key, key_len, nv); /* nv: not NULL when rc is WH_OK */
     }
     return WH_OK;
 }
@@ -329,12 +328,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
                 break;
         if (j == nitems) {
             int move = owned && movable_map(pi, f->type); /* the item as it stands: moved, not merged into {} */
-            json_t *o = move ? json_incref((json_t *)pi) : json_object();
-            if (o == NULL) {
-                rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-                goto out;
-            }
-            items[nitems].value = o;
+            items[nitems].value = move ? json_incref((json_t *)pi) : json_object();
             items[nitems].own = 1;
             items[nitems].orig_idx = -1;
             items[nitems].patch_idx = (long)i;
@@ -348,10 +342,6 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
         }
         if (!items[j].own) {
             json_t *copy = wh_inject_json_copy(items[j].value);
-            if (copy == NULL) {
-                rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-                goto out;
-            }
             json_decref(items[j].value);
             items[j].value = copy;
             items[j].own = 1;
@@ -385,10 +375,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             take = &sitems[i++];
         else
             take = &pitems[j++];
-        if (json_array_append(result, take->value) != 0) {
-            rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
-            goto out;
-        }
+        json_array_append(result, take->value);
     }
     *out = result;
     result = NULL;
@@ -410,8 +397,10 @@ static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inje
 
     *out = NULL;
     if (f != NULL && f->kind == WH_K_LIST && f->merge_key != NULL) {
-        if (json_array_size(orig) == 0 && json_array_size(patch) == 0)
-            return (*out = json_array()) != NULL ? WH_OK : wh_err_set(err, WH_E_NOMEM, "out of memory");
+        if (json_array_size(orig) == 0 && json_array_size(patch) == 0) {
+            *out = json_array();
+            return WH_OK;
+        }
         return merge_keyed(orig, patch, f, owned, out, err);
     }
     result = json_array();
@@ -424,8 +413,8 @@ static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inje
                 for (j = 0; j < json_array_size(result); j++)
                     if (value_equal(json_array_get(result, j), v))
                         break;
-                if (j == json_array_size(result) && json_array_append_new(result, wh_inject_json_copy(v)) != 0)
-                    goto nomem;
+                if (j == json_array_size(result))
+                    json_array_append_new(result, wh_inject_json_copy(v));
             }
         *out = result;
         return WH_OK;
@@ -441,14 +430,10 @@ static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inje
             json_decref(result);
             return rc;
         }
-        if (json_array_append_new(result, nv) != 0)
-            goto nomem;
+        json_array_append_new(result, nv);
     }
     *out = result;
     return WH_OK;
-nomem:
-    json_decref(result);
-    return wh_err_set(err, WH_E_NOMEM, "out of memory");
 }
 
 wh_code wh_inject_smp(json_t *target, const json_t *patch, const wh_inject_type *type, wh_err *err)

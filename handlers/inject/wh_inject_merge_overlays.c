@@ -15,44 +15,36 @@
 #include "wh_go.h"
 #include "wh_inject_pod.h"
 
-static wh_code nomem(wh_err *err)
-{
-    return wh_err_set(err, WH_E_NOMEM, "out of memory");
-}
-
 /* ---- step 6 ---- */
 
-static wh_code move_proxy_to_init(json_t *pod, wh_err *err)
+static void move_proxy_to_init(json_t *pod)
 {
     json_t *spec = wh_inject_obj_child(pod, "spec", 1), *containers = wh_inject_spec_list(pod, "containers"), *init,
            *proxy;
     size_t idx;
 
     if ((proxy = wh_inject_find_named(containers, WH_PROXY, &idx)) == NULL)
-        return WH_OK;
+        return;
     if ((init = wh_inject_spec_list(pod, "initContainers")) == NULL) {
         init = json_array();
-        if (json_object_set_new(spec, "initContainers", init) != 0)
-            return nomem(err);
+        json_object_set_new(spec, "initContainers", init);
     }
-    if (json_array_append(init, proxy) != 0 || json_array_remove(containers, idx) != 0)
-        return nomem(err);
-    return WH_OK;
+    json_array_append(init, proxy);
+    json_array_remove(containers, idx);
 }
 
 /* Copy the keys SMP reads as directives (`$patch`, `$retainKeys`) and `keep`. */
-static int copy_keys(json_t *dst, const json_t *src, const char *keep)
+static void copy_keys(json_t *dst, const json_t *src, const char *keep)
 {
     static const char *const directives[] = {"$patch", "$retainKeys"};
     const json_t *v;
     size_t i;
 
     for (i = 0; i < 2; i++)
-        if ((v = json_object_get(src, directives[i])) != NULL && json_object_set(dst, directives[i], (json_t *)v) != 0)
-            return -1;
-    if (keep != NULL && (v = json_object_get(src, keep)) != NULL && json_object_set(dst, keep, (json_t *)v) != 0)
-        return -1;
-    return 0;
+        if ((v = json_object_get(src, directives[i])) != NULL)
+            json_object_set(dst, directives[i], (json_t *)v);
+    if (keep != NULL && (v = json_object_get(src, keep)) != NULL)
+        json_object_set(dst, keep, (json_t *)v);
 }
 
 /* The part of an overlay the template pod needs: later steps read only the
@@ -68,43 +60,38 @@ static json_t *names_view(const json_t *overlay, int security)
     json_t *out = json_object(), *vspec;
     size_t l, i;
 
-    if (copy_keys(out, overlay, NULL) != 0)
-        goto fail;
+    copy_keys(out, overlay, NULL);
     if (!json_is_object(spec)) {
-        if (spec != NULL && json_object_set(out, "spec", (json_t *)spec) != 0)
-            goto fail;
+        if (spec != NULL)
+            json_object_set(out, "spec", (json_t *)spec);
         return out;
     }
     vspec = json_object();
-    if (json_object_set_new(out, "spec", vspec) != 0 || copy_keys(vspec, spec, NULL))
-        goto fail;
+    json_object_set_new(out, "spec", vspec);
+    copy_keys(vspec, spec, NULL);
     for (l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
         const json_t *list = json_object_get(spec, lists[l]);
         json_t *vlist;
         if (list == NULL)
             continue;
         if (!json_is_array(list)) {
-            if (json_object_set(vspec, lists[l], (json_t *)list) != 0)
-                goto fail;
+            json_object_set(vspec, lists[l], (json_t *)list);
             continue;
         }
         vlist = json_array();
-        if (json_object_set_new(vspec, lists[l], vlist) != 0)
-            goto fail;
+        json_object_set_new(vspec, lists[l], vlist);
         for (i = 0; i < json_array_size(list); i++) {
             const json_t *item = json_array_get(list, i);
             json_t *vitem = json_is_object(item) ? json_object() : json_incref((json_t *)item);
             const json_t *sc = l < 2 && security ? json_object_get(item, "securityContext") : NULL;
-            if (vitem == NULL || json_array_append_new(vlist, vitem) != 0 ||
-                (json_is_object(item) && copy_keys(vitem, item, "name") != 0) ||
-                (json_is_object(sc) && json_object_set_new(vitem, "securityContext", json_deep_copy(sc)) != 0))
-                goto fail;
+            json_array_append_new(vlist, vitem);
+            if (json_is_object(item))
+                copy_keys(vitem, item, "name");
+            if (json_is_object(sc))
+                json_object_set_new(vitem, "securityContext", json_deep_copy(sc));
         }
     }
     return out;
-fail:
-    json_decref(out);
-    return NULL;
 }
 
 wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, const char *const *names,
@@ -117,18 +104,11 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, cons
     int security = wh_inject_release_has(release, WH_REL_OVERRIDE_RESETS_FOREIGN_UID);
 
     *merged_out = *tmpl_out = NULL;
-    if (merged == NULL) {
-        rc = nomem(err);
-        goto out;
-    }
     for (i = 0; i < json_array_size(overlays); i++) {
         json_t *overlay = json_array_get(overlays, i);
         const char *name = names != NULL ? names[i] : "?";
         json_decref(view);
-        if ((view = names_view(overlay, security)) == NULL) {
-            rc = nomem(err);
-            goto out;
-        }
+        view = names_view(overlay, security);
         if ((rc = wh_inject_smp_move(tmpl, view, &wh_inject_type_pod, err)) != WH_OK) {
             wh_err_prefix(err,
                           "failed parsing generated injected YAML (check Istio sidecar injector "
@@ -136,9 +116,8 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, cons
                           name);
             goto out;
         }
-        if (native && wh_inject_find_named(wh_inject_spec_list(tmpl, "initContainers"), WH_PROXY, NULL) != NULL &&
-            (rc = move_proxy_to_init(merged, err)) != WH_OK)
-            goto out;
+        if (native && wh_inject_find_named(wh_inject_spec_list(tmpl, "initContainers"), WH_PROXY, NULL) != NULL)
+            move_proxy_to_init(merged);
         if ((rc = wh_inject_smp_move(merged, overlay, &wh_inject_type_pod, err)) != WH_OK) {
             wh_err_prefix(err, "failed applying injection overlay: template %s", name);
             goto out;
@@ -185,11 +164,9 @@ static int listed(const json_t *parsed, const char *key, const char *name)
 
 static wh_code apply_container(json_t *pod, const char *list, const json_t *overlay, wh_err *err)
 {
-    json_t *patch = json_pack("{s:{s:[O]}}", "spec", list, overlay);
+    json_t *patch = json_pack("{s:{s:[O]}}", "spec", list, overlay); /* overlay: not NULL */
     wh_code rc;
 
-    if (patch == NULL)
-        return nomem(err);
     rc = wh_inject_smp(pod, patch, &wh_inject_type_pod, err);
     json_decref(patch);
     if (rc != WH_OK)
@@ -198,7 +175,7 @@ static wh_code apply_container(json_t *pod, const char *list, const json_t *over
 }
 
 /* 3.8.3: the user's runAsUser/runAsGroup on istio-proxy reach the init container. */
-static wh_code adjust_init_user(json_t *pod, const json_t *original, int tproxy, wh_err *err)
+static void adjust_init_user(json_t *pod, const json_t *original, int tproxy)
 {
     const json_t *user = wh_inject_find_sidecar(original), *sc = json_object_get(user, "securityContext");
     const json_t *uid = json_object_get(sc, "runAsUser"), *gid = json_object_get(sc, "runAsGroup");
@@ -210,22 +187,21 @@ static wh_code adjust_init_user(json_t *pod, const json_t *original, int tproxy,
     if (!json_is_integer(gid))
         gid = NULL;
     if (uid == NULL && gid == NULL)
-        return WH_OK;
+        return;
     init = wh_inject_find_named(wh_inject_spec_list(pod, "initContainers"), WH_INIT, NULL);
     if (init == NULL)
         init = wh_inject_find_named(wh_inject_spec_list(pod, "initContainers"), WH_VALIDATION, NULL);
     if (init == NULL)
-        return WH_OK;
-    if (tproxy && uid != NULL && (proxy = wh_inject_find_sidecar(pod)) != NULL) {
-        json_t *psc = wh_inject_obj_child(proxy, "securityContext", 1);
-        if (psc == NULL || json_object_set_new(psc, "runAsUser", json_integer(0)) != 0)
-            return nomem(err);
-    }
+        return;
+    /* found by name, so objects: their securityContext is one or becomes one */
+    if (tproxy && uid != NULL && (proxy = wh_inject_find_sidecar(pod)) != NULL)
+        json_object_set_new(wh_inject_obj_child(proxy, "securityContext", 1), "runAsUser", json_integer(0));
     if (!tproxy && strcmp(wh_inject_jstr(init, "name"), WH_VALIDATION) == 0) {
         json_t *isc = wh_inject_obj_child(init, "securityContext", 1);
-        if (isc == NULL || (uid != NULL && json_object_set(isc, "runAsUser", (json_t *)uid) != 0) ||
-            (gid != NULL && json_object_set(isc, "runAsGroup", (json_t *)gid) != 0))
-            return nomem(err);
+        if (uid != NULL)
+            json_object_set(isc, "runAsUser", (json_t *)uid);
+        if (gid != NULL)
+            json_object_set(isc, "runAsGroup", (json_t *)gid);
     }
     if (uid != NULL && json_integer_value(uid) != 0 && json_is_array(args = json_object_get(init, "args"))) {
         char text[32];
@@ -233,13 +209,11 @@ static wh_code adjust_init_user(json_t *pod, const json_t *original, int tproxy,
         for (i = 0; i + 1 < json_array_size(args); i++) {
             const char *a = json_string_value(json_array_get(args, i));
             if (a != NULL && strcmp(a, "-u") == 0) {
-                if (json_array_set_new(args, i + 1, json_string(text)) != 0)
-                    return nomem(err);
+                json_array_set_new(args, i + 1, json_string(text));
                 break;
             }
         }
     }
-    return WH_OK;
 }
 
 /* WH_REL_OVERRIDE_RESETS_FOREIGN_UID: the template's user wins over the
@@ -294,10 +268,7 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
                 match = wh_inject_find_named(wh_inject_spec_list(original, "initContainers"), name, NULL);
             if (match == NULL || !json_is_object(match))
                 continue;
-            if ((overlay = wh_inject_json_copy(match)) == NULL) {
-                rc = nomem(err);
-                goto out;
-            }
+            overlay = wh_inject_json_copy(match);
             if ((rc = wh_inject_go_roundtrip(overlay, &wh_inject_type_container, err)) != WH_OK) {
                 json_decref(overlay);
                 goto out;
@@ -309,35 +280,21 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
                 json_object_del(overlay, "image");
             ordered = wh_inject_go_ordered(overlay, &wh_inject_type_container);
             json_decref(overlay);
-            if (ordered == NULL) {
-                rc = nomem(err);
-                goto out;
+            if (rlist == NULL) {
+                rlist = json_array();
+                json_object_set_new(recorded, lists[l], rlist);
             }
-            if (rlist == NULL &&
-                ((rlist = json_array()) == NULL || json_object_set_new(recorded, lists[l], rlist) != 0)) {
-                json_decref(ordered);
-                rc = nomem(err);
-                goto out;
-            }
-            if (json_array_append_new(rlist, ordered) != 0) {
-                rc = nomem(err);
-                goto out;
-            }
+            json_array_append_new(rlist, ordered);
             if ((rc = apply_container(pod, lists[l], ordered, err)) != WH_OK)
                 goto out;
         }
     }
     if (status_text == NULL && json_object_size(recorded) != 0) {
         json_t *ann = wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1);
-        if (ann == NULL) {
-            rc = nomem(err);
-            goto out;
-        }
         wh_go_json(&text, recorded, WH_GO_JSON_HTML);
-        if ((rc = wh_inject_set_json_text(ann, WH_A_OVERRIDES, &text, err)) != WH_OK)
-            goto out;
+        wh_inject_set_json_text(ann, WH_A_OVERRIDES, &text);
     }
-    rc = adjust_init_user(pod, original, tproxy, err);
+    adjust_init_user(pod, original, tproxy);
 out:
     json_decref(status);
     json_decref(existing);

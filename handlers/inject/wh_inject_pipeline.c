@@ -88,19 +88,18 @@ out:
  * name (e.g. "namespace.sidecar-injector.istio.io/injected"): which revision
  * answered and whether it injected, or why not.  istiod sets none; audit trails
  * of "who injected what" otherwise need the pod itself. */
-static wh_code audit(wh_admission_response *resp, const char *revision, const char *skip_reason, wh_err *err)
+static void audit(wh_admission_response *resp, const char *revision, const char *skip_reason)
 {
     json_t *a = json_object();
 
-    if (json_object_set_new(a, "revision", json_string(revision)) != 0 ||
-        json_object_set_new(a, "injected", json_string(skip_reason == NULL ? "true" : "false")) != 0 ||
-        (skip_reason != NULL && json_object_set_new(a, "skip-reason", json_string(skip_reason)) != 0)) {
-        json_decref(a);
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
-    }
+    /* revision: a registry name (a DNS-1123 label); skip_reason: one of
+     * wh_inject_decide's texts; ASCII both, so json_string takes them */
+    json_object_set_new(a, "revision", json_string(revision));
+    json_object_set_new(a, "injected", json_string(skip_reason == NULL ? "true" : "false"));
+    if (skip_reason != NULL)
+        json_object_set_new(a, "skip-reason", json_string(skip_reason));
     json_decref(resp->audit_annotations);
     resp->audit_annotations = a;
-    return WH_OK;
 }
 
 wh_code wh_inject_admit(void *ctx, const wh_admission_request *req, wh_admission_response *resp, wh_err *err)
@@ -143,21 +142,17 @@ wh_code wh_inject_admit(void *ctx, const wh_admission_request *req, wh_admission
     }
     if ((rc = wh_inject_pod(&preq, &res, err)) != WH_OK) {
         call->failed = 1;
-        if (rc == WH_E_NOMEM)
-            goto out;
         rc = wh_admission_deny(resp, 0, "%s", wh_err_msg(err));
         goto out;
     }
     resp->allowed = 1;
     if (res.final == NULL) {
         call->skipped = 1;
-        rc = audit(resp, call->revision, res.skip_reason, err);
+        audit(resp, call->revision, res.skip_reason);
         goto out;
     }
-    if ((rc = audit(resp, call->revision, NULL, err)) != WH_OK)
-        goto out;
-    if ((rc = wh_inject_json_diff(res.original, res.final, &ops, err)) != WH_OK)
-        goto out;
+    audit(resp, call->revision, NULL);
+    ops = wh_inject_json_diff(res.original, res.final);
     wh_go_json(&text, ops, WH_GO_JSON_MINIMAL);
     resp->patch = wh_buf_steal(&text, &resp->patch_len);
 out:

@@ -7,11 +7,6 @@
 #include <stdarg.h>
 #include <string.h>
 
-static wh_code nomem(wh_err *err)
-{
-    return wh_err_set(err, WH_E_NOMEM, "out of memory");
-}
-
 json_t *wh_inject_obj_child(json_t *parent, const char *key, int create)
 {
     json_t *v = json_object_get(parent, key);
@@ -19,8 +14,7 @@ json_t *wh_inject_obj_child(json_t *parent, const char *key, int create)
     if (json_is_object(v) || !create || !json_is_object(parent))
         return json_is_object(v) ? v : NULL;
     v = json_object();
-    if (json_object_set_new(parent, key, v) != 0)
-        return NULL;
+    json_object_set_new(parent, key, v); /* key: one of ours, UTF-8 */
     return v;
 }
 
@@ -75,33 +69,25 @@ const char *wh_inject_annotation(const json_t *pod, const char *key)
     return wh_inject_jstr(json_object_get(json_object_get(pod, "metadata"), "annotations"), key);
 }
 
-wh_code wh_inject_set_string(json_t *obj, const char *key, const char *value, wh_err *err)
+void wh_inject_set_string(json_t *obj, const char *key, const char *value)
 {
-    if (obj == NULL || json_object_set_new(obj, key, json_string(value)) != 0)
-        return nomem(err);
-    return WH_OK;
+    json_object_set_new(obj, key, json_string(value));
 }
 
-wh_code wh_inject_set_json_text(json_t *obj, const char *key, const wh_buf *text, wh_err *err)
+void wh_inject_set_json_text(json_t *obj, const char *key, const wh_buf *text)
 {
-    if (obj == NULL ||
-        json_object_set_new(obj, key, json_stringn_nocheck(text->data != NULL ? text->data : "", text->len)) != 0)
-        return nomem(err);
-    return WH_OK;
+    json_object_set_new(obj, key, json_stringn_nocheck(text->data != NULL ? text->data : "", text->len));
 }
 
-wh_code wh_inject_append_env(json_t *container, const char *name, const char *value, wh_err *err)
+void wh_inject_append_env(json_t *container, const char *name, const char *value)
 {
-    json_t *env = json_object_get(container, "env"), *e;
+    json_t *env = json_object_get(container, "env");
 
     if (!json_is_array(env)) {
         env = json_array();
-        if (json_object_set_new(container, "env", env) != 0)
-            return nomem(err);
+        json_object_set_new(container, "env", env);
     }
-    if ((e = json_pack("{s:s,s:s}", "name", name, "value", value)) == NULL || json_array_append_new(env, e) != 0)
-        return nomem(err);
-    return WH_OK;
+    json_array_append_new(env, json_pack("{s:s,s:s}", "name", name, "value", value));
 }
 
 json_t *wh_inject_json_copy(const json_t *value)
@@ -114,19 +100,13 @@ json_t *wh_inject_json_copy(const json_t *value)
     case JSON_OBJECT:
         out = json_object();
         for (it = json_object_iter((json_t *)value); it != NULL; it = json_object_iter_next((json_t *)value, it))
-            if (json_object_setn_new_nocheck(out, json_object_iter_key(it), json_object_iter_key_len(it),
-                                             wh_inject_json_copy(json_object_iter_value(it))) != 0) {
-                json_decref(out);
-                return NULL;
-            }
+            json_object_setn_new_nocheck(out, json_object_iter_key(it), json_object_iter_key_len(it),
+                                         wh_inject_json_copy(json_object_iter_value(it)));
         return out;
     case JSON_ARRAY:
         out = json_array();
         for (i = 0, n = json_array_size(value); i < n; i++)
-            if (json_array_append_new(out, wh_inject_json_copy(json_array_get(value, i))) != 0) {
-                json_decref(out);
-                return NULL;
-            }
+            json_array_append_new(out, wh_inject_json_copy(json_array_get(value, i)));
         return out;
     default:
         return json_incref((json_t *)value);

@@ -19,14 +19,15 @@
 #define WH_A_OVERRIDES "proxy.istio.io/overrides"
 
 /* A deep copy of `value` whose containers are new and whose scalars are
- * shared with `value` (new reference; NULL when out of memory).  Nothing on
+ * shared with `value` (new reference; value is not NULL).  Nothing on
  * the injection path changes a scalar in place, so sharing them is safe, and
  * it is several times cheaper than json_deep_copy, which allocates every
  * string again and formats each container's address for a loop check
  * (values decoded from text have no loops). */
 json_t *wh_inject_json_copy(const json_t *value);
 
-/* `parent[key]` when it is an object; created when `create` (NULL on OOM). */
+/* `parent[key]` when it is an object; created when `create` (NULL when parent
+ * is not an object, or without `create` when there is none). */
 json_t *wh_inject_obj_child(json_t *parent, const char *key, int create);
 /* pod.spec[key] when it is an array, else NULL. */
 json_t *wh_inject_spec_list(const json_t *pod, const char *key);
@@ -40,12 +41,14 @@ json_t *wh_inject_find_named(const json_t *list, const char *name, size_t *idx);
 json_t *wh_inject_find_sidecar(const json_t *pod);
 /* A pod annotation's value, or NULL. */
 const char *wh_inject_annotation(const json_t *pod, const char *key);
-wh_code wh_inject_set_string(json_t *obj, const char *key, const char *value, wh_err *err);
+/* obj[key] = value.  obj is an object and value UTF-8 text (it comes from
+ * decoded JSON or is ours): nothing here can fail (common/wh_alloc.h). */
+void wh_inject_set_string(json_t *obj, const char *key, const char *value);
 /* The same for JSON text that wh_go_json wrote from jansson
  * values: valid UTF-8 already, so jansson's check (a pass over the whole
  * annotation) is skipped. */
-wh_code wh_inject_set_json_text(json_t *obj, const char *key, const wh_buf *text, wh_err *err);
-/* Append {name, value} to container.env. */
-wh_code wh_inject_append_env(json_t *container, const char *name, const char *value, wh_err *err);
+void wh_inject_set_json_text(json_t *obj, const char *key, const wh_buf *text);
+/* Append {name, value} (UTF-8 text) to container.env. */
+void wh_inject_append_env(json_t *container, const char *name, const char *value);
 
 #endif

@@ -18,25 +18,19 @@
 #include "wh_inject_pod.h"
 #include "wh_inject_schema.h"
 
-static wh_code nomem(wh_err *err)
-{
-    return wh_err_set(err, WH_E_NOMEM, "out of memory");
-}
-
 /* ---- step 8 ---- */
 
 /* 3.10.1 */
-static wh_code cluster_envs(json_t *pod, const json_t *envs, wh_err *err)
+static void cluster_envs(json_t *pod, const json_t *envs)
 {
     json_t *proxy = wh_inject_find_sidecar(pod), *env;
     const char **keys = NULL;
     const char *key;
     json_t *v;
     size_t n = 0, i;
-    wh_code rc = WH_OK;
 
     if (json_object_size(envs) == 0 || proxy == NULL)
-        return WH_OK;
+        return;
     if (json_is_array(env = json_object_get(proxy, "env")))
         for (i = json_array_size(env); i-- > 0;) {
             const char *name = wh_inject_jstr(json_array_get(env, i), "name");
@@ -52,12 +46,11 @@ static wh_code cluster_envs(json_t *pod, const json_t *envs, wh_err *err)
             keys[j] = keys[j - 1];
         keys[j] = k;
     }
-    for (i = 0; i < n && rc == WH_OK; i++) {
+    for (i = 0; i < n; i++) {
         const char *value = json_string_value(json_object_get(envs, keys[i]));
-        rc = wh_inject_append_env(proxy, keys[i], value != NULL ? value : "", err);
+        wh_inject_append_env(proxy, keys[i], value != NULL ? value : "");
     }
     free(keys);
-    return rc;
 }
 
 /* Whether annotation key `key` is `want` once sanitized the way istiod's
@@ -145,14 +138,12 @@ static char *trim(char *s)
 /* prometheus.istio.io/scrape-targets: "port[:path],...", path default
  * /metrics, empty entries skipped.  An entry with an empty port makes the
  * whole list ignored (the agent's ParseScrapeTargets fails; istiod warns). */
-static wh_code parse_targets(const char *list, json_t *targets, wh_err *err)
+static void parse_targets(const char *list, json_t *targets)
 {
     char *copy = wh_strdup(list), *save = NULL, *tok;
-    wh_code rc = WH_OK;
 
-    for (tok = strtok_r(copy, ",", &save); tok != NULL && rc == WH_OK; tok = strtok_r(NULL, ",", &save)) {
+    for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
         char *entry = trim(tok), *colon, *port, *path = "/metrics";
-        json_t *t;
         if (*entry == '\0')
             continue;
         if ((colon = strchr(entry, ':')) != NULL) {
@@ -167,11 +158,10 @@ static wh_code parse_targets(const char *list, json_t *targets, wh_err *err)
             json_array_clear(targets);
             break;
         }
-        if ((t = json_pack("{s:s,s:s}", "port", port, "path", path)) == NULL || json_array_append_new(targets, t) != 0)
-            rc = nomem(err);
+        /* the annotation's value is a JSON string, so UTF-8: json_pack cannot fail */
+        json_array_append_new(targets, json_pack("{s:s,s:s}", "port", port, "path", path));
     }
     free(copy);
-    return rc;
 }
 
 /* 3.10.2 */
@@ -189,8 +179,6 @@ static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_e
     wh_buf text = WH_BUF_INIT;
     wh_code rc = WH_OK;
 
-    if (ann == NULL)
-        return nomem(err);
     json_object_foreach(ann, key, v) if (json_is_string(v) && sanitized_is(key, "prometheus_io_scrape") &&
                                          wh_go_parse_bool(json_string_value(v)) == 0) return WH_OK;
     merge = wh_inject_jstr(ann, "prometheus.istio.io/merge-metrics");
@@ -208,8 +196,8 @@ static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_e
     path = sanitized_get(ann, "prometheus_io_path");
     tlist = targets_known ? sanitized_get(ann, "prometheus_istio_io_scrape_targets") : NULL;
     targets = json_array();
-    if (tlist != NULL && (rc = parse_targets(tlist, targets, err)) != WH_OK)
-        goto out;
+    if (tlist != NULL)
+        parse_targets(tlist, targets);
     if (json_array_size(targets) > 0) {
         size_t i;
         port = wh_inject_jstr(json_array_get(targets, 0), "port");
@@ -224,13 +212,10 @@ static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_e
     if (proxy != NULL && (scrape != NULL || path != NULL || port != NULL || json_array_size(targets) > 0)) {
         cfg = json_pack("{s:s,s:s,s:s}", "scrape", scrape != NULL ? scrape : "", "path", path != NULL ? path : "",
                         "port", port != NULL ? port : "");
-        if (cfg == NULL || (json_array_size(targets) > 0 && json_object_set(cfg, "targets", targets) != 0)) {
-            rc = nomem(err);
-            goto out;
-        }
+        if (json_array_size(targets) > 0)
+            json_object_set(cfg, "targets", targets);
         wh_go_json(&text, cfg, WH_GO_JSON_HTML);
-        if ((rc = wh_inject_append_env(proxy, "ISTIO_PROMETHEUS_ANNOTATIONS", text.data, err)) != WH_OK)
-            goto out;
+        wh_inject_append_env(proxy, "ISTIO_PROMETHEUS_ANNOTATIONS", text.data);
     }
     json_object_foreach_safe(ann, tmp, key, v)
     {
@@ -239,10 +224,9 @@ static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_e
             (targets_known && sanitized_is(key, "prometheus_istio_io_scrape_targets")))
             json_object_del(ann, key);
     }
-    if ((rc = wh_inject_set_string(ann, "prometheus.io/port", target_text, err)) != WH_OK ||
-        (rc = wh_inject_set_string(ann, "prometheus.io/path", "/stats/prometheus", err)) != WH_OK ||
-        (rc = wh_inject_set_string(ann, "prometheus.io/scrape", "true", err)) != WH_OK)
-        goto out;
+    wh_inject_set_string(ann, "prometheus.io/port", target_text);
+    wh_inject_set_string(ann, "prometheus.io/path", "/stats/prometheus");
+    wh_inject_set_string(ann, "prometheus.io/scrape", "true");
 out:
     json_decref(cfg);
     json_decref(targets);
@@ -251,25 +235,24 @@ out:
 }
 
 /* 3.10.3 */
-static wh_code secure_port(json_t *pod, wh_err *err)
+static void secure_port(json_t *pod)
 {
     json_t *ann = wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1),
            *proxy = wh_inject_find_sidecar(pod);
     const json_t *env = json_object_get(proxy, "env");
     size_t i;
 
-    if (ann == NULL)
-        return nomem(err);
     if (proxy == NULL || sanitized_get(ann, "prometheus_istio_io_secure_port") != NULL)
-        return WH_OK;
+        return;
     for (i = 0; i < json_array_size(env); i++) {
         const json_t *e = json_array_get(env, i);
         const char *name = wh_inject_jstr(e, "name"), *value = wh_inject_jstr(e, "value");
         if (name != NULL && strcmp(name, "ENVOY_SECURE_MERGED_METRICS_PORT") == 0 && value != NULL && *value != '\0' &&
-            strcmp(value, "0") != 0)
-            return wh_inject_set_string(ann, "prometheus.istio.io/secure-port", value, err);
+            strcmp(value, "0") != 0) {
+            wh_inject_set_string(ann, "prometheus.istio.io/secure-port", value);
+            return;
+        }
     }
-    return WH_OK;
 }
 
 /* ---- 3.10.4 application probes ---- */
@@ -309,8 +292,7 @@ static json_t *prober_of(const json_t *container, const json_t *handler, int is_
             break;
     if (k == (is_probe ? 3 : 2))
         return NULL;
-    if ((copy = wh_inject_json_copy(action)) == NULL)
-        return NULL;
+    copy = wh_inject_json_copy(action);
     port = json_object_get(copy, "port");
     if (k < 2 && json_is_string(port)) {
         const json_t *ports = json_object_get(container, "ports");
@@ -344,28 +326,23 @@ static int cmp_cstr(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static wh_code dump_sorted(const json_t *map, wh_buf *out)
+static void dump_sorted(const json_t *map, wh_buf *out)
 {
     const char **keys = wh_malloc((json_object_size(map) + 1) * sizeof(*keys)), *key;
     json_t *v, *sorted = json_object();
     size_t n = 0, i;
-    wh_code rc = WH_E_NOMEM;
 
     json_object_foreach((json_t *)map, key, v) keys[n++] = key;
     qsort(keys, n, sizeof(*keys), cmp_cstr);
     for (i = 0; i < n; i++)
-        if (json_object_set(sorted, keys[i], json_object_get(map, keys[i])) != 0)
-            goto out;
+        json_object_set_nocheck(sorted, keys[i], json_object_get(map, keys[i])); /* keys of an object: UTF-8 */
     wh_go_json(out, sorted, WH_GO_JSON_HTML);
-    rc = WH_OK;
-out:
     free(keys);
     json_decref(sorted);
-    return rc;
 }
 
 /* `hooks`: lifecycle handlers too (WH_REL_REWRITE_LIFECYCLE_HOOKS), else probes only. */
-static wh_code collect_probers(const json_t *pod, int status_port, int hooks, json_t *probers, wh_err *err)
+static void collect_probers(const json_t *pod, int status_port, int hooks, json_t *probers)
 {
     static const char *const lists[2] = {"initContainers", "containers"};
     int l;
@@ -380,55 +357,51 @@ static wh_code collect_probers(const json_t *pod, int status_port, int hooks, js
                 continue;
             for (s = 0; s < N_SLOTS; s++) {
                 const json_t *h = slot_handler(c, s);
-                char url[512];
+                char *url;
                 json_t *p;
                 if (h == NULL || (!hooks && !probe_slots[s].is_probe) ||
                     (p = prober_of(c, h, probe_slots[s].is_probe, status_port)) == NULL)
                     continue;
-                snprintf(url, sizeof(url), probe_slots[s].suffix, name);
-                if (json_object_set_new(probers, url, p) != 0)
-                    return nomem(err);
+                url = wh_asprintf(probe_slots[s].suffix, name); /* ASCII around a JSON string: UTF-8 */
+                json_object_set_new_nocheck(probers, url, p);
+                free(url);
             }
         }
     }
-    return WH_OK;
 }
 
-static wh_code rewrite_handler(json_t *h, const char *url, long port, wh_err *err)
+/* url: UTF-8 (wh_asprintf of ASCII around a container's name) */
+static void rewrite_handler(json_t *h, const char *url, long port)
 {
     json_t *get = json_object_get(h, "httpGet");
 
     if (!json_is_object(get)) {
         if (json_object_get(h, "tcpSocket") == NULL && json_object_get(h, "grpc") == NULL)
-            return WH_OK;
+            return;
         json_object_del(h, "tcpSocket");
         json_object_del(h, "grpc");
         get = json_object();
-        if (json_object_set_new(h, "httpGet", get) != 0)
-            return nomem(err);
+        json_object_set_new(h, "httpGet", get);
     }
-    if (json_object_set_new(get, "path", json_string(url)) != 0 ||
-        json_object_set_new(get, "port", json_integer(port)) != 0)
-        return nomem(err);
+    json_object_set_new(get, "path", json_string(url));
+    json_object_set_new(get, "port", json_integer(port));
     if (json_is_string(json_object_get(get, "scheme")) && strcmp(wh_inject_jstr(get, "scheme"), "HTTPS") == 0)
-        return wh_inject_set_string(get, "scheme", "HTTP", err);
-    return WH_OK;
+        wh_inject_set_string(get, "scheme", "HTTP");
 }
 
-static wh_code rewrite_probes(json_t *pod, const json_t *ann, int status_port, int hooks, wh_err *err)
+static void rewrite_probes(json_t *pod, const json_t *ann, int status_port, int hooks)
 {
     static const char *const lists[2] = {"containers", "initContainers"};
     const char *ann_port = wh_inject_jstr(ann, "status.sidecar.istio.io/port");
     long port = status_port;
     int l;
-    wh_code rc;
 
     if (ann_port != NULL) {
         char *end;
         errno = 0;
         port = strtol(ann_port, &end, 10);
         if (*ann_port == '\0' || *end != '\0' || errno != 0)
-            return WH_OK; /* istiod logs and leaves the probes alone */
+            return; /* istiod logs and leaves the probes alone */
     }
     for (l = 0; l < 2; l++) {
         json_t *list = wh_inject_spec_list(pod, lists[l]);
@@ -440,21 +413,20 @@ static wh_code rewrite_probes(json_t *pod, const json_t *ann, int status_port, i
                 continue;
             for (s = 0; s < N_SLOTS; s++) {
                 json_t *h = slot_handler(c, s);
-                char url[512];
+                char *url;
                 if (h == NULL || (!hooks && !probe_slots[s].is_probe))
                     continue;
-                snprintf(url, sizeof(url), probe_slots[s].suffix, name);
                 if (!probe_slots[s].is_probe && json_object_get(h, "grpc") != NULL)
                     continue;
-                if ((rc = rewrite_handler(h, url, port, err)) != WH_OK)
-                    return rc;
+                url = wh_asprintf(probe_slots[s].suffix, name);
+                rewrite_handler(h, url, port);
+                free(url);
             }
         }
     }
-    return WH_OK;
 }
 
-static wh_code app_probes(json_t *pod, const wh_inject_revision *rev, wh_err *err)
+static void app_probes(json_t *pod, const wh_inject_revision *rev)
 {
     json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations"),
            *proxy = wh_inject_find_sidecar(pod);
@@ -466,17 +438,15 @@ static wh_code app_probes(json_t *pod, const wh_inject_revision *rev, wh_err *er
     int hooks = wh_inject_release_has(release, WH_REL_REWRITE_LIFECYCLE_HOOKS), reinjected;
     json_t *probers = NULL, *env, *old = NULL;
     wh_buf text = WH_BUF_INIT;
-    wh_code rc = WH_OK;
     size_t i;
 
     if (proxy == NULL)
-        return WH_OK;
+        return;
     enabled = a != NULL && wh_go_parse_bool(a) >= 0 ? wh_go_parse_bool(a) : json_is_true(values_flag);
     if (!enabled)
-        return WH_OK;
+        return;
     probers = json_object();
-    if ((rc = collect_probers(pod, status_port, hooks, probers, err)) != WH_OK)
-        goto out;
+    collect_probers(pod, status_port, hooks, probers);
     reinjected = wh_inject_jstr(ann, WH_A_STATUS) != NULL;
     if (json_object_size(probers) > 0) {
         json_t *existing = NULL;
@@ -498,23 +468,16 @@ static wh_code app_probes(json_t *pod, const wh_inject_revision *rev, wh_err *er
             if (json_is_object(old))
                 json_object_foreach(old, key, v) json_object_set(probers, key, v);
         }
-        if (dump_sorted(probers, &text) != WH_OK) {
-            rc = nomem(err);
-            goto out;
-        }
+        dump_sorted(probers, &text);
         if (existing != NULL)
-            rc = wh_inject_set_json_text(existing, "value", &text, err);
+            wh_inject_set_json_text(existing, "value", &text);
         else if (!reinjected || wh_inject_release_has(release, WH_REL_PROBERS_APPEND_ON_REINJECT))
-            rc = wh_inject_append_env(proxy, "ISTIO_KUBE_APP_PROBERS", text.data, err);
-        if (rc != WH_OK)
-            goto out;
+            wh_inject_append_env(proxy, "ISTIO_KUBE_APP_PROBERS", text.data);
     }
-    rc = rewrite_probes(pod, ann, status_port, hooks, err);
-out:
+    rewrite_probes(pod, ann, status_port, hooks);
     json_decref(probers);
     json_decref(old);
     wh_buf_free(&text);
-    return rc;
 }
 
 /* ---- 3.10.5 metadata ---- */
@@ -529,10 +492,7 @@ static json_t *names_of(const json_t *list)
     out = json_array();
     for (i = 0; i < json_array_size(list); i++) {
         json_t *n = json_object_get(json_array_get(list, i), "name");
-        if (json_array_append_new(out, json_is_string(n) ? json_incref(n) : json_string("")) != 0) {
-            json_decref(out);
-            return NULL;
-        }
+        json_array_append_new(out, json_is_string(n) ? json_incref(n) : json_string(""));
     }
     return out;
 }
@@ -543,85 +503,80 @@ static wh_code metadata(json_t *pod, const wh_inject_post_params *p, wh_err *err
     const char *key;
     json_t *v;
     wh_buf text = WH_BUF_INIT;
-    wh_code rc;
 
-    if (ann == NULL)
-        return nomem(err);
-    if (p->r->network != NULL && *p->r->network != '\0' &&
-        (rc = wh_inject_set_string(wh_inject_obj_child(meta, "labels", 1), "topology.istio.io/network", p->r->network,
-                                   err)) != WH_OK)
-        return rc;
+    if (p->r->network != NULL && *p->r->network != '\0')
+        wh_inject_set_string(wh_inject_obj_child(meta, "labels", 1), "topology.istio.io/network", p->r->network);
     status = json_pack("{s:o*,s:o*,s:o*,s:o*,s:s}", "initContainers",
                        names_of(wh_inject_spec_list(p->tmpl, "initContainers")), "containers",
                        names_of(wh_inject_spec_list(p->tmpl, "containers")), "volumes",
                        names_of(wh_inject_spec_list(p->tmpl, "volumes")), "imagePullSecrets",
                        names_of(wh_inject_spec_list(p->tmpl, "imagePullSecrets")), "revision",
                        p->r->revision != NULL && *p->r->revision != '\0' ? p->r->revision : "default");
-    if (status == NULL)
-        return nomem(err);
+    if (status == NULL) /* json_pack refuses text that is not UTF-8 (webhookctl's --revision) */
+        return wh_err_set(err, WH_E_INVALID, "the revision name is not UTF-8");
     wh_go_json(&text, status, WH_GO_JSON_HTML);
     json_decref(status);
-    rc = wh_inject_set_json_text(ann, WH_A_STATUS, &text, err);
+    wh_inject_set_json_text(ann, WH_A_STATUS, &text);
     wh_buf_free(&text);
-    if (rc != WH_OK || p->kube_inject)
-        return rc;
+    if (p->kube_inject)
+        return WH_OK;
     json_object_foreach((json_t *)wh_inject_revision_injected_annotations(p->rev), key, v)
     {
-        if (json_is_string(v) && (rc = wh_inject_set_string(ann, key, json_string_value(v), err)) != WH_OK)
-            return rc;
+        if (json_is_string(v))
+            wh_inject_set_string(ann, key, json_string_value(v));
     }
     return WH_OK;
 }
 
 /* ---- 3.10.6 / 3.7 reorder ---- */
 
-static wh_code move_named(json_t *list, const char *name, int first, wh_err *err)
+/* list: an array (or NULL: nothing to move) */
+static void move_named(json_t *list, const char *name, int first)
 {
     size_t idx;
     json_t *c = wh_inject_find_named(list, name, &idx);
 
     if (c == NULL)
-        return WH_OK;
+        return;
     json_incref(c);
-    if (json_array_remove(list, idx) != 0 ||
-        (first ? json_array_insert_new(list, 0, c) : json_array_append_new(list, c)) != 0)
-        return nomem(err);
-    return WH_OK;
+    json_array_remove(list, idx);
+    if (first)
+        json_array_insert_new(list, 0, c);
+    else
+        json_array_append_new(list, c);
 }
 
-static wh_code reorder(json_t *pod, int hold, wh_err *err)
+static void reorder(json_t *pod, int hold)
 {
     json_t *containers = wh_inject_spec_list(pod, "containers"), *init = wh_inject_spec_list(pod, "initContainers");
-    wh_code rc;
 
-    if ((rc = move_named(containers, WH_PROXY, hold, err)) != WH_OK)
-        return rc;
+    move_named(containers, WH_PROXY, hold);
     if (wh_inject_find_named(init, WH_PROXY, NULL) != NULL) {
-        if ((rc = move_named(init, WH_CORE_DUMP, 1, err)) != WH_OK ||
-            (rc = move_named(init, WH_PROXY, 1, err)) != WH_OK ||
-            (rc = move_named(init, WH_VALIDATION, 1, err)) != WH_OK ||
-            (rc = move_named(init, WH_INIT, 1, err)) != WH_OK)
-            return rc;
-        return WH_OK;
+        move_named(init, WH_CORE_DUMP, 1);
+        move_named(init, WH_PROXY, 1);
+        move_named(init, WH_VALIDATION, 1);
+        move_named(init, WH_INIT, 1);
+        return;
     }
-    if ((rc = move_named(init, WH_VALIDATION, 1, err)) != WH_OK || (rc = move_named(init, WH_INIT, 0, err)) != WH_OK ||
-        (rc = move_named(init, WH_CORE_DUMP, 0, err)) != WH_OK)
-        return rc;
-    return WH_OK;
+    move_named(init, WH_VALIDATION, 1);
+    move_named(init, WH_INIT, 0);
+    move_named(init, WH_CORE_DUMP, 0);
 }
 
 wh_code wh_inject_postprocess(json_t *pod, const wh_inject_post_params *p, wh_err *err)
 {
     wh_code rc;
 
-    if (wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1) == NULL)
-        return nomem(err);
-    if ((rc = cluster_envs(pod, p->r->proxy_envs, err)) != WH_OK ||
-        (rc = prometheus_merge(pod, p->rev, err)) != WH_OK ||
-        (wh_inject_release_has(wh_inject_revision_release(p->rev), WH_REL_PROMETHEUS_SECURE_PORT) &&
-         (rc = secure_port(pod, err)) != WH_OK) ||
-        (rc = app_probes(pod, p->rev, err)) != WH_OK || (rc = metadata(pod, p, err)) != WH_OK ||
-        (rc = reorder(pod, p->r->hold, err)) != WH_OK)
+    /* the steps below find metadata.annotations an object (pod is one: decode checked) */
+    wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1);
+    cluster_envs(pod, p->r->proxy_envs);
+    if ((rc = prometheus_merge(pod, p->rev, err)) != WH_OK)
         return rc;
+    if (wh_inject_release_has(wh_inject_revision_release(p->rev), WH_REL_PROMETHEUS_SECURE_PORT))
+        secure_port(pod);
+    app_probes(pod, p->rev);
+    if ((rc = metadata(pod, p, err)) != WH_OK)
+        return rc;
+    reorder(pod, p->r->hold);
     return wh_inject_go_roundtrip(pod, &wh_inject_type_pod, err);
 }

@@ -57,12 +57,9 @@ json_t *wh_inject_default_proxy_config(const wh_inject_release *rel)
 
 json_t *wh_inject_default_mesh(const wh_inject_release *rel)
 {
-    json_t *m = json_loads(default_mesh, 0, NULL), *pc = wh_inject_default_proxy_config(rel);
+    json_t *m = json_loads(default_mesh, 0, NULL); /* a constant: it parses */
 
-    if (m == NULL || pc == NULL || json_object_set_new(m, "defaultConfig", pc) != 0) {
-        json_decref(m);
-        return NULL;
-    }
+    json_object_set_new(m, "defaultConfig", wh_inject_default_proxy_config(rel));
     if (!wh_inject_release_has(rel, WH_REL_DEFAULT_INBOUND_POLICY))
         json_object_del(m, "inboundTrafficPolicy");
     return m;
@@ -345,16 +342,11 @@ wh_code wh_inject_proxy_config_apply(json_t *pc, const json_t *doc, wh_err *err)
             json_is_object(json_object_get(pc, f->name))) {
             /* proxyMetadata: the new keys win, the others stay. */
             json_t *merged = json_deep_copy(json_object_get(pc, f->name));
-            if (merged == NULL || json_object_update(merged, norm) != 0) {
-                json_decref(merged);
-                json_decref(norm);
-                return wh_err_set(err, WH_E_NOMEM, "out of memory");
-            }
+            json_object_update(merged, norm); /* both objects (normalise checked norm) */
             json_decref(norm);
             norm = merged;
         }
-        if (json_object_set_new(pc, f->name, norm) != 0)
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        json_object_set_new(pc, f->name, norm);
     }
     return WH_OK;
 }
@@ -376,8 +368,7 @@ wh_code wh_inject_mesh_apply(json_t *mesh, const json_t *doc, wh_err *err)
             if ((rc = wh_inject_proxy_config_apply(pc, val, err)) != WH_OK)
                 return wh_err_prefix(err, "defaultConfig");
         } else if (strcmp(key, "defaultProviders") == 0 && json_is_object(val)) {
-            if (json_object_update(json_object_get(mesh, key), val) != 0)
-                return wh_err_set(err, WH_E_NOMEM, "out of memory");
+            json_object_update(json_object_get(mesh, key), val); /* an object in every default mesh */
         } else if (strcmp(key, "extensionProviders") == 0 && json_is_array(val)) {
             json_t *have = json_object_get(mesh, key), *p;
             size_t i;
@@ -403,8 +394,8 @@ wh_code wh_inject_mesh_apply(json_t *mesh, const json_t *doc, wh_err *err)
                 if (!dup)
                     json_array_append(have, p);
             }
-        } else if (json_object_set(mesh, key, val) != 0) {
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        } else {
+            json_object_set(mesh, key, val);
         }
     }
     return WH_OK;
@@ -510,7 +501,7 @@ static void sorted_map_json(const json_t *m, wh_buf *out)
 
 /* Written straight to `out` (no intermediate object): known fields in
  * declaration order, then unknown ones in the config's order. */
-wh_code wh_inject_proxy_config_json(const json_t *pc, const wh_inject_release *rel, wh_buf *out)
+void wh_inject_proxy_config_json(const json_t *pc, const wh_inject_release *rel, wh_buf *out)
 {
     json_t *def, *v, *known[PC_NFIELDS] = {NULL};
     const char *key;
@@ -520,8 +511,6 @@ wh_code wh_inject_proxy_config_json(const json_t *pc, const wh_inject_release *r
 
     pthread_once(&shared_defaults_once, parse_shared_defaults);
     def = wh_inject_release_has(rel, WH_REL_DEFAULT_ZIPKIN_TRACER) ? shared_defaults_zipkin : shared_defaults;
-    if (def == NULL)
-        return WH_E_NOMEM;
     /* the fields present, by declaration order (a config sets a few of them) */
     json_object_foreach((json_t *)pc, key, v)
     {
@@ -549,7 +538,6 @@ wh_code wh_inject_proxy_config_json(const json_t *pc, const wh_inject_release *r
         wh_go_json(out, v, WH_GO_JSON_HTML);
     }
     wh_buf_putc(out, '}');
-    return WH_OK;
 }
 
 /* host:port with a numeric port in range (Istio's ValidateProxyAddress). */

@@ -67,8 +67,7 @@ wh_code wh_inject_effective_proxy_config(const json_t *mesh, const json_t *proxy
         *out = json_incref((json_t *)base);
         return WH_OK;
     }
-    if ((pc = json_deep_copy(base)) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    pc = json_deep_copy(base);
     if (root == NULL || root[0] == '\0')
         root = "istio-system";
     if (ns == NULL)

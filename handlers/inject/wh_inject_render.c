@@ -59,8 +59,7 @@ static json_t *openshift_reset(const json_t *pod)
     sc = json_object_get(c, "securityContext");
     if (!json_is_object(sc) || json_integer_value(json_object_get(sc, "runAsUser")) != app_user)
         return json_incref((json_t *)pod);
-    if ((copy = json_deep_copy(pod)) == NULL)
-        return NULL;
+    copy = json_deep_copy(pod);
     sc = (json_t *)wh_inject_jpath(json_array_get(wh_inject_jpath(copy, "spec", "containers", NULL), proxy),
                                    "securityContext", NULL);
     json_object_del(sc, "runAsUser");
@@ -69,7 +68,7 @@ static json_t *openshift_reset(const json_t *pod)
 }
 
 /* Cluster and network envs (3.1 step 3) on top of the URL's. */
-static wh_code proxy_envs(const wh_inject_input *in, const json_t *labels, json_t **envs, char **network)
+static void proxy_envs(const wh_inject_input *in, const json_t *labels, json_t **envs, char **network)
 {
     const json_t *global = json_object_get(in->rev->values, "global");
     const char *cluster = wh_inject_jstr(json_object_get(global, "multiCluster"), "clusterName");
@@ -77,10 +76,7 @@ static wh_code proxy_envs(const wh_inject_input *in, const json_t *labels, json_
     const char *net;
     json_t *e = in->url_envs != NULL ? json_deep_copy(in->url_envs) : json_object();
 
-    *envs = NULL;
     *network = NULL;
-    if (e == NULL)
-        return WH_E_NOMEM;
     if (json_object_get(e, "ISTIO_META_CLUSTER_ID") == NULL && cluster != NULL && cluster[0] != '\0')
         json_object_set_new(e, "ISTIO_META_CLUSTER_ID", json_string(cluster));
     if (lnet != NULL && lnet[0] != '\0')
@@ -88,12 +84,9 @@ static wh_code proxy_envs(const wh_inject_input *in, const json_t *labels, json_
     else if (json_object_get(e, "ISTIO_META_NETWORK") == NULL && vnet != NULL && vnet[0] != '\0')
         json_object_set_new(e, "ISTIO_META_NETWORK", json_string(vnet));
     net = wh_inject_jstr(e, "ISTIO_META_NETWORK");
-    if (net != NULL && net[0] != '\0' && (*network = wh_strdup(net)) == NULL) {
-        json_decref(e);
-        return WH_E_NOMEM;
-    }
+    if (net != NULL && net[0] != '\0')
+        *network = wh_strdup(net);
     *envs = e;
-    return WH_OK;
 }
 
 /* The proxy concurrency older templates print (`.EstimatedConcurrency`), as
@@ -133,7 +126,7 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
     char *bad = NULL, *proxy_image = NULL, *init_image = NULL;
     wh_buf text = WH_BUF_INIT;
     wh_inject_data data;
-    wh_code rc = WH_E_NOMEM;
+    wh_code rc;
     size_t i;
     int native_global;
 
@@ -154,8 +147,6 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
     } else {
         out->merge_pod = json_incref((json_t *)in->pod);
     }
-    if (out->merge_pod == NULL)
-        goto nomem;
     meta = json_object_get(out->merge_pod, "metadata");
     annotations = json_object_get(meta, "annotations");
     labels = json_object_get(meta, "labels");
@@ -186,8 +177,8 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
         owner.namespace_ = wh_strdup(in->deploy->namespace_ ? in->deploy->namespace_ : "");
         owner.kind = wh_strdup(in->deploy->kind ? in->deploy->kind : "");
         owner.api_version = wh_strdup(in->deploy->api_version ? in->deploy->api_version : "");
-    } else if (wh_inject_deploy_meta_of(out->merge_pod, &owner) != WH_OK) {
-        goto nomem;
+    } else {
+        wh_inject_deploy_meta_of(out->merge_pod, &owner);
     }
 
     /* native sidecars: global flag, then the per-pod annotation (from 1.24) */
@@ -203,12 +194,10 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
         out->native = 0;
 
     /* 3. cluster / network */
-    if (proxy_envs(in, labels, &out->proxy_envs, &out->network) != WH_OK)
-        goto nomem;
+    proxy_envs(in, labels, &out->proxy_envs, &out->network);
 
     /* 4. strip a previous injection */
-    if ((out->template_pod = wh_inject_strip(out->merge_pod, wh_inject_revision_status_port(rev))) == NULL)
-        goto nomem;
+    out->template_pod = wh_inject_strip(out->merge_pod, wh_inject_revision_status_port(rev));
 
     /* 5. templates */
     if ((rc = wh_inject_select_templates(rev, annotations, &names, err)) != WH_OK)
@@ -227,8 +216,6 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
                                       annotations, &rev->release);
     }
     init_image = wh_inject_image(rev->values, "proxy_init", NULL, annotations, &rev->release);
-    if (proxy_image == NULL || init_image == NULL)
-        goto nomem;
     data.type_api_version = owner.api_version;
     data.type_kind = owner.kind;
     data.deploy_name = owner.name;
@@ -260,8 +247,7 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
     for (i = 0; i < out->n; i++) {
         const char *name = json_string_value(json_array_get(names, i));
         wh_tmpl_opts opts = {0};
-        if ((out->names[i] = wh_strdup(name)) == NULL)
-            goto nomem;
+        out->names[i] = wh_strdup(name);
         opts.user = &data;
         opts.max_output = 16u << 20;
         wh_buf_reset(&text);
@@ -287,10 +273,7 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
             wh_err_prefix(err, "template \"%s\" rendered invalid YAML", name);
             goto fail;
         }
-        if (json_array_append_new(out->overlays, doc) != 0) {
-            doc = NULL;
-            goto nomem;
-        }
+        json_array_append_new(out->overlays, doc); /* not NULL: an empty document is JSON null */
         doc = NULL;
     }
 
@@ -303,8 +286,6 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
     pc = NULL;
     rc = WH_OK;
     goto out;
-nomem:
-    rc = wh_err_set(err, WH_E_NOMEM, "out of memory while rendering the injection templates");
 fail:
     wh_inject_rendered_clear(out);
 out:

@@ -82,7 +82,7 @@ char *wh_inject_validate_annotations(const json_t *annotations, const wh_inject_
 typedef struct wh_inject_owner {
     char *name, *namespace_, *kind, *api_version;
 } wh_inject_owner;
-wh_code wh_inject_deploy_meta_of(const json_t *pod, wh_inject_owner *out);
+void wh_inject_deploy_meta_of(const json_t *pod, wh_inject_owner *out);
 void wh_inject_owner_clear(wh_inject_owner *o);
 /* ProxyImage / ProxyInitImage (3.2.3); malloc'd.  `image_type`: the
  * effective ProxyConfig's image.imageType, "" when it has an image without

@@ -58,7 +58,7 @@ static size_t cronjob_prefix(const char *name)
     return 0;
 }
 
-wh_code wh_inject_deploy_meta_of(const json_t *pod, wh_inject_owner *out)
+void wh_inject_deploy_meta_of(const json_t *pod, wh_inject_owner *out)
 {
     const json_t *meta = json_object_get(pod, "metadata"), *labels = json_object_get(meta, "labels"), *ref, *r;
     const char *pod_name = wh_inject_jstr(meta, "name"), *gen = wh_inject_jstr(meta, "generateName");
@@ -136,11 +136,6 @@ wh_code wh_inject_deploy_meta_of(const json_t *pod, wh_inject_owner *out)
     out->kind = kind;
     out->api_version = api;
     out->namespace_ = wh_strdup(ns ? ns : "");
-    if (!out->name || !out->kind || !out->api_version) {
-        wh_inject_owner_clear(out);
-        return WH_E_NOMEM;
-    }
-    return WH_OK;
 }
 
 /* global.tag printed with %v. */
@@ -284,10 +279,11 @@ json_t *wh_inject_strip(const json_t *pod, int status_port)
 
     if (status == NULL || (st = json_loads(status, 0, NULL)) == NULL)
         return json_incref((json_t *)pod);
-    if (!json_is_object(st) || (copy = json_deep_copy(pod)) == NULL) {
+    if (!json_is_object(st)) {
         json_decref(st);
         return json_incref((json_t *)pod);
     }
+    copy = json_deep_copy(pod);
     spec = json_object_get(copy, "spec");
     json_array_foreach(json_object_get(st, "containers"), i, c) if (json_is_string(c))
         remove_named(json_object_get(spec, "containers"), json_string_value(c));
@@ -341,8 +337,8 @@ wh_code wh_inject_select_templates(const wh_inject_revision *rev, const json_t *
                 s++;
             while (e > s && isspace((unsigned char)e[-1]))
                 e--;
-            if (json_array_append_new(names, json_stringn(s, (size_t)(e - s))) != 0)
-                goto nomem;
+            /* cut at ASCII (',' and spaces) in a JSON string: still UTF-8 */
+            json_array_append_new(names, json_stringn_nocheck(s, (size_t)(e - s)));
             if (!c)
                 break;
             s = c + 1;
@@ -377,8 +373,4 @@ wh_code wh_inject_select_templates(const wh_inject_revision *rev, const json_t *
     json_decref(names);
     *out = res;
     return WH_OK;
-nomem:
-    json_decref(names);
-    json_decref(res);
-    return wh_err_set(err, WH_E_NOMEM, "out of memory");
 }

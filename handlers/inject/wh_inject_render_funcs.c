@@ -284,7 +284,7 @@ static wh_code fn_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh
     }
     m = map_json(ctx, &a[0]);
     s = sorted(m);
-    rc = s ? ret_gojson(ctx, s, out) : WH_E_NOMEM;
+    rc = ret_gojson(ctx, s, out);
     json_decref(m);
     json_decref(s);
     return rc;
@@ -351,7 +351,6 @@ static wh_code fn_struct_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_
 static wh_code fn_proto_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
 {
     wh_buf *b;
-    wh_code rc;
 
     if (!wh_inject_is_proxy_config(&a[0])) {
         /* Other messages: their JSON as is. */
@@ -362,8 +361,7 @@ static wh_code fn_proto_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t
         return WH_OK;
     }
     b = wh_tmpl_tmpbuf(ctx);
-    if ((rc = wh_inject_proxy_config_json(a[0].u.host, data_of(ctx)->release, b)) != WH_OK)
-        return rc;
+    wh_inject_proxy_config_json(a[0].u.host, data_of(ctx)->release, b);
     return ret_buf(ctx, b, out);
 }
 
@@ -448,10 +446,6 @@ static wh_code fn_append_multus(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t
     wh_buf *b = wh_tmpl_tmpbuf(ctx);
     wh_code rc = WH_OK;
 
-    if (existing == NULL || net == NULL) {
-        rc = WH_E_NOMEM;
-        goto out;
-    }
     if (existing[0] == '\0') {
         *out = a[1];
         goto out;
@@ -530,8 +524,6 @@ static wh_code fn_env(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmp
     char *key = vdup(&a[0]);
     const char *v;
 
-    if (key == NULL)
-        return WH_E_NOMEM;
     v = wh_inject_settings_getenv(data_of(ctx)->settings, key);
     free(key);
     if (v != NULL && v[0] != '\0')
@@ -752,10 +744,7 @@ static wh_code fn_otel(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tm
     }
     ann = map_json(ctx, &a[1]);
     labels = map_json(ctx, &a[2]);
-    if ((ns = vdup(&a[3])) == NULL) {
-        rc = WH_E_NOMEM;
-        goto out;
-    }
+    ns = vdup(&a[3]);
 #define ADD(k, ...)                                                                                                    \
     do {                                                                                                               \
         wh_buf_printf(b, "%s%s=", first ? "" : ",", k);                                                                \
@@ -789,7 +778,6 @@ static wh_code fn_otel(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tm
     }
 #undef ADD
     rc = ret_buf(ctx, b, out);
-out:
     free(ns);
     json_decref(ann);
     json_decref(labels);

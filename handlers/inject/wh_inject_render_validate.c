@@ -299,8 +299,6 @@ static char *v_proxy_config_msg(const char *v, const wh_inject_release *rel)
     wh_buf b = WH_BUF_INIT;
 
     wh_err_clear(&err);
-    if (pc == NULL)
-        return wh_strdup("out of memory");
     if (wh_yaml_load(v, strlen(v), &doc, &err) != WH_OK || wh_inject_proxy_config_apply(pc, doc, &err) != WH_OK) {
         wh_buf_printf(&b, "failed to convert to apply proxy config: %s", wh_err_msg(&err));
         msg = wh_buf_steal(&b, NULL);

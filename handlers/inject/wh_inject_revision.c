@@ -133,8 +133,9 @@ static wh_code parse_templates(wh_inject_revision *rev, const json_t *templates,
         if (!json_is_string(text))
             return wh_err_set(err, WH_E_INVALID, "config: template \"%s\" is not a string", name);
         e->name = wh_strdup(name);
-        if ((e->set = wh_tmpl_set_new(WH_TMPL_SPRIG)) == NULL)
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+        if ((e->set = wh_tmpl_set_new(WH_TMPL_SPRIG)) == NULL) /* a bug in a built-in function table */
+            return wh_err_set(err, WH_E_INVALID, "config: template \"%s\": the engine's built-in functions do not load",
+                              name);
         t->n++;
         if ((rc = wh_tmpl_set_funcs(e->set, wh_inject_funcs, wh_inject_nfuncs, err)) != WH_OK)
             return rc;
@@ -142,20 +143,19 @@ static wh_code parse_templates(wh_inject_revision *rev, const json_t *templates,
             return wh_err_prefix(err, "config: template \"%s\"", name);
     }
     qsort(t->e, t->n, sizeof(*t->e), cmp_entry);
-    for (size_t i = 0; i < t->n; i++)
-        if (json_array_append_new(rev->template_names, json_string(t->e[i].name)) != 0)
-            return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < t->n; i++) /* keys of a decoded object: UTF-8 */
+        json_array_append_new(rev->template_names, json_string_nocheck(t->e[i].name));
     return WH_OK;
 }
 
-/* A config field that must be of a given JSON type (null/absent -> default). */
+/* A config field that must be of a given JSON type (null/absent -> def, taken over). */
 static wh_code take(const json_t *config, const char *key, json_type type, json_t **dst, json_t *def, wh_err *err)
 {
     json_t *v = json_object_get(config, key);
 
     if (v == NULL || json_is_null(v)) {
         *dst = def;
-        return def != NULL ? WH_OK : wh_err_set(err, WH_E_NOMEM, "out of memory");
+        return WH_OK;
     }
     json_decref(def);
     if (json_typeof(v) != type)
@@ -185,7 +185,7 @@ wh_code wh_inject_revision_load_release(const char *name, const char *config, si
     wh_inject_revision *rev = wh_calloc(1, sizeof(*rev));
     json_t *mesh_doc = NULL, *v;
     json_error_t jerr;
-    wh_code rc = WH_E_NOMEM;
+    wh_code rc;
     size_t i;
 
     *out = NULL;
@@ -229,8 +229,7 @@ wh_code wh_inject_revision_load_release(const char *name, const char *config, si
     }
     if (json_array_size(rev->default_templates) == 0) {
         json_decref(rev->default_templates);
-        if ((rev->default_templates = json_pack("[s]", "sidecar")) == NULL)
-            goto nomem;
+        rev->default_templates = json_pack("[s]", "sidecar");
     }
 
     /* values: JSON (as the ConfigMap holds it); YAML accepted too */
@@ -259,8 +258,7 @@ wh_code wh_inject_revision_load_release(const char *name, const char *config, si
         goto out;
 
     /* mesh, applied onto Istio's defaults */
-    if ((rev->mesh = wh_inject_default_mesh(&rev->release)) == NULL)
-        goto nomem;
+    rev->mesh = wh_inject_default_mesh(&rev->release);
     if (mesh != NULL && mesh_len > 0) {
         if ((rc = wh_yaml_load(mesh, mesh_len, &mesh_doc, err)) != WH_OK ||
             (rc = wh_inject_mesh_apply(rev->mesh, mesh_doc, err)) != WH_OK) {
@@ -274,9 +272,6 @@ wh_code wh_inject_revision_load_release(const char *name, const char *config, si
     *out = rev;
     rev = NULL;
     rc = WH_OK;
-    goto out;
-nomem:
-    rc = wh_err_set(err, WH_E_NOMEM, "out of memory");
 out:
     json_decref(mesh_doc);
     if (rev != NULL)

@@ -212,13 +212,14 @@ void wh_inject_registry_retain(wh_inject_registry *reg, const json_t *names);
 /* ------------------------------------------------------------------------ */
 /* Mesh and proxy config (wh_inject_proxyconfig.c, _merge.c)               */
 
-/* Istio's DefaultProxyConfig / DefaultMeshConfig of a release (NULL: the newest). */
+/* Istio's DefaultProxyConfig / DefaultMeshConfig of a release (NULL: the
+ * newest); new references, never NULL. */
 json_t *wh_inject_default_proxy_config(const wh_inject_release *rel);
 json_t *wh_inject_default_mesh(const wh_inject_release *rel);
 /* Apply a mesh document onto `mesh` (DefaultMeshConfig) as Istio's
  * ApplyMeshConfig does. */
 wh_code wh_inject_mesh_apply(json_t *mesh, const json_t *doc, wh_err *err);
-/* Overlay a ProxyConfig document onto `pc` (fields replace, proxyMetadata
+/* Overlay a ProxyConfig document onto `pc` (an object; fields replace, proxyMetadata
  * merges by key) after normalising it (enum names, durations); errors in
  * protojson's spirit. */
 wh_code wh_inject_proxy_config_apply(json_t *pc, const json_t *doc, wh_err *err);
@@ -234,7 +235,7 @@ wh_code wh_inject_effective_proxy_config(const json_t *mesh, const json_t *proxy
  * message (caller frees). */
 char *wh_inject_proxy_config_invalid(const json_t *pc);
 /* protoToJSON: defaults cleared, fields in .proto order, compact. */
-wh_code wh_inject_proxy_config_json(const json_t *pc, const wh_inject_release *rel, wh_buf *out);
+void wh_inject_proxy_config_json(const json_t *pc, const wh_inject_release *rel, wh_buf *out);
 /* Enum value name of interceptionMode ("REDIRECT" when unset). */
 const char *wh_inject_interception_mode(const json_t *pc);
 

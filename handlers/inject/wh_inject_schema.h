@@ -102,8 +102,8 @@ wh_code wh_inject_go_decode(json_t *value, const wh_inject_type *type, int drop,
 wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err *err);
 /* What Go's json.Marshal prints for `value` decoded as `type`: keys in
  * struct field order, map keys sorted, unknown and zero omitempty fields
- * dropped, always-present structs added.  New reference, NULL when out of
- * memory.  Call wh_inject_go_roundtrip first for canonical quantities. */
+ * dropped, always-present structs added.  New reference (value is not
+ * NULL).  Call wh_inject_go_roundtrip first for canonical quantities. */
 json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type);
 
 #endif

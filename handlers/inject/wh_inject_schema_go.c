@@ -38,8 +38,7 @@ static wh_code canonical_quantity(json_t *parent, const char *key, json_t *v, wh
     }
     if (json_is_string(v) && strcmp(out, text) == 0)
         return WH_OK;
-    if (json_object_set_new_nocheck(parent, key, json_string_nocheck(out)) != 0) /* ASCII */
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    json_object_set_new_nocheck(parent, key, json_string_nocheck(out)); /* ASCII */
     return WH_OK;
 }
 
@@ -49,22 +48,19 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* Fields Go prints even when the input lacked them (WH_F_FILL). */
-static wh_code fill_zero_fields(json_t *value, const wh_inject_type *type)
+static void fill_zero_fields(json_t *value, const wh_inject_type *type)
 {
     const wh_inject_field *f;
 
     for (f = type->fields; f->name != NULL; f++) {
-        json_t *zero;
         if (!(f->flags & WH_F_FILL) || json_object_get(value, f->name) != NULL)
             continue;
-        zero = f->kind == WH_K_INT    ? json_integer(0)
-               : f->kind == WH_K_BOOL ? json_false()
-               : f->kind == WH_K_QTY  ? json_string("0")
-                                      : json_object();
-        if (zero == NULL || json_object_set_new(value, f->name, zero) != 0)
-            return WH_E_NOMEM;
+        json_object_set_new_nocheck(value, f->name,
+                                    f->kind == WH_K_INT    ? json_integer(0)
+                                    : f->kind == WH_K_BOOL ? json_false()
+                                    : f->kind == WH_K_QTY  ? json_string_nocheck("0")
+                                                           : json_object());
     }
-    return WH_OK;
 }
 
 wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err *err)
@@ -76,8 +72,7 @@ wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err
 
     if (!json_is_object(value) || type == NULL)
         return WH_OK;
-    if ((rc = fill_zero_fields(value, type)) != WH_OK)
-        return wh_err_set(err, rc, "out of memory");
+    fill_zero_fields(value, type);
     json_object_foreach_safe(value, tmp, key, v)
     {
         const wh_inject_field *f = wh_inject_schema_field(type, key);
@@ -151,11 +146,7 @@ static json_t *sorted_copy(const json_t *map)
     json_object_foreach((json_t *)map, key, v) keys[n++] = key;
     qsort(keys, n, sizeof(*keys), cmp_str);
     for (i = 0; i < n; i++)
-        if (json_object_set_new_nocheck(out, keys[i], wh_inject_json_copy(json_object_get(map, keys[i]))) != 0) {
-            json_decref(out);
-            out = NULL;
-            break;
-        }
+        json_object_set_new_nocheck(out, keys[i], wh_inject_json_copy(json_object_get(map, keys[i])));
     free(keys);
     return out;
 }
@@ -181,22 +172,15 @@ json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type)
             nv = wh_inject_go_ordered(v, f->type);
         } else if (f->kind == WH_K_LIST && f->type != NULL && json_is_array(v)) {
             size_t i;
-            if ((nv = json_array()) != NULL)
-                for (i = 0; i < json_array_size(v); i++)
-                    if (json_array_append_new(nv, wh_inject_go_ordered(json_array_get(v, i), f->type)) != 0) {
-                        json_decref(nv);
-                        nv = NULL;
-                        break;
-                    }
+            nv = json_array();
+            for (i = 0; i < json_array_size(v); i++)
+                json_array_append_new(nv, wh_inject_go_ordered(json_array_get(v, i), f->type));
         } else if ((f->kind == WH_K_MAP || f->kind == WH_K_QMAP) && json_is_object(v)) {
             nv = sorted_copy(v);
         } else {
             nv = wh_inject_json_copy(v);
         }
-        if (nv == NULL || json_object_set_new(out, f->name, nv) != 0) {
-            json_decref(out);
-            return NULL;
-        }
+        json_object_set_new_nocheck(out, f->name, nv);
     }
     return out;
 }

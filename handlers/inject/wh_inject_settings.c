@@ -24,15 +24,10 @@ static int parse_native(const char *v, wh_inject_native_mode *mode)
     return 0;
 }
 
-static wh_code set_str(char **field, const char *value)
+static void set_str(char **field, const char *value)
 {
-    char *copy = NULL;
-
-    if (value != NULL && value[0] != '\0' && (copy = wh_strdup(value)) == NULL)
-        return WH_E_NOMEM;
     free(*field);
-    *field = copy;
-    return WH_OK;
+    *field = value != NULL && value[0] != '\0' ? wh_strdup(value) : NULL;
 }
 
 static wh_code set_env(wh_inject_settings *s, const char *value, wh_err *err)
@@ -44,10 +39,9 @@ static wh_code set_env(wh_inject_settings *s, const char *value, wh_err *err)
 
     if (eq == NULL || eq == value)
         return wh_err_set(err, WH_E_INVALID, "--env: want KEY=VALUE, got \"%s\"", value);
-    if (s->env == NULL && (s->env = json_object()) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
-    if ((name = wh_strndup(value, (size_t)(eq - value))) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    if (s->env == NULL)
+        s->env = json_object();
+    name = wh_strndup(value, (size_t)(eq - value));
     js = json_string(eq + 1);
     bad = js == NULL || json_object_set_new(s->env, name, js) != 0;
     free(name);
@@ -65,8 +59,7 @@ static wh_code set_envs(wh_inject_settings *s, const char *list, wh_err *err)
 
     if (*list == '\0')
         return set_env(s, list, err); /* the error */
-    if ((copy = wh_strdup(list)) == NULL)
-        return wh_err_set(err, WH_E_NOMEM, "out of memory");
+    copy = wh_strdup(list);
     for (start = p = copy; rc == WH_OK; p++) {
         if (*p == ',' || *p == '\n') {
             const char *k = p + 1;
@@ -101,12 +94,15 @@ wh_code wh_inject_settings_set(wh_inject_settings *s, const char *key, const cha
         s->native_mode_set = 1;
         return WH_OK;
     }
-    if (strcmp(key, "compliance-policy") == 0)
-        return set_str(&s->compliance_policy, value) == WH_OK ? WH_OK : wh_err_set(err, WH_E_NOMEM, "out of memory");
+    if (strcmp(key, "compliance-policy") == 0) {
+        set_str(&s->compliance_policy, value);
+        return WH_OK;
+    }
     if (strcmp(key, "platform") == 0) {
         if (value[0] != '\0' && strcmp(value, "openshift") != 0)
             return wh_err_set(err, WH_E_INVALID, "--platform: want openshift (or empty), got \"%s\"", value);
-        return set_str(&s->platform, value) == WH_OK ? WH_OK : wh_err_set(err, WH_E_NOMEM, "out of memory");
+        set_str(&s->platform, value);
+        return WH_OK;
     }
     if (strcmp(key, "env") == 0)
         return set_envs(s, value, err);
@@ -115,8 +111,8 @@ wh_code wh_inject_settings_set(wh_inject_settings *s, const char *key, const cha
 
 wh_code wh_inject_settings_set_node(wh_inject_settings *s, const char *node, const char *kubelet_version)
 {
-    if (s->nodes == NULL && (s->nodes = json_object()) == NULL)
-        return WH_E_NOMEM;
+    if (s->nodes == NULL)
+        s->nodes = json_object();
     if (json_object_set_new(s->nodes, node, json_string(kubelet_version ? kubelet_version : "")) != 0)
         return WH_E_INVALID;
     return WH_OK;

@@ -28,13 +28,6 @@ import sys
 # grows, shrinks or appears anywhere else fails the test; each entry is work left (issue #14), not a
 # licence: remove it with the change that breaks the cycle.
 ALLOWED = {
-    frozenset("template/" + m for m in (
-        "builtins", "exec", "fmt", "helm", "lex", "node", "parse", "quote", "set", "sprig", "sprig_crypto",
-        "sprig_defaults", "sprig_dict", "sprig_list", "sprig_numeric", "sprig_reflect", "sprig_regex",
-        "sprig_semver", "sprig_strings", "value")):
-        "the template engine: functions report errors and return values through exec.c/set.c (wh_tmpl_errorf, "
-        "tm_ret_buf) while set.c registers their tables and exec.c calls them; goes when the render context API "
-        "(errors, results) leaves exec.c/set.c for a file the functions can depend on alone",
     frozenset("handlers/inject/" + m for m in (
         "wh_inject_proxyconfig", "wh_inject_proxyconfig_merge", "wh_inject_render", "wh_inject_render_data",
         "wh_inject_render_derive",

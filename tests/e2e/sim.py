@@ -73,8 +73,10 @@ def path_of(api_version, kind, namespace=None, name=None):
 class Cluster:
     """One simulated cluster; use as a context manager."""
 
-    def __init__(self, istio_namespace="istio-system", kubelets=("v1.33.0", "v1.34.0"), endpoint_lag=1.0):
-        self.api = kubetest.FakeApi()
+    def __init__(self, istio_namespace="istio-system", kubelets=("v1.33.0", "v1.34.0"), endpoint_lag=1.0,
+                 api_args=()):
+        """`api_args`: more fakeapi.py arguments (e.g. --admission-control-config-file)."""
+        self.api = kubetest.FakeApi(args=api_args)
         self.kubeconfig = self.api.kubeconfig()
         self.ctx = ssl.create_default_context(cafile=self.api.path("ca.crt"))
         self.dir = tempfile.mkdtemp(prefix="wh-sim-")

@@ -11,9 +11,16 @@ Every step asserts the pods and objects the API server holds.
   TestIstiodHandover  a revision moved from istiod's injector to webhookd and back, tag included
   TestRollingUpdate   a rolling update of webhookd under steady pod creation (failurePolicy
                       Fail) loses no create: the chart's shutdown delay outlasts the endpoints lag
+  TestClientCertificates  the chart's certificates.clientCA: the API server presents the client
+                      certificate its admission configuration names for webhookd's Service; a
+                      rotated client CA Secret reaches webhookd without a restart
 """
+import base64
+import json
 import os
+import shutil
 import sys
+import tempfile
 import threading
 import time
 import unittest
@@ -382,6 +389,97 @@ class TestRollingUpdate(Base):
         self.assertTrue(errors, "no create failed without a shutdown delay: the test would not see a regression")
         for e in errors:
             self.assertIn('failed calling webhook "rev.namespace.sidecar-injector.istio.io"', e)
+
+class TestClientCertificates(Base):
+    def setUp(self):
+        """The API server's credentials for webhooks (README "Client certificates"): a client CA,
+        its certificate for kube-apiserver, a kubeconfig whose users entry is named after webhookd's
+        Service, and the AdmissionConfiguration naming that kubeconfig for both webhook plugins."""
+        d = tempfile.mkdtemp(prefix="wh-client-ca-")
+        self.addCleanup(shutil.rmtree, d, True)
+        for ca in ("apiserver-client-ca", "other-ca"):
+            sim.kubetest.openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                 "-days", "2", "-subj", "/CN=" + ca, "-keyout", ca + ".key", "-out", ca + ".crt",
+                                 cwd=d)
+        with open(os.path.join(d, "client.ext"), "w") as f:
+            f.write("extendedKeyUsage=clientAuth\n")
+        sim.kubetest.openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj",
+                             "/CN=kube-apiserver", "-keyout", "apiserver.key", "-out", "apiserver.csr", cwd=d)
+        sim.kubetest.openssl("x509", "-req", "-in", "apiserver.csr", "-CA", "apiserver-client-ca.crt", "-CAkey",
+                             "apiserver-client-ca.key", "-CAcreateserial", "-days", "2", "-extfile", "client.ext",
+                             "-out", "apiserver.crt", cwd=d)
+        kubeconfig = os.path.join(d, "webhooks.kubeconfig")
+        with open(kubeconfig, "w") as f:
+            json.dump({"apiVersion": "v1", "kind": "Config", "users": [
+                {"name": "webhookd.istio-system.svc", "user": {"client-certificate": "apiserver.crt",
+                                                               "client-key": "apiserver.key"}}]}, f)
+        admission = os.path.join(d, "admission.yaml")
+        with open(admission, "w") as f:
+            json.dump({"apiVersion": "apiserver.config.k8s.io/v1", "kind": "AdmissionConfiguration", "plugins": [
+                {"name": plugin, "configuration": {"apiVersion": "apiserver.config.k8s.io/v1",
+                                                   "kind": "WebhookAdmissionConfiguration",
+                                                   "kubeConfigFile": kubeconfig}}
+                for plugin in ("ValidatingAdmissionWebhook", "MutatingAdmissionWebhook")]}, f)
+        self.pem = {}
+        for ca in ("apiserver-client-ca", "other-ca"):
+            with open(os.path.join(d, ca + ".crt"), "rb") as f:
+                self.pem[ca] = base64.b64encode(f.read()).decode()
+        self.c = sim.Cluster(api_args=("--admission-control-config-file", admission))
+        self.addCleanup(self.c.close)
+
+    def client_ca(self, ca):
+        """Put `ca` in the Secret and let the kubelet's sync write it to the pods' volume."""
+        self.c.request("PUT", sim.path_of("v1", "Secret", "istio-system", "apiserver-client-ca"),
+                       {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "apiserver-client-ca",
+                                                                          "namespace": "istio-system"},
+                        "data": {"ca.crt": self.pem[ca]}})
+        self.c.resync_volumes()
+
+    def until_pod(self, refused, timeout=10):
+        """Create pods until their admission is refused (or not) for the client certificate."""
+        deadline = time.time() + sim.whtest.scaled(timeout)
+        while True:
+            try:
+                pod = self.pod("app", B_RELEASE)
+                if not refused:
+                    return pod
+            except sim.ApiError as e:
+                msg = e.status.get("message", "")
+                if refused and "client certificate refused" in msg:
+                    return msg
+                if not refused and "client certificate" not in msg:
+                    raise
+            if time.time() > deadline:
+                self.fail("admission never %s" % ("refused" if refused else "accepted"))
+            time.sleep(0.2)
+
+    def test_api_server_presents_its_client_certificate(self):
+        c = self.c
+        c.create({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "apiserver-client-ca"},
+                  "data": {"ca.crt": self.pem["apiserver-client-ca"]}}, "istio-system")
+        for cm in scenario.revision_configmaps("default", B_RELEASE):
+            c.create(cm)
+        c.install(scenario.values("client-ca"))
+        c.sync()
+        self.ns("app", **{"istio-injection": "enabled"})
+        self.assertTrue(scenario.has_sidecar(self.pod("app", B_RELEASE)))
+        self.denied(invalid_dr("dup", {"istio.io/rev": "default"}), "app", "rev.validation.istio.io",
+                    "duplicate subset")
+        # Anyone else, at the pods' own port: refused without the certificate.
+        port = next(iter(c.pods.values()))["server"].port
+        self.assertEqual(sim.whtest.once(port, "POST", "/inject", b"{}")[0], 403)
+        self.assertEqual(sim.whtest.once(port, "GET", "/readyz")[0], 200)
+        # The Secret rotated to a CA that did not sign the API server's certificate: webhookd
+        # picks it up without a restart and refuses the API server (failurePolicy Fail) ...
+        pods = set(c.pods)
+        self.client_ca("other-ca")
+        msg = self.until_pod(refused=True)
+        self.assertIn('failed calling webhook "', msg)
+        # ... and back.
+        self.client_ca("apiserver-client-ca")
+        self.assertTrue(scenario.has_sidecar(self.until_pod(refused=False)))
+        self.assertEqual(set(c.pods), pods)  # no restart
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

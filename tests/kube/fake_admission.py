@@ -21,7 +21,13 @@ Webhook and ValidatingAdmissionWebhook plugins run (k8s.io/apiserver/pkg/admissi
   status code; a call that fails (no Service or endpoints, refused, TLS, timeout, non-200, bad
   body, uid mismatch, patch from a validating webhook) becomes `failed calling webhook "<name>":
   failed to call webhook: ...` (500) under failurePolicy Fail and is skipped under Ignore;
-- dry-run requests only call webhooks whose sideEffects are None or NoneOnDryRun.
+- dry-run requests only call webhooks whose sideEffects are None or NoneOnDryRun;
+- with an admission configuration (fakeapi.py --admission-control-config-file, configure()), each
+  plugin's WebhookAdmissionConfiguration kubeConfigFile names the credentials presented to a
+  webhook by its host, as kube-apiserver does (k8s.io/apiserver/pkg/util/webhook): the `users`
+  entry named <service>.<namespace>.svc (":<port>" appended unless 443) or the URL's host[:port],
+  else "*.<a parent domain>" from the nearest, else "*"; a client certificate (client-certificate
+  or -data with client-key or -data), a token (token, tokenFile) or basic auth (username, password).
 
 Every call is recorded (CALLS, served by fakeapi.py at GET /_fake/admission) so tests can assert
 which webhooks ran and what they answered.  This module knows nothing of fakeapi.py's classes: it
@@ -55,6 +61,8 @@ ISTIO_RESOURCES = {
 }
 
 CALLS = []           # one dict per webhook call (or skip), newest last
+WEBHOOK_USERS = {}   # plugin name -> {kubeconfig user name: user}, from configure()
+PLUGINS = ("MutatingAdmissionWebhook", "ValidatingAdmissionWebhook")
 _calls_lock = threading.Lock()
 
 
@@ -142,11 +150,13 @@ class CallError(Exception):
 
 
 def _endpoint(store, cc):
-    """(host, port, server name, path) a clientConfig calls, resolved through Service and Endpoints."""
+    """(host, port, server name, path, url, credentials name) a clientConfig calls, resolved through
+    Service and Endpoints."""
     if cc.get("url"):
         from urllib.parse import urlsplit
         u = urlsplit(cc["url"])
-        return u.hostname, u.port or 443, u.hostname, (u.path or "/") + ("?" + u.query if u.query else ""), cc["url"]
+        return (u.hostname, u.port or 443, u.hostname, (u.path or "/") + ("?" + u.query if u.query else ""),
+                cc["url"], u.netloc.rsplit("@", 1)[-1])
     svc_ref = cc.get("service") or {}
     ns, name, port = svc_ref.get("namespace"), svc_ref.get("name"), svc_ref.get("port") or 443
     path = svc_ref.get("path") or "/"
@@ -171,7 +181,7 @@ def _endpoint(store, cc):
     if not targets:
         raise CallError(url, 'no endpoints available for service "%s"' % name)
     ip, tport = targets[_next_index(ns, name, len(targets))]
-    return ip, tport, host, path, url
+    return ip, tport, host, path, url, host if port == 443 else "%s:%d" % (host, port)
 
 
 _rr = {}
@@ -183,6 +193,91 @@ def _next_index(ns, name, n):
         i = _rr.get((ns, name), -1) + 1
         _rr[(ns, name)] = i
         return i % n
+
+
+def configure(path):
+    """Read kube-apiserver's --admission-control-config-file (AdmissionConfiguration) for the two
+    webhook plugins' kubeconfigs; raises ValueError with kube-apiserver-like wording."""
+    import os
+    import yaml
+
+    def load(p):
+        with open(p) as f:
+            return yaml.safe_load(f) or {}
+
+    cfg = load(path)
+    if cfg.get("kind") != "AdmissionConfiguration" or cfg.get("apiVersion") not in (
+            "apiserver.config.k8s.io/v1", "apiserver.k8s.io/v1alpha1"):
+        raise ValueError("%s: not an apiserver.config.k8s.io/v1 AdmissionConfiguration" % path)
+    for plugin in cfg.get("plugins") or []:
+        if plugin.get("name") not in PLUGINS:
+            continue
+        wc = plugin.get("configuration")
+        if wc is None and plugin.get("path"):
+            p = plugin["path"]
+            wc = load(p if os.path.isabs(p) else os.path.join(os.path.dirname(path), p))
+        if not isinstance(wc, dict) or wc.get("kind") not in ("WebhookAdmissionConfiguration", "WebhookAdmission"):
+            raise ValueError("%s: plugin %s: want a WebhookAdmissionConfiguration" % (path, plugin.get("name")))
+        kc_path = wc.get("kubeConfigFile") or ""
+        if not os.path.isabs(kc_path):
+            raise ValueError("%s: plugin %s: kubeConfigFile must be an absolute file path" % (path, plugin["name"]))
+        users = {}
+        for u in load(kc_path).get("users") or []:
+            user = dict(u.get("user") or {})
+            for key in ("client-certificate", "client-key", "tokenFile"):
+                if user.get(key) and not os.path.isabs(user[key]):
+                    user[key] = os.path.join(os.path.dirname(kc_path), user[key])
+            users[u.get("name")] = user
+        WEBHOOK_USERS[plugin["name"]] = users
+
+
+def _webhook_user(plugin, target):
+    """The kubeconfig user for a webhook host (exact name, then "*.<parent>" nearest first, then "*")."""
+    users = WEBHOOK_USERS.get(plugin) or {}
+    if target in users:
+        return users[target]
+    steps = target.split(".")
+    for i in range(1, len(steps)):
+        wildcard = "*." + ".".join(steps[i:])
+        if wildcard in users:
+            return users[wildcard]
+    return users.get("*") or {}
+
+
+def _present_credentials(ctx, user, headers):
+    """Put a kubeconfig user's credentials on the TLS context (client certificate) or headers."""
+    import os
+    import tempfile
+    cert, key = user.get("client-certificate"), user.get("client-key")
+    tmp = []
+    try:
+        for field in ("client-certificate-data", "client-key-data"):
+            if user.get(field):
+                f = tempfile.NamedTemporaryFile("wb", delete=False)
+                f.write(base64.b64decode(user[field]))
+                f.close()
+                tmp.append(f.name)
+                if field == "client-certificate-data":
+                    cert = f.name
+                else:
+                    key = f.name
+        if cert or key:
+            try:
+                ctx.load_cert_chain(cert, key)
+            except (OSError, ssl.SSLError) as e:
+                raise CallError(None, "unable to load the client certificate for the webhook: %s" % e)
+    finally:
+        for name in tmp:
+            os.unlink(name)
+    token = user.get("token")
+    if not token and user.get("tokenFile"):
+        with open(user["tokenFile"]) as f:
+            token = f.read().strip()
+    if token:
+        headers["Authorization"] = "Bearer " + token
+    elif user.get("username"):
+        headers["Authorization"] = "Basic " + base64.b64encode(
+            ("%s:%s" % (user["username"], user.get("password", ""))).encode()).decode()
 
 
 def _tls_context(ca_bundle_b64):
@@ -203,14 +298,17 @@ def _tls_context(ca_bundle_b64):
     return ctx
 
 
-def _post(store, hook, review):
+def _post(store, hook, review, plugin):
     """POST the AdmissionReview to the webhook; returns the parsed response AdmissionReview."""
     cc = hook.get("clientConfig") or {}
     timeout = hook.get("timeoutSeconds") or 10
-    ip, port, server_name, path, url = _endpoint(store, cc)
+    ip, port, server_name, path, url, user_name = _endpoint(store, cc)
     url = "%s?timeout=%ds" % (url, timeout)
+    headers = {"Content-Type": "application/json", "Accept": "application/json, */*",
+               "User-Agent": "kube-apiserver-admission"}
     try:
         ctx = _tls_context(cc.get("caBundle"))
+        _present_credentials(ctx, _webhook_user(plugin, user_name), headers)
     except CallError as e:
         raise CallError(url, e.args[1])
     body = json.dumps(review).encode()
@@ -234,8 +332,7 @@ def _post(store, hook, review):
         conn.sock = sock
         try:
             conn.request("POST", path + ("&" if "?" in path else "?") + "timeout=%ds" % timeout, body=body,
-                         headers={"Content-Type": "application/json", "Accept": "application/json, */*",
-                                  "User-Agent": "kube-apiserver-admission"})
+                         headers=headers)
             resp = conn.getresponse()
             data = resp.read()
         except socket.timeout:
@@ -285,7 +382,7 @@ def _call(store, config, hook, mutating, attrs, obj, old):
     try:
         if api_version is None:
             raise CallError(None, "webhook does not accept v1 or v1beta1 AdmissionReview")
-        out = _post(store, hook, _review(api_version, req))
+        out = _post(store, hook, _review(api_version, req), PLUGINS[0] if mutating else PLUGINS[1])
         resp = out.get("response") if isinstance(out, dict) else None
         if not isinstance(resp, dict) or out.get("apiVersion") != api_version or out.get("kind") != "AdmissionReview":
             raise CallError(None, "expected webhook response of %s, Kind=AdmissionReview, got %s, Kind=%s"

@@ -950,7 +950,14 @@ def main():
     ap.add_argument("--port", type=int, default=0, help="default: any free port")
     ap.add_argument("--state", help="keep the objects in this file across restarts (fake_watch.persist)")
     ap.add_argument("--hide", action="append", default=[], help="a resource (plural) not to serve, e.g. a CRD")
+    ap.add_argument("--admission-control-config-file",
+                    help="kube-apiserver's AdmissionConfiguration: the credentials presented to webhooks")
     args = ap.parse_args()
+    if args.admission_control_config_file:
+        try:
+            fake_admission.configure(args.admission_control_config_file)
+        except (OSError, ValueError) as e:
+            sys.exit("fakeapi.py: --admission-control-config-file: %s" % e)
     HIDDEN.update(args.hide)
     if args.state:
         fake_watch.persist(args.state, STORE, lambda o: (KIND_TO_PLURAL[o["kind"]], o["metadata"].get("namespace"),

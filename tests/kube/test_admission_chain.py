@@ -2,7 +2,9 @@
 """fake_admission.py, the simulated kube-apiserver's webhook admission chain, against a small
 scripted HTTPS webhook: call order, selectors, rules, denials, failure policies and their error
 texts, TLS verification against caBundle for <svc>.<ns>.svc, timeouts, reinvocation, dry run,
-and the loud refusal of matchConditions.  (tests/e2e drives the same chain with webhookd.)"""
+the loud refusal of matchConditions, and the credentials an admission configuration
+(--admission-control-config-file) makes the chain present.  (tests/e2e drives the same chain with
+webhookd.)"""
 import base64
 import json
 import os
@@ -17,9 +19,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import fake_admission  # noqa: E402
 import kubetest  # noqa: E402
 
 SEEN = []  # (path, request) the scripted webhook received
+PEERS = []  # (client certificate CN or None, Authorization header or None) of each call
 
 
 class Hook(BaseHTTPRequestHandler):
@@ -35,6 +39,9 @@ class Hook(BaseHTTPRequestHandler):
         req = review["request"]
         path = self.path.split("?")[0].strip("/").split("/")
         SEEN.append((self.path, req))
+        cert = self.connection.getpeercert()
+        PEERS.append((dict(x[0] for x in cert["subject"]).get("commonName") if cert else None,
+                      self.headers.get("Authorization")))
         resp = {"uid": req["uid"], "allowed": True}
         if path[0] == "deny":
             resp = {"uid": req["uid"], "allowed": False, "status": {"code": 403, "message": path[1]}}
@@ -87,6 +94,15 @@ class TestAdmissionChain(unittest.TestCase):
                              "/CN=" + name, "-keyout", name + ".key", "-out", name + ".csr", cwd=d)
             kubetest.openssl("x509", "-req", "-in", name + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key",
                              "-CAcreateserial", "-days", "2", "-out", name + ".crt", "-extfile", name + ".ext", cwd=d)
+        # A client CA of the webhooks and the API server's certificate from it (kube-apiserver's
+        # credentials for webhooks, given by an admission configuration).
+        kubetest.openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days",
+                         "2", "-subj", "/CN=webhook-client-ca", "-keyout", "client-ca.key", "-out", "client-ca.crt",
+                         cwd=d)
+        kubetest.openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj",
+                         "/CN=kube-apiserver", "-keyout", "apiserver.key", "-out", "apiserver.csr", cwd=d)
+        kubetest.openssl("x509", "-req", "-in", "apiserver.csr", "-CA", "client-ca.crt", "-CAkey", "client-ca.key",
+                         "-CAcreateserial", "-days", "2", "-out", "apiserver.crt", cwd=d)
         cls.servers = {}
         for name in ("hook", "wrongname"):
             srv = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
@@ -94,6 +110,8 @@ class TestAdmissionChain(unittest.TestCase):
             srv.handle_error = lambda *a: None  # clients that gave up (timeouts, refused certificates)
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             ctx.load_cert_chain(os.path.join(d, name + ".crt"), os.path.join(d, name + ".key"))
+            ctx.load_verify_locations(os.path.join(d, "client-ca.crt"))
+            ctx.verify_mode = ssl.CERT_OPTIONAL  # asks; the calls without credentials present none
             srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
             threading.Thread(target=srv.serve_forever, daemon=True).start()
             cls.servers[name] = srv
@@ -111,6 +129,10 @@ class TestAdmissionChain(unittest.TestCase):
     def setUp(self):
         self.api.reset()
         del SEEN[:]
+        del PEERS[:]
+        self.api.load(self.cluster_objects())
+
+    def cluster_objects(self):
         objs = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n, "labels": l}}
                 for n, l in (("hooks", {}), ("app", {"team": "a"}), ("other", {"team": "b"}))]
         for svc, srv in (("hook", "hook"), ("wrongname", "wrongname")):
@@ -121,27 +143,84 @@ class TestAdmissionChain(unittest.TestCase):
                                       "ports": [{"name": "https", "port": self.servers[srv].server_address[1]}]}]})
         objs.append({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "empty", "namespace": "hooks"},
                      "spec": {"ports": [{"name": "https", "port": 443}]}})
-        self.api.load(objs)
+        return objs
 
-    def configs(self, kind, *cfgs):
-        self.api.load([{"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+    def configs(self, kind, *cfgs, api=None):
+        (api or self.api).load([{"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
                         "metadata": {"name": name}, "webhooks": hooks} for name, hooks in cfgs])
 
-    def request(self, method, path, body=None, ctype="application/json"):
-        req = urllib.request.Request(self.api.server + path, method=method,
+    def request(self, method, path, body=None, ctype="application/json", api=None):
+        api = api or self.api
+        req = urllib.request.Request(api.server + path, method=method,
                                      data=json.dumps(body).encode() if body is not None else None,
                                      headers={"Authorization": "Bearer tok-admin", "Content-Type": ctype})
-        ctx = ssl.create_default_context(cafile=self.api.path("ca.crt"))
+        ctx = ssl.create_default_context(cafile=api.path("ca.crt"))
         try:
             with urllib.request.urlopen(req, context=ctx, timeout=30) as r:
                 return r.status, json.loads(r.read()), r.headers
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read()), e.headers
 
-    def create_cm(self, ns="app", name="cm", labels=None, query=""):
+    def create_cm(self, ns="app", name="cm", labels=None, query="", api=None):
         return self.request("POST", "/api/v1/namespaces/%s/configmaps%s" % (ns, query),
                             {"apiVersion": "v1", "kind": "ConfigMap",
-                             "metadata": {"name": name, "labels": labels or {}}, "data": {"k": "v"}})
+                             "metadata": {"name": name, "labels": labels or {}}, "data": {"k": "v"}}, api=api)
+
+    def test_credentials_from_the_admission_configuration(self):
+        """kube-apiserver --admission-control-config-file: a kubeconfig whose users are named after
+        the webhooks' hosts; the exact <svc>.<ns>.svc entry gives the client certificate (paths
+        relative to the kubeconfig)."""
+        kubeconfig = os.path.join(self.api.dir, "webhooks.kubeconfig")
+        with open(kubeconfig, "w") as f:
+            json.dump({"apiVersion": "v1", "kind": "Config", "users": [
+                {"name": "hook.hooks.svc", "user": {"client-certificate": "apiserver.crt",
+                                                    "client-key": "apiserver.key"}},
+                {"name": "*.hooks.svc", "user": {"token": "tok-wildcard"}}]}, f)
+        config = os.path.join(self.api.dir, "admission.yaml")
+        with open(config, "w") as f:
+            json.dump({"apiVersion": "apiserver.config.k8s.io/v1", "kind": "AdmissionConfiguration", "plugins": [
+                {"name": plugin, "configuration": {"apiVersion": "apiserver.config.k8s.io/v1",
+                                                   "kind": "WebhookAdmissionConfiguration",
+                                                   "kubeConfigFile": kubeconfig}}
+                for plugin in ("ValidatingAdmissionWebhook", "MutatingAdmissionWebhook")]}, f)
+        api = kubetest.FakeApi(args=("--admission-control-config-file", config))
+        try:
+            api.load(self.cluster_objects())
+            self.configs("MutatingWebhookConfiguration", ("m", [hook_entry("m.example.com", "/label/m", ca=self.ca)]),
+                         api=api)
+            self.configs("ValidatingWebhookConfiguration", ("v", [hook_entry("v.example.com", "/allow", ca=self.ca)]),
+                         api=api)
+            code, obj, _ = self.create_cm(api=api)
+            self.assertEqual(code, 201, obj)
+            self.assertEqual(PEERS, [("kube-apiserver", None), ("kube-apiserver", None)])
+            # Without the admission configuration the same calls present nothing.
+            del PEERS[:]
+            self.configs("ValidatingWebhookConfiguration", ("v", [hook_entry("v.example.com", "/allow", ca=self.ca)]))
+            self.assertEqual(self.create_cm()[0], 201)
+            self.assertEqual(PEERS, [(None, None)])
+        finally:
+            api.close()
+
+    def test_credentials_name_lookup(self):
+        """Which users entry a webhook host gets: exact, then "*.<parent>" nearest first, then "*";
+        a Service port other than 443 is part of the name."""
+        users = {"hook.hooks.svc": {"token": "exact"}, "*.hooks.svc": {"token": "ns"}, "*.svc": {"token": "svc"},
+                 "*": {"token": "any"}, "hook.hooks.svc:8443": {"token": "port"}}
+        cases = [("hook.hooks.svc", "exact"), ("other.hooks.svc", "ns"), ("a.b.hooks.svc", "ns"),
+                 ("webhookd.istio-system.svc", "svc"), ("hook.hooks.svc:8443", "port"),
+                 ("other.hooks.svc:8443", "any"), ("webhooks.example.com", "any")]
+        saved = dict(fake_admission.WEBHOOK_USERS)
+        try:
+            fake_admission.WEBHOOK_USERS["ValidatingAdmissionWebhook"] = users
+            for target, want in cases:
+                self.assertEqual(fake_admission._webhook_user("ValidatingAdmissionWebhook", target).get("token"), want,
+                                 target)
+            self.assertEqual(fake_admission._webhook_user("MutatingAdmissionWebhook", "hook.hooks.svc"), {})
+            del users["*"]
+            self.assertEqual(fake_admission._webhook_user("ValidatingAdmissionWebhook", "x.example.com"), {})
+        finally:
+            fake_admission.WEBHOOK_USERS.clear()
+            fake_admission.WEBHOOK_USERS.update(saved)
 
     def test_mutating_in_name_order_then_validating(self):
         self.configs("MutatingWebhookConfiguration",

@@ -115,6 +115,69 @@ static void test_endpoint_prefixes(void **state)
     assert_int_equal(fx->validate.calls, 2);
 }
 
+/* --client-ca-file: the rule per path and per certificate verdict. */
+static void test_client_cert(void **state)
+{
+    static const struct {
+        wh_http_client_cert cert;
+        const char *method, *path;
+        int status, monitoring;
+        const char *body_start;
+    } cases[] = {
+        {WH_CLIENT_CERT_NONE, "POST", "/inject", 403, 0, "client certificate required"},
+        {WH_CLIENT_CERT_NONE, "POST", "/validate/x", 403, 0, "client certificate required"},
+        {WH_CLIENT_CERT_NONE, "GET", "/metrics", 403, 0, NULL},
+        {WH_CLIENT_CERT_NONE, "GET", "/version", 403, 0, NULL},
+        {WH_CLIENT_CERT_NONE, "GET", "/elsewhere", 403, 0, NULL},
+        {WH_CLIENT_CERT_NONE, "GET", "/healthz", 200, 0, "ok\n"},
+        {WH_CLIENT_CERT_NONE, "GET", "/readyz", 200, 0, "readyz check passed\n"}, /* no details */
+        {WH_CLIENT_CERT_NONE, "GET", "/metrics", 200, 1, "# HELP"},               /* the monitoring port */
+        {WH_CLIENT_CERT_NONE, "GET", "/readyz", 200, 1, "[+]certificates ok"},
+        {WH_CLIENT_CERT_EXPIRED, "POST", "/inject", 403, 0, "client certificate refused (certificate has expired)"},
+        {WH_CLIENT_CERT_UNTRUSTED, "POST", "/inject", 403, 0, "client certificate refused"},
+        {WH_CLIENT_CERT_INVALID, "GET", "/metrics", 403, 0, "client certificate refused"},
+        {WH_CLIENT_CERT_UNTRUSTED, "GET", "/healthz", 200, 0, "ok\n"},
+        {WH_CLIENT_CERT_VERIFIED, "POST", "/inject", 200, 0, "inject /inject /inject"},
+        {WH_CLIENT_CERT_VERIFIED, "GET", "/metrics", 200, 0, "# HELP"},
+        {WH_CLIENT_CERT_VERIFIED, "GET", "/readyz", 200, 0, "[+]certificates ok"},
+        {WH_CLIENT_CERT_VERIFIED, "GET", "/elsewhere", 404, 0, NULL},
+    };
+    fixture *fx = *state;
+    wh_buf text = WH_BUF_INIT;
+    size_t i;
+
+    /* Off by default: no certificate needed. */
+    expect(fx, "POST", "/inject", 200, NULL);
+    assert_int_equal(wh_router_require_client_cert(fx->router, NULL), WH_OK);
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        wh_http_request req = {.method = cases[i].method, .path = cases[i].path, .path_len = strlen(cases[i].path)};
+        wh_http_response res = {0};
+
+        req.client_cert = cases[i].cert;
+        if (cases[i].cert == WH_CLIENT_CERT_EXPIRED)
+            req.client_cert_error = "certificate has expired";
+        if (cases[i].monitoring)
+            wh_router_serve_monitoring(fx->router, &req, &res);
+        else
+            wh_router_serve(fx->router, &req, &res);
+        assert_int_equal(res.status, cases[i].status);
+        if (cases[i].body_start != NULL) {
+            assert_non_null(res.body.data);
+            assert_memory_equal(res.body.data, cases[i].body_start, strlen(cases[i].body_start));
+        }
+        wh_buf_free(&res.body);
+    }
+    assert_int_equal(fx->inject.calls, 2);
+    wh_metrics_render(fx->metrics, &text);
+    assert_non_null(
+        strstr(text.data, "webhookd_client_certificate_refusals_total{path=\"/inject\",reason=\"missing\"} 1\n"));
+    assert_non_null(
+        strstr(text.data, "webhookd_client_certificate_refusals_total{path=\"other\",reason=\"missing\"} 1\n"));
+    assert_non_null(
+        strstr(text.data, "webhookd_client_certificate_refusals_total{path=\"/inject\",reason=\"expired\"} 1\n"));
+    wh_buf_free(&text);
+}
+
 static void test_methods(void **state)
 {
     fixture *fx = *state;
@@ -263,6 +326,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_readiness, setup, teardown),
         cmocka_unit_test_setup_teardown(test_body_cap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_review_metrics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client_cert, setup, teardown),
         cmocka_unit_test(test_not_configured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -107,8 +107,7 @@ int main(int argc, char **argv)
     if (argc == 4 && strcmp(argv[1], "diff") == 0) {
         if ((a = load(argv[2])) == NULL || (b = load(argv[3])) == NULL)
             goto out;
-        if (wh_inject_json_diff(a, b, &ops, &err) != WH_OK)
-            goto fail;
+        ops = wh_inject_json_diff(a, b);
         status = print(ops);
         goto out;
     }

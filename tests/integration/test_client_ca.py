@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""--client-ca-file (issue #15, finding 8): webhookd serves its admission
+paths and /metrics only to callers whose TLS client certificate verifies
+against the configured CAs, keeps /healthz and /readyz open for the kubelet,
+and picks up a rotated CA bundle without a restart.
+
+The real binary over real TLS (Python's ssl, OpenSSL underneath); the
+certificates are made by the openssl command for each run.  TestClientCACases
+replays client_ca/cases.yaml (certificate presented, TLS version, request ->
+status, body); TestClientCARotation rotates the bundle the way the kubelet
+updates a mounted Secret (a new timestamped directory, then an atomic swap of
+the ..data symlink) while clients keep calling.
+"""
+import os
+import re
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+import yaml
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from whtest import Server, client_context, connect, request, review, scaled  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OPENSSL_NEWKEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+
+
+class PKI:
+    """A throw-away PKI in a directory, made with the openssl command."""
+
+    def __init__(self, directory):
+        self.dir = directory
+
+    def _path(self, name, ext):
+        return os.path.join(self.dir, "%s.%s" % (name, ext))
+
+    def _run(self, *args):
+        subprocess.run(["openssl"] + list(args), check=True, capture_output=True)
+
+    def root(self, name):
+        """A self-signed CA (openssl req -x509 marks it CA:TRUE)."""
+        crt, key = self._path(name, "crt"), self._path(name, "key")
+        self._run("req", "-x509", *OPENSSL_NEWKEY, "-days", "3", "-subj", "/CN=" + name, "-keyout", key,
+                  "-out", crt)
+        return crt, key
+
+    def issue(self, name, ca, days=2, ext="basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n"):
+        """A certificate for `name` signed by `ca` ((crt, key)); days=-1 is already expired."""
+        crt, key, csr, extfile = (self._path(name, "crt"), self._path(name, "key"), self._path(name, "csr"),
+                                  self._path(name, "ext"))
+        with open(extfile, "w") as f:
+            f.write(ext)
+        self._run("req", *OPENSSL_NEWKEY, "-subj", "/CN=" + name, "-keyout", key, "-out", csr)
+        self._run("x509", "-req", "-in", csr, "-CA", ca[0], "-CAkey", ca[1], "-days", str(days), "-extfile", extfile,
+                  "-out", crt)
+        return crt, key
+
+    def bundle(self, name, *crts):
+        path = self._path(name, "pem")
+        with open(path, "w") as out:
+            for crt in crts:
+                with open(crt) as f:
+                    out.write(f.read())
+        return path
+
+
+def tls_context(cert=None, tls=None):
+    ctx = client_context()
+    if cert is not None:
+        ctx.load_cert_chain(cert[0], cert[1])
+    if tls == "1.2":
+        ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+    return ctx
+
+
+def call(port, ctx, method, path, body=None):
+    with connect(port, ctx) as s:
+        return request(s, method, path, body)
+
+
+class TestClientCACases(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        pki = PKI(cls.tmp.name)
+        ca, other = pki.root("client-ca"), pki.root("other-ca")
+        inter = pki.issue("intermediate", ca,
+                          ext="basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n")
+        chain_leaf = pki.issue("chain", inter)
+        cls.certs = {
+            "none": None,
+            "good": pki.issue("good", ca),
+            "other_ca": pki.issue("other", other),
+            "expired": pki.issue("expired", ca, days=-1),
+            "server_only": pki.issue("server-only", ca,
+                                     ext="basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"),
+            # the leaf followed by its intermediate, as a client sends its chain
+            "chain": (pki.bundle("chain-full", chain_leaf[0], inter[0]), chain_leaf[1]),
+        }
+        cls.server = Server("--client-ca-file=" + ca[0])
+        cls.server.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.__exit__(None)
+        cls.tmp.cleanup()
+
+    def test_cases(self):
+        with open(os.path.join(HERE, "client_ca", "cases.yaml")) as f:
+            cases = yaml.safe_load(f)
+        self.assertGreater(len(cases), 20)
+        for case in cases:
+            with self.subTest(**{k: case[k] for k in ("cert", "method", "path") if k in case}, tls=case.get("tls")):
+                ctx = tls_context(self.certs[case["cert"]], case.get("tls"))
+                body = review() if case.get("review") else (b"{}" if case["method"] == "POST" else None)
+                status, _, text = call(self.server.port, ctx, case["method"], case["path"], body)
+                self.assertEqual(status, case["status"], text)
+                if "body" in case:
+                    if case.get("exact"):
+                        self.assertEqual(text.decode(), case["body"])
+                    else:
+                        self.assertTrue(text.decode().startswith(case["body"]), text)
+                if case.get("review"):
+                    self.assertIn(b'"kind":"AdmissionReview"', text)
+
+    def test_refusals_are_counted_and_logged(self):
+        good = tls_context(self.certs["good"])
+        call(self.server.port, tls_context(self.certs["other_ca"]), "POST", "/validate", b"{}")
+        _, _, text = call(self.server.port, good, "GET", "/metrics")
+        text = text.decode()
+        self.assertRegex(text, r'webhookd_client_certificate_refusals_total\{path="/validate",reason="untrusted"\} [1-9]')
+        self.assertRegex(text, r'webhookd_client_certificate_refusals_total\{path="/inject",reason="missing"\} [1-9]')
+        self.assertRegex(text, r'webhookd_client_ca_loads_total\{result="success"\} 1\b')
+        refusals = [r for r in self.server.records() if r.get("msg", "").startswith("request refused")]
+        self.assertTrue(refusals, self.server.log())
+        self.assertIn(refusals[0]["reason"], ("missing", "untrusted", "expired", "invalid"))
+
+    def test_monitoring_listener_needs_no_certificate(self):
+        with Server("--client-ca-file=" + os.path.join(self.tmp.name, "client-ca.crt"),
+                    "--monitoring-listen=127.0.0.1:0") as s:
+            rec = s.wait_log("monitoring listening")
+            port = int(rec["address"].rsplit(":", 1)[1])
+            with socket.create_connection(("127.0.0.1", port), timeout=scaled(5)) as raw:
+                status, _, text = request(raw, "GET", "/metrics")
+            self.assertEqual(status, 200)
+            self.assertIn(b"webhookd_client_ca_loads_total", text)
+
+
+class TestClientCAErrors(unittest.TestCase):
+    def test_unusable_bundle_stops_start_up(self):
+        with tempfile.TemporaryDirectory() as d:
+            cases = {"missing": os.path.join(d, "absent.pem"), "garbage": os.path.join(d, "garbage.pem"),
+                     "key only": os.path.join(d, "key.pem")}
+            with open(cases["garbage"], "w") as f:
+                f.write("-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n")
+            subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", cases["key only"]], check=True,
+                           capture_output=True)
+            for what, path in cases.items():
+                with self.subTest(what):
+                    p = subprocess.run([os.environ.get("WEBHOOKD", "webhookd"), "--listen=127.0.0.1:0",
+                                        "--client-ca-file=" + path], capture_output=True, text=True,
+                                       timeout=scaled(20))
+                    self.assertEqual(p.returncode, 1, p.stderr)
+                    self.assertIn("--client-ca-file " + path, p.stderr)
+
+
+class Kubelet:
+    """A Secret/ConfigMap volume the way the kubelet writes it: ca.crt ->
+    ..data/ca.crt, ..data -> ..<timestamp>/, swapped by one rename."""
+
+    def __init__(self, directory):
+        self.dir = directory
+        self.n = 0
+        os.symlink("..data/ca.crt", os.path.join(directory, "ca.crt"))
+
+    @property
+    def path(self):
+        return os.path.join(self.dir, "ca.crt")
+
+    def publish(self, pem_file):
+        self.n += 1
+        version = "..2026_11_26_%02d" % self.n
+        os.mkdir(os.path.join(self.dir, version))
+        with open(pem_file) as src, open(os.path.join(self.dir, version, "ca.crt"), "w") as dst:
+            dst.write(src.read())
+        os.symlink(version, os.path.join(self.dir, "..data_tmp"))
+        os.rename(os.path.join(self.dir, "..data_tmp"), os.path.join(self.dir, "..data"))
+
+
+class TestClientCARotation(unittest.TestCase):
+    def test_rotation_under_load(self):
+        with tempfile.TemporaryDirectory() as d:
+            pki = PKI(d)
+            old_ca, new_ca = pki.root("old-ca"), pki.root("new-ca")
+            old_cert, new_cert = pki.issue("apiserver-old", old_ca), pki.issue("apiserver-new", new_ca)
+            volume_dir = os.path.join(d, "volume")
+            os.mkdir(volume_dir)
+            volume = Kubelet(volume_dir)
+            volume.publish(old_ca[0])
+            contexts = {"old": tls_context(old_cert), "new": tls_context(new_cert)}
+
+            with Server("--client-ca-file=" + volume.path, "--cert-check-interval=100ms") as server:
+                state = {"cert": "old", "stop": False, "ok": 0, "failures": []}
+                lock = threading.Lock()
+                body = review()
+
+                def load(keep_alive):
+                    sock, sock_cert = None, None
+                    while not state["stop"]:
+                        cert = state["cert"]
+                        try:
+                            if keep_alive:
+                                if sock is None or sock_cert != cert:
+                                    if sock is not None:
+                                        sock.close()
+                                    sock, sock_cert = connect(server.port, contexts[cert]), cert
+                                status, _, text = request(sock, "POST", "/validate", body)
+                            else:
+                                status, _, text = call(server.port, contexts[cert], "POST", "/validate", body)
+                        except (OSError, ConnectionError) as e:
+                            status, text, sock = None, repr(e).encode(), None
+                        with lock:
+                            if status == 200:
+                                state["ok"] += 1
+                            else:
+                                state["failures"].append((cert, status, text[:200]))
+                    if sock is not None:
+                        sock.close()
+
+                threads = [threading.Thread(target=load, args=(i == 0,)) for i in range(4)]
+                for t in threads:
+                    t.start()
+
+                def until(cert, want, timeout=5):
+                    """Poll new connections with `cert` until /validate answers `want`."""
+                    deadline = time.time() + scaled(timeout)
+                    while time.time() < deadline:
+                        if call(server.port, contexts[cert], "POST", "/validate", body)[0] == want:
+                            return time.time()
+                        time.sleep(0.02)
+                    self.fail("%s certificate never got %d; log:\n%s" % (cert, want, server.log()))
+
+                try:
+                    time.sleep(scaled(0.3))
+                    self.assertEqual(call(server.port, contexts["new"], "POST", "/validate", body)[0], 403)
+                    # 1. both CAs: the new client certificate is honoured without a restart
+                    t0 = time.time()
+                    volume.publish(pki.bundle("both", old_ca[0], new_ca[0]))
+                    took = until("new", 200) - t0
+                    # 2. the API server moves to its new certificate
+                    state["cert"] = "new"
+                    time.sleep(scaled(0.3))
+                    # 3. the old CA goes: its certificates are refused on new connections
+                    volume.publish(new_ca[0])
+                    until("old", 403)
+                    time.sleep(scaled(0.3))
+                    # 4. a damaged bundle keeps the last good one
+                    with open(os.path.join(d, "damaged.pem"), "w") as f:
+                        f.write("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
+                    volume.publish(os.path.join(d, "damaged.pem"))
+                    server.wait_log("certificate reload failed; keeping the previous certificate")
+                    time.sleep(scaled(0.3))
+                finally:
+                    state["stop"] = True
+                    for t in threads:
+                        t.join(scaled(20))
+                self.assertEqual(state["failures"], [])
+                self.assertGreater(state["ok"], 20)
+                self.assertLess(took, scaled(2))
+                self.assertEqual(call(server.port, contexts["old"], "POST", "/validate", body)[0], 403)
+                _, _, text = call(server.port, contexts["new"], "GET", "/metrics")
+                text = text.decode()
+                self.assertRegex(text, r'webhookd_client_ca_loads_total\{result="success"\} 3\b')
+                self.assertRegex(text, r'webhookd_client_ca_loads_total\{result="failure"\} 1\b')
+                self.assertTrue(re.search(r"client CA file change", server.log()), server.log())
+
+
+if __name__ == "__main__":
+    unittest.main()
