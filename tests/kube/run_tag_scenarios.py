@@ -206,8 +206,9 @@ def subset(expected, actual, path="", errors=None):
 
 
 def get_path(obj, path):
-    """The value at a "spec/0/name" path (as the scenarios write them), or None."""
-    return fakeapi.get_path(obj, path.split("/"))
+    """The value at a "spec/0/name" path (as the scenarios write them; "~1" is "/" in a step, as in
+    `then`), or None."""
+    return fakeapi.get_path(obj, [step.replace("~1", "/") for step in path.split("/")])
 
 
 def output_errors(p, exp):
