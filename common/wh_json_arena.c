@@ -59,8 +59,8 @@ struct wh_json_arena_chunk {
 
 static _Thread_local wh_json_arena *current;
 
-/* A new chunk big enough for `need` bytes; 0 when out of memory or over
- * the scope's budget (the caller then falls back to malloc). */
+/* A new chunk big enough for `need` bytes; 0 when it would go over the
+ * scope's budget (the caller then falls back to malloc). */
 static int grow(wh_json_arena *a, size_t need)
 {
     size_t size = a->chunks == NULL ? FIRST_CHUNK : a->chunks->size * 2;
@@ -70,8 +70,9 @@ static int grow(wh_json_arena *a, size_t need)
         size = MAX_CHUNK;
     if (size < need)
         size = need;
-    if (a->reserved + size > WH_JSON_ARENA_MAX || (c = wh_malloc(sizeof(*c) + size)) == NULL)
+    if (a->reserved + size > WH_JSON_ARENA_MAX)
         return 0;
+    c = wh_malloc(sizeof(*c) + size);
     VALGRIND_MAKE_MEM_NOACCESS(c->data, size);
     c->size = size;
     c->next = a->chunks;

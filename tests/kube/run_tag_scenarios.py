@@ -206,7 +206,7 @@ def subset(expected, actual, path="", errors=None):
 
 def get_path(obj, path):
     cur = obj
-    for p in path.split("/"):
+    for p in [step.replace("~1", "/") for step in path.split("/")]:  # "~1" is "/" in a step, as in `then`
         if isinstance(cur, list):
             cur = cur[int(p)] if p.isdigit() and int(p) < len(cur) else None
         elif isinstance(cur, dict):
