@@ -14,7 +14,6 @@
 #define _GNU_SOURCE /* strptime, timegm */
 #include <ctype.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,18 +46,6 @@ static void on_interrupt(int sig)
     interrupted = 1;
 }
 
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("Error: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return 1;
-}
-
 static const char *str(const json_t *o, const char *k)
 {
     const char *s = json_string_value(json_object_get(o, k));
@@ -88,9 +75,9 @@ static int load(const wh_ctl_args *a, const char *only_ns, wh_kube_client **c, i
 
     signal(SIGPIPE, SIG_IGN); /* libcurl runs with CURLOPT_NOSIGNAL */
     if (wh_ctl_kube_client(a, c, &err) != WH_OK || inv_load(*c, wh_ctl_string(a, "istioNamespace"), cl, &err) != WH_OK)
-        return fail("%s", wh_err_msg(&err));
+        return wh_ctl_fail("%s", wh_err_msg(&err));
     if (only_ns != NULL && !has_namespace(cl, only_ns))
-        return fail("namespace \"%s\" not found", only_ns);
+        return wh_ctl_fail("namespace \"%s\" not found", only_ns);
     *inv = inv_build(cl, only_ns);
     return 0;
 }
@@ -287,9 +274,9 @@ static int run_describe(const wh_ctl_args *a)
     if ((rc = load(a, namespace_filter(a), &c, &cl, &inv)) != 0)
         goto out;
     if ((rev = inv_find_revision(inv, a->args[0])) == NULL) {
-        rc = fail("revision \"%s\" not found: no injector ConfigMap, injector webhook, tag or pod names it "
-                  "(webhookctl revision list shows the revisions)",
-                  a->args[0]);
+        rc = wh_ctl_fail("revision \"%s\" not found: no injector ConfigMap, injector webhook, tag or pod names it "
+                         "(webhookctl revision list shows the revisions)",
+                         a->args[0]);
         goto out;
     }
     doc = json_deep_copy(rev);
@@ -343,34 +330,23 @@ out:
 
 /* ---- confirmation ------------------------------------------------------------------ */
 
-/* -y, or a "y" typed on a terminal.  Without a terminal nobody can answer:
- * refuse instead of guessing (1 yes, 0 no, -1 refused with a message). */
-static int confirm(const wh_ctl_args *a, const char *question)
+/* -y, or a "y" typed on a terminal: 1 to go ahead.  Otherwise 0, with *rc = 0
+ * when the user said no, and *rc untouched when nobody could answer (no
+ * terminal: refused with a message rather than guessed). */
+static int confirmed(const wh_ctl_args *a, int *rc)
 {
-    char line[64];
-
     if (wh_ctl_bool(a, "skip-confirmation"))
         return 1;
     if (!isatty(STDIN_FILENO)) {
-        fail("refusing to change the cluster without confirmation: standard input is not a terminal. Review the "
-             "plan with --dry-run, then run again with -y (--skip-confirmation)");
-        return -1;
+        wh_ctl_fail("refusing to change the cluster without confirmation: standard input is not a terminal. Review the "
+                    "plan with --dry-run, then run again with -y (--skip-confirmation)");
+        return 0;
     }
-    for (;;) {
-        printf("%s [y/N] ", question);
-        fflush(stdout);
-        if (fgets(line, sizeof(line), stdin) == NULL) {
-            putchar('\n');
-            return 0;
-        }
-        line[strcspn(line, "\r\n")] = '\0';
-        for (char *p = line; *p; p++)
-            *p = (char)tolower((unsigned char)*p);
-        if (strcmp(line, "y") == 0 || strcmp(line, "yes") == 0)
-            return 1;
-        if (strcmp(line, "n") == 0 || strcmp(line, "no") == 0 || line[0] == '\0')
-            return 0;
-    }
+    if (wh_ctl_ask("Proceed? [y/N] "))
+        return 1;
+    printf("Aborting: nothing was changed.\n");
+    *rc = 0;
+    return 0;
 }
 
 /* ---- rollouts (kubectl rollout status, per kind) ------------------------------------- */
@@ -652,7 +628,7 @@ static int lease_acquire_all(wh_kube_client *c, lease_ctx *l, const json_t *chos
         l->ns = json_string_value(json_array_get(chosen, i));
         if (wh_kube_update_retry(c, &wh_kube_namespaces, NULL, l->ns, lease_take, l, "webhookctl", NULL, &err) !=
             WH_OK) {
-            fail("%s\nNothing was changed.", wh_err_msg(&err));
+            wh_ctl_fail("%s\nNothing was changed.", wh_err_msg(&err));
             lease_release_all(c, l, chosen, i);
             return 1;
         }
@@ -721,12 +697,13 @@ static int choose_namespaces(const wh_ctl_args *a, inv_cluster *cl, migrate_plan
         if (dup)
             continue;
         if (labels == NULL)
-            return fail("namespace \"%s\" not found", wanted[i]);
+            return wh_ctl_fail("namespace \"%s\" not found", wanted[i]);
         if (inj != NULL && strcmp(inj, "enabled") != 0)
-            return fail("namespace \"%s\" is labelled %s=%s: injection is switched off there. Migrating it would "
-                        "switch it on; if that is what you want, remove the label first (kubectl label namespace %s "
-                        "%s-)",
-                        wanted[i], INJECTION_LABEL, inj, wanted[i], INJECTION_LABEL);
+            return wh_ctl_fail(
+                "namespace \"%s\" is labelled %s=%s: injection is switched off there. Migrating it would "
+                "switch it on; if that is what you want, remove the label first (kubectl label namespace %s "
+                "%s-)",
+                wanted[i], INJECTION_LABEL, inj, wanted[i], INJECTION_LABEL);
         json_array_append_new(chosen, json_string(wanted[i]));
     }
     if (!wh_ctl_bool(a, "all-namespaces"))
@@ -866,9 +843,10 @@ static int relabel(wh_kube_client *c, const migrate_plan *p, size_t *done)
         wh_err err = {0};
         if (wh_kube_patch(c, &wh_kube_namespaces, NULL, str(e, "name"), WH_KUBE_PATCH_MERGE,
                           json_object_get(e, "patch"), "webhookctl", 0, NULL, &err) != WH_OK) {
-            fail("cannot relabel namespace %s: %s\n%zu of %zu namespaces were relabelled; run the same command again "
-                 "to continue",
-                 str(e, "name"), wh_err_msg(&err), *done, json_array_size(p->relabel));
+            wh_ctl_fail(
+                "cannot relabel namespace %s: %s\n%zu of %zu namespaces were relabelled; run the same command again "
+                "to continue",
+                str(e, "name"), wh_err_msg(&err), *done, json_array_size(p->relabel));
             return 1;
         }
         (*done)++;
@@ -1187,9 +1165,10 @@ static int run_migrate(const wh_ctl_args *a)
     p.to = to;
     p.target_rev = diag_injecting_revision(cl.mwcs, probe, none, NULL, NULL);
     if (p.target_rev == NULL) {
-        fail("no injector serves \"%s\": it is neither an installed revision nor a revision tag (webhookctl revision "
-             "list shows both)",
-             to);
+        wh_ctl_fail(
+            "no injector serves \"%s\": it is neither an installed revision nor a revision tag (webhookctl revision "
+            "list shows both)",
+            to);
         goto out;
     }
     if ((rc = choose_namespaces(a, &cl, &p, chosen)) != 0)
@@ -1259,16 +1238,8 @@ static int run_migrate(const wh_ctl_args *a)
         rc = 0;
         goto out;
     }
-    switch (confirm(a, "Proceed?")) {
-    case 1:
-        break;
-    case 0:
-        printf("Aborting: nothing was changed.\n");
-        rc = 0;
+    if (!confirmed(a, &rc))
         goto out;
-    default:
-        goto out;
-    }
     lease_holder(holder, sizeof(holder));
     lease.holder = holder;
     lease.to = to;
@@ -1398,9 +1369,10 @@ static int run_remove(const wh_ctl_args *a)
         goto out;
     rc = 1;
     if ((rev = inv_find_revision(inv, name)) == NULL) {
-        fail("revision \"%s\" not found: no injector ConfigMap, injector webhook, tag or pod names it (webhookctl "
-             "revision list shows the revisions)",
-             name);
+        wh_ctl_fail(
+            "revision \"%s\" not found: no injector ConfigMap, injector webhook, tag or pod names it (webhookctl "
+            "revision list shows the revisions)",
+            name);
         goto out;
     }
     nss = namespace_details(&cl, rev, NULL);
@@ -1459,16 +1431,8 @@ static int run_remove(const wh_ctl_args *a)
         if (wh_ctl_bool(a, "dry-run")) {
             printf("Dry run: nothing was changed.\n");
         } else {
-            switch (confirm(a, "Proceed?")) {
-            case 1:
-                break;
-            case 0:
-                printf("Aborting: nothing was changed.\n");
-                rc = 0;
+            if (!confirmed(a, &rc))
                 goto out;
-            default:
-                goto out;
-            }
             json_array_foreach(json_object_get(rev, "tags"), i, v)
             {
                 if (tag_delete_objects(c, istio_ns, json_string_value(v), NULL, NULL) != 0)
@@ -1480,7 +1444,8 @@ static int run_remove(const wh_ctl_args *a)
                 wh_err err = {0};
                 wh_code dc = wh_kube_delete(c, &wh_kube_mutating_webhooks, NULL, meta(it, "name"), &err);
                 if (dc != WH_OK && dc != WH_E_NOTFOUND) {
-                    fail("cannot delete MutatingWebhookConfiguration %s: %s", meta(it, "name"), wh_err_msg(&err));
+                    wh_ctl_fail("cannot delete MutatingWebhookConfiguration %s: %s", meta(it, "name"),
+                                wh_err_msg(&err));
                     goto out;
                 }
                 printf("MutatingWebhookConfiguration %s removed\n", meta(it, "name"));
@@ -1505,13 +1470,7 @@ out:
 
 /* ---- commands -------------------------------------------------------------------------- */
 
-static const wh_ctl_flag output_flags[] = {
-    {.name = "output",
-     .shorthand = 'o',
-     .type = WH_CTL_STRING,
-     .usage = "Output format: table, json or yaml",
-     .def = "table"},
-};
+static const wh_ctl_flag output_flags[] = {WH_CTL_OUTPUT_FLAG};
 
 static const wh_ctl_flag migrate_flags[] = {
     {.name = "all-namespaces",
