@@ -5,6 +5,7 @@
  * is parsed ahead of time so that a request only renders.
  */
 #include "wh_inject_revision.h"
+#include "wh_inject_proxyconfig.h"
 
 #include "wh_go.h"
 #include "wh_inject_pod.h"

@@ -29,12 +29,9 @@ import sys
 # licence: remove it with the change that breaks the cycle.
 ALLOWED = {
     frozenset("handlers/inject/" + m for m in (
-        "wh_inject_proxyconfig", "wh_inject_proxyconfig_merge", "wh_inject_render", "wh_inject_render_data",
-        "wh_inject_render_derive",
-        "wh_inject_render_funcs", "wh_inject_render_validate", "wh_inject_revision", "wh_inject_settings")):
-        "wh_inject_revision.h declares what revision.c, settings.c and proxyconfig.c define, and a revision "
-        "builds its template sets with the render stage's function table (wh_inject_funcs); goes when the "
-        "shared revision header is cut per module and the function table is handed to the revision load",
+        "wh_inject_render_data", "wh_inject_render_funcs", "wh_inject_render_int", "wh_inject_revision")):
+        "a revision parses its templates with the render stage's function table (wh_inject_funcs) when it "
+        "loads; goes when loading a revision moves above the render stage",
 }
 
 
