@@ -4,7 +4,7 @@
  * toYaml, otelResourceAttributes, ...), with Go's argument types and Istio's
  * exact output, for the templates of every Istio release from 1.20 on.
  */
-#include "wh_inject_revision.h"
+#include "wh_inject_render_funcs.h"
 #include "wh_inject_render_int.h"
 #include "wh_inject_proxyconfig.h"
 

@@ -33,23 +33,6 @@
 
 typedef struct wh_inject_revision wh_inject_revision; /* immutable, refcounted */
 
-/* Load a revision from the bytes of its three files (config YAML, values
- * JSON, mesh YAML; mesh may be NULL/empty = defaults).  Parses every
- * template.  *out is a new reference. */
-wh_code wh_inject_revision_load(const char *name, const char *config, size_t config_len, const char *values,
-                                size_t values_len, const char *mesh, size_t mesh_len, wh_inject_revision **out,
-                                wh_err *err);
-/* The same, saying which Istio release the revision is (hints in the order of
- * wh_inject_release_detect; hints->values is ignored, the revision's own
- * values are used).  wh_inject_revision_load finds the release from
- * values.global.tag alone. */
-wh_code wh_inject_revision_load_release(const char *name, const char *config, size_t config_len, const char *values,
-                                        size_t values_len, const char *mesh, size_t mesh_len,
-                                        const wh_release_hints *hints, wh_inject_revision **out, wh_err *err);
-/* The revision compiled into the binary (our own template, values, mesh).
- * New reference, named `name` (NULL: "default"). */
-wh_code wh_inject_revision_embedded(const char *name, wh_inject_revision **out, wh_err *err);
-
 wh_inject_revision *wh_inject_revision_ref(wh_inject_revision *rev);
 void wh_inject_revision_unref(wh_inject_revision *rev); /* NULL is fine */
 
@@ -68,6 +51,18 @@ int wh_inject_revision_status_port(const wh_inject_revision *rev);
 const wh_inject_release *wh_inject_revision_release(const wh_inject_revision *rev);
 
 /* Inside handlers/inject: the revision's parsed files, for the stages. */
+/* A revision's templates, each parsed into its own set (wh_inject_revision_load.c). */
+struct tmpl_entry {
+    char *name;
+    wh_tmpl_set *set;
+};
+
+/* The parsed templates, sorted by name. */
+struct wh_inject_tmpls {
+    size_t n;
+    struct tmpl_entry *e;
+};
+
 struct wh_inject_revision {
     atomic_int refs;
     char *name;
@@ -84,12 +79,6 @@ struct wh_inject_revision {
     struct wh_inject_tmpls *templates; /* every template parsed, each its own set */
     wh_inject_release release;         /* the Istio release whose behaviour applies */
 };
-
-/* The functions istiod adds to Sprig for its templates (defined with the
- * render stage, wh_inject_render_funcs.c): a revision's templates are
- * parsed against them when it loads. */
-extern const wh_tmpl_func wh_inject_funcs[];
-extern const size_t wh_inject_nfuncs;
 
 /* The parsed template `name` of a revision, or NULL. */
 const wh_tmpl_set *wh_inject_revision_template(const wh_inject_revision *rev, const char *name);

@@ -28,10 +28,6 @@ import sys
 # grows, shrinks or appears anywhere else fails the test; each entry is work left (issue #14), not a
 # licence: remove it with the change that breaks the cycle.
 ALLOWED = {
-    frozenset("handlers/inject/" + m for m in (
-        "wh_inject_render_data", "wh_inject_render_funcs", "wh_inject_render_int", "wh_inject_revision")):
-        "a revision parses its templates with the render stage's function table (wh_inject_funcs) when it "
-        "loads; goes when loading a revision moves above the render stage",
 }
 
 

@@ -18,6 +18,7 @@
 #include "wh_inject_render.h"
 #include "wh_inject_render_int.h"
 #include "wh_inject_shape.h"
+#include "wh_inject_revision_load.h"
 #include "wh_yaml.h"
 
 static int failures;
