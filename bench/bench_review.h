@@ -37,7 +37,7 @@ static inline void bench_serve(const char *path, const wh_buf *body, wh_admit_fn
     req.content_type_len = strlen(req.content_type);
     req.body = body->data;
     req.body_len = body->len;
-    wh_admission_serve(&req, admit, ctx, &res, NULL);
+    wh_admission_serve(NULL, &req, admit, ctx, &res, NULL);
     wh_buf_free(&res.body);
 }
 

@@ -137,7 +137,7 @@ static double attempt(wh_certs_patcher *p, attempt_state *st, const char *ca, si
         wh_buf_printf(&status, "failing: attempt %d at %s (%s) failed, retry in %s: %s", st->failures, when, why, retry,
                       wh_err_msg(&err));
     }
-    publish(p, status.data != NULL ? status.data : "out of memory");
+    publish(p, status.data); /* both branches printed it */
     wh_buf_free(&raw);
     wh_buf_free(&report);
     wh_buf_free(&status);
@@ -229,7 +229,7 @@ wh_code wh_certs_patcher_start(const wh_certs_patcher_config *cfg, wh_certs_patc
     return WH_OK;
 }
 
-wh_code wh_certs_patcher_set_ca(wh_certs_patcher *p, const char *ca_pem, size_t len, const char *why)
+void wh_certs_patcher_set_ca(wh_certs_patcher *p, const char *ca_pem, size_t len, const char *why)
 {
     char *copy = wh_malloc(len + 1);
 
@@ -243,7 +243,6 @@ wh_code wh_certs_patcher_set_ca(wh_certs_patcher *p, const char *ca_pem, size_t 
     p->why = why;
     pthread_cond_signal(&p->cond);
     pthread_mutex_unlock(&p->lock);
-    return WH_OK;
 }
 
 void wh_certs_patcher_kick(wh_certs_patcher *p, const char *why)

@@ -45,7 +45,7 @@ wh_code wh_certs_patcher_start(const wh_certs_patcher_config *cfg, wh_certs_patc
 
 /* Hand over the CA bundle to publish (PEM, copied) and patch now.  `why`
  * (a static string: "startup", "certificate reload") goes to the logs. */
-wh_code wh_certs_patcher_set_ca(wh_certs_patcher *p, const char *ca_pem, size_t len, const char *why);
+void wh_certs_patcher_set_ca(wh_certs_patcher *p, const char *ca_pem, size_t len, const char *why);
 
 /* Check and patch now with the current CA (no-op before the first CA). */
 void wh_certs_patcher_kick(wh_certs_patcher *p, const char *why);

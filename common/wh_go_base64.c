@@ -40,7 +40,9 @@ void wh_go_base64(wh_buf *out, const void *data, size_t len)
     for (; i + 8 <= len; i += 6) {
         uint64_t w;
         memcpy(&w, p + i, 8);
+#if __BYTE_ORDER__ != __ORDER_BIG_ENDIAN__
         w = __builtin_bswap64(w);
+#endif
         memcpy(dst, pairs[(w >> 52) & 4095], 2);
         memcpy(dst + 2, pairs[(w >> 40) & 4095], 2);
         memcpy(dst + 4, pairs[(w >> 28) & 4095], 2);

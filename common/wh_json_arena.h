@@ -37,6 +37,7 @@ typedef struct wh_json_arena {
     char *ptr, *end;                    /* free space in the newest chunk */
     char *last;                         /* the newest block, freed by moving ptr back */
     size_t reserved;                    /* bytes of chunks held */
+    struct wh_json_arena_chunk *hint;   /* the chunk the last free found its block in */
 } wh_json_arena;
 
 /* Route jansson's allocations through the arena hooks (idempotent). */

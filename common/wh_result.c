@@ -11,8 +11,6 @@ const char *wh_strerror(wh_code code)
     switch (code) {
     case WH_OK:
         return "ok";
-    case WH_E_NOMEM:
-        return "out of memory";
     case WH_E_INVALID:
         return "invalid input";
     case WH_E_PARSE:

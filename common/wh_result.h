@@ -23,7 +23,7 @@
 
 typedef enum wh_code {
     WH_OK = 0,
-    WH_E_NOMEM,       /* allocation failed */
+    /* No code for a failed allocation: it aborts (common/wh_alloc.h). */
     WH_E_INVALID,     /* the input is well-formed but not acceptable */
     WH_E_PARSE,       /* the input could not be decoded (JSON, YAML, template, PEM) */
     WH_E_IO,          /* a file or socket operation failed */

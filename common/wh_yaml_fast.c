@@ -72,11 +72,24 @@ static void key_drop(fast *f, const key_ref *k)
 #define ONES 0x0101010101010101ULL
 #define HIGHS 0x8080808080808080ULL
 
-/* Whether any of the 8 bytes in `w` is below 0x20 (controls, '\n') or above
- * 0x7e (DEL, non-ASCII): the bit tricks of "Bit Twiddling Hacks". */
-static int special_byte(uint64_t w)
+/* A mask with the high bit set in exactly those of the 8 bytes in `w` that
+ * are below 0x20 (controls, '\n') or above 0x7e (DEL, non-ASCII): the low
+ * seven bits plus 0x60 stay below 0x100, so no byte carries into the next. */
+static uint64_t special_bytes(uint64_t w)
 {
-    return ((((w - ONES * 0x20) & ~w) | ((w + ONES * (127 - 0x7e)) | w)) & HIGHS) != 0;
+    uint64_t low7 = w & ~HIGHS;
+    return (w & HIGHS) | (~(low7 + ONES * 0x60) & HIGHS) | ((low7 + ONES) & HIGHS);
+}
+
+/* The index, in memory order, of the first byte of a word loaded with
+ * memcpy that has a bit set in `m` (m != 0). */
+static size_t first_marked(uint64_t m)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return (size_t)__builtin_clzll(m) / 8;
+#else
+    return (size_t)__builtin_ctzll(m) / 8;
+#endif
 }
 
 /* Split into lines, marking blank and comment-only ones.  Any
@@ -89,13 +102,23 @@ static wh_code split_lines(fast *f, const char *text, size_t len)
 
     while (p < stop) {
         const char *q = p, *eol;
+        for (; stop - q >= 8; q += 8) { /* indentation, 8 bytes a step */
+            uint64_t w;
+            memcpy(&w, q, 8);
+            if ((w ^= ONES * ' ') != 0) {
+                q += first_marked(w);
+                break;
+            }
+        }
         while (q < stop && *q == ' ')
             q++;
         for (eol = q; stop - eol >= 8; eol += 8) {
-            uint64_t w;
+            uint64_t w, m;
             memcpy(&w, eol, 8);
-            if (special_byte(w))
+            if ((m = special_bytes(w)) != 0) {
+                eol += first_marked(m); /* the first special byte: '\n', or refused below */
                 break;
+            }
         }
         for (; eol < stop && *eol != '\n'; eol++) {
             unsigned char ch = (unsigned char)*eol;

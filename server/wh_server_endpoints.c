@@ -29,6 +29,7 @@ const size_t wh_server_endpoint_ndefs = sizeof(wh_server_endpoint_defs) / sizeof
 
 typedef struct not_configured {
     wh_endpoint super;
+    wh_admission_stats stats;
     char message[160];
 } not_configured;
 
@@ -40,7 +41,8 @@ static wh_code deny_not_configured(void *ctx, const wh_admission_request *req, w
 
 static void nc_serve(wh_endpoint *self, const wh_http_request *req, wh_http_response *res)
 {
-    wh_admission_serve(req, deny_not_configured, self, res, NULL);
+    not_configured *nc = self->data;
+    wh_admission_serve(&nc->stats, req, deny_not_configured, nc, res, NULL);
 }
 
 /* Ready: there is no configuration to wait for, and the answer is final. */
@@ -58,7 +60,12 @@ static void nc_destroy(wh_endpoint *self)
 wh_code wh_server_not_configured_new(const wh_endpoint_env *env, wh_endpoint **out, wh_err *err)
 {
     not_configured *self = wh_calloc(1, sizeof(*self));
+    wh_code rc;
 
+    if ((rc = wh_admission_stats_init(&self->stats, env->name, env->metrics, err)) != WH_OK) {
+        free(self);
+        return rc;
+    }
     snprintf(self->message, sizeof(self->message),
              "webhookd: the %s endpoint is not configured in this build; no %s decision was made", env->name,
              env->name);

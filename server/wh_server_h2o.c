@@ -1070,8 +1070,8 @@ wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_serve
     s->globalconf.server_name = h2o_iovec_init(H2O_STRLIT("webhookd")); /* P7 */
     /* h2o buffers the whole body first (P6), so its limit is the real cap
      * on what one request holds: the router's cap plus room for chunked
-     * framing.  A body a little over the cap still gets the router's 413
-     * with istiod's text; a larger declared Content-Length gets h2o's 413
+     * framing.  A body a little over the cap still gets the endpoint's 413
+     * (istiod's text, from the admission layer); a larger declared Content-Length gets h2o's 413
      * at once, before any of it is read. */
     s->globalconf.max_request_entity_size = wh_http_entity_limit(cfg->max_request_bytes);
     s->globalconf.http1.upgrade_to_http2 = cfg->http2; /* P5: refuse the h2 preface unless h2 is on */

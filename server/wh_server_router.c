@@ -1,19 +1,22 @@
 /*
  * wh_server_router.c - what webhookd answers, independent of how bytes
- * arrive: admission endpoints by prefix, health, readiness, metrics and
- * version, 404/405/413, plus the request metrics and the access log, and
- * which paths need a verified client certificate (--client-ca-file).
+ * arrive: every request under an endpoint's prefix to that endpoint (which
+ * answers its own 405/413: wh_endpoint.h), health, readiness, metrics and
+ * version, 404/405/413 elsewhere, which paths need a verified client
+ * certificate (--client-ca-file), plus the HTTP request metrics.  It knows
+ * HTTP only: what a review amounted to is counted and logged by the
+ * admission layer (handlers/admission/wh_admission.h).
  *
  * Kept apart from the h2o adapter so that every routing rule is unit-tested
- * without a socket.
+ * without a socket (tests/server/test_router.c).
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "wh_alloc.h"
-#include "wh_admission.h"
 #include "wh_log.h"
 #include "wh_server.h"
 
@@ -28,7 +31,6 @@ struct wh_router {
     wh_metrics *metrics;
     wh_metric *requests;  /* webhookd_http_requests_total{path,code} */
     wh_metric *duration;  /* webhookd_http_request_duration_seconds{path} */
-    wh_metric *reviews;   /* webhookd_admission_reviews_total{endpoint,result} */
     pthread_mutex_t lock; /* guards the three fields below */
     int certs_loaded;
     char *certs_detail;
@@ -47,7 +49,6 @@ wh_code wh_router_new(const wh_router_route *routes, size_t nroutes, size_t max_
 {
     static const char *const path_code[] = {"path", "code", NULL};
     static const char *const path_only[] = {"path", NULL};
-    static const char *const review_labels[] = {"endpoint", "result", NULL};
     wh_router *r = wh_calloc(1, sizeof(*r));
     wh_code rc = WH_OK;
 
@@ -63,11 +64,7 @@ wh_code wh_router_new(const wh_router_route *routes, size_t nroutes, size_t max_
     r->duration = wh_metrics_histogram(metrics, "webhookd_http_request_duration_seconds",
                                        "Time from a complete request to its answer, by route.", path_only,
                                        duration_bounds, sizeof(duration_bounds) / sizeof(duration_bounds[0]));
-    r->reviews = wh_metrics_counter(metrics, "webhookd_admission_reviews_total",
-                                    "AdmissionReviews answered, by endpoint and result "
-                                    "(allowed, patched, denied, undecodable, rejected = not reviewed: 4xx/5xx).",
-                                    review_labels);
-    if (r->requests == NULL || r->duration == NULL || r->reviews == NULL) {
+    if (r->requests == NULL || r->duration == NULL) {
         rc = wh_err_set(err, WH_E_CONFLICT, "cannot register the router's metrics");
         goto out;
     }
@@ -210,37 +207,11 @@ static int is_get(const wh_http_request *req)
     return strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
 }
 
-static const char *review_result(const wh_admission_outcome *o, int status)
-{
-    if (status != 200)
-        return "rejected";
-    if (!o->decoded)
-        return "undecodable";
-    if (!o->allowed)
-        return "denied";
-    return o->has_patch ? "patched" : "allowed";
-}
-
 static double seconds_since(const struct timespec *start)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
-}
-
-static void access_log(const wh_endpoint *ep, const wh_http_request *req, const wh_http_response *res, double elapsed)
-{
-    char status[16], micros[32], bytes_in[32], bytes_out[32];
-
-    snprintf(status, sizeof(status), "%d", res->status);
-    snprintf(micros, sizeof(micros), "%.0f", elapsed * 1e6);
-    snprintf(bytes_in, sizeof(bytes_in), "%zu", req->body_len);
-    snprintf(bytes_out, sizeof(bytes_out), "%zu", res->body.len);
-    wh_log(WH_LOG_DEBUG, "review", "endpoint", ep->name, "path", req->path, "status", status, "result",
-           review_result(&res->review, res->status), "uid", res->review.uid, "kind", res->review.kind, "operation",
-           res->review.operation, "apiVersion", res->review.api_version, "dryRun",
-           res->review.dry_run ? "true" : "false", "bytesIn", bytes_in, "bytesOut", bytes_out, "durationMicros", micros,
-           NULL);
 }
 
 /* The closed set of refusal reasons (metric label, log field). */
@@ -319,16 +290,16 @@ static void serve(wh_router *r, const wh_http_request *req, int monitoring, wh_h
     authenticated = !r->client_cert_required || monitoring || req->client_cert == WH_CLIENT_CERT_VERIFIED;
     if (!authenticated && strcmp(label, "/healthz") != 0 && strcmp(label, "/readyz") != 0) {
         refuse_client(r, label, req, res);
-    } else if (req->body_len > r->max_body) {
-        wh_admission_too_large(r->max_body, res);
     } else if (ep != NULL) {
-        if (strcmp(req->method, "POST") != 0) {
-            method_not_allowed(res, "POST");
-        } else {
-            wh_http_request routed = *req;
-            routed.prefix = label;
-            ep->serve(ep, &routed, res);
-        }
+        /* the endpoint's: its methods, its answer to a body over the cap */
+        wh_http_request routed = *req;
+        routed.prefix = label;
+        routed.body_limit = r->max_body;
+        if (routed.body_len > r->max_body)
+            routed.body = NULL;
+        ep->serve(ep, &routed, res);
+    } else if (req->body_len > r->max_body) {
+        answer(res, 413, CT_JSON, "{\"error\":\"request body too large\"}");
     } else if (strcmp(label, "other") == 0) {
         answer(res, 404, CT_JSON, "{\"error\":\"not found\"}");
     } else if (!is_get(req)) {
@@ -347,11 +318,6 @@ static void serve(wh_router *r, const wh_http_request *req, int monitoring, wh_h
     snprintf(code, sizeof(code), "%d", res->status);
     wh_metric_add(r->requests, (const char *const[]){label, code}, 1);
     wh_metric_observe(r->duration, (const char *const[]){label}, elapsed);
-    if (ep != NULL) {
-        wh_metric_add(r->reviews, (const char *const[]){ep->name, review_result(&res->review, res->status)}, 1);
-        if (wh_log_enabled(WH_LOG_DEBUG))
-            access_log(ep, req, res, elapsed);
-    }
 }
 
 void wh_router_serve(wh_router *r, const wh_http_request *req, wh_http_response *res)

@@ -66,11 +66,9 @@ static wh_code verrorf(wh_tmpl_ctx *ctx, const char *fmt, va_list ap)
                           msg);
             wh_buf_free(&context);
         }
-        if (m.data == NULL)
-            wh_buf_puts(&m, "template: out of memory");
         if (m.len >= sizeof(ctx->errmsg))
             m.len = sizeof(ctx->errmsg) - 1;
-        memcpy(ctx->errmsg, m.data ? m.data : "", m.len);
+        memcpy(ctx->errmsg, m.data, m.len); /* both branches printed something */
         ctx->errmsg[m.len] = 0;
         wh_buf_free(&m);
     }
@@ -1040,7 +1038,7 @@ wh_code wh_tmpl_exec_text(wh_tmpl_ctx *ctx, const char *text, size_t len, wh_tmp
     rc = tm_parse(ctx->set, ctx->arena, &defs, name, text, len, msg, sizeof(msg));
     if (rc != WH_OK) {
         free(defs.items);
-        return wh_tmpl_errorf(ctx, "%s", msg[0] ? msg : "out of memory");
+        return wh_tmpl_errorf(ctx, "%s", msg[0] ? msg : "template: could not parse");
     }
     def = tm_find_def(&defs, name);
     if (def == NULL) {

@@ -90,7 +90,7 @@ wh_code wh_tmpl_parse(wh_tmpl_set *set, const char *name, const char *text, size
     rc = tm_parse(set, &set->arena, &defs, name, text, len, msg, sizeof(msg));
     if (rc != WH_OK) {
         free(defs.items);
-        return wh_err_set(err, rc, "%s", msg[0] ? msg : "template: out of memory");
+        return wh_err_set(err, rc, "%s", msg[0] ? msg : "template: could not parse");
     }
     /* Go's associate: an empty definition does not replace an existing one */
     for (i = 0; i < defs.n; i++) {

@@ -311,7 +311,7 @@ enum {
 };
 
 /* A new empty set with Go's builtins (and Sprig's with WH_TMPL_SPRIG).
- * NULL when out of memory. */
+ * NULL only when a built-in function table is malformed (a bug). */
 wh_tmpl_set *wh_tmpl_set_new(unsigned flags);
 void wh_tmpl_set_free(wh_tmpl_set *set);
 

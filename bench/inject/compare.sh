@@ -8,7 +8,9 @@
 #   - webhookd in process (bench_inject: CPU µs; callgrind: Ir of wh_admission_serve);
 #   - webhookd over HTTPS, one keep-alive TLS connection, per request: all of
 #     webhookd's Ir, the part inside wh_admission_serve, TLS (SSL_write/SSL_read)
-#     and the rest (h2o, router, metrics), beside GET /healthz as the transport baseline.
+#     and the rest (h2o, router, metrics), beside GET /healthz as the transport baseline;
+#   - the same over HTTPS natively: webhookd's own CPU per request (schedstat),
+#     one connection in turn and under wrk (8 connections).
 # Everything on CPU ${CPU:-1} with taskset.  Prints a Markdown table.
 set -euo pipefail
 build=$(cd "${1:?usage: compare.sh BUILD_DIR}" && pwd)
@@ -86,6 +88,48 @@ perreq() { # name path review
 read -r hz_total _ hz_tls <<<"$(perreq healthz /healthz hello)"
 read -r hi_total hi_serve hi_tls <<<"$(perreq inject /inject hello)"
 
+# --- webhookd over HTTPS natively: its own CPU per request (all its threads'
+# on-CPU time from /proc/PID/task/*/schedstat, ns resolution), server pinned to
+# CPU $cpu, the client anywhere else; the same connection pattern as above.
+https_cpu() { # review path n -> µs of webhookd CPU per request (minus a 1-request run's setup)
+  local port=$((20000 + RANDOM % 20000)) p t0 t1
+  taskset -c "$cpu" "$build/server/webhookd" --listen "127.0.0.1:$port" --threads 1 --revisions-dir "$work/revisions" \
+    --log-level error >/dev/null 2>&1 &
+  p=$!
+  python3 "$here/https_client.py" "$port" "$2" "$work/$1.json" 50 # connect, warm up
+  t0=$(cat /proc/"$p"/task/*/schedstat | awk '{s += $1} END {printf "%.0f", s}')
+  python3 "$here/https_client.py" "$port" "$2" "$work/$1.json" "$3"
+  t1=$(cat /proc/"$p"/task/*/schedstat | awk '{s += $1} END {printf "%.0f", s}')
+  kill "$p"
+  wait "$p" 2>/dev/null || true
+  # the second client's connection (TLS handshake) is in the difference: one
+  # handshake over $3 requests
+  awk -v a="$t0" -v b="$t1" -v n="$3" 'BEGIN {printf "%.1f", (b - a) / n / 1000}'
+}
+# The same under wrk (8 keep-alive connections, one wrk thread for SECS
+# seconds): the server handles several requests per wake-up, as it does
+# behind a busy API server.
+https_wrk() { # review path -> µs of webhookd CPU per request
+  local port=$((20000 + RANDOM % 20000)) p t0 t1 n
+  taskset -c "$cpu" "$build/server/webhookd" --listen "127.0.0.1:$port" --threads 1 --revisions-dir "$work/revisions" \
+    --log-level error >/dev/null 2>&1 &
+  p=$!
+  python3 "$here/https_client.py" "$port" "$2" "$work/$1.json" 10 # up and answering
+  t0=$(cat /proc/"$p"/task/*/schedstat | awk '{s += $1} END {printf "%.0f", s}')
+  n=$(WH_BENCH_PAYLOAD="$work/$1.json" wrk -t1 -c8 -d"${SECS:-5}s" ${3:+-s "$here/../post.lua"} \
+    "https://127.0.0.1:$port$2" | awk '/requests in/ {print $1}')
+  t1=$(cat /proc/"$p"/task/*/schedstat | awk '{s += $1} END {printf "%.0f", s}')
+  kill "$p"
+  wait "$p" 2>/dev/null || true
+  awk -v a="$t0" -v b="$t1" -v n="$n" 'BEGIN {printf "%.1f", (b - a) / n / 1000}'
+}
+hz_wrk=$(https_wrk hello /healthz)
+hi_wrk=$(https_wrk hello /inject post)
+bi_wrk=$(https_wrk big /inject post)
+hz_us=$(https_cpu hello /healthz "${NHZ:-20000}")
+hi_us=$(https_cpu hello /inject "${NHI:-4000}")
+bi_us=$(https_cpu big /inject "${NBI:-400}")
+
 k() { awk -v x="$1" 'BEGIN {printf "%.0f k", x / 1000}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f×", a / b}'; }
 cat <<EOF
@@ -97,4 +141,6 @@ cat <<EOF
 | webhookd big review (1,500 env) in process | ${big_us} µs | $(k "$big_ir") |
 | webhookd GET /healthz over HTTPS, all of webhookd | — | $(k "$hz_total") (TLS $(k "$hz_tls")) |
 | webhookd POST /inject hello over HTTPS, all of webhookd | — | $(k "$hi_total"): review $(k "$hi_serve"), TLS $(k "$hi_tls"), rest $(k $((hi_total - hi_serve - hi_tls))) ($(ratio "$hi_total" "$hz_total") /healthz) |
+| webhookd over HTTPS natively, webhookd's CPU per request: one connection, request and answer in turn | /healthz ${hz_us} µs; hello ${hi_us} µs ($(ratio "$hi_us" "$hz_us") /healthz); big ${bi_us} µs | — |
+| the same under wrk (8 connections) | /healthz ${hz_wrk} µs; hello ${hi_wrk} µs ($(ratio "$hi_wrk" "$hz_wrk") /healthz); big ${bi_wrk} µs | — |
 EOF

@@ -2,8 +2,10 @@
  * wh_admission.c - the AdmissionReview codec (see wh_admission.h).
  *
  * Every webhook answers through wh_admission_serve(), so the HTTP rules
- * (400/415/413 texts), the review versions, uid echo, key order and patch
- * encoding are decided here once, the way istiod decides them.
+ * (405/413/400/415 texts), the review versions, uid echo, key order and patch
+ * encoding are decided here once, the way istiod decides them, and so is
+ * what is counted and logged of each review (the server's router knows
+ * HTTP only: tests/server/test_router.c).
  */
 #include "wh_admission.h"
 
@@ -11,11 +13,13 @@
 #include "wh_go.h"
 #include "wh_json.h"
 #include "wh_json_arena.h"
+#include "wh_log.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CT_JSON "application/json"
 #define CT_TEXT "text/plain; charset=utf-8"
@@ -297,23 +301,96 @@ static void plain(wh_http_response *res, int status, const char *text)
     wh_buf_putc(&res->body, '\n');
 }
 
-void wh_admission_too_large(size_t limit, wh_http_response *res)
-{
-    char text[96];
-
-    snprintf(text, sizeof(text), "Request entity too large: limit is %zu", limit);
-    plain(res, 413, text);
-}
-
 static void copy_field(char *dst, size_t size, const char *src)
 {
     snprintf(dst, size, "%s", src != NULL ? src : "");
 }
 
-void wh_admission_serve(const wh_http_request *http, wh_admit_fn admit, void *ctx, wh_http_response *res,
-                        wh_admission_outcome *outcome)
+wh_code wh_admission_stats_init(wh_admission_stats *stats, const char *endpoint, wh_metrics *registry, wh_err *err)
 {
-    wh_admission_outcome *result = &res->review;
+    static const char *const labels[] = {"endpoint", "result", NULL};
+
+    stats->endpoint = endpoint;
+    stats->reviews = NULL;
+    if (registry == NULL)
+        return WH_OK;
+    stats->reviews = wh_metrics_counter(registry, "webhookd_admission_reviews_total",
+                                        "AdmissionReviews answered, by endpoint and result "
+                                        "(allowed, patched, denied, undecodable, rejected = not reviewed: 4xx/5xx).",
+                                        labels);
+    if (stats->reviews == NULL)
+        return wh_err_set(err, WH_E_CONFLICT, "cannot register webhookd_admission_reviews_total");
+    return WH_OK;
+}
+
+static const char *review_result(const wh_admission_outcome *o, int status)
+{
+    if (status != 200)
+        return "rejected";
+    if (!o->decoded)
+        return "undecodable";
+    if (!o->allowed)
+        return "denied";
+    return o->has_patch ? "patched" : "allowed";
+}
+
+static void record(const wh_admission_stats *stats, const wh_http_request *http, const wh_http_response *res,
+                   const wh_admission_outcome *o, const struct timespec *start)
+{
+    const char *result = review_result(o, res->status);
+    char status[16], micros[32], bytes_in[32], bytes_out[32];
+    struct timespec now;
+
+    wh_metric_add(stats->reviews, (const char *const[]){stats->endpoint, result}, 1);
+    if (!wh_log_enabled(WH_LOG_DEBUG))
+        return;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    snprintf(status, sizeof(status), "%d", res->status);
+    snprintf(micros, sizeof(micros), "%.0f",
+             (double)(now.tv_sec - start->tv_sec) * 1e6 + (double)(now.tv_nsec - start->tv_nsec) / 1e3);
+    snprintf(bytes_in, sizeof(bytes_in), "%zu", http->body_len);
+    snprintf(bytes_out, sizeof(bytes_out), "%zu", res->body.len);
+    wh_log(WH_LOG_DEBUG, "review", "endpoint", stats->endpoint, "path", http->path, "status", status, "result", result,
+           "uid", o->uid, "kind", o->kind, "operation", o->operation, "apiVersion", o->api_version, "dryRun",
+           o->dry_run ? "true" : "false", "bytesIn", bytes_in, "bytesOut", bytes_out, "durationMicros", micros, NULL);
+}
+
+static void serve(const wh_http_request *http, wh_admit_fn admit, void *ctx, wh_http_response *res,
+                  wh_admission_outcome *result);
+
+void wh_admission_serve(const wh_admission_stats *stats, const wh_http_request *http, wh_admit_fn admit, void *ctx,
+                        wh_http_response *res, wh_admission_outcome *outcome)
+{
+    wh_admission_outcome o;
+    struct timespec start;
+
+    if (stats != NULL)
+        clock_gettime(CLOCK_MONOTONIC, &start);
+    memset(&o, 0, sizeof(o));
+    if (strcmp(http->method != NULL ? http->method : "POST", "POST") != 0) {
+        o.refused = 1;
+        res->status = 405;
+        res->content_type = CT_JSON;
+        res->allow = "POST";
+        wh_buf_reset(&res->body);
+        wh_buf_puts(&res->body, "{\"error\":\"method not allowed\"}");
+    } else if (http->body_limit != 0 && http->body_len > http->body_limit) {
+        char text[96];
+        o.refused = 1;
+        snprintf(text, sizeof(text), "Request entity too large: limit is %zu", http->body_limit);
+        plain(res, 413, text);
+    } else {
+        serve(http, admit, ctx, res, &o);
+    }
+    if (stats != NULL)
+        record(stats, http, res, &o, &start);
+    if (outcome != NULL)
+        *outcome = o;
+}
+
+static void serve(const wh_http_request *http, wh_admit_fn admit, void *ctx, wh_http_response *res,
+                  wh_admission_outcome *result)
+{
     wh_admission_request req;
     wh_admission_response resp;
     wh_json_arena arena;
@@ -324,8 +401,6 @@ void wh_admission_serve(const wh_http_request *http, wh_admit_fn admit, void *ct
 
     /* Every json_t of this review lives and dies inside this call. */
     wh_json_arena_begin(&arena);
-    memset(result, 0, sizeof(*result));
-    result->reviewed = 1;
     memset(&resp, 0, sizeof(resp));
     wh_err_clear(&err);
 
@@ -372,8 +447,6 @@ void wh_admission_serve(const wh_http_request *http, wh_admit_fn admit, void *ct
     wh_buf_reset(&res->body);
     wh_admission_encode(req.api_version != NULL ? &req : NULL, &resp, &res->body);
 out:
-    if (outcome != NULL)
-        *outcome = *result;
     wh_admission_response_clear(&resp);
     json_decref(review);
     wh_json_arena_end(&arena);

@@ -26,6 +26,7 @@
 
 #include "wh_buf.h"
 #include "wh_endpoint.h"
+#include "wh_metrics.h"
 #include "wh_result.h"
 
 #define WH_ADMISSION_V1 "admission.k8s.io/v1"
@@ -76,16 +77,41 @@ wh_code wh_admission_warn(wh_admission_response *resp, const char *fmt, ...) __a
  * Called concurrently from every worker thread. */
 typedef wh_code (*wh_admit_fn)(void *ctx, const wh_admission_request *req, wh_admission_response *resp, wh_err *err);
 
-/* Serve one HTTP request end to end: checks, decode, admit, encode.  Fills
- * res->status, res->content_type, res->body and res->review (the outcome,
- * wh_endpoint.h; also copied to `outcome` unless NULL).  Never fails to
- * answer (out of memory becomes a 500). */
-void wh_admission_serve(const wh_http_request *http, wh_admit_fn admit, void *ctx, wh_http_response *res,
-                        wh_admission_outcome *outcome);
+/* What an AdmissionReview exchange amounted to, for an endpoint's metrics
+ * and the access log. */
+typedef struct wh_admission_outcome {
+    int refused; /* 1 when answered 405 or 413 (not a POST, or a body over the cap) */
+    int decoded; /* 1 when the body was a usable AdmissionReview */
+    int allowed;
+    int has_patch;
+    int dry_run;
+    char uid[128];
+    char kind[64]; /* request.kind.kind, e.g. "Pod" */
+    char operation[16];
+    char api_version[32];
+} wh_admission_outcome;
 
-/* Fill `res` with the 413 answer for a body over `limit` bytes (the server
- * calls this when its body cap trips, so the text matches the protocol). */
-void wh_admission_too_large(size_t limit, wh_http_response *res);
+/* What every admission endpoint records of each exchange: the counter
+ * webhookd_admission_reviews_total{endpoint,result} and the "review" line of
+ * the access log (at debug level). */
+typedef struct wh_admission_stats {
+    const char *endpoint; /* "inject", "validate": the label (borrowed, lives as long as the endpoint) */
+    wh_metric *reviews;   /* NULL: not counted */
+} wh_admission_stats;
+
+/* Register the counter in `registry` (one family that every endpoint shares;
+ * NULL registry: nothing is counted).  WH_E_CONFLICT when the name is taken
+ * by a family of another shape. */
+wh_code wh_admission_stats_init(wh_admission_stats *stats, const char *endpoint, wh_metrics *registry, wh_err *err);
+
+/* Serve one HTTP request end to end: HTTP checks (POST only: 405; a body
+ * over http->body_limit: 413 with istiod's text; no body: 400; not JSON:
+ * 415), decode, admit, encode.  Fills res->status, res->content_type,
+ * res->allow and res->body, and `outcome` unless NULL; counts and logs the
+ * exchange in `stats` unless NULL.  Never fails to answer.  A NULL
+ * http->method counts as POST (in-process callers: fuzzers, benchmarks). */
+void wh_admission_serve(const wh_admission_stats *stats, const wh_http_request *http, wh_admit_fn admit, void *ctx,
+                        wh_http_response *res, wh_admission_outcome *outcome);
 
 /* Encode a response for `req` into `out` (exposed for tests and webhookctl).
  * `req` may be NULL: the reply then has no kind/apiVersion and uid "" (the

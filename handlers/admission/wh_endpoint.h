@@ -2,8 +2,12 @@
  * wh_endpoint.h - the seam between the HTTP server and admission logic.
  *
  * server/ owns sockets, TLS and h2o; it turns each request into a
- * wh_http_request (the whole body already read, size cap already enforced)
- * and hands it to the endpoint registered for the path prefix.  An endpoint
+ * wh_http_request (the whole body already read) and hands every request
+ * under a path prefix, whatever its method or size, to the endpoint
+ * registered for it, as h2o hands a path to its handler.  The server speaks
+ * HTTP only (status, headers, body): which methods an endpoint takes and
+ * how it words a refusal (405, 413) are the endpoint's, and so is what a
+ * review amounted to (wh_admission_serve counts and logs it).  An endpoint
  * is pure: bytes in, status + bytes out, no h2o and no I/O on the request
  * path, so it is unit-testable and fuzzable alone.  serve() is called
  * concurrently from every worker thread.
@@ -39,32 +43,18 @@ typedef struct wh_http_request {
     size_t query_len;
     const char *content_type; /* Content-Type header value, or NULL (not NUL-terminated: use the length) */
     size_t content_type_len;
-    const char *body; /* NULL when the request had no body */
-    size_t body_len;
+    const char *body;  /* NULL when the request had no body, or one over body_limit */
+    size_t body_len;   /* the body's length (also when it is over body_limit and not handed over) */
+    size_t body_limit; /* the server's cap on a body (--max-request-bytes); 0: none */
     wh_http_client_cert client_cert;
     const char *client_cert_error; /* static text of a failed verification, or NULL */
 } wh_http_request;
-
-/* What an AdmissionReview exchange amounted to, for metrics and the access
- * log.  wh_admission_serve() fills it; other responses leave it zeroed. */
-typedef struct wh_admission_outcome {
-    int reviewed; /* 1 when wh_admission_serve answered (any status) */
-    int decoded;  /* 1 when the body was a usable AdmissionReview */
-    int allowed;
-    int has_patch;
-    int dry_run;
-    char uid[128];
-    char kind[64]; /* request.kind.kind, e.g. "Pod" */
-    char operation[16];
-    char api_version[32];
-} wh_admission_outcome;
 
 typedef struct wh_http_response {
     int status;               /* HTTP status code */
     const char *content_type; /* static string; "application/json" when NULL */
     const char *allow;        /* static string for the Allow header (405), or NULL */
     wh_buf body;              /* owned by the response; server frees it */
-    wh_admission_outcome review;
 } wh_http_response;
 
 typedef struct wh_endpoint wh_endpoint;

@@ -55,6 +55,7 @@ typedef struct inject_endpoint {
     wh_inject_cluster *cluster;  /* NULL: no API access */
     int nodes_unreadable;        /* native auto without API access: off */
     wh_metric *requests, *success, *failure, *skip, *duration, *by_revision;
+    wh_admission_stats stats;
 } inject_endpoint;
 
 /* The flags as istiod's environment. */
@@ -93,10 +94,14 @@ static void serve(wh_endpoint *self, const wh_http_request *req, wh_http_respons
     call.namespaces = view != NULL ? view->namespaces : NULL;
     call.proxyconfigs = view != NULL ? view->proxyconfigs : NULL;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    wh_metric_add(ep->requests, NULL, 1);
-    wh_admission_serve(req, wh_inject_admit, &call, res, &outcome);
+    wh_admission_serve(&ep->stats, req, wh_inject_admit, &call, res, &outcome);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     wh_inject_cluster_view_unref(view);
+    /* a 405 or 413 is webhookd's, counted as "rejected" in
+     * webhookd_admission_reviews_total only, not in istiod's counters */
+    if (outcome.refused)
+        return;
+    wh_metric_add(ep->requests, NULL, 1);
     secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     if (!outcome.decoded || call.failed) {
         wh_metric_add(ep->failure, NULL, 1);
@@ -213,6 +218,8 @@ wh_code wh_inject_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh
         rc = wh_err_set(err, WH_E_CONFLICT, "injection metrics already registered with another shape");
         goto out;
     }
+    if ((rc = wh_admission_stats_init(&ep->stats, env->name, env->metrics, err)) != WH_OK)
+        goto out;
 
     /* What to watch in the cluster. */
     native = wh_inject_settings_getenv(&ep->settings, "ENABLE_NATIVE_SIDECARS");

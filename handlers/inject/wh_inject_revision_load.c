@@ -47,8 +47,8 @@ static wh_code parse_templates(wh_inject_revision *rev, const json_t *templates,
             return wh_err_set(err, WH_E_INVALID, "config: template \"%s\" is not a string", name);
         e->name = wh_strdup(name);
         if ((e->set = wh_tmpl_set_new(WH_TMPL_SPRIG)) == NULL) /* a bug in a built-in function table */
-            return wh_err_set(err, WH_E_INVALID, "config: template \"%s\": the engine's built-in functions do not load",
-                              name);
+            return wh_err_set(err, WH_E_INTERNAL,
+                              "config: template \"%s\": the engine's built-in functions do not load", name);
         t->n++;
         if ((rc = wh_tmpl_set_funcs(e->set, wh_inject_funcs, wh_inject_nfuncs, err)) != WH_OK)
             return rc;

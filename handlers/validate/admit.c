@@ -99,14 +99,18 @@ wh_code wh_validate_admit(void *ctx, const wh_admission_request *req, wh_admissi
 typedef struct validate_endpoint {
     wh_endpoint ep;
     wh_validate_metrics metrics;
+    wh_admission_stats stats;
 } validate_endpoint;
 
 static void serve(wh_endpoint *self, const wh_http_request *req, wh_http_response *res)
 {
     validate_endpoint *ve = self->data;
+    wh_admission_outcome outcome;
 
-    wh_admission_serve(req, wh_validate_admit, &ve->metrics, res, NULL);
-    if (res->status != 200 && ve->metrics.http_error != NULL) {
+    wh_admission_serve(&ve->stats, req, wh_validate_admit, &ve->metrics, res, &outcome);
+    /* a 405 or 413 (outcome.refused) is webhookd's, counted as "rejected"
+     * in webhookd_admission_reviews_total only */
+    if (res->status != 200 && !outcome.refused && ve->metrics.http_error != NULL) {
         char status[16];
         const char *labels[1] = {status};
         snprintf(status, sizeof(status), "%d", res->status);
@@ -133,7 +137,8 @@ wh_code wh_validate_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, 
     wh_code rc;
 
     *out = NULL;
-    if ((rc = wh_validate_metrics_init(&ve->metrics, env->metrics, err)) != WH_OK) {
+    if ((rc = wh_validate_metrics_init(&ve->metrics, env->metrics, err)) != WH_OK ||
+        (rc = wh_admission_stats_init(&ve->stats, env->name, env->metrics, err)) != WH_OK) {
         free(ve);
         return rc;
     }

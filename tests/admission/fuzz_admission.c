@@ -39,13 +39,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *ct = types[(selector >> 2) % 4];
     wh_http_request req = {.method = "POST", .path = "/validate/x", .path_len = 11, .prefix = "/validate"};
     wh_http_response res = {0};
+    wh_admission_outcome outcome;
     json_t *doc;
 
     req.content_type = ct;
     req.content_type_len = ct != NULL ? strlen(ct) : 0;
     req.body = size > 1 ? (const char *)data + 1 : NULL;
     req.body_len = size > 1 ? size - 1 : 0;
-    wh_admission_serve(&req, admit, &selector, &res, NULL);
+    wh_admission_serve(NULL, &req, admit, &selector, &res, &outcome);
 
     if (res.status == 200) {
         const char *uid, *kind;
@@ -55,10 +56,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (uid == NULL || !json_is_boolean(json_object_get(json_object_get(doc, "response"), "allowed")))
             abort();
         /* Decoded: typed reply echoing the uid; otherwise an empty uid. */
-        if (res.review.decoded && (kind == NULL || strcmp(kind, "AdmissionReview") != 0 ||
-                                   strncmp(uid, res.review.uid, sizeof(res.review.uid) - 1) != 0))
+        if (outcome.decoded && (kind == NULL || strcmp(kind, "AdmissionReview") != 0 ||
+                                strncmp(uid, outcome.uid, sizeof(outcome.uid) - 1) != 0))
             abort();
-        if (!res.review.decoded && uid[0] != '\0')
+        if (!outcome.decoded && uid[0] != '\0')
             abort();
         json_decref(doc);
     } else if (res.status != 400 && res.status != 415 && res.status != 500) {

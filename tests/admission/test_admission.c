@@ -114,7 +114,7 @@ static void run_case(void **state)
 {
     const json_t *c = *state;
     const char *path = str(c, "path", "/validate");
-    wh_http_request http = {.method = "POST", .path = path, .path_len = strlen(path)};
+    wh_http_request http = {.method = str(c, "method", "POST"), .path = path, .path_len = strlen(path)};
     wh_http_response res = {0};
     wh_admission_outcome outcome;
     char *dumped = NULL;
@@ -136,10 +136,19 @@ static void run_case(void **state)
     }
     if (http.body != NULL && http.body_len == 0)
         http.body_len = strlen(http.body);
+    /* the server's cap: a body over it is not handed over, only its length */
+    http.body_limit = (size_t)json_integer_value(json_object_get(c, "body_limit"));
+    if (http.body_limit != 0 && http.body_len > http.body_limit)
+        http.body = NULL;
 
-    wh_admission_serve(&http, test_admit, (void *)str(c, "admit", "allow"), &res, &outcome);
+    wh_admission_serve(NULL, &http, test_admit, (void *)str(c, "admit", "allow"), &res, &outcome);
 
     assert_int_equal(res.status, json_integer_value(json_object_get(c, "status")));
+    assert_int_equal(outcome.refused, res.status == 405 || res.status == 413);
+    if ((expect = str(c, "allow_out", NULL)) != NULL)
+        assert_string_equal(res.allow != NULL ? res.allow : "(none)", expect);
+    else
+        assert_null(res.allow);
     if ((expect = str(c, "content_type_out", NULL)) != NULL)
         assert_string_equal(res.content_type, expect);
     assert_non_null(res.body.data);
@@ -162,15 +171,77 @@ static void run_case(void **state)
 
 /* --- the helpers ---------------------------------------------------------- */
 
-static void test_too_large(void **state)
+/* webhookd_admission_reviews_total: one family for every endpoint, each
+ * exchange counted under its endpoint by result. */
+static void test_stats(void **state)
 {
+    static const char allowed[] = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                                  "\"request\":{\"uid\":\"s\"}}";
+    wh_metrics *registry = wh_metrics_new();
+    wh_admission_stats inject, validate;
+    wh_http_request http = {.method = "POST",
+                            .path = "/inject",
+                            .path_len = 7,
+                            .prefix = "/inject",
+                            .content_type = "application/json",
+                            .content_type_len = 16,
+                            .body = allowed,
+                            .body_len = sizeof(allowed) - 1,
+                            .body_limit = 1000};
     wh_http_response res = {0};
+    wh_buf text = WH_BUF_INIT;
+    const struct {
+        const char *method, *admit, *content_type;
+        size_t body_len;
+    } steps[] = {
+        {"POST", "allow", "application/json", sizeof(allowed) - 1}, /* allowed */
+        {"POST", "patch", "application/json", sizeof(allowed) - 1}, /* patched */
+        {"POST", "deny", "application/json", sizeof(allowed) - 1},  /* denied */
+        {"POST", "allow", "application/json", 3},                   /* undecodable: "{\"a" */
+        {"GET", "allow", "application/json", sizeof(allowed) - 1},  /* rejected: 405 */
+        {"POST", "allow", "application/json", 1001},                /* rejected: 413 */
+        {"POST", "allow", "text/plain", sizeof(allowed) - 1},       /* rejected: 415 */
+    };
 
-    wh_admission_too_large(6291456, &res);
-    assert_int_equal(res.status, 413);
-    assert_string_equal(res.content_type, "text/plain; charset=utf-8");
-    assert_string_equal(res.body.data, "Request entity too large: limit is 6291456\n");
+    assert_int_equal(wh_admission_stats_init(&inject, "inject", registry, NULL), WH_OK);
+    assert_int_equal(wh_admission_stats_init(&validate, "validate", registry, NULL), WH_OK);
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        http.method = steps[i].method;
+        http.content_type = steps[i].content_type;
+        http.content_type_len = strlen(steps[i].content_type);
+        http.body_len = steps[i].body_len;
+        http.body = steps[i].body_len > http.body_limit ? NULL : allowed; /* as the router hands it over */
+        wh_admission_serve(&inject, &http, test_admit, (void *)steps[i].admit, &res, NULL);
+        wh_buf_free(&res.body);
+        memset(&res, 0, sizeof(res));
+    }
+    http.method = "POST";
+    http.content_type = "application/json";
+    http.content_type_len = 16;
+    http.body = allowed;
+    http.body_len = sizeof(allowed) - 1;
+    wh_admission_serve(&validate, &http, test_admit, (void *)"allow", &res, NULL);
     wh_buf_free(&res.body);
+
+    wh_metrics_render(registry, &text);
+    for (const char *const *line =
+             (const char *const[]){"webhookd_admission_reviews_total{endpoint=\"inject\",result=\"allowed\"} 1",
+                                   "webhookd_admission_reviews_total{endpoint=\"inject\",result=\"patched\"} 1",
+                                   "webhookd_admission_reviews_total{endpoint=\"inject\",result=\"denied\"} 1",
+                                   "webhookd_admission_reviews_total{endpoint=\"inject\",result=\"undecodable\"} 1",
+                                   "webhookd_admission_reviews_total{endpoint=\"inject\",result=\"rejected\"} 3",
+                                   "webhookd_admission_reviews_total{endpoint=\"validate\",result=\"allowed\"} 1",
+                                   NULL};
+         *line != NULL; line++)
+        if (strstr(text.data, *line) == NULL)
+            fail_msg("no %s in\n%s", *line, text.data);
+    /* a family of another shape under the name is refused */
+    wh_metrics_free(registry);
+    registry = wh_metrics_new();
+    assert_non_null(wh_metrics_gauge(registry, "webhookd_admission_reviews_total", "taken", NULL));
+    assert_int_equal(wh_admission_stats_init(&inject, "inject", registry, NULL), WH_E_CONFLICT);
+    wh_metrics_free(registry);
+    wh_buf_free(&text);
 }
 
 static void test_deny_clears_previous(void **state)
@@ -225,7 +296,7 @@ static void test_decode_direct(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest helpers[] = {
-        cmocka_unit_test(test_too_large),
+        cmocka_unit_test(test_stats),
         cmocka_unit_test(test_deny_clears_previous),
         cmocka_unit_test(test_encode_untyped),
         cmocka_unit_test(test_decode_direct),

@@ -14,8 +14,10 @@
 #include "wh_alloc.h"
 #include "wh_server.h"
 
-/* An endpoint that answers 200 with "<name> <prefix> <path>" and whose
- * readiness the test controls. */
+/* An endpoint that answers 200 with "<name> <prefix> <path>" (and, for a
+ * request with a body, " limit=<body_limit> body=<length>", or "body=none
+ * (<length>)" when the router did not hand it over) and whose readiness the
+ * test controls. */
 typedef struct fake {
     wh_endpoint super;
     int ready;
@@ -29,6 +31,10 @@ static void fake_serve(wh_endpoint *self, const wh_http_request *req, wh_http_re
     res->status = 200;
     res->content_type = "text/plain";
     wh_buf_printf(&res->body, "%s %s %.*s", self->name, req->prefix, (int)req->path_len, req->path);
+    if (req->body_len != 0 && req->body != NULL)
+        wh_buf_printf(&res->body, " limit=%zu body=%zu", req->body_limit, req->body_len);
+    else if (req->body_len != 0)
+        wh_buf_printf(&res->body, " limit=%zu body=none (%zu)", req->body_limit, req->body_len);
 }
 
 static int fake_ready(wh_endpoint *self, wh_buf *detail)
@@ -183,17 +189,17 @@ static void test_methods(void **state)
     fixture *fx = *state;
     wh_http_response res;
 
-    assert_int_equal(serve(fx, "GET", "/inject", 0, &res), 405);
-    assert_string_equal(res.allow, "POST");
-    wh_buf_free(&res.body);
-    assert_int_equal(serve(fx, "PUT", "/validate/x", 0, &res), 405);
-    wh_buf_free(&res.body);
+    /* Under an endpoint's prefix every method is the endpoint's (an
+     * admission endpoint answers 405 itself: tests/admission/cases.json). */
+    expect(fx, "GET", "/inject", 200, "inject /inject /inject");
+    expect(fx, "PUT", "/validate/x", 200, "validate /validate /validate/x");
+    assert_int_equal(fx->inject.calls + fx->validate.calls, 2);
     assert_int_equal(serve(fx, "POST", "/healthz", 0, &res), 405);
     assert_string_equal(res.allow, "GET, HEAD");
     wh_buf_free(&res.body);
     expect(fx, "DELETE", "/metrics", 405, NULL);
     expect(fx, "HEAD", "/healthz", 200, "ok\n");
-    assert_int_equal(fx->inject.calls + fx->validate.calls, 0);
+    assert_int_equal(fx->inject.calls + fx->validate.calls, 2);
 }
 
 static void test_system_paths(void **state)
@@ -254,33 +260,38 @@ static void test_readiness(void **state)
     expect(fx, "GET", "/healthz", 200, NULL); /* alive while draining */
 }
 
+/* The cap: an endpoint gets the limit and, over it, the length without the
+ * body (it words the 413); elsewhere the router answers 413 itself. */
 static void test_body_cap(void **state)
 {
     fixture *fx = *state;
     wh_http_response res;
 
     assert_int_equal(serve(fx, "POST", "/validate", 1000, &res), 200);
+    assert_string_equal(res.body.data, "validate /validate /validate limit=1000 body=1000");
     wh_buf_free(&res.body);
-    assert_int_equal(serve(fx, "POST", "/validate", 1001, &res), 413);
-    assert_string_equal(res.body.data, "Request entity too large: limit is 1000\n");
+    assert_int_equal(serve(fx, "POST", "/validate", 1001, &res), 200);
+    assert_string_equal(res.body.data, "validate /validate /validate limit=1000 body=none (1001)");
     wh_buf_free(&res.body);
-    assert_int_equal(fx->validate.calls, 1);
+    assert_int_equal(fx->validate.calls, 2);
+    assert_int_equal(serve(fx, "GET", "/healthz", 1001, &res), 413);
+    assert_string_equal(res.body.data, "{\"error\":\"request body too large\"}");
+    wh_buf_free(&res.body);
 }
 
-static void test_review_metrics(void **state)
+/* The router counts HTTP only: what a review amounted to is the admission
+ * layer's (tests/admission/test_admission.c, test_stats). */
+static void test_http_metrics(void **state)
 {
     fixture *fx = *state;
     wh_http_response res;
 
     expect(fx, "POST", "/inject/x", 200, NULL);
-    expect(fx, "GET", "/inject", 405, NULL);
+    expect(fx, "POST", "/healthz", 405, NULL);
     assert_int_equal(serve(fx, "GET", "/metrics", 0, &res), 200);
-    /* The fake endpoint does not fill res->review: it counts as undecodable. */
-    assert_non_null(
-        strstr(res.body.data, "webhookd_admission_reviews_total{endpoint=\"inject\",result=\"undecodable\"} 1"));
-    assert_non_null(
-        strstr(res.body.data, "webhookd_admission_reviews_total{endpoint=\"inject\",result=\"rejected\"} 1"));
-    assert_non_null(strstr(res.body.data, "webhookd_http_requests_total{path=\"/inject\",code=\"405\"} 1"));
+    assert_non_null(strstr(res.body.data, "webhookd_http_requests_total{path=\"/inject\",code=\"200\"} 1"));
+    assert_non_null(strstr(res.body.data, "webhookd_http_requests_total{path=\"/healthz\",code=\"405\"} 1"));
+    assert_null(strstr(res.body.data, "webhookd_admission_reviews_total"));
     wh_buf_free(&res.body);
 }
 
@@ -309,7 +320,12 @@ static void test_not_configured(void **state)
                         "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1beta1\",\"response\":{"
                         "\"uid\":\"nc\",\"allowed\":false,\"status\":{\"metadata\":{},\"message\":\"webhookd: the "
                         "inject endpoint is not configured in this build; no inject decision was made\"}}}");
-    assert_true(res.review.reviewed && res.review.decoded && !res.review.allowed);
+    wh_buf_free(&res.body);
+    memset(&res, 0, sizeof(res));
+    req.method = "GET"; /* the admission layer's methods */
+    ep->serve(ep, &req, &res);
+    assert_int_equal(res.status, 405);
+    assert_string_equal(res.allow, "POST");
     assert_int_equal(ep->ready(ep, &detail), 1);
     assert_string_equal(detail.data, "not configured in this build");
     wh_buf_free(&detail);
@@ -325,7 +341,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_system_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readiness, setup, teardown),
         cmocka_unit_test_setup_teardown(test_body_cap, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_review_metrics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_http_metrics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client_cert, setup, teardown),
         cmocka_unit_test(test_not_configured),
     };

@@ -27,7 +27,7 @@ static void serve_body(const char *body, size_t len)
     req.content_type_len = strlen(req.content_type);
     req.body = body;
     req.body_len = len;
-    wh_admission_serve(&req, wh_validate_admit, NULL, &res, NULL);
+    wh_admission_serve(NULL, &req, wh_validate_admit, NULL, &res, NULL);
     if (res.status < 200 || res.status > 599)
         abort();
     wh_buf_free(&res.body);

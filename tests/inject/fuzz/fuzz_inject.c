@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     req.content_type_len = strlen(req.content_type);
     req.body = (const char *)data;
     req.body_len = size;
-    wh_admission_serve(&req, wh_inject_admit, &call, &res, &outcome);
+    wh_admission_serve(NULL, &req, wh_inject_admit, &call, &res, &outcome);
     if (res.status == 0 || (res.status == 200 && res.body.len == 0))
         abort(); /* every request gets an answer */
     wh_buf_free(&res.body);
