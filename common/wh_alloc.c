@@ -106,3 +106,12 @@ __attribute__((constructor)) static void wh_alloc_jansson(void)
 {
     json_set_alloc_funcs(wh_malloc, free);
 }
+
+void *wh_grow(void *items, size_t *cap, size_t size, size_t first)
+{
+    size_t n = *cap != 0 ? *cap * 2 : first;
+
+    items = wh_realloc(items, n * size);
+    *cap = n;
+    return items;
+}

@@ -30,4 +30,14 @@ __attribute__((malloc, returns_nonnull)) void *wh_memdup(const void *p, size_t n
 __attribute__((malloc, returns_nonnull, format(printf, 1, 2))) char *wh_asprintf(const char *fmt, ...);
 __attribute__((malloc, returns_nonnull, format(printf, 1, 0))) char *wh_vasprintf(const char *fmt, va_list ap);
 
+/* Room for item `n` of an array that doubles when full (`first` items the
+ * first time): the one growth policy of the code's arrays.  `items`, `n` and
+ * `cap` (a size_t) are lvalues; items and cap are updated when it grows. */
+#define WH_GROW(items, n, cap, first)                                                                                  \
+    do {                                                                                                               \
+        if ((n) == (cap))                                                                                              \
+            (items) = wh_grow((items), &(cap), sizeof(*(items)), (first));                                             \
+    } while (0)
+__attribute__((returns_nonnull)) void *wh_grow(void *items, size_t *cap, size_t size, size_t first);
+
 #endif

@@ -9,9 +9,8 @@
  *                  "empty", "cannot unmarshal"
  *   encoding/base64 StdEncoding                     (wh_go_base64.c)
  *
- * The template engine's toJson walks its own values and uses the string and
- * float writers below; every other JSON text Go would print comes from
- * wh_go_json().  tests/common/test_go.c pins each format against Go's output.
+ * Every JSON text Go would print comes from wh_go_json() (or its indented
+ * form), the template engine's toJson included.  tests/common/test_go.c pins each format against Go's output.
  */
 #ifndef WH_GO_H
 #define WH_GO_H
@@ -46,6 +45,8 @@ enum {
     WH_GO_JSON_MINIMAL = 2, /* only the escapes JSON itself needs: U+2028 and U+2029 stay as they are.  For
                              * texts only machines read (the JSON Patch, the AdmissionReview), where they cost
                              * 3 bytes instead of 6 and change nothing a JSON reader sees. */
+    WH_GO_JSON_SORTED = 4,  /* every object's members in the byte order of their keys, as json.Marshal prints a
+                             * map (the template engine's toJson, whose maps are Go maps) */
 };
 
 /* `s` (`len` bytes) as a quoted JSON string, as encoding/json writes it:
@@ -55,7 +56,7 @@ enum {
 void wh_go_json_string(wh_buf *out, const char *s, size_t len, int flags);
 
 /* Compact JSON text of `v` in the value's own key order (callers order keys
- * as Go would first: struct field order, sorted map keys), strings as
+ * as Go would first: struct field order; or WH_GO_JSON_SORTED), strings as
  * wh_go_json_string writes them, numbers as Go prints int64 and float64. */
 void wh_go_json(wh_buf *out, const json_t *v, int flags);
 

@@ -7,7 +7,8 @@
  * sidecar.istio.io/status and proxy.istio.io/overrides annotations, the
  * values templates serialise) that are compared byte for byte with istiod's;
  * the JSON Patch and the AdmissionReview are written here too (with only
- * the escapes JSON needs).  The writer appends small pieces by
+ * the escapes JSON needs), and the template engine's toJson (with Go's sorted
+ * map keys).  The writer appends small pieces by
  * the thousand, so it reserves room once per string and copies runs of
  * plain bytes in one go.
  */
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_alloc.h"
 #include "wh_chars.h"
 
 static const char hex[] = "0123456789abcdef";
@@ -126,34 +128,93 @@ static void put_integer(wh_buf *out, json_int_t v)
     put_bytes(out, q, (size_t)(num + sizeof(num) - q));
 }
 
-void wh_go_json(wh_buf *out, const json_t *v, int flags)
+static void newline(wh_buf *out, const char *indent, int depth)
+{
+    put_bytes(out, "\n", 1);
+    while (depth-- > 0)
+        wh_buf_puts(out, indent);
+}
+
+static void write_value(wh_buf *out, const json_t *v, int flags, const char *indent, int depth);
+
+/* One member of an object, `i` its place: compact "k":v, or each on its own
+ * line (indent) as json.MarshalIndent prints them. */
+static void write_member(wh_buf *out, size_t i, const char *key, size_t key_len, const json_t *v, int flags,
+                         const char *indent, int depth)
+{
+    put_bytes(out, i == 0 ? "{" : ",", 1);
+    if (indent != NULL)
+        newline(out, indent, depth + 1);
+    wh_go_json_string(out, key, key_len, flags);
+    put_bytes(out, ": ", indent != NULL ? 2 : 1);
+    write_value(out, v, flags, indent, depth + 1);
+}
+
+typedef struct member {
+    const char *key;
+    size_t len;
+    const json_t *val;
+} member;
+
+static int member_cmp(const void *a, const void *b)
+{
+    const member *x = a, *y = b;
+    int c = memcmp(x->key, y->key, x->len < y->len ? x->len : y->len);
+
+    return c != 0 ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* The object's members in its own order, or with WH_GO_JSON_SORTED in the
+ * byte order of their keys. */
+static void write_object(wh_buf *out, const json_t *v, int flags, const char *indent, int depth)
+{
+    size_t n = json_object_size(v), i = 0;
+    void *it;
+
+    if (n == 0) {
+        put_bytes(out, "{}", 2);
+        return;
+    }
+    if (flags & WH_GO_JSON_SORTED && n > 1) {
+        member small[16], *m = n <= 16 ? small : wh_malloc(n * sizeof(*m));
+        for (it = json_object_iter((json_t *)v); it != NULL; it = json_object_iter_next((json_t *)v, it), i++)
+            m[i] = (member){json_object_iter_key(it), json_object_iter_key_len(it), json_object_iter_value(it)};
+        qsort(m, n, sizeof(*m), member_cmp);
+        for (i = 0; i < n; i++)
+            write_member(out, i, m[i].key, m[i].len, m[i].val, flags, indent, depth);
+        if (m != small)
+            free(m);
+    } else {
+        for (it = json_object_iter((json_t *)v); it != NULL; it = json_object_iter_next((json_t *)v, it), i++)
+            write_member(out, i, json_object_iter_key(it), json_object_iter_key_len(it), json_object_iter_value(it),
+                         flags, indent, depth);
+    }
+    if (indent != NULL)
+        newline(out, indent, depth);
+    put_bytes(out, "}", 1);
+}
+
+static void write_value(wh_buf *out, const json_t *v, int flags, const char *indent, int depth)
 {
     size_t i, n;
 
     switch (json_typeof(v)) {
-    case JSON_OBJECT: {
-        char sep = '{';
-        void *it;
-        for (it = json_object_iter((json_t *)v); it != NULL; it = json_object_iter_next((json_t *)v, it)) {
-            put_bytes(out, &sep, 1);
-            wh_go_json_string(out, json_object_iter_key(it), json_object_iter_key_len(it), flags);
-            put_bytes(out, ":", 1);
-            wh_go_json(out, json_object_iter_value(it), flags);
-            sep = ',';
-        }
-        if (sep == '{')
-            put_bytes(out, "{}", 2);
-        else
-            put_bytes(out, "}", 1);
+    case JSON_OBJECT:
+        write_object(out, v, flags, indent, depth);
         return;
-    }
     case JSON_ARRAY:
-        put_bytes(out, "[", 1);
-        for (i = 0, n = json_array_size(v); i < n; i++) {
-            if (i != 0)
-                put_bytes(out, ",", 1);
-            wh_go_json(out, json_array_get(v, i), flags);
+        if ((n = json_array_size(v)) == 0) {
+            put_bytes(out, "[]", 2);
+            return;
         }
+        for (i = 0; i < n; i++) {
+            put_bytes(out, i == 0 ? "[" : ",", 1);
+            if (indent != NULL)
+                newline(out, indent, depth + 1);
+            write_value(out, json_array_get(v, i), flags, indent, depth + 1);
+        }
+        if (indent != NULL)
+            newline(out, indent, depth);
         put_bytes(out, "]", 1);
         return;
     case JSON_STRING:
@@ -177,48 +238,14 @@ void wh_go_json(wh_buf *out, const json_t *v, int flags)
     }
 }
 
-static void newline(wh_buf *out, const char *indent, int depth)
+void wh_go_json(wh_buf *out, const json_t *v, int flags)
 {
-    put_bytes(out, "\n", 1);
-    while (depth-- > 0)
-        wh_buf_puts(out, indent);
-}
-
-static void indented(wh_buf *out, const json_t *v, int flags, const char *indent, int depth)
-{
-    size_t i, n;
-    void *it;
-
-    if (json_is_object(v) && json_object_size(v) != 0) {
-        put_bytes(out, "{", 1);
-        for (it = json_object_iter((json_t *)v); it != NULL; it = json_object_iter_next((json_t *)v, it)) {
-            newline(out, indent, depth + 1);
-            wh_go_json_string(out, json_object_iter_key(it), json_object_iter_key_len(it), flags);
-            put_bytes(out, ": ", 2);
-            indented(out, json_object_iter_value(it), flags, indent, depth + 1);
-            if (json_object_iter_next((json_t *)v, it) != NULL)
-                put_bytes(out, ",", 1);
-        }
-        newline(out, indent, depth);
-        put_bytes(out, "}", 1);
-    } else if (json_is_array(v) && json_array_size(v) != 0) {
-        put_bytes(out, "[", 1);
-        for (i = 0, n = json_array_size(v); i < n; i++) {
-            newline(out, indent, depth + 1);
-            indented(out, json_array_get(v, i), flags, indent, depth + 1);
-            if (i + 1 < n)
-                put_bytes(out, ",", 1);
-        }
-        newline(out, indent, depth);
-        put_bytes(out, "]", 1);
-    } else {
-        wh_go_json(out, v, flags);
-    }
+    write_value(out, v, flags, NULL, 0);
 }
 
 void wh_go_json_indent(wh_buf *out, const json_t *v, int flags, const char *indent)
 {
-    indented(out, v, flags, indent, 0);
+    write_value(out, v, flags, indent, 0);
 }
 
 int wh_go_is_empty(const json_t *v)

@@ -128,12 +128,7 @@ static wh_code split_lines(fast *f, const char *text, size_t len)
         if (q == p && q < eol &&
             (*q == '%' || (eol - q >= 3 && (memcmp(q, "---", 3) == 0 || memcmp(q, "...", 3) == 0))))
             return UNSUPPORTED;
-        if (f->n == f->cap) {
-            size_t cap = f->cap ? f->cap * 2 : len / 32 + 16;
-            line *l = wh_realloc(f->lines, cap * sizeof(*l));
-            f->lines = l;
-            f->cap = cap;
-        }
+        WH_GROW(f->lines, f->n, f->cap, len / 32 + 16);
         f->lines[f->n].start = p;
         f->lines[f->n].s = q;
         f->lines[f->n].end = eol;

@@ -72,6 +72,16 @@ static int parse_go_int(const char *s, int allow_sign, long long *out_i, unsigne
     return 1;
 }
 
+/* p past one or more decimal digits, or NULL when there is none. */
+static const char *digits1(const char *p)
+{
+    if (!isdigit((unsigned char)*p))
+        return NULL;
+    while (isdigit((unsigned char)*++p))
+        ;
+    return p;
+}
+
 /* ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ */
 static int is_yaml_style_float(const char *s)
 {
@@ -79,16 +89,11 @@ static int is_yaml_style_float(const char *s)
     if (*p == '+' || *p == '-')
         p++;
     if (*p == '.') {
-        p++;
-        if (!isdigit((unsigned char)*p))
+        if ((p = digits1(p + 1)) == NULL)
             return 0;
-        while (isdigit((unsigned char)*p))
-            p++;
     } else {
-        if (!isdigit((unsigned char)*p))
+        if ((p = digits1(p)) == NULL)
             return 0;
-        while (isdigit((unsigned char)*p))
-            p++;
         if (*p == '.') {
             p++;
             while (isdigit((unsigned char)*p))
@@ -99,10 +104,8 @@ static int is_yaml_style_float(const char *s)
         p++;
         if (*p == '+' || *p == '-')
             p++;
-        if (!isdigit((unsigned char)*p))
+        if ((p = digits1(p)) == NULL)
             return 0;
-        while (isdigit((unsigned char)*p))
-            p++;
     }
     return *p == '\0';
 }
@@ -178,13 +181,8 @@ static int looks_like_timestamp(const char *s)
     if ((k = digits_n(p, 1, 2, &v)) == 0 || v > 59)
         return 0;
     p += k;
-    if (*p == '.') {
-        p++;
-        if (!isdigit((unsigned char)*p))
-            return 0;
-        while (isdigit((unsigned char)*p))
-            p++;
-    }
+    if (*p == '.' && (p = digits1(p + 1)) == NULL)
+        return 0;
     if (!tz_required)
         return *p == '\0';
     if (*p == 'Z')

@@ -846,12 +846,7 @@ out:
 #define STR(x) STR_(x)
 
 static const wh_ctl_flag flags[] = {
-    {.name = "output",
-     .shorthand = 'o',
-     .type = WH_CTL_STRING,
-     .usage = "Output format: table, json or yaml",
-     .def = "table",
-     .values = WH_CTL_OUTPUT_FORMATS},
+    WH_CTL_OUTPUT_FLAG,
     {.name = "server",
      .type = WH_CTL_STRING,
      .usage = "`HOST:PORT` (or https://HOST:PORT) of a webhook server: its certificate is fetched over TLS and "

@@ -525,12 +525,7 @@ static const wh_ctl_flag flags[] = {
      .shorthand = 'l',
      .type = WH_CTL_STRING,
      .usage = "Pod labels to check (k=v,k2=v2) instead of a pod or deployment"},
-    {.name = "output",
-     .shorthand = 'o',
-     .type = WH_CTL_STRING,
-     .usage = "Output format: table, json or yaml",
-     .def = "table",
-     .values = WH_CTL_OUTPUT_FORMATS},
+    WH_CTL_OUTPUT_FLAG,
 };
 
 const wh_ctl_cmd wh_ctl_cmd_check_inject = {

@@ -12,6 +12,7 @@
  * when nothing fits (WH_CTL_COMP_*).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "wh_ctl.h"
 
@@ -105,67 +106,41 @@ static const char fish_script[] = "# fish completion for webhookctl.  Load it wi
                                   "end\n"
                                   "complete -c webhookctl -f -a '(__webhookctl_complete)'\n";
 
-static int print_script(const wh_ctl_args *a, const char *script)
+/* Each shell's script, and its help text as cobra writes it. */
+static const struct {
+    const char *shell, *script;
+} scripts[] = {{"bash", bash_script}, {"fish", fish_script}, {"zsh", zsh_script}};
+
+static int print_script(const wh_ctl_args *a)
 {
     if (a->nargs > 0)
         return wh_ctl_usage_error(a, "unknown argument \"%s\": %s takes none", a->args[0], a->cmd->name);
-    fputs(script, stdout);
+    for (size_t i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++)
+        if (strcmp(a->cmd->name, scripts[i].shell) == 0)
+            fputs(scripts[i].script, stdout);
     return 0;
 }
 
-static int run_bash(const wh_ctl_args *a)
-{
-    return print_script(a, bash_script);
-}
+#define SHELL_CMD(shell, about, setup, load_now, load_always)                                                          \
+    {                                                                                                                  \
+        .name = shell, .summary = "Generate the autocompletion script for " shell,                                     \
+        .long_help = "Generate the autocompletion script for the " shell " shell" about ".\n\n" setup                  \
+                     "To load completions in your current shell session:\n\n\t" load_now                               \
+                     "\n\nTo load completions for every new session, execute once:\n\n\t" load_always                  \
+                     "\n\nYou will need to start a new shell for this setup to take effect.\n",                        \
+        .run = print_script,                                                                                           \
+    }
 
-static int run_zsh(const wh_ctl_args *a)
-{
-    return print_script(a, zsh_script);
-}
-
-static int run_fish(const wh_ctl_args *a)
-{
-    return print_script(a, fish_script);
-}
-
-static const wh_ctl_cmd cmd_bash = {
-    .name = "bash",
-    .summary = "Generate the autocompletion script for bash",
-    .long_help = "Generate the autocompletion script for the bash shell (bash 4.4 or newer).\n\n"
-                 "To load completions in your current shell session:\n\n"
-                 "\tsource <(webhookctl completion bash)\n\n"
-                 "To load completions for every new session, execute once:\n\n"
-                 "\twebhookctl completion bash > /etc/bash_completion.d/webhookctl\n\n"
-                 "You will need to start a new shell for this setup to take effect.\n",
-    .run = run_bash,
-};
-
-static const wh_ctl_cmd cmd_zsh = {
-    .name = "zsh",
-    .summary = "Generate the autocompletion script for zsh",
-    .long_help = "Generate the autocompletion script for the zsh shell.\n\n"
-                 "If shell completion is not already enabled in your environment you will need\n"
-                 "to enable it.  You can execute the following once:\n\n"
-                 "\techo \"autoload -U compinit; compinit\" >> ~/.zshrc\n\n"
-                 "To load completions in your current shell session:\n\n"
-                 "\tsource <(webhookctl completion zsh)\n\n"
-                 "To load completions for every new session, execute once:\n\n"
-                 "\twebhookctl completion zsh > \"${fpath[1]}/_webhookctl\"\n\n"
-                 "You will need to start a new shell for this setup to take effect.\n",
-    .run = run_zsh,
-};
-
-static const wh_ctl_cmd cmd_fish = {
-    .name = "fish",
-    .summary = "Generate the autocompletion script for fish",
-    .long_help = "Generate the autocompletion script for the fish shell.\n\n"
-                 "To load completions in your current shell session:\n\n"
-                 "\twebhookctl completion fish | source\n\n"
-                 "To load completions for every new session, execute once:\n\n"
-                 "\twebhookctl completion fish > ~/.config/fish/completions/webhookctl.fish\n\n"
-                 "You will need to start a new shell for this setup to take effect.\n",
-    .run = run_fish,
-};
+static const wh_ctl_cmd cmd_bash = SHELL_CMD("bash", " (bash 4.4 or newer)", "", "source <(webhookctl completion bash)",
+                                             "webhookctl completion bash > /etc/bash_completion.d/webhookctl");
+static const wh_ctl_cmd cmd_zsh =
+    SHELL_CMD("zsh", "",
+              "If shell completion is not already enabled in your environment you will need\n"
+              "to enable it.  You can execute the following once:\n\n"
+              "\techo \"autoload -U compinit; compinit\" >> ~/.zshrc\n\n",
+              "source <(webhookctl completion zsh)", "webhookctl completion zsh > \"${fpath[1]}/_webhookctl\"");
+static const wh_ctl_cmd cmd_fish = SHELL_CMD("fish", "", "", "webhookctl completion fish | source",
+                                             "webhookctl completion fish > ~/.config/fish/completions/webhookctl.fish");
 
 static const wh_ctl_cmd *const shells[] = {&cmd_bash, &cmd_fish, &cmd_zsh, NULL};
 

@@ -341,8 +341,7 @@ static void add_namespaces(const inv_cluster *cl, const char *only_ns, json_t *r
     json_decref(none);
 }
 
-/* Is the pod gone or going (terminating, finished)? */
-static int pod_done(const json_t *pod)
+int inv_pod_done(const json_t *pod)
 {
     const char *phase = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
     return json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL ||
@@ -360,7 +359,7 @@ static void add_pods(const inv_cluster *cl, const char *only_ns, json_t *revs, j
         const json_t *workload;
         const char *ns = meta_str(pod, "namespace"), *selected;
         json_t *r;
-        if (pod_done(pod) || (only_ns != NULL && strcmp(ns, only_ns) != 0) ||
+        if (inv_pod_done(pod) || (only_ns != NULL && strcmp(ns, only_ns) != 0) ||
             !inv_pod_revision(pod, running, sizeof(running)))
             continue;
         r = revision(revs, running);

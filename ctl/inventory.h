@@ -42,6 +42,9 @@ void inv_free(inv_cluster *cl);
  * else the pod's istio.io/rev label, else "default") goes to rev. */
 int inv_pod_revision(const json_t *pod, char *rev, size_t n);
 
+/* Is the pod gone or going (terminating, Succeeded or Failed)? */
+int inv_pod_done(const json_t *pod);
+
 /* The pod's owning workload as "Kind/name" (a ReplicaSet is followed to
  * its Deployment) into owner ("" for a pod without a controller), and the
  * workload object when it was listed (NULL otherwise). */

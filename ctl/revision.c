@@ -11,9 +11,9 @@
  * planned first, printed, confirmed, then made one at a time, each reported;
  * a re-run after an interruption skips what is done.
  */
+#define _GNU_SOURCE /* strptime, timegm */
 #include <ctype.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,17 +33,17 @@
 #define INJECTION_LABEL "istio-injection"
 #define POLL_FIRST_MS 100 /* rollout polls start fast and back off to POLL_MAX_MS */
 #define POLL_MAX_MS 1000
+/* A running migrate's claim on a namespace (see "lease" below). */
+#define LEASE_ANNOTATION "webhookd.io/revision-migrate-lease"
+#define LEASE_MARGIN_S 300 /* on top of the longest the run can take */
 
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...)
+/* SIGINT/SIGTERM during a migration: stop starting rollouts, release the leases, say how to resume. */
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
 {
-    va_list ap;
-    fputs("Error: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return 1;
+    (void)sig;
+    interrupted = 1;
 }
 
 static const char *str(const json_t *o, const char *k)
@@ -75,9 +75,9 @@ static int load(const wh_ctl_args *a, const char *only_ns, wh_kube_client **c, i
 
     signal(SIGPIPE, SIG_IGN); /* libcurl runs with CURLOPT_NOSIGNAL */
     if (wh_ctl_kube_client(a, c, &err) != WH_OK || inv_load(*c, wh_ctl_string(a, "istioNamespace"), cl, &err) != WH_OK)
-        return fail("%s", wh_err_msg(&err));
+        return wh_ctl_fail("%s", wh_err_msg(&err));
     if (only_ns != NULL && !has_namespace(cl, only_ns))
-        return fail("namespace \"%s\" not found", only_ns);
+        return wh_ctl_fail("namespace \"%s\" not found", only_ns);
     *inv = inv_build(cl, only_ns);
     return 0;
 }
@@ -274,9 +274,9 @@ static int run_describe(const wh_ctl_args *a)
     if ((rc = load(a, namespace_filter(a), &c, &cl, &inv)) != 0)
         goto out;
     if ((rev = inv_find_revision(inv, a->args[0])) == NULL) {
-        rc = fail("revision \"%s\" not found: no injector ConfigMap, injector webhook, tag or pod names it "
-                  "(webhookctl revision list shows the revisions)",
-                  a->args[0]);
+        rc = wh_ctl_fail("revision \"%s\" not found: no injector ConfigMap, injector webhook, tag or pod names it "
+                         "(webhookctl revision list shows the revisions)",
+                         a->args[0]);
         goto out;
     }
     doc = json_deep_copy(rev);
@@ -330,34 +330,23 @@ out:
 
 /* ---- confirmation ------------------------------------------------------------------ */
 
-/* -y, or a "y" typed on a terminal.  Without a terminal nobody can answer:
- * refuse instead of guessing (1 yes, 0 no, -1 refused with a message). */
-static int confirm(const wh_ctl_args *a, const char *question)
+/* -y, or a "y" typed on a terminal: 1 to go ahead.  Otherwise 0, with *rc = 0
+ * when the user said no, and *rc untouched when nobody could answer (no
+ * terminal: refused with a message rather than guessed). */
+static int confirmed(const wh_ctl_args *a, int *rc)
 {
-    char line[64];
-
     if (wh_ctl_bool(a, "skip-confirmation"))
         return 1;
     if (!isatty(STDIN_FILENO)) {
-        fail("refusing to change the cluster without confirmation: standard input is not a terminal. Review the "
-             "plan with --dry-run, then run again with -y (--skip-confirmation)");
-        return -1;
+        wh_ctl_fail("refusing to change the cluster without confirmation: standard input is not a terminal. Review the "
+                    "plan with --dry-run, then run again with -y (--skip-confirmation)");
+        return 0;
     }
-    for (;;) {
-        printf("%s [y/N] ", question);
-        fflush(stdout);
-        if (fgets(line, sizeof(line), stdin) == NULL) {
-            putchar('\n');
-            return 0;
-        }
-        line[strcspn(line, "\r\n")] = '\0';
-        for (char *p = line; *p; p++)
-            *p = (char)tolower((unsigned char)*p);
-        if (strcmp(line, "y") == 0 || strcmp(line, "yes") == 0)
-            return 1;
-        if (strcmp(line, "n") == 0 || strcmp(line, "no") == 0 || line[0] == '\0')
-            return 0;
-    }
+    if (wh_ctl_ask("Proceed? [y/N] "))
+        return 1;
+    printf("Aborting: nothing was changed.\n");
+    *rc = 0;
+    return 0;
 }
 
 /* ---- rollouts (kubectl rollout status, per kind) ------------------------------------- */
@@ -512,6 +501,141 @@ static void duration_text(long long ns, char *buf, size_t n)
         snprintf(buf, n, "%lldh%lldm%llds", s / 3600, (s % 3600) / 60, s % 60);
 }
 
+/* ---- lease ------------------------------------------------------------------------- */
+/* Two migrations of one namespace at once would restart its workloads twice and report each
+ * other's rollouts.  A run claims every chosen namespace first with the annotation
+ * LEASE_ANNOTATION = {"holder", "to", "acquired", "expires"} (read-modify-write on the
+ * resourceVersion, so two runs cannot both win), refuses a namespace another holder's
+ * unexpired lease names (--force takes it over), and removes its own at the end.  The expiry
+ * covers the longest the run can take, so a run killed outright blocks nobody for long. */
+
+typedef struct lease_ctx {
+    const char *holder, *to, *ns;
+    time_t now, expires;
+    int force;
+} lease_ctx;
+
+static void utc_text(time_t t, char *buf, size_t n)
+{
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* RFC 3339 in UTC as written by utc_text; -1 when it is not. */
+static time_t utc_parse(const char *s)
+{
+    struct tm tm;
+    const char *end;
+
+    memset(&tm, 0, sizeof(tm));
+    if (s == NULL || (end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm)) == NULL || *end != '\0')
+        return (time_t)-1;
+    return timegm(&tm);
+}
+
+static json_t *annotations_of(json_t *obj, int create)
+{
+    json_t *m = json_object_get(obj, "metadata"), *ann = json_object_get(m, "annotations");
+    if (!json_is_object(ann) && create && json_is_object(m)) {
+        ann = json_object();
+        json_object_set_new(m, "annotations", ann);
+    }
+    return json_is_object(ann) ? ann : NULL;
+}
+
+static wh_code lease_take(json_t *ns, void *vctx, int *unchanged, wh_err *err)
+{
+    lease_ctx *l = vctx;
+    json_t *ann = annotations_of(ns, 1), *cur, *mine;
+    char acquired[32], expires[32];
+
+    (void)unchanged;
+    if (ann == NULL)
+        return wh_err_set(err, WH_E_INVALID, "namespace %s has no metadata", l->ns);
+    cur = json_loads(str(ann, LEASE_ANNOTATION), 0, NULL);
+    if (json_object_get(ann, LEASE_ANNOTATION) != NULL && !l->force && strcmp(str(cur, "holder"), l->holder) != 0) {
+        time_t until = utc_parse(str(cur, "expires"));
+        int readable = str(cur, "holder")[0] != '\0' && until != (time_t)-1;
+        if (!readable || until > l->now) {
+            wh_err_set(err, WH_E_INVALID, /* not CONFLICT: update_retry would retry it */
+                       "namespace %s is being migrated by %s (to \"%s\", since %s; its lease ends %s). Wait for that "
+                       "run to finish; if it is gone (killed), run again with --force to take the namespace over",
+                       l->ns, readable ? str(cur, "holder") : "another run (unreadable lease)",
+                       readable ? str(cur, "to") : "?", readable ? str(cur, "acquired") : "?",
+                       readable ? str(cur, "expires") : "?");
+            json_decref(cur);
+            return WH_E_INVALID;
+        }
+    }
+    json_decref(cur);
+    utc_text(l->now, acquired, sizeof(acquired));
+    utc_text(l->expires, expires, sizeof(expires));
+    mine =
+        json_pack("{s:s, s:s, s:s, s:s}", "holder", l->holder, "to", l->to, "acquired", acquired, "expires", expires);
+    {
+        char *dump = json_dumps(mine, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_object_set_new(ann, LEASE_ANNOTATION, json_string(dump != NULL ? dump : "{}"));
+        free(dump);
+    }
+    json_decref(mine);
+    return WH_OK;
+}
+
+static wh_code lease_drop(json_t *ns, void *vctx, int *unchanged, wh_err *err)
+{
+    lease_ctx *l = vctx;
+    json_t *ann = annotations_of(ns, 0), *cur = json_loads(str(ann, LEASE_ANNOTATION), 0, NULL);
+
+    (void)err;
+    if (strcmp(str(cur, "holder"), l->holder) == 0)
+        json_object_del(ann, LEASE_ANNOTATION);
+    else
+        *unchanged = 1; /* gone, or taken over with --force: not ours to remove */
+    json_decref(cur);
+    return WH_OK;
+}
+
+/* Who this run is, for the lease and the messages of the runs it blocks. */
+static void lease_holder(char *buf, size_t n)
+{
+    char host[256] = "";
+    const char *user = getenv("USER");
+
+    if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0')
+        snprintf(host, sizeof(host), "unknown-host");
+    snprintf(buf, n, "webhookctl %s@%s pid %ld", user != NULL && user[0] ? user : "unknown", host, (long)getpid());
+}
+
+/* Release the leases of the first `n` namespaces of `chosen` (best effort: a
+ * lease left behind expires). */
+static void lease_release_all(wh_kube_client *c, lease_ctx *l, const json_t *chosen, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        wh_err err = {0};
+        l->ns = json_string_value(json_array_get(chosen, i));
+        if (wh_kube_update_retry(c, &wh_kube_namespaces, NULL, l->ns, lease_drop, l, "webhookctl", NULL, &err) != WH_OK)
+            fprintf(stderr, "Warning: cannot release the migration lease of namespace %s (it expires by itself): %s\n",
+                    l->ns, wh_err_msg(&err));
+    }
+}
+
+/* Claim every chosen namespace; on a refusal release what was taken; 0 or 1 after the error. */
+static int lease_acquire_all(wh_kube_client *c, lease_ctx *l, const json_t *chosen)
+{
+    for (size_t i = 0; i < json_array_size(chosen); i++) {
+        wh_err err = {0};
+        l->ns = json_string_value(json_array_get(chosen, i));
+        if (wh_kube_update_retry(c, &wh_kube_namespaces, NULL, l->ns, lease_take, l, "webhookctl", NULL, &err) !=
+            WH_OK) {
+            wh_ctl_fail("%s\nNothing was changed.", wh_err_msg(&err));
+            lease_release_all(c, l, chosen, i);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* ---- migrate ----------------------------------------------------------------------- */
 
 typedef enum { JOB_PENDING, JOB_RUNNING, JOB_DONE, JOB_FAILED } job_state;
@@ -573,12 +697,13 @@ static int choose_namespaces(const wh_ctl_args *a, inv_cluster *cl, migrate_plan
         if (dup)
             continue;
         if (labels == NULL)
-            return fail("namespace \"%s\" not found", wanted[i]);
+            return wh_ctl_fail("namespace \"%s\" not found", wanted[i]);
         if (inj != NULL && strcmp(inj, "enabled") != 0)
-            return fail("namespace \"%s\" is labelled %s=%s: injection is switched off there. Migrating it would "
-                        "switch it on; if that is what you want, remove the label first (kubectl label namespace %s "
-                        "%s-)",
-                        wanted[i], INJECTION_LABEL, inj, wanted[i], INJECTION_LABEL);
+            return wh_ctl_fail(
+                "namespace \"%s\" is labelled %s=%s: injection is switched off there. Migrating it would "
+                "switch it on; if that is what you want, remove the label first (kubectl label namespace %s "
+                "%s-)",
+                wanted[i], INJECTION_LABEL, inj, wanted[i], INJECTION_LABEL);
         json_array_append_new(chosen, json_string(wanted[i]));
     }
     if (!wh_ctl_bool(a, "all-namespaces"))
@@ -718,9 +843,10 @@ static int relabel(wh_kube_client *c, const migrate_plan *p, size_t *done)
         wh_err err = {0};
         if (wh_kube_patch(c, &wh_kube_namespaces, NULL, str(e, "name"), WH_KUBE_PATCH_MERGE,
                           json_object_get(e, "patch"), "webhookctl", 0, NULL, &err) != WH_OK) {
-            fail("cannot relabel namespace %s: %s\n%zu of %zu namespaces were relabelled; run the same command again "
-                 "to continue",
-                 str(e, "name"), wh_err_msg(&err), *done, json_array_size(p->relabel));
+            wh_ctl_fail(
+                "cannot relabel namespace %s: %s\n%zu of %zu namespaces were relabelled; run the same command again "
+                "to continue",
+                str(e, "name"), wh_err_msg(&err), *done, json_array_size(p->relabel));
             return 1;
         }
         (*done)++;
@@ -833,7 +959,7 @@ static int restart_all(wh_kube_client *c, migrate_plan *p, long long parallel, l
     job *first_failed = NULL;
 
     for (;;) {
-        while (first_failed == NULL && running < (size_t)parallel && next < p->njobs) {
+        while (first_failed == NULL && !interrupted && running < (size_t)parallel && next < p->njobs) {
             job *j = &p->jobs[next++];
             if (j->note[0] != '\0')
                 continue;
@@ -846,7 +972,7 @@ static int restart_all(wh_kube_client *c, migrate_plan *p, long long parallel, l
                 running++;
             }
         }
-        if (running == 0)
+        if (running == 0 || interrupted)
             break;
         usleep((useconds_t)poll_ms * 1000);
         poll_ms = poll_ms * 2 > POLL_MAX_MS ? POLL_MAX_MS : poll_ms * 2;
@@ -870,6 +996,13 @@ static int restart_all(wh_kube_client *c, migrate_plan *p, long long parallel, l
         fflush(stdout);
     }
     *restarted = ok;
+    if (interrupted) {
+        fprintf(stderr,
+                "Interrupted: %zu workload%s restarted; rollouts under way continue without us. Run the same command "
+                "again to resume (workloads already on revision %s are skipped, rollouts under way are waited for).\n",
+                ok, ok == 1 ? "" : "s", p->target_rev);
+        return 1;
+    }
     if (first_failed != NULL) {
         size_t not_started = 0;
         for (size_t i = 0; i < p->njobs; i++)
@@ -880,12 +1013,119 @@ static int restart_all(wh_kube_client *c, migrate_plan *p, long long parallel, l
     return 0;
 }
 
+/* ---- after the migration: pods not on their revision yet --------------------------- */
+
+/* Pods of the chosen namespaces that injection would give a proxy of revision
+ * R (their namespace's or own labels select R) but that have none, or one of
+ * another revision: [{namespace, pod, owner, running ("" = no sidecar),
+ * selected}], by namespace (new reference). */
+static json_t *laggards(const inv_cluster *cl, const json_t *chosen)
+{
+    json_t *out = json_array(), *pod, *v;
+    size_t i, k;
+
+    json_array_foreach(chosen, k, v)
+    {
+        const char *ns = json_string_value(v);
+        json_array_foreach(cl->pods, i, pod)
+        {
+            char running[256] = "", owner[512];
+            const json_t *workload;
+            const char *selected;
+            if (strcmp(meta(pod, "namespace"), ns) != 0 || inv_pod_done(pod))
+                continue;
+            workload = inv_pod_owner(cl, pod, owner, sizeof(owner));
+            selected = diag_injecting_revision(cl->mwcs, inv_namespace_labels(cl, ns),
+                                               inv_pod_template_labels(workload, pod), NULL, NULL);
+            if (selected == NULL)
+                continue; /* not injected at all (opted out): nothing to lag behind */
+            if (!inv_pod_revision(pod, running, sizeof(running)))
+                running[0] = '\0';
+            else if (strcmp(running, selected) == 0)
+                continue;
+            json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s, s:s}", "namespace", ns, "pod", meta(pod, "name"),
+                                                 "owner", owner, "running", running, "selected", selected));
+        }
+    }
+    return out;
+}
+
+static void print_laggards(FILE *f, const json_t *lag)
+{
+    const char *last = NULL;
+    json_t *e;
+    size_t i;
+
+    json_array_foreach(lag, i, e)
+    {
+        if (last == NULL || strcmp(last, str(e, "namespace")) != 0)
+            fprintf(f, "  namespace %s:\n", last = str(e, "namespace"));
+        fprintf(f, "    pod %s (%s): %s%s, its labels select %s\n", str(e, "pod"),
+                str(e, "owner")[0] ? str(e, "owner") : "no controller",
+                str(e, "running")[0] ? "runs revision " : "has no sidecar", str(e, "running"), str(e, "selected"));
+    }
+}
+
+/* Look at the chosen namespaces' pods once, or with `wait_ns` > 0 until none
+ * lags or the time is up; 0 when none lags (or without --wait), else 1 after
+ * saying which. */
+static int report_laggards(const wh_ctl_args *a, wh_kube_client *c, const json_t *chosen, long long wait_ns)
+{
+    long long deadline = now_ms() + wait_ns / 1000000;
+    long poll_ms = POLL_FIRST_MS;
+    json_t *lag = NULL;
+    char d[32];
+    int rc = 0;
+
+    for (;;) {
+        inv_cluster cl = {0};
+        wh_err err = {0};
+        json_decref(lag);
+        lag = NULL;
+        if (inv_load(c, wh_ctl_string(a, "istioNamespace"), &cl, &err) != WH_OK) {
+            fprintf(stderr, "Warning: cannot list the pods to check them: %s\n", wh_err_msg(&err));
+            return wait_ns > 0;
+        }
+        lag = laggards(&cl, chosen);
+        inv_free(&cl);
+        if (json_array_size(lag) == 0 || wait_ns <= 0 || interrupted || now_ms() >= deadline)
+            break;
+        usleep((useconds_t)poll_ms * 1000);
+        poll_ms = poll_ms * 2 > POLL_MAX_MS ? POLL_MAX_MS : poll_ms * 2;
+    }
+    if (json_array_size(lag) == 0) {
+        if (wait_ns > 0)
+            printf("Every injected pod of the migrated namespaces runs the revision its labels select.\n");
+    } else if (wait_ns > 0) {
+        duration_text(wait_ns, d, sizeof(d));
+        fprintf(stderr,
+                "Error: %zu pod%s of the migrated namespaces %s not on the revision %s labels select after %s "
+                "(--wait):\n",
+                json_array_size(lag), json_array_size(lag) == 1 ? "" : "s", json_array_size(lag) == 1 ? "is" : "are",
+                json_array_size(lag) == 1 ? "its" : "their", d);
+        print_laggards(stderr, lag);
+        fprintf(stderr, "  Restart them (kubectl -n NAMESPACE rollout restart KIND/NAME, or delete a pod without "
+                        "controller), or look at why their new pods are not injected (webhookctl check).\n");
+        rc = 1;
+    } else {
+        printf("Not on their revision yet (%zu pod%s; restart them, or use --restart, and --wait to wait for them):\n",
+               json_array_size(lag), json_array_size(lag) == 1 ? "" : "s");
+        print_laggards(stdout, lag);
+    }
+    json_decref(lag);
+    return rc;
+}
+
 static int run_migrate(const wh_ctl_args *a)
 {
     const char *to = wh_ctl_string(a, "to");
     long long parallel = wh_ctl_int(a, "parallel"), timeout_ns = wh_ctl_duration_ns(a, "timeout");
     int all = wh_ctl_bool(a, "all-namespaces"), dry = wh_ctl_bool(a, "dry-run"), restart = wh_ctl_bool(a, "restart");
+    int wait = wh_ctl_bool(a, "wait"), leased = 0;
     size_t nns, i, relabelled = 0, restarted = 0;
+    char holder[512];
+    lease_ctx lease = {0};
+    struct sigaction sa, old_int, old_term;
     wh_kube_client *c = NULL;
     inv_cluster cl = {0};
     json_t *inv = NULL, *after = NULL, *chosen = json_array(), *ns_copy = NULL, *probe = NULL, *none = json_object();
@@ -925,9 +1165,10 @@ static int run_migrate(const wh_ctl_args *a)
     p.to = to;
     p.target_rev = diag_injecting_revision(cl.mwcs, probe, none, NULL, NULL);
     if (p.target_rev == NULL) {
-        fail("no injector serves \"%s\": it is neither an installed revision nor a revision tag (webhookctl revision "
-             "list shows both)",
-             to);
+        wh_ctl_fail(
+            "no injector serves \"%s\": it is neither an installed revision nor a revision tag (webhookctl revision "
+            "list shows both)",
+            to);
         goto out;
     }
     if ((rc = choose_namespaces(a, &cl, &p, chosen)) != 0)
@@ -987,7 +1228,8 @@ static int run_migrate(const wh_ctl_args *a)
     if (json_array_size(p.relabel) == 0 && (!restart || p.njobs == p.nmanual)) {
         print_plan(a, &p);
         printf("Nothing to do.\n");
-        rc = 0;
+        fflush(stdout);
+        rc = dry ? 0 : report_laggards(a, c, chosen, wait ? timeout_ns : 0);
         goto out;
     }
     print_plan(a, &p);
@@ -996,16 +1238,25 @@ static int run_migrate(const wh_ctl_args *a)
         rc = 0;
         goto out;
     }
-    switch (confirm(a, "Proceed?")) {
-    case 1:
-        break;
-    case 0:
-        printf("Aborting: nothing was changed.\n");
-        rc = 0;
+    if (!confirmed(a, &rc))
         goto out;
-    default:
+    lease_holder(holder, sizeof(holder));
+    lease.holder = holder;
+    lease.to = to;
+    lease.force = wh_ctl_bool(a, "force");
+    lease.now = time(NULL);
+    lease.expires =
+        lease.now + LEASE_MARGIN_S +
+        (time_t)((restart ? (p.njobs - p.nmanual + (size_t)parallel - 1) / (size_t)parallel : 0) + (size_t)wait) *
+            (time_t)(timeout_ns / 1000000000 + 1);
+    if (lease_acquire_all(c, &lease, chosen) != 0)
         goto out;
-    }
+    leased = 1;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
     if (relabel(c, &p, &relabelled) != 0)
         goto out;
     if (restart && restart_all(c, &p, parallel, timeout_ns, &restarted) != 0)
@@ -1017,8 +1268,16 @@ static int run_migrate(const wh_ctl_args *a)
     if (restart && p.nmanual > 0)
         printf("; %zu left to restart by hand (listed above)", p.nmanual);
     printf(".\n");
-    rc = 0;
+    fflush(stdout);
+    rc = report_laggards(a, c, chosen, wait ? timeout_ns : 0);
 out:
+    if (leased) {
+        lease_release_all(c, &lease, chosen, json_array_size(chosen));
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        if (interrupted)
+            rc = 130;
+    }
     plan_free(&p);
     json_decref(after);
     json_decref(ns_copy);
@@ -1110,9 +1369,10 @@ static int run_remove(const wh_ctl_args *a)
         goto out;
     rc = 1;
     if ((rev = inv_find_revision(inv, name)) == NULL) {
-        fail("revision \"%s\" not found: no injector ConfigMap, injector webhook, tag or pod names it (webhookctl "
-             "revision list shows the revisions)",
-             name);
+        wh_ctl_fail(
+            "revision \"%s\" not found: no injector ConfigMap, injector webhook, tag or pod names it (webhookctl "
+            "revision list shows the revisions)",
+            name);
         goto out;
     }
     nss = namespace_details(&cl, rev, NULL);
@@ -1171,16 +1431,8 @@ static int run_remove(const wh_ctl_args *a)
         if (wh_ctl_bool(a, "dry-run")) {
             printf("Dry run: nothing was changed.\n");
         } else {
-            switch (confirm(a, "Proceed?")) {
-            case 1:
-                break;
-            case 0:
-                printf("Aborting: nothing was changed.\n");
-                rc = 0;
+            if (!confirmed(a, &rc))
                 goto out;
-            default:
-                goto out;
-            }
             json_array_foreach(json_object_get(rev, "tags"), i, v)
             {
                 if (tag_delete_objects(c, istio_ns, json_string_value(v), NULL, NULL) != 0)
@@ -1192,7 +1444,8 @@ static int run_remove(const wh_ctl_args *a)
                 wh_err err = {0};
                 wh_code dc = wh_kube_delete(c, &wh_kube_mutating_webhooks, NULL, meta(it, "name"), &err);
                 if (dc != WH_OK && dc != WH_E_NOTFOUND) {
-                    fail("cannot delete MutatingWebhookConfiguration %s: %s", meta(it, "name"), wh_err_msg(&err));
+                    wh_ctl_fail("cannot delete MutatingWebhookConfiguration %s: %s", meta(it, "name"),
+                                wh_err_msg(&err));
                     goto out;
                 }
                 printf("MutatingWebhookConfiguration %s removed\n", meta(it, "name"));
@@ -1217,13 +1470,7 @@ out:
 
 /* ---- commands -------------------------------------------------------------------------- */
 
-static const wh_ctl_flag output_flags[] = {
-    {.name = "output",
-     .shorthand = 'o',
-     .type = WH_CTL_STRING,
-     .usage = "Output format: table, json or yaml",
-     .def = "table"},
-};
+static const wh_ctl_flag output_flags[] = {WH_CTL_OUTPUT_FLAG};
 
 static const wh_ctl_flag migrate_flags[] = {
     {.name = "all-namespaces",
@@ -1233,6 +1480,9 @@ static const wh_ctl_flag migrate_flags[] = {
     {.name = "dry-run",
      .type = WH_CTL_BOOL,
      .usage = "Print the plan (namespaces to relabel, workloads to restart) and change nothing"},
+    {.name = "force",
+     .type = WH_CTL_BOOL,
+     .usage = "Take over namespaces another migrate run holds (its lease: use only when that run is gone)"},
     {.name = "namespace",
      .shorthand = 'n',
      .type = WH_CTL_STRING_ARRAY,
@@ -1248,9 +1498,13 @@ static const wh_ctl_flag migrate_flags[] = {
      .usage = "Do not ask before changing the cluster (required without a terminal)"},
     {.name = "timeout",
      .type = WH_CTL_DURATION,
-     .usage = "How long to wait for each workload's rollout before stopping",
+     .usage = "How long to wait for each workload's rollout (and with --wait, for the pods) before stopping",
      .def = "5m0s"},
     {.name = "to", .type = WH_CTL_STRING, .usage = "`REVISION` or revision tag to move the namespaces to (required)"},
+    {.name = "wait",
+     .type = WH_CTL_BOOL,
+     .usage = "Wait (--timeout) until every injected pod of the namespaces runs the revision its labels select; fail "
+              "listing those that do not"},
 };
 
 static const wh_ctl_flag remove_flags[] = {
@@ -1312,7 +1566,14 @@ static const wh_ctl_cmd revision_migrate = {
         "The plan is printed first and confirmed (-y skips the question; without a terminal -y is required).\n"
         "The first rollout that fails or times out stops the migration with what to do next.  Running the same\n"
         "command again resumes: relabelled namespaces and restarted workloads are skipped, and a rollout still\n"
-        "under way is waited for, not restarted again.\n",
+        "under way is waited for, not restarted again.\n"
+        "\n"
+        "At the end the pods of those namespaces that still run another revision, or no sidecar, are listed with\n"
+        "their workload; --wait waits for them (up to --timeout) and fails if some remain.\n"
+        "\n"
+        "While it runs, a migration holds a lease on each namespace (annotation " LEASE_ANNOTATION ");\n"
+        "a second migrate of the same namespace is refused until the first ends or its lease expires (--force\n"
+        "takes it over, for a run that was killed).\n",
     .examples = "  # See what moving two namespaces to the tag \"prod\" would do\n"
                 "  webhookctl revision migrate --to prod -n app-a -n app-b --restart --dry-run\n"
                 "\n"

@@ -7,9 +7,7 @@
  * writes are ordered so that an interrupted run leaves a working cluster, and
  * every change is reported.
  */
-#include <ctype.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,12 +76,7 @@ static const wh_ctl_flag set_flags[] = {
 };
 
 static const wh_ctl_flag list_flags[] = {
-    {.name = "output",
-     .shorthand = 'o',
-     .type = WH_CTL_STRING,
-     .usage = "Output format: table, json or yaml",
-     .def = "table",
-     .values = WH_CTL_OUTPUT_FORMATS},
+    WH_CTL_OUTPUT_FLAG,
 };
 
 static const wh_ctl_flag remove_flags[] = {
@@ -193,43 +186,9 @@ const wh_ctl_cmd wh_ctl_cmd_tag = {
 
 /* ---- shared plumbing ------------------------------------------------------ */
 
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("Error: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return 1;
-}
-
 static int usage_error(const tag_cli *cli, const char *msg)
 {
     return wh_ctl_usage_error(cli->a, "%s", msg);
-}
-
-/* Ask; 1 on y/yes, 0 on n/no/empty/EOF; anything else asks again. */
-static int confirm(const char *prompt)
-{
-    char line[256];
-
-    for (;;) {
-        fputs(prompt, stdout);
-        fflush(stdout);
-        if (fgets(line, sizeof(line), stdin) == NULL) {
-            fputc('\n', stdout);
-            return 0;
-        }
-        line[strcspn(line, "\r\n")] = '\0';
-        for (char *p = line; *p; p++)
-            *p = (char)tolower((unsigned char)*p);
-        if (strcmp(line, "y") == 0 || strcmp(line, "yes") == 0)
-            return 1;
-        if (strcmp(line, "n") == 0 || strcmp(line, "no") == 0 || line[0] == '\0')
-            return 0;
-    }
 }
 
 static int make_client(const tag_cli *cli, wh_kube_client **c)
@@ -237,7 +196,7 @@ static int make_client(const tag_cli *cli, wh_kube_client **c)
     wh_err err = {0};
 
     if (wh_ctl_kube_client(cli->a, c, &err) != WH_OK)
-        return fail("%s", wh_err_msg(&err));
+        return wh_ctl_fail("%s", wh_err_msg(&err));
     return 0;
 }
 
@@ -262,18 +221,20 @@ static int check_names(const tag_cli *cli, const char *tag)
 
     wh_buf_printf(&svc, "%s%s", TAG_SERVICE_PREFIX, tag);
     if (wh_kube_check_dns1123_label(tag, &err) != WH_OK)
-        bad = fail("invalid revision tag name %s", wh_err_msg(&err));
+        bad = wh_ctl_fail("invalid revision tag name %s", wh_err_msg(&err));
     else if (svc.len > 63)
-        bad = fail("invalid revision tag name \"%s\": the tag Service name \"%s\" would be longer than 63 characters "
-                   "(keep tags to %zu characters)",
-                   tag, svc.data, 63 - strlen(TAG_SERVICE_PREFIX));
+        bad = wh_ctl_fail(
+            "invalid revision tag name \"%s\": the tag Service name \"%s\" would be longer than 63 characters "
+            "(keep tags to %zu characters)",
+            tag, svc.data, 63 - strlen(TAG_SERVICE_PREFIX));
     else if (cli->revision != NULL &&
              (cli->revision[0] == '\0' || wh_kube_check_label_value(cli->revision, &err) != WH_OK))
-        bad = fail("invalid --revision %s", cli->revision[0] == '\0' ? "\"\": must not be empty" : wh_err_msg(&err));
+        bad = wh_ctl_fail("invalid --revision %s",
+                          cli->revision[0] == '\0' ? "\"\": must not be empty" : wh_err_msg(&err));
     else if (cli->webhook_name != NULL && wh_kube_check_dns1123_subdomain(cli->webhook_name, &err) != WH_OK)
-        bad = fail("invalid --webhook-name %s", wh_err_msg(&err));
+        bad = wh_ctl_fail("invalid --webhook-name %s", wh_err_msg(&err));
     else if (wh_kube_check_dns1123_label(cli->istio_ns, &err) != WH_OK)
-        bad = fail("invalid --istioNamespace %s", wh_err_msg(&err));
+        bad = wh_ctl_fail("invalid --istioNamespace %s", wh_err_msg(&err));
     wh_buf_free(&svc);
     return bad ? 2 : 0;
 }
@@ -283,7 +244,7 @@ static int list_or_fail(wh_kube_client *c, const wh_kube_resource *r, const char
 {
     wh_err err = {0};
     if (wh_kube_list(c, r, ns, sel, items, &err) != WH_OK)
-        return fail("%s: %s", what, wh_err_msg(&err));
+        return wh_ctl_fail("%s: %s", what, wh_err_msg(&err));
     return 0;
 }
 
@@ -386,7 +347,8 @@ static int cmd_set(tag_cli *cli, int generate)
             goto out;
         if (json_array_size(svcs) > 0 || json_array_size(mwcs) > 0) {
             if (!cli->overwrite) {
-                fail("cannot create revision tag \"%s\": found existing control plane revision with same name", tag);
+                wh_ctl_fail("cannot create revision tag \"%s\": found existing control plane revision with same name",
+                            tag);
                 goto out;
             }
             fprintf(stderr,
@@ -408,21 +370,23 @@ static int cmd_set(tag_cli *cli, int generate)
         list_or_fail(c, &wh_kube_mutating_webhooks, NULL, sel2.data, &mwcs, "cannot modify tag"))
         goto out;
     if (json_array_size(svcs) > 1) {
-        fail("cannot modify tag: found multiple canonical services with revision \"%s\" in namespace \"%s\"", rev, ns);
+        wh_ctl_fail("cannot modify tag: found multiple canonical services with revision \"%s\" in namespace \"%s\"",
+                    rev, ns);
         goto out;
     }
     if (json_array_size(mwcs) == 0 && json_array_size(svcs) == 0) {
-        fail("cannot modify tag: cannot find MutatingWebhookConfiguration or Service with revision \"%s\"", rev);
+        wh_ctl_fail("cannot modify tag: cannot find MutatingWebhookConfiguration or Service with revision \"%s\"", rev);
         goto out;
     }
     if (json_array_size(mwcs) > 1) {
-        fail("cannot modify tag: found multiple canonical webhooks or services with revision \"%s\"", rev);
+        wh_ctl_fail("cannot modify tag: found multiple canonical webhooks or services with revision \"%s\"", rev);
         goto out;
     }
     if (json_array_size(mwcs) == 0) {
-        fail("cannot modify tag: cannot find MutatingWebhookConfiguration or Service with revision \"%s\": Service "
-             "%s/%s exists, but no MutatingWebhookConfiguration, which the tag needs as its template",
-             rev, ns, obj_name(json_array_get(svcs, 0)));
+        wh_ctl_fail(
+            "cannot modify tag: cannot find MutatingWebhookConfiguration or Service with revision \"%s\": Service "
+            "%s/%s exists, but no MutatingWebhookConfiguration, which the tag needs as its template",
+            rev, ns, obj_name(json_array_get(svcs, 0)));
         goto out;
     }
 
@@ -434,25 +398,25 @@ static int cmd_set(tag_cli *cli, int generate)
             list_or_fail(c, &wh_kube_services, ns, sel.data, &tag_svcs, "cannot check for existing tags"))
             goto out;
         if (json_array_size(tag_mwcs) > 0 || json_array_size(tag_svcs) > 0) {
-            fail("revision tag \"%s\" already exists, and --overwrite is false", tag);
+            wh_ctl_fail("revision tag \"%s\" already exists, and --overwrite is false", tag);
             goto out;
         }
     }
 
     /* 4-7. render */
     if (tag_render_mwc(&ro, json_array_get(mwcs, 0), &mwc, &err) != WH_OK) {
-        fail("%s", wh_err_msg(&err));
+        wh_ctl_fail("%s", wh_err_msg(&err));
         goto out;
     }
     if (is_default) {
         wh_err gerr = {0};
         wh_code grc = wh_kube_get(c, &wh_kube_validating_webhooks, NULL, TAG_DEFAULT_VALIDATOR, &existing_vwc, &gerr);
         if (grc != WH_OK && grc != WH_E_NOTFOUND) {
-            fail("cannot read %s: %s", TAG_DEFAULT_VALIDATOR, wh_err_msg(&gerr));
+            wh_ctl_fail("cannot read %s: %s", TAG_DEFAULT_VALIDATOR, wh_err_msg(&gerr));
             goto out;
         }
         if (tag_render_validator(&ro, json_array_get(mwcs, 0), existing_vwc, &vwc, &err) != WH_OK) {
-            fail("failed to create the default validator: %s", wh_err_msg(&err));
+            wh_ctl_fail("failed to create the default validator: %s", wh_err_msg(&err));
             goto out;
         }
         if (!generate) {
@@ -462,13 +426,14 @@ static int cmd_set(tag_cli *cli, int generate)
                              "failed deactivating existing default revision"))
                 goto out;
             if (json_array_size(legacy) > 1) {
-                fail("failed deactivating existing default revision: expected a single webhook for default revision");
+                wh_ctl_fail(
+                    "failed deactivating existing default revision: expected a single webhook for default revision");
                 goto out;
             }
         }
     }
     if (tag_render_service(&ro, &svc, &err) != WH_OK) {
-        fail("%s", wh_err_msg(&err));
+        wh_ctl_fail("%s", wh_err_msg(&err));
         goto out;
     }
 
@@ -489,7 +454,7 @@ static int cmd_set(tag_cli *cli, int generate)
     }
     json_array_append(planned, mwc);
     if (tag_analyze_overlaps(planned, mwc_name.data, findings, &err) != WH_OK) {
-        fail("cannot analyze webhook overlaps: %s", wh_err_msg(&err));
+        wh_ctl_fail("cannot analyze webhook overlaps: %s", wh_err_msg(&err));
         goto out;
     }
     /* the service the tag sends pods to must exist */
@@ -512,14 +477,14 @@ static int cmd_set(tag_cli *cli, int generate)
             json_array_append_new(findings, json_string(m.data));
             wh_buf_free(&m);
         } else if (grc != WH_OK) {
-            fail("cannot analyze webhook overlaps: %s", wh_err_msg(&gerr));
+            wh_ctl_fail("cannot analyze webhook overlaps: %s", wh_err_msg(&gerr));
             goto out;
         }
     }
     if (json_array_size(findings) > 0 && !cli->skip_confirmation) {
         fprintf(stderr, "creating tag would conflict, pass --skip-confirmation to proceed:\n");
         print_findings(findings);
-        if (!generate && !confirm("Apply anyways? [y/N] ")) {
+        if (!generate && !wh_ctl_ask("Apply anyways? [y/N] ")) {
             rc = 0;
             goto out;
         }
@@ -536,7 +501,7 @@ static int cmd_set(tag_cli *cli, int generate)
                 wh_buf_puts(&yaml, "---\n");
             if (wh_yaml_dump(docs[i], &yaml, &err) != WH_OK) {
                 wh_buf_free(&yaml);
-                fail("cannot print YAML: %s", wh_err_msg(&err));
+                wh_ctl_fail("cannot print YAML: %s", wh_err_msg(&err));
                 goto out;
             }
             first = 0;
@@ -570,9 +535,10 @@ static int cmd_set(tag_cli *cli, int generate)
         int already = 0;
         if (wh_kube_update_retry(c, &wh_kube_mutating_webhooks, NULL, ln, deactivate_cb, &already, TAG_FIELD_MANAGER,
                                  NULL, &err) != WH_OK) {
-            fail("failed deactivating existing default revision: %s\nThe tag was applied; both injectors are active "
-                 "until this succeeds: run the command again with --overwrite.",
-                 wh_err_msg(&err));
+            wh_ctl_fail(
+                "failed deactivating existing default revision: %s\nThe tag was applied; both injectors are active "
+                "until this succeeds: run the command again with --overwrite.",
+                wh_err_msg(&err));
             goto out;
         }
         if (already)
@@ -652,7 +618,7 @@ static int cmd_list(tag_cli *cli)
     if (cli->nargs > 0)
         return usage_error(cli, "tag list command does not accept arguments");
     if (strcmp(fmt, "table") != 0 && strcmp(fmt, "json") != 0 && strcmp(fmt, "yaml") != 0)
-        return fail("unknown format: %s", fmt);
+        return wh_ctl_fail("unknown format: %s", fmt);
     rows = json_array();
     kept = json_array();
     if (make_client(cli, &c) != 0)
@@ -762,7 +728,7 @@ static int cmd_list(tag_cli *cli)
         if (wh_yaml_dump(arr, &y, &err) != WH_OK) {
             json_decref(arr);
             wh_buf_free(&y);
-            fail("cannot print YAML: %s", wh_err_msg(&err));
+            wh_ctl_fail("cannot print YAML: %s", wh_err_msg(&err));
             goto out;
         }
         fwrite(y.data, 1, y.len, stdout);
@@ -803,7 +769,7 @@ static int delete_all(wh_kube_client *c, const wh_kube_resource *r, const json_t
                obj_name(it));
     }
     if (errs.len > 0)
-        rc = fail("failed to delete Istio revision tag %s: %s", what, errs.data);
+        rc = wh_ctl_fail("failed to delete Istio revision tag %s: %s", what, errs.data);
     wh_buf_free(&errs);
     return rc;
 }
@@ -880,13 +846,13 @@ static int offer_reactivation(wh_kube_client *c, const tag_cli *cli)
                       "MutatingWebhookConfiguration %s is deactivated, so without the default tag "
                       "istio-injection=enabled namespaces are not injected.\nRe-activate it? [y/N] ",
                       name);
-        if (!confirm(prompt.data)) {
+        if (!wh_ctl_ask(prompt.data)) {
             printf("MutatingWebhookConfiguration %s stays deactivated\n", name);
             continue;
         }
         if (wh_kube_update_retry(c, &wh_kube_mutating_webhooks, NULL, name, reactivate_cb, NULL, TAG_FIELD_MANAGER,
                                  NULL, &err) != WH_OK) {
-            rc = fail("failed to re-activate %s: %s", name, wh_err_msg(&err));
+            rc = wh_ctl_fail("failed to re-activate %s: %s", name, wh_err_msg(&err));
             continue;
         }
         printf("MutatingWebhookConfiguration %s re-activated\n", name);
@@ -915,7 +881,7 @@ static int cmd_remove(tag_cli *cli)
         return usage_error(cli, "must provide a single tag for removal");
     tag = cli->args[0];
     if (tag[0] == '\0' || wh_kube_check_label_value(tag, &err) != WH_OK) {
-        fail("invalid revision tag name %s", tag[0] == '\0' ? "\"\": must not be empty" : wh_err_msg(&err));
+        wh_ctl_fail("invalid revision tag name %s", tag[0] == '\0' ? "\"\": must not be empty" : wh_err_msg(&err));
         return 2;
     }
     if (make_client(cli, &c) != 0)
@@ -925,7 +891,7 @@ static int cmd_remove(tag_cli *cli)
         list_or_fail(c, &wh_kube_mutating_webhooks, NULL, sel.data, &mwcs, "cannot look up the tag"))
         goto out;
     if (json_array_size(svcs) == 0 && json_array_size(mwcs) == 0) {
-        fail("cannot remove tag \"%s\": cannot find MutatingWebhookConfiguration or Service for tag", tag);
+        wh_ctl_fail("cannot remove tag \"%s\": cannot find MutatingWebhookConfiguration or Service for tag", tag);
         goto out;
     }
     wh_buf_reset(&sel);
@@ -937,7 +903,7 @@ static int cmd_remove(tag_cli *cli)
                       tag);
         json_array_foreach(nss, i, it) wh_buf_printf(&prompt, " %s", obj_name(it));
         wh_buf_puts(&prompt, "\nProceed with operation? [y/N] ");
-        if (!confirm(prompt.data)) {
+        if (!wh_ctl_ask(prompt.data)) {
             printf("Aborting operation.\n");
             rc = 0;
             goto out;

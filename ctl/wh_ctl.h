@@ -25,6 +25,20 @@ extern const wh_ctl_flagset wh_ctl_cluster_flags;
 int wh_ctl_output_check(const wh_ctl_args *a, const char *format);
 int wh_ctl_output_doc(const char *format, const json_t *doc);
 
+/* -o as each of those commands declares it (one row of its flags table). */
+#define WH_CTL_OUTPUT_FLAG                                                                                             \
+    {                                                                                                                  \
+        .name = "output", .shorthand = 'o', .type = WH_CTL_STRING, .usage = "Output format: table, json or yaml",      \
+        .def = "table", .values = WH_CTL_OUTPUT_FORMATS                                                                \
+    }
+
+/* console.c: wh_ctl_fail() prints cobra's "Error: <message>" line to stderr
+ * and returns 1 (the exit status of a failed command); wh_ctl_ask() prints
+ * `prompt` and reads answers until one is y/yes (1) or n/no/empty/end of
+ * input (0), case-insensitively, as istioctl's confirmations do. */
+int wh_ctl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int wh_ctl_ask(const char *prompt);
+
 /* The Kubernetes client those flags describe; err says what failed. */
 wh_code wh_ctl_kube_client(const wh_ctl_args *a, wh_kube_client **out, wh_err *err);
 

@@ -77,12 +77,7 @@ static int count_nl(const char *s, size_t n)
 
 static void lx_push(lexer *l, itype t, const char *val, size_t len, int line, size_t pos)
 {
-    if (l->nitems == l->capitems) {
-        size_t cap = l->capitems ? l->capitems * 2 : 64;
-        item *it = wh_realloc(l->items, cap * sizeof(*it));
-        l->items = it;
-        l->capitems = cap;
-    }
+    WH_GROW(l->items, l->nitems, l->capitems, 64);
     l->items[l->nitems].typ = t;
     l->items[l->nitems].pos = (int)pos;
     l->items[l->nitems].val = val;

@@ -187,12 +187,7 @@ typedef struct nvec {
 
 static void nvec_push(parser *p, nvec *a, tm_node *n)
 {
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 8;
-        tm_node **v = wh_realloc(a->v, cap * sizeof(*v));
-        a->v = v;
-        a->cap = cap;
-    }
+    WH_GROW(a->v, a->n, a->cap, 8);
     a->v[a->n++] = n;
 }
 
@@ -213,12 +208,7 @@ static tm_node **nvec_finish(parser *p, nvec *a, size_t *n)
 
 static void push_var(parser *p, const char *name)
 {
-    if (p->nvars == p->capvars) {
-        size_t cap = p->capvars ? p->capvars * 2 : 16;
-        const char **v = wh_realloc(p->vars, cap * sizeof(*v));
-        p->vars = v;
-        p->capvars = cap;
-    }
+    WH_GROW(p->vars, p->nvars, p->capvars, 16);
     p->vars[p->nvars++] = name;
 }
 
@@ -340,12 +330,7 @@ static void defs_put(tm_defs *defs, const char *name, tm_node *root, const tm_tr
             return;
         }
     }
-    if (defs->n == defs->cap) {
-        size_t cap = defs->cap ? defs->cap * 2 : 8;
-        tm_def *v = wh_realloc(defs->items, cap * sizeof(*v));
-        defs->items = v;
-        defs->cap = cap;
-    }
+    WH_GROW(defs->items, defs->n, defs->cap, 8);
     defs->items[defs->n].name = name;
     defs->items[defs->n].root = root;
     defs->items[defs->n].tree = tree;
@@ -709,42 +694,35 @@ static tm_node *pipeline(parser *p, const char *context, itype end)
 decls:
     if (p_peek_nonspace(p)->typ == I_VARIABLE) {
         item *v = p_next_nonspace(p);
-        item *after = p_peek(p);
         item *next = p_peek_nonspace(p);
-        if (next->typ == I_ASSIGN || next->typ == I_DECLARE) {
+        int comma = next->typ == I_CHAR && next->len == 1 && next->val[0] == ',';
+        if (next->typ == I_ASSIGN || next->typ == I_DECLARE || comma) {
             tm_node *vn;
-            pipe->u.pipe.is_assign = next->typ == I_ASSIGN;
+            if (!comma)
+                pipe->u.pipe.is_assign = next->typ == I_ASSIGN;
             p_next_nonspace(p);
             vn = new_variable(p, v->pos, v->val, v->len);
             if (p->failed)
                 goto fail;
             nvec_push(p, &decl, vn);
             push_var(p, vn->u.field.idents[0]);
-        } else if (next->typ == I_CHAR && next->len == 1 && next->val[0] == ',') {
-            tm_node *vn;
-            p_next_nonspace(p);
-            vn = new_variable(p, v->pos, v->val, v->len);
-            if (p->failed)
-                goto fail;
-            nvec_push(p, &decl, vn);
-            push_var(p, vn->u.field.idents[0]);
-            if (strcmp(context, "range") == 0 && decl.n < 2) {
-                switch (p_peek_nonspace(p)->typ) {
-                case I_VARIABLE:
-                case I_RDELIM:
-                case I_RPAREN:
-                    goto decls;
-                default:
-                    p_errorf(p, "range can only initialize variables");
-                    goto fail;
+            if (comma) {
+                if (strcmp(context, "range") == 0 && decl.n < 2) {
+                    switch (p_peek_nonspace(p)->typ) {
+                    case I_VARIABLE:
+                    case I_RDELIM:
+                    case I_RPAREN:
+                        goto decls;
+                    default:
+                        p_errorf(p, "range can only initialize variables");
+                        goto fail;
+                    }
                 }
+                p_errorf(p, "too many declarations in %s", context);
+                goto fail;
             }
-            p_errorf(p, "too many declarations in %s", context);
-            goto fail;
-        } else if (after->typ == I_SPACE) {
-            /* backup3(v, tokenAfterVariable): re-read from the variable */
-            p->next = (size_t)(v - p->lx->items);
         } else {
+            /* not a declaration (Go's backup2/backup3): re-read from the variable */
             p->next = (size_t)(v - p->lx->items);
         }
     }

@@ -100,12 +100,7 @@ wh_code wh_tmpl_parse(wh_tmpl_set *set, const char *name, const char *text, size
                 *old = defs.items[i];
             continue;
         }
-        if (set->defs.n == set->defs.cap) {
-            size_t cap = set->defs.cap ? set->defs.cap * 2 : 16;
-            tm_def *v = wh_realloc(set->defs.items, cap * sizeof(*v));
-            set->defs.items = v;
-            set->defs.cap = cap;
-        }
+        WH_GROW(set->defs.items, set->defs.n, set->defs.cap, 16);
         set->defs.items[set->defs.n++] = defs.items[i];
     }
     free(defs.items);

@@ -29,6 +29,15 @@ wh_code sprig_ret_int64(wh_tmpl_value *out, int64_t i)
     return WH_OK;
 }
 
+wh_code sprig_or_zero(wh_tmpl_ctx *ctx, wh_code rc, int must, wh_tmpl_value zero, wh_tmpl_value *out)
+{
+    if (rc == WH_OK || must)
+        return rc;
+    ctx->failed = 0;
+    *out = zero;
+    return WH_OK;
+}
+
 wh_code sprig_ret_int(wh_tmpl_value *out, int64_t i)
 {
     *out = wh_tmpl_int(i);

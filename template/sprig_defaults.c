@@ -97,13 +97,8 @@ static wh_code to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, const char *ind
     wh_buf *b = wh_tmpl_tmpbuf(ctx);
     wh_code rc = tm_json_encode(ctx, v, b, indent, html);
 
-    if (rc != WH_OK) {
-        if (must)
-            return rc;
-        ctx->failed = 0;
-        *out = wh_tmpl_strn("", 0);
-        return WH_OK;
-    }
+    if (rc != WH_OK)
+        return sprig_or_zero(ctx, rc, must, wh_tmpl_strn("", 0), out);
     return tm_ret_buf(ctx, out, b);
 }
 

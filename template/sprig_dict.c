@@ -100,36 +100,37 @@ FN(fn_pluck)
     return WH_OK;
 }
 
-FN(fn_keys)
-{
-    size_t i, k, cnt;
-    wh_tmpl_kv *ents;
-    wh_code rc;
-
-    *out = wh_tmpl_list_new(ctx, 8, &wh_tmpl_type_string_slice);
-    for (i = 0; i < n; i++) {
-        if ((rc = wh_tmpl_map_entries(ctx, &a[i], &ents, &cnt)) != WH_OK)
-            return rc;
-        for (k = 0; k < cnt; k++)
-            if ((rc = wh_tmpl_list_push(ctx, out, wh_tmpl_strn(ents[k].key, ents[k].key_len))) != WH_OK)
-                return rc;
-    }
-    return WH_OK;
-}
-
-FN(fn_values)
+/* The keys (or values) of a map, in its sorted key order, appended to the list *out. */
+static wh_code append_entries(wh_tmpl_ctx *ctx, const wh_tmpl_value *map, int keys, wh_tmpl_value *out)
 {
     size_t k, cnt;
     wh_tmpl_kv *ents;
     wh_code rc;
 
-    *out = wh_tmpl_list_new(ctx, 8, NULL);
-    if ((rc = wh_tmpl_map_entries(ctx, &a[0], &ents, &cnt)) != WH_OK)
+    if ((rc = wh_tmpl_map_entries(ctx, map, &ents, &cnt)) != WH_OK)
         return rc;
     for (k = 0; k < cnt; k++)
-        if ((rc = wh_tmpl_list_push(ctx, out, ents[k].val)) != WH_OK)
+        if ((rc = wh_tmpl_list_push(ctx, out, keys ? wh_tmpl_strn(ents[k].key, ents[k].key_len) : ents[k].val)) !=
+            WH_OK)
             return rc;
     return WH_OK;
+}
+
+/* keys of every argument, one after the other (Sprig's keys takes several dicts) */
+FN(fn_keys)
+{
+    wh_code rc = WH_OK;
+
+    *out = wh_tmpl_list_new(ctx, 8, &wh_tmpl_type_string_slice);
+    for (size_t i = 0; i < n && rc == WH_OK; i++)
+        rc = append_entries(ctx, &a[i], 1, out);
+    return rc;
+}
+
+FN(fn_values)
+{
+    *out = wh_tmpl_list_new(ctx, 8, NULL);
+    return append_entries(ctx, &a[0], 0, out);
 }
 
 FN(fn_pick)

@@ -18,6 +18,10 @@
 wh_code sprig_ret_bool(wh_tmpl_value *out, int b);
 wh_code sprig_ret_int(wh_tmpl_value *out, int64_t i);
 wh_code sprig_ret_int64(wh_tmpl_value *out, int64_t i);
+/* Sprig's pairs of functions (regexFind / mustRegexFind, toJson / mustToJson,
+ * ...): the must form fails with `rc`, the other forgets the error and
+ * returns `zero`, the zero value of its result.  WH_OK passes through. */
+wh_code sprig_or_zero(wh_tmpl_ctx *ctx, wh_code rc, int must, wh_tmpl_value zero, wh_tmpl_value *out);
 /* Go's nil (an invalid value, nil interface, nil map/slice/pointer). */
 int sprig_is_nil(const wh_tmpl_value *v);
 /* Sprig's empty(): the zero value of its type. */

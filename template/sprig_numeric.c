@@ -93,44 +93,44 @@ FN(fn_mod)
     return sprig_ret_int64(out, x % y);
 }
 
-FN(fn_max)
+/* max, min (int64 comparisons; pick NULL) and maxf, minf (pick: math.Max,
+ * math.Min) over every argument, first to last, as spf13/cast reads them. */
+static wh_code extreme(const wh_tmpl_value *a, size_t n, int sign, double (*pick)(double, double), wh_tmpl_value *out)
 {
     int64_t m = sprig_to_int64(&a[0]);
-    size_t i;
-    for (i = 1; i < n; i++)
-        if (sprig_to_int64(&a[i]) > m)
-            m = sprig_to_int64(&a[i]);
-    return sprig_ret_int64(out, m);
+    double f = sprig_to_float64(&a[0]);
+
+    for (size_t i = 1; i < n; i++) {
+        int64_t x = sprig_to_int64(&a[i]);
+        if (sign > 0 ? x > m : x < m)
+            m = x;
+        if (pick != NULL)
+            f = pick(f, sprig_to_float64(&a[i]));
+    }
+    if (pick == NULL)
+        return sprig_ret_int64(out, m);
+    *out = wh_tmpl_float(f);
+    return WH_OK;
+}
+
+FN(fn_max)
+{
+    return extreme(a, n, 1, NULL, out);
 }
 
 FN(fn_min)
 {
-    int64_t m = sprig_to_int64(&a[0]);
-    size_t i;
-    for (i = 1; i < n; i++)
-        if (sprig_to_int64(&a[i]) < m)
-            m = sprig_to_int64(&a[i]);
-    return sprig_ret_int64(out, m);
+    return extreme(a, n, -1, NULL, out);
 }
 
 FN(fn_maxf)
 {
-    double m = sprig_to_float64(&a[0]);
-    size_t i;
-    for (i = 1; i < n; i++)
-        m = fmax(m, sprig_to_float64(&a[i]));
-    *out = wh_tmpl_float(m);
-    return WH_OK;
+    return extreme(a, n, 1, fmax, out);
 }
 
 FN(fn_minf)
 {
-    double m = sprig_to_float64(&a[0]);
-    size_t i;
-    for (i = 1; i < n; i++)
-        m = fmin(m, sprig_to_float64(&a[i]));
-    *out = wh_tmpl_float(m);
-    return WH_OK;
+    return extreme(a, n, -1, fmin, out);
 }
 
 FN(fn_ceil)

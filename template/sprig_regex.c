@@ -116,12 +116,8 @@ static wh_code regex_match(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, int must, w
     const char *s;
     wh_code rc = compile_re(ctx, &a[0], &re);
 
-    if (rc != WH_OK) {
-        if (must)
-            return rc;
-        ctx->failed = 0;
-        return sprig_ret_bool(out, 0);
-    }
+    if (rc != WH_OK)
+        return sprig_or_zero(ctx, rc, must, wh_tmpl_bool(0), out);
     s = cstr(ctx, &a[1]);
     *out = wh_tmpl_bool(regexec(&re, s, 0, NULL, 0) == 0);
     regfree(&re);
@@ -178,13 +174,9 @@ static wh_code regex_find(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, in
     const char *s;
     wh_code rc = compile_re(ctx, &a[0], &re);
 
-    if (rc != WH_OK) {
-        if (must)
-            return rc;
-        ctx->failed = 0;
-        *out = all ? wh_tmpl_list_new(ctx, 0, &wh_tmpl_type_string_slice) : wh_tmpl_strn("", 0);
-        return WH_OK;
-    }
+    if (rc != WH_OK)
+        return sprig_or_zero(ctx, rc, must,
+                             all ? wh_tmpl_list_new(ctx, 0, &wh_tmpl_type_string_slice) : wh_tmpl_strn("", 0), out);
     s = cstr(ctx, &a[1]);
     m = wh_tmpl_alloc(ctx, 4096 * sizeof(*m));
     regex_each(ctx, &re, s, a[1].len, all ? (long)a[2].u.i : 1, m, &cnt);
@@ -234,13 +226,8 @@ static wh_code regex_replace(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, int liter
     wh_code rc = compile_re(ctx, &a[0], &re);
     int prev_end = -1;
 
-    if (rc != WH_OK) {
-        if (must)
-            return rc;
-        ctx->failed = 0;
-        *out = wh_tmpl_strn("", 0);
-        return WH_OK;
-    }
+    if (rc != WH_OK)
+        return sprig_or_zero(ctx, rc, must, wh_tmpl_strn("", 0), out);
     s = cstr(ctx, &a[1]);
     b = wh_tmpl_tmpbuf(ctx);
     while (off <= a[1].len) {

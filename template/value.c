@@ -559,124 +559,31 @@ size_t tm_utf8_decode(const char *s, size_t n, unsigned *cp)
     return wh_utf8_decode((const unsigned char *)s, n, cp);
 }
 
-static void newline_indent(wh_buf *out, const char *indent, int depth)
+/* Go's json.Marshal / MarshalIndent of the value: the value as JSON, written
+ * by common/wh_go_json.c with Go's sorted map keys. */
+wh_code tm_json_encode(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out, const char *indent, int escape_html)
 {
-    int i;
+    int flags = WH_GO_JSON_SORTED | (escape_html ? WH_GO_JSON_HTML : 0);
+    json_t *j;
+    wh_code rc = tm_value_to_json(ctx, v, &j);
 
-    wh_buf_putc(out, '\n');
-    for (i = 0; i < depth; i++)
-        wh_buf_puts(out, indent);
-}
-
-static wh_code json_encode(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out, const char *indent, int depth,
-                           int escape_html)
-{
-    wh_code rc = WH_OK;
-
-    if (depth > 1000)
-        return tm_fail(ctx, WH_E_LIMIT, "json: nesting too deep");
-    if (v->type != NULL && v->type->to_json != NULL &&
-        !(v->kind == WH_TMPL_HOST && v->type->pointer && v->u.host == NULL)) {
-        json_t *j = v->type->to_json(ctx, v);
-        wh_tmpl_value jv;
-        if (j == NULL)
-            return ctx->failed ? WH_E_RENDER : tm_fail(ctx, WH_E_RENDER, "json: cannot encode %s", v->type->name);
-        jv = tm_adopt_json(ctx, j);
-        return json_encode(ctx, &jv, out, indent, depth, escape_html);
-    }
-    switch (v->kind) {
-    case WH_TMPL_INVALID:
-    case WH_TMPL_NIL:
-        wh_buf_puts(out, "null");
-        return WH_OK;
-    case WH_TMPL_BOOL:
-        wh_buf_puts(out, v->u.b ? "true" : "false");
-        return WH_OK;
-    case WH_TMPL_INT:
-        wh_buf_printf(out, "%lld", (long long)v->u.i);
-        return WH_OK;
-    case WH_TMPL_UINT:
-        wh_buf_printf(out, "%llu", (unsigned long long)v->u.u);
-        return WH_OK;
-    case WH_TMPL_FLOAT:
-        if (isnan(v->u.f) || isinf(v->u.f)) {
-            wh_buf tmp = WH_BUF_INIT;
-            wh_go_float(&tmp, v->u.f, 'g', -1);
-            tm_fail(ctx, WH_E_RENDER, "json: unsupported value: %s", tmp.data);
-            wh_buf_free(&tmp);
-            return WH_E_RENDER;
-        }
-        wh_go_json_float(out, v->u.f);
-        return WH_OK;
-    case WH_TMPL_STRING:
-        wh_go_json_string(out, v->u.s, v->len, escape_html ? WH_GO_JSON_HTML : 0);
-        return WH_OK;
-    case WH_TMPL_LIST: {
-        long n = wh_tmpl_len(v), i;
-        if (v->rep == WH_TMPL_REP_JSON ? v->u.json == NULL : v->u.list == NULL) {
-            wh_buf_puts(out, "null");
-            return WH_OK;
-        }
-        wh_buf_putc(out, '[');
-        for (i = 0; i < n && rc == WH_OK; i++) {
-            wh_tmpl_value e = wh_tmpl_list_at(v, (size_t)i);
-            if (i > 0)
-                wh_buf_putc(out, ',');
-            if (indent)
-                newline_indent(out, indent, depth + 1);
-            rc = json_encode(ctx, &e, out, indent, depth + 1, escape_html);
-        }
-        if (indent && n > 0)
-            newline_indent(out, indent, depth);
-        if (rc == WH_OK)
-            wh_buf_putc(out, ']');
+    if (rc != WH_OK)
         return rc;
-    }
-    case WH_TMPL_MAP: {
-        wh_tmpl_kv *ents;
-        size_t n, i;
-        if (v->rep == WH_TMPL_REP_JSON ? v->u.json == NULL : v->u.map == NULL) {
-            wh_buf_puts(out, "null");
-            return WH_OK;
-        }
-        if ((rc = wh_tmpl_map_entries(ctx, v, &ents, &n)) != WH_OK)
-            return rc;
-        wh_buf_putc(out, '{');
-        for (i = 0; i < n && rc == WH_OK; i++) {
-            if (i > 0)
-                wh_buf_putc(out, ',');
-            if (indent)
-                newline_indent(out, indent, depth + 1);
-            wh_go_json_string(out, ents[i].key, ents[i].key_len, escape_html ? WH_GO_JSON_HTML : 0);
-            wh_buf_puts(out, indent ? ": " : ":");
-            rc = json_encode(ctx, &ents[i].val, out, indent, depth + 1, escape_html);
-        }
-        if (indent && n > 0)
-            newline_indent(out, indent, depth);
-        if (rc == WH_OK)
-            wh_buf_putc(out, '}');
-        return rc;
-    }
-    case WH_TMPL_HOST:
-        if (v->u.host == NULL) {
-            wh_buf_puts(out, "null");
-            return WH_OK;
-        }
-        return tm_fail(ctx, WH_E_RENDER, "json: unsupported type: %s", tm_type_name(v));
-    }
+    if (indent != NULL)
+        wh_go_json_indent(out, j, flags, indent);
+    else
+        wh_go_json(out, j, flags);
+    json_decref(j);
     return WH_OK;
 }
 
-wh_code tm_json_encode(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out, const char *indent, int escape_html)
-{
-    return json_encode(ctx, v, out, indent, 0, escape_html);
-}
-
-wh_code tm_value_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, json_t **out)
+static wh_code to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, json_t **out, int depth)
 {
     wh_code rc = WH_OK;
 
     *out = NULL;
+    if (depth > 1000) /* a dict that holds itself: Go stops such a cycle at its depth 1000 too */
+        return tm_fail(ctx, WH_E_LIMIT, "json: nesting too deep");
     if (v->type != NULL && v->type->to_json != NULL &&
         !(v->kind == WH_TMPL_HOST && v->type->pointer && v->u.host == NULL)) {
         if ((*out = v->type->to_json(ctx, v)) == NULL)
@@ -703,8 +610,8 @@ wh_code tm_value_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, json_t **out)
                            isnan(v->u.f) ? "NaN"
                            : v->u.f > 0  ? "+Inf"
                                          : "-Inf");
-        /* encoding/json prints integral floats without a fraction: keep them integers */
-        if (v->u.f == floor(v->u.f) && fabs(v->u.f) < 9.2e18)
+        /* encoding/json prints integral floats without a fraction: keep them integers (but -0, "-0") */
+        if (v->u.f == floor(v->u.f) && fabs(v->u.f) < 9.2e18 && !signbit(v->u.f))
             *out = json_integer((json_int_t)v->u.f);
         else
             *out = json_real(v->u.f);
@@ -726,7 +633,7 @@ wh_code tm_value_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, json_t **out)
         for (i = 0; i < n; i++) {
             wh_tmpl_value e = wh_tmpl_list_at(v, (size_t)i);
             json_t *je;
-            if ((rc = tm_value_to_json(ctx, &e, &je)) != WH_OK) {
+            if ((rc = to_json(ctx, &e, &je, depth + 1)) != WH_OK) {
                 json_decref(*out);
                 *out = NULL;
                 return rc;
@@ -751,7 +658,7 @@ wh_code tm_value_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, json_t **out)
         *out = json_object();
         for (i = 0; i < n; i++) {
             json_t *je;
-            if ((rc = tm_value_to_json(ctx, &ents[i].val, &je)) != WH_OK) {
+            if ((rc = to_json(ctx, &ents[i].val, &je, depth + 1)) != WH_OK) {
                 json_decref(*out);
                 *out = NULL;
                 return rc;
@@ -770,9 +677,14 @@ wh_code tm_value_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, json_t **out)
     return WH_OK;
 }
 
+wh_code tm_value_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, json_t **out)
+{
+    return to_json(ctx, v, out, 0);
+}
+
 wh_code wh_tmpl_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, json_t **out)
 {
-    return tm_value_to_json(ctx, v, out);
+    return to_json(ctx, v, out, 0);
 }
 
 wh_tmpl_value tm_adopt_json(wh_tmpl_ctx *ctx, json_t *j)

@@ -165,58 +165,36 @@ extern const wh_tmpl_type wh_tmpl_type_interface_slice;      /* []interface {} *
 /* Constructors (all borrow; none allocates). */
 static inline wh_tmpl_value wh_tmpl_invalid(void)
 {
-    wh_tmpl_value v = {0};
-    return v;
+    return (wh_tmpl_value){0};
 }
 static inline wh_tmpl_value wh_tmpl_nil(void)
 {
-    wh_tmpl_value v = {0};
-    v.kind = WH_TMPL_NIL;
-    return v;
+    return (wh_tmpl_value){.kind = WH_TMPL_NIL};
 }
 static inline wh_tmpl_value wh_tmpl_bool(int b)
 {
-    wh_tmpl_value v = {0};
-    v.kind = WH_TMPL_BOOL;
-    v.u.b = b != 0;
-    return v;
+    return (wh_tmpl_value){.kind = WH_TMPL_BOOL, .u.b = b != 0};
 }
 static inline wh_tmpl_value wh_tmpl_int(int64_t i)
 {
-    wh_tmpl_value v = {0};
-    v.kind = WH_TMPL_INT;
-    v.u.i = i;
-    return v;
+    return (wh_tmpl_value){.kind = WH_TMPL_INT, .u.i = i};
 }
 static inline wh_tmpl_value wh_tmpl_int_typed(int64_t i, const wh_tmpl_type *type)
 {
-    wh_tmpl_value v = wh_tmpl_int(i);
-    v.type = type;
-    return v;
+    return (wh_tmpl_value){.kind = WH_TMPL_INT, .type = type, .u.i = i};
 }
 static inline wh_tmpl_value wh_tmpl_uint_typed(uint64_t u, const wh_tmpl_type *type)
 {
-    wh_tmpl_value v = {0};
-    v.kind = WH_TMPL_UINT;
-    v.u.u = u;
-    v.type = type;
-    return v;
+    return (wh_tmpl_value){.kind = WH_TMPL_UINT, .type = type, .u.u = u};
 }
 static inline wh_tmpl_value wh_tmpl_float(double f)
 {
-    wh_tmpl_value v = {0};
-    v.kind = WH_TMPL_FLOAT;
-    v.u.f = f;
-    return v;
+    return (wh_tmpl_value){.kind = WH_TMPL_FLOAT, .u.f = f};
 }
 /* A string of `len` bytes at s (borrowed). */
 static inline wh_tmpl_value wh_tmpl_strn(const char *s, size_t len)
 {
-    wh_tmpl_value v = {0};
-    v.kind = WH_TMPL_STRING;
-    v.u.s = s;
-    v.len = (uint32_t)len;
-    return v;
+    return (wh_tmpl_value){.kind = WH_TMPL_STRING, .len = (uint32_t)len, .u.s = s};
 }
 /* A NUL-terminated string (borrowed); NULL gives "". */
 wh_tmpl_value wh_tmpl_str(const char *s);
@@ -231,11 +209,7 @@ wh_tmpl_value wh_tmpl_json_typed(const json_t *j, const wh_tmpl_type *type);
 /* A host object of the given type (u.host = obj; NULL = nil pointer). */
 static inline wh_tmpl_value wh_tmpl_host(const wh_tmpl_type *type, const void *obj)
 {
-    wh_tmpl_value v = {0};
-    v.kind = WH_TMPL_HOST;
-    v.type = type;
-    v.u.host = obj;
-    return v;
+    return (wh_tmpl_value){.kind = WH_TMPL_HOST, .type = type, .u.host = obj};
 }
 
 /* The Go type name of v, as %T prints it ("<nil>" for nil and no value). */

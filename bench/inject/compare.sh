@@ -50,11 +50,10 @@ go_pipeline=$(go_cpu '^BenchmarkRenderDecodePatch$' 200)
 inproc() { pin "$build/bench/inject/bench_inject" "$work/revisions" "$work/$1.json" "$2" | awk '/whole review/ {print $(NF-2)}'; }
 hello_us=$(inproc hello 400)
 big_us=$(inproc big 100)
-ir_inproc() { # review -> Ir per wh_admission_serve
-  valgrind --tool=callgrind --callgrind-out-file="$work/cg.in.$1" "$build/bench/inject/bench_inject" \
-    "$work/revisions" "$work/$1.json" 20 >/dev/null 2>&1
-  callgrind_annotate --auto=no --inclusive=yes "$work/cg.in.$1" 2>/dev/null |
-    awk '/wh_admission.c:wh_admission_serve / && !done {gsub(",", "", $1); printf "%.0f", $1 / 20; done = 1}'
+ir_inproc() { # review -> Ir per wh_admission_serve (everything executed inside it: inlined code too)
+  valgrind --tool=callgrind --toggle-collect=wh_admission_serve --callgrind-out-file="$work/cg.in.$1" \
+    "$build/bench/inject/bench_inject" "$work/revisions" "$work/$1.json" 20 >/dev/null 2>&1
+  callgrind_annotate "$work/cg.in.$1" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); printf "%.0f", $1 / 20}'
 }
 hello_ir=$(ir_inproc hello)
 big_ir=$(ir_inproc big)
@@ -72,6 +71,7 @@ https_ir() { # review path n -> "total serve tls"
 part() { # file symbol-regexp -> inclusive Ir of the matching functions
   callgrind_annotate --auto=no --inclusive=yes "$1" 2>/dev/null | awk -v re="$2" '
     # a function can be listed twice (source path absolute and relative): count each name once
+    # (the largest: code inlined from headers is listed under the header file too)
     $0 ~ re {gsub(",", "", $1); name = $3; sub(/.*:/, "", name); if ($1 > m[name]) m[name] = $1}
     END {for (k in m) s += m[k]; print s + 0}'
 }
@@ -80,8 +80,8 @@ perreq() { # name path review
   https_ir "$3" "$2" 1
   https_ir "$3" "$2" $((n + 1))
   local f1=$work/cg.$3.1 fn=$work/cg.$3.$((n + 1))
-  awk -v a="$(total "$fn")" -v b="$(total "$f1")" -v sa="$(part "$fn" 'wh_admission.c:wh_admission_serve ')" \
-    -v sb="$(part "$f1" 'wh_admission.c:wh_admission_serve ')" \
+  awk -v a="$(total "$fn")" -v b="$(total "$f1")" -v sa="$(part "$fn" 'wh_admission.c:wh_admission_serve( |$)')" \
+    -v sb="$(part "$f1" 'wh_admission.c:wh_admission_serve( |$)')" \
     -v ta="$(part "$fn" '\\?\\?\\?:SSL_(write|read) ')" -v tb="$(part "$f1" '\\?\\?\\?:SSL_(write|read) ')" -v n="$n" \
     'BEGIN {printf "%.0f %.0f %.0f", (a - b) / n, (sa - sb) / n, (ta - tb) / n}'
 }

@@ -9,6 +9,7 @@ denied) until webhookd has answered --requests requests, and every
 --interval seconds samples webhookd's RSS (/proc/PID/status) and CPU time
 (/proc/PID/stat utime+stime) beside the requests answered so far (its own
 webhookd_http_requests_total, scraped over one keep-alive connection).
+First 10 s of GET /healthz alone give the same run's transport baseline.
 Prints RSS start/peak/end, CPU us per request in ten phases of equal request
 counts, the first and last 10 % compared, and the answers by status code.
 
@@ -64,8 +65,13 @@ class Scraper:
         self.conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=30)
 
     def answered(self):
-        self.conn.request("GET", "/metrics")
-        text = self.conn.getresponse().read().decode()
+        try:
+            self.conn.request("GET", "/metrics")
+            text = self.conn.getresponse().read().decode()
+        except (http.client.RemoteDisconnected, ConnectionError):  # idle past webhookd's keep-alive timeout
+            self.conn.close()
+            self.conn.request("GET", "/metrics")
+            text = self.conn.getresponse().read().decode()
         by = {}
         for m in re.finditer(r'^webhookd_http_requests_total\{path="([^"]*)",code="(\d+)"\} (\d+)', text, re.M):
             by[(m.group(1), m.group(2))] = int(m.group(3))
@@ -83,7 +89,9 @@ def main():
     ap.add_argument("--interval", type=float, default=5, help="seconds between samples (default 5)")
     ap.add_argument("--connections", type=int, default=16, help="wrk keep-alive connections (default 16)")
     ap.add_argument("--threads", type=int, default=2, help="webhookd worker threads (default 2)")
+    ap.add_argument("--baseline", type=int, default=10, help="seconds of GET /healthz alone first (default 10)")
     ap.add_argument("--json", help="also write the samples and the summary to this file")
+    ap.add_argument("--markdown", action="store_true", help="also print the phases as a Markdown table (for READMEs)")
     args = ap.parse_args()
     if not os.access(args.webhookd, os.X_OK):
         sys.exit("soak: no webhookd at %s (build it, or pass --webhookd)" % args.webhookd)
@@ -113,6 +121,12 @@ def main():
         env = dict(os.environ, WH_SOAK_INJECT=os.path.join(work, "hello.json"),
                    WH_SOAK_VALIDATE=os.path.join(ROOT, "bench", "review-destinationrule.json"))
         rss_start = status_kib(pid, "VmRSS")
+        # The transport baseline of this run: GET /healthz alone, same connections, same machine load.
+        before, c0 = sum(scraper.answered().values()), cpu_seconds(pid)
+        subprocess.run(["wrk", "-t1", "-c%d" % args.connections, "-d%ds" % args.baseline,
+                        "https://127.0.0.1:%d/healthz" % port], check=True, stdout=subprocess.DEVNULL)
+        n = sum(scraper.answered().values()) - before
+        baseline_us = (cpu_seconds(pid) - c0) * 1e6 / max(n, 1)
         t0, cpu0 = time.time(), cpu_seconds(pid)
         samples = [{"t": 0.0, "requests": sum(scraper.answered().values()), "cpu": 0.0, "rss_kib": rss_start}]
         wrk = subprocess.Popen(["wrk", "-t1", "-c%d" % args.connections, "-d24h", "-s", os.path.join(HERE, "mix.lua"),
@@ -127,7 +141,7 @@ def main():
             samples.append(s)
             print("soak: %7.0f s %9d answered  RSS %6.1f MiB  CPU %7.1f s" %
                   (s["t"], s["requests"], s["rss_kib"] / 1024, s["cpu"]), file=sys.stderr, flush=True)
-            if s["requests"] >= args.requests:
+            if s["requests"] - samples[0]["requests"] >= args.requests:
                 break
         wrk.send_signal(signal.SIGINT)  # wrk prints its summary and exits
         wrk_out = wrk.communicate(timeout=30)[0]
@@ -157,11 +171,13 @@ def main():
     wall = samples[-1]["t"]
     summary = {"requests": total, "seconds": wall, "rss_start_kib": rss_start, "rss_peak_kib": rss_peak,
                "rss_end_kib": rss_end, "cpu_us_per_request": samples[-1]["cpu"] * 1e6 / total, "phases": phases,
+               "healthz_baseline_cpu_us": baseline_us,
                "answers": {"%s %s" % k: v for k, v in sorted(by.items())}, "reviews": scraper.reviews}
     print("webhookd soak: %d requests in %.0f s (%.0f req/s), wrk -c%d over TLS, webhookd --threads %d" %
           (total, wall, total / wall, args.connections, args.threads))
     print("RSS start %.1f MiB, peak %.1f MiB, end %.1f MiB" % (rss_start / 1024, rss_peak / 1024, rss_end / 1024))
-    print("CPU %.1f us/request overall" % summary["cpu_us_per_request"])
+    print("CPU %.1f us/request overall; baseline GET /healthz alone, same run: %.1f us/request (%.1fx)" %
+          (summary["cpu_us_per_request"], baseline_us, summary["cpu_us_per_request"] / baseline_us))
     print("%-6s %10s %10s %12s %10s" % ("phase", "requests", "req/s", "CPU us/req", "RSS MiB"))
     for i, p in enumerate(phases):
         print("%-6d %10d %10.0f %12.1f %10.1f" % (i + 1, p["requests"], p["rps"], p["cpu_us"], p["rss_kib"] / 1024))
@@ -173,6 +189,10 @@ def main():
     print("answers by path and code:", ", ".join("%s=%d" % kv for kv in summary["answers"].items()))
     print("reviews by endpoint and result:", ", ".join("%s=%d" % kv for kv in sorted(scraper.reviews.items())))
     print("wrk:", " ".join(line.strip() for line in wrk_out.splitlines() if re.search(r"requests in|errors|Non-2xx", line)))
+    if args.markdown:
+        print("\n| phase (10 % of requests each) | req/s | webhookd CPU µs/request | RSS at its end |\n|---|---|---|---|")
+        for i, p in enumerate(phases):
+            print("| %d | %s | %.1f | %.1f MiB |" % (i + 1, format(round(p["rps"]), ","), p["cpu_us"], p["rss_kib"] / 1024))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"summary": summary, "samples": samples}, f, indent=1)

@@ -76,36 +76,46 @@ static int parse_port(const char *port, wh_buf *why)
     return rc;
 }
 
-/* istiod's parsePorts over a comma list (whole string trimmed first). */
-static int parse_ports(const char *param, const char *list, wh_buf *why)
+/* istiod's comma-list checks (parsePorts, validateCIDRList, the interface
+ * lists): every item of `list` through `parse`; the first that fails gives
+ * "<param> invalid: failed parsing <what> '<item>': <its error>", or with no
+ * `param` the item's error alone.  An empty list is valid. */
+static int each_item(const char *param, const char *what, const char *list, int (*parse)(const char *, wh_buf *),
+                     wh_buf *why)
 {
-    char *t = trim_dup(list, strlen(list)), *tok;
+    char *copy, *p;
     int rc = 0;
 
-    if (t == NULL)
-        return -1;
-    if (t[0] != '\0') {
-        char *p = t;
-        for (;;) {
-            char *comma = strchr(p, ',');
-            if (comma)
-                *comma = '\0';
-            tok = p;
-            {
-                wh_buf inner = WH_BUF_INIT;
-                if (parse_port(tok, &inner) != 0) {
-                    wh_buf_printf(why, "%s invalid: failed parsing port '%s': %s", param, tok, inner.data);
-                    wh_buf_free(&inner);
-                    rc = -1;
-                    break;
-                }
-                wh_buf_free(&inner);
-            }
-            if (!comma)
-                break;
-            p = comma + 1;
+    if (list[0] == '\0')
+        return 0;
+    copy = wh_strdup(list);
+    for (p = copy;;) {
+        char *comma = strchr(p, ',');
+        wh_buf inner = WH_BUF_INIT;
+        if (comma)
+            *comma = '\0';
+        if (parse(p, &inner) != 0) {
+            if (param != NULL)
+                wh_buf_printf(why, "%s invalid: failed parsing %s '%s': %s", param, what, p, inner.data);
+            else
+                wh_buf_puts(why, inner.data);
+            rc = -1;
         }
+        wh_buf_free(&inner);
+        if (rc != 0 || !comma)
+            break;
+        p = comma + 1;
     }
+    free(copy);
+    return rc;
+}
+
+/* istiod's parsePorts: the whole list is trimmed first, each port again. */
+static int parse_ports(const char *param, const char *list, wh_buf *why)
+{
+    char *t = trim_dup(list, strlen(list));
+    int rc = each_item(param, "port", t, parse_port, why);
+
     free(t);
     return rc;
 }
@@ -155,30 +165,7 @@ static int parse_prefix(const char *s, wh_buf *why)
 
 static int cidr_list(const char *param, const char *list, wh_buf *why)
 {
-    char *copy, *p;
-    int rc = 0;
-
-    if (list[0] == '\0')
-        return 0;
-    copy = wh_strdup(list);
-    for (p = copy;;) {
-        char *comma = strchr(p, ',');
-        wh_buf inner = WH_BUF_INIT;
-        if (comma)
-            *comma = '\0';
-        if (parse_prefix(p, &inner) != 0) {
-            wh_buf_printf(why, "%s invalid: failed parsing cidr '%s': %s", param, p, inner.data);
-            wh_buf_free(&inner);
-            rc = -1;
-            break;
-        }
-        wh_buf_free(&inner);
-        if (!comma)
-            break;
-        p = comma + 1;
-    }
-    free(copy);
-    return rc;
+    return each_item(param, "cidr", list, parse_prefix, why);
 }
 
 static int v_interception(const char *v, wh_buf *why)
@@ -238,34 +225,25 @@ static int v_bool(const char *v, wh_buf *why)
     return -1;
 }
 
-static int v_interfaces(const char *v, wh_buf *why)
+/* A Linux interface name as istiod's ValidateInterfaces checks it. */
+static int interface_name(const char *item, wh_buf *why)
 {
-    char *copy, *p;
+    char *name = trim_dup(item, strlen(item));
+    size_t n = strlen(name);
     int rc = 0;
 
-    if (v[0] == '\0')
-        return 0;
-    copy = wh_strdup(v);
-    for (p = copy;;) {
-        char *comma = strchr(p, ',');
-        char *name;
-        size_t n;
-        if (comma)
-            *comma = '\0';
-        name = trim_dup(p, strlen(p));
-        n = name ? strlen(name) : 0;
-        if (name == NULL || n == 0 || n > 15 || !isalpha((unsigned char)name[0]) ||
-            strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != n) {
-            wh_buf_printf(why, "invalid interface name: \"%s\"", name ? name : p);
-            rc = -1;
-        }
-        free(name);
-        if (rc != 0 || !comma)
-            break;
-        p = comma + 1;
+    if (n == 0 || n > 15 || !isalpha((unsigned char)name[0]) ||
+        strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != n) {
+        wh_buf_printf(why, "invalid interface name: \"%s\"", name);
+        rc = -1;
     }
-    free(copy);
+    free(name);
     return rc;
+}
+
+static int v_interfaces(const char *v, wh_buf *why)
+{
+    return each_item(NULL, NULL, v, interface_name, why);
 }
 
 /* Kubernetes resource.ParseQuantity's grammar: sign, digits[.digits], then

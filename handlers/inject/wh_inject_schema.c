@@ -10,66 +10,27 @@
 #include <stdio.h>
 #include <string.h>
 
-#define S(n)                                                                                                           \
+/* One field row (wh_inject_field): JSON name, kind, flags, merge key, element
+ * type, Go name; the short forms below fill in the rest. */
+#define F(n, kind, flags, key, type)                                                                                   \
     {                                                                                                                  \
-        n, WH_K_STR, WH_F_OMIT, NULL, NULL, NULL                                                                       \
+        n, kind, flags, key, type, NULL                                                                                \
     }
-#define SREQ(n)                                                                                                        \
-    {                                                                                                                  \
-        n, WH_K_STR, 0, NULL, NULL, NULL                                                                               \
-    }
-#define I(n)                                                                                                           \
-    {                                                                                                                  \
-        n, WH_K_INT, WH_F_OMIT, NULL, NULL, NULL                                                                       \
-    }
-#define IREQ(n)                                                                                                        \
-    {                                                                                                                  \
-        n, WH_K_INT, 0, NULL, NULL, NULL                                                                               \
-    }
-#define B(n)                                                                                                           \
-    {                                                                                                                  \
-        n, WH_K_BOOL, WH_F_OMIT, NULL, NULL, NULL                                                                      \
-    }
-#define P(n)                                                                                                           \
-    {                                                                                                                  \
-        n, WH_K_PTR, 0, NULL, NULL, NULL                                                                               \
-    }
-#define ANY(n)                                                                                                         \
-    {                                                                                                                  \
-        n, WH_K_ANY, 0, NULL, NULL, NULL                                                                               \
-    }
-#define OBJ(n, t)                                                                                                      \
-    {                                                                                                                  \
-        n, WH_K_OBJ, 0, NULL, &t, NULL                                                                                 \
-    }
-#define LIST(n, key, t)                                                                                                \
-    {                                                                                                                  \
-        n, WH_K_LIST, 0, key, t, NULL                                                                                  \
-    }
-#define PLIST(n)                                                                                                       \
-    {                                                                                                                  \
-        n, WH_K_PLIST, 0, NULL, NULL, NULL                                                                             \
-    }
-#define PLIST_MERGE(n)                                                                                                 \
-    {                                                                                                                  \
-        n, WH_K_PLIST, WH_F_MERGE, NULL, NULL, NULL                                                                    \
-    }
-#define MAP(n)                                                                                                         \
-    {                                                                                                                  \
-        n, WH_K_MAP, 0, NULL, NULL, NULL                                                                               \
-    }
-#define QTY(n)                                                                                                         \
-    {                                                                                                                  \
-        n, WH_K_QTY, 0, NULL, NULL, NULL                                                                               \
-    }
-#define QMAP(n)                                                                                                        \
-    {                                                                                                                  \
-        n, WH_K_QMAP, 0, NULL, NULL, NULL                                                                              \
-    }
-#define END                                                                                                            \
-    {                                                                                                                  \
-        NULL, 0, 0, NULL, NULL, NULL                                                                                   \
-    }
+#define S(n) F(n, WH_K_STR, WH_F_OMIT, NULL, NULL)
+#define SREQ(n) F(n, WH_K_STR, 0, NULL, NULL)
+#define I(n) F(n, WH_K_INT, WH_F_OMIT, NULL, NULL)
+#define IREQ(n) F(n, WH_K_INT, 0, NULL, NULL)
+#define B(n) F(n, WH_K_BOOL, WH_F_OMIT, NULL, NULL)
+#define P(n) F(n, WH_K_PTR, 0, NULL, NULL)
+#define ANY(n) F(n, WH_K_ANY, 0, NULL, NULL)
+#define OBJ(n, t) F(n, WH_K_OBJ, 0, NULL, &t)
+#define LIST(n, key, t) F(n, WH_K_LIST, 0, key, t)
+#define PLIST(n) F(n, WH_K_PLIST, 0, NULL, NULL)
+#define PLIST_MERGE(n) F(n, WH_K_PLIST, WH_F_MERGE, NULL, NULL)
+#define MAP(n) F(n, WH_K_MAP, 0, NULL, NULL)
+#define QTY(n) F(n, WH_K_QTY, 0, NULL, NULL)
+#define QMAP(n) F(n, WH_K_QMAP, 0, NULL, NULL)
+#define END F(NULL, 0, 0, NULL, NULL)
 
 static const wh_inject_type t_owner_ref, t_local_ref, t_pod_security_context, t_sysctl, t_toleration, t_host_alias,
     t_volume, t_empty_dir, t_secret_vs, t_config_map_vs, t_key_to_path, t_downward_vs, t_downward_file, t_projected,

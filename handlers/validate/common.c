@@ -55,6 +55,19 @@ int wh_vcheck_selector(wh_vctx *c, const json_t *selector, const char *labels_ke
     return labels == NULL || json_object_size(labels) == 0;
 }
 
+int wh_vcheck_workload_selector(wh_vctx *c, const json_t *selector, const char *what)
+{
+    size_t mark = wh_verr_mark(c);
+    int empty = wh_vcheck_selector(c, selector, "labels");
+
+    if (wh_verr_mark(c) != mark)
+        return 0;
+    if (empty)
+        wh_vwarn(c, "%s: workload selector specified without labels, will be applied to all services in namespace",
+                 what);
+    return 1;
+}
+
 /* A small string set for the exportTo rules (lists are short; linear is fine). */
 typedef struct strset {
     const char **v;

@@ -216,17 +216,12 @@ static int check_patch_match(wh_vctx *c, const char *apply, const json_t *match)
 void wh_validate_envoy_filter(wh_vctx *c, const json_t *spec)
 {
     const json_t *sel = wh_vobj(spec, "workloadSelector"), *patches = wh_varr(spec, "configPatches");
-    size_t mark = wh_verr_mark(c), i;
-    int empty;
+    size_t i;
 
     wh_vwarn(c, "EnvoyFilter exposes internal implementation details that may change at any time. Prefer other APIs "
                 "if possible, and exercise extreme caution, especially around upgrades.");
-    empty = wh_vcheck_selector(c, sel, "labels");
-    if (wh_verr_mark(c) != mark)
-        return; /* istiod returns the selector errors alone */
-    if (empty)
-        wh_vwarn(c, "Envoy filter: workload selector specified without labels, will be applied to all services in "
-                    "namespace");
+    if (!wh_vcheck_workload_selector(c, sel, "Envoy filter"))
+        return;
     if (sel != NULL && wh_varr(spec, "targetRefs") != NULL)
         wh_verr(c, "only one of targetRefs or workloadSelector can be set");
     for (i = 0; i < json_array_size(patches); i++) {

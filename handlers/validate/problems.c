@@ -41,12 +41,7 @@ void wh_vctx_free(wh_vctx *c)
 /* Takes ownership of `str`. */
 static void strs_push(wh_vstrs *s, char *str)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 8;
-        char **v = wh_realloc(s->v, cap * sizeof(*v));
-        s->v = v;
-        s->cap = cap;
-    }
+    WH_GROW(s->v, s->n, s->cap, 8);
     s->v[s->n++] = str;
 }
 

@@ -20,53 +20,26 @@
 #define MSG(var, name, ...) MSGX(var, name, 0, __VA_ARGS__)
 #define KMSG(var, name, ...) MSGX(var, name, 1, __VA_ARGS__)
 
-#define T(j, t)                                                                                                        \
+/* One field row (wh_vfield): JSON name, type, cardinality, oneof group,
+ * message or enum, proto name; the short forms below fill in the rest. */
+#define F(j, t, card, g, ref, proto)                                                                                   \
     {                                                                                                                  \
-        j, t, WH_VC_ONE, 0, NULL, NULL                                                                                 \
+        j, t, card, g, ref, proto                                                                                      \
     }
+#define T(j, t) F(j, t, WH_VC_ONE, 0, NULL, NULL)
 #define S(j) T(j, WH_VT_STR)
-#define L(j, t)                                                                                                        \
-    {                                                                                                                  \
-        j, t, WH_VC_LIST, 0, NULL, NULL                                                                                \
-    }
+#define L(j, t) F(j, t, WH_VC_LIST, 0, NULL, NULL)
 #define LS(j) L(j, WH_VT_STR)
-#define MP(j, t)                                                                                                       \
-    {                                                                                                                  \
-        j, t, WH_VC_MAP, 0, NULL, NULL                                                                                 \
-    }
+#define MP(j, t) F(j, t, WH_VC_MAP, 0, NULL, NULL)
 #define MPS(j) MP(j, WH_VT_STR)
-#define M(j, m)                                                                                                        \
-    {                                                                                                                  \
-        j, WH_VT_MSG, WH_VC_ONE, 0, &m, NULL                                                                           \
-    }
-#define LM(j, m)                                                                                                       \
-    {                                                                                                                  \
-        j, WH_VT_MSG, WH_VC_LIST, 0, &m, NULL                                                                          \
-    }
-#define MPM(j, m)                                                                                                      \
-    {                                                                                                                  \
-        j, WH_VT_MSG, WH_VC_MAP, 0, &m, NULL                                                                           \
-    }
-#define E(j, e)                                                                                                        \
-    {                                                                                                                  \
-        j, WH_VT_ENUM, WH_VC_ONE, 0, &e, NULL                                                                          \
-    }
-#define O(j, t, g)                                                                                                     \
-    {                                                                                                                  \
-        j, t, WH_VC_ONE, g, NULL, NULL                                                                                 \
-    }
-#define OM(j, m, g)                                                                                                    \
-    {                                                                                                                  \
-        j, WH_VT_MSG, WH_VC_ONE, g, &m, NULL                                                                           \
-    }
-#define OE(j, e, g)                                                                                                    \
-    {                                                                                                                  \
-        j, WH_VT_ENUM, WH_VC_ONE, g, &e, NULL                                                                          \
-    }
-#define P(j, t, proto)                                                                                                 \
-    {                                                                                                                  \
-        j, t, WH_VC_ONE, 0, NULL, proto                                                                                \
-    }
+#define M(j, m) F(j, WH_VT_MSG, WH_VC_ONE, 0, &m, NULL)
+#define LM(j, m) F(j, WH_VT_MSG, WH_VC_LIST, 0, &m, NULL)
+#define MPM(j, m) F(j, WH_VT_MSG, WH_VC_MAP, 0, &m, NULL)
+#define E(j, e) F(j, WH_VT_ENUM, WH_VC_ONE, 0, &e, NULL)
+#define O(j, t, g) F(j, t, WH_VC_ONE, g, NULL, NULL)
+#define OM(j, m, g) F(j, WH_VT_MSG, WH_VC_ONE, g, &m, NULL)
+#define OE(j, e, g) F(j, WH_VT_ENUM, WH_VC_ONE, g, &e, NULL)
+#define P(j, t, proto) F(j, t, WH_VC_ONE, 0, NULL, proto)
 
 /* ------------------------------------------------------------------ shared types */
 
@@ -385,22 +358,21 @@ static const wh_vkind kinds[] = {
     {XGWAPI, "XBackendTrafficPolicy", "xbackendtrafficpolicies", &k_opaque, NULL},
 };
 
-const wh_vkind *wh_vkind_find_resource(const char *group, const char *resource)
+/* The kind of `group` whose resource (by_resource) or kind is `name`. */
+static const wh_vkind *find_kind(const char *group, const char *name, int by_resource)
 {
-    size_t i;
-
-    for (i = 0; i < N(kinds); i++)
-        if (strcmp(kinds[i].group, group) == 0 && strcmp(kinds[i].resource, resource) == 0)
+    for (size_t i = 0; i < N(kinds); i++)
+        if (strcmp(kinds[i].group, group) == 0 && strcmp(by_resource ? kinds[i].resource : kinds[i].kind, name) == 0)
             return &kinds[i];
     return NULL;
 }
 
+const wh_vkind *wh_vkind_find_resource(const char *group, const char *resource)
+{
+    return find_kind(group, resource, 1);
+}
+
 const wh_vkind *wh_vkind_find(const char *group, const char *kind)
 {
-    size_t i;
-
-    for (i = 0; i < N(kinds); i++)
-        if (strcmp(kinds[i].group, group) == 0 && strcmp(kinds[i].kind, kind) == 0)
-            return &kinds[i];
-    return NULL;
+    return find_kind(group, kind, 0);
 }

@@ -58,16 +58,12 @@ void wh_validate_service_entry(wh_vctx *c, const json_t *spec)
     const json_t *ports = wh_varr(spec, "ports"), *eps = wh_varr(spec, "endpoints");
     const char *res = wh_venum(spec, "resolution", "NONE");
     const char *label = wh_vstr(c->labels, "networking.istio.io/enable-autoallocate-ip");
-    int dynamic = strcmp(res, "DYNAMIC_DNS") == 0, cidr = 0, autoalloc, empty_selector;
-    size_t mark = wh_verr_mark(c), i;
+    int dynamic = strcmp(res, "DYNAMIC_DNS") == 0, cidr = 0, autoalloc;
+    size_t i;
     wh_vset names = {NULL, NULL, 0, 0}, numbers = {NULL, NULL, 0, 0};
 
-    empty_selector = wh_vcheck_selector(c, selector, "labels");
-    if (wh_verr_mark(c) != mark)
-        return; /* istiod returns the selector errors alone */
-    if (empty_selector)
-        wh_vwarn(c, "service entry: workload selector specified without labels, will be applied to all services in "
-                    "namespace");
+    if (!wh_vcheck_workload_selector(c, selector, "service entry"))
+        return;
     if (selector != NULL && eps != NULL)
         wh_verr(c, "only one of WorkloadSelector or Endpoints is allowed in Service Entry");
     if (hosts == NULL)

@@ -271,14 +271,8 @@ static void check_outbound(wh_vctx *c, const json_t *tp)
 
 void wh_validate_sidecar(wh_vctx *c, const json_t *spec)
 {
-    size_t mark = wh_verr_mark(c);
-    int empty_selector = wh_vcheck_selector(c, wh_vobj(spec, "workloadSelector"), "labels");
-
-    if (wh_verr_mark(c) != mark)
+    if (!wh_vcheck_workload_selector(c, wh_vobj(spec, "workloadSelector"), "sidecar"))
         return;
-    if (empty_selector)
-        wh_vwarn(c, "sidecar: workload selector specified without labels, will be applied to all services in "
-                    "namespace");
     if (wh_varr(spec, "egress") == NULL && wh_varr(spec, "ingress") == NULL &&
         wh_vget(spec, "outboundTrafficPolicy") == NULL && wh_vget(spec, "inboundConnectionPool") == NULL) {
         wh_verr(c, "sidecar: empty configuration provided");

@@ -782,6 +782,27 @@ static int has_sni_hosts(const json_t *spec)
     return 0;
 }
 
+/* What TLS and TCP matches share (istiod's L4 match attributes). */
+static void check_l4_match(wh_vctx *c, const json_t *m)
+{
+    const json_t *subnets = wh_varr(m, "destinationSubnets");
+
+    for (size_t j = 0; j < json_array_size(subnets); j++)
+        wh_vadd_err(c, wh_vmsg_ip_subnet(c, json_string_value(json_array_get(subnets, j))));
+    if (wh_vint(m, "port") != 0)
+        wh_vcheck_port(c, wh_vint(m, "port"));
+    wh_vcheck_labels(c, wh_vobj(m, "sourceLabels"));
+    check_gateway_names(c, wh_varr(m, "gateways"));
+}
+
+/* ... and their routes: `proto` is "TLS" or "TCP" in the message. */
+static void check_l4_route(wh_vctx *c, const json_t *t, const char *proto)
+{
+    if (wh_varr(t, "route") == NULL)
+        wh_verr(c, "%s route is required", proto);
+    check_route_destinations(c, wh_varr(t, "route"), 0);
+}
+
 static void check_tls_route(wh_vctx *c, const json_t *t, const json_t *hosts, int gateway)
 {
     const json_t *matches = wh_varr(t, "match");
@@ -791,7 +812,7 @@ static void check_tls_route(wh_vctx *c, const json_t *t, const json_t *hosts, in
         wh_verr(c, "TLS route must have at least one match condition");
     for (i = 0; i < json_array_size(matches); i++) {
         const json_t *m = json_array_get(matches, i);
-        const json_t *snis = wh_varr(m, "sniHosts"), *subnets = wh_varr(m, "destinationSubnets");
+        const json_t *snis = wh_varr(m, "sniHosts");
         if (snis == NULL)
             wh_verr(c, "TLS match must have at least one SNI host");
         for (j = 0; j < json_array_size(snis); j++) {
@@ -821,36 +842,18 @@ static void check_tls_route(wh_vctx *c, const json_t *t, const json_t *hosts, in
                 wh_buf_free(&list);
             }
         }
-        for (j = 0; j < json_array_size(subnets); j++)
-            wh_vadd_err(c, wh_vmsg_ip_subnet(c, json_string_value(json_array_get(subnets, j))));
-        if (wh_vint(m, "port") != 0)
-            wh_vcheck_port(c, wh_vint(m, "port"));
-        wh_vcheck_labels(c, wh_vobj(m, "sourceLabels"));
-        check_gateway_names(c, wh_varr(m, "gateways"));
+        check_l4_match(c, m);
     }
-    if (wh_varr(t, "route") == NULL)
-        wh_verr(c, "TLS route is required");
-    check_route_destinations(c, wh_varr(t, "route"), 0);
+    check_l4_route(c, t, "TLS");
 }
 
 static void check_tcp_route(wh_vctx *c, const json_t *t)
 {
     const json_t *matches = wh_varr(t, "match");
-    size_t i, j;
 
-    for (i = 0; i < json_array_size(matches); i++) {
-        const json_t *m = json_array_get(matches, i);
-        const json_t *subnets = wh_varr(m, "destinationSubnets");
-        for (j = 0; j < json_array_size(subnets); j++)
-            wh_vadd_err(c, wh_vmsg_ip_subnet(c, json_string_value(json_array_get(subnets, j))));
-        if (wh_vint(m, "port") != 0)
-            wh_vcheck_port(c, wh_vint(m, "port"));
-        wh_vcheck_labels(c, wh_vobj(m, "sourceLabels"));
-        check_gateway_names(c, wh_varr(m, "gateways"));
-    }
-    if (wh_varr(t, "route") == NULL)
-        wh_verr(c, "TCP route is required");
-    check_route_destinations(c, wh_varr(t, "route"), 0);
+    for (size_t i = 0; i < json_array_size(matches); i++)
+        check_l4_match(c, json_array_get(matches, i));
+    check_l4_route(c, t, "TCP");
 }
 
 /* "#<i>" or the quoted name, as istiod names rules and matches in warnings. */
@@ -864,31 +867,16 @@ static const char *rule_name(wh_vctx *c, const json_t *o, size_t i, char *buf, s
     return buf;
 }
 
-/* The match as JSON with its name removed: two matches that print alike route alike (HTTP, TLS and TCP
- * matches alike; only HTTP routes and matches have names). */
-static int dump_to_buf(const char *data, size_t size, void *buf)
-{
-    wh_buf_append(buf, data, size);
-    return 0;
-}
-
-/* (Written through a callback: json_dumps' result would come from the
- * request's JSON arena, wh_json_arena.h.) */
+/* The match as JSON with its name removed, keys sorted: two matches that print alike route alike (HTTP,
+ * TLS and TCP matches alike; only HTTP routes and matches have names). */
 static char *match_key(const json_t *m)
 {
     json_t *copy = json_copy((json_t *)m);
     wh_buf text = WH_BUF_INIT;
-    int bad;
 
-    if (copy == NULL)
-        return NULL;
     json_object_del(copy, "name");
-    bad = json_dump_callback(copy, dump_to_buf, &text, JSON_SORT_KEYS | JSON_COMPACT) != 0;
+    wh_go_json(&text, copy, WH_GO_JSON_SORTED | WH_GO_JSON_MINIMAL);
     json_decref(copy);
-    if (bad) {
-        wh_buf_free(&text);
-        return NULL;
-    }
     return wh_buf_steal(&text, NULL);
 }
 

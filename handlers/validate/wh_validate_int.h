@@ -174,6 +174,11 @@ void wh_vcheck_ip(wh_vctx *c, const char *s);
 void wh_vcheck_export_to(wh_vctx *c, const json_t *export_to, int is_service_entry, int dr_with_selector);
 /* workloadSelector{matchLabels|labels}: errors recorded; returns 1 when the selector is present without labels. */
 int wh_vcheck_selector(wh_vctx *c, const json_t *selector, const char *labels_key);
+/* A networking workloadSelector{labels} as istiod checks it before the rest of
+ * the spec: 0 when it has errors (istiod returns them alone), else 1, with
+ * "<what>: workload selector specified without labels, ..." warned when it
+ * selects everything. */
+int wh_vcheck_workload_selector(wh_vctx *c, const json_t *selector, const char *what);
 /* The policy kinds' selector (named selector_key) / targetRef / targetRefs block: at most one of them,
  * the selector's rules, each target reference's kind and name. */
 void wh_vcheck_policy_target(wh_vctx *c, const json_t *spec, const char *selector_key);

@@ -34,14 +34,15 @@ static void parse_bool(void **state)
     assert_int_equal(wh_go_parse_bool(NULL), -1);
 }
 
-static void check_float(double f, char fmt, int prec, const char *want)
-{
-    wh_buf b = WH_BUF_INIT;
-
-    wh_go_float(&b, f, fmt, prec);
-    assert_string_equal(b.data, want);
-    wh_buf_free(&b);
-}
+/* What `write` (a call that appends to the wh_buf b) writes must be `want`. */
+#define EXPECT_TEXT(want, write)                                                                                       \
+    do {                                                                                                               \
+        wh_buf b = WH_BUF_INIT;                                                                                        \
+        write;                                                                                                         \
+        assert_string_equal(b.data, want);                                                                             \
+        wh_buf_free(&b);                                                                                               \
+    } while (0)
+#define check_float(f, fmt, prec, want) EXPECT_TEXT(want, wh_go_float(&b, f, fmt, prec))
 
 /* strconv.FormatFloat(f, fmt, prec, 64) */
 static void format_float(void **state)
@@ -68,14 +69,7 @@ static void format_float(void **state)
 
 /* --- encoding/json ---------------------------------------------------------- */
 
-static void check_json_float(double f, const char *want)
-{
-    wh_buf b = WH_BUF_INIT;
-
-    wh_go_json_float(&b, f);
-    assert_string_equal(b.data, want);
-    wh_buf_free(&b);
-}
+#define check_json_float(f, want) EXPECT_TEXT(want, wh_go_json_float(&b, f))
 
 /* json.Marshal(float64) */
 static void json_float(void **state)
@@ -95,41 +89,44 @@ static void json_float(void **state)
     check_json_float(0.1 + 0.2, "0.30000000000000004");
 }
 
-static void check_string(const char *s, size_t len, int flags, const char *want)
-{
-    wh_buf b = WH_BUF_INIT;
-
-    wh_go_json_string(&b, s, len, flags);
-    assert_string_equal(b.data, want);
-    wh_buf_free(&b);
-}
+#define check_string(s, len, flags, want) EXPECT_TEXT(want, wh_go_json_string(&b, s, len, flags))
 
 /* json.Marshal(string), with and without SetEscapeHTML(false) */
 static void json_strings(void **state)
 {
+    static const struct {
+        const char *s;
+        size_t len;
+        int flags;
+        const char *want;
+    } cases[] = {
+        {"", 0, WH_GO_JSON_HTML, "\"\""},
+        {"plain text", 10, WH_GO_JSON_HTML, "\"plain text\""},
+        {"a<b>&c", 6, WH_GO_JSON_HTML, "\"a\\u003cb\\u003e\\u0026c\""},
+        {"a<b>&c", 6, 0, "\"a<b>&c\""},
+        {"q\"b\\", 4, 0, "\"q\\\"b\\\\\""},
+        {"\n\r\t\b\f", 5, 0, "\"\\n\\r\\t\\b\\f\""},
+        {"\x01\x1f", 2, 0, "\"\\u0001\\u001f\""},
+        {"nul\0x", 5, 0, "\"nul\\u0000x\""},
+        {"\x7f", 1, 0, "\"\x7f\""},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14, WH_GO_JSON_HTML,
+         "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\""},
+        /* U+2028 and U+2029 are escaped either way; another 0xe2 character is not */
+        {"\xe2\x80\xa8\xe2\x80\xa9\xe2\x80\xa6", 9, 0, "\"\\u2028\\u2029\xe2\x80\xa6\""},
+        {"\xe2\x80\xa8\xe2\x80\xa9<", 7, WH_GO_JSON_MINIMAL, "\"\xe2\x80\xa8\xe2\x80\xa9<\""},
+        {"\xe2\x80\xa8\x80", 4, WH_GO_JSON_MINIMAL, "\"\xe2\x80\xa8\\ufffd\""},
+        /* invalid UTF-8: one \ufffd per bad byte (a lone continuation, a cut
+         * sequence, an overlong form, a surrogate) */
+        {"a\x80z", 3, 0, "\"a\\ufffdz\""},
+        {"\xe2\x82", 2, 0, "\"\\ufffd\\ufffd\""},
+        {"\xc0\xaf", 2, 0, "\"\\ufffd\\ufffd\""},
+        {"\xed\xa0\x80", 3, 0, "\"\\ufffd\\ufffd\\ufffd\""},
+        {"\xff", 1, WH_GO_JSON_HTML, "\"\\ufffd\""},
+    };
+
     (void)state;
-    check_string("", 0, WH_GO_JSON_HTML, "\"\"");
-    check_string("plain text", 10, WH_GO_JSON_HTML, "\"plain text\"");
-    check_string("a<b>&c", 6, WH_GO_JSON_HTML, "\"a\\u003cb\\u003e\\u0026c\"");
-    check_string("a<b>&c", 6, 0, "\"a<b>&c\"");
-    check_string("q\"b\\", 4, 0, "\"q\\\"b\\\\\"");
-    check_string("\n\r\t\b\f", 5, 0, "\"\\n\\r\\t\\b\\f\"");
-    check_string("\x01\x1f", 2, 0, "\"\\u0001\\u001f\"");
-    check_string("nul\0x", 5, 0, "\"nul\\u0000x\"");
-    check_string("\x7f", 1, 0, "\"\x7f\"");
-    check_string("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14, WH_GO_JSON_HTML,
-                 "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
-    /* U+2028 and U+2029 are escaped either way; another 0xe2 character is not */
-    check_string("\xe2\x80\xa8\xe2\x80\xa9\xe2\x80\xa6", 9, 0, "\"\\u2028\\u2029\xe2\x80\xa6\"");
-    check_string("\xe2\x80\xa8\xe2\x80\xa9<", 7, WH_GO_JSON_MINIMAL, "\"\xe2\x80\xa8\xe2\x80\xa9<\"");
-    check_string("\xe2\x80\xa8\x80", 4, WH_GO_JSON_MINIMAL, "\"\xe2\x80\xa8\\ufffd\"");
-    /* invalid UTF-8: one \ufffd per bad byte (a lone continuation, a cut
-     * sequence, an overlong form, a surrogate) */
-    check_string("a\x80z", 3, 0, "\"a\\ufffdz\"");
-    check_string("\xe2\x82", 2, 0, "\"\\ufffd\\ufffd\"");
-    check_string("\xc0\xaf", 2, 0, "\"\\ufffd\\ufffd\"");
-    check_string("\xed\xa0\x80", 3, 0, "\"\\ufffd\\ufffd\\ufffd\"");
-    check_string("\xff", 1, WH_GO_JSON_HTML, "\"\\ufffd\"");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        check_string(cases[i].s, cases[i].len, cases[i].flags, cases[i].want);
 }
 
 static void json_values(void **state)
@@ -181,6 +178,37 @@ static void json_indent(void **state)
     wh_go_json_indent(&b, json_object_get(v, "a"), 0, "  ");
     assert_string_equal(b.data, "1");
     wh_buf_free(&b);
+    json_decref(v);
+}
+
+/* json.Marshal of a Go map: keys in byte order at every level (WH_GO_JSON_SORTED),
+ * past the writer's 16 members on the stack too, compact and indented. */
+static void json_sorted(void **state)
+{
+    json_t *v = json_loads("{\"b\":1,\"a\":{\"d\":[{\"z\":0,\"y\":1}],\"c\":2},\"ab\":0,\"\":null,\"B\":3}", 0, NULL);
+    json_t *big = json_object();
+    wh_buf want = WH_BUF_INIT;
+
+    (void)state;
+    assert_non_null(v);
+    EXPECT_TEXT("{\"\":null,\"B\":3,\"a\":{\"c\":2,\"d\":[{\"y\":1,\"z\":0}]},\"ab\":0,\"b\":1}",
+                wh_go_json(&b, v, WH_GO_JSON_SORTED));
+    EXPECT_TEXT("{\n \"\": null,\n \"B\": 3,\n \"a\": {\n  \"c\": 2,\n  \"d\": [\n   {\n    \"y\": 1,\n    \"z\": 0\n"
+                "   }\n  ]\n },\n \"ab\": 0,\n \"b\": 1\n}",
+                wh_go_json_indent(&b, v, WH_GO_JSON_SORTED, " "));
+    /* without the flag: the value's own order */
+    EXPECT_TEXT("{\"b\":1,\"a\":{\"d\":[{\"z\":0,\"y\":1}],\"c\":2},\"ab\":0,\"\":null,\"B\":3}", wh_go_json(&b, v, 0));
+    for (int i = 39; i >= 0; i--) {
+        char key[8];
+        snprintf(key, sizeof(key), "k%02d", i);
+        json_object_set_new(big, key, json_integer(i));
+    }
+    for (int i = 0; i < 40; i++)
+        wh_buf_printf(&want, "%s\"k%02d\":%d", i ? "," : "{", i, i);
+    wh_buf_putc(&want, '}');
+    EXPECT_TEXT(want.data, wh_go_json(&b, big, WH_GO_JSON_SORTED));
+    wh_buf_free(&want);
+    json_decref(big);
     json_decref(v);
 }
 
@@ -343,7 +371,7 @@ int main(void)
         cmocka_unit_test(go_type_names),       cmocka_unit_test(unmarshal_error),
         cmocka_unit_test(base64_vectors),      cmocka_unit_test(base64_binary_roundtrip),
         cmocka_unit_test(base64_every_length), cmocka_unit_test(base64_decode_errors),
-        cmocka_unit_test(json_indent),
+        cmocka_unit_test(json_indent),         cmocka_unit_test(json_sorted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

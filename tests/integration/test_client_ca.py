@@ -25,7 +25,7 @@ import unittest
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from whtest import Server, client_context, connect, request, review, scaled  # noqa: E402
+from whtest import BINARY, WRAPPER, Server, client_context, connect, request, review, scaled  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OPENSSL_NEWKEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
@@ -163,9 +163,8 @@ class TestClientCAErrors(unittest.TestCase):
                            capture_output=True)
             for what, path in cases.items():
                 with self.subTest(what):
-                    p = subprocess.run([os.environ.get("WEBHOOKD", "webhookd"), "--listen=127.0.0.1:0",
-                                        "--client-ca-file=" + path], capture_output=True, text=True,
-                                       timeout=scaled(20))
+                    p = subprocess.run(WRAPPER + [BINARY, "--listen=127.0.0.1:0", "--client-ca-file=" + path],
+                                       capture_output=True, text=True, timeout=scaled(20))
                     self.assertEqual(p.returncode, 1, p.stderr)
                     self.assertIn("--client-ca-file " + path, p.stderr)
 

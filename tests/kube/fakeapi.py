@@ -220,10 +220,15 @@ def _find_item(lst, key, val):
 
 
 def get_path(obj, path):
+    """The value at `path` in obj, or None: each step a key of an object, a
+    ("k", key, json value) list item of a keyed list, or the index (digits) of
+    a plain list item."""
     cur = obj
     for p in path:
         if isinstance(p, tuple):
             cur = _find_item(cur if isinstance(cur, list) else [], p[1], p[2])
+        elif isinstance(cur, list):
+            cur = cur[int(p)] if str(p).isdigit() and int(p) < len(cur) else None
         elif isinstance(cur, dict):
             cur = cur.get(p)
         else:

@@ -27,6 +27,7 @@ import time
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fakeapi  # noqa: E402
 import kubetest  # noqa: E402
 
 ADM = "admissionregistration.k8s.io/v1"
@@ -205,17 +206,9 @@ def subset(expected, actual, path="", errors=None):
 
 
 def get_path(obj, path):
-    cur = obj
-    for p in path.split("/"):
-        if isinstance(cur, list):
-            cur = cur[int(p)] if p.isdigit() and int(p) < len(cur) else None
-        elif isinstance(cur, dict):
-            cur = cur.get(p)
-        else:
-            return None
-        if cur is None:
-            return None
-    return cur
+    """The value at a "spec/0/name" path (as the scenarios write them; "~1" is "/" in a step, as in
+    `then`), or None."""
+    return fakeapi.get_path(obj, [step.replace("~1", "/") for step in path.split("/")])
 
 
 def output_errors(p, exp):

@@ -76,6 +76,15 @@ class Probe:
         self.p.wait(10)
 
 
+def first_state(api, *args):
+    """The first cache and the synced status of a fresh informer (Probe *args) on api."""
+    p = Probe(api, *args)
+    try:
+        return p.next("change"), p.status()
+    finally:
+        p.close()
+
+
 def lists(api, plural="configmaps"):
     return [e for e in api.log() if e["method"] == "GET" and e["path"].endswith("/" + plural)
             and e["query"].get("watch") not in ("true", "1")]
@@ -202,40 +211,25 @@ def main():
         api.down()
         api.up()
         api.control("reset", {})
-        p = Probe(api, "--resource", "proxyconfigs")
-        try:
-            c = p.next("change")
-            st = p.status()
-            check("proxyconfigs served: empty and synced", c == {} and st["synced"] and not st["unavailable"], st)
-        finally:
-            p.close()
+        c, st = first_state(api, "--resource", "proxyconfigs")
+        check("proxyconfigs served: empty and synced", c == {} and st["synced"] and not st["unavailable"], st)
     finally:
         api.close()
 
     hidden = kubetest.FakeApi(args=("--hide", "proxyconfigs"))
     try:
-        p = Probe(hidden, "--resource", "proxyconfigs")
-        try:
-            c = p.next("change")
-            st = p.status()
-            check("a CRD that is not installed (404): synced, empty, unavailable",
-                  c == {} and st["synced"] and st["unavailable"], st)
-        finally:
-            p.close()
+        c, st = first_state(hidden, "--resource", "proxyconfigs")
+        check("a CRD that is not installed (404): synced, empty, unavailable",
+              c == {} and st["synced"] and st["unavailable"], st)
     finally:
         hidden.close()
 
     forbidden = kubetest.FakeApi(auth={"tokens": {"tok-admin": "admin"}, "basic": {}, "anonymous": False,
                                        "forbid": [{"user": "admin", "resource": "nodes"}]})
     try:
-        p = Probe(forbidden, "--resource", "nodes")
-        try:
-            c = p.next("change")
-            st = p.status()
-            check("no RBAC for nodes (403): synced, empty, unavailable, and the reason says so",
-                  c == {} and st["synced"] and st["unavailable"] and "forbidden" in st["describe"], st)
-        finally:
-            p.close()
+        c, st = first_state(forbidden, "--resource", "nodes")
+        check("no RBAC for nodes (403): synced, empty, unavailable, and the reason says so",
+              c == {} and st["synced"] and st["unavailable"] and "forbidden" in st["describe"], st)
     finally:
         forbidden.close()
     return kubetest.failed_status(" (informer)")

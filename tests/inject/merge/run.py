@@ -60,6 +60,23 @@ def check_diff(tool, tmp, a, b):
     return None
 
 
+def expect(case, rc, out, err):
+    """What one run of the tool got wrong against the case: its "error" (a
+    substring of stderr) or its "expected" (the JSON on stdout)."""
+    if "error" in case:
+        if rc == 0:
+            return ["expected an error containing %r, got %s" % (case["error"], out.strip())]
+        if case["error"] not in err:
+            return ["error %r lacks %r" % (err.strip(), case["error"])]
+        return []
+    if rc != 0:
+        return ["failed: " + err.strip()]
+    got = json.loads(out)
+    if got != case["expected"]:
+        return ["got %s\n    want %s" % (json.dumps(got), json.dumps(case["expected"]))]
+    return []
+
+
 def mutate(rng, doc, depth=0):
     """A random structural variant of doc (for the diff property check)."""
     if isinstance(doc, dict):
@@ -100,15 +117,7 @@ def main():
                 rc, out, err = run_tool(args.tool, "smp", case.get("type", "pod"),
                                         write_json(tmp, "o.json", case["original"]),
                                         write_json(tmp, "p.json", case["patch"]))
-                if "error" in case:
-                    if rc == 0:
-                        errs.append("expected an error containing %r, got %s" % (case["error"], out.strip()))
-                    elif case["error"] not in err:
-                        errs.append("error %r lacks %r" % (err.strip(), case["error"]))
-                elif rc != 0:
-                    errs.append("failed: " + err.strip())
-                elif json.loads(out) != case["expected"]:
-                    errs.append("got %s\n    want %s" % (out.strip(), json.dumps(case["expected"])))
+                errs += expect(case, rc, out, err)
                 if "expected" in case:
                     docs += [case["original"], case["expected"]]
                     msg = check_diff(args.tool, tmp, case["original"], case["expected"])
@@ -144,26 +153,10 @@ def main():
                     argv = ["reapply", "1" if case.get("tproxy") else "0", write_json(tmp, "o.json", case["pod"]),
                             write_json(tmp, "p.json", case["original"]), write_json(tmp, "t.json", case["template"])]
                 rc, out, err = run_tool(args.tool, *argv)
-                if "error" in case:
-                    if rc == 0 or case["error"] not in err:
-                        errs.append("expected an error containing %r, got %s%s" % (case["error"], out.strip(), err.strip()))
-                elif rc != 0:
-                    errs.append("failed: " + err.strip())
-                else:
-                    got = json.loads(out)
-                    if got != case["expected"]:
-                        errs.append("got %s\n    want %s" % (json.dumps(got), json.dumps(case["expected"])))
+                errs += expect(case, rc, out, err)
             elif op == "post":
                 rc, out, err = run_tool(args.tool, "post", write_json(tmp, "c.json", case))
-                if "error" in case:
-                    if rc == 0 or case["error"] not in err:
-                        errs.append("expected an error containing %r, got %s%s" % (case["error"], out.strip(), err.strip()))
-                elif rc != 0:
-                    errs.append("failed: " + err.strip())
-                else:
-                    got = json.loads(out)
-                    if got != case["expected"]:
-                        errs.append("got %s\n    want %s" % (json.dumps(got), json.dumps(case["expected"])))
+                errs += expect(case, rc, out, err)
             else:
                 errs.append("unknown op " + op)
             if errs:

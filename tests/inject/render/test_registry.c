@@ -39,6 +39,13 @@ static void put(const char *rev, const char *file, const char *text)
     assert_int_equal(rename(path, final), 0);
 }
 
+/* A revision's injector config and values, in that order. */
+static void put_revision(const char *rev, const char *config, const char *values)
+{
+    put(rev, "config", config);
+    put(rev, "values", values);
+}
+
 static void rm_rev(const char *rev)
 {
     char cmd[600];
@@ -71,6 +78,24 @@ static const char *policy_of(wh_inject_registry *reg, const char *name)
     return buf;
 }
 
+/* New values and config for "canary" (serving policy "disabled") that do not
+ * load: the reload is not an error (logged once, not per scan), the previous
+ * config keeps serving, and readiness says why (`reason`). */
+static void expect_rejected(wh_inject_registry *reg, const char *values, const char *config, const char *reason)
+{
+    wh_buf detail = WH_BUF_INIT;
+    wh_err err;
+
+    put("canary", "values", values);
+    put("canary", "config", config);
+    assert_int_equal(wh_inject_registry_reload(reg, &err), WH_OK);
+    assert_string_equal(policy_of(reg, "canary"), "disabled");
+    assert_int_equal(wh_inject_registry_ready(reg, &detail), 1);
+    assert_non_null(strstr(detail.data, reason));
+    assert_non_null(strstr(detail.data, "the previous config keeps serving"));
+    wh_buf_free(&detail);
+}
+
 static void test_load_reload_broken_remove(void **state)
 {
     wh_inject_registry *reg = NULL;
@@ -78,11 +103,9 @@ static void test_load_reload_broken_remove(void **state)
     wh_buf detail = WH_BUF_INIT;
     wh_err err;
 
-    put("canary", "config", "policy: enabled\n");
-    put("canary", "values", "{\"global\": {\"hub\": \"h\"}}");
+    put_revision("canary", "policy: enabled\n", "{\"global\": {\"hub\": \"h\"}}");
     put("canary", "mesh", "defaultConfig:\n  discoveryAddress: istiod-canary.istio-system.svc:15012\n");
-    put("broken", "config", "policy: [unclosed\n");
-    put("broken", "values", "{}");
+    put_revision("broken", "policy: [unclosed\n", "{}");
     assert_int_equal(wh_inject_registry_open(root, NULL, &reg, &err), WH_OK);
 
     assert_string_equal(policy_of(reg, "canary"), "enabled");
@@ -109,24 +132,10 @@ static void test_load_reload_broken_remove(void **state)
     wh_inject_revision_unref(held);
 
     /* A broken new config keeps the previous one serving and is reported. */
-    put("canary", "values", "{not json");
-    put("canary", "config", "policy: enabled\ntemplates: [1]\n");
-    assert_int_equal(wh_inject_registry_reload(reg, &err), WH_OK); /* logged once, not an error per scan */
-    assert_string_equal(policy_of(reg, "canary"), "disabled");
-    wh_buf_reset(&detail);
-    assert_int_equal(wh_inject_registry_ready(reg, &detail), 1);
-    assert_non_null(strstr(detail.data, "revision canary:"));
-    assert_non_null(strstr(detail.data, "the previous config keeps serving"));
-
+    expect_rejected(reg, "{not json", "policy: enabled\ntemplates: [1]\n", "revision canary:");
     /* A config that parses but cannot render does not replace a good one. */
-    put("canary", "values", "{}");
-    put("canary", "config", "policy: enabled\ntemplates:\n  sidecar: '{{ fail \"boom at render\" }}'\n");
-    assert_int_equal(wh_inject_registry_reload(reg, &err), WH_OK);
-    assert_string_equal(policy_of(reg, "canary"), "disabled");
-    wh_buf_reset(&detail);
-    assert_int_equal(wh_inject_registry_ready(reg, &detail), 1);
-    assert_non_null(strstr(detail.data, "boom at render"));
-    assert_non_null(strstr(detail.data, "the previous config keeps serving"));
+    expect_rejected(reg, "{}", "policy: enabled\ntemplates:\n  sidecar: '{{ fail \"boom at render\" }}'\n",
+                    "boom at render");
 
     /* Fixed: serving the new one, ready again once broken/ is gone. */
     put("canary", "values", "{}");
@@ -137,8 +146,7 @@ static void test_load_reload_broken_remove(void **state)
     assert_int_equal(wh_inject_registry_ready(reg, NULL), 1);
 
     /* A "default" directory takes over "/inject". */
-    put("default", "config", "policy: disabled\n");
-    put("default", "values", "{}");
+    put_revision("default", "policy: disabled\n", "{}");
     wh_inject_registry_reload(reg, &err);
     assert_string_equal(policy_of(reg, NULL), "disabled");
     assert_string_equal(policy_of(reg, ""), "disabled");
@@ -170,11 +178,9 @@ static void test_version_file(void **state)
     wh_buf detail = WH_BUF_INIT;
     wh_err err;
 
-    put("r1", "config", "policy: enabled\n");
-    put("r1", "values", "{\"global\": {\"tag\": \"1.26.1\"}}");
+    put_revision("r1", "policy: enabled\n", "{\"global\": {\"tag\": \"1.26.1\"}}");
     put("r1", "version", "1.21.0\n");
-    put("r2", "config", "policy: enabled\n");
-    put("r2", "values", "{\"global\": {\"tag\": \"1.26.1\"}}");
+    put_revision("r2", "policy: enabled\n", "{\"global\": {\"tag\": \"1.26.1\"}}");
     assert_int_equal(wh_inject_registry_open(root, m, &reg, &err), WH_OK);
     assert_int_equal(wh_inject_registry_ready(reg, &detail), 1);
     assert_non_null(strstr(detail.data, "revision r1: Istio 1.21 (from file 1.21.0)"));
@@ -252,8 +258,7 @@ static void test_concurrent_readers(void **state)
     pthread_t t[2];
     wh_err err;
 
-    put("busy", "config", "policy: enabled\n");
-    put("busy", "values", "{}");
+    put_revision("busy", "policy: enabled\n", "{}");
     assert_int_equal(wh_inject_registry_open(root, NULL, &reg, &err), WH_OK);
     assert_int_equal(wh_inject_registry_watch(reg, 5, &err), WH_OK);
     r.reg = reg;
