@@ -24,6 +24,7 @@
 #include "wh_buf.h"
 #include "wh_ctl.h"
 #include "wh_inject_decide.h"
+#include "wh_inject_revision_load.h"
 
 /* "k=v,k2=v2" -> object; NULL (message on stderr) when malformed. */
 static json_t *parse_labels(const char *text)

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "wh_inject_render.h"
+#include "wh_inject_revision_load.h"
 #include "wh_tmpl.h"
 #include "wh_yaml.h"
 

@@ -7,7 +7,8 @@
  * of the AdmissionReview codec and answers a JSON Patch.  Both run the
  * stages below in order (wh_inject_pipeline.c); each stage has one header
  * and includes only the headers of the stages before it, plus the shared
- * inputs (wh_inject_revision.h: revisions, settings, mesh and proxy config)
+ * inputs (wh_inject_revision.h: a loaded revision and the registry;
+ * wh_inject_settings.h; wh_inject_proxyconfig.h: mesh and proxy config)
  * and helpers (wh_inject_pod.h, wh_inject_schema.h: the Pod type table and
  * Go's decoding over it, wh_inject_quantity.h):
  *
@@ -30,6 +31,7 @@
 #include "wh_admission.h"
 #include "wh_inject_render.h"
 #include "wh_inject_revision.h"
+#include "wh_inject_revision_load.h"
 #include "wh_result.h"
 
 typedef struct wh_inject_pod_request {

@@ -6,6 +6,7 @@
  * unless --revisions-dir provides one.
  */
 #include "wh_inject_revision.h"
+#include "wh_inject_revision_load.h"
 
 #include "wh_go.h"
 #include "wh_inject_pod.h"

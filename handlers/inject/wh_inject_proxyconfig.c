@@ -6,7 +6,7 @@
  *
  * Both are kept as JSON objects with proto JSON (lowerCamelCase) names.
  */
-#include "wh_inject_revision.h"
+#include "wh_inject_proxyconfig.h"
 
 #include "wh_go.h"
 #include "wh_inject_pod.h"

@@ -6,7 +6,7 @@
  * (/work/shared/spec/cluster.md §2; the resources come from
  * wh_inject_cluster.c, already reduced to what they contribute).
  */
-#include "wh_inject_revision.h"
+#include "wh_inject_proxyconfig.h"
 
 #include <string.h>
 

@@ -15,6 +15,7 @@
  * pod out of the Service (with failurePolicy Fail that stops the cluster).
  */
 #include "wh_inject_revision.h"
+#include "wh_inject_revision_load.h"
 #include "wh_inject_render.h"
 #include "wh_inject_shape.h"
 

@@ -6,6 +6,8 @@
  * the shape stage.
  */
 #include "wh_inject_render.h"
+#include "wh_inject_render_int.h"
+#include "wh_inject_proxyconfig.h"
 
 #include "wh_inject_pod.h"
 #include "wh_inject_quantity.h"

@@ -6,7 +6,7 @@
  * names, wrapper types with .GetValue), plus Values as a plain
  * map[string]interface{}.  Fields resolve lazily, straight from the JSON.
  */
-#include "wh_inject_render.h"
+#include "wh_inject_render_int.h"
 
 #include "wh_go.h"
 #include "wh_inject_pod.h"

@@ -4,7 +4,7 @@
  * (DeploymentMeta/TypeMeta), proxy images, OpenShift UID/GID, removal of a
  * previous injection, and the list of templates to render.
  */
-#include "wh_inject_render.h"
+#include "wh_inject_render_int.h"
 
 #include "wh_go.h"
 #include "wh_inject_pod.h"

@@ -4,7 +4,9 @@
  * toYaml, otelResourceAttributes, ...), with Go's argument types and Istio's
  * exact output, for the templates of every Istio release from 1.20 on.
  */
-#include "wh_inject_render.h"
+#include "wh_inject_render_funcs.h"
+#include "wh_inject_render_int.h"
+#include "wh_inject_proxyconfig.h"
 
 #include "wh_go.h"
 #include "wh_inject_pod.h"

@@ -3,7 +3,8 @@
  * templating (tests/inject/bad-input holds its cases), with its error texts: a Go multierror list of
  * "invalid value '<v>' for annotation '<name>': <reason>".
  */
-#include "wh_inject_render.h"
+#include "wh_inject_render_int.h"
+#include "wh_inject_proxyconfig.h"
 
 #include "wh_go.h"
 #include "wh_inject_pod.h"

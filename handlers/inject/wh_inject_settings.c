@@ -4,7 +4,7 @@
  * platform, the env the templates see), as flags shared by webhookd and
  * webhookctl kube-inject.
  */
-#include "wh_inject_revision.h"
+#include "wh_inject_settings.h"
 #include "wh_alloc.h"
 
 #include <ctype.h>

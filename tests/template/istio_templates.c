@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "wh_inject_render.h"
+#include "wh_inject_revision_load.h"
 #include "wh_yaml.h"
 
 static int load(const char *dir, const char *name, wh_buf *b)

@@ -25,6 +25,7 @@
 #include "wh_inject_post.h"
 #include "wh_inject_quantity.h"
 #include "wh_inject_shape.h"
+#include "wh_inject_revision_load.h"
 
 static const wh_inject_type *type_named(const char *name)
 {

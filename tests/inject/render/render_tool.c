@@ -24,6 +24,7 @@
 #include "wh_inject_render.h"
 #include "wh_inject_schema.h"
 #include "wh_inject_shape.h"
+#include "wh_inject_revision_load.h"
 
 static int usage(void)
 {

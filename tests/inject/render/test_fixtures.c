@@ -14,8 +14,11 @@
 #include "wh_inject_decode.h"
 #include "wh_inject_pod.h"
 #include "wh_alloc.h"
+#include "wh_inject_proxyconfig.h"
 #include "wh_inject_render.h"
+#include "wh_inject_render_int.h"
 #include "wh_inject_shape.h"
+#include "wh_inject_revision_load.h"
 #include "wh_yaml.h"
 
 static int failures;
