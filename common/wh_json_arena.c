@@ -208,9 +208,16 @@ void wh_json_arena_end(wh_json_arena *a)
     a->nbig = a->big_cap = 0;
 }
 
+/* Skipping the walk is sound only when jansson allocated through this
+ * arena: a process (or test) that never installed it, or installed other
+ * allocators since (common/wh_alloc.c does), gets an ordinary decref. */
 void wh_json_arena_drop(json_t *value)
 {
-    if (!WH_ARENA_ENABLED || current == NULL || current->over_budget)
+    json_malloc_t m;
+    json_free_t f;
+
+    json_get_alloc_funcs(&m, &f);
+    if (!WH_ARENA_ENABLED || m != arena_malloc || current == NULL || current->over_budget)
         json_decref(value);
 }
 
