@@ -334,6 +334,7 @@ static const char *review_result(const wh_admission_outcome *o, int status)
     return o->has_patch ? "patched" : "allowed";
 }
 
+/* start is NULL when the review was not timed (debug logging off when it arrived). */
 static void record(const wh_admission_stats *stats, const wh_http_request *http, const wh_http_response *res,
                    const wh_admission_outcome *o, const struct timespec *start)
 {
@@ -342,7 +343,7 @@ static void record(const wh_admission_stats *stats, const wh_http_request *http,
     struct timespec now;
 
     wh_metric_add(stats->reviews, (const char *const[]){stats->endpoint, result}, 1);
-    if (!wh_log_enabled(WH_LOG_DEBUG))
+    if (start == NULL || !wh_log_enabled(WH_LOG_DEBUG))
         return;
     clock_gettime(CLOCK_MONOTONIC, &now);
     snprintf(status, sizeof(status), "%d", res->status);
@@ -363,8 +364,10 @@ void wh_admission_serve(const wh_admission_stats *stats, const wh_http_request *
 {
     wh_admission_outcome o;
     struct timespec start;
+    /* Only the debug access-log line reads the duration: no clock otherwise. */
+    int timed = stats != NULL && wh_log_enabled(WH_LOG_DEBUG);
 
-    if (stats != NULL)
+    if (timed)
         clock_gettime(CLOCK_MONOTONIC, &start);
     memset(&o, 0, sizeof(o));
     if (strcmp(http->method != NULL ? http->method : "POST", "POST") != 0) {
@@ -383,7 +386,7 @@ void wh_admission_serve(const wh_admission_stats *stats, const wh_http_request *
         serve(http, admit, ctx, res, &o);
     }
     if (stats != NULL)
-        record(stats, http, res, &o, &start);
+        record(stats, http, res, &o, timed ? &start : NULL);
     if (outcome != NULL)
         *outcome = o;
 }
