@@ -13,6 +13,7 @@
 #include "wh_alloc.h"
 #include "wh_inject_pod.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,33 +72,83 @@ static int movable_map(const json_t *pv, const wh_inject_type *t)
     return 1;
 }
 
+/* A fingerprint for value_equal: equal values have equal fingerprints
+ * (numbers by value, as value_equal compares them), so that checking a
+ * list's merge keys for duplicates compares integers, not JSON values. */
+static uint64_t fingerprint(const json_t *v)
+{
+    uint64_t h = 14695981039346656037ull;
+    size_t i, n;
+
+    if (json_is_string(v)) {
+        const unsigned char *s = (const unsigned char *)json_string_value(v);
+        for (i = 0, n = json_string_length(v); i < n; i++)
+            h = (h ^ s[i]) * 1099511628211ull;
+        return h;
+    }
+    if (json_is_number(v)) {
+        double d = json_number_value(v);
+        uint64_t bits;
+        if (d == 0)
+            d = 0; /* -0 == 0 */
+        memcpy(&bits, &d, sizeof(bits));
+        return bits * 1099511628211ull;
+    }
+    return (uint64_t)json_typeof(v); /* objects, arrays, booleans, null: value_equal decides */
+}
+
+/* Whether the `n` values `v` (none NULL) are pairwise different. */
+static int distinct(const json_t *const *v, size_t n)
+{
+    uint64_t stack[64], *h = n <= 64 ? stack : wh_malloc(n * sizeof(*h));
+    size_t i, j;
+    int ok = 1;
+
+    for (i = 0; i < n && ok; i++) {
+        h[i] = fingerprint(v[i]);
+        for (j = 0; j < i && ok; j++)
+            if (h[j] == h[i] && value_equal(v[j], v[i]))
+                ok = 0;
+    }
+    if (h != stack)
+        free(h);
+    return ok;
+}
+
 static int movable_list(const json_t *pv, const wh_inject_field *f)
 {
-    size_t i, j, n = json_array_size(pv);
+    size_t i, n = json_array_size(pv);
+    const json_t *stack[64], **keys;
+    int keyed = f != NULL && f->kind == WH_K_LIST && f->merge_key != NULL,
+        plist = f != NULL && f->kind == WH_K_PLIST && (f->flags & WH_F_MERGE), ok = 1;
 
     if (!sole(pv))
         return 0;
-    for (i = 0; i < n; i++) {
+    if (!keyed && !plist) {
+        for (i = 0; i < n; i++) {
+            const json_t *item = json_array_get(pv, i);
+            if (json_is_null(item) || ((json_is_object(item) || json_is_array(item)) &&
+                                       !movable(item, f != NULL && f->kind == WH_K_LIST ? f : NULL)))
+                return 0;
+        }
+        return 1;
+    }
+    /* items with the same merge key merge into one, duplicate primitives go */
+    keys = n <= 64 ? stack : wh_malloc(n * sizeof(*keys));
+    for (i = 0; i < n && ok; i++) {
         const json_t *item = json_array_get(pv, i);
-        if (f != NULL && f->kind == WH_K_LIST && f->merge_key != NULL) {
-            const json_t *key = json_object_get(item, f->merge_key);
-            if (!json_is_object(item) || key == NULL || !movable_map(item, f->type))
-                return 0;
-            for (j = 0; j < i; j++) /* items with the same key merge into one */
-                if (value_equal(json_object_get(json_array_get(pv, j), f->merge_key), key))
-                    return 0;
-        } else if (f != NULL && f->kind == WH_K_PLIST && (f->flags & WH_F_MERGE)) {
-            if (json_is_object(item) || json_is_array(item))
-                return 0;
-            for (j = 0; j < i; j++) /* duplicates go */
-                if (value_equal(json_array_get(pv, j), item))
-                    return 0;
-        } else if (json_is_null(item) || ((json_is_object(item) || json_is_array(item)) &&
-                                          !movable(item, f != NULL && f->kind == WH_K_LIST ? f : NULL))) {
-            return 0;
+        if (keyed) {
+            keys[i] = json_object_get(item, f->merge_key);
+            ok = json_is_object(item) && keys[i] != NULL && movable_map(item, f->type);
+        } else {
+            keys[i] = item;
+            ok = !json_is_object(item) && !json_is_array(item);
         }
     }
-    return 1;
+    ok = ok && distinct(keys, n);
+    if (keys != stack)
+        free(keys);
+    return ok;
 }
 
 /* Whether merging `pv` into nothing (fresh_value) gives `pv` itself: no
