@@ -80,11 +80,18 @@ static uint64_t fingerprint(const json_t *v)
     uint64_t h = 14695981039346656037ull;
     size_t i, n;
 
-    if (json_is_string(v)) {
+    if (json_is_string(v)) { /* length, first and last 8 bytes: env names share prefixes, not both */
         const unsigned char *s = (const unsigned char *)json_string_value(v);
-        for (i = 0, n = json_string_length(v); i < n; i++)
-            h = (h ^ s[i]) * 1099511628211ull;
-        return h;
+        uint64_t head = 0, tail = 0;
+        n = json_string_length(v);
+        if (n >= 8) {
+            memcpy(&head, s, 8);
+            memcpy(&tail, s + n - 8, 8);
+        } else {
+            for (i = 0; i < n; i++)
+                head = head << 8 | s[i];
+        }
+        return ((h ^ n) * 1099511628211ull ^ head) * 1099511628211ull ^ tail;
     }
     if (json_is_number(v)) {
         double d = json_number_value(v);
