@@ -10,6 +10,7 @@
 #include "wh_json.h"
 #include "wh_alloc.h"
 #include "wh_chars.h"
+#include "wh_json_arena.h"
 
 #include <errno.h>
 #include <math.h>
@@ -382,7 +383,8 @@ value:
     case '"':
         if ((p = read_string(r, p + 1, &s, &len)) == NULL)
             goto fail;
-        v = json_stringn_nocheck(s, len); /* checked as UTF-8 above */
+        if ((v = wh_json_arena_string(s, len)) == NULL) /* checked as UTF-8 above */
+            v = json_stringn_nocheck(s, len);
         goto have_value;
     case 't':
         if (end - p < 4 || memcmp(p, "true", 4) != 0)
