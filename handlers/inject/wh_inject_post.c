@@ -13,6 +13,7 @@
 
 #include "wh_alloc.h"
 #include "wh_buf.h"
+#include "wh_chars.h"
 #include "wh_go.h"
 #include "wh_log.h"
 #include "wh_inject_pod.h"
@@ -20,10 +21,25 @@
 
 /* ---- step 8 ---- */
 
-/* 3.10.1 */
-static void cluster_envs(json_t *pod, const json_t *envs)
+/* The string member `key` (`len` bytes) of object `o`, or NULL: small
+ * objects (env entries: name and value) are walked, which costs less than
+ * hashing the key. */
+static const char *small_str(const json_t *o, const char *key, size_t len)
 {
-    json_t *proxy = wh_inject_find_sidecar(pod), *env;
+    void *it;
+
+    if (json_object_size(o) > 4)
+        return json_string_value(json_object_getn(o, key, len));
+    for (it = json_object_iter((json_t *)o); it != NULL; it = json_object_iter_next((json_t *)o, it))
+        if (json_object_iter_key_len(it) == len && memcmp(json_object_iter_key(it), key, len) == 0)
+            return json_string_value(json_object_iter_value(it));
+    return NULL;
+}
+
+/* 3.10.1 */
+static void cluster_envs(json_t *proxy, const json_t *envs)
+{
+    json_t *env;
     const char **keys = NULL;
     const char *key;
     json_t *v;
@@ -165,13 +181,13 @@ static void parse_targets(const char *list, json_t *targets)
 }
 
 /* 3.10.2 */
-static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_err *err)
+static wh_code prometheus_merge(json_t *pod, json_t *proxy, const wh_inject_revision *rev, wh_err *err)
 {
     json_t *ann = wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1), *cfg = NULL,
            *targets = NULL;
     const json_t *mesh = wh_inject_revision_mesh(rev);
     const char *key, *merge, *port, *path, *scrape, *tlist;
-    json_t *v, *proxy;
+    json_t *v;
     void *tmp;
     int target = wh_inject_revision_status_port(rev), enabled = 1;
     int targets_known = wh_inject_release_has(wh_inject_revision_release(rev), WH_REL_PROMETHEUS_SCRAPE_TARGETS);
@@ -208,7 +224,6 @@ static wh_code prometheus_merge(json_t *pod, const wh_inject_revision *rev, wh_e
     } else if (targets_known && port != NULL && (rc = check_scrape_port(port, target, 0, err)) != WH_OK) {
         goto out;
     }
-    proxy = wh_inject_find_sidecar(pod);
     if (proxy != NULL && (scrape != NULL || path != NULL || port != NULL || json_array_size(targets) > 0)) {
         cfg = json_pack("{s:s,s:s,s:s}", "scrape", scrape != NULL ? scrape : "", "path", path != NULL ? path : "",
                         "port", port != NULL ? port : "");
@@ -235,10 +250,9 @@ out:
 }
 
 /* 3.10.3 */
-static void secure_port(json_t *pod)
+static void secure_port(json_t *pod, const json_t *proxy)
 {
-    json_t *ann = wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1),
-           *proxy = wh_inject_find_sidecar(pod);
+    json_t *ann = wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1);
     const json_t *env = json_object_get(proxy, "env");
     size_t i;
 
@@ -246,9 +260,11 @@ static void secure_port(json_t *pod)
         return;
     for (i = 0; i < json_array_size(env); i++) {
         const json_t *e = json_array_get(env, i);
-        const char *name = wh_inject_jstr(e, "name"), *value = wh_inject_jstr(e, "value");
-        if (name != NULL && strcmp(name, "ENVOY_SECURE_MERGED_METRICS_PORT") == 0 && value != NULL && *value != '\0' &&
-            strcmp(value, "0") != 0) {
+        const char *name = small_str(e, "name", 4), *value;
+        if (name == NULL || strcmp(name, "ENVOY_SECURE_MERGED_METRICS_PORT") != 0)
+            continue;
+        value = wh_inject_jstr(e, "value");
+        if (value != NULL && *value != '\0' && strcmp(value, "0") != 0) {
             wh_inject_set_string(ann, "prometheus.istio.io/secure-port", value);
             return;
         }
@@ -269,12 +285,26 @@ static const struct {
 };
 #define N_SLOTS (sizeof(probe_slots) / sizeof(probe_slots[0]))
 
-static json_t *slot_handler(const json_t *container, size_t s)
+/* The handlers of `container` by slot (NULL: none), its members walked once
+ * (first bytes compared before names) rather than looked up slot by slot. */
+static void slot_handlers(const json_t *container, json_t *h[N_SLOTS])
 {
-    json_t *h = json_object_get(container, probe_slots[s].field);
-    if (h != NULL && probe_slots[s].sub != NULL)
-        h = json_object_get(h, probe_slots[s].sub);
-    return json_is_object(h) ? h : NULL;
+    void *it;
+    size_t s;
+
+    for (s = 0; s < N_SLOTS; s++)
+        h[s] = NULL;
+    for (it = json_object_iter((json_t *)container); it != NULL; it = json_object_iter_next((json_t *)container, it)) {
+        const char *key = json_object_iter_key(it);
+        for (s = 0; s < N_SLOTS; s++) {
+            json_t *v = json_object_iter_value(it);
+            if (key[0] != probe_slots[s].field[0] || strcmp(key, probe_slots[s].field) != 0)
+                continue;
+            if (probe_slots[s].sub != NULL)
+                v = json_object_get(v, probe_slots[s].sub);
+            h[s] = json_is_object(v) ? v : NULL;
+        }
+    }
 }
 
 /* The prober istio-agent runs for one handler, or NULL when none applies
@@ -353,10 +383,12 @@ static void collect_probers(const json_t *pod, int status_port, int hooks, json_
         for (i = 0; i < json_array_size(list); i++) {
             const json_t *c = json_array_get(list, i);
             const char *name = wh_inject_jstr(c, "name");
+            json_t *handlers[N_SLOTS];
             if (name == NULL || strcmp(name, WH_PROXY) == 0)
                 continue;
+            slot_handlers(c, handlers);
             for (s = 0; s < N_SLOTS; s++) {
-                const json_t *h = slot_handler(c, s);
+                const json_t *h = handlers[s];
                 char *url;
                 json_t *p;
                 if (h == NULL || (!hooks && !probe_slots[s].is_probe) ||
@@ -409,10 +441,12 @@ static void rewrite_probes(json_t *pod, const json_t *ann, int status_port, int 
         for (i = 0; i < json_array_size(list); i++) {
             json_t *c = json_array_get(list, i);
             const char *name = wh_inject_jstr(c, "name");
+            json_t *handlers[N_SLOTS];
             if (name == NULL || strcmp(name, WH_PROXY) == 0)
                 continue;
+            slot_handlers(c, handlers);
             for (s = 0; s < N_SLOTS; s++) {
-                json_t *h = slot_handler(c, s);
+                json_t *h = handlers[s];
                 char *url;
                 if (h == NULL || (!hooks && !probe_slots[s].is_probe))
                     continue;
@@ -426,10 +460,9 @@ static void rewrite_probes(json_t *pod, const json_t *ann, int status_port, int 
     }
 }
 
-static void app_probes(json_t *pod, const wh_inject_revision *rev)
+static void app_probes(json_t *pod, json_t *proxy, const wh_inject_revision *rev)
 {
-    json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations"),
-           *proxy = wh_inject_find_sidecar(pod);
+    json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
     const json_t *values_flag = json_object_get(
         json_object_get(wh_inject_revision_values(rev), "sidecarInjectorWebhook"), "rewriteAppHTTPProbe");
     const char *a = wh_inject_jstr(ann, "sidecar.istio.io/rewriteAppHTTPProbers");
@@ -482,40 +515,59 @@ static void app_probes(json_t *pod, const wh_inject_revision *rev)
 
 /* ---- 3.10.5 metadata ---- */
 
-static json_t *names_of(const json_t *list)
+/* `"field":` and the names of the items of `list` as a JSON list (null when
+ * there are none; "" for an item without a name), as json.Marshal prints a
+ * []string field of istiod's SidecarInjectionStatus. */
+static void status_names(wh_buf *out, const char *field, const json_t *list)
 {
-    json_t *out;
-    size_t i;
+    size_t i, n = json_array_size(list);
 
-    if (json_array_size(list) == 0)
-        return json_null();
-    out = json_array();
-    for (i = 0; i < json_array_size(list); i++) {
-        json_t *n = json_object_get(json_array_get(list, i), "name");
-        json_array_append_new(out, json_is_string(n) ? json_incref(n) : json_string(""));
+    wh_buf_puts(out, field);
+    if (n == 0) {
+        wh_buf_puts(out, "null");
+        return;
     }
-    return out;
+    for (i = 0; i < n; i++) {
+        const json_t *name = json_object_get(json_array_get(list, i), "name");
+        wh_buf_putc(out, i == 0 ? '[' : ',');
+        if (json_is_string(name))
+            wh_go_json_string(out, json_string_value(name), json_string_length(name), WH_GO_JSON_HTML);
+        else
+            wh_buf_puts(out, "\"\"");
+    }
+    wh_buf_putc(out, ']');
+}
+
+static int is_utf8(const char *s)
+{
+    size_t n = strlen(s), i, len;
+    unsigned cp;
+
+    for (i = 0; i < n; i += len)
+        if ((len = wh_utf8_decode((const unsigned char *)s + i, n - i, &cp)) == 0)
+            return 0;
+    return 1;
 }
 
 static wh_code metadata(json_t *pod, const wh_inject_post_params *p, wh_err *err)
 {
-    json_t *meta = wh_inject_obj_child(pod, "metadata", 1), *ann = wh_inject_obj_child(meta, "annotations", 1), *status;
-    const char *key;
+    json_t *meta = wh_inject_obj_child(pod, "metadata", 1), *ann = wh_inject_obj_child(meta, "annotations", 1);
+    const char *key, *revision = p->r->revision != NULL && *p->r->revision != '\0' ? p->r->revision : "default";
     json_t *v;
     wh_buf text = WH_BUF_INIT;
 
+    if (!is_utf8(revision)) /* webhookctl's --revision */
+        return wh_err_set(err, WH_E_INVALID, "the revision name is not UTF-8");
     if (p->r->network != NULL && *p->r->network != '\0')
         wh_inject_set_string(wh_inject_obj_child(meta, "labels", 1), "topology.istio.io/network", p->r->network);
-    status = json_pack("{s:o*,s:o*,s:o*,s:o*,s:s}", "initContainers",
-                       names_of(wh_inject_spec_list(p->tmpl, "initContainers")), "containers",
-                       names_of(wh_inject_spec_list(p->tmpl, "containers")), "volumes",
-                       names_of(wh_inject_spec_list(p->tmpl, "volumes")), "imagePullSecrets",
-                       names_of(wh_inject_spec_list(p->tmpl, "imagePullSecrets")), "revision",
-                       p->r->revision != NULL && *p->r->revision != '\0' ? p->r->revision : "default");
-    if (status == NULL) /* json_pack refuses text that is not UTF-8 (webhookctl's --revision) */
-        return wh_err_set(err, WH_E_INVALID, "the revision name is not UTF-8");
-    wh_go_json(&text, status, WH_GO_JSON_HTML);
-    json_decref(status);
+    /* the status annotation: SidecarInjectionStatus's fields in Go's order */
+    status_names(&text, "{\"initContainers\":", wh_inject_spec_list(p->tmpl, "initContainers"));
+    status_names(&text, ",\"containers\":", wh_inject_spec_list(p->tmpl, "containers"));
+    status_names(&text, ",\"volumes\":", wh_inject_spec_list(p->tmpl, "volumes"));
+    status_names(&text, ",\"imagePullSecrets\":", wh_inject_spec_list(p->tmpl, "imagePullSecrets"));
+    wh_buf_puts(&text, ",\"revision\":");
+    wh_go_json_string(&text, revision, strlen(revision), WH_GO_JSON_HTML);
+    wh_buf_putc(&text, '}');
     wh_inject_set_json_text(ann, WH_A_STATUS, &text);
     wh_buf_free(&text);
     if (p->kube_inject)
@@ -565,16 +617,18 @@ static void reorder(json_t *pod, int hold)
 
 wh_code wh_inject_postprocess(json_t *pod, const wh_inject_post_params *p, wh_err *err)
 {
+    /* istio-proxy: the steps below change its env, never the container lists (reorder, last, does) */
+    json_t *proxy = wh_inject_find_sidecar(pod);
     wh_code rc;
 
     /* the steps below find metadata.annotations an object (pod is one: decode checked) */
     wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1);
-    cluster_envs(pod, p->r->proxy_envs);
-    if ((rc = prometheus_merge(pod, p->rev, err)) != WH_OK)
+    cluster_envs(proxy, p->r->proxy_envs);
+    if ((rc = prometheus_merge(pod, proxy, p->rev, err)) != WH_OK)
         return rc;
     if (wh_inject_release_has(wh_inject_revision_release(p->rev), WH_REL_PROMETHEUS_SECURE_PORT))
-        secure_port(pod);
-    app_probes(pod, p->rev);
+        secure_port(pod, proxy);
+    app_probes(pod, proxy, p->rev);
     if ((rc = metadata(pod, p, err)) != WH_OK)
         return rc;
     reorder(pod, p->r->hold);
