@@ -33,18 +33,18 @@ static void move_proxy_to_init(json_t *pod)
     json_array_remove(containers, idx);
 }
 
-/* Copy the keys SMP reads as directives (`$patch`, `$retainKeys`) and `keep`. */
+/* Copy the keys SMP reads as directives (`$patch`, `$retainKeys`) and `keep`
+ * (NULL: none), in one walk over `src`: cheaper than three lookups. */
 static void copy_keys(json_t *dst, const json_t *src, const char *keep)
 {
-    static const char *const directives[] = {"$patch", "$retainKeys"};
-    const json_t *v;
-    size_t i;
+    void *it;
 
-    for (i = 0; i < 2; i++)
-        if ((v = json_object_get(src, directives[i])) != NULL)
-            json_object_set(dst, directives[i], (json_t *)v);
-    if (keep != NULL && (v = json_object_get(src, keep)) != NULL)
-        json_object_set(dst, keep, (json_t *)v);
+    for (it = json_object_iter((json_t *)src); it != NULL; it = json_object_iter_next((json_t *)src, it)) {
+        const char *key = json_object_iter_key(it);
+        if (key[0] == '$' ? strcmp(key, "$patch") == 0 || strcmp(key, "$retainKeys") == 0
+                          : keep != NULL && key[0] == keep[0] && strcmp(key, keep) == 0)
+            json_object_setn_nocheck(dst, key, json_object_iter_key_len(it), json_object_iter_value(it));
+    }
 }
 
 /* The part of an overlay the template pod needs: later steps read only the
