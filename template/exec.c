@@ -139,16 +139,16 @@ static tm_var *find_var(wh_tmpl_ctx *ctx, const char *name, size_t base)
 /* ---- evaluation ---- */
 
 typedef struct frame {
-    size_t var_base; /* first variable of the current template invocation */
+    size_t var_base;   /* first variable of the current template invocation */
+    wh_tmpl_value dot; /* `.` */
 } frame;
 
-static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *n);
-static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *pipe, wh_tmpl_value *out);
-static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, char ptype, const tm_node *n,
-                        wh_tmpl_value *out);
-static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_func *fn, const tm_node *node,
-                         tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out);
-static wh_code eval_function(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *ident, const tm_node *cmd,
+static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n);
+static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, wh_tmpl_value *out);
+static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, char ptype, const tm_node *n, wh_tmpl_value *out);
+static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, const tm_func *fn, const tm_node *node, tm_node *const *args,
+                         size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out);
+static wh_code eval_function(wh_tmpl_ctx *ctx, frame *fr, const tm_node *ident, const tm_node *cmd,
                              tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out);
 
 static void node_str(const tm_node *n, char *buf, size_t len)
@@ -190,9 +190,9 @@ static wh_code ideal_constant(wh_tmpl_ctx *ctx, const tm_node *n, wh_tmpl_value 
     return WH_OK;
 }
 
-static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const char *name,
-                                   const tm_node *node, tm_node *const *args, size_t nargs, const wh_tmpl_value *final,
-                                   wh_tmpl_value recv, wh_tmpl_value *out);
+static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, const char *name, const tm_node *node,
+                                   tm_node *const *args, size_t nargs, const wh_tmpl_value *final,
+                                   const wh_tmpl_value *recv, wh_tmpl_value *out);
 
 /* Receivers whose fields cannot change during a render: JSON maps and host
  * values (field callbacks are pure within a render). */
@@ -202,7 +202,7 @@ static inline int immutable_recv(const wh_tmpl_value *v)
            (v->kind == WH_TMPL_HOST && v->type != NULL && v->type->field != NULL);
 }
 
-/* The field cache slot of (recv, name); recv must be immutable_recv. */
+/* The field cache slot of (recv, name); recv must be immutable_recv-> */
 static inline tm_fcache_entry *fcache_slot(const wh_tmpl_scratch *sc, const wh_tmpl_value *recv, const char *name)
 {
     uintptr_t h = ((uintptr_t)recv->u.host >> 4) ^ ((uintptr_t)name >> 3) * 31 ^ ((uintptr_t)recv->type >> 5);
@@ -215,52 +215,48 @@ static inline int fcache_hit(const wh_tmpl_scratch *sc, const tm_fcache_entry *e
     return e->gen == sc->gen && e->recv == recv->u.host && e->type == recv->type && e->name == name;
 }
 
-/* Go's evalField: one field/method/key step on `recv`. */
-static wh_code eval_field(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const char *name, const tm_node *node,
-                          tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value recv,
-                          wh_tmpl_value *out)
+/* Go's evalField: one field/method/key step on `recv` (`out` is not `recv`). */
+static inline wh_code eval_field(wh_tmpl_ctx *ctx, frame *fr, const char *name, const tm_node *node,
+                                 tm_node *const *args, size_t nargs, const wh_tmpl_value *final,
+                                 const wh_tmpl_value *recv, wh_tmpl_value *out)
 {
-    int has_args = nargs > 1 || final != NULL;
     wh_code rc;
 
-    if (recv.kind == WH_TMPL_INVALID) {
-        if (ctx->set->flags & WH_TMPL_MISSINGKEY_ERROR)
-            return tm_errorf(ctx, "nil data; no entry for key \"%s\"", name);
-        *out = wh_tmpl_invalid();
-        return WH_OK;
-    }
-    if (recv.kind == WH_TMPL_NIL)
-        return tm_errorf(ctx, "nil pointer evaluating interface {}.%s", name);
-    if (!has_args && immutable_recv(&recv)) {
+    if (nargs <= 1 && final == NULL && immutable_recv(recv)) {
         wh_tmpl_scratch *sc = ctx->scratch;
-        tm_fcache_entry *e;
-        if (sc->fcache == NULL)
-            sc->fcache = wh_calloc(TM_FCACHE_SIZE, sizeof(*sc->fcache));
-        e = fcache_slot(sc, &recv, name);
-        if (fcache_hit(sc, e, &recv, name)) {
+        tm_fcache_entry *e = fcache_slot(sc, recv, name);
+        if (fcache_hit(sc, e, recv, name)) {
             *out = e->val;
             return WH_OK;
         }
-        if ((rc = eval_field_uncached(ctx, fr, dot, name, node, args, nargs, final, recv, out)) == WH_OK) {
+        if ((rc = eval_field_uncached(ctx, fr, name, node, args, nargs, final, recv, out)) == WH_OK) {
             e->gen = sc->gen;
-            e->recv = recv.u.host;
-            e->type = recv.type;
+            e->recv = recv->u.host;
+            e->type = recv->type;
             e->name = name;
             e->val = *out;
         }
         return rc;
     }
-    return eval_field_uncached(ctx, fr, dot, name, node, args, nargs, final, recv, out);
+    if (recv->kind == WH_TMPL_INVALID) {
+        if (ctx->set->flags & WH_TMPL_MISSINGKEY_ERROR)
+            return tm_errorf(ctx, "nil data; no entry for key \"%s\"", name);
+        *out = wh_tmpl_invalid();
+        return WH_OK;
+    }
+    if (recv->kind == WH_TMPL_NIL)
+        return tm_errorf(ctx, "nil pointer evaluating interface {}.%s", name);
+    return eval_field_uncached(ctx, fr, name, node, args, nargs, final, recv, out);
 }
 
-static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const char *name,
-                                   const tm_node *node, tm_node *const *args, size_t nargs, const wh_tmpl_value *final,
-                                   wh_tmpl_value recv, wh_tmpl_value *out)
+static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, const char *name, const tm_node *node,
+                                   tm_node *const *args, size_t nargs, const wh_tmpl_value *final,
+                                   const wh_tmpl_value *recv, wh_tmpl_value *out)
 {
     int has_args = nargs > 1 || final != NULL;
     wh_code rc;
 
-    if (recv.type != NULL && recv.type->field != NULL) {
+    if (recv->type != NULL && recv->type->field != NULL) {
         /* methods (and a host's fields): evaluate the call's arguments first */
         wh_tmpl_value argv[16];
         size_t n = 0, i;
@@ -268,14 +264,14 @@ static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value do
             for (i = 1; i < nargs; i++) {
                 if (n == 15)
                     return tm_errorf(ctx, "too many arguments for %s", name);
-                if ((rc = eval_arg(ctx, fr, dot, 'v', args[i], &argv[n++])) != WH_OK)
+                if ((rc = eval_arg(ctx, fr, 'v', args[i], &argv[n++])) != WH_OK)
                     return rc;
             }
         }
         if (final != NULL)
             argv[n++] = *final;
         ctx->node = node;
-        rc = recv.type->field(ctx, &recv, name, argv, n, out);
+        rc = recv->type->field(ctx, recv, name, argv, n, out);
         if (rc == WH_OK)
             return WH_OK;
         if (rc != WH_E_NOTFOUND) {
@@ -289,69 +285,55 @@ static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value do
         }
         ctx->failed = 0;
     }
-    switch (recv.kind) {
+    switch (recv->kind) {
     case WH_TMPL_MAP:
         if (has_args)
             return tm_errorf(ctx, "%s is not a method but has arguments", name);
-        if (wh_tmpl_map_get(&recv, name, strlen(name), out) == WH_OK)
+        if (wh_tmpl_map_get(recv, name, strlen(name), out) == WH_OK)
             return WH_OK;
         if (ctx->set->flags & WH_TMPL_MISSINGKEY_ERROR)
             return tm_errorf(ctx, "map has no entry for key \"%s\"", name);
         if (ctx->set->flags & WH_TMPL_MISSINGKEY_ZERO)
-            *out = tm_zero(tm_elem_type(&recv));
+            *out = tm_zero(tm_elem_type(recv));
         else
             *out = wh_tmpl_invalid();
         return WH_OK;
     case WH_TMPL_HOST:
-        if (recv.u.host == NULL)
-            return tm_errorf(ctx, "nil pointer evaluating %s.%s", tm_type_name(&recv), name);
+        if (recv->u.host == NULL)
+            return tm_errorf(ctx, "nil pointer evaluating %s.%s", tm_type_name(recv), name);
         break;
     default:
         break;
     }
     return tm_errorf(ctx, "can't evaluate field %s in type %s", name,
-                     (recv.flags_ & TM_F_IFACE) ? "interface {}" : tm_type_name(&recv));
+                     (recv->flags_ & TM_F_IFACE) ? "interface {}" : tm_type_name(recv));
 }
 
-static wh_code eval_field_chain(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, wh_tmpl_value recv, const tm_node *node,
+static wh_code eval_field_chain(wh_tmpl_ctx *ctx, frame *fr, const wh_tmpl_value *base, const tm_node *node,
                                 const char *const *idents, size_t n, tm_node *const *args, size_t nargs,
                                 const wh_tmpl_value *final, wh_tmpl_value *out)
 {
-    const wh_tmpl_scratch *sc = ctx->scratch;
+    wh_tmpl_value recv = *base, next;
     size_t i;
     wh_code rc;
 
-    /* cache hits are resolved here, without the full call */
     for (i = 0; i + 1 < n; i++) {
-        if (sc->fcache != NULL && immutable_recv(&recv)) {
-            const tm_fcache_entry *e = fcache_slot(sc, &recv, idents[i]);
-            if (fcache_hit(sc, e, &recv, idents[i])) {
-                recv = e->val;
-                continue;
-            }
-        }
-        if ((rc = eval_field(ctx, fr, dot, idents[i], node, NULL, 0, NULL, recv, &recv)) != WH_OK)
+        if ((rc = eval_field(ctx, fr, idents[i], node, NULL, 0, NULL, &recv, &next)) != WH_OK)
             return rc;
+        recv = next;
     }
-    if (sc->fcache != NULL && nargs <= 1 && final == NULL && immutable_recv(&recv)) {
-        const tm_fcache_entry *e = fcache_slot(sc, &recv, idents[n - 1]);
-        if (fcache_hit(sc, e, &recv, idents[n - 1])) {
-            *out = e->val;
-            return WH_OK;
-        }
-    }
-    return eval_field(ctx, fr, dot, idents[n - 1], node, args, nargs, final, recv, out);
+    return eval_field(ctx, fr, idents[n - 1], node, args, nargs, final, &recv, out);
 }
 
-static wh_code eval_field_node(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *field,
-                               tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
+static wh_code eval_field_node(wh_tmpl_ctx *ctx, frame *fr, const tm_node *field, tm_node *const *args, size_t nargs,
+                               const wh_tmpl_value *final, wh_tmpl_value *out)
 {
     ctx->node = field;
-    return eval_field_chain(ctx, fr, dot, dot, field, field->u.field.idents, field->u.field.n, args, nargs, final, out);
+    return eval_field_chain(ctx, fr, &fr->dot, field, field->u.field.idents, field->u.field.n, args, nargs, final, out);
 }
 
-static wh_code eval_variable_node(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *var,
-                                  tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
+static wh_code eval_variable_node(wh_tmpl_ctx *ctx, frame *fr, const tm_node *var, tm_node *const *args, size_t nargs,
+                                  const wh_tmpl_value *final, wh_tmpl_value *out)
 {
     tm_var *v;
 
@@ -366,12 +348,12 @@ static wh_code eval_variable_node(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot
         *out = v->val;
         return WH_OK;
     }
-    return eval_field_chain(ctx, fr, dot, v->val, var, var->u.field.idents + 1, var->u.field.n - 1, args, nargs, final,
+    return eval_field_chain(ctx, fr, &v->val, var, var->u.field.idents + 1, var->u.field.n - 1, args, nargs, final,
                             out);
 }
 
-static wh_code eval_chain_node(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *chain,
-                               tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
+static wh_code eval_chain_node(wh_tmpl_ctx *ctx, frame *fr, const tm_node *chain, tm_node *const *args, size_t nargs,
+                               const wh_tmpl_value *final, wh_tmpl_value *out)
 {
     wh_tmpl_value base;
     wh_code rc;
@@ -382,10 +364,9 @@ static wh_code eval_chain_node(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, c
         node_str(chain, s, sizeof(s));
         return tm_errorf(ctx, "indirection through explicit nil in %s", s);
     }
-    if ((rc = eval_arg(ctx, fr, dot, 0, chain->u.chain.base, &base)) != WH_OK)
+    if ((rc = eval_arg(ctx, fr, 0, chain->u.chain.base, &base)) != WH_OK)
         return rc;
-    return eval_field_chain(ctx, fr, dot, base, chain, chain->u.chain.fields, chain->u.chain.n, args, nargs, final,
-                            out);
+    return eval_field_chain(ctx, fr, &base, chain, chain->u.chain.fields, chain->u.chain.n, args, nargs, final, out);
 }
 
 /* The parameter letters of wh_tmpl_func.params with a Go type: the type an
@@ -470,8 +451,7 @@ static wh_code validate_type(wh_tmpl_ctx *ctx, wh_tmpl_value v, char t, wh_tmpl_
 }
 
 /* Go's evalEmptyInterface for constants and everything else. */
-static wh_code eval_empty_interface(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *n,
-                                    wh_tmpl_value *out)
+static wh_code eval_empty_interface(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n, wh_tmpl_value *out)
 {
     ctx->node = n;
     switch (n->kind) {
@@ -484,11 +464,11 @@ static wh_code eval_empty_interface(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value d
         *out = wh_tmpl_strn(n->u.str.s, n->u.str.len);
         return WH_OK;
     default:
-        return eval_arg(ctx, fr, dot, 'v', n, out);
+        return eval_arg(ctx, fr, 'v', n, out);
     }
 }
 
-static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, char t, const tm_node *n, wh_tmpl_value *out)
+static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, char t, const tm_node *n, wh_tmpl_value *out)
 {
     wh_tmpl_value v;
     wh_code rc;
@@ -497,7 +477,7 @@ static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, char t, 
     ctx->node = n;
     switch (n->kind) {
     case N_DOT:
-        return validate_type(ctx, dot, t, out);
+        return validate_type(ctx, fr->dot, t, out);
     case N_NIL:
         if (param_can_be_nil(t) && t != 0) {
             *out = param_zero(t);
@@ -511,24 +491,24 @@ static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, char t, 
     case N_FIELD: {
         tm_node *self[1];
         self[0] = (tm_node *)n;
-        if ((rc = eval_field_node(ctx, fr, dot, n, self, 1, NULL, &v)) != WH_OK)
+        if ((rc = eval_field_node(ctx, fr, n, self, 1, NULL, &v)) != WH_OK)
             return rc;
         return validate_type(ctx, v, t, out);
     }
     case N_VARIABLE:
-        if ((rc = eval_variable_node(ctx, fr, dot, n, NULL, 0, NULL, &v)) != WH_OK)
+        if ((rc = eval_variable_node(ctx, fr, n, NULL, 0, NULL, &v)) != WH_OK)
             return rc;
         return validate_type(ctx, v, t, out);
     case N_PIPE:
-        if ((rc = eval_pipeline(ctx, fr, dot, n, &v)) != WH_OK)
+        if ((rc = eval_pipeline(ctx, fr, n, &v)) != WH_OK)
             return rc;
         return validate_type(ctx, v, t, out);
     case N_IDENT:
-        if ((rc = eval_function(ctx, fr, dot, n, n, NULL, 0, NULL, &v)) != WH_OK)
+        if ((rc = eval_function(ctx, fr, n, n, NULL, 0, NULL, &v)) != WH_OK)
             return rc;
         return validate_type(ctx, v, t, out);
     case N_CHAIN:
-        if ((rc = eval_chain_node(ctx, fr, dot, n, NULL, 0, NULL, &v)) != WH_OK)
+        if ((rc = eval_chain_node(ctx, fr, n, NULL, 0, NULL, &v)) != WH_OK)
             return rc;
         return validate_type(ctx, v, t, out);
     default:
@@ -563,7 +543,7 @@ static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, char t, 
     case 'v':
     case 'r':
     case 0:
-        return eval_empty_interface(ctx, fr, dot, n, out);
+        return eval_empty_interface(ctx, fr, n, out);
     default:
         node_str(n, s, sizeof(s));
         return tm_errorf(ctx, "can't handle %s for arg of type %s", s, param_type_name(t));
@@ -591,8 +571,8 @@ static wh_code call_fn(wh_tmpl_ctx *ctx, const tm_func *fn, const tm_node *node,
     return rc;
 }
 
-static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_func *fn, const tm_node *node,
-                         tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
+static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, const tm_func *fn, const tm_node *node, tm_node *const *args,
+                         size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
 {
     wh_tmpl_value stackv[16], *argv = stackv;
     size_t numin, numfixed, i, np = fn->nparams;
@@ -619,7 +599,7 @@ static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const t
     if (fn->special == FN_AND || fn->special == FN_OR) {
         wh_tmpl_value v = wh_tmpl_invalid();
         for (i = 0; i < nargs; i++) {
-            if ((rc = eval_arg(ctx, fr, dot, 'r', args[i], &v)) != WH_OK)
+            if ((rc = eval_arg(ctx, fr, 'r', args[i], &v)) != WH_OK)
                 return rc;
             if (tm_truth(&v) == (fn->special == FN_OR)) {
                 *out = v;
@@ -634,12 +614,12 @@ static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const t
     if (numin > 16)
         argv = tm_alloc(ctx->arena, numin * sizeof(*argv));
     for (i = 0; i < numfixed && i < nargs; i++)
-        if ((rc = eval_arg(ctx, fr, dot, fn->params[i], args[i], &argv[i])) != WH_OK)
+        if ((rc = eval_arg(ctx, fr, fn->params[i], args[i], &argv[i])) != WH_OK)
             return rc;
     if (fn->variadic) {
         char t = fn->params[np - 1];
         for (; i < nargs; i++)
-            if ((rc = eval_arg(ctx, fr, dot, t, args[i], &argv[i])) != WH_OK)
+            if ((rc = eval_arg(ctx, fr, t, args[i], &argv[i])) != WH_OK)
                 return rc;
     }
     if (final != NULL) {
@@ -652,15 +632,15 @@ static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const t
     return call_fn(ctx, fn, node, name, argv, numin, out);
 }
 
-static wh_code eval_function(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *ident, const tm_node *cmd,
+static wh_code eval_function(wh_tmpl_ctx *ctx, frame *fr, const tm_node *ident, const tm_node *cmd,
                              tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
 {
     ctx->node = ident;
-    return eval_call(ctx, fr, dot, ident->u.ident.fn, cmd, args, nargs, final, out);
+    return eval_call(ctx, fr, ident->u.ident.fn, cmd, args, nargs, final, out);
 }
 
-static wh_code eval_command(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *cmd,
-                            const wh_tmpl_value *final, wh_tmpl_value *out)
+static wh_code eval_command(wh_tmpl_ctx *ctx, frame *fr, const tm_node *cmd, const wh_tmpl_value *final,
+                            wh_tmpl_value *out)
 {
     tm_node *const *args = cmd->u.cmd.args;
     size_t nargs = cmd->u.cmd.nargs;
@@ -669,17 +649,17 @@ static wh_code eval_command(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, cons
 
     switch (first->kind) {
     case N_FIELD:
-        return eval_field_node(ctx, fr, dot, first, args, nargs, final, out);
+        return eval_field_node(ctx, fr, first, args, nargs, final, out);
     case N_CHAIN:
-        return eval_chain_node(ctx, fr, dot, first, args, nargs, final, out);
+        return eval_chain_node(ctx, fr, first, args, nargs, final, out);
     case N_IDENT:
-        return eval_function(ctx, fr, dot, first, cmd, args, nargs, final, out);
+        return eval_function(ctx, fr, first, cmd, args, nargs, final, out);
     case N_PIPE:
         if ((rc = not_a_function(ctx, args, nargs, final)) != WH_OK)
             return rc;
-        return eval_pipeline(ctx, fr, dot, first, out);
+        return eval_pipeline(ctx, fr, first, out);
     case N_VARIABLE:
-        return eval_variable_node(ctx, fr, dot, first, args, nargs, final, out);
+        return eval_variable_node(ctx, fr, first, args, nargs, final, out);
     default:
         break;
     }
@@ -691,7 +671,7 @@ static wh_code eval_command(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, cons
         *out = wh_tmpl_bool(first->u.boolean);
         return WH_OK;
     case N_DOT:
-        *out = dot;
+        *out = fr->dot;
         return WH_OK;
     case N_NIL:
         return tm_errorf(ctx, "nil is not a command");
@@ -708,7 +688,7 @@ static wh_code eval_command(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, cons
     }
 }
 
-static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *pipe, wh_tmpl_value *out)
+static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, wh_tmpl_value *out)
 {
     wh_tmpl_value value = wh_tmpl_invalid();
     size_t i;
@@ -721,7 +701,7 @@ static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, con
     ctx->node = pipe;
     for (i = 0; i < pipe->u.pipe.ncmds; i++) {
         wh_tmpl_value next;
-        if ((rc = eval_command(ctx, fr, dot, pipe->u.pipe.cmds[i], i > 0 ? &value : NULL, &next)) != WH_OK)
+        if ((rc = eval_command(ctx, fr, pipe->u.pipe.cmds[i], i > 0 ? &value : NULL, &next)) != WH_OK)
             return rc;
         /* a nil interface{} becomes no value, others leave their interface ("lovely!") */
         if (next.kind == WH_TMPL_NIL)
@@ -789,18 +769,23 @@ static wh_code check_limits(wh_tmpl_ctx *ctx)
     return WH_OK;
 }
 
-static wh_code walk_if_with(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *n)
+static wh_code walk_if_with(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n)
 {
     size_t mark = ctx->nvars;
     wh_tmpl_value val;
     wh_code rc;
 
-    if ((rc = eval_pipeline(ctx, fr, dot, n->u.branch.pipe, &val)) != WH_OK)
+    if ((rc = eval_pipeline(ctx, fr, n->u.branch.pipe, &val)) != WH_OK)
         return rc;
     if (tm_truth(&val))
-        rc = walk(ctx, fr, n->kind == N_WITH ? val : dot, n->u.branch.list);
+        if (n->kind == N_WITH) {
+            frame inner = {fr->var_base, val};
+            rc = walk(ctx, &inner, n->u.branch.list);
+        } else {
+            rc = walk(ctx, fr, n->u.branch.list);
+        }
     else if (n->u.branch.else_list != NULL)
-        rc = walk(ctx, fr, dot, n->u.branch.else_list);
+        rc = walk(ctx, fr, n->u.branch.else_list);
     ctx->nvars = mark;
     return rc;
 }
@@ -809,20 +794,23 @@ static wh_code one_iteration(wh_tmpl_ctx *ctx, frame *fr, const tm_node *r, size
                              wh_tmpl_value elem)
 {
     size_t nd = r->u.branch.pipe->u.pipe.ndecl;
+    frame inner;
     wh_code rc;
 
     if (nd > 0)
         ctx->vars[mark - 1].val = elem;
     if (nd > 1)
         ctx->vars[mark - 2].val = index;
-    rc = walk(ctx, fr, elem, r->u.branch.list);
+    inner.var_base = fr->var_base;
+    inner.dot = elem;
+    rc = walk(ctx, &inner, r->u.branch.list);
     ctx->nvars = mark;
     if (rc == TM_CONTINUE)
         rc = WH_OK;
     return rc;
 }
 
-static wh_code walk_range(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *r)
+static wh_code walk_range(wh_tmpl_ctx *ctx, frame *fr, const tm_node *r)
 {
     size_t outer = ctx->nvars, mark;
     wh_tmpl_value val;
@@ -830,7 +818,7 @@ static wh_code walk_range(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const 
     long n, i;
 
     ctx->node = r;
-    if ((rc = eval_pipeline(ctx, fr, dot, r->u.branch.pipe, &val)) != WH_OK)
+    if ((rc = eval_pipeline(ctx, fr, r->u.branch.pipe, &val)) != WH_OK)
         return rc;
     mark = ctx->nvars;
     switch (val.kind) {
@@ -868,7 +856,7 @@ static wh_code walk_range(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const 
     }
     }
     if (r->u.branch.else_list != NULL)
-        rc = walk(ctx, fr, dot, r->u.branch.else_list);
+        rc = walk(ctx, fr, r->u.branch.else_list);
 done:
     if (rc == TM_BREAK)
         rc = WH_OK;
@@ -887,7 +875,7 @@ static const tm_def *lookup_def(wh_tmpl_ctx *ctx, const char *name)
     return d;
 }
 
-static wh_code walk_template(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *t)
+static wh_code walk_template(wh_tmpl_ctx *ctx, frame *fr, const tm_node *t)
 {
     const tm_def *def, *saved_def;
     wh_tmpl_value newdot;
@@ -901,7 +889,7 @@ static wh_code walk_template(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, con
         return tm_errorf(ctx, "exceeded maximum template depth (%u)", ctx->max_depth);
     if ((const char *)__builtin_frame_address(0) < ctx->stack_low) /* stacks grow down on every target we build for */
         return tm_errorf(ctx, "exceeded maximum template depth (%u)", ctx->depth);
-    if ((rc = eval_pipeline(ctx, fr, dot, t->u.tmpl.pipe, &newdot)) != WH_OK)
+    if ((rc = eval_pipeline(ctx, fr, t->u.tmpl.pipe, &newdot)) != WH_OK)
         return rc;
     saved_def = ctx->def;
     ctx->def = def;
@@ -912,7 +900,7 @@ static wh_code walk_template(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, con
     return rc;
 }
 
-static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *n)
+static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n)
 {
     wh_code rc;
     size_t i;
@@ -923,7 +911,7 @@ static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_nod
     switch (n->kind) {
     case N_ACTION: {
         wh_tmpl_value val;
-        if ((rc = eval_pipeline(ctx, fr, dot, n->u.branch.pipe, &val)) != WH_OK)
+        if ((rc = eval_pipeline(ctx, fr, n->u.branch.pipe, &val)) != WH_OK)
             return rc;
         if (n->u.branch.pipe->u.pipe.ndecl == 0) {
             ctx->node = n;
@@ -944,16 +932,16 @@ static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_nod
         return WH_OK;
     case N_IF:
     case N_WITH:
-        return walk_if_with(ctx, fr, dot, n);
+        return walk_if_with(ctx, fr, n);
     case N_LIST:
         for (i = 0; i < n->u.list.n; i++)
-            if ((rc = walk(ctx, fr, dot, n->u.list.items[i])) != WH_OK)
+            if ((rc = walk(ctx, fr, n->u.list.items[i])) != WH_OK)
                 return rc;
         return WH_OK;
     case N_RANGE:
-        return walk_range(ctx, fr, dot, n);
+        return walk_range(ctx, fr, n);
     case N_TEMPLATE:
-        return walk_template(ctx, fr, dot, n);
+        return walk_template(ctx, fr, n);
     case N_TEXT:
         if ((rc = out_append(ctx->out, n->u.text.s, n->u.text.len)) != WH_OK)
             return located(ctx, rc);
@@ -974,9 +962,10 @@ wh_code tm_exec_def(wh_tmpl_ctx *ctx, const tm_def *def, wh_tmpl_value dot)
     if (dot.kind == WH_TMPL_NIL) /* reflect.ValueOf(nil): no value */
         dot = wh_tmpl_invalid();
     fr.var_base = ctx->nvars;
+    fr.dot = dot;
     if ((rc = push_var(ctx, tm_dollar, dot)) != WH_OK)
         return located(ctx, rc);
-    rc = walk(ctx, &fr, dot, def->root);
+    rc = walk(ctx, &fr, def->root);
     ctx->nvars = mark;
     ctx->def = saved;
     return rc;

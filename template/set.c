@@ -222,6 +222,8 @@ wh_code wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value d
     tm_exec_budgets(&ctx);
     if (out->data == NULL)
         wh_buf_append(out, "", 0);
+    if (scratch->fcache == NULL)
+        scratch->fcache = wh_calloc(TM_FCACHE_SIZE, sizeof(*scratch->fcache));
     scratch->gen++;
     scratch->busy = 1;
     rc = tm_exec_def(&ctx, def, data);
