@@ -1,7 +1,9 @@
 /*
  * exec.c - executing parse trees with Go's text/template semantics: pipelines,
  * fields and methods, variables, if/with/range/template, argument conversion
- * for function calls, and Go's error messages with their locations.
+ * for function calls, and Go's error messages with their locations; and,
+ * once per set, the field chains its const fields resolve
+ * (wh_tmpl_set_const_field).
  */
 #define _GNU_SOURCE /* pthread_getattr_np */
 #include <stdio.h>
@@ -194,6 +196,19 @@ static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, const char *name
                                    tm_node *const *args, size_t nargs, const wh_tmpl_value *final,
                                    const wh_tmpl_value *recv, wh_tmpl_value *out);
 
+/* A key of a map receiver (Go's evalField on a map): a missing key gives no
+ * value, the element type's zero (missingkey=zero) or WH_E_NOTFOUND
+ * (missingkey=error). */
+static wh_code map_key(unsigned flags, const wh_tmpl_value *map, const char *name, wh_tmpl_value *out)
+{
+    if (wh_tmpl_map_get(map, name, strlen(name), out) == WH_OK)
+        return WH_OK;
+    if (flags & WH_TMPL_MISSINGKEY_ERROR)
+        return WH_E_NOTFOUND;
+    *out = (flags & WH_TMPL_MISSINGKEY_ZERO) ? tm_zero(tm_elem_type(map)) : wh_tmpl_invalid();
+    return WH_OK;
+}
+
 /* Receivers whose fields cannot change during a render: JSON maps and host
  * values (field callbacks are pure within a render). */
 static inline int immutable_recv(const wh_tmpl_value *v)
@@ -289,14 +304,8 @@ static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, const char *name
     case WH_TMPL_MAP:
         if (has_args)
             return tm_errorf(ctx, "%s is not a method but has arguments", name);
-        if (wh_tmpl_map_get(recv, name, strlen(name), out) == WH_OK)
-            return WH_OK;
-        if (ctx->set->flags & WH_TMPL_MISSINGKEY_ERROR)
+        if (map_key(ctx->set->flags, recv, name, out) != WH_OK)
             return tm_errorf(ctx, "map has no entry for key \"%s\"", name);
-        if (ctx->set->flags & WH_TMPL_MISSINGKEY_ZERO)
-            *out = tm_zero(tm_elem_type(recv));
-        else
-            *out = wh_tmpl_invalid();
         return WH_OK;
     case WH_TMPL_HOST:
         if (recv->u.host == NULL)
@@ -309,14 +318,21 @@ static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, const char *name
                      (recv->flags_ & TM_F_IFACE) ? "interface {}" : tm_type_name(recv));
 }
 
+/* `konst`: the chain's value when `base` is a receiver of its const field's
+ * type (wh_tmpl_set_const_field), or NULL. */
 static wh_code eval_field_chain(wh_tmpl_ctx *ctx, frame *fr, const wh_tmpl_value *base, const tm_node *node,
-                                const char *const *idents, size_t n, tm_node *const *args, size_t nargs,
-                                const wh_tmpl_value *final, wh_tmpl_value *out)
+                                const char *const *idents, size_t n, const tm_konst *konst, tm_node *const *args,
+                                size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
 {
     wh_tmpl_value recv = *base, next;
     size_t i;
     wh_code rc;
 
+    if (konst != NULL && base->type == konst->type && base->kind == WH_TMPL_HOST && base->u.host != NULL &&
+        nargs <= 1 && final == NULL) {
+        *out = konst->val;
+        return WH_OK;
+    }
     for (i = 0; i + 1 < n; i++) {
         if ((rc = eval_field(ctx, fr, idents[i], node, NULL, 0, NULL, &recv, &next)) != WH_OK)
             return rc;
@@ -325,11 +341,103 @@ static wh_code eval_field_chain(wh_tmpl_ctx *ctx, frame *fr, const wh_tmpl_value
     return eval_field(ctx, fr, idents[n - 1], node, args, nargs, final, &recv, out);
 }
 
+/* What the steps `idents` give on `v` where that needs no render: keys of
+ * JSON maps (whose types have no methods) and no value below a missing key,
+ * as eval_field takes them.  0 when a step needs the render (a host value,
+ * an error). */
+static int fold_steps(unsigned flags, wh_tmpl_value v, const char *const *idents, size_t n, wh_tmpl_value *out)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        wh_tmpl_value next;
+        if (v.kind == WH_TMPL_MAP && v.rep == WH_TMPL_REP_JSON && (v.type == NULL || v.type->field == NULL)) {
+            if (map_key(flags, &v, idents[i], &next) != WH_OK)
+                return 0;
+        } else if (v.kind == WH_TMPL_INVALID && !(flags & WH_TMPL_MISSINGKEY_ERROR)) {
+            next = wh_tmpl_invalid();
+        } else {
+            return 0;
+        }
+        v = next;
+    }
+    *out = v;
+    return 1;
+}
+
+/* The konst of a chain whose first step is `idents[0]`, or NULL. */
+static const tm_konst *fold_chain(wh_tmpl_set *set, const char *const *idents, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < set->nconsts; i++) {
+        const tm_const_field *c = &set->consts[i];
+        wh_tmpl_value v;
+        tm_konst *k;
+        if (strcmp(c->name, idents[0]) != 0)
+            continue;
+        if (!fold_steps(set->flags, c->val, idents + 1, n - 1, &v))
+            return NULL;
+        k = tm_alloc(&set->arena, sizeof(*k));
+        k->type = c->type;
+        k->val = v;
+        return k;
+    }
+    return NULL;
+}
+
+void tm_fold_const_fields(wh_tmpl_set *set, tm_node *n)
+{
+    size_t i;
+
+    if (n == NULL)
+        return;
+    switch (n->kind) {
+    case N_LIST:
+        for (i = 0; i < n->u.list.n; i++)
+            tm_fold_const_fields(set, n->u.list.items[i]);
+        break;
+    case N_ACTION:
+    case N_IF:
+    case N_RANGE:
+    case N_WITH:
+        tm_fold_const_fields(set, n->u.branch.pipe);
+        tm_fold_const_fields(set, n->u.branch.list);
+        tm_fold_const_fields(set, n->u.branch.else_list);
+        break;
+    case N_TEMPLATE:
+        tm_fold_const_fields(set, n->u.tmpl.pipe);
+        break;
+    case N_PIPE:
+        for (i = 0; i < n->u.pipe.ncmds; i++)
+            tm_fold_const_fields(set, n->u.pipe.cmds[i]);
+        break;
+    case N_COMMAND:
+        for (i = 0; i < n->u.cmd.nargs; i++)
+            tm_fold_const_fields(set, n->u.cmd.args[i]);
+        break;
+    case N_FIELD:
+        n->u.field.konst = fold_chain(set, n->u.field.idents, n->u.field.n);
+        break;
+    case N_VARIABLE:
+        if (n->u.field.n > 1)
+            n->u.field.konst = fold_chain(set, n->u.field.idents + 1, n->u.field.n - 1);
+        break;
+    case N_CHAIN:
+        tm_fold_const_fields(set, n->u.chain.base);
+        n->u.chain.konst = fold_chain(set, n->u.chain.fields, n->u.chain.n);
+        break;
+    default:
+        break;
+    }
+}
+
 static wh_code eval_field_node(wh_tmpl_ctx *ctx, frame *fr, const tm_node *field, tm_node *const *args, size_t nargs,
                                const wh_tmpl_value *final, wh_tmpl_value *out)
 {
     ctx->node = field;
-    return eval_field_chain(ctx, fr, &fr->dot, field, field->u.field.idents, field->u.field.n, args, nargs, final, out);
+    return eval_field_chain(ctx, fr, &fr->dot, field, field->u.field.idents, field->u.field.n, field->u.field.konst,
+                            args, nargs, final, out);
 }
 
 static wh_code eval_variable_node(wh_tmpl_ctx *ctx, frame *fr, const tm_node *var, tm_node *const *args, size_t nargs,
@@ -348,8 +456,8 @@ static wh_code eval_variable_node(wh_tmpl_ctx *ctx, frame *fr, const tm_node *va
         *out = v->val;
         return WH_OK;
     }
-    return eval_field_chain(ctx, fr, &v->val, var, var->u.field.idents + 1, var->u.field.n - 1, args, nargs, final,
-                            out);
+    return eval_field_chain(ctx, fr, &v->val, var, var->u.field.idents + 1, var->u.field.n - 1, var->u.field.konst,
+                            args, nargs, final, out);
 }
 
 static wh_code eval_chain_node(wh_tmpl_ctx *ctx, frame *fr, const tm_node *chain, tm_node *const *args, size_t nargs,
@@ -366,7 +474,8 @@ static wh_code eval_chain_node(wh_tmpl_ctx *ctx, frame *fr, const tm_node *chain
     }
     if ((rc = eval_arg(ctx, fr, 0, chain->u.chain.base, &base)) != WH_OK)
         return rc;
-    return eval_field_chain(ctx, fr, &base, chain, chain->u.chain.fields, chain->u.chain.n, args, nargs, final, out);
+    return eval_field_chain(ctx, fr, &base, chain, chain->u.chain.fields, chain->u.chain.n, chain->u.chain.konst, args,
+                            nargs, final, out);
 }
 
 /* The parameter letters of wh_tmpl_func.params with a Go type: the type an
@@ -425,7 +534,7 @@ static wh_tmpl_value param_zero(char t)
 }
 
 /* Go's validateType: a computed value against a parameter type. */
-static wh_code validate_type(wh_tmpl_ctx *ctx, wh_tmpl_value v, char t, wh_tmpl_value *out)
+static wh_code validate_type_slow(wh_tmpl_ctx *ctx, wh_tmpl_value v, char t, wh_tmpl_value *out)
 {
     const struct param_type *pt;
     int ok;
@@ -448,6 +557,17 @@ static wh_code validate_type(wh_tmpl_ctx *ctx, wh_tmpl_value v, char t, wh_tmpl_
                          v.kind == WH_TMPL_NIL ? "interface {}" : tm_type_name(&v));
     *out = v;
     return WH_OK;
+}
+
+/* validate_type_slow with its common case inline: a value for an
+ * interface{} parameter passes as it is. */
+static inline wh_code validate_type(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, char t, wh_tmpl_value *out)
+{
+    if (v->kind != WH_TMPL_INVALID && (t == 'v' || t == 0 || t == 'r')) {
+        *out = *v;
+        return WH_OK;
+    }
+    return validate_type_slow(ctx, *v, t, out);
 }
 
 /* Go's evalEmptyInterface for constants and everything else. */
@@ -477,7 +597,7 @@ static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, char t, const tm_node *n, w
     ctx->node = n;
     switch (n->kind) {
     case N_DOT:
-        return validate_type(ctx, fr->dot, t, out);
+        return validate_type(ctx, &fr->dot, t, out);
     case N_NIL:
         if (param_can_be_nil(t) && t != 0) {
             *out = param_zero(t);
@@ -493,24 +613,24 @@ static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, char t, const tm_node *n, w
         self[0] = (tm_node *)n;
         if ((rc = eval_field_node(ctx, fr, n, self, 1, NULL, &v)) != WH_OK)
             return rc;
-        return validate_type(ctx, v, t, out);
+        return validate_type(ctx, &v, t, out);
     }
     case N_VARIABLE:
         if ((rc = eval_variable_node(ctx, fr, n, NULL, 0, NULL, &v)) != WH_OK)
             return rc;
-        return validate_type(ctx, v, t, out);
+        return validate_type(ctx, &v, t, out);
     case N_PIPE:
         if ((rc = eval_pipeline(ctx, fr, n, &v)) != WH_OK)
             return rc;
-        return validate_type(ctx, v, t, out);
+        return validate_type(ctx, &v, t, out);
     case N_IDENT:
         if ((rc = eval_function(ctx, fr, n, n, NULL, 0, NULL, &v)) != WH_OK)
             return rc;
-        return validate_type(ctx, v, t, out);
+        return validate_type(ctx, &v, t, out);
     case N_CHAIN:
         if ((rc = eval_chain_node(ctx, fr, n, NULL, 0, NULL, &v)) != WH_OK)
             return rc;
-        return validate_type(ctx, v, t, out);
+        return validate_type(ctx, &v, t, out);
     default:
         break;
     }
@@ -626,7 +746,7 @@ static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, const tm_func *fn, const t
         char t = fn->params[np - 1];
         if (fn->variadic && numin - 1 < numfixed)
             t = fn->params[numin - 1];
-        if ((rc = validate_type(ctx, *final, t, &argv[i])) != WH_OK)
+        if ((rc = validate_type(ctx, final, t, &argv[i])) != WH_OK)
             return rc;
     }
     return call_fn(ctx, fn, node, name, argv, numin, out);
