@@ -25,10 +25,17 @@
 #include "wh_yaml_fast.h"
 #include "wh_yaml_resolve.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 typedef struct line {
-    const char *start; /* first character of the line */
-    const char *s;     /* first non-space character */
-    const char *end;   /* end of line (before '\n') */
+    const char *start;  /* first character of the line */
+    const char *s;      /* first non-space character */
+    const char *end;    /* end of line (before '\n') */
+    const char *colon;  /* the first ':' that a space or the line's end follows, or NULL */
+    const char *colon2; /* the second such ':', or NULL */
+    const char *hash;   /* the first '#' after s that a space precedes (a comment), or NULL */
     int indent;
     int skip; /* blank or comment only: no structure (may be block scalar content) */
     int nl;   /* ends with a line break (all but possibly the last line) */
@@ -70,16 +77,6 @@ static void key_drop(fast *f, const key_ref *k)
 #define UNSUPPORTED WH_E_UNSUPPORTED
 
 #define ONES 0x0101010101010101ULL
-#define HIGHS 0x8080808080808080ULL
-
-/* A mask with the high bit set in exactly those of the 8 bytes in `w` that
- * are below 0x20 (controls, '\n') or above 0x7e (DEL, non-ASCII): the low
- * seven bits plus 0x60 stay below 0x100, so no byte carries into the next. */
-static uint64_t special_bytes(uint64_t w)
-{
-    uint64_t low7 = w & ~HIGHS;
-    return (w & HIGHS) | (~(low7 + ONES * 0x60) & HIGHS) | ((low7 + ONES) & HIGHS);
-}
 
 /* The index, in memory order, of the first byte of a word loaded with
  * memcpy that has a bit set in `m` (m != 0). */
@@ -92,16 +89,67 @@ static size_t first_marked(uint64_t m)
 #endif
 }
 
-/* Split into lines, marking blank and comment-only ones.  Any
- * byte that would need care (tab, CR, controls, anything not ASCII) or a line
- * that starts a document/directive sends the whole input to the full loader.
- * Lines are scanned 8 bytes at a time until a word holds a special byte. */
+/* The bytes of a line that split_lines stops at, BLOCK at a time: a mask
+ * with bit i set when byte p[i] is ':' or '#' or special (below 0x20, as
+ * '\n' is, or above 0x7e); *special gets the special ones alone. */
+#if defined(__SSE2__)
+#define BLOCK 16
+static unsigned block_marks(const char *p, unsigned *special)
+{
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    /* signed compare: bytes from 0x80 on are negative, below 0x20 too */
+    __m128i sp = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)), _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)));
+    __m128i ind = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')), _mm_cmpeq_epi8(v, _mm_set1_epi8('#')));
+
+    *special = (unsigned)_mm_movemask_epi8(sp);
+    return (unsigned)_mm_movemask_epi8(_mm_or_si128(sp, ind));
+}
+#else
+#define BLOCK 8
+static unsigned block_marks(const char *p, unsigned *special)
+{
+    unsigned all = 0, sp = 0;
+    for (int i = 0; i < BLOCK; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c < 0x20 || c >= 0x7F)
+            sp |= 1u << i;
+        if (c == ':' || c == '#')
+            all |= 1u << i;
+    }
+    *special = sp;
+    return all | sp;
+}
+#endif
+
+/* Record a ':' or '#' at c on line l (whose text starts at l->s) if it is
+ * a value indicator or a comment's start. */
+static void note_mark(line *l, const char *c, const char *stop)
+{
+    if (*c == ':') {
+        if (c + 1 == stop || c[1] == ' ' || c[1] == '\n') {
+            if (l->colon == NULL)
+                l->colon = c;
+            else if (l->colon2 == NULL)
+                l->colon2 = c;
+        }
+    } else if (l->hash == NULL && c > l->s && c[-1] == ' ') {
+        l->hash = c;
+    }
+}
+
+/* Split into lines, marking blank and comment-only ones, and noting where
+ * each line's value colons and comment are (line_value_colon, line_comment
+ * use them), so that the parser never scans a line again.  Any byte that
+ * would need care (tab, CR, controls, anything not ASCII) or a line that
+ * starts a document/directive sends the whole input to the full loader.
+ * Lines are scanned 8 bytes at a time. */
 static wh_code split_lines(fast *f, const char *text, size_t len)
 {
     const char *p = text, *stop = text + len;
 
     while (p < stop) {
         const char *q = p, *eol;
+        line *l;
         for (; stop - q >= 8; q += 8) { /* indentation, 8 bytes a step */
             uint64_t w;
             memcpy(&w, q, 8);
@@ -112,29 +160,38 @@ static wh_code split_lines(fast *f, const char *text, size_t len)
         }
         while (q < stop && *q == ' ')
             q++;
-        for (eol = q; stop - eol >= 8; eol += 8) {
-            uint64_t w, m;
-            memcpy(&w, eol, 8);
-            if ((m = special_bytes(w)) != 0) {
-                eol += first_marked(m); /* the first special byte: '\n', or refused below */
-                break;
+        WH_GROW(f->lines, f->n, f->cap, len / 32 + 16);
+        l = &f->lines[f->n];
+        l->s = q;
+        l->colon = l->colon2 = l->hash = NULL;
+        for (eol = q; stop - eol >= BLOCK; eol += BLOCK) {
+            unsigned special, marks = block_marks(eol, &special);
+            while (marks != 0) {
+                unsigned i = (unsigned)__builtin_ctz(marks);
+                if (special & (1u << i)) {
+                    eol += i;
+                    goto special; /* '\n', or refused below */
+                }
+                note_mark(l, eol + i, stop);
+                marks &= marks - 1;
             }
         }
+    special:
         for (; eol < stop && *eol != '\n'; eol++) {
             unsigned char ch = (unsigned char)*eol;
             if (ch < 0x20 || ch >= 0x7F) /* tabs, CRs, controls; non-ASCII (libyaml validates it) */
                 return UNSUPPORTED;
+            if (ch == ':' || ch == '#')
+                note_mark(l, eol, stop);
         }
         if (q == p && q < eol &&
             (*q == '%' || (eol - q >= 3 && (memcmp(q, "---", 3) == 0 || memcmp(q, "...", 3) == 0))))
             return UNSUPPORTED;
-        WH_GROW(f->lines, f->n, f->cap, len / 32 + 16);
-        f->lines[f->n].start = p;
-        f->lines[f->n].s = q;
-        f->lines[f->n].end = eol;
-        f->lines[f->n].indent = (int)(q - p);
-        f->lines[f->n].skip = q == eol || *q == '#';
-        f->lines[f->n].nl = eol < stop;
+        l->start = p;
+        l->end = eol;
+        l->indent = (int)(q - p);
+        l->skip = q == eol || *q == '#';
+        l->nl = eol < stop;
         f->n++;
         p = eol < stop ? eol + 1 : stop;
     }
@@ -164,13 +221,38 @@ static const char *comment_start(const char *s, const char *end)
     return p;
 }
 
-/* Trim trailing spaces and a trailing " #comment" from a plain scalar; the
- * scalar itself may not contain ": " (the full loader reports that). */
-static wh_code plain_extent(const char *s, const char *end, const char **out_end)
+/* value_colon(s, end) on line l, from what split_lines noted: the line's
+ * first or second value colon when it lies at or after s (before s lie
+ * only a key and "- "), else a scan. */
+static inline const char *line_value_colon(const line *l, const char *s, const char *end)
 {
-    const char *c = comment_start(s, end), *last = c != NULL ? c : end;
+    const char *c = l->colon != NULL && l->colon < s ? l->colon2 : l->colon;
 
-    if (value_colon(s, last) != NULL)
+    if (c != NULL && c < s)
+        return value_colon(s, end);
+    return c != NULL && c < end ? c : NULL;
+}
+
+/* comment_start(s, end) on line l, from what split_lines noted: its first
+ * comment when that lies after s (none before s when the line has none),
+ * else a scan. */
+static inline const char *line_comment(const line *l, const char *s, const char *end)
+{
+    if (l->hash == NULL)
+        return NULL;
+    if (l->hash <= s)
+        return comment_start(s, end);
+    return l->hash < end ? l->hash : NULL;
+}
+
+/* Trim trailing spaces and a trailing " #comment" from a plain scalar on
+ * line l; the scalar itself may not contain ": " (the full loader reports
+ * that). */
+static wh_code plain_extent(const line *l, const char *s, const char *end, const char **out_end)
+{
+    const char *c = line_comment(l, s, end), *last = c != NULL ? c : end;
+
+    if (line_value_colon(l, s, last) != NULL)
         return UNSUPPORTED;
     while (last > s && last[-1] == ' ')
         last--;
@@ -208,8 +290,12 @@ static wh_code quoted_text(const char **pp, const char *end, wh_buf *scratch, co
 
     *decoded = 0;
     s = p;
-    while (p < end && *p != q && !(q == '"' && *p == '\\'))
-        p++;
+    if (q == '"')
+        while (p < end && *p != '"' && *p != '\\')
+            p++;
+    else
+        while (p < end && *p != '\'')
+            p++;
     if (p >= end)
         return UNSUPPORTED; /* continues on the next line: multi-line scalar */
     if (*p == q && !(q == '\'' && p + 1 < end && p[1] == '\'')) {
@@ -348,35 +434,26 @@ static wh_code quoted(fast *f, const char **pp, const char *end, json_t **out)
     return WH_OK;
 }
 
-/* Characters that cannot start a plain scalar (YAML indicators), bar '-',
- * '?' and ':', which can when a non-space follows. */
+/* What the first character of a scalar or key says: FB_INDICATOR for the
+ * YAML indicators, which cannot start a plain scalar; FB_UNLESS_TEXT for
+ * '-', '?' and ':', which can when a non-space follows.  Everything else
+ * (0) starts a plain scalar. */
+enum { FB_INDICATOR = 1, FB_UNLESS_TEXT = 2 };
+
+static const unsigned char first_byte[256] = {
+    ['&'] = FB_INDICATOR, ['*'] = FB_INDICATOR,   ['!'] = FB_INDICATOR,   ['|'] = FB_INDICATOR,   ['>'] = FB_INDICATOR,
+    ['%'] = FB_INDICATOR, ['@'] = FB_INDICATOR,   ['`'] = FB_INDICATOR,   [','] = FB_INDICATOR,   ['['] = FB_INDICATOR,
+    [']'] = FB_INDICATOR, ['{'] = FB_INDICATOR,   ['}'] = FB_INDICATOR,   ['#'] = FB_INDICATOR,   ['\''] = FB_INDICATOR,
+    ['"'] = FB_INDICATOR, ['-'] = FB_UNLESS_TEXT, ['?'] = FB_UNLESS_TEXT, [':'] = FB_UNLESS_TEXT,
+};
+
 static int indicator(char c)
 {
-    switch (c) {
-    case '&':
-    case '*':
-    case '!':
-    case '|':
-    case '>':
-    case '%':
-    case '@':
-    case '`':
-    case ',':
-    case '[':
-    case ']':
-    case '{':
-    case '}':
-    case '#':
-    case '\'':
-    case '"':
-        return 1;
-    default:
-        return 0;
-    }
+    return first_byte[(unsigned char)c] & FB_INDICATOR;
 }
 
 /* An inline value (the text after "key: " or "- "), to the end of the line. */
-static wh_code inline_scalar(fast *f, const char *s, const char *end, json_t **out)
+static wh_code inline_scalar(fast *f, const line *l, const char *s, const char *end, json_t **out)
 {
     const char *e;
     wh_code rc;
@@ -400,15 +477,17 @@ static wh_code inline_scalar(fast *f, const char *s, const char *end, json_t **o
         }
         return UNSUPPORTED;
     }
-    if ((indicator(*s) && *s != '#') || *s == '?' || *s == '-' || *s == ':') {
-        /* '-' / '?' / ':' start a plain scalar when not followed by a space
-         * ("-1", ":x"); the rest are indicators the fast path leaves alone. */
-        if (!((*s == '-' || *s == '?' || *s == ':') && !is_space_or_end(s + 1, end)))
+    if (first_byte[(unsigned char)*s] & FB_INDICATOR) {
+        if (*s != '#') /* indicators the fast path leaves alone */
             return UNSUPPORTED;
+    } else if ((first_byte[(unsigned char)*s] & FB_UNLESS_TEXT) && is_space_or_end(s + 1, end)) {
+        return UNSUPPORTED; /* '-' / '?' / ':' start a plain scalar before a non-space ("-1", ":x") */
     }
-    if ((rc = plain_extent(s, end, &e)) != WH_OK)
+    if ((rc = plain_extent(l, s, end, &e)) != WH_OK)
         return rc;
-    if ((*out = wh_yaml_plain_json(s, (size_t)(e - s))) == NULL)
+    if (!wh_yaml_plain_may_resolve(s, (size_t)(e - s)))
+        *out = json_stringn_nocheck(s, (size_t)(e - s)); /* printable ASCII: see struct fast */
+    else if ((*out = wh_yaml_plain_json(s, (size_t)(e - s))) == NULL)
         return UNSUPPORTED;
     return WH_OK;
 }
@@ -416,9 +495,9 @@ static wh_code inline_scalar(fast *f, const char *s, const char *end, json_t **o
 /* If line text is a mapping entry, set the key and where its value starts.
  * Returns 1 for an entry, 0 for "not an entry", -1 for "give up".  A key
  * that is not the text itself is pushed on f->keys (key_drop pops it). */
-static int mapping_entry(fast *f, const char *s, const char *end, key_ref *key, const char **value)
+static int mapping_entry(fast *f, const line *l, const char *s, key_ref *key, const char **value)
 {
-    const char *p = s;
+    const char *p = s, *end = l->end;
 
     memset(key, 0, sizeof(*key));
     if (*s == '"' || *s == '\'') {
@@ -436,22 +515,26 @@ static int mapping_entry(fast *f, const char *s, const char *end, key_ref *key, 
         }
         p++;
     } else {
-        if (indicator(*s) || *s == '?' || (*s == '-' && is_space_or_end(s + 1, end)) ||
-            (*s == ':' && is_space_or_end(s + 1, end)))
-            return -1;
-        if ((p = value_colon(s, end)) == NULL || comment_start(s, p) != NULL)
+        unsigned char fb = first_byte[(unsigned char)*s];
+        if (fb != 0 && ((fb & FB_INDICATOR) || *s == '?' || is_space_or_end(s + 1, end)))
+            return -1; /* an indicator, "? ", "- ", ": " */
+        if ((p = line_value_colon(l, s, end)) == NULL || line_comment(l, s, p) != NULL)
             return 0; /* no ": ", or a comment starts before it */
         const char *ke = p;
         while (ke > s && ke[-1] == ' ')
             ke--;
         if (ke - s == 2 && s[0] == '<' && s[1] == '<')
             return -1; /* merge key */
-        char tmp[WH_YAML_KEY_TMP];
-        key->text = wh_yaml_plain_key_text(s, (size_t)(ke - s), tmp, &key->len);
-        if (key->text == tmp) { /* a resolved key ("yes" -> "true"): keep it on the stack */
-            key->off = f->keys.len;
-            key->in_buf = 1;
-            wh_buf_append(&f->keys, tmp, key->len);
+        key->text = s;
+        key->len = (size_t)(ke - s);
+        if (wh_yaml_plain_may_resolve(s, key->len)) {
+            char tmp[WH_YAML_KEY_TMP];
+            key->text = wh_yaml_plain_key_text(s, key->len, tmp, &key->len);
+            if (key->text == tmp) { /* a resolved key ("yes" -> "true"): keep it on the stack */
+                key->off = f->keys.len;
+                key->in_buf = 1;
+                wh_buf_append(&f->keys, tmp, key->len);
+            }
         }
         p++;
     }
@@ -733,14 +816,15 @@ static wh_code flow_value(fast *f, const char *s, int indent, json_t **out)
 
 /* The value written after "key:" or "- " on line text [s, end), whose
  * owner sits at `indent`; the owner's line has been consumed. */
-static wh_code inline_value(fast *f, const char *s, const char *end, int indent, json_t **out)
+static wh_code inline_value(fast *f, const line *l, const char *s, int indent, json_t **out)
 {
+    const char *end = l->end;
     wh_code rc;
     if (*s == '|')
         return block_scalar(f, s, end, indent, out);
     if (*s == '[' || *s == '{')
         return flow_value(f, s, indent, out);
-    if ((rc = inline_scalar(f, s, end, out)) != WH_OK)
+    if ((rc = inline_scalar(f, l, s, end, out)) != WH_OK)
         return rc;
     if (continues(f, indent)) {
         json_decref(*out);
@@ -763,7 +847,7 @@ static wh_code parse_mapping(fast *f, int indent, key_ref *first, const char *fi
         const line *l = &f->lines[f->pos];
         f->pos++;
         if (value < l->end && *value != '#')
-            rc = inline_value(f, value, l->end, indent, &val);
+            rc = inline_value(f, l, value, indent, &val);
         else
             rc = nested_value(f, indent, 1, &val);
         if (rc != WH_OK)
@@ -781,7 +865,7 @@ static wh_code parse_mapping(fast *f, int indent, key_ref *first, const char *fi
         }
         if (next->s[0] == '-' && is_space_or_end(next->s + 1, next->end))
             break; /* a sequence at this indent belongs to the parent */
-        if (mapping_entry(f, next->s, next->end, &key, &value) != 1) {
+        if (mapping_entry(f, next, next->s, &key, &value) != 1) {
             rc = UNSUPPORTED;
             goto out;
         }
@@ -817,7 +901,7 @@ static wh_code parse_sequence(fast *f, int indent, json_t **out)
         } else {
             key_ref key;
             const char *value;
-            int m = mapping_entry(f, p, l->end, &key, &value);
+            int m = mapping_entry(f, l, p, &key, &value);
             if (m < 0) {
                 rc = UNSUPPORTED;
             } else if (m == 1) {
@@ -833,7 +917,7 @@ static wh_code parse_sequence(fast *f, int indent, json_t **out)
                 }
             } else {
                 f->pos++;
-                rc = inline_value(f, p, l->end, indent, &item);
+                rc = inline_value(f, l, p, indent, &item);
             }
         }
         if (rc != WH_OK)
@@ -869,7 +953,7 @@ static wh_code parse_node(fast *f, int parent_indent, json_t **out)
     }
     if (l->s[0] == '-' && is_space_or_end(l->s + 1, l->end)) {
         rc = parse_sequence(f, l->indent, out);
-    } else if (mapping_entry(f, l->s, l->end, &key, &value) == 1) {
+    } else if (mapping_entry(f, l, l->s, &key, &value) == 1) {
         rc = parse_mapping(f, l->indent, &key, value, out);
     } else {
         rc = UNSUPPORTED; /* a bare scalar line inside a block: leave it */
@@ -898,12 +982,12 @@ wh_code wh_yaml_fast_load(const char *text, size_t len, int max_depth, json_t **
     if (!(l->s[0] == '-' && is_space_or_end(l->s + 1, l->end))) {
         key_ref key;
         const char *value;
-        int m = mapping_entry(&f, l->s, l->end, &key, &value);
+        int m = mapping_entry(&f, l, l->s, &key, &value);
         if (m == 1)
             key_drop(&f, &key);
         if (m == 0) { /* a lone scalar document */
             f.pos++;
-            rc = l->s[0] == '|' ? UNSUPPORTED : inline_value(&f, l->s, l->end, -1, &v);
+            rc = l->s[0] == '|' ? UNSUPPORTED : inline_value(&f, l, l->s, -1, &v);
             goto done;
         }
     }
