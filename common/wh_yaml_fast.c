@@ -503,6 +503,8 @@ static int mapping_entry(fast *f, const line *l, const char *s, key_ref *key, co
     if (*s == '"' || *s == '\'') {
         size_t mark = f->keys.len;
         int decoded;
+        if (line_value_colon(l, s, end) == NULL)
+            return 0; /* no ": " after s: a quoted scalar (its caller reads it), not a key */
         if (quoted_text(&p, end, &f->keys, &key->text, &key->len, &decoded) != WH_OK)
             return -1;
         key->in_buf = decoded;
@@ -546,22 +548,31 @@ static int mapping_entry(fast *f, const line *l, const char *s, key_ref *key, co
 
 static wh_code parse_node(fast *f, int parent_indent, json_t **out);
 
-/* The next line with structure (skipping blank and comment lines), or NULL. */
+/* Move to line `pos`, or past it to the next line with structure (blank
+ * and comment lines have none): f->pos always rests on such a line or the
+ * end, so that looking at it is free. */
+static void move_to(fast *f, size_t pos)
+{
+    while (pos < f->n && f->lines[pos].skip)
+        pos++;
+    f->pos = pos;
+}
+
+/* The current line (one with structure), or NULL at the end. */
 static line *peek(fast *f)
 {
-    while (f->pos < f->n && f->lines[f->pos].skip)
-        f->pos++;
     return f->pos < f->n ? &f->lines[f->pos] : NULL;
 }
 
-/* A literal block scalar ("|", "|-", "|+") whose header is at `s`; its
- * content lines follow the current position and are deeper than `parent`. */
-static wh_code block_scalar(fast *f, const char *s, const char *end, int parent, json_t **out)
+/* A literal block scalar ("|", "|-", "|+") whose header is at `s` on line
+ * hdr; its content lines follow that line and are deeper than `parent`. */
+static wh_code block_scalar(fast *f, const line *hdr, const char *s, int parent, json_t **out)
 {
+    const char *end = hdr->end;
     int chomp = 0; /* 0 clip, -1 strip, +1 keep */
     const char *p = s + 1;
     wh_buf *b = &f->tmp;
-    size_t first = f->pos, i, last_content;
+    size_t first = (size_t)(hdr - f->lines) + 1, i, last_content;
     int m = -1;
     wh_code rc = UNSUPPORTED;
 
@@ -610,7 +621,7 @@ static wh_code block_scalar(fast *f, const char *s, const char *end, int parent,
         if ((size_t)(f->lines[i].end - f->lines[i].start) > (size_t)m)
             goto out;
     *out = json_stringn_nocheck(b->data != NULL ? b->data : "", b->len);
-    f->pos = stop;
+    move_to(f, stop);
     rc = WH_OK;
 out:
     return rc;
@@ -670,7 +681,7 @@ static int flow_indicator(char c)
 }
 
 /* A plain scalar inside a flow collection, which must end on its own line. */
-static wh_code flow_plain(const char **pp, const char *end, int is_key, json_t **out)
+static wh_code flow_plain_span(const char **pp, const char *end, int is_key, const char **text, size_t *len)
 {
     const char *p = *pp, *s = p, *last;
     if (indicator(*p))
@@ -694,19 +705,53 @@ static wh_code flow_plain(const char **pp, const char *end, int is_key, json_t *
         if (*p != ' ')
             last = p + 1;
     }
-    if ((*out = is_key ? wh_yaml_plain_key(s, (size_t)(last - s)) : wh_yaml_plain_json(s, (size_t)(last - s))) == NULL)
-        return UNSUPPORTED;
+    *text = s;
+    *len = (size_t)(last - s);
     *pp = p;
     return WH_OK;
 }
 
 static wh_code flow_node(fast *f, const char **pp, const char *end, int depth, json_t **out);
 
-static wh_code flow_scalar(fast *f, const char **pp, const char *end, int is_key, json_t **out)
+/* A scalar value inside a flow collection. */
+static wh_code flow_scalar(fast *f, const char **pp, const char *end, json_t **out)
 {
+    const char *s;
+    size_t len;
+
     if (**pp == '"' || **pp == '\'')
         return quoted(f, pp, line_end(*pp, end), out); /* multi-line quoted scalars fold: not here */
-    return flow_plain(pp, end, is_key, out);
+    if (flow_plain_span(pp, end, 0, &s, &len) != WH_OK || (*out = wh_yaml_plain_json(s, len)) == NULL)
+        return UNSUPPORTED;
+    return WH_OK;
+}
+
+/* A key inside a flow mapping, as mapping_entry's keys: the text itself, or
+ * pushed on f->keys when decoded or resolved (key_drop pops it). */
+static wh_code flow_key(fast *f, const char **pp, const char *end, key_ref *key)
+{
+    memset(key, 0, sizeof(*key));
+    if (**pp == '"' || **pp == '\'') {
+        size_t mark = f->keys.len;
+        int decoded;
+        if (quoted_text(pp, line_end(*pp, end), &f->keys, &key->text, &key->len, &decoded) != WH_OK)
+            return UNSUPPORTED; /* multi-line quoted scalars fold: not here */
+        key->in_buf = decoded;
+        key->off = mark;
+        return WH_OK;
+    }
+    if (flow_plain_span(pp, end, 1, &key->text, &key->len) != WH_OK)
+        return UNSUPPORTED;
+    if (key->len != 0 && wh_yaml_plain_may_resolve(key->text, key->len)) {
+        char tmp[WH_YAML_KEY_TMP];
+        key->text = wh_yaml_plain_key_text(key->text, key->len, tmp, &key->len);
+        if (key->text == tmp) { /* a resolved key ("yes" -> "true"): keep it on the stack */
+            key->off = f->keys.len;
+            key->in_buf = 1;
+            wh_buf_append(&f->keys, tmp, key->len);
+        }
+    }
+    return WH_OK;
 }
 
 static wh_code flow_collection(fast *f, const char **pp, const char *end, int depth, json_t **out)
@@ -714,7 +759,8 @@ static wh_code flow_collection(fast *f, const char **pp, const char *end, int de
     const char *p = *pp;
     char close = *p == '[' ? ']' : '}';
     int is_map = *p == '{';
-    json_t *c = is_map ? json_object() : json_array(), *key = NULL, *val = NULL;
+    json_t *c = is_map ? json_object() : json_array(), *val = NULL;
+    key_ref key = {0};
     wh_code rc = UNSUPPORTED;
 
     if (depth > FLOW_MAX_DEPTH)
@@ -729,9 +775,7 @@ static wh_code flow_collection(fast *f, const char **pp, const char *end, int de
             break;
         }
         if (is_map) {
-            if (*p == '[' || *p == '{' || flow_scalar(f, &p, end, 1, &key) != WH_OK)
-                goto out;
-            if (!json_is_string(key))
+            if (*p == '[' || *p == '{' || flow_key(f, &p, end, &key) != WH_OK)
                 goto out;
             flow_ws(&p, end);
             if (p >= end || *p != ':')
@@ -744,10 +788,10 @@ static wh_code flow_collection(fast *f, const char **pp, const char *end, int de
                 goto out;
             }
             rc = UNSUPPORTED;
-            json_object_setn_new_nocheck(c, json_string_value(key), json_string_length(key), val);
+            json_object_setn_new_nocheck(c, key_text(f, &key), key.len, val);
             val = NULL;
-            json_decref(key);
-            key = NULL;
+            key_drop(f, &key);
+            memset(&key, 0, sizeof(key));
         } else {
             if ((rc = flow_node(f, &p, end, depth + 1, &val)) != WH_OK)
                 goto out;
@@ -773,7 +817,7 @@ static wh_code flow_collection(fast *f, const char **pp, const char *end, int de
     rc = WH_OK;
 out:
     json_decref(c);
-    json_decref(key);
+    key_drop(f, &key);
     json_decref(val);
     return rc;
 }
@@ -784,17 +828,17 @@ static wh_code flow_node(fast *f, const char **pp, const char *end, int depth, j
         return UNSUPPORTED;
     if (**pp == '[' || **pp == '{')
         return flow_collection(f, pp, end, depth, out);
-    return flow_scalar(f, pp, end, 0, out);
+    return flow_scalar(f, pp, end, out);
 }
 
 /* A flow collection that starts at `s` (on the line before the current
  * position) and may end on a later line; afterwards only a comment may follow
  * on its last line, and no deeper line may follow. */
-static wh_code flow_value(fast *f, const char *s, int indent, json_t **out)
+static wh_code flow_value(fast *f, const line *hdr, const char *s, int indent, json_t **out)
 {
     const char *p = s;
     wh_code rc = flow_collection(f, &p, f->text_end, 0, out);
-    size_t idx = f->pos > 0 ? f->pos - 1 : 0;
+    size_t idx = (size_t)(hdr - f->lines);
 
     if (rc != WH_OK)
         return rc;
@@ -805,7 +849,7 @@ static wh_code flow_value(fast *f, const char *s, int indent, json_t **out)
         *out = NULL;
         return UNSUPPORTED;
     }
-    f->pos = idx + 1;
+    move_to(f, idx + 1);
     if (continues(f, indent)) {
         json_decref(*out);
         *out = NULL;
@@ -821,9 +865,9 @@ static wh_code inline_value(fast *f, const line *l, const char *s, int indent, j
     const char *end = l->end;
     wh_code rc;
     if (*s == '|')
-        return block_scalar(f, s, end, indent, out);
+        return block_scalar(f, l, s, indent, out);
     if (*s == '[' || *s == '{')
-        return flow_value(f, s, indent, out);
+        return flow_value(f, l, s, indent, out);
     if ((rc = inline_scalar(f, l, s, end, out)) != WH_OK)
         return rc;
     if (continues(f, indent)) {
@@ -845,7 +889,7 @@ static wh_code parse_mapping(fast *f, int indent, key_ref *first, const char *fi
 
     for (;;) {
         const line *l = &f->lines[f->pos];
-        f->pos++;
+        move_to(f, f->pos + 1);
         if (value < l->end && *value != '#')
             rc = inline_value(f, l, value, indent, &val);
         else
@@ -894,7 +938,7 @@ static wh_code parse_sequence(fast *f, int indent, json_t **out)
         while (p < l->end && *p == ' ')
             p++;
         if (p >= l->end || *p == '#') {
-            f->pos++;
+            move_to(f, f->pos + 1);
             rc = nested_value(f, indent, 0, &item);
         } else if (*p == '-' && is_space_or_end(p + 1, l->end)) {
             rc = UNSUPPORTED; /* "- - x": compact nested sequence */
@@ -916,7 +960,7 @@ static wh_code parse_sequence(fast *f, int indent, json_t **out)
                     rc = parse_mapping(f, col, &key, value, &item);
                 }
             } else {
-                f->pos++;
+                move_to(f, f->pos + 1);
                 rc = inline_value(f, l, p, indent, &item);
             }
         }
@@ -975,6 +1019,7 @@ wh_code wh_yaml_fast_load(const char *text, size_t len, int max_depth, json_t **
     *out = NULL;
     if ((rc = split_lines(&f, text, len)) != WH_OK)
         goto out;
+    move_to(&f, 0);
     if ((l = peek(&f)) == NULL) {
         rc = UNSUPPORTED; /* empty or comments only: the full loader says null */
         goto out;
@@ -986,7 +1031,7 @@ wh_code wh_yaml_fast_load(const char *text, size_t len, int max_depth, json_t **
         if (m == 1)
             key_drop(&f, &key);
         if (m == 0) { /* a lone scalar document */
-            f.pos++;
+            move_to(&f, f.pos + 1);
             rc = l->s[0] == '|' ? UNSUPPORTED : inline_value(&f, l, l->s, -1, &v);
             goto done;
         }

@@ -293,7 +293,12 @@ static int resolve_word(const char *in, size_t n, resolved *r)
         return 0;
     }
     for (; w->text != NULL; w++) {
-        if (w->len == n && memcmp(w->text, in, n) == 0) {
+        size_t i = 1; /* in[0] matched: the lists are by first character */
+        if (w->len != n)
+            continue;
+        while (i < n && w->text[i] == in[i])
+            i++;
+        if (i == n) {
             r->kind = w->kind;
             r->b = w->b;
             r->f = w->f;
@@ -461,6 +466,18 @@ static void resolve_span(const char *s, size_t len, resolved *r)
         memset(r, 0, sizeof(*r));
         r->kind = SK_STR;
         return;
+    }
+    if (len != 0 && len <= 18 && (s[0] != '0' || len == 1)) { /* a decimal int: most numbers templates print */
+        long long v = 0;
+        size_t i;
+        for (i = 0; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+            v = v * 10 + (s[i] - '0');
+        if (i == len) {
+            memset(r, 0, sizeof(*r));
+            r->kind = SK_INT;
+            r->i = v;
+            return;
+        }
     }
     text = len < sizeof(small) ? small : wh_malloc(len + 1);
     memcpy(text, s, len);
