@@ -402,6 +402,30 @@ json_t *wh_yaml_resolved_json(const resolved *r)
     return NULL;
 }
 
+#define SECOND(f) ((unsigned short)((f) << 8))
+const unsigned short wh_yaml_word_pair[256] = {
+    ['y'] = WH_WP_Y | WH_WP_ONE,
+    ['Y'] = WH_WP_Y | WH_WP_ONE,
+    ['n'] = WH_WP_N | WH_WP_ONE | SECOND(WH_WP_O),
+    ['N'] = WH_WP_N | WH_WP_ONE | SECOND(WH_WP_O),
+    ['~'] = WH_WP_ONE,
+    ['t'] = WH_WP_T,
+    ['T'] = WH_WP_T,
+    ['f'] = WH_WP_F | SECOND(WH_WP_O),
+    ['F'] = WH_WP_F | SECOND(WH_WP_O),
+    ['o'] = WH_WP_O | SECOND(WH_WP_N),
+    ['O'] = WH_WP_O | SECOND(WH_WP_N),
+    ['e'] = SECOND(WH_WP_Y),
+    ['E'] = SECOND(WH_WP_Y),
+    ['u'] = SECOND(WH_WP_N),
+    ['U'] = SECOND(WH_WP_N),
+    ['r'] = SECOND(WH_WP_T),
+    ['R'] = SECOND(WH_WP_T),
+    ['a'] = SECOND(WH_WP_F),
+    ['A'] = SECOND(WH_WP_F),
+};
+#undef SECOND
+
 const unsigned char wh_yaml_resolve_class[256] = {
     [' '] = WH_RS_NUMERIC,
     ['+'] = WH_RS_NUMBER | WH_RS_NUMERIC,
