@@ -76,19 +76,6 @@ static void key_drop(fast *f, const key_ref *k)
 
 #define UNSUPPORTED WH_E_UNSUPPORTED
 
-#define ONES 0x0101010101010101ULL
-
-/* The index, in memory order, of the first byte of a word loaded with
- * memcpy that has a bit set in `m` (m != 0). */
-static size_t first_marked(uint64_t m)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    return (size_t)__builtin_clzll(m) / 8;
-#else
-    return (size_t)__builtin_ctzll(m) / 8;
-#endif
-}
-
 /* The bytes of a line that split_lines stops at, BLOCK at a time: a mask
  * with bit i set when byte p[i] is ':' or '#' or special (below 0x20, as
  * '\n' is, or above 0x7e); *special gets the special ones alone. */
@@ -103,6 +90,13 @@ static unsigned block_marks(const char *p, unsigned *special)
 
     *special = (unsigned)_mm_movemask_epi8(sp);
     return (unsigned)_mm_movemask_epi8(_mm_or_si128(sp, ind));
+}
+
+/* A mask with bit i set when p[i] is a space. */
+static unsigned block_spaces(const char *p)
+{
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')));
 }
 #else
 #define BLOCK 8
@@ -119,7 +113,17 @@ static unsigned block_marks(const char *p, unsigned *special)
     *special = sp;
     return all | sp;
 }
+
+static unsigned block_spaces(const char *p)
+{
+    unsigned spaces = 0;
+    for (int i = 0; i < BLOCK; i++)
+        if (p[i] == ' ')
+            spaces |= 1u << i;
+    return spaces;
+}
 #endif
+#define BLOCK_ALL ((1u << BLOCK) - 1)
 
 /* Record a ':' or '#' at c on line l (whose text starts at l->s) if it is
  * a value indicator or a comment's start. */
@@ -150,11 +154,10 @@ static wh_code split_lines(fast *f, const char *text, size_t len)
     while (p < stop) {
         const char *q = p, *eol;
         line *l;
-        for (; stop - q >= 8; q += 8) { /* indentation, 8 bytes a step */
-            uint64_t w;
-            memcpy(&w, q, 8);
-            if ((w ^= ONES * ' ') != 0) {
-                q += first_marked(w);
+        for (; stop - q >= BLOCK; q += BLOCK) { /* indentation, BLOCK bytes a step */
+            unsigned spaces = block_spaces(q);
+            if (spaces != BLOCK_ALL) {
+                q += __builtin_ctz(~spaces);
                 break;
             }
         }
@@ -495,7 +498,8 @@ static wh_code inline_scalar(fast *f, const line *l, const char *s, const char *
 /* If line text is a mapping entry, set the key and where its value starts.
  * Returns 1 for an entry, 0 for "not an entry", -1 for "give up".  A key
  * that is not the text itself is pushed on f->keys (key_drop pops it). */
-static int mapping_entry(fast *f, const line *l, const char *s, key_ref *key, const char **value)
+static inline __attribute__((always_inline)) int mapping_entry(fast *f, const line *l, const char *s, key_ref *key,
+                                                               const char **value)
 {
     const char *p = s, *end = l->end;
 
@@ -860,7 +864,8 @@ static wh_code flow_value(fast *f, const line *hdr, const char *s, int indent, j
 
 /* The value written after "key:" or "- " on line text [s, end), whose
  * owner sits at `indent`; the owner's line has been consumed. */
-static wh_code inline_value(fast *f, const line *l, const char *s, int indent, json_t **out)
+static inline __attribute__((always_inline)) wh_code inline_value(fast *f, const line *l, const char *s, int indent,
+                                                                  json_t **out)
 {
     const char *end = l->end;
     wh_code rc;
