@@ -10,6 +10,7 @@
 #include "wh_json.h"
 #include "wh_alloc.h"
 #include "wh_chars.h"
+#include "wh_json_arena.h"
 
 #include <errno.h>
 #include <math.h>
@@ -185,7 +186,8 @@ static uint64_t special8(const unsigned char *p)
 
 /* The first byte at or after p that is not plain printable ASCII other than
  * quote and backslash: 8 bytes a step while 8 remain. */
-static const unsigned char *scan_plain(const unsigned char *p, const unsigned char *end)
+static inline __attribute__((always_inline)) const unsigned char *scan_plain(const unsigned char *p,
+                                                                             const unsigned char *end)
 {
     uint64_t m;
 
@@ -341,12 +343,12 @@ static json_t *read_document(reader *r)
     frame local[32], *stack = local, *top = NULL;
     size_t depth = 0, cap = sizeof(local) / sizeof(local[0]);
     const unsigned char *p = r->p, *end = r->end;
+    const int reject_duplicates = (r->flags & JSON_REJECT_DUPLICATES) != 0;
     json_t *v = NULL;
     const char *s;
     size_t len;
 
-value:
-    p = skip_ws(p, end);
+value: /* p is past any whitespace */
     if (p >= end)
         goto fail;
     switch (*p) {
@@ -382,7 +384,8 @@ value:
     case '"':
         if ((p = read_string(r, p + 1, &s, &len)) == NULL)
             goto fail;
-        v = json_stringn_nocheck(s, len); /* checked as UTF-8 above */
+        if ((v = wh_json_arena_string(s, len)) == NULL) /* checked as UTF-8 above */
+            v = json_stringn_nocheck(s, len);
         goto have_value;
     case 't':
         if (end - p < 4 || memcmp(p, "true", 4) != 0)
@@ -425,7 +428,7 @@ key: /* p is where an object's key should start */
     p = skip_ws(p, end);
     if (p >= end || *p != ':')
         goto fail;
-    p++;
+    p = skip_ws(p + 1, end);
     goto value;
 
 have_value: /* v (owned here) is complete: put it into its container */
@@ -434,14 +437,16 @@ have_value: /* v (owned here) is complete: put it into its container */
         goto out;
     }
     if (top->is_object) {
-        if ((r->flags & JSON_REJECT_DUPLICATES) && json_object_getn(top->container, top->key, top->klen) != NULL)
+        if (reject_duplicates && json_object_getn(top->container, top->key, top->klen) != NULL)
             goto fail; /* jansson words the error */
         if (json_object_setn_new_nocheck(top->container, top->key, top->klen, v) != 0) {
             v = NULL; /* consumed */
             goto fail;
         }
-        free(top->owned);
-        top->owned = NULL;
+        if (top->owned != NULL) {
+            free(top->owned);
+            top->owned = NULL;
+        }
     } else if (json_array_append_new(top->container, v) != 0) {
         v = NULL; /* consumed */
         goto fail;
