@@ -22,6 +22,7 @@
 #include "wh_alloc.h"
 #include "wh_buf.h"
 #include "wh_chars.h"
+#include "wh_json_arena.h"
 #include "wh_yaml_fast.h"
 #include "wh_yaml_resolve.h"
 
@@ -422,6 +423,14 @@ unsupported:
     return UNSUPPORTED;
 }
 
+/* A JSON string of the (valid UTF-8) text: in one bump of the request's
+ * arena when there is one (wh_json_arena_string), else jansson's. */
+static json_t *new_string(const char *s, size_t len)
+{
+    json_t *v = wh_json_arena_string(s, len);
+    return v != NULL ? v : json_stringn_nocheck(s, len);
+}
+
 /* A quoted scalar (see quoted_text) as a new JSON string. */
 static wh_code quoted(fast *f, const char **pp, const char *end, json_t **out)
 {
@@ -433,7 +442,7 @@ static wh_code quoted(fast *f, const char **pp, const char *end, json_t **out)
     wh_buf_reset(&f->tmp);
     if ((rc = quoted_text(pp, end, &f->tmp, &text, &len, &decoded)) != WH_OK)
         return rc;
-    *out = json_stringn_nocheck(text, len);
+    *out = new_string(text, len);
     return WH_OK;
 }
 
@@ -489,7 +498,7 @@ static wh_code inline_scalar(fast *f, const line *l, const char *s, const char *
     if ((rc = plain_extent(l, s, end, &e)) != WH_OK)
         return rc;
     if (!wh_yaml_plain_may_resolve(s, (size_t)(e - s)))
-        *out = json_stringn_nocheck(s, (size_t)(e - s)); /* printable ASCII: see struct fast */
+        *out = new_string(s, (size_t)(e - s)); /* printable ASCII: see struct fast */
     else if ((*out = wh_yaml_plain_json(s, (size_t)(e - s))) == NULL)
         return UNSUPPORTED;
     return WH_OK;
@@ -624,7 +633,7 @@ static wh_code block_scalar(fast *f, const line *hdr, const char *s, int parent,
     for (i = first; i < stop && f->lines[i].s == f->lines[i].end; i++)
         if ((size_t)(f->lines[i].end - f->lines[i].start) > (size_t)m)
             goto out;
-    *out = json_stringn_nocheck(b->data != NULL ? b->data : "", b->len);
+    *out = new_string(b->data != NULL ? b->data : "", b->len);
     move_to(f, stop);
     rc = WH_OK;
 out:
