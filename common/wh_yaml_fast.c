@@ -790,9 +790,10 @@ static wh_code flow_collection(fast *f, const char **pp, const char *end, int de
         if (is_map) {
             if (*p == '[' || *p == '{' || flow_key(f, &p, end, &key) != WH_OK)
                 goto out;
-            flow_ws(&p, end);
+            while (p < end && *p == ' ')
+                p++;
             if (p >= end || *p != ':')
-                goto out; /* a key without a value */
+                goto out; /* a key without a value, or its ':' on a later line (libyaml: an error) */
             p++;
             flow_ws(&p, end);
             if (p < end && (*p == ',' || *p == close)) {
