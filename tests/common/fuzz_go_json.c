@@ -37,9 +37,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     oracle_json_string(&str, text, len, flags);
     expect(&got, &str, "string");
 
+    if (len == 1 && text[0] == '\x01') /* the array's key below: the object would have one member */
+        goto out;
     json_array_append_new(arr, json_stringn_nocheck(text, len));
-    json_object_setn_nocheck(obj, text, len, json_stringn_nocheck(text, len));
-    json_object_set_new_nocheck(obj, "\x01", arr);
+    json_object_setn_new_nocheck(obj, text, len, json_stringn_nocheck(text, len));
+    json_object_set_nocheck(obj, "\x01", arr);
     wh_buf_reset(&got);
     wh_go_json(&got, obj, flags);
     wh_buf_printf(&want, "{%s:%s,\"\\u0001\":[%s]}", str.data, str.data, str.data);
@@ -50,7 +52,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wh_buf_printf(&want, "{\n\t%s: %s,\n\t\"\\u0001\": [\n\t\t%s\n\t]\n}", str.data, str.data, str.data);
     expect(&got, &want, "indented object");
 
+out:
     json_decref(obj);
+    json_decref(arr);
     free(block);
     wh_buf_free(&got);
     wh_buf_free(&want);

@@ -277,7 +277,7 @@ static void json_string_random(void **state)
         }
         expect_escape(s, len, 1 + round % 8);
 
-        json_object_setn_nocheck(obj, (const char *)s, len, json_stringn_nocheck((const char *)s, len));
+        json_object_setn_new_nocheck(obj, (const char *)s, len, json_stringn_nocheck((const char *)s, len));
         json_array_append_new(arr, json_stringn_nocheck((const char *)s, len));
         json_object_set_new_nocheck(obj, "\x01", arr); /* a key no random text is */
         for (size_t f = 0; f < sizeof(escape_flags) / sizeof(escape_flags[0]); f++) {
@@ -489,35 +489,49 @@ static void base64_binary_roundtrip(void **state)
     wh_buf_free(&back);
 }
 
-/* Every length from 0 to 70 (the encoder's 6-byte, 3-byte and tail paths)
- * against RFC 4648's definition written bit by bit. */
-static void base64_every_length(void **state)
+/* wh_go_base64(data) must be RFC 4648's definition written bit by bit. */
+static void expect_base64(const unsigned char *data, size_t len)
 {
     static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    unsigned char data[70];
+    wh_buf b = WH_BUF_INIT;
+    char want[404];
+    size_t bits = len * 8, k, o = 0;
+
+    assert_true(len <= 300);
+    for (k = 0; k < bits; k += 6) {
+        unsigned v = 0, j;
+        for (j = 0; j < 6; j++)
+            v = v << 1 | (k + j < bits ? (data[(k + j) / 8] >> (7 - (k + j) % 8)) & 1u : 0u);
+        want[o++] = abc[v];
+    }
+    while (o % 4 != 0)
+        want[o++] = '=';
+    want[o] = '\0';
+    wh_go_base64(&b, data, len);
+    assert_string_equal(b.data != NULL ? b.data : "", want);
+    assert_int_equal(b.len, o);
+    wh_buf_free(&b);
+}
+
+/* Every length from 0 to 300 (the encoder's 12-byte SIMD steps, 6-byte,
+ * 3-byte and tail paths), and every byte value in every place of the first
+ * 12-byte step (all 64 characters in each of its 16 places). */
+static void base64_every_length(void **state)
+{
+    unsigned char data[300];
     size_t len, i;
 
     (void)state;
     for (i = 0; i < sizeof(data); i++)
         data[i] = (unsigned char)(i * 151u + 7u);
-    for (len = 0; len <= sizeof(data); len++) {
-        wh_buf b = WH_BUF_INIT;
-        char want[100];
-        size_t bits = len * 8, k, o = 0;
-        for (k = 0; k < bits; k += 6) {
-            unsigned v = 0, j;
-            for (j = 0; j < 6; j++)
-                v = v << 1 | (k + j < bits ? (data[(k + j) / 8] >> (7 - (k + j) % 8)) & 1u : 0u);
-            want[o++] = abc[v];
+    for (len = 0; len <= sizeof(data); len++)
+        expect_base64(data, len);
+    for (i = 0; i < 12; i++)
+        for (unsigned v = 0; v < 256; v++) {
+            memset(data, 0, 16);
+            data[i] = (unsigned char)v;
+            expect_base64(data, 16);
         }
-        while (o % 4 != 0)
-            want[o++] = '=';
-        want[o] = '\0';
-        wh_go_base64(&b, data, len);
-        assert_string_equal(b.data != NULL ? b.data : "", want);
-        assert_int_equal(b.len, o);
-        wh_buf_free(&b);
-    }
 }
 
 /* base64.StdEncoding.DecodeString's CorruptInputError offsets */
