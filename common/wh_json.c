@@ -1,16 +1,16 @@
 /*
  * wh_json.c - the fast JSON reader behind wh_json_loadb (see wh_json.h).
  *
- * Recursive descent over the bytes, strict RFC 8259 grammar.  It is
- * deliberately conservative: whenever the input is not plainly valid, or a
- * value would need jansson's judgement (integers beyond 64 bits, reals that
- * overflow, NUL in keys, nesting near jansson's limit), it gives up and the
- * caller re-reads the whole text with json_loadb.  It must never accept
- * what jansson rejects, nor build anything jansson would build differently.
+ * One pass over the bytes (a loop with a stack of open containers, not recursion), strict RFC 8259 grammar.  It is
+ * deliberately conservative: whenever the input is not plainly valid, or a value would need jansson's judgement
+ * (integers beyond 64 bits, reals that overflow, NUL in keys, nesting near jansson's limit), it gives up and the
+ * caller re-reads the whole text with json_loadb.  It must never accept what jansson rejects, nor build anything
+ * jansson would build differently.
  */
 #include "wh_json.h"
 #include "wh_alloc.h"
 #include "wh_chars.h"
+#include "wh_json_arena.h"
 
 #include <errno.h>
 #include <math.h>
@@ -24,18 +24,9 @@
 typedef struct reader {
     const unsigned char *p, *end;
     size_t flags;
-    int depth;
     char *tmp; /* decoded text of strings with escapes */
     size_t tmp_cap;
 } reader;
-
-static json_t *read_value(reader *r);
-
-static void skip_ws(reader *r)
-{
-    while (r->p < r->end && (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t'))
-        r->p++;
-}
 
 /* Length of the valid UTF-8 sequence (2-4 bytes) at p, 0 when invalid:
  * no overlong forms, no surrogates, nothing above U+10FFFF. */
@@ -178,66 +169,98 @@ static long decode_escaped(reader *r, const unsigned char *start, size_t *consum
     return -1; /* unterminated */
 }
 
-/* The offset (0-7) of the first byte among the 8 at p that needs a look --
- * a quote, backslash, control character or non-ASCII byte -- or 8 when none
- * does.  (The tricks below can flag a byte wrongly only above a real one.) */
-static unsigned first_special8(const unsigned char *p)
+/* Whether any of the 8 bytes at p needs a look -- a quote, backslash,
+ * control character or non-ASCII byte: a mask with the high bit of each
+ * such byte (the tricks below can flag a byte wrongly only above a real one,
+ * so the lowest flagged byte is always right). */
+static uint64_t special8(const unsigned char *p)
 {
     const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-    uint64_t w, quote, bslash, m;
+    uint64_t w, quote, bslash;
 
     memcpy(&w, p, 8);
     quote = w ^ (ones * '"');
     bslash = w ^ (ones * '\\');
-    m = (((quote - ones) & ~quote) | ((bslash - ones) & ~bslash) | (w - ones * 0x20) | w) & highs;
-    return m == 0 ? 8 : (unsigned)__builtin_ctzll(m) >> 3;
+    return (((quote - ones) & ~quote) | ((bslash - ones) & ~bslash) | (w - ones * 0x20) | w) & highs;
 }
 
-/* A string at r->p (just after its opening quote): *s and *len point either
- * into the input or into r->tmp.  0 to give up. */
-static int read_string(reader *r, const char **s, size_t *len)
+/* The first byte at or after p that is not plain printable ASCII other than
+ * quote and backslash: 8 bytes a step while 8 remain. */
+static inline __attribute__((always_inline)) const unsigned char *scan_plain(const unsigned char *p,
+                                                                             const unsigned char *end)
 {
-    const unsigned char *p = r->p, *end = r->end;
+    uint64_t m;
 
-    while (p < end) {
-        unsigned c, k;
-        while (end - p >= 8 && (k = first_special8(p)) == 8)
-            p += 8;
-        if (end - p >= 8)
-            p += k;
-        else if (p >= end)
-            break;
+    for (; end - p >= 8; p += 8)
+        if ((m = special8(p)) != 0)
+            return p + (__builtin_ctzll(m) >> 3);
+    while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+        p++;
+    return p;
+}
+
+/* The rest of a string whose first special byte is at p (not a quote):
+ * non-ASCII text is checked as UTF-8, an escape sends the string to
+ * decode_escaped.  Returns the position after the closing quote, NULL to
+ * give up; *s and *len point either into the input or into r->tmp. */
+static __attribute__((noinline)) const unsigned char *
+read_string_slow(reader *r, const unsigned char *start, const unsigned char *p, const char **s, size_t *len)
+{
+    const unsigned char *end = r->end;
+
+    for (;;) {
+        unsigned c;
+        if (p >= end)
+            return NULL;
         c = *p;
         if (c == '"') {
-            *s = (const char *)r->p;
-            *len = (size_t)(p - r->p);
-            r->p = p + 1;
-            return 1;
+            *s = (const char *)start;
+            *len = (size_t)(p - start);
+            return p + 1;
         }
         if (c == '\\') {
             size_t consumed = 0;
-            long n = decode_escaped(r, p, &consumed);
-            if (n < 0)
-                return 0;
+            long n;
+            r->p = start;
+            if ((n = decode_escaped(r, p, &consumed)) < 0)
+                return NULL;
             *s = r->tmp;
             *len = (size_t)n;
-            r->p += consumed;
-            return 1;
+            return start + consumed;
         }
-        if (c < 0x20)
-            return 0;
-        if (c < 0x80) {
-            p++;
-        } else {
+        if (c < 0x80) /* a control character */
+            return NULL;
+        {
             size_t n = utf8_seq(p, end);
             if (n == 0)
-                return 0;
-            p += n;
+                return NULL;
+            p = scan_plain(p + n, end);
         }
     }
-    return 0;
 }
 
+/* A string whose opening quote is at p - 1: returns the position after its
+ * closing quote (NULL to give up), *s and *len its text. */
+static inline const unsigned char *read_string(reader *r, const unsigned char *p, const char **s, size_t *len)
+{
+    const unsigned char *q = scan_plain(p, r->end);
+
+    if (q < r->end && *q == '"') {
+        *s = (const char *)p;
+        *len = (size_t)(q - p);
+        return q + 1;
+    }
+    return read_string_slow(r, p, q, s, len);
+}
+
+static inline const unsigned char *skip_ws(const unsigned char *p, const unsigned char *end)
+{
+    while (p < end && *p <= ' ' && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+        p++;
+    return p;
+}
+
+/* A number at r->p; NULL to give up. */
 static json_t *read_number(reader *r)
 {
     const unsigned char *start = r->p, *p = r->p, *end = r->end;
@@ -302,147 +325,178 @@ static json_t *read_number(reader *r)
     }
 }
 
-static json_t *read_object(reader *r)
-{
-    json_t *obj = json_object(), *v;
+/* An open container; for an object, the key its next value goes under
+ * (pointing into the input, or into `owned` when it had escapes: reading
+ * the value may reuse r->tmp). */
+typedef struct frame {
+    json_t *container;
+    int is_object;
     const char *key;
-    char *owned = NULL;
     size_t klen;
+    char *owned;
+} frame;
 
-    r->p++; /* { */
-    skip_ws(r);
-    if (r->p < r->end && *r->p == '}') {
-        r->p++;
-        return obj;
-    }
-    for (;;) {
-        if (r->p >= r->end || *r->p != '"')
-            goto fail;
-        r->p++;
-        if (!read_string(r, &key, &klen) || memchr(key, '\0', klen) != NULL)
-            goto fail;
-        if (key == r->tmp) { /* reading the value may reuse tmp */
-            owned = wh_malloc(klen + 1);
-            memcpy(owned, key, klen);
-            key = owned;
-        }
-        skip_ws(r);
-        if (r->p >= r->end || *r->p != ':')
-            goto fail;
-        r->p++;
-        if ((v = read_value(r)) == NULL)
-            goto fail;
-        if ((r->flags & JSON_REJECT_DUPLICATES) && json_object_getn(obj, key, klen) != NULL) {
-            json_decref(v);
-            goto fail; /* jansson words the error */
-        }
-        if (json_object_setn_new_nocheck(obj, key, klen, v) != 0)
-            goto fail;
-        free(owned);
-        owned = NULL;
-        skip_ws(r);
-        if (r->p >= r->end)
-            goto fail;
-        if (*r->p == '}') {
-            r->p++;
-            return obj;
-        }
-        if (*r->p != ',')
-            goto fail;
-        r->p++;
-        skip_ws(r);
-    }
-fail:
-    free(owned);
-    json_decref(obj);
-    return NULL;
-}
-
-static json_t *read_array(reader *r)
+/* Iterative: one loop and an explicit stack of open containers, so a value
+ * costs no call of its own.  NULL to give up. */
+static json_t *read_document(reader *r)
 {
-    json_t *arr = json_array(), *v;
-
-    r->p++; /* [ */
-    skip_ws(r);
-    if (r->p < r->end && *r->p == ']') {
-        r->p++;
-        return arr;
-    }
-    for (;;) {
-        if ((v = read_value(r)) == NULL || json_array_append_new(arr, v) != 0)
-            goto fail;
-        skip_ws(r);
-        if (r->p >= r->end)
-            goto fail;
-        if (*r->p == ']') {
-            r->p++;
-            return arr;
-        }
-        if (*r->p != ',')
-            goto fail;
-        r->p++;
-    }
-fail:
-    json_decref(arr);
-    return NULL;
-}
-
-static json_t *read_literal(reader *r, const char *word, size_t n, json_t *value)
-{
-    if ((size_t)(r->end - r->p) < n || memcmp(r->p, word, n) != 0)
-        return NULL;
-    r->p += n;
-    return value;
-}
-
-static json_t *read_value(reader *r)
-{
-    json_t *v;
+    frame local[32], *stack = local, *top = NULL;
+    size_t depth = 0, cap = sizeof(local) / sizeof(local[0]);
+    const unsigned char *p = r->p, *end = r->end;
+    const int reject_duplicates = (r->flags & JSON_REJECT_DUPLICATES) != 0;
+    json_t *v = NULL;
     const char *s;
     size_t len;
 
-    skip_ws(r);
-    if (r->p >= r->end)
-        return NULL;
-    switch (*r->p) {
+value: /* p is past any whitespace */
+    if (p >= end)
+        goto fail;
+    switch (*p) {
     case '{':
     case '[':
-        if (++r->depth > MAX_DEPTH)
-            return NULL;
-        v = *r->p == '{' ? read_object(r) : read_array(r);
-        r->depth--;
-        return v;
+        if (depth >= MAX_DEPTH)
+            goto fail;
+        {
+            int is_object = *p == '{';
+            v = is_object ? json_object() : json_array();
+            p = skip_ws(p + 1, end);
+            if (p < end && *p == (is_object ? '}' : ']')) {
+                p++;
+                goto have_value;
+            }
+            if (depth == cap) {
+                frame *grown = wh_malloc(2 * cap * sizeof(*grown));
+                memcpy(grown, stack, depth * sizeof(*grown));
+                if (stack != local)
+                    free(stack);
+                stack = grown;
+                cap *= 2;
+            }
+            top = &stack[depth++];
+            top->container = v;
+            top->is_object = is_object;
+            top->owned = NULL;
+            v = NULL;
+            if (is_object)
+                goto key;
+            goto value;
+        }
     case '"':
-        r->p++;
-        if (!read_string(r, &s, &len))
-            return NULL;
-        return json_stringn_nocheck(s, len); /* checked as UTF-8 above */
+        if ((p = read_string(r, p + 1, &s, &len)) == NULL)
+            goto fail;
+        if ((v = wh_json_arena_string(s, len)) == NULL) /* checked as UTF-8 above */
+            v = json_stringn_nocheck(s, len);
+        goto have_value;
     case 't':
-        return read_literal(r, "true", 4, json_true());
+        if (end - p < 4 || memcmp(p, "true", 4) != 0)
+            goto fail;
+        p += 4;
+        v = json_true();
+        goto have_value;
     case 'f':
-        return read_literal(r, "false", 5, json_false());
+        if (end - p < 5 || memcmp(p, "false", 5) != 0)
+            goto fail;
+        p += 5;
+        v = json_false();
+        goto have_value;
     case 'n':
-        return read_literal(r, "null", 4, json_null());
+        if (end - p < 4 || memcmp(p, "null", 4) != 0)
+            goto fail;
+        p += 4;
+        v = json_null();
+        goto have_value;
     default:
-        return read_number(r);
+        r->p = p;
+        if ((v = read_number(r)) == NULL)
+            goto fail;
+        p = r->p;
+        goto have_value;
     }
+
+key: /* p is where an object's key should start */
+    if (p >= end || *p != '"' || (p = read_string(r, p + 1, &s, &len)) == NULL)
+        goto fail;
+    if (s == r->tmp) { /* only an escape can put NUL in a key, which jansson refuses */
+        if (memchr(s, '\0', len) != NULL)
+            goto fail;
+        top->owned = wh_malloc(len + 1);
+        memcpy(top->owned, s, len);
+        s = top->owned;
+    }
+    top->key = s;
+    top->klen = len;
+    p = skip_ws(p, end);
+    if (p >= end || *p != ':')
+        goto fail;
+    p = skip_ws(p + 1, end);
+    goto value;
+
+have_value: /* v (owned here) is complete: put it into its container */
+    if (depth == 0) {
+        r->p = p;
+        goto out;
+    }
+    if (top->is_object) {
+        if (reject_duplicates && json_object_getn(top->container, top->key, top->klen) != NULL)
+            goto fail; /* jansson words the error */
+        if (json_object_setn_new_nocheck(top->container, top->key, top->klen, v) != 0) {
+            v = NULL; /* consumed */
+            goto fail;
+        }
+        if (top->owned != NULL) {
+            free(top->owned);
+            top->owned = NULL;
+        }
+    } else if (json_array_append_new(top->container, v) != 0) {
+        v = NULL; /* consumed */
+        goto fail;
+    }
+    v = NULL;
+    p = skip_ws(p, end);
+    if (p >= end)
+        goto fail;
+    if (*p == ',') {
+        p = skip_ws(p + 1, end);
+        if (top->is_object)
+            goto key;
+        goto value;
+    }
+    if (*p != (top->is_object ? '}' : ']'))
+        goto fail;
+    p++;
+    v = top->container;
+    depth--;
+    top = depth > 0 ? &stack[depth - 1] : NULL;
+    goto have_value;
+
+fail:
+    json_decref(v);
+    v = NULL;
+    while (depth > 0) {
+        depth--;
+        free(stack[depth].owned);
+        json_decref(stack[depth].container);
+    }
+out:
+    if (stack != local)
+        free(stack);
+    return v;
 }
 
 json_t *wh_json_fast_loadb(const char *buf, size_t len, size_t flags)
 {
-    reader r = {(const unsigned char *)buf, NULL, flags, 0, NULL, 0};
+    reader r = {(const unsigned char *)buf, NULL, flags, NULL, 0};
     json_t *v = NULL;
 
     if (buf == NULL || (flags & ~(size_t)WH_JSON_FAST_FLAGS) != 0)
         return NULL;
     r.end = r.p + len; /* not before the NULL check: arithmetic on NULL is undefined */
-    skip_ws(&r);
+    r.p = skip_ws(r.p, r.end);
     if (!(flags & JSON_DECODE_ANY) && (r.p >= r.end || (*r.p != '{' && *r.p != '[')))
         goto out;
-    if ((v = read_value(&r)) == NULL)
+    if ((v = read_document(&r)) == NULL)
         goto out;
-    skip_ws(&r);
-    if (r.p != r.end) { /* trailing bytes: jansson's "end of file expected" */
+    if (skip_ws(r.p, r.end) != r.end) { /* trailing bytes: jansson's "end of file expected" */
         json_decref(v);
         v = NULL;
     }

@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define WH_ARENA_ENABLED 0
@@ -59,6 +60,34 @@ struct wh_json_arena_chunk {
 
 static _Thread_local wh_json_arena *current;
 
+/* jansson's string value as jansson lays it out (its private json_string_t, the same from 2.7 to 2.14): the reader's
+ * strings are made here in one bump instead of through json_stringn_nocheck's two allocations and copy.  Used only
+ * when string_layout_known: jansson older than 2.15 at run time, and a string made by jansson reads back through this
+ * layout as jansson's own accessors read it (wh_json_arena_install checks). */
+struct jansson_string {
+    json_t json;
+    char *value;
+    size_t length;
+};
+
+static int string_layout_known;
+
+static int probe_string_layout(void)
+{
+    json_t *s;
+    const struct jansson_string *js;
+    int known;
+
+    if (jansson_version_cmp(2, 7, 0) < 0 || jansson_version_cmp(2, 15, 0) >= 0)
+        return 0;
+    s = json_stringn_nocheck("probe", 5);
+    js = (const struct jansson_string *)s;
+    known = s != NULL && s->type == JSON_STRING && s->refcount == 1 && js->value == json_string_value(s) &&
+            js->length == json_string_length(s) && js->length == 5;
+    json_decref(s);
+    return known;
+}
+
 /* A new chunk big enough for `need` bytes; 0 when it would go over the
  * scope's budget (the caller then falls back to malloc). */
 static int grow(wh_json_arena *a, size_t need)
@@ -98,9 +127,10 @@ static void *big_block(wh_json_arena *a, size_t size)
     return p;
 }
 
-static void *arena_malloc(size_t size)
+/* The cases the bump below does not take: no scope, size 0, a large block,
+ * a full chunk (a new one, or malloc once over budget). */
+static __attribute__((noinline)) void *arena_malloc_slow(wh_json_arena *a, size_t size)
 {
-    wh_json_arena *a = current;
     size_t n = (size + (ALIGN - 1)) & ~(size_t)(ALIGN - 1);
     char *p;
 
@@ -108,7 +138,7 @@ static void *arena_malloc(size_t size)
         return wh_malloc(size);
     if (size > BIG_BLOCK)
         return big_block(a, size);
-    if ((size_t)(a->end - a->ptr) < n && !grow(a, n)) {
+    if (!grow(a, n)) {
         a->over_budget = 1;
         return wh_malloc(size);
     }
@@ -117,6 +147,32 @@ static void *arena_malloc(size_t size)
     a->last = p;
     if (on_valgrind)
         VALGRIND_MEMPOOL_ALLOC(a, p, size);
+    return p;
+}
+
+/* Out of line: the client request's register use would otherwise give the
+ * fast path below a stack frame. */
+static __attribute__((noinline)) void *valgrind_block(wh_json_arena *a, void *p, size_t size)
+{
+    VALGRIND_MEMPOOL_ALLOC(a, p, size);
+    return p;
+}
+
+/* Nearly every call: a bump in the newest chunk, no stack frame.  (n - 1
+ * wraps for size 0, which goes the slow way.) */
+static void *arena_malloc(size_t size)
+{
+    wh_json_arena *a = current;
+    size_t n = (size + (ALIGN - 1)) & ~(size_t)(ALIGN - 1);
+    char *p;
+
+    if (a == NULL || size > BIG_BLOCK || n - 1 >= (size_t)(a->end - a->ptr))
+        return arena_malloc_slow(a, size);
+    p = a->ptr;
+    a->ptr = p + n;
+    a->last = p;
+    if (on_valgrind)
+        return valgrind_block(a, p, size);
     return p;
 }
 
@@ -169,6 +225,7 @@ static void arena_free(void *ptr)
 void wh_json_arena_install(void)
 {
     on_valgrind = RUNNING_ON_VALGRIND != 0;
+    string_layout_known = probe_string_layout();
     if (WH_ARENA_ENABLED)
         json_set_alloc_funcs(arena_malloc, arena_free);
 }
@@ -182,6 +239,12 @@ void wh_json_arena_begin(wh_json_arena *a)
     a->big = NULL;
     a->nbig = a->big_cap = 0;
     a->over_budget = 0;
+    {
+        json_malloc_t m;
+        json_free_t f;
+        json_get_alloc_funcs(&m, &f);
+        a->strings = WH_ARENA_ENABLED && string_layout_known && m == arena_malloc && f == arena_free;
+    }
     VALGRIND_CREATE_MEMPOOL(a, 0, 0);
     current = a;
 }
@@ -219,6 +282,33 @@ void wh_json_arena_drop(json_t *value)
     json_get_alloc_funcs(&m, &f);
     if (!WH_ARENA_ENABLED || m != arena_malloc || current == NULL || current->over_budget)
         json_decref(value);
+}
+
+json_t *wh_json_arena_string(const char *text, size_t len)
+{
+    wh_json_arena *a = current;
+    const size_t head = (sizeof(struct jansson_string) + (ALIGN - 1)) & ~(size_t)(ALIGN - 1);
+    size_t n = head + ((len + 1 + (ALIGN - 1)) & ~(size_t)(ALIGN - 1));
+    struct jansson_string *js;
+    char *value;
+
+    if (a == NULL || !a->strings || len > BIG_BLOCK || n > (size_t)(a->end - a->ptr))
+        return NULL; /* jansson makes it (and grows the chunk when it is full) */
+    js = (struct jansson_string *)a->ptr;
+    value = a->ptr + head;
+    a->ptr += n;
+    a->last = (char *)js; /* freed string first, then value: freeing js gives both back */
+    if (on_valgrind) {
+        VALGRIND_MEMPOOL_ALLOC(a, js, sizeof(*js));
+        VALGRIND_MEMPOOL_ALLOC(a, value, len + 1);
+    }
+    memcpy(value, text, len);
+    value[len] = '\0';
+    js->json.type = JSON_STRING;
+    js->json.refcount = 1;
+    js->value = value;
+    js->length = len;
+    return &js->json;
 }
 
 wh_json_arena *wh_json_arena_pause(void)

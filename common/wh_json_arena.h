@@ -43,6 +43,7 @@ typedef struct wh_json_arena {
     void **big;                         /* live blocks above the size limit, malloc'd in the scope */
     size_t nbig, big_cap;
     int over_budget; /* some allocation went to malloc untracked: wh_json_arena_drop walks */
+    int strings;     /* wh_json_arena_string may make strings here */
 } wh_json_arena;
 
 /* Route jansson's allocations through the arena hooks (idempotent). */
@@ -62,6 +63,14 @@ void wh_json_arena_end(wh_json_arena *a);
  * this is json_decref.  Why: freeing a decoded 1,500-entry pod value by value
  * costs more than a tenth of its review (bench/inject/README.md). */
 void wh_json_arena_drop(json_t *value);
+
+/* json_stringn_nocheck(text, len) made in this thread's open scope in one
+ * bump (jansson makes it with two allocations and a copy through a
+ * function pointer each), or NULL when it cannot be: no scope, the arena
+ * off, jansson's string layout not the one known, a long text or a full
+ * chunk -- then the caller calls json_stringn_nocheck.  `text` must be valid
+ * UTF-8; the value is freed by jansson as usual.  For the JSON reader. */
+json_t *wh_json_arena_string(const char *text, size_t len);
 
 /* Step out of this thread's scope (returns it, NULL when none) to build
  * something that outlives the request, e.g. a lazily made shared value;

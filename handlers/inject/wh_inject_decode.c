@@ -153,13 +153,14 @@ out:
     return rc;
 }
 
-wh_code wh_inject_decode_pod(const json_t *req_pod, const char *namespace_, json_t **out, wh_err *err)
+wh_code wh_inject_decode_pod(const json_t *req_pod, const char *namespace_, json_t **out, wh_inject_go_leaves **leaves,
+                             wh_err *err)
 {
     json_t *pod, *meta;
     const char *ns;
     wh_code rc;
 
-    if ((rc = wh_inject_go_decode((json_t *)req_pod, &wh_inject_type_pod, 0, err)) != WH_OK) {
+    if ((rc = wh_inject_go_decode((json_t *)req_pod, &wh_inject_type_pod, 0, leaves, err)) != WH_OK) {
         wh_err_prefix(err, "could not decode pod");
         return rc;
     }

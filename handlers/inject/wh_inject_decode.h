@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "wh_inject_schema.h"
 #include "wh_result.h"
 
 /* Parse the path after "/inject" (e.g. "", "/", "/rev/canary/cluster/c1",
@@ -27,7 +28,11 @@ wh_code wh_inject_path_parse(const char *suffix, size_t len, char **rev_name, js
  * against corev1.Pod ("could not decode pod: json: cannot unmarshal ..."),
  * then a copy (*out, new reference; it shares every value `pod` holds
  * except the top level and metadata) without metadata.managedFields and
- * with metadata.namespace set to `namespace_` when empty (NULL: left). */
-wh_code wh_inject_decode_pod(const json_t *pod, const char *namespace_, json_t **out, wh_err *err);
+ * with metadata.namespace set to `namespace_` when empty (NULL: left).
+ * *leaves (leaves NULL: not wanted): the stable leaves the check found among
+ * the pod's list items, for the merge target (wh_inject_apply_overlays);
+ * the caller frees them with wh_inject_go_leaves_free. */
+wh_code wh_inject_decode_pod(const json_t *pod, const char *namespace_, json_t **out, wh_inject_go_leaves **leaves,
+                             wh_err *err);
 
 #endif

@@ -32,7 +32,8 @@ wh_code wh_inject_smp(json_t *target, const json_t *patch, const wh_inject_type 
 wh_code wh_inject_smp_move(json_t *target, json_t *patch, const wh_inject_type *type, wh_err *err);
 
 /* Step 6: apply every overlay (shaped, in order) to an empty template pod
- * and to a copy of `merge_pod`, moving the pod's own istio-proxy to
+ * and to a copy of `merge_pod` that shares with it the list items `leaves`
+ * (wh_inject_decode_pod's; NULL: none) found to be stable leaves, moving the pod's own istio-proxy to
  * initContainers first when `native` and the template put it there.  After
  * each overlay's merge, its shape's type error (shaped[i]; shaped NULL:
  * none) fails the injection, as istiod's decoding of the patched pod does
@@ -45,9 +46,9 @@ wh_code wh_inject_smp_move(json_t *target, json_t *patch, const wh_inject_type *
  * `release`, NULL: the newest, has WH_REL_OVERRIDE_RESETS_FOREIGN_UID).
  * The Go round trip (zero fields, quantities) is left to
  * wh_inject_postprocess: applying it once at the end gives the same pod. */
-wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, const char *const *names,
-                                 const wh_inject_shaped *shaped, int native, const wh_inject_release *release,
-                                 json_t **merged, json_t **tmpl, wh_err *err);
+wh_code wh_inject_apply_overlays(const json_t *merge_pod, wh_inject_go_leaves *leaves, json_t *overlays,
+                                 const char *const *names, const wh_inject_shaped *shaped, int native,
+                                 const wh_inject_release *release, json_t **merged, json_t **tmpl, wh_err *err);
 
 /* Step 7 (3.8): re-apply the containers of `original` (and of its
  * proxy.istio.io/overrides annotation) that the template also defines, record

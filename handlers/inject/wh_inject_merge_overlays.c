@@ -96,7 +96,7 @@ static json_t *names_view(const json_t *overlay, int security)
 
 /* ---- the merge target ---- */
 
-static json_t *target_copy(const json_t *value, const wh_inject_type *type);
+static json_t *target_copy(const json_t *value, const wh_inject_type *type, wh_inject_go_leaves *leaves);
 
 static int injector_owned(const json_t *container)
 {
@@ -106,16 +106,17 @@ static int injector_owned(const json_t *container)
            (strcmp(name, WH_PROXY) == 0 || strcmp(name, WH_INIT) == 0 || strcmp(name, WH_VALIDATION) == 0);
 }
 
-static json_t *target_list(const json_t *list, const wh_inject_type *type)
+static json_t *target_list(const json_t *list, const wh_inject_type *type, wh_inject_go_leaves *leaves)
 {
     json_t *out = json_array();
-    size_t i, n = json_array_size(list);
+    size_t i, n = json_array_size(list), nstable;
+    const json_t *const *stable = wh_inject_go_stable_items(leaves, list, &nstable);
 
     for (i = 0; i < n; i++) {
         const json_t *item = json_array_get(list, i);
         json_t *copy = type == &wh_inject_type_container && injector_owned(item) ? wh_inject_json_copy(item)
-                       : wh_inject_go_stable_leaf(item, type)                    ? json_incref((json_t *)item)
-                                                                                 : target_copy(item, type);
+                       : i < nstable && stable[i] == item                        ? json_incref((json_t *)item)
+                                                                                 : target_copy(item, type, leaves);
         if (json_array_append_new(out, copy) != 0) {
             json_decref(out);
             return NULL;
@@ -126,7 +127,7 @@ static json_t *target_list(const json_t *list, const wh_inject_type *type)
 
 /* The pod the overlays are merged into: a copy of the request's pod (merge
  * and post-processing change it in place) that shares with it the list
- * items wh_inject_go_stable_leaf allows, so that a container's 1,500 env
+ * items the type check found to be stable leaves (`leaves`), so that a container's 1,500 env
  * entries are neither copied nor, since the JSON Patch diff then finds them
  * equal by address, compared (bench/inject/README.md, Session 10).  Nothing
  * changes such an item in place: the strategic merge copies a list item
@@ -134,7 +135,7 @@ static json_t *target_list(const json_t *list, const wh_inject_type *type)
  * as it is, and the only in-place edits of list items (post-processing's env
  * entries) are on istio-proxy, so the injector's own containers are copied
  * whole. */
-static json_t *target_copy(const json_t *value, const wh_inject_type *type)
+static json_t *target_copy(const json_t *value, const wh_inject_type *type, wh_inject_go_leaves *leaves)
 {
     json_t *out;
     void *it;
@@ -145,9 +146,9 @@ static json_t *target_copy(const json_t *value, const wh_inject_type *type)
     for (it = json_object_iter((json_t *)value); it != NULL; it = json_object_iter_next((json_t *)value, it)) {
         const json_t *v = json_object_iter_value(it);
         const wh_inject_field *f = wh_inject_schema_field(type, json_object_iter_key(it));
-        json_t *copy = f != NULL && f->kind == WH_K_OBJ && f->type != NULL ? target_copy(v, f->type)
+        json_t *copy = f != NULL && f->kind == WH_K_OBJ && f->type != NULL ? target_copy(v, f->type, leaves)
                        : f != NULL && f->kind == WH_K_LIST && f->type != NULL && json_is_array(v)
-                           ? target_list(v, f->type)
+                           ? target_list(v, f->type, leaves)
                            : wh_inject_json_copy(v);
         if (json_object_setn_new_nocheck(out, json_object_iter_key(it), json_object_iter_key_len(it), copy) != 0) {
             json_decref(out);
@@ -157,11 +158,11 @@ static json_t *target_copy(const json_t *value, const wh_inject_type *type)
     return out;
 }
 
-wh_code wh_inject_apply_overlays(const json_t *merge_pod, json_t *overlays, const char *const *names,
-                                 const wh_inject_shaped *shaped, int native, const wh_inject_release *release,
-                                 json_t **merged_out, json_t **tmpl_out, wh_err *err)
+wh_code wh_inject_apply_overlays(const json_t *merge_pod, wh_inject_go_leaves *leaves, json_t *overlays,
+                                 const char *const *names, const wh_inject_shaped *shaped, int native,
+                                 const wh_inject_release *release, json_t **merged_out, json_t **tmpl_out, wh_err *err)
 {
-    json_t *merged = target_copy(merge_pod, &wh_inject_type_pod), *tmpl = json_object(), *view = NULL;
+    json_t *merged = target_copy(merge_pod, &wh_inject_type_pod, leaves), *tmpl = json_object(), *view = NULL;
     size_t i;
     wh_code rc = WH_OK;
     int security = wh_inject_release_has(release, WH_REL_OVERRIDE_RESETS_FOREIGN_UID);

@@ -32,15 +32,17 @@ wh_code wh_inject_pod(const wh_inject_pod_request *req, wh_inject_pod_result *re
     wh_inject_post_params post;
     json_t *merged = NULL, *tmpl = NULL;
     wh_inject_shaped *shaped = NULL;
+    wh_inject_go_leaves *leaves = NULL;
     const char *reason = NULL;
     wh_code rc;
 
     memset(res, 0, sizeof(*res));
     memset(&r, 0, sizeof(r));
-    if ((rc = wh_inject_decode_pod(req->pod, req->namespace_, &res->original, err)) != WH_OK)
+    if ((rc = wh_inject_decode_pod(req->pod, req->namespace_, &res->original, &leaves, err)) != WH_OK)
         return rc;
     if (!wh_inject_decide(req->rev, res->original, req->kube_inject, &reason)) {
         res->skip_reason = reason != NULL ? reason : "not selected";
+        wh_inject_go_leaves_free(leaves);
         return WH_OK;
     }
     memset(&in, 0, sizeof(in));
@@ -60,7 +62,7 @@ wh_code wh_inject_pod(const wh_inject_pod_request *req, wh_inject_pod_result *re
         wh_err_prefix(err, "%s", TEMPLATE_PREFIX);
         goto out;
     }
-    if ((rc = wh_inject_apply_overlays(r.merge_pod, r.overlays, (const char *const *)r.names, shaped, r.native,
+    if ((rc = wh_inject_apply_overlays(r.merge_pod, leaves, r.overlays, (const char *const *)r.names, shaped, r.native,
                                        &req->rev->release, &merged, &tmpl, err)) != WH_OK ||
         (rc = wh_inject_reapply_overrides(merged, r.merge_pod, tmpl, r.tproxy, &req->rev->release, err)) != WH_OK)
         goto out;
@@ -75,6 +77,7 @@ wh_code wh_inject_pod(const wh_inject_pod_request *req, wh_inject_pod_result *re
     merged = NULL;
 out:
     free(shaped);
+    wh_inject_go_leaves_free(leaves);
     json_decref(merged);
     json_decref(tmpl);
     wh_inject_rendered_clear(&r);

@@ -84,6 +84,14 @@ const wh_inject_field *wh_inject_schema_field(const wh_inject_type *type, const 
 
 /* ---- Go's encoding/json over the table (wh_inject_schema_go.c) ---- */
 
+/* What the type check of a pod learnt for later stages, so that they ask
+ * rather than walk the pod again: which list items are stable leaves, i.e.
+ * objects that hold scalars only and that wh_inject_go_roundtrip leaves as
+ * they are (no null, no zero omitempty field, no quantity, no field Go fills
+ * in).  Such an item may be shared between the request's pod and the
+ * injected one rather than copied (wh_inject_apply_overlays). */
+typedef struct wh_inject_go_leaves wh_inject_go_leaves;
+
 /* Decode `value` as Go's json.Unmarshal into `type` would: every known
  * field must have the JSON type Go expects (objects, lists, strings,
  * integers, booleans); the error names the field path, like Go's "json:
@@ -93,24 +101,31 @@ const wh_inject_field *wh_inject_schema_field(const wh_inject_type *type, const 
  * template of Istio 1.1x prints `fsGroup` into a container's
  * securityContext), strategic-merge directives (`$...`) excepted, and the
  * whole value is walked (the first error is returned); without it `value`
- * is not modified and the walk stops at the first error. */
-wh_code wh_inject_go_decode(json_t *value, const wh_inject_type *type, int drop, wh_err *err);
+ * is not modified and the walk stops at the first error.  `leaves` (NULL:
+ * not wanted) receives, when the value decodes, the stable leaves among its
+ * list items (free with wh_inject_go_leaves_free), else NULL. */
+wh_code wh_inject_go_decode(json_t *value, const wh_inject_type *type, int drop, wh_inject_go_leaves **leaves,
+                            wh_err *err);
+/* The items of `list`, a list of struct values inside the value that
+ * produced `leaves`, that were stable leaves when it was checked: an array
+ * of *n entries, entry i the item then at index i or NULL (not a stable
+ * leaf); NULL (and *n 0) for a list the check did not see or `leaves` NULL.
+ * Compare an item's address with its entry: a list changed since holds
+ * other items there.  Borrowed from `leaves`; fastest asked in the order the
+ * lists appear in the value. */
+const json_t *const *wh_inject_go_stable_items(wh_inject_go_leaves *leaves, const json_t *list, size_t *n);
+void wh_inject_go_leaves_free(wh_inject_go_leaves *leaves);
 
 /* Emulate decoding `value` into Go type `type` and encoding it again: drops
- * nulls and zero-valued omitempty fields, canonicalises quantities.  Fields
+ * nulls and zero-valued `omitempty` fields, canonicalises quantities.  Fields
  * the schema does not know are kept unchanged.  Modifies `value` in place. */
 wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err *err);
 /* The same for the injected pod `value` made from the request's pod
  * `pristine` (wh_inject_apply_overlays' merge target): a list item it still
- * shares with `pristine` is skipped, since the merge target shares only items
- * wh_inject_go_stable_leaf allows and no stage edits them in place
+ * shares with `pristine` is skipped, since the merge target shares only
+ * stable leaves (wh_inject_go_stable_items) and no stage edits them in place
  * (tests/inject-merge checks the request's pod stays as it came). */
 wh_code wh_inject_go_roundtrip_beside(json_t *value, const json_t *pristine, const wh_inject_type *type, wh_err *err);
-/* Whether `value`, an object of `type`, holds scalars only and comes out of
- * wh_inject_go_roundtrip unchanged (no null, no zero omitempty field, no
- * quantity, no field Go fills in): such a value may be shared between the
- * request's pod and the injected one rather than copied. */
-int wh_inject_go_stable_leaf(const json_t *value, const wh_inject_type *type);
 /* What Go's json.Marshal prints for `value` decoded as `type`: keys in
  * struct field order, map keys sorted, unknown and zero omitempty fields
  * dropped, always-present structs added.  New reference (value is not

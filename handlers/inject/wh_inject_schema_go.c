@@ -1,8 +1,9 @@
 /*
  * wh_inject_schema_go.c - Go's encoding/json over the Pod type table (see
- * wh_inject_schema.h): decoding (the type check and the keys closed types
- * drop, in one walk), the round trip (omitempty zeros, canonical
- * quantities) and Go's field order for the JSON istiod prints.
+ * wh_inject_schema.h): decoding (the type check, the keys closed types
+ * drop and the stable leaves the merge target shares, in one walk), the
+ * round trip (omitempty zeros, canonical quantities; its rules once, in
+ * fate_of) and Go's field order for the JSON istiod prints.
  */
 #include "wh_inject_schema.h"
 
@@ -47,7 +48,60 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Fields Go prints even when the input lacked them (WH_F_FILL). */
+/* What Go's decoding and encoding again do to `v`, the value of a key whose
+ * field is `f` (NULL: a key the type lacks): the one statement of the round
+ * trip's rules, which roundtrip() applies and the type check's stable-leaf
+ * verdict (leaf_keeps) reads. */
+typedef enum go_fate {
+    GO_KEEPS,         /* printed as it came */
+    GO_DROPS,         /* a null, a zero omitempty scalar */
+    GO_CANONICALISES, /* a quantity, a map of them */
+    GO_DESCENDS       /* a struct, a list of structs: their fields decide */
+} go_fate;
+
+static go_fate fate_of(const wh_inject_field *f, const json_t *v)
+{
+    if (json_is_null(v))
+        return GO_DROPS;
+    if (f == NULL)
+        return GO_KEEPS;
+    switch (f->kind) {
+    case WH_K_STR:
+    case WH_K_INT:
+    case WH_K_BOOL:
+        return (f->flags & WH_F_OMIT) && wh_go_is_empty(v) ? GO_DROPS : GO_KEEPS;
+    case WH_K_OBJ:
+        return json_is_object(v) && f->type != NULL ? GO_DESCENDS : GO_KEEPS;
+    case WH_K_LIST:
+        return json_is_array(v) && f->type != NULL ? GO_DESCENDS : GO_KEEPS;
+    case WH_K_QTY:
+        return GO_CANONICALISES;
+    case WH_K_QMAP:
+        return json_is_object(v) ? GO_CANONICALISES : GO_KEEPS;
+    default:
+        return GO_KEEPS;
+    }
+}
+
+/* Whether the key with field `f` and value `v` keeps an object a stable leaf:
+ * a scalar the round trip prints as it came. */
+static int leaf_keeps(const wh_inject_field *f, const json_t *v)
+{
+    return !json_is_object(v) && !json_is_array(v) && fate_of(f, v) == GO_KEEPS;
+}
+
+/* The fields Go prints even when the input lacked them (WH_F_FILL), the
+ * round trip's other rule: how many `type` has. */
+static int fill_count(const wh_inject_type *type)
+{
+    const wh_inject_field *f;
+    int n = 0;
+
+    for (f = type->fields; f->name != NULL; f++)
+        n += (f->flags & WH_F_FILL) != 0;
+    return n;
+}
+
 static void fill_zero_fields(json_t *value, const wh_inject_type *type)
 {
     const wh_inject_field *f;
@@ -85,12 +139,33 @@ static const json_t *pristine_item(const json_t *pristine, size_t i, const json_
     return NULL;
 }
 
+static wh_code canonical_quantities(json_t *map, const char *field, wh_err *err)
+{
+    const char *qk;
+    json_t *qv;
+    void *qtmp;
+    wh_code rc;
+
+    json_object_foreach_safe(map, qtmp, qk, qv)
+    {
+        if (json_is_null(qv)) {
+            json_object_del(map, qk);
+            continue;
+        }
+        if ((rc = canonical_quantity(map, qk, qv, err)) != WH_OK) {
+            wh_err_prefix(err, "%s", field);
+            return rc;
+        }
+    }
+    return WH_OK;
+}
+
 static wh_code roundtrip(json_t *value, const wh_inject_type *type, const json_t *pristine, wh_err *err)
 {
     const char *key;
     json_t *v;
     void *tmp;
-    wh_code rc;
+    wh_code rc = WH_OK;
 
     if (!json_is_object(value) || type == NULL)
         return WH_OK;
@@ -98,65 +173,34 @@ static wh_code roundtrip(json_t *value, const wh_inject_type *type, const json_t
     json_object_foreach_safe(value, tmp, key, v)
     {
         const wh_inject_field *f = wh_inject_schema_field(type, key);
-        if (json_is_null(v)) {
+        switch (fate_of(f, v)) {
+        case GO_KEEPS:
+            break;
+        case GO_DROPS:
             json_object_del(value, key);
-            continue;
-        }
-        if (f == NULL)
-            continue;
-        switch (f->kind) {
-        case WH_K_STR:
-        case WH_K_INT:
-        case WH_K_BOOL:
-            if ((f->flags & WH_F_OMIT) && wh_go_is_empty(v))
-                json_object_del(value, key);
             break;
-        case WH_K_OBJ:
-            if ((rc = roundtrip(v, f->type, pristine != NULL ? json_object_get(pristine, key) : NULL, err)) != WH_OK)
-                return rc;
+        case GO_CANONICALISES:
+            rc = f->kind == WH_K_QTY ? canonical_quantity(value, key, v, err) : canonical_quantities(v, key, err);
             break;
-        case WH_K_LIST: {
-            const json_t *plist = pristine != NULL ? json_object_get(pristine, key) : NULL, *from;
-            size_t i;
-            if (!json_is_array(v) || f->type == NULL)
-                break;
-            for (i = json_array_size(v); i-- > 0;) {
-                json_t *item = json_array_get(v, i);
-                if (json_is_null(item))
-                    continue;
-                if ((from = pristine_item(plist, i, item, f->merge_key)) == item)
-                    continue; /* shared with the request's pod: stable (see wh_inject_go_roundtrip_beside) */
-                if ((rc = roundtrip(item, f->type, from, err)) != WH_OK)
-                    return rc;
-            }
-            break;
-        }
-        case WH_K_QTY:
-            if ((rc = canonical_quantity(value, key, v, err)) != WH_OK)
-                return rc;
-            break;
-        case WH_K_QMAP: {
-            const char *qk;
-            json_t *qv;
-            void *qtmp;
-            if (!json_is_object(v))
-                break;
-            json_object_foreach_safe(v, qtmp, qk, qv)
-            {
-                if (json_is_null(qv)) {
-                    json_object_del(v, qk);
-                    continue;
-                }
-                if ((rc = canonical_quantity(v, qk, qv, err)) != WH_OK) {
-                    wh_err_prefix(err, "%s", key);
-                    return rc;
+        case GO_DESCENDS:
+            if (f->kind == WH_K_OBJ) {
+                rc = roundtrip(v, f->type, pristine != NULL ? json_object_get(pristine, key) : NULL, err);
+            } else {
+                const json_t *plist = pristine != NULL ? json_object_get(pristine, key) : NULL, *from;
+                size_t i;
+                for (i = json_array_size(v); rc == WH_OK && i-- > 0;) {
+                    json_t *item = json_array_get(v, i);
+                    if (json_is_null(item))
+                        continue;
+                    if ((from = pristine_item(plist, i, item, f->merge_key)) == item)
+                        continue; /* shared with the request's pod: stable (see wh_inject_go_roundtrip_beside) */
+                    rc = roundtrip(item, f->type, from, err);
                 }
             }
             break;
         }
-        default:
-            break;
-        }
+        if (rc != WH_OK)
+            return rc;
     }
     return WH_OK;
 }
@@ -169,34 +213,6 @@ wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err
 wh_code wh_inject_go_roundtrip_beside(json_t *value, const json_t *pristine, const wh_inject_type *type, wh_err *err)
 {
     return roundtrip(value, type, pristine, err);
-}
-
-int wh_inject_go_stable_leaf(const json_t *value, const wh_inject_type *type)
-{
-    const wh_inject_field *f;
-    const json_t *v;
-    void *it;
-
-    if (!json_is_object(value) || type == NULL)
-        return 0;
-    /* What roundtrip() above would change, case by case (iterators rather
-     * than json_object_foreach: this runs once per env entry of a pod). */
-    for (f = type->fields; f->name != NULL; f++)
-        if ((f->flags & WH_F_FILL) && json_object_get(value, f->name) == NULL)
-            return 0; /* fill_zero_fields */
-    for (it = json_object_iter((json_t *)value); it != NULL; it = json_object_iter_next((json_t *)value, it)) {
-        v = json_object_iter_value(it);
-        if (json_is_object(v) || json_is_array(v) || json_is_null(v))
-            return 0; /* not a leaf, or a null it deletes */
-        if ((f = wh_inject_schema_field(type, json_object_iter_key(it))) == NULL)
-            continue;
-        if (f->kind == WH_K_QTY || f->kind == WH_K_QMAP)
-            return 0; /* a quantity it may canonicalise */
-        if ((f->kind == WH_K_STR || f->kind == WH_K_INT || f->kind == WH_K_BOOL) && (f->flags & WH_F_OMIT) &&
-            wh_go_is_empty(v))
-            return 0; /* a zero omitempty field it deletes */
-    }
-    return 1;
 }
 
 static json_t *sorted_copy(const json_t *map)
@@ -249,6 +265,69 @@ json_t *wh_inject_go_ordered(const json_t *value, const wh_inject_type *type)
     return out;
 }
 
+/* The stable leaves a walk found, list by list in the order the walk met
+ * the lists: records[i] covers `list`, its items items[first .. first+n). */
+typedef struct leaves_list {
+    const json_t *list;
+    size_t first, n;
+} leaves_list;
+
+struct wh_inject_go_leaves {
+    leaves_list *lists;
+    size_t nlists, lists_cap;
+    const json_t **items;
+    size_t nitems, items_cap;
+    size_t next; /* the list asked for after the last one found */
+};
+
+/* A record for `list` (n items, all "not stable" until the walk says so);
+ * returns the index of its first item. */
+static size_t leaves_add_list(wh_inject_go_leaves *l, const json_t *list, size_t n)
+{
+    size_t first = l->nitems;
+
+    if (l->nlists == l->lists_cap) {
+        l->lists_cap = l->lists_cap != 0 ? 2 * l->lists_cap : 16;
+        l->lists = wh_realloc(l->lists, l->lists_cap * sizeof(*l->lists));
+    }
+    if (l->items_cap - l->nitems < n) {
+        while (l->items_cap - l->nitems < n)
+            l->items_cap = l->items_cap != 0 ? 2 * l->items_cap : 64;
+        l->items = wh_realloc(l->items, l->items_cap * sizeof(*l->items));
+    }
+    memset(l->items + first, 0, n * sizeof(*l->items));
+    l->lists[l->nlists++] = (leaves_list){list, first, n};
+    l->nitems += n;
+    return first;
+}
+
+const json_t *const *wh_inject_go_stable_items(wh_inject_go_leaves *leaves, const json_t *list, size_t *n)
+{
+    size_t k, i;
+
+    *n = 0;
+    if (leaves == NULL)
+        return NULL;
+    for (k = 0; k < leaves->nlists; k++) {
+        i = leaves->next + k < leaves->nlists ? leaves->next + k : leaves->next + k - leaves->nlists;
+        if (leaves->lists[i].list == list) {
+            leaves->next = i + 1;
+            *n = leaves->lists[i].n;
+            return leaves->items + leaves->lists[i].first;
+        }
+    }
+    return NULL;
+}
+
+void wh_inject_go_leaves_free(wh_inject_go_leaves *leaves)
+{
+    if (leaves == NULL)
+        return;
+    free(leaves->lists);
+    free(leaves->items);
+    free(leaves);
+}
+
 /* Where the checker is, as a chain of frames on the stack: the text is only
  * built when something is wrong. */
 typedef struct check_path {
@@ -282,11 +361,13 @@ static wh_code type_error(wh_err *err, const char *value, const wh_inject_type *
 
 /* One walk of a value against its Go type.  `drop`: remove the keys closed
  * types lack (in place) and walk everything, keeping the first error;
- * otherwise stop at the first error. */
+ * otherwise stop at the first error.  `leaves` (NULL: not asked): where the
+ * stable leaves among list items go. */
 typedef struct decode_walk {
     int drop;
     wh_code rc;
     wh_err *err;
+    wh_inject_go_leaves *leaves;
 } decode_walk;
 
 static int fail(decode_walk *w, const char *value, const wh_inject_type *owner, const check_path *p, const char *want)
@@ -296,12 +377,13 @@ static int fail(decode_walk *w, const char *value, const wh_inject_type *owner, 
     return !w->drop; /* 1: stop walking */
 }
 
-static int walk_object(json_t *value, const wh_inject_type *type, const check_path *up, decode_walk *w);
+static int walk_object(json_t *value, const wh_inject_type *type, const check_path *up, decode_walk *w, int *leaf);
 
 static int walk_field(json_t *v, const wh_inject_field *f, const wh_inject_type *owner, const check_path *path,
                       decode_walk *w)
 {
-    size_t i;
+    size_t i, n, first = 0;
+    int leaf;
 
     switch (f->kind) {
     case WH_K_STR:
@@ -317,7 +399,7 @@ static int walk_field(json_t *v, const wh_inject_field *f, const wh_inject_type 
     case WH_K_BOOL:
         return json_is_boolean(v) ? 0 : fail(w, wh_go_json_kind(v), owner, path, "bool");
     case WH_K_OBJ:
-        return json_is_object(v) ? walk_object(v, f->type, path, w)
+        return json_is_object(v) ? walk_object(v, f->type, path, w, NULL)
                                  : fail(w, wh_go_json_kind(v), owner, path, f->type->name);
     case WH_K_MAP:
     case WH_K_QMAP: {
@@ -338,7 +420,10 @@ static int walk_field(json_t *v, const wh_inject_field *f, const wh_inject_type 
         if (!json_is_array(v))
             return fail(w, wh_go_json_kind(v), owner, path,
                         f->kind == WH_K_LIST && f->type != NULL ? f->type->name : "list");
-        for (i = 0; i < json_array_size(v); i++) {
+        n = json_array_size(v);
+        if (w->leaves != NULL && f->kind == WH_K_LIST && f->type != NULL && n != 0)
+            first = leaves_add_list(w->leaves, v, n);
+        for (i = 0; i < n; i++) {
             json_t *elem = json_array_get(v, i);
             if (json_is_null(elem))
                 continue;
@@ -348,8 +433,13 @@ static int walk_field(json_t *v, const wh_inject_field *f, const wh_inject_type 
                     return 1;
                 continue;
             }
-            if (f->kind == WH_K_LIST && f->type != NULL && walk_object(elem, f->type, path, w))
+            if (f->kind != WH_K_LIST || f->type == NULL)
+                continue;
+            leaf = w->leaves != NULL;
+            if (walk_object(elem, f->type, path, w, leaf ? &leaf : NULL))
                 return 1;
+            if (leaf)
+                w->leaves->items[first + i] = elem; /* the list's record was made above: items may not move */
         }
         return 0;
     default:
@@ -357,16 +447,22 @@ static int walk_field(json_t *v, const wh_inject_field *f, const wh_inject_type 
     }
 }
 
-static int walk_object(json_t *value, const wh_inject_type *type, const check_path *up, decode_walk *w)
+/* `leaf` (NULL: not asked) is set to 0 unless `value` is a stable leaf. */
+static int walk_object(json_t *value, const wh_inject_type *type, const check_path *up, decode_walk *w, int *leaf)
 {
-    const char *key;
-    json_t *v;
-    void *tmp;
+    void *it, *next;
+    int fills = 0;
 
-    json_object_foreach_safe(value, tmp, key, v)
-    {
+    for (it = json_object_iter(value); it != NULL; it = next) {
+        const char *key = json_object_iter_key(it);
+        json_t *v = json_object_iter_value(it);
         const wh_inject_field *f = wh_inject_schema_field(type, key);
         check_path here = {up, key};
+        next = json_object_iter_next(value, it); /* before `it` may be deleted */
+        if (leaf != NULL && *leaf) {
+            *leaf = leaf_keeps(f, v);
+            fills += f != NULL && (f->flags & WH_F_FILL);
+        }
         if (f == NULL) {
             if (w->drop && type->closed && key[0] != '$')
                 json_object_del(value, key);
@@ -375,15 +471,26 @@ static int walk_object(json_t *value, const wh_inject_type *type, const check_pa
         if (!json_is_null(v) && walk_field(v, f, type, &here, w))
             return 1;
     }
+    if (leaf != NULL && *leaf && fills != fill_count(type))
+        *leaf = 0; /* the round trip adds the missing ones */
     return 0;
 }
 
-wh_code wh_inject_go_decode(json_t *value, const wh_inject_type *type, int drop, wh_err *err)
+wh_code wh_inject_go_decode(json_t *value, const wh_inject_type *type, int drop, wh_inject_go_leaves **leaves,
+                            wh_err *err)
 {
-    decode_walk w = {drop, WH_OK, err};
+    decode_walk w = {drop, WH_OK, err, NULL};
 
+    if (leaves != NULL)
+        *leaves = NULL;
     if (!json_is_object(value))
         return type_error(err, wh_go_json_kind(value), NULL, NULL, type->name);
-    walk_object(value, type, NULL, &w);
+    if (leaves != NULL)
+        w.leaves = wh_calloc(1, sizeof(*w.leaves));
+    walk_object(value, type, NULL, &w, NULL);
+    if (leaves != NULL && w.rc == WH_OK)
+        *leaves = w.leaves;
+    else
+        wh_inject_go_leaves_free(w.leaves);
     return w.rc;
 }

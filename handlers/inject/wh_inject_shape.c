@@ -20,7 +20,7 @@ wh_code wh_inject_shape(json_t **doc, const char *name, wh_inject_shaped *out, w
     }
     if (!json_is_object(*doc))
         return wh_err_set(err, WH_E_RENDER, "template \"%s\" did not render a YAML mapping", name);
-    out->type_rc = wh_inject_go_decode(*doc, &wh_inject_type_pod, 1, &out->type_err);
+    out->type_rc = wh_inject_go_decode(*doc, &wh_inject_type_pod, 1, NULL, &out->type_err);
     return WH_OK;
 }
 

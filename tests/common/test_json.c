@@ -49,6 +49,20 @@ static const struct {
     {"[\"\xc0\xaf\"]", 0, ERROR},         /* overlong */
     {"[\"\xf4\x90\x80\x80\"]", 0, ERROR}, /* above U+10FFFF */
     {"[\"tab\there\"]", 0, ERROR},
+    {"{\"k\\u00e9y\":{\"a\\n\":\"b\\t\"},\"x\":1}", 0, FAST}, /* an escaped key outlives its value's escapes */
+    {"[\"\xc3\xa9\\n\",\"abcdefgh\xc3\xa9ijklmnop\\u0041qrstuvwx\",\"\x7f\"]", 0, FAST},
+    {"{\"a\":[{\"b\":{\"c\":[1,{\"d\":\"e\"}]}}],\"f\":{},\"g\":[[],[{}]]}", 0, FAST},
+    {"{\"a\":1 ,\"b\" :2 , \"c\":[ ] }", 0, FAST},
+    {"{\"a\":\"b", 0, ERROR},
+    {"{\"a\":", 0, ERROR},
+    {"[\"abcdefghijk\\", 0, ERROR},
+    {"{\"a\"", 0, ERROR},
+    {"[{", 0, ERROR},
+    {"[1}", 0, ERROR},
+    {"{\"a\":1]", 0, ERROR},
+    {"{\"a\":1}{", 0, ERROR},
+    {"{1:2}", 0, ERROR},
+    {"[\"abcdefgh\x80\"]", 0, ERROR}, /* a lone continuation byte after a plain word */
     {"{\"a\":1,}", 0, ERROR},
     {"[1,]", 0, ERROR},
     {"{\"a\":1} x", 0, ERROR},

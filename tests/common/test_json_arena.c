@@ -213,6 +213,52 @@ static void dropped_documents_are_reclaimed_at_the_end(void **state)
     wh_buf_free(&doc);
 }
 
+/* The reader's strings made in one bump read, compare, change, copy and free
+ * like jansson's own; without a scope, with no room or with a long text the
+ * caller is told to ask jansson. */
+static void strings_made_in_the_arena_are_jansson_strings(void **state)
+{
+    wh_json_arena a;
+    json_t *v, *ref, *copy;
+    char *long_text = wh_malloc(16384);
+
+    (void)state;
+    assert_null(wh_json_arena_string("x", 1)); /* no scope */
+    wh_json_arena_begin(&a);
+    assert_null(wh_json_arena_string("x", 1)); /* no chunk yet: jansson's first allocation makes one */
+    json_decref(json_integer(1));
+    v = wh_json_arena_string("caf\xc3\xa9\0z", 7);
+#ifdef ARENA_OFF
+    assert_null(v);
+#else
+    assert_non_null(v);
+    assert_true(json_is_string(v));
+    assert_int_equal(json_string_length(v), 7);
+    assert_memory_equal(json_string_value(v), "caf\xc3\xa9\0z", 8); /* NUL-terminated too */
+    ref = json_stringn("caf\xc3\xa9\0z", 7);
+    assert_true(json_equal(v, ref));
+    copy = json_deep_copy(v);
+    assert_true(json_equal(copy, ref));
+    assert_int_equal(json_string_set(v, "changed"), 0); /* jansson frees the old text */
+    assert_string_equal(json_string_value(v), "changed");
+    assert_true(json_equal(copy, ref));
+    json_decref(copy);
+    json_decref(ref);
+    json_decref(v);
+    /* freed right after it was made, a string gives its room back */
+    v = wh_json_arena_string("tmp", 3);
+    assert_non_null(v);
+    json_decref(v);
+    assert_ptr_equal(a.ptr, (char *)v);
+    memset(long_text, 'q', 16384);
+    assert_null(wh_json_arena_string(long_text, 16384)); /* above the block limit: jansson's */
+    a.ptr = a.end;                                       /* a full chunk: jansson's (it grows the arena) */
+    assert_null(wh_json_arena_string("x", 1));
+#endif
+    wh_json_arena_end(&a);
+    free(long_text);
+}
+
 static void *other_thread(void *arg)
 {
     json_t **out = arg;
@@ -247,6 +293,7 @@ int main(void)
         cmocka_unit_test(scopes_are_per_thread),
         cmocka_unit_test(large_blocks_freed_in_the_scope_are_forgotten),
         cmocka_unit_test(dropped_documents_are_reclaimed_at_the_end),
+        cmocka_unit_test(strings_made_in_the_arena_are_jansson_strings),
     };
     wh_json_arena_install();
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,6 +60,18 @@ static int print(const json_t *v)
 /* The pipeline diffs the request's pod against the injected one, which
  * shares values with it (wh_inject_apply_overlays' merge target): the stages
  * that change the injected pod in place must never reach the request's. */
+/* The stable leaves of `pod` as the pipeline finds them (wh_inject_decode_pod
+ * type-checks the request's pod): what the merge target may share with it.
+ * A pod that does not decode shares nothing. */
+static wh_inject_go_leaves *leaves_of(json_t *pod)
+{
+    wh_inject_go_leaves *leaves = NULL;
+    wh_err ignored = {0};
+
+    wh_inject_go_decode(pod, &wh_inject_type_pod, 0, &leaves, &ignored);
+    return leaves;
+}
+
 static int pod_untouched(const json_t *pod, const json_t *before)
 {
     if (json_equal(pod, before))
@@ -136,6 +148,7 @@ int main(int argc, char **argv)
     if (argc == 5 && strcmp(argv[1], "overlays") == 0) {
         json_t *merged = NULL, *tmpl = NULL;
         wh_inject_shaped *shaped = NULL;
+        wh_inject_go_leaves *leaves;
         wh_code rc;
         if ((a = load(argv[3])) == NULL || (b = load(argv[4])) == NULL)
             goto out;
@@ -143,7 +156,9 @@ int main(int argc, char **argv)
         if (wh_inject_shape_overlays(b, NULL, &shaped, &err) != WH_OK)
             goto fail;
         ops = json_deep_copy(a);
-        rc = wh_inject_apply_overlays(a, b, NULL, shaped, atoi(argv[2]), NULL, &merged, &tmpl, &err);
+        leaves = leaves_of(a);
+        rc = wh_inject_apply_overlays(a, leaves, b, NULL, shaped, atoi(argv[2]), NULL, &merged, &tmpl, &err);
+        wh_inject_go_leaves_free(leaves);
         free(shaped);
         if (rc != WH_OK)
             goto fail;
@@ -179,6 +194,7 @@ int main(int argc, char **argv)
         wh_inject_post_params p;
         const char *cfg, *vals, *mesh;
         json_t *tmpl = NULL, *merged_tmpl = NULL;
+        wh_inject_go_leaves *leaves;
         wh_code rc;
         if ((a = load(argv[2])) == NULL)
             goto out;
@@ -204,8 +220,10 @@ int main(int argc, char **argv)
         /* the merge target of the pod, as the pipeline makes it (no overlays) */
         ops = json_deep_copy(p.original);
         tmpl = json_array();
-        rc = wh_inject_apply_overlays(p.original, tmpl, NULL, NULL, 0, wh_inject_revision_release(rev), &b,
+        leaves = leaves_of((json_t *)p.original);
+        rc = wh_inject_apply_overlays(p.original, leaves, tmpl, NULL, NULL, 0, wh_inject_revision_release(rev), &b,
                                       &merged_tmpl, &err);
+        wh_inject_go_leaves_free(leaves);
         json_decref(tmpl);
         json_decref(merged_tmpl);
         if (rc == WH_OK)

@@ -49,7 +49,7 @@ static int prune(void)
     json_array_foreach(pods, i, pod)
     {
         wh_err ignored; /* type errors are not this mode's business */
-        wh_inject_go_decode(pod, &wh_inject_type_pod, 1, &ignored);
+        wh_inject_go_decode(pod, &wh_inject_type_pod, 1, NULL, &ignored);
     }
     dump = json_dumps(pods, JSON_COMPACT);
     puts(dump ? dump : "null");
