@@ -46,10 +46,12 @@
 #include <h2o/http1.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <linux/tcp.h> /* struct tcp_info with tcpi_bytes_received */
+#include <linux/sockios.h> /* SIOCINQ */
+#include <linux/tcp.h>     /* struct tcp_info with tcpi_last_data_recv */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -80,13 +82,13 @@ typedef struct conn {
     worker *w;
     h2o_socket_t *sock;
     int fd;
-    int shut;                    /* shutdown(2) already called during the drain */
-    int answered;                /* a request was answered on it */
-    uint64_t received_at_answer; /* tcpi_bytes_received when the last answer started */
-    unsigned answers;            /* answers started (on_req) */
-    unsigned answers_seen;       /* `answers` at the last sweep */
-    uint64_t writing_since;      /* when the sweep first saw the current write, 0 = not writing */
-    h2o_socket_cb paused_read;   /* h2o's read callback while a refused request lingers */
+    int shut;                  /* shutdown(2) already called during the drain */
+    int answered;              /* a request was answered on it */
+    size_t read_at_answer;     /* the socket's bytes_read when the last answer started */
+    unsigned answers;          /* answers started (on_req) */
+    unsigned answers_seen;     /* `answers` at the last sweep */
+    uint64_t writing_since;    /* when the sweep first saw the current write, 0 = not writing */
+    h2o_socket_cb paused_read; /* h2o's read callback while a refused request lingers */
     int paused;
     uint64_t linger_until;           /* refused: close after this (see refuse_arriving_request) */
     size_t reserved;                 /* this connection's part of wh_http_server.reserved */
@@ -263,45 +265,33 @@ static int refused_at_bound(wh_http_server *s, h2o_req_t *req, size_t len)
     return 0;
 }
 
-/* The answer's bytes count against --max-inflight-bytes until h2o has
- * written them and cleared the request's pool.  TLS holds a second,
- * encrypted copy while writing, hence twice the length. */
+/* The answer's body is handed to h2o as it is (no copy): the request's
+ * pool owns it until h2o has written it and cleared the pool, and its
+ * bytes count against --max-inflight-bytes until then: the buffer's
+ * allocation plus the encrypted copy TLS holds while writing. */
 typedef struct answer_bytes {
     wh_http_server *server;
     size_t counted;
+    char *data;
 } answer_bytes;
 
 static void on_answer_disposed(void *p)
 {
     answer_bytes *a = p;
     atomic_fetch_sub(&a->server->response_bytes, a->counted);
+    free(a->data);
 }
 
-static char *account_response(wh_http_server *s, h2o_req_t *req, size_t len)
+static h2o_iovec_t take_response(wh_http_server *s, h2o_req_t *req, wh_buf *body)
 {
-    answer_bytes *a = h2o_mem_alloc_shared(&req->pool, sizeof(*a) + len, on_answer_disposed);
+    answer_bytes *a = h2o_mem_alloc_shared(&req->pool, sizeof(*a), on_answer_disposed);
+    size_t len;
+
     a->server = s;
-    a->counted = 2 * len;
+    a->counted = body->cap + body->len;
+    a->data = wh_buf_steal(body, &len);
     atomic_fetch_add(&s->response_bytes, a->counted);
-    return (char *)(a + 1);
-}
-
-/* Remember how many bytes had arrived when this answer started: if no more
- * arrive before shutdown, the connection is between requests. */
-static void note_answer(h2o_req_t *req)
-{
-    h2o_socket_t *sock = ((struct conn_head *)req->conn)->sock;
-    struct tcp_info ti;
-    socklen_t len = sizeof(ti);
-    conn *c;
-
-    if (sock == NULL || sock->on_close.cb != on_sock_close)
-        return;
-    c = sock->on_close.data;
-    if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 && len >= sizeof(ti)) {
-        c->answered = 1;
-        c->received_at_answer = ti.tcpi_bytes_received;
-    }
+    return h2o_iovec_init(a->data, len);
 }
 
 /* Whether `line` (of `len` bytes) is the header `name` (lower case); sets
@@ -423,10 +413,15 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     } else {
         wh_router_serve(server->cfg.router, &in, &out);
     }
-    if ((c = conn_of(req)) != NULL)
+    /* What h2o had read when this answer started: if it reads nothing more
+     * before shutdown, the connection is between requests (close_idle). */
+    if ((c = conn_of(req)) != NULL) {
         c->answers++;
-    if (req->version < 0x200)
-        note_answer(req);
+        if (req->version < 0x200) {
+            c->answered = 1;
+            c->read_at_answer = c->sock->bytes_read;
+        }
+    }
 
     /* Content-Length, never chunked (P7); the body lives in the request pool
      * until h2o has written it. */
@@ -442,10 +437,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
      * current request instead of running into the deadline. */
     if (req->conn->ctx->shutdown_requested || atomic_load_explicit(&server->draining, memory_order_relaxed))
         req->http1_is_persistent = 0;
-    body.len = out.body.len;
-    body.base = body.len != 0 ? account_response(server, req, body.len) : NULL;
-    if (body.len != 0)
-        memcpy(body.base, out.body.data, body.len);
+    body = out.body.len != 0 ? take_response(server, req, &out.body) : h2o_iovec_init(NULL, 0);
     wh_buf_free(&out.body);
     h2o_start_response(req, &generator);
     h2o_send(req, &body, 1, H2O_SEND_STATE_FINAL);
@@ -571,13 +563,19 @@ static void close_idle(worker *w)
         struct tcp_info ti;
         socklen_t len = sizeof(ti);
         uint32_t quiet;
-        int between_requests;
+        int between_requests, unread;
 
         if (c->shut || h2o_socket_is_writing(c->sock) || getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
             len < sizeof(ti))
             continue;
         quiet = ti.tcpi_last_data_recv < ti.tcpi_last_data_sent ? ti.tcpi_last_data_recv : ti.tcpi_last_data_sent;
-        between_requests = c->answered && ti.tcpi_bytes_received == c->received_at_answer;
+        /* Nothing arrived since the answer: h2o read nothing more (it reads
+         * whatever the loop sees arrive) and the kernel holds nothing unread.
+         * A TLS record cut in two right after an answer is the one arrival
+         * this cannot see (h2o buffers it undecrypted): such a connection
+         * gets the idle delay rather than the stalled one. */
+        between_requests = c->answered && c->sock->bytes_read == c->read_at_answer &&
+                           ioctl(c->fd, SIOCINQ, &unread) == 0 && unread == 0;
         if (quiet >= (between_requests ? IDLE_QUIET_MS : STALLED_QUIET_MS)) {
             shutdown(c->fd, SHUT_RDWR);
             c->shut = 1;

@@ -5,15 +5,20 @@
  * (overlays + overrides), post-processing, JSON Patch
  * diff, response encode.  Reported, not asserted.
  *
- *   bench_inject REVISIONS_DIR REVIEW.json [ITERATIONS]
+ *   bench_inject REVISIONS_DIR REVIEW.json [ITERATIONS [PAUSE_US]]
  *
  * Prints µs of CPU per review (total and per stage) and the patch size.
  * The decode stage is the JSON parse and the pod's Go type check (which
  * finds the list items the merge target shares).
+ * With PAUSE_US the whole-review loop sleeps that long before each review
+ * and times each alone: one review per wake-up, as webhookd serves one
+ * connection's requests in turn (its caches cooled by whatever ran while it
+ * slept), where the loop without pauses runs the same review hot.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../bench_review.h"
 #include "wh_admission.h"
@@ -36,13 +41,13 @@ int main(int argc, char **argv)
     wh_buf body = WH_BUF_INIT;
     wh_err err = {0};
     double stage[S_N] = {0}, t, t0, full = 0;
-    long i, n = argc > 3 ? atol(argv[3]) : 200;
+    long i, n = argc > 3 ? atol(argv[3]) : 200, pause_us = argc > 4 ? atol(argv[4]) : 0;
     size_t patch_len = 0;
     int status = 1;
 
     wh_json_arena_install(); /* as webhookd does */
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_inject REVISIONS_DIR REVIEW.json [ITERATIONS]\n");
+        fprintf(stderr, "usage: bench_inject REVISIONS_DIR REVIEW.json [ITERATIONS [PAUSE_US]]\n");
         return 2;
     }
     if (wh_inject_registry_open(argv[1], NULL, &reg, &err) != WH_OK ||
@@ -125,16 +130,20 @@ int main(int argc, char **argv)
         wh_json_arena_end(&arena);
     }
     /* The whole path as webhookd runs it (codec included), for comparison. */
-    t = bench_cpu_now();
-    for (i = 0; i < n; i++) {
+    for (i = 0, t = bench_cpu_now(); i < n; i++) {
         wh_inject_call call;
+        if (pause_us > 0) {
+            full += bench_cpu_now() - t;
+            usleep((useconds_t)pause_us);
+            t = bench_cpu_now();
+        }
         memset(&call, 0, sizeof(call));
         call.registry = reg;
         bench_serve("/inject", &body, wh_inject_admit, &call);
     }
-    full = (bench_cpu_now() - t) / (double)n;
+    full = (full + bench_cpu_now() - t) / (double)n;
     printf("%s: %zu bytes in, %zu bytes of JSON Patch, %ld iterations\n", argv[2], body.len, patch_len, n);
-    printf("  whole review (wh_admission_serve): %.1f us CPU\n", full);
+    printf("  whole review (wh_admission_serve): %.1f us CPU%s\n", full, pause_us > 0 ? " (one per wake-up)" : "");
     for (i = 0; i < S_N; i++)
         printf("  %-7s %9.1f us\n", stage_names[i], stage[i] / (double)n);
     status = 0;

@@ -16,6 +16,8 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "wh_result.h"
 
@@ -51,15 +53,29 @@ typedef struct wh_inject_field {
     const char *name; /* JSON name */
     unsigned char kind;
     unsigned char flags;
+    unsigned char len;          /* strlen(name) */
     const char *merge_key;      /* patchMergeKey of a WH_K_LIST (NULL: atomic list) */
     const wh_inject_type *type; /* WH_K_OBJ / WH_K_LIST: the element's struct */
     const char *go;             /* Go field name; NULL: the JSON name with its first letter upper-cased */
 } wh_inject_field;
 
+/* A type's fields by JSON name: a perfect hash, slot = (signature * seed)
+ * >> (32 - bits) with the signature of wh_inject_schema_signature, slot[]
+ * holding the field's index + 1 (0: none).  wh_inject_schema.c finds the
+ * seed on the type's first lookup; read-only from then on. */
+typedef struct wh_inject_type_index {
+    int ready;           /* read with acquire: the rest is written before it */
+    unsigned char bits;  /* 0: no perfect table within 256 slots: the names are scanned */
+    unsigned char nfill; /* how many fields carry WH_F_FILL */
+    unsigned seed;
+    unsigned char slot[256];
+} wh_inject_type_index;
+
 struct wh_inject_type {
     const char *name;
     const wh_inject_field *fields; /* terminated by a NULL name */
     int closed;                    /* `fields` is every field of the Go type: decoding drops any other key */
+    wh_inject_type_index *index;   /* the table's storage, one per type */
 };
 
 extern const wh_inject_type wh_inject_type_pod;
@@ -79,8 +95,91 @@ const wh_inject_type *wh_inject_schema_workload(const char *kind);
 /* The Go name of `f` into buf (at least 64 bytes); returns it. */
 const char *wh_inject_schema_go_name(const wh_inject_field *f, char *buf, size_t size);
 
-/* The field `name` of `type`, or NULL when unknown (or type is NULL). */
-const wh_inject_field *wh_inject_schema_field(const wh_inject_type *type, const char *name);
+/* The field lookup is on every key of every pod, overlay and injected pod
+ * (type check, merge, round trip): its common path is inline, its first use
+ * of a type (finding the seed) and the scan out of line. */
+void wh_inject_schema_index_build(const wh_inject_type *type);
+const wh_inject_field *wh_inject_schema_scan(const wh_inject_type *type, const char *name, size_t len);
+
+static inline const wh_inject_type_index *wh_inject_schema_index(const wh_inject_type *type)
+{
+    if (!__atomic_load_n(&type->index->ready, __ATOMIC_ACQUIRE))
+        wh_inject_schema_index_build(type);
+    return type->index;
+}
+
+/* The name's length mixed with its first, middle and last bytes (len >= 1). */
+static inline unsigned wh_inject_schema_signature(const char *name, size_t len)
+{
+    return ((unsigned)len * 0x9e3779b1u) ^ ((unsigned)(unsigned char)name[0] << 8) ^
+           ((unsigned)(unsigned char)name[len >> 1] << 16) ^ ((unsigned)(unsigned char)name[len - 1] << 24);
+}
+
+/* Whether the len bytes at a and b are equal: overlapping word loads for the
+ * short names of the table, memcmp beyond 16 bytes. */
+static inline int wh_inject_schema_same(const char *a, const char *b, size_t len)
+{
+    uint64_t x, y, x2, y2;
+    uint32_t u, v, u2, v2;
+
+    if (len >= 8 && len <= 16) {
+        memcpy(&x, a, 8), memcpy(&y, b, 8), memcpy(&x2, a + len - 8, 8), memcpy(&y2, b + len - 8, 8);
+        return ((x ^ y) | (x2 ^ y2)) == 0;
+    }
+    if (len >= 4 && len < 8) {
+        memcpy(&u, a, 4), memcpy(&v, b, 4), memcpy(&u2, a + len - 4, 4), memcpy(&v2, b + len - 4, 4);
+        return ((u ^ v) | (u2 ^ v2)) == 0;
+    }
+    return memcmp(a, b, len) == 0;
+}
+
+/* The field `name` (len bytes; it need not end there, as
+ * json_object_iter_key_len gives it) of `type`, or NULL when unknown (or
+ * type is NULL): one slot, one compare. */
+static inline __attribute__((always_inline)) const wh_inject_field *
+wh_inject_schema_fieldn(const wh_inject_type *type, const char *name, size_t len)
+{
+    const wh_inject_type_index *ix;
+    const wh_inject_field *f;
+    unsigned s;
+
+    if (type == NULL || len - 1 > 254) /* names are 1..255 bytes */
+        return NULL;
+    ix = wh_inject_schema_index(type);
+    if (ix->bits == 0)
+        return wh_inject_schema_scan(type, name, len);
+    if ((s = ix->slot[(wh_inject_schema_signature(name, len) * ix->seed) >> (32 - ix->bits)]) == 0)
+        return NULL;
+    f = &type->fields[s - 1];
+    return f->len == len && wh_inject_schema_same(f->name, name, len) ? f : NULL;
+}
+
+/* The same, trying first the field after `prev` (NULL: the first field):
+ * Kubernetes sends objects with their keys in the Go struct's order, so a
+ * walk over a pod from the API server finds most keys there with one
+ * compare. */
+static inline __attribute__((always_inline)) const wh_inject_field *
+wh_inject_schema_fieldn_after(const wh_inject_type *type, const wh_inject_field *prev, const char *name, size_t len)
+{
+    const wh_inject_field *f = prev != NULL ? prev + 1 : type != NULL ? type->fields : NULL;
+
+    /* len != 0: the terminating row (len 0) never matches */
+    if (f != NULL && len != 0 && f->len == len && wh_inject_schema_same(f->name, name, len))
+        return f;
+    return wh_inject_schema_fieldn(type, name, len);
+}
+
+/* The same for a NUL-terminated name. */
+static inline const wh_inject_field *wh_inject_schema_field(const wh_inject_type *type, const char *name)
+{
+    return wh_inject_schema_fieldn(type, name, strlen(name));
+}
+
+/* How many fields of `type` carry WH_F_FILL. */
+static inline unsigned wh_inject_schema_fills(const wh_inject_type *type)
+{
+    return wh_inject_schema_index(type)->nfill;
+}
 
 /* ---- Go's encoding/json over the table (wh_inject_schema_go.c) ---- */
 

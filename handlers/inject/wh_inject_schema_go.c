@@ -59,7 +59,7 @@ typedef enum go_fate {
     GO_DESCENDS       /* a struct, a list of structs: their fields decide */
 } go_fate;
 
-static go_fate fate_of(const wh_inject_field *f, const json_t *v)
+static inline go_fate fate_of(const wh_inject_field *f, const json_t *v)
 {
     if (json_is_null(v))
         return GO_DROPS;
@@ -90,22 +90,14 @@ static int leaf_keeps(const wh_inject_field *f, const json_t *v)
     return !json_is_object(v) && !json_is_array(v) && fate_of(f, v) == GO_KEEPS;
 }
 
-/* The fields Go prints even when the input lacked them (WH_F_FILL), the
- * round trip's other rule: how many `type` has. */
-static int fill_count(const wh_inject_type *type)
-{
-    const wh_inject_field *f;
-    int n = 0;
-
-    for (f = type->fields; f->name != NULL; f++)
-        n += (f->flags & WH_F_FILL) != 0;
-    return n;
-}
-
+/* The round trip's other rule: Go prints the WH_F_FILL fields even when the
+ * input lacked them (an object of `type` holding `fills` of them lacks none). */
 static void fill_zero_fields(json_t *value, const wh_inject_type *type)
 {
     const wh_inject_field *f;
 
+    if (wh_inject_schema_fills(type) == 0)
+        return;
     for (f = type->fields; f->name != NULL; f++) {
         if (!(f->flags & WH_F_FILL) || json_object_get(value, f->name) != NULL)
             continue;
@@ -162,17 +154,17 @@ static wh_code canonical_quantities(json_t *map, const char *field, wh_err *err)
 
 static wh_code roundtrip(json_t *value, const wh_inject_type *type, const json_t *pristine, wh_err *err)
 {
-    const char *key;
-    json_t *v;
-    void *tmp;
+    void *it, *next;
     wh_code rc = WH_OK;
 
     if (!json_is_object(value) || type == NULL)
         return WH_OK;
     fill_zero_fields(value, type);
-    json_object_foreach_safe(value, tmp, key, v)
-    {
-        const wh_inject_field *f = wh_inject_schema_field(type, key);
+    for (it = json_object_iter(value); it != NULL; it = next) {
+        const char *key = json_object_iter_key(it);
+        json_t *v = json_object_iter_value(it);
+        const wh_inject_field *f = wh_inject_schema_fieldn(type, key, json_object_iter_key_len(it));
+        next = json_object_iter_next(value, it); /* before `it` may be deleted */
         switch (fate_of(f, v)) {
         case GO_KEEPS:
             break;
@@ -280,8 +272,8 @@ struct wh_inject_go_leaves {
     size_t next; /* the list asked for after the last one found */
 };
 
-/* A record for `list` (n items, all "not stable" until the walk says so);
- * returns the index of its first item. */
+/* A record for `list` (n items, each entry written by the walk); returns
+ * the index of its first item. */
 static size_t leaves_add_list(wh_inject_go_leaves *l, const json_t *list, size_t n)
 {
     size_t first = l->nitems;
@@ -295,7 +287,6 @@ static size_t leaves_add_list(wh_inject_go_leaves *l, const json_t *list, size_t
             l->items_cap = l->items_cap != 0 ? 2 * l->items_cap : 64;
         l->items = wh_realloc(l->items, l->items_cap * sizeof(*l->items));
     }
-    memset(l->items + first, 0, n * sizeof(*l->items));
     l->lists[l->nlists++] = (leaves_list){list, first, n};
     l->nitems += n;
     return first;
@@ -379,11 +370,16 @@ static int fail(decode_walk *w, const char *value, const wh_inject_type *owner, 
 
 static int walk_object(json_t *value, const wh_inject_type *type, const check_path *up, decode_walk *w, int *leaf);
 
-static int walk_field(json_t *v, const wh_inject_field *f, const wh_inject_type *owner, const check_path *path,
-                      decode_walk *w)
+/* The check of a value of field `f` (key `key` of an object of type `owner`
+ * under `up`) that is a struct, list or map, or a scalar the inline check of
+ * walk_object did not pass: out of line, so that the walk over scalars
+ * stays small. */
+static __attribute__((noinline)) int walk_field(json_t *v, const wh_inject_field *f, const wh_inject_type *owner,
+                                                const check_path *up, const char *key, decode_walk *w)
 {
+    const check_path here = {up, key}, *path = &here;
     size_t i, n, first = 0;
-    int leaf;
+    int record, leaf;
 
     switch (f->kind) {
     case WH_K_STR:
@@ -403,11 +399,11 @@ static int walk_field(json_t *v, const wh_inject_field *f, const wh_inject_type 
                                  : fail(w, wh_go_json_kind(v), owner, path, f->type->name);
     case WH_K_MAP:
     case WH_K_QMAP: {
-        const char *key;
+        const char *mk;
         json_t *mv;
         if (!json_is_object(v))
             return fail(w, wh_go_json_kind(v), owner, path, "map[string]string");
-        json_object_foreach(v, key, mv)
+        json_object_foreach(v, mk, mv)
         {
             if (!json_is_null(mv) && !json_is_string(mv) && !(f->kind == WH_K_QMAP && json_is_number(mv)) &&
                 fail(w, wh_go_json_kind(mv), owner, path, "string"))
@@ -421,25 +417,24 @@ static int walk_field(json_t *v, const wh_inject_field *f, const wh_inject_type 
             return fail(w, wh_go_json_kind(v), owner, path,
                         f->kind == WH_K_LIST && f->type != NULL ? f->type->name : "list");
         n = json_array_size(v);
-        if (w->leaves != NULL && f->kind == WH_K_LIST && f->type != NULL && n != 0)
+        record = w->leaves != NULL && f->kind == WH_K_LIST && f->type != NULL && n != 0;
+        if (record)
             first = leaves_add_list(w->leaves, v, n);
         for (i = 0; i < n; i++) {
             json_t *elem = json_array_get(v, i);
-            if (json_is_null(elem))
-                continue;
-            if (f->kind == WH_K_PLIST ? (json_is_object(elem) || json_is_array(elem)) : !json_is_object(elem)) {
+            leaf = 0;
+            if (json_is_null(elem)) {
+                /* nothing to check */
+            } else if (f->kind == WH_K_PLIST ? (json_is_object(elem) || json_is_array(elem)) : !json_is_object(elem)) {
                 if (fail(w, wh_go_json_kind(elem), owner, path,
                          f->kind == WH_K_PLIST ? "scalar" : (f->type != NULL ? f->type->name : "object")))
                     return 1;
-                continue;
-            }
-            if (f->kind != WH_K_LIST || f->type == NULL)
-                continue;
-            leaf = w->leaves != NULL;
-            if (walk_object(elem, f->type, path, w, leaf ? &leaf : NULL))
+            } else if (f->kind == WH_K_LIST && f->type != NULL &&
+                       walk_object(elem, f->type, path, w, record ? &leaf : NULL)) {
                 return 1;
-            if (leaf)
-                w->leaves->items[first + i] = elem; /* the list's record was made above: items may not move */
+            }
+            if (record) /* the items of lists inside elem may have moved the table: index it anew */
+                w->leaves->items[first + i] = leaf ? elem : NULL;
         }
         return 0;
     default:
@@ -447,20 +442,42 @@ static int walk_field(json_t *v, const wh_inject_field *f, const wh_inject_type 
     }
 }
 
-/* `leaf` (NULL: not asked) is set to 0 unless `value` is a stable leaf. */
+/* The check of the scalar kinds that walk_object makes inline: whether `v`
+ * passes without walk_field (0: a container, or a scalar walk_field checks
+ * and may report). */
+static inline int scalar_passes(const wh_inject_field *f, const json_t *v)
+{
+    switch (f->kind) {
+    case WH_K_STR:
+        return json_is_string(v);
+    case WH_K_INT:
+        return json_is_integer(v);
+    case WH_K_BOOL:
+        return json_is_boolean(v);
+    case WH_K_PTR:
+    case WH_K_ANY:
+    case WH_K_QTY:
+        return 1; /* not checked */
+    default:
+        return 0;
+    }
+}
+
+/* `leaf` (NULL: not asked) receives whether `value` is a stable leaf. */
 static int walk_object(json_t *value, const wh_inject_type *type, const check_path *up, decode_walk *w, int *leaf)
 {
+    const wh_inject_field *prev = NULL;
+    int keeps = leaf != NULL;
+    unsigned fills = 0;
     void *it, *next;
-    int fills = 0;
 
     for (it = json_object_iter(value); it != NULL; it = next) {
         const char *key = json_object_iter_key(it);
         json_t *v = json_object_iter_value(it);
-        const wh_inject_field *f = wh_inject_schema_field(type, key);
-        check_path here = {up, key};
+        const wh_inject_field *f = wh_inject_schema_fieldn_after(type, prev, key, json_object_iter_key_len(it));
         next = json_object_iter_next(value, it); /* before `it` may be deleted */
-        if (leaf != NULL && *leaf) {
-            *leaf = leaf_keeps(f, v);
+        if (keeps) {
+            keeps = leaf_keeps(f, v);
             fills += f != NULL && (f->flags & WH_F_FILL);
         }
         if (f == NULL) {
@@ -468,11 +485,12 @@ static int walk_object(json_t *value, const wh_inject_type *type, const check_pa
                 json_object_del(value, key);
             continue;
         }
-        if (!json_is_null(v) && walk_field(v, f, type, &here, w))
+        prev = f;
+        if (!json_is_null(v) && !scalar_passes(f, v) && walk_field(v, f, type, up, key, w))
             return 1;
     }
-    if (leaf != NULL && *leaf && fills != fill_count(type))
-        *leaf = 0; /* the round trip adds the missing ones */
+    if (leaf != NULL) /* the round trip would add the fill fields it lacks */
+        *leaf = keeps && fills == wh_inject_schema_fills(type);
     return 0;
 }
 

@@ -562,6 +562,24 @@ class TestShutdown(unittest.TestCase):
             with self.assertRaises(OSError):
                 socket.create_connection(("127.0.0.1", server.port), timeout=1).close()
 
+    def test_sigint_request_begun_after_answer_is_stalled(self):
+        # Between requests means nothing arrived since the last answer: a
+        # connection whose next request has begun (its head cut short) is
+        # given the stalled delay, not closed as idle.
+        with Server("--log-level=debug") as server:
+            idle, begun = connect(server.port), connect(server.port)
+            for s in (idle, begun):
+                self.assertEqual(request(s, "GET", "/healthz")[0], 200)
+            begun.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            time.sleep(0.2)
+            status, took = server.stop(signal.SIGINT)
+            self.assertEqual(status, 0, server.log())
+            reasons = [r["reason"] for r in server.records() if r.get("msg") == "draining: closing a connection"]
+            self.assertEqual(sorted(reasons), ["idle", "stalled"])
+            self.assertGreater(took, 0.5)  # the begun request had its second of quiet
+            for s in (idle, begun):
+                s.close()
+
     def test_deadline_cuts_stragglers(self):
         with Server("--shutdown-timeout=1s") as server:
             s = connect(server.port)

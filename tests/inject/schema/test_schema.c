@@ -1,0 +1,222 @@
+/*
+ * test_schema.c - unit tests of the Pod type table's lookup and of what the
+ * type check records for the merge target (handlers/inject/wh_inject_schema.c,
+ * wh_inject_schema_go.c): every field of every type is found by its JSON name
+ * and nothing else is (checked against a plain scan, over near-miss names);
+ * the stable leaves are exactly the list items the Go round trip leaves as
+ * they are.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "wh_inject_schema.h"
+
+#define MAX_TYPES 128
+
+/* Every type reachable from the pod and the workload kinds. */
+static size_t all_types(const wh_inject_type **out)
+{
+    static const char *const kinds[] = {
+        "Deployment", "DaemonSet", "StatefulSet",      "ReplicaSet", "ReplicationController",
+        "Job",        "CronJob",   "DeploymentConfig", "Pod"};
+    size_t n = 0, i, k;
+
+    out[n++] = &wh_inject_type_pod;
+    for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        const wh_inject_type *t = wh_inject_schema_workload(kinds[k]);
+        assert_non_null(t);
+        out[n++] = t;
+    }
+    for (i = 0; i < n; i++) {
+        const wh_inject_field *f;
+        for (f = out[i]->fields; f->name != NULL; f++) {
+            size_t j;
+            if (f->type == NULL)
+                continue;
+            for (j = 0; j < n && out[j] != f->type; j++)
+                ;
+            if (j == n) {
+                assert_true(n < MAX_TYPES);
+                out[n++] = f->type;
+            }
+        }
+    }
+    return n;
+}
+
+/* The definition the index must agree with. */
+static const wh_inject_field *scan(const wh_inject_type *type, const char *name, size_t len)
+{
+    const wh_inject_field *f;
+
+    for (f = type->fields; f->name != NULL; f++)
+        if (strlen(f->name) == len && memcmp(f->name, name, len) == 0)
+            return f;
+    return NULL;
+}
+
+static void probe(const wh_inject_type *type, const char *name, size_t len)
+{
+    char *copy = malloc(len + 8);
+    const wh_inject_field *want = scan(type, name, len), *f;
+
+    /* the name need not end at len: what follows must not matter */
+    memcpy(copy, name, len);
+    memcpy(copy + len, "Xyz$\0", 5);
+    assert_ptr_equal(wh_inject_schema_fieldn(type, copy, len), want);
+    for (f = type->fields; f->name != NULL; f++)
+        assert_ptr_equal(wh_inject_schema_fieldn_after(type, f, copy, len), want);
+    assert_ptr_equal(wh_inject_schema_fieldn_after(type, NULL, copy, len), want);
+    free(copy);
+}
+
+static void lookup(void **state)
+{
+    const wh_inject_type *types[MAX_TYPES];
+    size_t n = all_types(types), i, j;
+    (void)state;
+
+    assert_true(n > 40);
+    for (i = 0; i < n; i++) {
+        const wh_inject_field *f;
+        unsigned fills = 0;
+        for (f = types[i]->fields; f->name != NULL; f++) {
+            char buf[300];
+            size_t len = strlen(f->name);
+            assert_int_equal(f->len, len);
+            fills += (f->flags & WH_F_FILL) != 0;
+            assert_ptr_equal(wh_inject_schema_field(types[i], f->name), f);
+            probe(types[i], f->name, len);
+            /* near misses: shorter, longer, one byte changed at each end and in the middle */
+            probe(types[i], f->name, len - 1);
+            snprintf(buf, sizeof(buf), "%sx", f->name);
+            probe(types[i], buf, len + 1);
+            snprintf(buf, sizeof(buf), "$%s", f->name);
+            probe(types[i], buf, len + 1);
+            memcpy(buf, f->name, len + 1);
+            buf[0] ^= 0x20;
+            probe(types[i], buf, len);
+            memcpy(buf, f->name, len + 1);
+            buf[len / 2] ^= 0x01;
+            probe(types[i], buf, len);
+            memcpy(buf, f->name, len + 1);
+            buf[len - 1] ^= 0x02;
+            probe(types[i], buf, len);
+            /* every other type's names against this type */
+            for (j = 0; j < n; j++)
+                probe(types[j], f->name, len);
+        }
+        assert_int_equal(wh_inject_schema_fills(types[i]), fills);
+        assert_null(wh_inject_schema_fieldn(types[i], "", 0));
+    }
+    {
+        char longname[300];
+        memset(longname, 'a', sizeof(longname) - 1);
+        longname[sizeof(longname) - 1] = '\0';
+        assert_null(wh_inject_schema_field(&wh_inject_type_pod, longname));
+    }
+    assert_null(wh_inject_schema_field(NULL, "spec"));
+    assert_ptr_equal(wh_inject_schema_field(&wh_inject_type_pod, "spec")->type, &wh_inject_type_pod_spec);
+}
+
+static const char pod_text[] =
+    "{\"metadata\": {\"name\": \"p\"},"
+    " \"spec\": {\"containers\": [{\"name\": \"app\","
+    "   \"env\": [{\"name\": \"A\", \"value\": \"a\"}," /* 0 stable */
+    "             {\"name\": \"B\", \"value\": \"\"},"  /* 1 zero omitempty value: dropped */
+    "             {\"name\": \"C\", \"value\": null},"  /* 2 null: dropped */
+    "             {\"name\": \"D\", \"valueFrom\": {\"fieldRef\": {\"fieldPath\": \"x\"}}}," /* 3 not a leaf */
+    "             {\"name\": \"E\", \"value\": \"e\", \"note\": 1}," /* 4 stable: an unknown scalar is kept */
+    "             {\"name\": \"\", \"value\": \"f\"},"               /* 5 stable: name has no omitempty */
+    "             null,"                                             /* 6 */
+    "             {\"value\": \"g\"}],"                              /* 7 stable */
+    "   \"ports\": [{\"containerPort\": 80}, {\"containerPort\": 81, \"hostPort\": 0}],"
+    "   \"volumeMounts\": [{\"name\": \"v\", \"mountPath\": \"/v\", \"readOnly\": false}]}],"
+    "  \"tolerations\": [{\"key\": \"k\", \"tolerationSeconds\": 0}],"
+    "  \"volumes\": [{\"name\": \"v\", \"emptyDir\": {}}]}}";
+
+static json_t *path_list(json_t *pod, const char *list)
+{
+    json_t *spec = json_object_get(pod, "spec"), *c = json_array_get(json_object_get(spec, "containers"), 0), *l;
+
+    return (l = json_object_get(spec, list)) != NULL ? l : json_object_get(c, list);
+}
+
+static void expect_items(wh_inject_go_leaves *leaves, json_t *list, const char *stable)
+{
+    size_t n, i;
+    const json_t *const *items = wh_inject_go_stable_items(leaves, list, &n);
+
+    assert_non_null(items);
+    assert_int_equal(n, strlen(stable));
+    for (i = 0; i < n; i++)
+        assert_ptr_equal(items[i], stable[i] == 'y' ? json_array_get(list, i) : NULL);
+}
+
+static void stable_leaves(void **state)
+{
+    json_t *pod = json_loads(pod_text, 0, NULL), *copy;
+    wh_inject_go_leaves *leaves = NULL;
+    wh_err err = {0};
+    const char *lists[] = {"env", "ports", "volumeMounts", "tolerations", "volumes"};
+    size_t l, i, n;
+    (void)state;
+
+    assert_non_null(pod);
+    assert_int_equal(wh_inject_go_decode(pod, &wh_inject_type_pod, 0, &leaves, &err), WH_OK);
+    assert_non_null(leaves);
+    /* asked out of the walk's order, and twice */
+    expect_items(leaves, path_list(pod, "volumes"), "n");
+    expect_items(leaves, path_list(pod, "env"), "ynnnyyny");
+    expect_items(leaves, path_list(pod, "ports"), "yn");
+    expect_items(leaves, path_list(pod, "volumeMounts"), "n"); /* readOnly false: a zero omitempty bool */
+    expect_items(leaves, path_list(pod, "tolerations"), "y");  /* a pointer keeps its zero */
+    expect_items(leaves, path_list(pod, "env"), "ynnnyyny");
+    expect_items(
+        leaves,
+        json_object_get(pod, "spec") != NULL ? json_object_get(json_object_get(pod, "spec"), "containers") : NULL, "n");
+    /* a list the check did not see */
+    copy = json_array();
+    assert_null(wh_inject_go_stable_items(leaves, copy, &n));
+    assert_int_equal(n, 0);
+    json_decref(copy);
+    assert_null(wh_inject_go_stable_items(NULL, path_list(pod, "env"), &n));
+
+    /* what "stable" promises: the Go round trip leaves such an item as it is */
+    copy = json_deep_copy(pod);
+    assert_int_equal(wh_inject_go_roundtrip(copy, &wh_inject_type_pod, &err), WH_OK);
+    for (l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
+        const json_t *const *items = wh_inject_go_stable_items(leaves, path_list(pod, lists[l]), &n);
+        for (i = 0; i < n; i++)
+            if (items[i] != NULL)
+                assert_true(json_equal(json_array_get(path_list(copy, lists[l]), i), (json_t *)items[i]));
+    }
+    json_decref(copy);
+    wh_inject_go_leaves_free(leaves);
+
+    /* a pod that does not decode gives none */
+    json_object_set_new(json_array_get(path_list(pod, "env"), 0), "value", json_integer(1));
+    leaves = (wh_inject_go_leaves *)1;
+    assert_int_equal(wh_inject_go_decode(pod, &wh_inject_type_pod, 0, &leaves, &err), WH_E_INVALID);
+    assert_null(leaves);
+    assert_string_equal(
+        wh_err_msg(&err),
+        "json: cannot unmarshal number into Go struct field EnvVar.spec.containers.env.value of type string");
+    json_decref(pod);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(lookup),
+        cmocka_unit_test(stable_leaves),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
