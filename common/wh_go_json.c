@@ -222,7 +222,7 @@ static inline __attribute__((always_inline)) char *escape_string_as(writer *w, c
         }
         if (p == end)
             break;
-        if (end - 8 < clean || len < 8) {
+        if (len < 8 || end - 8 < clean) { /* (end - 8 only exists from 8 bytes on) */
             d = put_bytes(w, d, p, end, html);
             break;
         }
