@@ -6,7 +6,9 @@
  * ours by address: it lies inside one of the open scope's chunks (few: they
  * double in size).  Anything else, and everything outside a scope, is plain
  * malloc/free.  A free of the newest block gives its space back, which
- * catches the common "build a temporary, drop it" pattern.
+ * catches the common "build a temporary, drop it" pattern.  The JSON reader's
+ * strings (common/wh_json.c) are made here directly, in jansson's own string
+ * layout, which install checks against the jansson it runs with.
  */
 #include "wh_alloc.h"
 #include "wh_json_arena.h"
@@ -297,7 +299,7 @@ json_t *wh_json_arena_string(const char *text, size_t len)
     js = (struct jansson_string *)a->ptr;
     value = a->ptr + head;
     a->ptr += n;
-    a->last = (char *)js; /* freed string first, then value: freeing js gives both back */
+    a->last = (char *)js; /* jansson frees the text, then js: freeing js gives both back */
     if (on_valgrind) {
         VALGRIND_MEMPOOL_ALLOC(a, js, sizeof(*js));
         VALGRIND_MEMPOOL_ALLOC(a, value, len + 1);

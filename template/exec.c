@@ -1,7 +1,9 @@
 /*
  * exec.c - executing parse trees with Go's text/template semantics: pipelines,
  * fields and methods, variables, if/with/range/template, argument conversion
- * for function calls, and Go's error messages with their locations.
+ * for function calls, and Go's error messages with their locations; and,
+ * once per set, the field chains its const fields resolve
+ * (wh_tmpl_set_const_field).
  */
 #define _GNU_SOURCE /* pthread_getattr_np */
 #include <stdio.h>
@@ -139,16 +141,16 @@ static tm_var *find_var(wh_tmpl_ctx *ctx, const char *name, size_t base)
 /* ---- evaluation ---- */
 
 typedef struct frame {
-    size_t var_base; /* first variable of the current template invocation */
+    size_t var_base;   /* first variable of the current template invocation */
+    wh_tmpl_value dot; /* `.` */
 } frame;
 
-static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *n);
-static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *pipe, wh_tmpl_value *out);
-static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, char ptype, const tm_node *n,
-                        wh_tmpl_value *out);
-static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_func *fn, const tm_node *node,
-                         tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out);
-static wh_code eval_function(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *ident, const tm_node *cmd,
+static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n);
+static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, wh_tmpl_value *out);
+static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, char ptype, const tm_node *n, wh_tmpl_value *out);
+static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, const tm_func *fn, const tm_node *node, tm_node *const *args,
+                         size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out);
+static wh_code eval_function(wh_tmpl_ctx *ctx, frame *fr, const tm_node *ident, const tm_node *cmd,
                              tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out);
 
 static void node_str(const tm_node *n, char *buf, size_t len)
@@ -190,9 +192,22 @@ static wh_code ideal_constant(wh_tmpl_ctx *ctx, const tm_node *n, wh_tmpl_value 
     return WH_OK;
 }
 
-static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const char *name,
-                                   const tm_node *node, tm_node *const *args, size_t nargs, const wh_tmpl_value *final,
-                                   wh_tmpl_value recv, wh_tmpl_value *out);
+static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, const char *name, const tm_node *node,
+                                   tm_node *const *args, size_t nargs, const wh_tmpl_value *final,
+                                   const wh_tmpl_value *recv, wh_tmpl_value *out);
+
+/* A key of a map receiver (Go's evalField on a map): a missing key gives no
+ * value, the element type's zero (missingkey=zero) or WH_E_NOTFOUND
+ * (missingkey=error). */
+static wh_code map_key(unsigned flags, const wh_tmpl_value *map, const char *name, wh_tmpl_value *out)
+{
+    if (wh_tmpl_map_get(map, name, strlen(name), out) == WH_OK)
+        return WH_OK;
+    if (flags & WH_TMPL_MISSINGKEY_ERROR)
+        return WH_E_NOTFOUND;
+    *out = (flags & WH_TMPL_MISSINGKEY_ZERO) ? tm_zero(tm_elem_type(map)) : wh_tmpl_invalid();
+    return WH_OK;
+}
 
 /* Receivers whose fields cannot change during a render: JSON maps and host
  * values (field callbacks are pure within a render). */
@@ -202,7 +217,7 @@ static inline int immutable_recv(const wh_tmpl_value *v)
            (v->kind == WH_TMPL_HOST && v->type != NULL && v->type->field != NULL);
 }
 
-/* The field cache slot of (recv, name); recv must be immutable_recv. */
+/* The field cache slot of (recv, name); recv must be immutable_recv-> */
 static inline tm_fcache_entry *fcache_slot(const wh_tmpl_scratch *sc, const wh_tmpl_value *recv, const char *name)
 {
     uintptr_t h = ((uintptr_t)recv->u.host >> 4) ^ ((uintptr_t)name >> 3) * 31 ^ ((uintptr_t)recv->type >> 5);
@@ -215,52 +230,48 @@ static inline int fcache_hit(const wh_tmpl_scratch *sc, const tm_fcache_entry *e
     return e->gen == sc->gen && e->recv == recv->u.host && e->type == recv->type && e->name == name;
 }
 
-/* Go's evalField: one field/method/key step on `recv`. */
-static wh_code eval_field(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const char *name, const tm_node *node,
-                          tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value recv,
-                          wh_tmpl_value *out)
+/* Go's evalField: one field/method/key step on `recv` (`out` is not `recv`). */
+static inline wh_code eval_field(wh_tmpl_ctx *ctx, frame *fr, const char *name, const tm_node *node,
+                                 tm_node *const *args, size_t nargs, const wh_tmpl_value *final,
+                                 const wh_tmpl_value *recv, wh_tmpl_value *out)
 {
-    int has_args = nargs > 1 || final != NULL;
     wh_code rc;
 
-    if (recv.kind == WH_TMPL_INVALID) {
-        if (ctx->set->flags & WH_TMPL_MISSINGKEY_ERROR)
-            return tm_errorf(ctx, "nil data; no entry for key \"%s\"", name);
-        *out = wh_tmpl_invalid();
-        return WH_OK;
-    }
-    if (recv.kind == WH_TMPL_NIL)
-        return tm_errorf(ctx, "nil pointer evaluating interface {}.%s", name);
-    if (!has_args && immutable_recv(&recv)) {
+    if (nargs <= 1 && final == NULL && immutable_recv(recv)) {
         wh_tmpl_scratch *sc = ctx->scratch;
-        tm_fcache_entry *e;
-        if (sc->fcache == NULL)
-            sc->fcache = wh_calloc(TM_FCACHE_SIZE, sizeof(*sc->fcache));
-        e = fcache_slot(sc, &recv, name);
-        if (fcache_hit(sc, e, &recv, name)) {
+        tm_fcache_entry *e = fcache_slot(sc, recv, name);
+        if (fcache_hit(sc, e, recv, name)) {
             *out = e->val;
             return WH_OK;
         }
-        if ((rc = eval_field_uncached(ctx, fr, dot, name, node, args, nargs, final, recv, out)) == WH_OK) {
+        if ((rc = eval_field_uncached(ctx, fr, name, node, args, nargs, final, recv, out)) == WH_OK) {
             e->gen = sc->gen;
-            e->recv = recv.u.host;
-            e->type = recv.type;
+            e->recv = recv->u.host;
+            e->type = recv->type;
             e->name = name;
             e->val = *out;
         }
         return rc;
     }
-    return eval_field_uncached(ctx, fr, dot, name, node, args, nargs, final, recv, out);
+    if (recv->kind == WH_TMPL_INVALID) {
+        if (ctx->set->flags & WH_TMPL_MISSINGKEY_ERROR)
+            return tm_errorf(ctx, "nil data; no entry for key \"%s\"", name);
+        *out = wh_tmpl_invalid();
+        return WH_OK;
+    }
+    if (recv->kind == WH_TMPL_NIL)
+        return tm_errorf(ctx, "nil pointer evaluating interface {}.%s", name);
+    return eval_field_uncached(ctx, fr, name, node, args, nargs, final, recv, out);
 }
 
-static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const char *name,
-                                   const tm_node *node, tm_node *const *args, size_t nargs, const wh_tmpl_value *final,
-                                   wh_tmpl_value recv, wh_tmpl_value *out)
+static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, const char *name, const tm_node *node,
+                                   tm_node *const *args, size_t nargs, const wh_tmpl_value *final,
+                                   const wh_tmpl_value *recv, wh_tmpl_value *out)
 {
     int has_args = nargs > 1 || final != NULL;
     wh_code rc;
 
-    if (recv.type != NULL && recv.type->field != NULL) {
+    if (recv->type != NULL && recv->type->field != NULL) {
         /* methods (and a host's fields): evaluate the call's arguments first */
         wh_tmpl_value argv[16];
         size_t n = 0, i;
@@ -268,14 +279,14 @@ static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value do
             for (i = 1; i < nargs; i++) {
                 if (n == 15)
                     return tm_errorf(ctx, "too many arguments for %s", name);
-                if ((rc = eval_arg(ctx, fr, dot, 'v', args[i], &argv[n++])) != WH_OK)
+                if ((rc = eval_arg(ctx, fr, 'v', args[i], &argv[n++])) != WH_OK)
                     return rc;
             }
         }
         if (final != NULL)
             argv[n++] = *final;
         ctx->node = node;
-        rc = recv.type->field(ctx, &recv, name, argv, n, out);
+        rc = recv->type->field(ctx, recv, name, argv, n, out);
         if (rc == WH_OK)
             return WH_OK;
         if (rc != WH_E_NOTFOUND) {
@@ -289,69 +300,148 @@ static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value do
         }
         ctx->failed = 0;
     }
-    switch (recv.kind) {
+    switch (recv->kind) {
     case WH_TMPL_MAP:
         if (has_args)
             return tm_errorf(ctx, "%s is not a method but has arguments", name);
-        if (wh_tmpl_map_get(&recv, name, strlen(name), out) == WH_OK)
-            return WH_OK;
-        if (ctx->set->flags & WH_TMPL_MISSINGKEY_ERROR)
+        if (map_key(ctx->set->flags, recv, name, out) != WH_OK)
             return tm_errorf(ctx, "map has no entry for key \"%s\"", name);
-        if (ctx->set->flags & WH_TMPL_MISSINGKEY_ZERO)
-            *out = tm_zero(tm_elem_type(&recv));
-        else
-            *out = wh_tmpl_invalid();
         return WH_OK;
     case WH_TMPL_HOST:
-        if (recv.u.host == NULL)
-            return tm_errorf(ctx, "nil pointer evaluating %s.%s", tm_type_name(&recv), name);
+        if (recv->u.host == NULL)
+            return tm_errorf(ctx, "nil pointer evaluating %s.%s", tm_type_name(recv), name);
         break;
     default:
         break;
     }
     return tm_errorf(ctx, "can't evaluate field %s in type %s", name,
-                     (recv.flags_ & TM_F_IFACE) ? "interface {}" : tm_type_name(&recv));
+                     (recv->flags_ & TM_F_IFACE) ? "interface {}" : tm_type_name(recv));
 }
 
-static wh_code eval_field_chain(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, wh_tmpl_value recv, const tm_node *node,
-                                const char *const *idents, size_t n, tm_node *const *args, size_t nargs,
-                                const wh_tmpl_value *final, wh_tmpl_value *out)
+/* `konst`: the chain's value when `base` is a receiver of its const field's
+ * type (wh_tmpl_set_const_field), or NULL. */
+static wh_code eval_field_chain(wh_tmpl_ctx *ctx, frame *fr, const wh_tmpl_value *base, const tm_node *node,
+                                const char *const *idents, size_t n, const tm_konst *konst, tm_node *const *args,
+                                size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
 {
-    const wh_tmpl_scratch *sc = ctx->scratch;
+    wh_tmpl_value recv = *base, next;
     size_t i;
     wh_code rc;
 
-    /* cache hits are resolved here, without the full call */
+    if (konst != NULL && base->type == konst->type && base->kind == WH_TMPL_HOST && base->u.host != NULL &&
+        nargs <= 1 && final == NULL) {
+        *out = konst->val;
+        return WH_OK;
+    }
     for (i = 0; i + 1 < n; i++) {
-        if (sc->fcache != NULL && immutable_recv(&recv)) {
-            const tm_fcache_entry *e = fcache_slot(sc, &recv, idents[i]);
-            if (fcache_hit(sc, e, &recv, idents[i])) {
-                recv = e->val;
-                continue;
-            }
-        }
-        if ((rc = eval_field(ctx, fr, dot, idents[i], node, NULL, 0, NULL, recv, &recv)) != WH_OK)
+        if ((rc = eval_field(ctx, fr, idents[i], node, NULL, 0, NULL, &recv, &next)) != WH_OK)
             return rc;
+        recv = next;
     }
-    if (sc->fcache != NULL && nargs <= 1 && final == NULL && immutable_recv(&recv)) {
-        const tm_fcache_entry *e = fcache_slot(sc, &recv, idents[n - 1]);
-        if (fcache_hit(sc, e, &recv, idents[n - 1])) {
-            *out = e->val;
-            return WH_OK;
-        }
-    }
-    return eval_field(ctx, fr, dot, idents[n - 1], node, args, nargs, final, recv, out);
+    return eval_field(ctx, fr, idents[n - 1], node, args, nargs, final, &recv, out);
 }
 
-static wh_code eval_field_node(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *field,
-                               tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
+/* What the steps `idents` give on `v` where that needs no render: keys of
+ * JSON maps (whose types have no methods) and no value below a missing key,
+ * as eval_field takes them.  0 when a step needs the render (a host value,
+ * an error). */
+static int fold_steps(unsigned flags, wh_tmpl_value v, const char *const *idents, size_t n, wh_tmpl_value *out)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        wh_tmpl_value next;
+        if (v.kind == WH_TMPL_MAP && v.rep == WH_TMPL_REP_JSON && (v.type == NULL || v.type->field == NULL)) {
+            if (map_key(flags, &v, idents[i], &next) != WH_OK)
+                return 0;
+        } else if (v.kind == WH_TMPL_INVALID && !(flags & WH_TMPL_MISSINGKEY_ERROR)) {
+            next = wh_tmpl_invalid();
+        } else {
+            return 0;
+        }
+        v = next;
+    }
+    *out = v;
+    return 1;
+}
+
+/* The konst of a chain whose first step is `idents[0]`, or NULL. */
+static const tm_konst *fold_chain(wh_tmpl_set *set, const char *const *idents, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < set->nconsts; i++) {
+        const tm_const_field *c = &set->consts[i];
+        wh_tmpl_value v;
+        tm_konst *k;
+        if (strcmp(c->name, idents[0]) != 0)
+            continue;
+        if (!fold_steps(set->flags, c->val, idents + 1, n - 1, &v))
+            return NULL;
+        k = tm_alloc(&set->arena, sizeof(*k));
+        k->type = c->type;
+        k->val = v;
+        return k;
+    }
+    return NULL;
+}
+
+void tm_fold_const_fields(wh_tmpl_set *set, tm_node *n)
+{
+    size_t i;
+
+    if (n == NULL)
+        return;
+    switch (n->kind) {
+    case N_LIST:
+        for (i = 0; i < n->u.list.n; i++)
+            tm_fold_const_fields(set, n->u.list.items[i]);
+        break;
+    case N_ACTION:
+    case N_IF:
+    case N_RANGE:
+    case N_WITH:
+        tm_fold_const_fields(set, n->u.branch.pipe);
+        tm_fold_const_fields(set, n->u.branch.list);
+        tm_fold_const_fields(set, n->u.branch.else_list);
+        break;
+    case N_TEMPLATE:
+        tm_fold_const_fields(set, n->u.tmpl.pipe);
+        break;
+    case N_PIPE:
+        for (i = 0; i < n->u.pipe.ncmds; i++)
+            tm_fold_const_fields(set, n->u.pipe.cmds[i]);
+        break;
+    case N_COMMAND:
+        for (i = 0; i < n->u.cmd.nargs; i++)
+            tm_fold_const_fields(set, n->u.cmd.args[i]);
+        break;
+    case N_FIELD:
+        n->u.field.konst = fold_chain(set, n->u.field.idents, n->u.field.n);
+        break;
+    case N_VARIABLE:
+        if (n->u.field.n > 1)
+            n->u.field.konst = fold_chain(set, n->u.field.idents + 1, n->u.field.n - 1);
+        break;
+    case N_CHAIN:
+        tm_fold_const_fields(set, n->u.chain.base);
+        n->u.chain.konst = fold_chain(set, n->u.chain.fields, n->u.chain.n);
+        break;
+    default:
+        break;
+    }
+}
+
+static wh_code eval_field_node(wh_tmpl_ctx *ctx, frame *fr, const tm_node *field, tm_node *const *args, size_t nargs,
+                               const wh_tmpl_value *final, wh_tmpl_value *out)
 {
     ctx->node = field;
-    return eval_field_chain(ctx, fr, dot, dot, field, field->u.field.idents, field->u.field.n, args, nargs, final, out);
+    return eval_field_chain(ctx, fr, &fr->dot, field, field->u.field.idents, field->u.field.n, field->u.field.konst,
+                            args, nargs, final, out);
 }
 
-static wh_code eval_variable_node(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *var,
-                                  tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
+static wh_code eval_variable_node(wh_tmpl_ctx *ctx, frame *fr, const tm_node *var, tm_node *const *args, size_t nargs,
+                                  const wh_tmpl_value *final, wh_tmpl_value *out)
 {
     tm_var *v;
 
@@ -366,12 +456,12 @@ static wh_code eval_variable_node(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot
         *out = v->val;
         return WH_OK;
     }
-    return eval_field_chain(ctx, fr, dot, v->val, var, var->u.field.idents + 1, var->u.field.n - 1, args, nargs, final,
-                            out);
+    return eval_field_chain(ctx, fr, &v->val, var, var->u.field.idents + 1, var->u.field.n - 1, var->u.field.konst,
+                            args, nargs, final, out);
 }
 
-static wh_code eval_chain_node(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *chain,
-                               tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
+static wh_code eval_chain_node(wh_tmpl_ctx *ctx, frame *fr, const tm_node *chain, tm_node *const *args, size_t nargs,
+                               const wh_tmpl_value *final, wh_tmpl_value *out)
 {
     wh_tmpl_value base;
     wh_code rc;
@@ -382,10 +472,10 @@ static wh_code eval_chain_node(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, c
         node_str(chain, s, sizeof(s));
         return tm_errorf(ctx, "indirection through explicit nil in %s", s);
     }
-    if ((rc = eval_arg(ctx, fr, dot, 0, chain->u.chain.base, &base)) != WH_OK)
+    if ((rc = eval_arg(ctx, fr, 0, chain->u.chain.base, &base)) != WH_OK)
         return rc;
-    return eval_field_chain(ctx, fr, dot, base, chain, chain->u.chain.fields, chain->u.chain.n, args, nargs, final,
-                            out);
+    return eval_field_chain(ctx, fr, &base, chain, chain->u.chain.fields, chain->u.chain.n, chain->u.chain.konst, args,
+                            nargs, final, out);
 }
 
 /* The parameter letters of wh_tmpl_func.params with a Go type: the type an
@@ -444,7 +534,7 @@ static wh_tmpl_value param_zero(char t)
 }
 
 /* Go's validateType: a computed value against a parameter type. */
-static wh_code validate_type(wh_tmpl_ctx *ctx, wh_tmpl_value v, char t, wh_tmpl_value *out)
+static wh_code validate_type_slow(wh_tmpl_ctx *ctx, wh_tmpl_value v, char t, wh_tmpl_value *out)
 {
     const struct param_type *pt;
     int ok;
@@ -469,9 +559,19 @@ static wh_code validate_type(wh_tmpl_ctx *ctx, wh_tmpl_value v, char t, wh_tmpl_
     return WH_OK;
 }
 
+/* validate_type_slow with its common case inline: a value for an
+ * interface{} parameter passes as it is. */
+static inline wh_code validate_type(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, char t, wh_tmpl_value *out)
+{
+    if (v->kind != WH_TMPL_INVALID && (t == 'v' || t == 0 || t == 'r')) {
+        *out = *v;
+        return WH_OK;
+    }
+    return validate_type_slow(ctx, *v, t, out);
+}
+
 /* Go's evalEmptyInterface for constants and everything else. */
-static wh_code eval_empty_interface(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *n,
-                                    wh_tmpl_value *out)
+static wh_code eval_empty_interface(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n, wh_tmpl_value *out)
 {
     ctx->node = n;
     switch (n->kind) {
@@ -484,11 +584,11 @@ static wh_code eval_empty_interface(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value d
         *out = wh_tmpl_strn(n->u.str.s, n->u.str.len);
         return WH_OK;
     default:
-        return eval_arg(ctx, fr, dot, 'v', n, out);
+        return eval_arg(ctx, fr, 'v', n, out);
     }
 }
 
-static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, char t, const tm_node *n, wh_tmpl_value *out)
+static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, char t, const tm_node *n, wh_tmpl_value *out)
 {
     wh_tmpl_value v;
     wh_code rc;
@@ -497,7 +597,7 @@ static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, char t, 
     ctx->node = n;
     switch (n->kind) {
     case N_DOT:
-        return validate_type(ctx, dot, t, out);
+        return validate_type(ctx, &fr->dot, t, out);
     case N_NIL:
         if (param_can_be_nil(t) && t != 0) {
             *out = param_zero(t);
@@ -511,26 +611,26 @@ static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, char t, 
     case N_FIELD: {
         tm_node *self[1];
         self[0] = (tm_node *)n;
-        if ((rc = eval_field_node(ctx, fr, dot, n, self, 1, NULL, &v)) != WH_OK)
+        if ((rc = eval_field_node(ctx, fr, n, self, 1, NULL, &v)) != WH_OK)
             return rc;
-        return validate_type(ctx, v, t, out);
+        return validate_type(ctx, &v, t, out);
     }
     case N_VARIABLE:
-        if ((rc = eval_variable_node(ctx, fr, dot, n, NULL, 0, NULL, &v)) != WH_OK)
+        if ((rc = eval_variable_node(ctx, fr, n, NULL, 0, NULL, &v)) != WH_OK)
             return rc;
-        return validate_type(ctx, v, t, out);
+        return validate_type(ctx, &v, t, out);
     case N_PIPE:
-        if ((rc = eval_pipeline(ctx, fr, dot, n, &v)) != WH_OK)
+        if ((rc = eval_pipeline(ctx, fr, n, &v)) != WH_OK)
             return rc;
-        return validate_type(ctx, v, t, out);
+        return validate_type(ctx, &v, t, out);
     case N_IDENT:
-        if ((rc = eval_function(ctx, fr, dot, n, n, NULL, 0, NULL, &v)) != WH_OK)
+        if ((rc = eval_function(ctx, fr, n, n, NULL, 0, NULL, &v)) != WH_OK)
             return rc;
-        return validate_type(ctx, v, t, out);
+        return validate_type(ctx, &v, t, out);
     case N_CHAIN:
-        if ((rc = eval_chain_node(ctx, fr, dot, n, NULL, 0, NULL, &v)) != WH_OK)
+        if ((rc = eval_chain_node(ctx, fr, n, NULL, 0, NULL, &v)) != WH_OK)
             return rc;
-        return validate_type(ctx, v, t, out);
+        return validate_type(ctx, &v, t, out);
     default:
         break;
     }
@@ -563,7 +663,7 @@ static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, char t, 
     case 'v':
     case 'r':
     case 0:
-        return eval_empty_interface(ctx, fr, dot, n, out);
+        return eval_empty_interface(ctx, fr, n, out);
     default:
         node_str(n, s, sizeof(s));
         return tm_errorf(ctx, "can't handle %s for arg of type %s", s, param_type_name(t));
@@ -591,8 +691,8 @@ static wh_code call_fn(wh_tmpl_ctx *ctx, const tm_func *fn, const tm_node *node,
     return rc;
 }
 
-static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_func *fn, const tm_node *node,
-                         tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
+static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, const tm_func *fn, const tm_node *node, tm_node *const *args,
+                         size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
 {
     wh_tmpl_value stackv[16], *argv = stackv;
     size_t numin, numfixed, i, np = fn->nparams;
@@ -619,7 +719,7 @@ static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const t
     if (fn->special == FN_AND || fn->special == FN_OR) {
         wh_tmpl_value v = wh_tmpl_invalid();
         for (i = 0; i < nargs; i++) {
-            if ((rc = eval_arg(ctx, fr, dot, 'r', args[i], &v)) != WH_OK)
+            if ((rc = eval_arg(ctx, fr, 'r', args[i], &v)) != WH_OK)
                 return rc;
             if (tm_truth(&v) == (fn->special == FN_OR)) {
                 *out = v;
@@ -634,33 +734,33 @@ static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const t
     if (numin > 16)
         argv = tm_alloc(ctx->arena, numin * sizeof(*argv));
     for (i = 0; i < numfixed && i < nargs; i++)
-        if ((rc = eval_arg(ctx, fr, dot, fn->params[i], args[i], &argv[i])) != WH_OK)
+        if ((rc = eval_arg(ctx, fr, fn->params[i], args[i], &argv[i])) != WH_OK)
             return rc;
     if (fn->variadic) {
         char t = fn->params[np - 1];
         for (; i < nargs; i++)
-            if ((rc = eval_arg(ctx, fr, dot, t, args[i], &argv[i])) != WH_OK)
+            if ((rc = eval_arg(ctx, fr, t, args[i], &argv[i])) != WH_OK)
                 return rc;
     }
     if (final != NULL) {
         char t = fn->params[np - 1];
         if (fn->variadic && numin - 1 < numfixed)
             t = fn->params[numin - 1];
-        if ((rc = validate_type(ctx, *final, t, &argv[i])) != WH_OK)
+        if ((rc = validate_type(ctx, final, t, &argv[i])) != WH_OK)
             return rc;
     }
     return call_fn(ctx, fn, node, name, argv, numin, out);
 }
 
-static wh_code eval_function(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *ident, const tm_node *cmd,
+static wh_code eval_function(wh_tmpl_ctx *ctx, frame *fr, const tm_node *ident, const tm_node *cmd,
                              tm_node *const *args, size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
 {
     ctx->node = ident;
-    return eval_call(ctx, fr, dot, ident->u.ident.fn, cmd, args, nargs, final, out);
+    return eval_call(ctx, fr, ident->u.ident.fn, cmd, args, nargs, final, out);
 }
 
-static wh_code eval_command(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *cmd,
-                            const wh_tmpl_value *final, wh_tmpl_value *out)
+static wh_code eval_command(wh_tmpl_ctx *ctx, frame *fr, const tm_node *cmd, const wh_tmpl_value *final,
+                            wh_tmpl_value *out)
 {
     tm_node *const *args = cmd->u.cmd.args;
     size_t nargs = cmd->u.cmd.nargs;
@@ -669,17 +769,17 @@ static wh_code eval_command(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, cons
 
     switch (first->kind) {
     case N_FIELD:
-        return eval_field_node(ctx, fr, dot, first, args, nargs, final, out);
+        return eval_field_node(ctx, fr, first, args, nargs, final, out);
     case N_CHAIN:
-        return eval_chain_node(ctx, fr, dot, first, args, nargs, final, out);
+        return eval_chain_node(ctx, fr, first, args, nargs, final, out);
     case N_IDENT:
-        return eval_function(ctx, fr, dot, first, cmd, args, nargs, final, out);
+        return eval_function(ctx, fr, first, cmd, args, nargs, final, out);
     case N_PIPE:
         if ((rc = not_a_function(ctx, args, nargs, final)) != WH_OK)
             return rc;
-        return eval_pipeline(ctx, fr, dot, first, out);
+        return eval_pipeline(ctx, fr, first, out);
     case N_VARIABLE:
-        return eval_variable_node(ctx, fr, dot, first, args, nargs, final, out);
+        return eval_variable_node(ctx, fr, first, args, nargs, final, out);
     default:
         break;
     }
@@ -691,7 +791,7 @@ static wh_code eval_command(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, cons
         *out = wh_tmpl_bool(first->u.boolean);
         return WH_OK;
     case N_DOT:
-        *out = dot;
+        *out = fr->dot;
         return WH_OK;
     case N_NIL:
         return tm_errorf(ctx, "nil is not a command");
@@ -708,7 +808,7 @@ static wh_code eval_command(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, cons
     }
 }
 
-static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *pipe, wh_tmpl_value *out)
+static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, wh_tmpl_value *out)
 {
     wh_tmpl_value value = wh_tmpl_invalid();
     size_t i;
@@ -721,7 +821,7 @@ static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, con
     ctx->node = pipe;
     for (i = 0; i < pipe->u.pipe.ncmds; i++) {
         wh_tmpl_value next;
-        if ((rc = eval_command(ctx, fr, dot, pipe->u.pipe.cmds[i], i > 0 ? &value : NULL, &next)) != WH_OK)
+        if ((rc = eval_command(ctx, fr, pipe->u.pipe.cmds[i], i > 0 ? &value : NULL, &next)) != WH_OK)
             return rc;
         /* a nil interface{} becomes no value, others leave their interface ("lovely!") */
         if (next.kind == WH_TMPL_NIL)
@@ -804,18 +904,23 @@ static wh_code check_limits(wh_tmpl_ctx *ctx)
     return WH_OK;
 }
 
-static wh_code walk_if_with(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *n)
+static wh_code walk_if_with(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n)
 {
     size_t mark = ctx->nvars;
     wh_tmpl_value val;
     wh_code rc;
 
-    if ((rc = eval_pipeline(ctx, fr, dot, n->u.branch.pipe, &val)) != WH_OK)
+    if ((rc = eval_pipeline(ctx, fr, n->u.branch.pipe, &val)) != WH_OK)
         return rc;
     if (tm_truth(&val))
-        rc = walk(ctx, fr, n->kind == N_WITH ? val : dot, n->u.branch.list);
+        if (n->kind == N_WITH) {
+            frame inner = {fr->var_base, val};
+            rc = walk(ctx, &inner, n->u.branch.list);
+        } else {
+            rc = walk(ctx, fr, n->u.branch.list);
+        }
     else if (n->u.branch.else_list != NULL)
-        rc = walk(ctx, fr, dot, n->u.branch.else_list);
+        rc = walk(ctx, fr, n->u.branch.else_list);
     ctx->nvars = mark;
     return rc;
 }
@@ -824,20 +929,23 @@ static wh_code one_iteration(wh_tmpl_ctx *ctx, frame *fr, const tm_node *r, size
                              wh_tmpl_value elem)
 {
     size_t nd = r->u.branch.pipe->u.pipe.ndecl;
+    frame inner;
     wh_code rc;
 
     if (nd > 0)
         ctx->vars[mark - 1].val = elem;
     if (nd > 1)
         ctx->vars[mark - 2].val = index;
-    rc = walk(ctx, fr, elem, r->u.branch.list);
+    inner.var_base = fr->var_base;
+    inner.dot = elem;
+    rc = walk(ctx, &inner, r->u.branch.list);
     ctx->nvars = mark;
     if (rc == TM_CONTINUE)
         rc = WH_OK;
     return rc;
 }
 
-static wh_code walk_range(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *r)
+static wh_code walk_range(wh_tmpl_ctx *ctx, frame *fr, const tm_node *r)
 {
     size_t outer = ctx->nvars, mark;
     wh_tmpl_value val;
@@ -845,7 +953,7 @@ static wh_code walk_range(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const 
     long n, i;
 
     ctx->node = r;
-    if ((rc = eval_pipeline(ctx, fr, dot, r->u.branch.pipe, &val)) != WH_OK)
+    if ((rc = eval_pipeline(ctx, fr, r->u.branch.pipe, &val)) != WH_OK)
         return rc;
     mark = ctx->nvars;
     switch (val.kind) {
@@ -883,7 +991,7 @@ static wh_code walk_range(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const 
     }
     }
     if (r->u.branch.else_list != NULL)
-        rc = walk(ctx, fr, dot, r->u.branch.else_list);
+        rc = walk(ctx, fr, r->u.branch.else_list);
 done:
     if (rc == TM_BREAK)
         rc = WH_OK;
@@ -902,7 +1010,7 @@ static const tm_def *lookup_def(wh_tmpl_ctx *ctx, const char *name)
     return d;
 }
 
-static wh_code walk_template(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *t)
+static wh_code walk_template(wh_tmpl_ctx *ctx, frame *fr, const tm_node *t)
 {
     const tm_def *def, *saved_def;
     wh_tmpl_value newdot;
@@ -916,7 +1024,7 @@ static wh_code walk_template(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, con
         return tm_errorf(ctx, "exceeded maximum template depth (%u)", ctx->max_depth);
     if ((const char *)__builtin_frame_address(0) < ctx->stack_low) /* stacks grow down on every target we build for */
         return tm_errorf(ctx, "exceeded maximum template depth (%u)", ctx->depth);
-    if ((rc = eval_pipeline(ctx, fr, dot, t->u.tmpl.pipe, &newdot)) != WH_OK)
+    if ((rc = eval_pipeline(ctx, fr, t->u.tmpl.pipe, &newdot)) != WH_OK)
         return rc;
     saved_def = ctx->def;
     ctx->def = def;
@@ -927,7 +1035,7 @@ static wh_code walk_template(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, con
     return rc;
 }
 
-static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_node *n)
+static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n)
 {
     wh_code rc;
     size_t i;
@@ -938,7 +1046,7 @@ static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_nod
     switch (n->kind) {
     case N_ACTION: {
         wh_tmpl_value val;
-        if ((rc = eval_pipeline(ctx, fr, dot, n->u.branch.pipe, &val)) != WH_OK)
+        if ((rc = eval_pipeline(ctx, fr, n->u.branch.pipe, &val)) != WH_OK)
             return rc;
         if (n->u.branch.pipe->u.pipe.ndecl == 0) {
             ctx->node = n;
@@ -959,16 +1067,16 @@ static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, wh_tmpl_value dot, const tm_nod
         return WH_OK;
     case N_IF:
     case N_WITH:
-        return walk_if_with(ctx, fr, dot, n);
+        return walk_if_with(ctx, fr, n);
     case N_LIST:
         for (i = 0; i < n->u.list.n; i++)
-            if ((rc = walk(ctx, fr, dot, n->u.list.items[i])) != WH_OK)
+            if ((rc = walk(ctx, fr, n->u.list.items[i])) != WH_OK)
                 return rc;
         return WH_OK;
     case N_RANGE:
-        return walk_range(ctx, fr, dot, n);
+        return walk_range(ctx, fr, n);
     case N_TEMPLATE:
-        return walk_template(ctx, fr, dot, n);
+        return walk_template(ctx, fr, n);
     case N_TEXT:
         if ((rc = out_append(ctx->out, n->u.text.s, n->u.text.len)) != WH_OK)
             return located(ctx, rc);
@@ -989,9 +1097,10 @@ wh_code tm_exec_def(wh_tmpl_ctx *ctx, const tm_def *def, wh_tmpl_value dot)
     if (dot.kind == WH_TMPL_NIL) /* reflect.ValueOf(nil): no value */
         dot = wh_tmpl_invalid();
     fr.var_base = ctx->nvars;
+    fr.dot = dot;
     if ((rc = push_var(ctx, tm_dollar, dot)) != WH_OK)
         return located(ctx, rc);
-    rc = walk(ctx, &fr, dot, def->root);
+    rc = walk(ctx, &fr, def->root);
     ctx->nvars = mark;
     ctx->def = saved;
     return rc;

@@ -48,6 +48,14 @@ typedef struct tm_func {
 } tm_func;
 
 /* ---- parse tree ---- */
+
+/* A field chain resolved when the set was made (wh_tmpl_set_const_field):
+ * what the chain's steps give on any receiver of host type `type`. */
+typedef struct tm_konst {
+    const wh_tmpl_type *type;
+    wh_tmpl_value val;
+} tm_konst;
+
 typedef enum {
     N_LIST,
     N_TEXT,
@@ -114,11 +122,13 @@ struct tm_node {
         struct {
             const char **idents; /* N_FIELD: without dots; N_VARIABLE: idents[0] = "$x" */
             size_t n;
+            const tm_konst *konst; /* the chain's value on a const field's receiver (NULL: none) */
         } field;
         struct {
             tm_node *base;
             const char **fields;
             size_t n;
+            const tm_konst *konst;
         } chain;
         struct {
             const char *name;
@@ -159,8 +169,17 @@ typedef struct tm_defs {
     size_t n, cap;
 } tm_defs;
 
+/* A field declared constant (wh_tmpl_set_const_field). */
+typedef struct tm_const_field {
+    const wh_tmpl_type *type;
+    const char *name;
+    wh_tmpl_value val;
+} tm_const_field;
+
 struct wh_tmpl_set {
     unsigned flags;
+    tm_const_field *consts;
+    size_t nconsts;
     tm_arena arena; /* trees, texts, names */
     tm_func *funcs; /* sorted by name */
     size_t nfuncs, capfuncs;
@@ -292,6 +311,9 @@ wh_code tm_sprint(wh_tmpl_ctx *ctx, wh_buf *out, const wh_tmpl_value *args, size
 
 /* ---- exec.c ---- */
 wh_code tm_exec_def(wh_tmpl_ctx *ctx, const tm_def *def, wh_tmpl_value dot);
+/* Resolve the field chains under `root` that start with one of the set's
+ * const fields (their konst, allocated in the set's arena). */
+void tm_fold_const_fields(wh_tmpl_set *set, tm_node *root);
 int tm_eq(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, const wh_tmpl_value *b, wh_code *rc);
 
 /* ---- function tables ---- */

@@ -305,6 +305,20 @@ wh_code wh_tmpl_set_delims(wh_tmpl_set *set, const char *left, const char *right
  * err says "template: NAME:LINE: message" (Go's wording). */
 wh_code wh_tmpl_parse(wh_tmpl_set *set, const char *name, const char *text, size_t len, wh_err *err);
 
+/* Declare data that is constant for the set's whole life: every value of
+ * host type `type` (one with a field callback) that this set renders has
+ * the field `name` (no arguments) equal to `value` - e.g. an injection
+ * revision's Values, which the revision owns together with its template
+ * sets.  Field chains through it (`.Values.global.proxy.image`,
+ * `$.Values.x`) are then resolved once, here and in later parses, the way a
+ * render resolves them (keys of JSON maps, missingkey's rule), instead of
+ * on every render; a render takes such a chain's value whenever its
+ * receiver is a non-nil value of `type`.  Chains that need the render (a
+ * step through a host value, an error) are left to it.  `value` and what it
+ * points to must stay valid and unchanged as long as the set. */
+wh_code wh_tmpl_set_const_field(wh_tmpl_set *set, const wh_tmpl_type *type, const char *name, wh_tmpl_value value,
+                                wh_err *err);
+
 /* 1 if the set has a template of that name. */
 int wh_tmpl_has(const wh_tmpl_set *set, const char *name);
 

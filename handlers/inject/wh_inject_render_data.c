@@ -719,6 +719,13 @@ static const wh_tmpl_type typemeta_type = {"v1.TypeMeta", WH_TMPL_HOST, NULL, ty
 static const wh_tmpl_type deploymeta_type = {
     "types.NamespacedName", WH_TMPL_HOST, NULL, deploymeta_field, NULL, deploymeta_json, 0};
 
+/* `.Values`: the revision's values, the same for every render of its
+ * templates (wh_inject_bind_values). */
+static wh_tmpl_value values_value(const json_t *values)
+{
+    return wh_tmpl_json_typed(values, &wh_tmpl_type_map_string_interface);
+}
+
 static wh_code data_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
                           size_t nargs, wh_tmpl_value *out)
 {
@@ -757,7 +764,7 @@ static wh_code data_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const cha
         *out = wh_tmpl_host(&mesh_type.t, d->mesh);
         break;
     case 6:
-        *out = wh_tmpl_json_typed(d->values, &wh_tmpl_type_map_string_interface);
+        *out = values_value(d->values);
         break;
     case 7:
         *out = wh_tmpl_str(d->revision);
@@ -798,6 +805,11 @@ wh_tmpl_value wh_inject_data_value(const wh_inject_data *d)
 {
     pthread_once(&v1_once, v1_build);
     return wh_tmpl_host(&data_type, d);
+}
+
+wh_code wh_inject_bind_values(wh_tmpl_set *set, const json_t *values, wh_err *err)
+{
+    return wh_tmpl_set_const_field(set, &data_type, "Values", values_value(values), err);
 }
 
 /* ---- for the functions ---- */

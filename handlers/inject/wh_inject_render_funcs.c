@@ -241,6 +241,19 @@ static wh_code fn_identity(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, w
     return WH_OK;
 }
 
+/* The annotations of an ObjectMeta; the pod's (every `annotation` call of
+ * a template asks for them) are looked up once per render. */
+static const json_t *meta_annotations(wh_inject_data *d, const json_t *meta)
+{
+    if (meta == NULL || meta != d->object_meta)
+        return json_object_get(meta, "annotations");
+    if (!d->annotations_known) {
+        d->annotations = json_object_get(meta, "annotations");
+        d->annotations_known = 1;
+    }
+    return d->annotations;
+}
+
 static wh_code fn_annotation(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
 {
     const json_t *meta = wh_inject_host_json(&a[0], "v1.ObjectMeta"), *v;
@@ -249,7 +262,7 @@ static wh_code fn_annotation(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n,
 
     if (meta == NULL && a[0].kind != WH_TMPL_NIL)
         return wh_tmpl_errorf(ctx, "wrong type for value; expected v1.ObjectMeta; got %s", wh_tmpl_type_name(&a[0]));
-    v = json_object_getn(json_object_get(meta, "annotations"), a[1].len ? a[1].u.s : "", a[1].len);
+    v = json_object_getn(meta_annotations(data_of(ctx), meta), a[1].len ? a[1].u.s : "", a[1].len);
     if (json_is_string(v)) {
         *out = wh_tmpl_strn(json_string_value(v), json_string_length(v));
         return WH_OK;
@@ -391,18 +404,25 @@ static wh_code fn_to_yaml(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh
 static wh_code fn_indent(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
 {
     wh_buf *b = wh_tmpl_tmpbuf(ctx);
-    int64_t spaces = a[0].u.i;
-    const char *s = a[1].len ? a[1].u.s : "", *end = s + a[1].len, *nl;
+    size_t spaces = a[0].u.i > 0 ? (size_t)a[0].u.i : 0, lines = 0;
+    const char *s = a[1].len ? a[1].u.s : "", *end = s + a[1].len, *nl, *p;
 
+    for (p = s; (nl = memchr(p, '\n', (size_t)(end - p))) != NULL; p = nl + 1)
+        lines++;
+    if (lines != 0 && spaces > (SIZE_MAX - a[1].len) / lines)
+        return wh_tmpl_errorf(ctx, "indent: %lld spaces are too many", (long long)a[0].u.i);
+    wh_buf_reserve(b, a[1].len + lines * spaces);
     /* line by line: the text up to and including each newline, then the pad */
     while ((nl = memchr(s, '\n', (size_t)(end - s))) != NULL) {
-        wh_buf_append(b, s, (size_t)(nl + 1 - s));
-        for (int64_t k = 0; k < spaces; k++)
-            wh_buf_putc(b, ' ');
+        memcpy(b->data + b->len, s, (size_t)(nl + 1 - s));
+        b->len += (size_t)(nl + 1 - s);
+        memset(b->data + b->len, ' ', spaces);
+        b->len += spaces;
         s = nl + 1;
     }
-    if (s < end)
-        wh_buf_append(b, s, (size_t)(end - s));
+    memcpy(b->data + b->len, s, (size_t)(end - s));
+    b->len += (size_t)(end - s);
+    b->data[b->len] = '\0';
     return ret_buf(ctx, b, out);
 }
 

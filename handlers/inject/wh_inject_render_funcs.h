@@ -14,4 +14,9 @@
 extern const wh_tmpl_func wh_inject_funcs[];
 extern const size_t wh_inject_nfuncs;
 
+/* Bind a template set of a revision to that revision's values (JSON it
+ * owns and never changes; wh_inject_render_data.c): templates' `.Values...`
+ * chains are resolved once, at load, instead of on every render. */
+wh_code wh_inject_bind_values(wh_tmpl_set *set, const json_t *values, wh_err *err);
+
 #endif

@@ -62,6 +62,8 @@ typedef struct wh_inject_data {
     const wh_inject_settings *settings; /* for `env` */
     const wh_inject_release *release;   /* the revision's Istio release */
     json_t *captured;                   /* set by the `overlay` function: the overlay as data */
+    const json_t *annotations;          /* object_meta's, once `annotation` has looked them up */
+    int annotations_known;
 } wh_inject_data;
 
 wh_tmpl_value wh_inject_data_value(const wh_inject_data *d);

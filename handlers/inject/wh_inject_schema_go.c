@@ -111,7 +111,8 @@ static void fill_zero_fields(json_t *value, const wh_inject_type *type)
 
 /* The item of list `pristine` that `item` (at index i of its list, merged by
  * `merge_key`) was copied from: the one at the same index, else the one with
- * the same merge key in a short list; NULL when none. */
+ * the same merge key in a short list; NULL when none.  (An item shared with
+ * `pristine` at its own index the caller has skipped already.) */
 static const json_t *pristine_item(const json_t *pristine, size_t i, const json_t *item, const char *merge_key)
 {
     const json_t *same, *key;
@@ -178,15 +179,13 @@ static wh_code roundtrip(json_t *value, const wh_inject_type *type, const json_t
             if (f->kind == WH_K_OBJ) {
                 rc = roundtrip(v, f->type, pristine != NULL ? json_object_get(pristine, key) : NULL, err);
             } else {
-                const json_t *plist = pristine != NULL ? json_object_get(pristine, key) : NULL, *from;
-                size_t i;
+                const json_t *plist = pristine != NULL ? json_object_get(pristine, key) : NULL;
+                size_t i, np = json_array_size(plist);
                 for (i = json_array_size(v); rc == WH_OK && i-- > 0;) {
                     json_t *item = json_array_get(v, i);
-                    if (json_is_null(item))
-                        continue;
-                    if ((from = pristine_item(plist, i, item, f->merge_key)) == item)
+                    if (json_is_null(item) || (i < np && json_array_get(plist, i) == item))
                         continue; /* shared with the request's pod: stable (see wh_inject_go_roundtrip_beside) */
-                    rc = roundtrip(item, f->type, from, err);
+                    rc = roundtrip(item, f->type, pristine_item(plist, i, item, f->merge_key), err);
                 }
             }
             break;

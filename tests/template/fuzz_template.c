@@ -3,15 +3,68 @@
  * template and render it against JSON data.  Input: template text, then a
  * NUL byte, then the data as JSON (absent or invalid: null).  Limits keep
  * hostile templates (exponential template calls, huge repeats) bounded.
+ * The text is also rendered against a host root whose one field, Values, is
+ * that data: once looked up by the render, once declared const
+ * (wh_tmpl_set_const_field, chains resolved at parse time); the two must
+ * give the same output and the same error.
  */
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "wh_tmpl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct root {
+    const json_t *values;
+};
+
+static wh_code root_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
+                          size_t nargs, wh_tmpl_value *out)
+{
+    const struct root *r = recv->u.host;
+
+    if (strcmp(name, "Values") != 0)
+        return WH_E_NOTFOUND;
+    if (r == NULL)
+        return wh_tmpl_errorf(ctx, "nil pointer evaluating *fuzz.Root.Values");
+    *out = wh_tmpl_json(r->values);
+    return WH_OK;
+}
+
+static const wh_tmpl_type root_type = {.name = "*fuzz.Root", .kind = WH_TMPL_HOST, .field = root_field, .pointer = 1};
+
+static const wh_tmpl_opts *limits(wh_tmpl_opts *opts, wh_tmpl_pos *pos)
+{
+    memset(opts, 0, sizeof(*opts));
+    opts->max_output = 1 << 20;
+    opts->max_steps = 200000;
+    opts->max_depth = 200;
+    opts->pos = pos;
+    return opts;
+}
+
+/* Render `text` against the root; `konst`: with Values declared const. */
+static wh_code render_root(const char *text, size_t tlen, const struct root *root, int konst, wh_buf *out, wh_err *err)
+{
+    wh_tmpl_set *set = wh_tmpl_set_new(WH_TMPL_SPRIG | WH_TMPL_HELM);
+    wh_tmpl_opts opts;
+    wh_tmpl_pos pos;
+    wh_code rc;
+
+    if (set == NULL)
+        abort();
+    if (konst && wh_tmpl_set_const_field(set, &root_type, "Values", wh_tmpl_json(root->values), err) != WH_OK)
+        abort();
+    rc = wh_tmpl_parse(set, "fuzz", text, tlen, err);
+    if (rc == WH_OK)
+        rc = wh_tmpl_render(set, "fuzz", wh_tmpl_host(&root_type, root), limits(&opts, &pos), out, err);
+    wh_tmpl_set_free(set);
+    return rc;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -20,10 +73,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t tlen = nul != NULL ? (size_t)(nul - text) : size;
     json_t *doc = NULL;
     wh_tmpl_set *set;
-    wh_buf out = WH_BUF_INIT;
-    wh_tmpl_opts opts = {0};
+    wh_buf out = WH_BUF_INIT, a = WH_BUF_INIT, b = WH_BUF_INIT;
+    wh_tmpl_opts opts;
     wh_tmpl_pos pos;
-    wh_err err;
+    wh_err err, erra = {0}, errb = {0};
+    wh_code rca, rcb;
+    struct root root;
 
     if (nul != NULL)
         doc = json_loadb(nul + 1, size - tlen - 1, JSON_DECODE_ANY, NULL);
@@ -31,13 +86,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         goto out;
     if (wh_tmpl_parse(set, "fuzz", text, tlen, &err) != WH_OK)
         goto out;
-    opts.max_output = 1 << 20;
-    opts.max_steps = 200000;
-    opts.max_depth = 200;
-    opts.pos = &pos;
-    (void)wh_tmpl_render(set, "fuzz", wh_tmpl_json(doc), &opts, &out, &err);
+    (void)wh_tmpl_render(set, "fuzz", wh_tmpl_json(doc), limits(&opts, &pos), &out, &err);
+
+    root.values = doc;
+    rca = render_root(text, tlen, &root, 0, &a, &erra);
+    rcb = render_root(text, tlen, &root, 1, &b, &errb);
+    if (rca != WH_E_LIMIT && rcb != WH_E_LIMIT &&
+        (rca != rcb || a.len != b.len || (a.len != 0 && memcmp(a.data, b.data, a.len) != 0) ||
+         (rca != WH_OK && strcmp(wh_err_msg(&erra), wh_err_msg(&errb)) != 0)))
+        abort(); /* a const field changed what the template renders */
 out:
     wh_buf_free(&out);
+    wh_buf_free(&a);
+    wh_buf_free(&b);
     wh_tmpl_set_free(set);
     json_decref(doc);
     return 0;

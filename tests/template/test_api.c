@@ -29,6 +29,7 @@ struct pod {
     json_t *labels;             /* map[string]string */
     const struct wrapper *hold; /* *BoolValue, may be nil */
     int mode;                   /* enum */
+    json_t *values;             /* map[string]interface {} */
 };
 
 static const char *const mode_names[] = {"REDIRECT", "TPROXY", "NONE"};
@@ -86,6 +87,8 @@ static wh_code pod_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char
         *out = wh_tmpl_host(&wrapper_type, p->hold);
     else if (strcmp(name, "Mode") == 0)
         *out = wh_tmpl_int_typed(p->mode, &mode_type);
+    else if (strcmp(name, "Values") == 0)
+        *out = wh_tmpl_json_typed(p->values, &wh_tmpl_type_map_string_interface);
     else if (strcmp(name, "Label") == 0) { /* a method with an argument */
         wh_tmpl_value v;
         if (nargs != 1 || args[0].kind != WH_TMPL_STRING)
@@ -177,12 +180,16 @@ static int setup(void **state)
     the_pod.labels = json_pack("{ssss}", "app", "hello", "tier", "web");
     the_pod.hold = NULL;
     the_pod.mode = 1;
+    the_pod.values = json_loads("{\"a\": {\"b\": \"x\", \"n\": 1.5}, \"s\": \"str\", \"list\": [1, \"two\", null], "
+                                "\"nil\": null, \"n\": 3}",
+                                0, NULL);
     return 0;
 }
 
 static int teardown(void **state)
 {
     json_decref(the_pod.labels);
+    json_decref(the_pod.values);
     return 0;
 }
 
@@ -433,6 +440,79 @@ static void *render_thread(void *p)
     return NULL;
 }
 
+/* Render `text` with `flags`, the set declaring `.Values` of *v1.Pod const as
+ * `konst` (or not, when NULL): output or error message, malloc'd. */
+static char *render_const(unsigned flags, const char *text, const json_t *konst)
+{
+    static const char define[] = "{{ define \"v\" }}{{ .Values.a.b }}{{ end }}";
+    wh_tmpl_set *set = wh_tmpl_set_new(flags);
+    wh_buf out = WH_BUF_INIT;
+    wh_err err;
+    wh_code rc;
+
+    assert_int_equal(wh_tmpl_set_funcs(set, funcs, sizeof(funcs) / sizeof(funcs[0]), &err), WH_OK);
+    assert_int_equal(wh_tmpl_parse(set, "d", define, strlen(define), &err), WH_OK);
+    if (konst != NULL) /* declared after one parse and before another: both are resolved */
+        assert_int_equal(wh_tmpl_set_const_field(set, &pod_type, "Values",
+                                                 wh_tmpl_json_typed(konst, &wh_tmpl_type_map_string_interface), &err),
+                         WH_OK);
+    rc = wh_tmpl_parse(set, "t", text, strlen(text), &err);
+    if (rc == WH_OK)
+        rc = wh_tmpl_render(set, "t", wh_tmpl_host(&pod_type, &the_pod), NULL, &out, &err);
+    wh_tmpl_set_free(set);
+    if (rc != WH_OK) {
+        wh_buf_free(&out);
+        return strdup(wh_err_msg(&err));
+    }
+    return wh_buf_steal(&out, NULL);
+}
+
+static void test_const_fields(void **state)
+{
+    static const char *const texts[] = {
+        "{{ .Values.a.b }}|{{ .Values.a.missing }}|{{ .Values.missing.x.y }}|{{ .Values }}|{{ .Values.a.n }}",
+        "{{ $.Values.a.b }}|{{ $p := . }}{{ $p.Values.list }}|{{ (.).Values.n }}|{{ template \"v\" . }}",
+        "{{ with .Values.a }}{{ .b }}{{ end }}|{{ range .Values.list }}{{ . }},{{ end }}|{{ .Values.nil }}",
+        "{{ toJson .Values.a }}|{{ typeOf .Values.a.b }} {{ typeOf .Values.nil }} {{ typeOf .Values.zz }}",
+        "{{ .Values.a.missing }}",
+        "{{ .Values.s.x }}",
+        "{{ .Values.nil.x }}",
+        "{{ .Values.a.b 1 }}",
+        "{{ .Values.list.x }}",
+    };
+    static const unsigned flags[] = {WH_TMPL_SPRIG, WH_TMPL_SPRIG | WH_TMPL_MISSINGKEY_ERROR,
+                                     WH_TMPL_SPRIG | WH_TMPL_MISSINGKEY_ZERO};
+    json_t *other = json_pack("{s{ss}}", "a", "b", "declared");
+    size_t i, k;
+
+    /* resolved at parse time, the chains give what the render gives: values, errors, missingkey's rules */
+    for (k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
+        for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+            char *want = render_const(flags[k], texts[i], NULL),
+                 *got = render_const(flags[k], texts[i], the_pod.values);
+            if (strcmp(want, got) != 0)
+                fail_msg("flags %u: %s: want %s, got %s", flags[k], texts[i], want, got);
+            free(want);
+            free(got);
+        }
+    }
+    /* ... and they are resolved there: the declared value wins over the callback's */
+    {
+        char *got = render_const(WH_TMPL_SPRIG, "{{ .Values.a.b }} {{ template \"v\" . }} {{ .Name }}", other);
+        assert_string_equal(got, "declared declared hello");
+        free(got);
+    }
+    json_decref(other);
+    {
+        wh_tmpl_set *set = wh_tmpl_set_new(0);
+        wh_err err;
+        assert_int_equal(wh_tmpl_set_const_field(set, &wh_tmpl_type_string, "Values", wh_tmpl_nil(), &err),
+                         WH_E_INVALID);
+        assert_int_equal(wh_tmpl_set_const_field(set, &pod_type, "", wh_tmpl_nil(), &err), WH_E_INVALID);
+        wh_tmpl_set_free(set);
+    }
+}
+
 static void test_threads(void **state)
 {
     const char *text = "{{ $d := dict \"n\" .Name }}{{ $_ := set $d \"m\" .Mode.String }}{{ toJson $d }} "
@@ -466,7 +546,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_host_values), cmocka_unit_test(test_host_errors), cmocka_unit_test(test_functions),
         cmocka_unit_test(test_bad_params),  cmocka_unit_test(test_positions),   cmocka_unit_test(test_options),
-        cmocka_unit_test(test_budgets),     cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_budgets),     cmocka_unit_test(test_threads),     cmocka_unit_test(test_const_fields),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
