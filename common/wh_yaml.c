@@ -593,7 +593,8 @@ static int go_key_less(const char *as, size_t alen, const char *bs, size_t blen)
             return ar < br;
         if (al || bl)
             return bl;
-        long long anum = 0, bnum = 0;
+        /* Go's int64 arithmetic, which wraps: unsigned here, compared as signed */
+        unsigned long long anum = 0, bnum = 0;
         size_t ai, bi;
         if (a[i] == '0' || b[j] == '0') {
             for (size_t k = i; k > 0 && isdigit(a[k - 1]); k--) {
@@ -609,7 +610,7 @@ static int go_key_less(const char *as, size_t alen, const char *bs, size_t blen)
         for (bi = j; bi < blen && isdigit(b[bi]); bi++)
             bnum = bnum * 10 + (b[bi] - '0');
         if (anum != bnum)
-            return anum < bnum;
+            return (long long)anum < (long long)bnum;
         if (ai - i != bi - j)
             return ai - i < bi - j;
         return ar < br;

@@ -22,13 +22,21 @@
 #include "wh_alloc.h"
 #include "wh_buf.h"
 #include "wh_chars.h"
+#include "wh_json_arena.h"
 #include "wh_yaml_fast.h"
 #include "wh_yaml_resolve.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 typedef struct line {
-    const char *start; /* first character of the line */
-    const char *s;     /* first non-space character */
-    const char *end;   /* end of line (before '\n') */
+    const char *start;  /* first character of the line */
+    const char *s;      /* first non-space character */
+    const char *end;    /* end of line (before '\n') */
+    const char *colon;  /* the first ':' that a space or the line's end follows, or NULL */
+    const char *colon2; /* the second such ':', or NULL */
+    const char *hash;   /* the first '#' after s that a space precedes (a comment), or NULL */
     int indent;
     int skip; /* blank or comment only: no structure (may be block scalar content) */
     int nl;   /* ends with a line break (all but possibly the last line) */
@@ -69,72 +77,125 @@ static void key_drop(fast *f, const key_ref *k)
 
 #define UNSUPPORTED WH_E_UNSUPPORTED
 
-#define ONES 0x0101010101010101ULL
-#define HIGHS 0x8080808080808080ULL
-
-/* A mask with the high bit set in exactly those of the 8 bytes in `w` that
- * are below 0x20 (controls, '\n') or above 0x7e (DEL, non-ASCII): the low
- * seven bits plus 0x60 stay below 0x100, so no byte carries into the next. */
-static uint64_t special_bytes(uint64_t w)
+/* The bytes of a line that split_lines stops at, BLOCK at a time: a mask
+ * with bit i set when byte p[i] is ':' or '#' or special (below 0x20, as
+ * '\n' is, or above 0x7e); *special gets the special ones alone. */
+#if defined(__SSE2__)
+#define BLOCK 16
+static unsigned block_marks(const char *p, unsigned *special)
 {
-    uint64_t low7 = w & ~HIGHS;
-    return (w & HIGHS) | (~(low7 + ONES * 0x60) & HIGHS) | ((low7 + ONES) & HIGHS);
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    /* signed compare: bytes from 0x80 on are negative, below 0x20 too */
+    __m128i sp = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)), _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)));
+    __m128i ind = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')), _mm_cmpeq_epi8(v, _mm_set1_epi8('#')));
+
+    *special = (unsigned)_mm_movemask_epi8(sp);
+    return (unsigned)_mm_movemask_epi8(_mm_or_si128(sp, ind));
 }
 
-/* The index, in memory order, of the first byte of a word loaded with
- * memcpy that has a bit set in `m` (m != 0). */
-static size_t first_marked(uint64_t m)
+/* A mask with bit i set when p[i] is a space. */
+static unsigned block_spaces(const char *p)
 {
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    return (size_t)__builtin_clzll(m) / 8;
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')));
+}
 #else
-    return (size_t)__builtin_ctzll(m) / 8;
-#endif
+#define BLOCK 8
+static unsigned block_marks(const char *p, unsigned *special)
+{
+    unsigned all = 0, sp = 0;
+    for (int i = 0; i < BLOCK; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c < 0x20 || c >= 0x7F)
+            sp |= 1u << i;
+        if (c == ':' || c == '#')
+            all |= 1u << i;
+    }
+    *special = sp;
+    return all | sp;
 }
 
-/* Split into lines, marking blank and comment-only ones.  Any
- * byte that would need care (tab, CR, controls, anything not ASCII) or a line
- * that starts a document/directive sends the whole input to the full loader.
- * Lines are scanned 8 bytes at a time until a word holds a special byte. */
+static unsigned block_spaces(const char *p)
+{
+    unsigned spaces = 0;
+    for (int i = 0; i < BLOCK; i++)
+        if (p[i] == ' ')
+            spaces |= 1u << i;
+    return spaces;
+}
+#endif
+#define BLOCK_ALL ((1u << BLOCK) - 1)
+
+/* Record a ':' or '#' at c on line l (whose text starts at l->s) if it is
+ * a value indicator or a comment's start. */
+static void note_mark(line *l, const char *c, const char *stop)
+{
+    if (*c == ':') {
+        if (c + 1 == stop || c[1] == ' ' || c[1] == '\n') {
+            if (l->colon == NULL)
+                l->colon = c;
+            else if (l->colon2 == NULL)
+                l->colon2 = c;
+        }
+    } else if (l->hash == NULL && c > l->s && c[-1] == ' ') {
+        l->hash = c;
+    }
+}
+
+/* Split into lines, marking blank and comment-only ones, and noting where
+ * each line's value colons and comment are (line_value_colon, line_comment
+ * use them), so that the parser never scans a line again.  Any byte that
+ * would need care (tab, CR, controls, anything not ASCII) or a line that
+ * starts a document/directive sends the whole input to the full loader.
+ * Lines are scanned 8 bytes at a time. */
 static wh_code split_lines(fast *f, const char *text, size_t len)
 {
     const char *p = text, *stop = text + len;
 
     while (p < stop) {
         const char *q = p, *eol;
-        for (; stop - q >= 8; q += 8) { /* indentation, 8 bytes a step */
-            uint64_t w;
-            memcpy(&w, q, 8);
-            if ((w ^= ONES * ' ') != 0) {
-                q += first_marked(w);
+        line *l;
+        for (; stop - q >= BLOCK; q += BLOCK) { /* indentation, BLOCK bytes a step */
+            unsigned spaces = block_spaces(q);
+            if (spaces != BLOCK_ALL) {
+                q += __builtin_ctz(~spaces);
                 break;
             }
         }
         while (q < stop && *q == ' ')
             q++;
-        for (eol = q; stop - eol >= 8; eol += 8) {
-            uint64_t w, m;
-            memcpy(&w, eol, 8);
-            if ((m = special_bytes(w)) != 0) {
-                eol += first_marked(m); /* the first special byte: '\n', or refused below */
-                break;
+        WH_GROW(f->lines, f->n, f->cap, len / 32 + 16);
+        l = &f->lines[f->n];
+        l->s = q;
+        l->colon = l->colon2 = l->hash = NULL;
+        for (eol = q; stop - eol >= BLOCK; eol += BLOCK) {
+            unsigned special, marks = block_marks(eol, &special);
+            while (marks != 0) {
+                unsigned i = (unsigned)__builtin_ctz(marks);
+                if (special & (1u << i)) {
+                    eol += i;
+                    goto special; /* '\n', or refused below */
+                }
+                note_mark(l, eol + i, stop);
+                marks &= marks - 1;
             }
         }
+    special:
         for (; eol < stop && *eol != '\n'; eol++) {
             unsigned char ch = (unsigned char)*eol;
             if (ch < 0x20 || ch >= 0x7F) /* tabs, CRs, controls; non-ASCII (libyaml validates it) */
                 return UNSUPPORTED;
+            if (ch == ':' || ch == '#')
+                note_mark(l, eol, stop);
         }
         if (q == p && q < eol &&
             (*q == '%' || (eol - q >= 3 && (memcmp(q, "---", 3) == 0 || memcmp(q, "...", 3) == 0))))
             return UNSUPPORTED;
-        WH_GROW(f->lines, f->n, f->cap, len / 32 + 16);
-        f->lines[f->n].start = p;
-        f->lines[f->n].s = q;
-        f->lines[f->n].end = eol;
-        f->lines[f->n].indent = (int)(q - p);
-        f->lines[f->n].skip = q == eol || *q == '#';
-        f->lines[f->n].nl = eol < stop;
+        l->start = p;
+        l->end = eol;
+        l->indent = (int)(q - p);
+        l->skip = q == eol || *q == '#';
+        l->nl = eol < stop;
         f->n++;
         p = eol < stop ? eol + 1 : stop;
     }
@@ -164,13 +225,38 @@ static const char *comment_start(const char *s, const char *end)
     return p;
 }
 
-/* Trim trailing spaces and a trailing " #comment" from a plain scalar; the
- * scalar itself may not contain ": " (the full loader reports that). */
-static wh_code plain_extent(const char *s, const char *end, const char **out_end)
+/* value_colon(s, end) on line l, from what split_lines noted: the line's
+ * first or second value colon when it lies at or after s (before s lie
+ * only a key and "- "), else a scan. */
+static inline const char *line_value_colon(const line *l, const char *s, const char *end)
 {
-    const char *c = comment_start(s, end), *last = c != NULL ? c : end;
+    const char *c = l->colon != NULL && l->colon < s ? l->colon2 : l->colon;
 
-    if (value_colon(s, last) != NULL)
+    if (c != NULL && c < s)
+        return value_colon(s, end);
+    return c != NULL && c < end ? c : NULL;
+}
+
+/* comment_start(s, end) on line l, from what split_lines noted: its first
+ * comment when that lies after s (none before s when the line has none),
+ * else a scan. */
+static inline const char *line_comment(const line *l, const char *s, const char *end)
+{
+    if (l->hash == NULL)
+        return NULL;
+    if (l->hash <= s)
+        return comment_start(s, end);
+    return l->hash < end ? l->hash : NULL;
+}
+
+/* Trim trailing spaces and a trailing " #comment" from a plain scalar on
+ * line l; the scalar itself may not contain ": " (the full loader reports
+ * that). */
+static wh_code plain_extent(const line *l, const char *s, const char *end, const char **out_end)
+{
+    const char *c = line_comment(l, s, end), *last = c != NULL ? c : end;
+
+    if (line_value_colon(l, s, last) != NULL)
         return UNSUPPORTED;
     while (last > s && last[-1] == ' ')
         last--;
@@ -208,8 +294,12 @@ static wh_code quoted_text(const char **pp, const char *end, wh_buf *scratch, co
 
     *decoded = 0;
     s = p;
-    while (p < end && *p != q && !(q == '"' && *p == '\\'))
-        p++;
+    if (q == '"')
+        while (p < end && *p != '"' && *p != '\\')
+            p++;
+    else
+        while (p < end && *p != '\'')
+            p++;
     if (p >= end)
         return UNSUPPORTED; /* continues on the next line: multi-line scalar */
     if (*p == q && !(q == '\'' && p + 1 < end && p[1] == '\'')) {
@@ -333,6 +423,14 @@ unsupported:
     return UNSUPPORTED;
 }
 
+/* A JSON string of the (valid UTF-8) text: in one bump of the request's
+ * arena when there is one (wh_json_arena_string), else jansson's. */
+static json_t *new_string(const char *s, size_t len)
+{
+    json_t *v = wh_json_arena_string(s, len);
+    return v != NULL ? v : json_stringn_nocheck(s, len);
+}
+
 /* A quoted scalar (see quoted_text) as a new JSON string. */
 static wh_code quoted(fast *f, const char **pp, const char *end, json_t **out)
 {
@@ -344,39 +442,30 @@ static wh_code quoted(fast *f, const char **pp, const char *end, json_t **out)
     wh_buf_reset(&f->tmp);
     if ((rc = quoted_text(pp, end, &f->tmp, &text, &len, &decoded)) != WH_OK)
         return rc;
-    *out = json_stringn_nocheck(text, len);
+    *out = new_string(text, len);
     return WH_OK;
 }
 
-/* Characters that cannot start a plain scalar (YAML indicators), bar '-',
- * '?' and ':', which can when a non-space follows. */
+/* What the first character of a scalar or key says: FB_INDICATOR for the
+ * YAML indicators, which cannot start a plain scalar; FB_UNLESS_TEXT for
+ * '-', '?' and ':', which can when a non-space follows.  Everything else
+ * (0) starts a plain scalar. */
+enum { FB_INDICATOR = 1, FB_UNLESS_TEXT = 2 };
+
+static const unsigned char first_byte[256] = {
+    ['&'] = FB_INDICATOR, ['*'] = FB_INDICATOR,   ['!'] = FB_INDICATOR,   ['|'] = FB_INDICATOR,   ['>'] = FB_INDICATOR,
+    ['%'] = FB_INDICATOR, ['@'] = FB_INDICATOR,   ['`'] = FB_INDICATOR,   [','] = FB_INDICATOR,   ['['] = FB_INDICATOR,
+    [']'] = FB_INDICATOR, ['{'] = FB_INDICATOR,   ['}'] = FB_INDICATOR,   ['#'] = FB_INDICATOR,   ['\''] = FB_INDICATOR,
+    ['"'] = FB_INDICATOR, ['-'] = FB_UNLESS_TEXT, ['?'] = FB_UNLESS_TEXT, [':'] = FB_UNLESS_TEXT,
+};
+
 static int indicator(char c)
 {
-    switch (c) {
-    case '&':
-    case '*':
-    case '!':
-    case '|':
-    case '>':
-    case '%':
-    case '@':
-    case '`':
-    case ',':
-    case '[':
-    case ']':
-    case '{':
-    case '}':
-    case '#':
-    case '\'':
-    case '"':
-        return 1;
-    default:
-        return 0;
-    }
+    return first_byte[(unsigned char)c] & FB_INDICATOR;
 }
 
 /* An inline value (the text after "key: " or "- "), to the end of the line. */
-static wh_code inline_scalar(fast *f, const char *s, const char *end, json_t **out)
+static wh_code inline_scalar(fast *f, const line *l, const char *s, const char *end, json_t **out)
 {
     const char *e;
     wh_code rc;
@@ -400,15 +489,17 @@ static wh_code inline_scalar(fast *f, const char *s, const char *end, json_t **o
         }
         return UNSUPPORTED;
     }
-    if ((indicator(*s) && *s != '#') || *s == '?' || *s == '-' || *s == ':') {
-        /* '-' / '?' / ':' start a plain scalar when not followed by a space
-         * ("-1", ":x"); the rest are indicators the fast path leaves alone. */
-        if (!((*s == '-' || *s == '?' || *s == ':') && !is_space_or_end(s + 1, end)))
+    if (first_byte[(unsigned char)*s] & FB_INDICATOR) {
+        if (*s != '#') /* indicators the fast path leaves alone */
             return UNSUPPORTED;
+    } else if ((first_byte[(unsigned char)*s] & FB_UNLESS_TEXT) && is_space_or_end(s + 1, end)) {
+        return UNSUPPORTED; /* '-' / '?' / ':' start a plain scalar before a non-space ("-1", ":x") */
     }
-    if ((rc = plain_extent(s, end, &e)) != WH_OK)
+    if ((rc = plain_extent(l, s, end, &e)) != WH_OK)
         return rc;
-    if ((*out = wh_yaml_plain_json(s, (size_t)(e - s))) == NULL)
+    if (!wh_yaml_plain_may_resolve(s, (size_t)(e - s)))
+        *out = new_string(s, (size_t)(e - s)); /* printable ASCII: see struct fast */
+    else if ((*out = wh_yaml_plain_json(s, (size_t)(e - s))) == NULL)
         return UNSUPPORTED;
     return WH_OK;
 }
@@ -416,14 +507,17 @@ static wh_code inline_scalar(fast *f, const char *s, const char *end, json_t **o
 /* If line text is a mapping entry, set the key and where its value starts.
  * Returns 1 for an entry, 0 for "not an entry", -1 for "give up".  A key
  * that is not the text itself is pushed on f->keys (key_drop pops it). */
-static int mapping_entry(fast *f, const char *s, const char *end, key_ref *key, const char **value)
+static inline __attribute__((always_inline)) int mapping_entry(fast *f, const line *l, const char *s, key_ref *key,
+                                                               const char **value)
 {
-    const char *p = s;
+    const char *p = s, *end = l->end;
 
     memset(key, 0, sizeof(*key));
     if (*s == '"' || *s == '\'') {
         size_t mark = f->keys.len;
         int decoded;
+        if (line_value_colon(l, s, end) == NULL)
+            return 0; /* no ": " after s: a quoted scalar (its caller reads it), not a key */
         if (quoted_text(&p, end, &f->keys, &key->text, &key->len, &decoded) != WH_OK)
             return -1;
         key->in_buf = decoded;
@@ -436,22 +530,26 @@ static int mapping_entry(fast *f, const char *s, const char *end, key_ref *key, 
         }
         p++;
     } else {
-        if (indicator(*s) || *s == '?' || (*s == '-' && is_space_or_end(s + 1, end)) ||
-            (*s == ':' && is_space_or_end(s + 1, end)))
-            return -1;
-        if ((p = value_colon(s, end)) == NULL || comment_start(s, p) != NULL)
+        unsigned char fb = first_byte[(unsigned char)*s];
+        if (fb != 0 && ((fb & FB_INDICATOR) || *s == '?' || is_space_or_end(s + 1, end)))
+            return -1; /* an indicator, "? ", "- ", ": " */
+        if ((p = line_value_colon(l, s, end)) == NULL || line_comment(l, s, p) != NULL)
             return 0; /* no ": ", or a comment starts before it */
         const char *ke = p;
         while (ke > s && ke[-1] == ' ')
             ke--;
         if (ke - s == 2 && s[0] == '<' && s[1] == '<')
             return -1; /* merge key */
-        char tmp[WH_YAML_KEY_TMP];
-        key->text = wh_yaml_plain_key_text(s, (size_t)(ke - s), tmp, &key->len);
-        if (key->text == tmp) { /* a resolved key ("yes" -> "true"): keep it on the stack */
-            key->off = f->keys.len;
-            key->in_buf = 1;
-            wh_buf_append(&f->keys, tmp, key->len);
+        key->text = s;
+        key->len = (size_t)(ke - s);
+        if (wh_yaml_plain_may_resolve(s, key->len)) {
+            char tmp[WH_YAML_KEY_TMP];
+            key->text = wh_yaml_plain_key_text(s, key->len, tmp, &key->len);
+            if (key->text == tmp) { /* a resolved key ("yes" -> "true"): keep it on the stack */
+                key->off = f->keys.len;
+                key->in_buf = 1;
+                wh_buf_append(&f->keys, tmp, key->len);
+            }
         }
         p++;
     }
@@ -463,22 +561,31 @@ static int mapping_entry(fast *f, const char *s, const char *end, key_ref *key, 
 
 static wh_code parse_node(fast *f, int parent_indent, json_t **out);
 
-/* The next line with structure (skipping blank and comment lines), or NULL. */
+/* Move to line `pos`, or past it to the next line with structure (blank
+ * and comment lines have none): f->pos always rests on such a line or the
+ * end, so that looking at it is free. */
+static void move_to(fast *f, size_t pos)
+{
+    while (pos < f->n && f->lines[pos].skip)
+        pos++;
+    f->pos = pos;
+}
+
+/* The current line (one with structure), or NULL at the end. */
 static line *peek(fast *f)
 {
-    while (f->pos < f->n && f->lines[f->pos].skip)
-        f->pos++;
     return f->pos < f->n ? &f->lines[f->pos] : NULL;
 }
 
-/* A literal block scalar ("|", "|-", "|+") whose header is at `s`; its
- * content lines follow the current position and are deeper than `parent`. */
-static wh_code block_scalar(fast *f, const char *s, const char *end, int parent, json_t **out)
+/* A literal block scalar ("|", "|-", "|+") whose header is at `s` on line
+ * hdr; its content lines follow that line and are deeper than `parent`. */
+static wh_code block_scalar(fast *f, const line *hdr, const char *s, int parent, json_t **out)
 {
+    const char *end = hdr->end;
     int chomp = 0; /* 0 clip, -1 strip, +1 keep */
     const char *p = s + 1;
     wh_buf *b = &f->tmp;
-    size_t first = f->pos, i, last_content;
+    size_t first = (size_t)(hdr - f->lines) + 1, i, last_content;
     int m = -1;
     wh_code rc = UNSUPPORTED;
 
@@ -526,8 +633,8 @@ static wh_code block_scalar(fast *f, const char *s, const char *end, int parent,
     for (i = first; i < stop && f->lines[i].s == f->lines[i].end; i++)
         if ((size_t)(f->lines[i].end - f->lines[i].start) > (size_t)m)
             goto out;
-    *out = json_stringn_nocheck(b->data != NULL ? b->data : "", b->len);
-    f->pos = stop;
+    *out = new_string(b->data != NULL ? b->data : "", b->len);
+    move_to(f, stop);
     rc = WH_OK;
 out:
     return rc;
@@ -587,7 +694,7 @@ static int flow_indicator(char c)
 }
 
 /* A plain scalar inside a flow collection, which must end on its own line. */
-static wh_code flow_plain(const char **pp, const char *end, int is_key, json_t **out)
+static wh_code flow_plain_span(const char **pp, const char *end, int is_key, const char **text, size_t *len)
 {
     const char *p = *pp, *s = p, *last;
     if (indicator(*p))
@@ -611,19 +718,53 @@ static wh_code flow_plain(const char **pp, const char *end, int is_key, json_t *
         if (*p != ' ')
             last = p + 1;
     }
-    if ((*out = is_key ? wh_yaml_plain_key(s, (size_t)(last - s)) : wh_yaml_plain_json(s, (size_t)(last - s))) == NULL)
-        return UNSUPPORTED;
+    *text = s;
+    *len = (size_t)(last - s);
     *pp = p;
     return WH_OK;
 }
 
 static wh_code flow_node(fast *f, const char **pp, const char *end, int depth, json_t **out);
 
-static wh_code flow_scalar(fast *f, const char **pp, const char *end, int is_key, json_t **out)
+/* A scalar value inside a flow collection. */
+static wh_code flow_scalar(fast *f, const char **pp, const char *end, json_t **out)
 {
+    const char *s;
+    size_t len;
+
     if (**pp == '"' || **pp == '\'')
         return quoted(f, pp, line_end(*pp, end), out); /* multi-line quoted scalars fold: not here */
-    return flow_plain(pp, end, is_key, out);
+    if (flow_plain_span(pp, end, 0, &s, &len) != WH_OK || (*out = wh_yaml_plain_json(s, len)) == NULL)
+        return UNSUPPORTED;
+    return WH_OK;
+}
+
+/* A key inside a flow mapping, as mapping_entry's keys: the text itself, or
+ * pushed on f->keys when decoded or resolved (key_drop pops it). */
+static wh_code flow_key(fast *f, const char **pp, const char *end, key_ref *key)
+{
+    memset(key, 0, sizeof(*key));
+    if (**pp == '"' || **pp == '\'') {
+        size_t mark = f->keys.len;
+        int decoded;
+        if (quoted_text(pp, line_end(*pp, end), &f->keys, &key->text, &key->len, &decoded) != WH_OK)
+            return UNSUPPORTED; /* multi-line quoted scalars fold: not here */
+        key->in_buf = decoded;
+        key->off = mark;
+        return WH_OK;
+    }
+    if (flow_plain_span(pp, end, 1, &key->text, &key->len) != WH_OK)
+        return UNSUPPORTED;
+    if (key->len != 0 && wh_yaml_plain_may_resolve(key->text, key->len)) {
+        char tmp[WH_YAML_KEY_TMP];
+        key->text = wh_yaml_plain_key_text(key->text, key->len, tmp, &key->len);
+        if (key->text == tmp) { /* a resolved key ("yes" -> "true"): keep it on the stack */
+            key->off = f->keys.len;
+            key->in_buf = 1;
+            wh_buf_append(&f->keys, tmp, key->len);
+        }
+    }
+    return WH_OK;
 }
 
 static wh_code flow_collection(fast *f, const char **pp, const char *end, int depth, json_t **out)
@@ -631,7 +772,8 @@ static wh_code flow_collection(fast *f, const char **pp, const char *end, int de
     const char *p = *pp;
     char close = *p == '[' ? ']' : '}';
     int is_map = *p == '{';
-    json_t *c = is_map ? json_object() : json_array(), *key = NULL, *val = NULL;
+    json_t *c = is_map ? json_object() : json_array(), *val = NULL;
+    key_ref key = {0};
     wh_code rc = UNSUPPORTED;
 
     if (depth > FLOW_MAX_DEPTH)
@@ -646,13 +788,12 @@ static wh_code flow_collection(fast *f, const char **pp, const char *end, int de
             break;
         }
         if (is_map) {
-            if (*p == '[' || *p == '{' || flow_scalar(f, &p, end, 1, &key) != WH_OK)
+            if (*p == '[' || *p == '{' || flow_key(f, &p, end, &key) != WH_OK)
                 goto out;
-            if (!json_is_string(key))
-                goto out;
-            flow_ws(&p, end);
+            while (p < end && *p == ' ')
+                p++;
             if (p >= end || *p != ':')
-                goto out; /* a key without a value */
+                goto out; /* a key without a value, or its ':' on a later line (libyaml: an error) */
             p++;
             flow_ws(&p, end);
             if (p < end && (*p == ',' || *p == close)) {
@@ -661,10 +802,10 @@ static wh_code flow_collection(fast *f, const char **pp, const char *end, int de
                 goto out;
             }
             rc = UNSUPPORTED;
-            json_object_setn_new_nocheck(c, json_string_value(key), json_string_length(key), val);
+            json_object_setn_new_nocheck(c, key_text(f, &key), key.len, val);
             val = NULL;
-            json_decref(key);
-            key = NULL;
+            key_drop(f, &key);
+            memset(&key, 0, sizeof(key));
         } else {
             if ((rc = flow_node(f, &p, end, depth + 1, &val)) != WH_OK)
                 goto out;
@@ -690,7 +831,7 @@ static wh_code flow_collection(fast *f, const char **pp, const char *end, int de
     rc = WH_OK;
 out:
     json_decref(c);
-    json_decref(key);
+    key_drop(f, &key);
     json_decref(val);
     return rc;
 }
@@ -701,17 +842,17 @@ static wh_code flow_node(fast *f, const char **pp, const char *end, int depth, j
         return UNSUPPORTED;
     if (**pp == '[' || **pp == '{')
         return flow_collection(f, pp, end, depth, out);
-    return flow_scalar(f, pp, end, 0, out);
+    return flow_scalar(f, pp, end, out);
 }
 
 /* A flow collection that starts at `s` (on the line before the current
  * position) and may end on a later line; afterwards only a comment may follow
  * on its last line, and no deeper line may follow. */
-static wh_code flow_value(fast *f, const char *s, int indent, json_t **out)
+static wh_code flow_value(fast *f, const line *hdr, const char *s, int indent, json_t **out)
 {
     const char *p = s;
     wh_code rc = flow_collection(f, &p, f->text_end, 0, out);
-    size_t idx = f->pos > 0 ? f->pos - 1 : 0;
+    size_t idx = (size_t)(hdr - f->lines);
 
     if (rc != WH_OK)
         return rc;
@@ -722,7 +863,7 @@ static wh_code flow_value(fast *f, const char *s, int indent, json_t **out)
         *out = NULL;
         return UNSUPPORTED;
     }
-    f->pos = idx + 1;
+    move_to(f, idx + 1);
     if (continues(f, indent)) {
         json_decref(*out);
         *out = NULL;
@@ -733,14 +874,16 @@ static wh_code flow_value(fast *f, const char *s, int indent, json_t **out)
 
 /* The value written after "key:" or "- " on line text [s, end), whose
  * owner sits at `indent`; the owner's line has been consumed. */
-static wh_code inline_value(fast *f, const char *s, const char *end, int indent, json_t **out)
+static inline __attribute__((always_inline)) wh_code inline_value(fast *f, const line *l, const char *s, int indent,
+                                                                  json_t **out)
 {
+    const char *end = l->end;
     wh_code rc;
     if (*s == '|')
-        return block_scalar(f, s, end, indent, out);
+        return block_scalar(f, l, s, indent, out);
     if (*s == '[' || *s == '{')
-        return flow_value(f, s, indent, out);
-    if ((rc = inline_scalar(f, s, end, out)) != WH_OK)
+        return flow_value(f, l, s, indent, out);
+    if ((rc = inline_scalar(f, l, s, end, out)) != WH_OK)
         return rc;
     if (continues(f, indent)) {
         json_decref(*out);
@@ -761,9 +904,9 @@ static wh_code parse_mapping(fast *f, int indent, key_ref *first, const char *fi
 
     for (;;) {
         const line *l = &f->lines[f->pos];
-        f->pos++;
+        move_to(f, f->pos + 1);
         if (value < l->end && *value != '#')
-            rc = inline_value(f, value, l->end, indent, &val);
+            rc = inline_value(f, l, value, indent, &val);
         else
             rc = nested_value(f, indent, 1, &val);
         if (rc != WH_OK)
@@ -781,7 +924,7 @@ static wh_code parse_mapping(fast *f, int indent, key_ref *first, const char *fi
         }
         if (next->s[0] == '-' && is_space_or_end(next->s + 1, next->end))
             break; /* a sequence at this indent belongs to the parent */
-        if (mapping_entry(f, next->s, next->end, &key, &value) != 1) {
+        if (mapping_entry(f, next, next->s, &key, &value) != 1) {
             rc = UNSUPPORTED;
             goto out;
         }
@@ -810,14 +953,14 @@ static wh_code parse_sequence(fast *f, int indent, json_t **out)
         while (p < l->end && *p == ' ')
             p++;
         if (p >= l->end || *p == '#') {
-            f->pos++;
+            move_to(f, f->pos + 1);
             rc = nested_value(f, indent, 0, &item);
         } else if (*p == '-' && is_space_or_end(p + 1, l->end)) {
             rc = UNSUPPORTED; /* "- - x": compact nested sequence */
         } else {
             key_ref key;
             const char *value;
-            int m = mapping_entry(f, p, l->end, &key, &value);
+            int m = mapping_entry(f, l, p, &key, &value);
             if (m < 0) {
                 rc = UNSUPPORTED;
             } else if (m == 1) {
@@ -832,8 +975,8 @@ static wh_code parse_sequence(fast *f, int indent, json_t **out)
                     rc = parse_mapping(f, col, &key, value, &item);
                 }
             } else {
-                f->pos++;
-                rc = inline_value(f, p, l->end, indent, &item);
+                move_to(f, f->pos + 1);
+                rc = inline_value(f, l, p, indent, &item);
             }
         }
         if (rc != WH_OK)
@@ -869,7 +1012,7 @@ static wh_code parse_node(fast *f, int parent_indent, json_t **out)
     }
     if (l->s[0] == '-' && is_space_or_end(l->s + 1, l->end)) {
         rc = parse_sequence(f, l->indent, out);
-    } else if (mapping_entry(f, l->s, l->end, &key, &value) == 1) {
+    } else if (mapping_entry(f, l, l->s, &key, &value) == 1) {
         rc = parse_mapping(f, l->indent, &key, value, out);
     } else {
         rc = UNSUPPORTED; /* a bare scalar line inside a block: leave it */
@@ -891,6 +1034,7 @@ wh_code wh_yaml_fast_load(const char *text, size_t len, int max_depth, json_t **
     *out = NULL;
     if ((rc = split_lines(&f, text, len)) != WH_OK)
         goto out;
+    move_to(&f, 0);
     if ((l = peek(&f)) == NULL) {
         rc = UNSUPPORTED; /* empty or comments only: the full loader says null */
         goto out;
@@ -898,12 +1042,12 @@ wh_code wh_yaml_fast_load(const char *text, size_t len, int max_depth, json_t **
     if (!(l->s[0] == '-' && is_space_or_end(l->s + 1, l->end))) {
         key_ref key;
         const char *value;
-        int m = mapping_entry(&f, l->s, l->end, &key, &value);
+        int m = mapping_entry(&f, l, l->s, &key, &value);
         if (m == 1)
             key_drop(&f, &key);
         if (m == 0) { /* a lone scalar document */
-            f.pos++;
-            rc = l->s[0] == '|' ? UNSUPPORTED : inline_value(&f, l->s, l->end, -1, &v);
+            move_to(&f, f.pos + 1);
+            rc = l->s[0] == '|' ? UNSUPPORTED : inline_value(&f, l, l->s, -1, &v);
             goto done;
         }
     }

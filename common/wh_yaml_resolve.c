@@ -196,48 +196,109 @@ static int looks_like_timestamp(const char *s)
 }
 
 /* The YAML 1.1 words go-yaml resolves (booleans, null, NaN, infinities),
- * grouped by length so that a scalar is compared with a handful at most. */
+ * grouped by first character so that a scalar is compared with a handful
+ * at most (resolve_word). */
 typedef struct word {
     const char *text;
+    unsigned char len;
     scalar_kind kind;
     int b;
     double f;
 } word;
 
+#define W(t, k, b, f)                                                                                                  \
+    {                                                                                                                  \
+        t, sizeof(t) - 1, k, b, f                                                                                      \
+    }
+static const word words_y[] = {W("y", SK_BOOL, 1, 0), W("yes", SK_BOOL, 1, 0), {NULL, 0, SK_STR, 0, 0}};
+static const word words_Y[] = {
+    W("Y", SK_BOOL, 1, 0), W("Yes", SK_BOOL, 1, 0), W("YES", SK_BOOL, 1, 0), {NULL, 0, SK_STR, 0, 0}};
+static const word words_n[] = {
+    W("n", SK_BOOL, 0, 0), W("no", SK_BOOL, 0, 0), W("null", SK_NULL, 0, 0), {NULL, 0, SK_STR, 0, 0}};
+static const word words_N[] = {W("N", SK_BOOL, 0, 0),    W("No", SK_BOOL, 0, 0),   W("NO", SK_BOOL, 0, 0),
+                               W("Null", SK_NULL, 0, 0), W("NULL", SK_NULL, 0, 0), {NULL, 0, SK_STR, 0, 0}};
+static const word words_t[] = {W("true", SK_BOOL, 1, 0), {NULL, 0, SK_STR, 0, 0}};
+static const word words_T[] = {W("True", SK_BOOL, 1, 0), W("TRUE", SK_BOOL, 1, 0), {NULL, 0, SK_STR, 0, 0}};
+static const word words_f[] = {W("false", SK_BOOL, 0, 0), {NULL, 0, SK_STR, 0, 0}};
+static const word words_F[] = {W("False", SK_BOOL, 0, 0), W("FALSE", SK_BOOL, 0, 0), {NULL, 0, SK_STR, 0, 0}};
+static const word words_o[] = {W("on", SK_BOOL, 1, 0), W("off", SK_BOOL, 0, 0), {NULL, 0, SK_STR, 0, 0}};
+static const word words_O[] = {W("On", SK_BOOL, 1, 0),
+                               W("ON", SK_BOOL, 1, 0),
+                               W("Off", SK_BOOL, 0, 0),
+                               W("OFF", SK_BOOL, 0, 0),
+                               {NULL, 0, SK_STR, 0, 0}};
+static const word words_tilde[] = {W("~", SK_NULL, 0, 0), {NULL, 0, SK_STR, 0, 0}};
+static const word words_dot[] = {W(".nan", SK_FLOAT, 0, NAN),      W(".NaN", SK_FLOAT, 0, NAN),
+                                 W(".NAN", SK_FLOAT, 0, NAN),      W(".inf", SK_FLOAT, 0, INFINITY),
+                                 W(".Inf", SK_FLOAT, 0, INFINITY), W(".INF", SK_FLOAT, 0, INFINITY),
+                                 {NULL, 0, SK_STR, 0, 0}};
+static const word words_plus[] = {W("+.inf", SK_FLOAT, 0, INFINITY),
+                                  W("+.Inf", SK_FLOAT, 0, INFINITY),
+                                  W("+.INF", SK_FLOAT, 0, INFINITY),
+                                  {NULL, 0, SK_STR, 0, 0}};
+static const word words_minus[] = {W("-.inf", SK_FLOAT, 0, -INFINITY),
+                                   W("-.Inf", SK_FLOAT, 0, -INFINITY),
+                                   W("-.INF", SK_FLOAT, 0, -INFINITY),
+                                   {NULL, 0, SK_STR, 0, 0}};
+#undef W
+
 static int resolve_word(const char *in, size_t n, resolved *r)
 {
-    static const word len1[] = {{"y", SK_BOOL, 1, 0}, {"Y", SK_BOOL, 1, 0}, {"n", SK_BOOL, 0, 0},
-                                {"N", SK_BOOL, 0, 0}, {"~", SK_NULL, 0, 0}, {NULL, SK_STR, 0, 0}};
-    static const word len2[] = {{"on", SK_BOOL, 1, 0}, {"On", SK_BOOL, 1, 0}, {"ON", SK_BOOL, 1, 0},
-                                {"no", SK_BOOL, 0, 0}, {"No", SK_BOOL, 0, 0}, {"NO", SK_BOOL, 0, 0},
-                                {NULL, SK_STR, 0, 0}};
-    static const word len3[] = {{"yes", SK_BOOL, 1, 0}, {"Yes", SK_BOOL, 1, 0}, {"YES", SK_BOOL, 1, 0},
-                                {"off", SK_BOOL, 0, 0}, {"Off", SK_BOOL, 0, 0}, {"OFF", SK_BOOL, 0, 0},
-                                {NULL, SK_STR, 0, 0}};
-    static const word len4[] = {{"true", SK_BOOL, 1, 0},
-                                {"True", SK_BOOL, 1, 0},
-                                {"TRUE", SK_BOOL, 1, 0},
-                                {"null", SK_NULL, 0, 0},
-                                {"Null", SK_NULL, 0, 0},
-                                {"NULL", SK_NULL, 0, 0},
-                                {".nan", SK_FLOAT, 0, NAN},
-                                {".NaN", SK_FLOAT, 0, NAN},
-                                {".NAN", SK_FLOAT, 0, NAN},
-                                {".inf", SK_FLOAT, 0, INFINITY},
-                                {".Inf", SK_FLOAT, 0, INFINITY},
-                                {".INF", SK_FLOAT, 0, INFINITY},
-                                {NULL, SK_STR, 0, 0}};
-    static const word len5[] = {{"false", SK_BOOL, 0, 0},          {"False", SK_BOOL, 0, 0},
-                                {"FALSE", SK_BOOL, 0, 0},          {"+.inf", SK_FLOAT, 0, INFINITY},
-                                {"+.Inf", SK_FLOAT, 0, INFINITY},  {"+.INF", SK_FLOAT, 0, INFINITY},
-                                {"-.inf", SK_FLOAT, 0, -INFINITY}, {"-.Inf", SK_FLOAT, 0, -INFINITY},
-                                {"-.INF", SK_FLOAT, 0, -INFINITY}, {NULL, SK_STR, 0, 0}};
-    static const word *const by_len[] = {NULL, len1, len2, len3, len4, len5};
+    const word *w;
 
-    if (n == 0 || n > 5)
+    switch (in[0]) {
+    case 'y':
+        w = words_y;
+        break;
+    case 'Y':
+        w = words_Y;
+        break;
+    case 'n':
+        w = words_n;
+        break;
+    case 'N':
+        w = words_N;
+        break;
+    case 't':
+        w = words_t;
+        break;
+    case 'T':
+        w = words_T;
+        break;
+    case 'f':
+        w = words_f;
+        break;
+    case 'F':
+        w = words_F;
+        break;
+    case 'o':
+        w = words_o;
+        break;
+    case 'O':
+        w = words_O;
+        break;
+    case '~':
+        w = words_tilde;
+        break;
+    case '.':
+        w = words_dot;
+        break;
+    case '+':
+        w = words_plus;
+        break;
+    case '-':
+        w = words_minus;
+        break;
+    default:
         return 0;
-    for (const word *w = by_len[n]; w->text != NULL; w++) {
-        if (w->text[0] == in[0] && memcmp(w->text, in, n) == 0) {
+    }
+    for (; w->text != NULL; w++) {
+        size_t i = 1; /* in[0] matched: the lists are by first character */
+        if (w->len != n)
+            continue;
+        while (i < n && w->text[i] == in[i])
+            i++;
+        if (i == n) {
             r->kind = w->kind;
             r->b = w->b;
             r->f = w->f;
@@ -261,6 +322,8 @@ void wh_yaml_resolve_plain(const char *in, resolved *r)
     if (!(c == '+' || c == '-' || isdigit((unsigned char)c) || c == '.' || strchr("yYnNtTfFoO~", c) != NULL))
         return;
     size_t n = strlen(in);
+    if (!wh_yaml_plain_may_resolve(in, n))
+        return;
     if (!isdigit((unsigned char)c) && resolve_word(in, n, r))
         return;
     if (c == '.') {
@@ -339,42 +402,108 @@ json_t *wh_yaml_resolved_json(const resolved *r)
     return NULL;
 }
 
+#define SECOND(f) ((unsigned short)((f) << 8))
+const unsigned short wh_yaml_word_pair[256] = {
+    ['y'] = WH_WP_Y | WH_WP_ONE,
+    ['Y'] = WH_WP_Y | WH_WP_ONE,
+    ['n'] = WH_WP_N | WH_WP_ONE | SECOND(WH_WP_O),
+    ['N'] = WH_WP_N | WH_WP_ONE | SECOND(WH_WP_O),
+    ['~'] = WH_WP_ONE,
+    ['t'] = WH_WP_T,
+    ['T'] = WH_WP_T,
+    ['f'] = WH_WP_F | SECOND(WH_WP_O),
+    ['F'] = WH_WP_F | SECOND(WH_WP_O),
+    ['o'] = WH_WP_O | SECOND(WH_WP_N),
+    ['O'] = WH_WP_O | SECOND(WH_WP_N),
+    ['e'] = SECOND(WH_WP_Y),
+    ['E'] = SECOND(WH_WP_Y),
+    ['u'] = SECOND(WH_WP_N),
+    ['U'] = SECOND(WH_WP_N),
+    ['r'] = SECOND(WH_WP_T),
+    ['R'] = SECOND(WH_WP_T),
+    ['a'] = SECOND(WH_WP_F),
+    ['A'] = SECOND(WH_WP_F),
+};
+#undef SECOND
+
+const unsigned char wh_yaml_resolve_class[256] = {
+    [' '] = WH_RS_NUMERIC,
+    ['+'] = WH_RS_NUMBER | WH_RS_NUMERIC,
+    ['-'] = WH_RS_NUMBER | WH_RS_NUMERIC,
+    ['.'] = WH_RS_NUMBER | WH_RS_NUMERIC,
+    ['0'] = WH_RS_NUMBER | WH_RS_NUMERIC,
+    ['1'] = WH_RS_NUMBER | WH_RS_NUMERIC,
+    ['2'] = WH_RS_NUMBER | WH_RS_NUMERIC,
+    ['3'] = WH_RS_NUMBER | WH_RS_NUMERIC,
+    ['4'] = WH_RS_NUMBER | WH_RS_NUMERIC,
+    ['5'] = WH_RS_NUMBER | WH_RS_NUMERIC,
+    ['6'] = WH_RS_NUMBER | WH_RS_NUMERIC,
+    ['7'] = WH_RS_NUMBER | WH_RS_NUMERIC,
+    ['8'] = WH_RS_NUMBER | WH_RS_NUMERIC,
+    ['9'] = WH_RS_NUMBER | WH_RS_NUMERIC,
+    [':'] = WH_RS_NUMERIC,
+    ['_'] = WH_RS_NUMERIC,
+    ['~'] = WH_RS_WORD,
+    ['a'] = WH_RS_NUMERIC,
+    ['b'] = WH_RS_NUMERIC,
+    ['c'] = WH_RS_NUMERIC,
+    ['d'] = WH_RS_NUMERIC,
+    ['e'] = WH_RS_NUMERIC,
+    ['f'] = WH_RS_WORD | WH_RS_NUMERIC,
+    ['i'] = WH_RS_NUMERIC,
+    ['n'] = WH_RS_WORD | WH_RS_NUMERIC,
+    ['o'] = WH_RS_WORD | WH_RS_NUMERIC,
+    ['t'] = WH_RS_WORD | WH_RS_NUMERIC,
+    ['x'] = WH_RS_NUMERIC,
+    ['y'] = WH_RS_WORD,
+    ['A'] = WH_RS_NUMERIC,
+    ['B'] = WH_RS_NUMERIC,
+    ['C'] = WH_RS_NUMERIC,
+    ['D'] = WH_RS_NUMERIC,
+    ['E'] = WH_RS_NUMERIC,
+    ['F'] = WH_RS_WORD | WH_RS_NUMERIC,
+    ['I'] = WH_RS_NUMERIC,
+    ['N'] = WH_RS_WORD | WH_RS_NUMERIC,
+    ['O'] = WH_RS_WORD | WH_RS_NUMERIC,
+    ['T'] = WH_RS_WORD | WH_RS_NUMERIC,
+    ['X'] = WH_RS_NUMERIC,
+    ['Y'] = WH_RS_WORD,
+    ['Z'] = WH_RS_NUMERIC,
+};
+
 /* resolve_plain() over a span.  Scalars that start with a letter can only be
- * one of the YAML 1.1 words, and most scalars start with a character no
- * other type can start with: both are decided on the span itself; only
- * numbers, timestamps and dotted floats need the NUL-terminated copy. */
+ * one of the YAML 1.1 words, and most scalars are strings by their bytes
+ * alone (may_resolve): both are decided on the span itself; only numbers,
+ * timestamps and dotted floats need the NUL-terminated copy. */
 static void resolve_span(const char *s, size_t len, resolved *r)
 {
     char small[64], *text;
-    char c = len != 0 ? s[0] : '\0';
 
-    if (len != 0 && !(c == '+' || c == '-' || isdigit((unsigned char)c) || c == '.')) {
+    if (len != 0 && !(wh_yaml_resolve_class[(unsigned char)s[0]] & WH_RS_NUMBER)) {
         memset(r, 0, sizeof(*r));
         r->kind = SK_STR;
-        switch (c) { /* the first letters of the YAML 1.1 words */
-        case 'y':
-        case 'Y':
-        case 'n':
-        case 'N':
-        case 't':
-        case 'T':
-        case 'f':
-        case 'F':
-        case 'o':
-        case 'O':
-        case '~':
+        if (wh_yaml_plain_may_resolve(s, len))
             resolve_word(s, len, r);
-            break;
-        default:
-            break;
-        }
         return;
     }
-    if ((text = len < sizeof(small) ? small : wh_malloc(len + 1)) == NULL) {
+    if (len != 0 && !wh_yaml_plain_may_resolve(s, len)) {
         memset(r, 0, sizeof(*r));
         r->kind = SK_STR;
         return;
     }
+    if (len != 0 && len <= 18 && (s[0] != '0' || len == 1)) { /* a decimal int: most numbers templates print */
+        long long v = 0;
+        size_t i;
+        for (i = 0; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+            v = v * 10 + (s[i] - '0');
+        if (i == len) {
+            memset(r, 0, sizeof(*r));
+            r->kind = SK_INT;
+            r->i = v;
+            return;
+        }
+    }
+    text = len < sizeof(small) ? small : wh_malloc(len + 1);
     memcpy(text, s, len);
     text[len] = '\0';
     wh_yaml_resolve_plain(text, r);
@@ -389,6 +518,10 @@ const char *wh_yaml_plain_key_text(const char *s, size_t len, char tmp[WH_YAML_K
 
     if (len == 0) { /* an empty key stays "" (resolution would say null) */
         *out_len = 0;
+        return s;
+    }
+    if (!wh_yaml_plain_may_resolve(s, len)) { /* the common case: the key is its own text */
+        *out_len = len;
         return s;
     }
     resolve_span(s, len, &r);
@@ -419,6 +552,8 @@ json_t *wh_yaml_plain_json(const char *s, size_t len)
 {
     resolved r;
 
+    if (len != 0 && !wh_yaml_plain_may_resolve(s, len))
+        return json_stringn_nocheck(s, len); /* valid UTF-8: see wh_yaml_resolve.h */
     resolve_span(s, len, &r);
     if (wh_yaml_resolved_is_string(&r))
         return json_stringn_nocheck(s, len); /* valid UTF-8: see wh_yaml_resolve.h */
