@@ -8,13 +8,16 @@
  * values templates serialise) that are compared byte for byte with istiod's;
  * the JSON Patch and the AdmissionReview are written here too (with only
  * the escapes JSON needs), and the template engine's toJson (with Go's sorted
- * map keys).  The writer appends small pieces by
- * the thousand, so it reserves room once per string and copies runs of
- * plain bytes in one go.
+ * map keys).  The writer appends small pieces by the thousand (the hello
+ * pod's patch is ~900 tokens in 5 KB), so it keeps a cursor into the
+ * buffer, checks for room once per token and terminates the text once at the
+ * end; strings are scanned and copied 8 bytes at a time
+ * (tests/common/test_go.c checks that scan against Go's byte-by-byte rules).
  */
 #include "wh_go.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,98 +27,305 @@
 
 static const char hex[] = "0123456789abcdef";
 
+/* An appending cursor over `out`: the writing functions take the next byte
+ * (d) and return it moved past what they wrote; end is the end of the room
+ * reserved (one byte short of the capacity: the final NUL's).  out->len is
+ * brought up to date by writer_end() only. */
+typedef struct writer {
+    wh_buf *out;
+    char *end;
+    int flags;
+    const char *indent;
+} writer;
+
+static char *writer_grow(writer *w, char *d, size_t n)
+{
+    wh_buf *out = w->out;
+
+    out->len = (size_t)(d - out->data);
+    wh_buf_reserve(out, n);
+    w->end = out->data + out->cap - 1;
+    return out->data + out->len;
+}
+
+/* Room for n more bytes at d; returns d (which may have moved). */
+static inline char *room(writer *w, char *d, size_t n)
+{
+    if ((size_t)(w->end - d) < n)
+        d = writer_grow(w, d, n);
+    return d;
+}
+
+static char *writer_begin(writer *w, wh_buf *out, int flags, const char *indent, size_t hint)
+{
+    w->out = out;
+    w->flags = flags;
+    w->indent = indent;
+    wh_buf_reserve(out, hint); /* never NULL from here on */
+    w->end = out->data + out->cap - 1;
+    return out->data + out->len;
+}
+
+static void writer_end(writer *w, char *d)
+{
+    w->out->len = (size_t)(d - w->out->data);
+    *d = '\0';
+}
+
+static inline char *put(writer *w, char *d, const char *s, size_t n)
+{
+    d = room(w, d, n);
+    memcpy(d, s, n);
+    return d + n;
+}
+
+/* --- strings ---------------------------------------------------------------- */
+
 /* Bytes a Go JSON string holds as they are (1) and those that need a look
  * (0): controls, '"', '\\', every byte from 0x80 (UTF-8 is checked, U+2028
- * and U+2029 escaped) and, for HTML-safe output, '<', '>' and '&'. */
+ * and U+2029 escaped) and, for HTML-safe output, '<', '>' and '&'.  The
+ * word-at-a-time scan below (look()) flags the same bytes; these tables
+ * finish a string's last few bytes after an escape. */
 static const unsigned char plain_text[256] = {[0x20 ... 0x21] = 1, [0x23 ... 0x5b] = 1, [0x5d ... 0x7f] = 1};
 static const unsigned char plain_html[256] = {[0x20 ... 0x21] = 1, [0x23 ... 0x25] = 1, [0x27 ... 0x3b] = 1,
                                               [0x3d] = 1,          [0x3f ... 0x5b] = 1, [0x5d ... 0x7f] = 1};
 
-static inline void put_bytes(wh_buf *out, const void *p, size_t n)
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* The high bit of each byte of x that needs a look (as the tables above).
+ * Each term sets a byte's high bit when the byte is what it looks for
+ * (a subtraction that borrows below 0, or the byte's own high bit); a
+ * borrow only runs upwards from a flagged byte, so flags above the first
+ * may be spurious but the first one is exact.  '"' and '&', '<' and '>'
+ * differ in one bit each: one test covers each pair. */
+static inline uint64_t look(uint64_t x, int html)
 {
-    if (out->cap - out->len <= n)
-        wh_buf_reserve(out, n);
-    memcpy(out->data + out->len, p, n);
-    out->len += n;
-    out->data[out->len] = '\0';
+    uint64_t m = (x - ONES * 0x20) | x; /* controls, and every byte from 0x80 */
+
+    if (html) {
+        m |= ((x ^ (ONES * '"')) & (ONES * 0xfb)) - ONES; /* '"' and '&' */
+        m |= ((x ^ (ONES * '<')) & (ONES * 0xfd)) - ONES; /* '<' and '>' */
+    } else {
+        m |= (x ^ (ONES * '"')) - ONES;
+    }
+    m |= (x ^ (ONES * '\\')) - ONES;
+    return m & HIGHS;
+}
+
+/* 8 bytes as a little-endian number whatever the machine: byte i of the
+ * text is bits 8i..8i+7, so the lowest flag of look() names the first byte
+ * that needs a look. */
+static inline uint64_t load8(const unsigned char *p)
+{
+    uint64_t x;
+    memcpy(&x, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    return x;
+}
+
+/* Writes the escape of the text at *pp (a byte look() flags: a control,
+ * '"', '\\', HTML's three, or the start of a UTF-8 sequence, valid or not)
+ * at d, moves *pp past what it consumed and returns the cursor after it,
+ * with room left for the rest of the text, its closing quote and what
+ * follows the quote (see put_string_as). */
+static char *escape(writer *w, char *d, const unsigned char **pp, const unsigned char *end)
+{
+    const unsigned char *p = *pp;
+    size_t adv = 1;
+    unsigned cp;
+
+    d = room(w, d, (size_t)(end - p) + 6 + 2);
+    switch (*p) {
+    case '"':
+        d[0] = '\\', d[1] = '"', d += 2;
+        break;
+    case '\\':
+        d[0] = '\\', d[1] = '\\', d += 2;
+        break;
+    case '\n':
+        d[0] = '\\', d[1] = 'n', d += 2;
+        break;
+    case '\r':
+        d[0] = '\\', d[1] = 'r', d += 2;
+        break;
+    case '\t':
+        d[0] = '\\', d[1] = 't', d += 2;
+        break;
+    case '\b': /* Go 1.22 on; older releases wrote \u0008 and \u000c */
+        d[0] = '\\', d[1] = 'b', d += 2;
+        break;
+    case '\f':
+        d[0] = '\\', d[1] = 'f', d += 2;
+        break;
+    default:
+        if (*p < 0x80) { /* other controls, and '<', '>', '&' */
+            memcpy(d, "\\u00", 4);
+            d[4] = hex[*p >> 4], d[5] = hex[*p & 15], d += 6;
+        } else if ((adv = wh_utf8_decode(p, (size_t)(end - p), &cp)) == 0) {
+            memcpy(d, "\\ufffd", 6), d += 6, adv = 1; /* Go replaces each invalid byte */
+        } else if ((cp == 0x2028 || cp == 0x2029) && !(w->flags & WH_GO_JSON_MINIMAL)) {
+            memcpy(d, cp == 0x2028 ? "\\u2028" : "\\u2029", 6), d += 6;
+        } else {
+            d[0] = (char)p[0], d[1] = (char)p[1]; /* a valid sequence of 2 to 4 bytes, as it is */
+            if (adv > 2)
+                d[2] = (char)p[2];
+            if (adv > 3)
+                d[3] = (char)p[3];
+            d += adv;
+        }
+    }
+    *pp = p + adv;
+    return d;
+}
+
+/* The text from p a byte at a time (what is left after an escape near the
+ * end, or a short string that needs one). */
+static char *put_bytes(writer *w, char *d, const unsigned char *p, const unsigned char *end, int html)
+{
+    const unsigned char *plain = html ? plain_html : plain_text;
+
+    while (p < end) {
+        if (plain[*p])
+            *d++ = (char)*p++;
+        else
+            d = escape(w, d, &p, end);
+    }
+    return d;
+}
+
+/* The quoted string at d, after `pre` and before `post` (each a byte, 0
+ * for none), whatever it holds.  From 8 bytes on: 8 bytes at a time are
+ * loaded, stored as they are and kept up to the first that needs a look;
+ * the last few are the text's last 8 again (overlapping bytes already
+ * checked) unless an escape came that close to the end. */
+static inline __attribute__((always_inline)) char *escape_string_as(writer *w, char *d, const unsigned char *p,
+                                                                    size_t len, int html, char pre, char post)
+{
+    const unsigned char *end = p + len, *clean = p; /* clean: where the text is unchanged from */
+
+    d = room(w, d, len + 4);
+    if (pre != 0)
+        *d++ = pre;
+    *d++ = '"';
+    for (;;) {
+        uint64_t m;
+        size_t k;
+        while (end - p >= 8) {
+            m = look(load8(p), html);
+            memcpy(d, p, 8);
+            if (m != 0)
+                goto escape;
+            p += 8, d += 8;
+        }
+        if (p == end)
+            break;
+        if (len < 8 || end - 8 < clean) { /* (end - 8 only exists from 8 bytes on) */
+            d = put_bytes(w, d, p, end, html);
+            break;
+        }
+        k = (size_t)(8 - (end - p)); /* the bytes before p that come again */
+        p -= k, d -= k;
+        m = look(load8(p), html);
+        memcpy(d, p, 8);
+        if (m == 0) {
+            d += 8;
+            break;
+        }
+    escape:
+        k = (size_t)__builtin_ctzll(m) / 8;
+        p += k;
+        d = escape(w, d + k, &p, end);
+        clean = p;
+    }
+    *d++ = '"';
+    if (post != 0)
+        *d++ = post;
+    return d;
+}
+
+static __attribute__((noinline)) char *escape_string(writer *w, char *d, const char *s, size_t len, char pre, char post)
+{
+    if (w->flags & WH_GO_JSON_HTML)
+        return escape_string_as(w, d, (const unsigned char *)s, len, 1, pre, post);
+    return escape_string_as(w, d, (const unsigned char *)s, len, 0, pre, post);
+}
+
+/* The same for the common case, without a call: a string that needs no
+ * escape, written where there is room.  The whole text is checked
+ * and copied 8 bytes at a time (the last 8 overlapping), or below 8 bytes
+ * by two overlapping loads of 4 (or 2) bytes; NULL when it needs an escape
+ * or more room (escape_string() then writes it from the start). */
+static inline __attribute__((always_inline)) char *plain_string_as(writer *w, char *d, const unsigned char *p,
+                                                                   size_t len, int html, char pre, char post)
+{
+    uint64_t m;
+
+    if ((size_t)(w->end - d) < len + 4)
+        return NULL;
+    if (pre != 0)
+        *d++ = pre;
+    *d++ = '"';
+    if (len >= 8) {
+        const unsigned char *last = p + len - 8;
+        char *dlast = d + len - 8;
+        for (m = 0; p < last; p += 8, d += 8) {
+            m |= look(load8(p), html);
+            memcpy(d, p, 8);
+        }
+        m |= look(load8(last), html);
+        memcpy(dlast, last, 8);
+        d = dlast + 8;
+    } else {
+        uint64_t x = ONES * ' '; /* what no text holds counts as plain */
+        if (len >= 4) {
+            uint32_t a, b;
+            memcpy(&a, p, 4), memcpy(&b, p + len - 4, 4);
+            memcpy(d, &a, 4), memcpy(d + len - 4, &b, 4);
+            x = a | (uint64_t)b << 32;
+        } else if (len >= 2) {
+            uint16_t a, b;
+            memcpy(&a, p, 2), memcpy(&b, p + len - 2, 2);
+            memcpy(d, &a, 2), memcpy(d + len - 2, &b, 2);
+            x = (x << 32) | a | (uint64_t)b << 16;
+        } else if (len == 1) {
+            d[0] = (char)p[0];
+            x = (x << 8) | p[0];
+        }
+        m = look(x, html);
+        d += len;
+    }
+    if (m != 0)
+        return NULL;
+    *d++ = '"';
+    if (post != 0)
+        *d++ = post;
+    return d;
+}
+
+static char *put_string(writer *w, char *d, const char *s, size_t len, char pre, char post)
+{
+    char *r = w->flags & WH_GO_JSON_HTML ? plain_string_as(w, d, (const unsigned char *)s, len, 1, pre, post)
+                                         : plain_string_as(w, d, (const unsigned char *)s, len, 0, pre, post);
+
+    return r != NULL ? r : escape_string(w, d, s, len, pre, post);
 }
 
 void wh_go_json_string(wh_buf *out, const char *s, size_t len, int flags)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    const unsigned char *plain = (flags & WH_GO_JSON_HTML) ? plain_html : plain_text;
-    size_t i, n;
+    writer w;
+    char *d = writer_begin(&w, out, flags, NULL, len + 2);
 
-    if (out->cap - out->len <= len + 2)
-        wh_buf_reserve(out, len + 2);
-    for (n = 0; n < len && plain[p[n]]; n++)
-        ;
-    if (n == len) { /* most strings (keys, names) need no escape: one copy, room reserved above */
-        char *d = out->data + out->len;
-        d[0] = '"';
-        memcpy(d + 1, s, len);
-        d[len + 1] = '"';
-        d[len + 2] = '\0';
-        out->len += len + 2;
-        return;
-    }
-    out->data[out->len++] = '"';
-    for (i = 0; i < len;) {
-        char esc[8];
-        const char *e = esc;
-        size_t elen = 2, adv = 1;
-        unsigned cp;
-        if (i != 0)                                  /* the first run was found above */
-            for (n = i; n < len && plain[p[n]]; n++) /* copy plain bytes in one go */
-                ;
-        if (n != i)
-            put_bytes(out, p + i, n - i);
-        if ((i = n) >= len)
-            break;
-        switch (p[i]) {
-        case '"':
-            e = "\\\"";
-            break;
-        case '\\':
-            e = "\\\\";
-            break;
-        case '\n':
-            e = "\\n";
-            break;
-        case '\r':
-            e = "\\r";
-            break;
-        case '\t':
-            e = "\\t";
-            break;
-        case '\b': /* Go 1.22 on; older releases wrote \u0008 and \u000c */
-            e = "\\b";
-            break;
-        case '\f':
-            e = "\\f";
-            break;
-        default:
-            if (p[i] < 0x80) { /* other controls, and '<', '>', '&' */
-                esc[0] = '\\', esc[1] = 'u', esc[2] = '0', esc[3] = '0';
-                esc[4] = hex[p[i] >> 4], esc[5] = hex[p[i] & 15];
-                elen = 6;
-            } else if ((adv = wh_utf8_decode(p + i, len - i, &cp)) == 0) {
-                e = "\\ufffd", elen = 6, adv = 1; /* Go replaces each invalid byte */
-            } else if ((cp == 0x2028 || cp == 0x2029) && !(flags & WH_GO_JSON_MINIMAL)) {
-                e = cp == 0x2028 ? "\\u2028" : "\\u2029", elen = 6;
-            } else {
-                e = (const char *)p + i, elen = adv;
-            }
-        }
-        put_bytes(out, e, elen);
-        i += adv;
-    }
-    put_bytes(out, "\"", 1);
+    writer_end(&w, put_string(&w, d, s, len, 0, 0));
 }
+
+/* --- values ------------------------------------------------------------------ */
 
 /* Decimal text of `v` (what "%" JSON_INTEGER_FORMAT prints), without
  * snprintf's format parsing. */
-static void put_integer(wh_buf *out, json_int_t v)
+static char *put_integer(writer *w, char *d, json_int_t v)
 {
     char num[24], *q = num + sizeof(num);
     unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
@@ -125,29 +335,66 @@ static void put_integer(wh_buf *out, json_int_t v)
     while ((u /= 10) != 0);
     if (v < 0)
         *--q = '-';
-    put_bytes(out, q, (size_t)(num + sizeof(num) - q));
+    return put(w, d, q, (size_t)(num + sizeof(num) - q));
 }
 
-static void newline(wh_buf *out, const char *indent, int depth)
+static char *put_float(writer *w, char *d, double f)
 {
-    put_bytes(out, "\n", 1);
+    writer_end(w, d); /* wh_go_json_float appends to the buffer itself */
+    wh_go_json_float(w->out, f);
+    w->end = w->out->data + w->out->cap - 1;
+    return w->out->data + w->out->len;
+}
+
+/* What opens element i of an array or object with indent: '[' or '{'
+ * before the first, ',' before the others, then the line break and the
+ * element's indent. */
+static char *indent_item(writer *w, char *d, char sep, int depth)
+{
+    size_t n = strlen(w->indent);
+
+    d = room(w, d, 2);
+    *d++ = sep;
+    *d++ = '\n';
     while (depth-- > 0)
-        wh_buf_puts(out, indent);
+        d = put(w, d, w->indent, n);
+    return d;
 }
 
-static void write_value(wh_buf *out, const json_t *v, int flags, const char *indent, int depth);
-
-/* One member of an object, `i` its place: compact "k":v, or each on its own
- * line (indent) as json.MarshalIndent prints them. */
-static void write_member(wh_buf *out, size_t i, const char *key, size_t key_len, const json_t *v, int flags,
-                         const char *indent, int depth)
+/* The closing ']' or '}' of a container that had elements. */
+static char *close_items(writer *w, char *d, char close, int depth)
 {
-    put_bytes(out, i == 0 ? "{" : ",", 1);
-    if (indent != NULL)
-        newline(out, indent, depth + 1);
-    wh_go_json_string(out, key, key_len, flags);
-    put_bytes(out, ": ", indent != NULL ? 2 : 1);
-    write_value(out, v, flags, indent, depth + 1);
+    if (w->indent != NULL) {
+        size_t n = strlen(w->indent);
+        d = put(w, d, "\n", 1);
+        while (depth-- > 0)
+            d = put(w, d, w->indent, n);
+    }
+    return put(w, d, &close, 1);
+}
+
+static char *write_value(writer *w, char *d, const json_t *v, int depth);
+
+/* A member's or an element's value: strings (most of them) without another call. */
+static inline char *write_item(writer *w, char *d, const json_t *v, int depth)
+{
+    if (json_is_string(v))
+        return put_string(w, d, json_string_value(v), json_string_length(v), 0, 0);
+    return write_value(w, d, v, depth);
+}
+
+/* One member: compact "k":v, or on its own line (indent) as
+ * json.MarshalIndent prints it; sep is '{' for the first, ',' after. */
+static inline char *write_member(writer *w, char *d, char sep, const char *key, size_t key_len, const json_t *v,
+                                 int depth)
+{
+    if (w->indent == NULL) {
+        d = put_string(w, d, key, key_len, sep, ':');
+    } else {
+        d = indent_item(w, d, sep, depth + 1);
+        d = put(w, put_string(w, d, key, key_len, 0, ':'), " ", 1);
+    }
+    return write_item(w, d, v, depth + 1);
 }
 
 typedef struct member {
@@ -164,88 +411,90 @@ static int member_cmp(const void *a, const void *b)
     return c != 0 ? c : (x->len > y->len) - (x->len < y->len);
 }
 
-/* The object's members in its own order, or with WH_GO_JSON_SORTED in the
- * byte order of their keys. */
-static void write_object(wh_buf *out, const json_t *v, int flags, const char *indent, int depth)
+/* The object's members in its own order (one walk of its pairs), or with
+ * WH_GO_JSON_SORTED in the byte order of their keys. */
+static char *write_object(writer *w, char *d, const json_t *v, int depth)
 {
-    size_t n = json_object_size(v), i = 0;
-    void *it;
+    void *it = json_object_iter((json_t *)v);
+    size_t i = 0, n;
 
-    if (n == 0) {
-        put_bytes(out, "{}", 2);
-        return;
-    }
-    if (flags & WH_GO_JSON_SORTED && n > 1) {
+    if (it == NULL)
+        return put(w, d, "{}", 2);
+    if (w->flags & WH_GO_JSON_SORTED && (n = json_object_size(v)) > 1) {
         member small[16], *m = n <= 16 ? small : wh_malloc(n * sizeof(*m));
-        for (it = json_object_iter((json_t *)v); it != NULL; it = json_object_iter_next((json_t *)v, it), i++)
+        for (; it != NULL; it = json_object_iter_next((json_t *)v, it), i++)
             m[i] = (member){json_object_iter_key(it), json_object_iter_key_len(it), json_object_iter_value(it)};
         qsort(m, n, sizeof(*m), member_cmp);
         for (i = 0; i < n; i++)
-            write_member(out, i, m[i].key, m[i].len, m[i].val, flags, indent, depth);
+            d = write_member(w, d, i == 0 ? '{' : ',', m[i].key, m[i].len, m[i].val, depth);
         if (m != small)
             free(m);
     } else {
-        for (it = json_object_iter((json_t *)v); it != NULL; it = json_object_iter_next((json_t *)v, it), i++)
-            write_member(out, i, json_object_iter_key(it), json_object_iter_key_len(it), json_object_iter_value(it),
-                         flags, indent, depth);
+        char sep = '{';
+        do {
+            d = write_member(w, d, sep, json_object_iter_key(it), json_object_iter_key_len(it),
+                             json_object_iter_value(it), depth);
+            sep = ',';
+        } while ((it = json_object_iter_next((json_t *)v, it)) != NULL);
     }
-    if (indent != NULL)
-        newline(out, indent, depth);
-    put_bytes(out, "}", 1);
+    return close_items(w, d, '}', depth);
 }
 
-static void write_value(wh_buf *out, const json_t *v, int flags, const char *indent, int depth)
+static char *write_array(writer *w, char *d, const json_t *v, int depth)
 {
-    size_t i, n;
+    size_t i, n = json_array_size(v);
 
+    if (n == 0)
+        return put(w, d, "[]", 2);
+    for (i = 0; i < n; i++) {
+        char sep = i == 0 ? '[' : ',';
+        if (w->indent == NULL) {
+            d = room(w, d, 1);
+            *d++ = sep;
+        } else {
+            d = indent_item(w, d, sep, depth + 1);
+        }
+        d = write_item(w, d, json_array_get(v, i), depth + 1);
+    }
+    return close_items(w, d, ']', depth);
+}
+
+static char *write_value(writer *w, char *d, const json_t *v, int depth)
+{
     switch (json_typeof(v)) {
     case JSON_OBJECT:
-        write_object(out, v, flags, indent, depth);
-        return;
+        return write_object(w, d, v, depth);
     case JSON_ARRAY:
-        if ((n = json_array_size(v)) == 0) {
-            put_bytes(out, "[]", 2);
-            return;
-        }
-        for (i = 0; i < n; i++) {
-            put_bytes(out, i == 0 ? "[" : ",", 1);
-            if (indent != NULL)
-                newline(out, indent, depth + 1);
-            write_value(out, json_array_get(v, i), flags, indent, depth + 1);
-        }
-        if (indent != NULL)
-            newline(out, indent, depth);
-        put_bytes(out, "]", 1);
-        return;
+        return write_array(w, d, v, depth);
     case JSON_STRING:
-        wh_go_json_string(out, json_string_value(v), json_string_length(v), flags);
-        return;
+        return put_string(w, d, json_string_value(v), json_string_length(v), 0, 0);
     case JSON_INTEGER:
-        put_integer(out, json_integer_value(v));
-        return;
+        return put_integer(w, d, json_integer_value(v));
     case JSON_REAL: /* jansson holds no NaN or infinity */
-        wh_go_json_float(out, json_real_value(v));
-        return;
+        return put_float(w, d, json_real_value(v));
     case JSON_TRUE:
-        put_bytes(out, "true", 4);
-        return;
+        return put(w, d, "true", 4);
     case JSON_FALSE:
-        put_bytes(out, "false", 5);
-        return;
+        return put(w, d, "false", 5);
     default:
-        put_bytes(out, "null", 4);
-        return;
+        return put(w, d, "null", 4);
     }
 }
 
 void wh_go_json(wh_buf *out, const json_t *v, int flags)
 {
-    write_value(out, v, flags, NULL, 0);
+    writer w;
+    char *d = writer_begin(&w, out, flags, NULL, 64);
+
+    writer_end(&w, write_value(&w, d, v, 0));
 }
 
 void wh_go_json_indent(wh_buf *out, const json_t *v, int flags, const char *indent)
 {
-    write_value(out, v, flags, indent, 0);
+    writer w;
+    char *d = writer_begin(&w, out, flags, indent, 64);
+
+    writer_end(&w, write_value(&w, d, v, 0));
 }
 
 int wh_go_is_empty(const json_t *v)

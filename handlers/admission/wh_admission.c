@@ -29,7 +29,7 @@ void wh_admission_response_clear(wh_admission_response *resp)
 {
     free(resp->message);
     free(resp->reason);
-    free(resp->patch);
+    json_decref(resp->patch);
     json_decref(resp->warnings);
     json_decref(resp->audit_annotations);
     memset(resp, 0, sizeof(*resp));
@@ -94,53 +94,108 @@ wh_code wh_admission_warn(wh_admission_response *resp, const char *fmt, ...)
 
 /* --- decoding ------------------------------------------------------------- */
 
+/* A member name and its length (keys may hold \u0000: they are compared
+ * whole). */
+typedef struct member_name {
+    const char *s;
+    size_t len;
+} member_name;
+#define NAME(s)                                                                                                        \
+    {                                                                                                                  \
+        s, sizeof(s) - 1                                                                                               \
+    }
+
+/* The members of `obj` named in `names` (ending with {NULL}), each in the
+ * same place of `vals` (NULL when absent): one walk of the object's members
+ * instead of a lookup per name. */
+static void members(const json_t *obj, const member_name *names, const json_t **vals)
+{
+    size_t i;
+    void *it;
+
+    for (i = 0; names[i].s != NULL; i++)
+        vals[i] = NULL;
+    for (it = json_object_iter((json_t *)obj); it != NULL; it = json_object_iter_next((json_t *)obj, it)) {
+        const char *key = json_object_iter_key(it);
+        size_t len = json_object_iter_key_len(it);
+        for (i = 0; names[i].s != NULL; i++)
+            if (names[i].len == len && memcmp(names[i].s, key, len) == 0) {
+                vals[i] = json_object_iter_value(it);
+                break;
+            }
+    }
+}
+
 /* The typed fields of AdmissionRequest: a value of another JSON type fails
  * decoding (as Go's typed decode does); null is the zero value, so it passes.
  * object/oldObject/options are raw and take anything. */
 typedef enum field_type { F_STRING, F_BOOL, F_OBJECT, F_GVK, F_GVR } field_type;
 
-static const struct {
-    const char *name;
-    field_type type;
-} request_fields[] = {
-    {"uid", F_STRING},
-    {"kind", F_GVK},
-    {"resource", F_GVR},
-    {"subResource", F_STRING},
-    {"requestKind", F_GVK},
-    {"requestResource", F_GVR},
-    {"requestSubResource", F_STRING},
-    {"name", F_STRING},
-    {"namespace", F_STRING},
-    {"operation", F_STRING},
-    {"userInfo", F_OBJECT},
-    {"dryRun", F_BOOL},
+enum {
+    R_UID,
+    R_KIND,
+    R_RESOURCE,
+    R_SUB,
+    R_REQ_KIND,
+    R_REQ_RESOURCE,
+    R_REQ_SUB,
+    R_NAME,
+    R_NAMESPACE,
+    R_OPERATION,
+    R_USER_INFO,
+    R_DRY_RUN,
+    R_N
 };
+static const member_name request_names[R_N + 1] = {NAME("uid"),
+                                                   NAME("kind"),
+                                                   NAME("resource"),
+                                                   NAME("subResource"),
+                                                   NAME("requestKind"),
+                                                   NAME("requestResource"),
+                                                   NAME("requestSubResource"),
+                                                   NAME("name"),
+                                                   NAME("namespace"),
+                                                   NAME("operation"),
+                                                   NAME("userInfo"),
+                                                   NAME("dryRun"),
+                                                   {NULL, 0}};
+static const field_type request_types[R_N] = {F_STRING, F_GVK,    F_GVR,    F_STRING, F_GVK,    F_GVR,
+                                              F_STRING, F_STRING, F_STRING, F_STRING, F_OBJECT, F_BOOL};
 
-static wh_code check_strings(const json_t *obj, const char *field, const char *const *keys, wh_err *err)
+/* The strings of a GroupVersionKind or GroupVersionResource (the first two
+ * names are group and version; the third is kind or resource). */
+static const member_name gvk_names[] = {NAME("group"), NAME("version"), NAME("kind"), {NULL, 0}};
+static const member_name gvr_names[] = {NAME("group"), NAME("version"), NAME("resource"), {NULL, 0}};
+
+static wh_code check_strings(const json_t *obj, const char *field, const member_name *keys, const json_t **vals,
+                             wh_err *err)
 {
-    for (; *keys != NULL; keys++) {
-        const json_t *v = json_object_get(obj, *keys);
-        if (v != NULL && !json_is_string(v) && !json_is_null(v))
-            return wh_err_set(err, WH_E_PARSE, "request.%s.%s must be a string, got %s", field, *keys,
-                              wh_go_json_kind(v));
-    }
+    size_t i;
+
+    members(obj, keys, vals);
+    for (i = 0; keys[i].s != NULL; i++)
+        if (vals[i] != NULL && !json_is_string(vals[i]) && !json_is_null(vals[i]))
+            return wh_err_set(err, WH_E_PARSE, "request.%s.%s must be a string, got %s", field, keys[i].s,
+                              wh_go_json_kind(vals[i]));
     return WH_OK;
 }
 
-static wh_code check_request_fields(const json_t *request, wh_err *err)
+/* Checks request's typed fields, in the order above, and leaves them in
+ * vals (R_*) and the members of request.kind in kind (group, version, kind). */
+static wh_code check_request_fields(const json_t *request, const json_t **vals, const json_t **kind, wh_err *err)
 {
-    static const char *const gvk[] = {"group", "version", "kind", NULL};
-    static const char *const gvr[] = {"group", "version", "resource", NULL};
+    const json_t *gv[3];
     size_t i;
 
-    for (i = 0; i < sizeof(request_fields) / sizeof(request_fields[0]); i++) {
-        const json_t *v = json_object_get(request, request_fields[i].name);
+    members(request, request_names, vals);
+    kind[0] = kind[1] = kind[2] = NULL;
+    for (i = 0; i < R_N; i++) {
+        const json_t *v = vals[i];
         const char *want = NULL;
 
         if (v == NULL || json_is_null(v))
             continue;
-        switch (request_fields[i].type) {
+        switch (request_types[i]) {
         case F_STRING:
             if (!json_is_string(v))
                 want = "a string";
@@ -157,29 +212,32 @@ static wh_code check_request_fields(const json_t *request, wh_err *err)
             break;
         }
         if (want != NULL)
-            return wh_err_set(err, WH_E_PARSE, "request.%s must be %s, got %s", request_fields[i].name, want,
+            return wh_err_set(err, WH_E_PARSE, "request.%s must be %s, got %s", request_names[i].s, want,
                               wh_go_json_kind(v));
-        if (request_fields[i].type == F_GVK && check_strings(v, request_fields[i].name, gvk, err) != WH_OK)
+        if (request_types[i] == F_GVK &&
+            check_strings(v, request_names[i].s, gvk_names, i == R_KIND ? kind : gv, err) != WH_OK)
             return WH_E_PARSE;
-        if (request_fields[i].type == F_GVR && check_strings(v, request_fields[i].name, gvr, err) != WH_OK)
+        if (request_types[i] == F_GVR && check_strings(v, request_names[i].s, gvr_names, gv, err) != WH_OK)
             return WH_E_PARSE;
     }
     return WH_OK;
 }
 
-static const char *string_or_empty(const json_t *obj, const char *key)
+/* The text of a string member, "" when absent or null. */
+static const char *text_or_empty(const json_t *v)
 {
-    const char *s = json_string_value(json_object_get(obj, key));
+    const char *s = json_string_value(v);
     return s != NULL ? s : "";
 }
 
 wh_code wh_admission_decode(const char *body, size_t len, json_t **review, wh_admission_request *req, wh_err *err)
 {
+    static const member_name review_names[] = {NAME("kind"), NAME("apiVersion"), NAME("request"), {NULL, 0}};
     json_error_t jerr;
-    const json_t *kind, *api_version, *request;
+    const json_t *top[3], *fields[R_N], *kind[3], *request;
     const char *k, *v;
 
-    memset(req, 0, sizeof(*req));
+    memset(req, 0, sizeof(req[0]));
     req->uid = req->operation = req->name = req->namespace = req->kind = req->path_suffix = "";
     *review = wh_json_loadb(body, len, JSON_ALLOW_NUL, &jerr);
     if (*review == NULL)
@@ -188,14 +246,13 @@ wh_code wh_admission_decode(const char *body, size_t len, json_t **review, wh_ad
         return wh_err_set(err, WH_E_PARSE, "expected an AdmissionReview object, got a JSON %s",
                           wh_go_json_kind(*review));
 
-    kind = json_object_get(*review, "kind");
-    api_version = json_object_get(*review, "apiVersion");
-    if (kind != NULL && !json_is_string(kind) && !json_is_null(kind))
-        return wh_err_set(err, WH_E_PARSE, "kind must be a string, got %s", wh_go_json_kind(kind));
-    if (api_version != NULL && !json_is_string(api_version) && !json_is_null(api_version))
-        return wh_err_set(err, WH_E_PARSE, "apiVersion must be a string, got %s", wh_go_json_kind(api_version));
-    k = json_string_value(kind);
-    v = json_string_value(api_version);
+    members(*review, review_names, top);
+    if (top[0] != NULL && !json_is_string(top[0]) && !json_is_null(top[0]))
+        return wh_err_set(err, WH_E_PARSE, "kind must be a string, got %s", wh_go_json_kind(top[0]));
+    if (top[1] != NULL && !json_is_string(top[1]) && !json_is_null(top[1]))
+        return wh_err_set(err, WH_E_PARSE, "apiVersion must be a string, got %s", wh_go_json_kind(top[1]));
+    k = json_string_value(top[0]);
+    v = json_string_value(top[1]);
     if (k == NULL || *k == '\0')
         return wh_err_set(err, WH_E_PARSE, "Object 'Kind' is missing: the body is not an AdmissionReview");
     if (v == NULL || *v == '\0')
@@ -207,21 +264,22 @@ wh_code wh_admission_decode(const char *body, size_t len, json_t **review, wh_ad
     req->api_version = strcmp(v, WH_ADMISSION_V1) == 0 ? WH_ADMISSION_V1 : WH_ADMISSION_V1BETA1;
     req->review = *review;
 
-    request = json_object_get(*review, "request");
+    request = top[2];
     if (request == NULL || json_is_null(request))
         return wh_err_set(err, WH_E_PARSE, "the AdmissionReview has no request");
     if (!json_is_object(request))
         return wh_err_set(err, WH_E_PARSE, "request must be an object, got %s", wh_go_json_kind(request));
-    if (check_request_fields(request, err) != WH_OK)
+    if (check_request_fields(request, fields, kind, err) != WH_OK)
         return WH_E_PARSE;
 
     req->request = request;
-    req->uid = string_or_empty(request, "uid");
-    req->operation = string_or_empty(request, "operation");
-    req->name = string_or_empty(request, "name");
-    req->namespace = string_or_empty(request, "namespace");
-    req->kind = string_or_empty(json_object_get(request, "kind"), "kind");
-    req->dry_run = json_is_true(json_object_get(request, "dryRun"));
+    req->uid = text_or_empty(fields[R_UID]);
+    req->uid_len = json_is_string(fields[R_UID]) ? json_string_length(fields[R_UID]) : 0;
+    req->operation = text_or_empty(fields[R_OPERATION]);
+    req->name = text_or_empty(fields[R_NAME]);
+    req->namespace = text_or_empty(fields[R_NAMESPACE]);
+    req->kind = text_or_empty(kind[2]);
+    req->dry_run = json_is_true(fields[R_DRY_RUN]);
     return WH_OK;
 }
 
@@ -242,52 +300,60 @@ static void put_string(wh_buf *out, const char *s)
     json_decref(str);
 }
 
+/* Append the literal s. */
+#define PUT(out, s) wh_buf_append(out, s, sizeof(s) - 1)
+
 void wh_admission_encode(const wh_admission_request *req, const wh_admission_response *resp, wh_buf *out)
 {
-    const json_t *uid;
-
     /* Written by hand rather than through a json_t tree: the key order is
      * part of the contract, and the request path stays allocation-light. */
-    if (req != NULL && req->api_version != NULL)
-        wh_buf_printf(out,
-                      "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"%s\",\"response\":{\"uid\":", req->api_version);
-    else
-        wh_buf_puts(out, "{\"response\":{\"uid\":");
+    if (req != NULL && req->api_version != NULL) {
+        PUT(out, "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"");
+        wh_buf_puts(out, req->api_version);
+        PUT(out, "\",\"response\":{\"uid\":");
+    } else {
+        PUT(out, "{\"response\":{\"uid\":");
+    }
     /* The uid as it came, byte for byte: a C string would end at a \u0000. */
-    uid = req != NULL && req->request != NULL ? json_object_get(req->request, "uid") : NULL;
-    if (json_is_string(uid))
-        put_json(out, uid);
+    if (req != NULL && req->uid != NULL)
+        wh_go_json_string(out, req->uid, req->uid_len, WH_GO_JSON_MINIMAL);
     else
-        put_string(out, req != NULL && req->uid != NULL ? req->uid : "");
-    wh_buf_puts(out, resp->allowed ? ",\"allowed\":true" : ",\"allowed\":false");
+        PUT(out, "\"\"");
+    if (resp->allowed)
+        PUT(out, ",\"allowed\":true");
+    else
+        PUT(out, ",\"allowed\":false");
     if (resp->message != NULL || resp->reason != NULL || resp->status_code != 0) {
-        wh_buf_puts(out, ",\"status\":{\"metadata\":{}");
+        PUT(out, ",\"status\":{\"metadata\":{}");
         if (resp->message != NULL) {
-            wh_buf_puts(out, ",\"message\":");
+            PUT(out, ",\"message\":");
             put_string(out, resp->message);
         }
         if (resp->reason != NULL) {
-            wh_buf_puts(out, ",\"reason\":");
+            PUT(out, ",\"reason\":");
             put_string(out, resp->reason);
         }
         if (resp->status_code != 0)
             wh_buf_printf(out, ",\"code\":%d", resp->status_code);
         wh_buf_putc(out, '}');
     }
-    if (resp->patch != NULL) {
-        wh_buf_puts(out, ",\"patch\":\"");
-        wh_go_base64(out, resp->patch, resp->patch_len);
-        wh_buf_puts(out, "\",\"patchType\":\"JSONPatch\"");
+    if (resp->patch != NULL) { /* its text where its base64 goes, then encoded there */
+        size_t at;
+        PUT(out, ",\"patch\":\"");
+        at = out->len;
+        put_json(out, resp->patch);
+        wh_go_base64_in_place(out, at);
+        PUT(out, "\",\"patchType\":\"JSONPatch\"");
     }
     if (resp->audit_annotations != NULL && json_object_size(resp->audit_annotations) != 0) {
-        wh_buf_puts(out, ",\"auditAnnotations\":");
+        PUT(out, ",\"auditAnnotations\":");
         put_json(out, resp->audit_annotations);
     }
     if (resp->warnings != NULL && json_array_size(resp->warnings) != 0) {
-        wh_buf_puts(out, ",\"warnings\":");
+        PUT(out, ",\"warnings\":");
         put_json(out, resp->warnings);
     }
-    wh_buf_puts(out, "}}");
+    PUT(out, "}}");
 }
 
 /* --- serving -------------------------------------------------------------- */
@@ -301,9 +367,14 @@ static void plain(wh_http_response *res, int status, const char *text)
     wh_buf_putc(&res->body, '\n');
 }
 
+/* src cut to size - 1 bytes, as snprintf would, without its format parsing. */
 static void copy_field(char *dst, size_t size, const char *src)
 {
-    snprintf(dst, size, "%s", src != NULL ? src : "");
+    size_t n = src != NULL ? strnlen(src, size - 1) : 0;
+
+    if (n != 0)
+        memcpy(dst, src, n);
+    dst[n] = '\0';
 }
 
 wh_code wh_admission_stats_init(wh_admission_stats *stats, const char *endpoint, wh_metrics *registry, wh_err *err)
@@ -435,9 +506,8 @@ static void serve(const wh_http_request *http, wh_admit_fn admit, void *ctx, wh_
             wh_admission_deny(&resp, 0, "%s", wh_err_msg(&err));
         if (!resp.allowed) {
             /* A denial never carries a patch or warnings (istiod drops them). */
-            free(resp.patch);
+            json_decref(resp.patch);
             resp.patch = NULL;
-            resp.patch_len = 0;
             json_decref(resp.warnings);
             resp.warnings = NULL;
         }

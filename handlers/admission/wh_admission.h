@@ -39,6 +39,7 @@ typedef struct wh_admission_request {
     const json_t *request;   /* review.request (borrowed, always an object) */
     const char *api_version; /* WH_ADMISSION_V1 or WH_ADMISSION_V1BETA1 */
     const char *uid;         /* request.uid ("" when absent) */
+    size_t uid_len;          /* its length (a uid may hold \u0000: the reply echoes it whole) */
     const char *operation;   /* request.operation ("" when absent) */
     const char *name;        /* request.name ("" when absent) */
     const char *namespace;   /* request.namespace ("" when absent) */
@@ -49,11 +50,10 @@ typedef struct wh_admission_request {
 
 typedef struct wh_admission_response {
     int allowed;
-    int status_code; /* status.code; 0 = omit */
-    char *message;   /* status.message, malloc'd or NULL */
-    char *reason;    /* status.reason, malloc'd or NULL */
-    char *patch;     /* JSON Patch bytes, malloc'd or NULL (base64-encoded on the wire) */
-    size_t patch_len;
+    int status_code;           /* status.code; 0 = omit */
+    char *message;             /* status.message, malloc'd or NULL */
+    char *reason;              /* status.reason, malloc'd or NULL */
+    json_t *patch;             /* the JSON Patch (owned reference) or NULL: the codec writes its text, base64-encoded */
     json_t *warnings;          /* array of strings, or NULL (owned reference) */
     json_t *audit_annotations; /* object of string values, or NULL (owned reference) */
 } wh_admission_response;

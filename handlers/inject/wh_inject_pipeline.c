@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wh_go.h"
 #include "wh_inject_decide.h"
 #include "wh_inject_decode.h"
 #include "wh_inject_diff.h"
@@ -112,8 +111,7 @@ wh_code wh_inject_admit(void *ctx, const wh_admission_request *req, wh_admission
     wh_inject_pod_result res = {0};
     wh_inject_revision *rev = NULL;
     const json_t *object = json_object_get(req->request, "object");
-    json_t *envs = NULL, *ops = NULL;
-    wh_buf text = WH_BUF_INIT;
+    json_t *envs = NULL;
     char *rev_name = NULL;
     wh_code rc;
 
@@ -155,15 +153,11 @@ wh_code wh_inject_admit(void *ctx, const wh_admission_request *req, wh_admission
         goto out;
     }
     audit(resp, call->revision, NULL);
-    ops = wh_inject_json_diff(res.original, res.final);
-    wh_go_json(&text, ops, WH_GO_JSON_MINIMAL);
-    resp->patch = wh_buf_steal(&text, &resp->patch_len);
+    resp->patch = wh_inject_json_diff(res.original, res.final); /* the codec writes it (handlers/admission) */
 out:
     wh_inject_pod_result_clear(&res);
     wh_inject_revision_unref(rev);
     json_decref(envs);
-    json_decref(ops);
-    wh_buf_free(&text);
     free(rev_name);
     return rc;
 }

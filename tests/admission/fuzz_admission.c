@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wh_alloc.h"
 #include "wh_admission.h"
 
 static wh_code admit(void *ctx, const wh_admission_request *req, wh_admission_response *resp, wh_err *err)
@@ -22,8 +21,8 @@ static wh_code admit(void *ctx, const wh_admission_request *req, wh_admission_re
         return WH_OK;
     case 1:
         resp->allowed = 1;
-        resp->patch = wh_strdup(req->uid); /* any bytes: the codec must base64 them */
-        resp->patch_len = resp->patch != NULL ? strlen(resp->patch) : 0;
+        /* a patch holding request text: the codec must write and base64 it */
+        resp->patch = json_pack("[{s:s,s:s,s:s}]", "op", "add", "path", req->name, "value", req->uid);
         return wh_admission_warn(resp, "kind %s operation %s", req->kind, req->operation);
     case 2:
         return wh_admission_deny(resp, 403, "denied %s/%s %s", req->namespace, req->name, req->path_suffix);

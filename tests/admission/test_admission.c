@@ -23,8 +23,9 @@
 
 static wh_code set_patch(wh_admission_response *resp, const char *patch)
 {
-    resp->patch = wh_strdup(patch);
-    resp->patch_len = strlen(patch);
+    json_decref(resp->patch);
+    resp->patch = json_loads(patch, 0, NULL);
+    assert_non_null(resp->patch);
     return WH_OK;
 }
 

@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include <math.h>
 
+#include "go_json_oracle.h"
 #include "wh_go.h"
 
 /* --- strconv ---------------------------------------------------------------- */
@@ -127,6 +128,188 @@ static void json_strings(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         check_string(cases[i].s, cases[i].len, cases[i].flags, cases[i].want);
+}
+
+/* --- the word-at-a-time escaper against the byte-at-a-time oracle ----------- */
+
+static const int escape_flags[] = {0, WH_GO_JSON_HTML, WH_GO_JSON_MINIMAL, WH_GO_JSON_HTML | WH_GO_JSON_MINIMAL};
+
+/* wh_go_json_string(s) under each flag set must append what the oracle
+ * writes, with the text at each of `aligns` alignments in a heap block
+ * that ends where it ends (ASan sees any read past it) and appended after
+ * as many bytes of earlier output. */
+static void expect_escape(const unsigned char *s, size_t len, size_t aligns)
+{
+    static wh_buf got = WH_BUF_INIT, want = WH_BUF_INIT;
+
+    for (size_t f = 0; f < sizeof(escape_flags) / sizeof(escape_flags[0]); f++) {
+        wh_buf_reset(&want);
+        oracle_json_string(&want, s, len, escape_flags[f]);
+        for (size_t a = 0; a < aligns; a++) {
+            unsigned char *block = malloc(a + len + 1);
+            assert_non_null(block);
+            memcpy(block + a, s, len);
+            wh_buf_reset(&got);
+            wh_buf_append(&got, "........", a);
+            wh_go_json_string(&got, (const char *)block + a, len, escape_flags[f]);
+            free(block);
+            if (got.len != a + want.len || memcmp(got.data + a, want.data, want.len) != 0 || got.data[got.len] != 0)
+                fail_msg("flags %d, align %zu, %zu bytes: got %s, want %s", escape_flags[f], a, len, got.data + a,
+                         want.data);
+        }
+    }
+}
+
+/* Every byte value at every place of texts from 1 to 17 bytes (the short
+ * path, one word, a word and a tail), at every alignment. */
+static void json_string_every_byte(void **state)
+{
+    unsigned char s[17];
+
+    (void)state;
+    for (size_t len = 1; len <= sizeof(s); len++)
+        for (size_t at = 0; at < len; at++)
+            for (unsigned b = 0; b < 256; b++) {
+                memset(s, 'a', len);
+                s[at] = (unsigned char)b;
+                expect_escape(s, len, 8);
+            }
+}
+
+/* Two bytes that need a look (or sit next to one) at every pair of places:
+ * an escape followed by another in the same word, in the overlapping
+ * tail, at the ends. */
+static void json_string_byte_pairs(void **state)
+{
+    static const unsigned char pick[] = {0x00, 0x08, 0x1f, ' ',  '!',  '"',  '#',  '&',
+                                         '<',  '>',  '\\', 0x7f, 0x80, 0xc3, 0xe2, 0xff};
+    static const size_t lens[] = {2, 3, 4, 7, 8, 9, 15, 16, 17, 24};
+    unsigned char s[24];
+
+    (void)state;
+    for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++)
+        for (size_t i = 0; i < lens[l]; i++)
+            for (size_t j = i + 1; j < lens[l]; j++)
+                for (size_t x = 0; x < sizeof(pick); x++)
+                    for (size_t y = 0; y < sizeof(pick); y++) {
+                        memset(s, 'q', lens[l]);
+                        s[i] = pick[x], s[j] = pick[y];
+                        expect_escape(s, lens[l], 2);
+                    }
+}
+
+/* UTF-8 sequences, valid and not, at every place of texts up to 24 bytes,
+ * whole and cut short by the text's end. */
+static void json_string_utf8(void **state)
+{
+    static const char *const seqs[] = {
+        "\xc3\xa9",
+        "\xe2\x82\xac",
+        "\xf0\x9f\x98\x80",
+        "\xe2\x80\xa8",
+        "\xe2\x80\xa9",
+        "\xe2\x80\xa6",
+        "\xef\xbf\xbd",
+        "\xc2\x80",
+        "\xdf\xbf",
+        "\xe0\xa0\x80",
+        "\xed\x9f\xbf",
+        "\xee\x80\x80",
+        "\xf4\x8f\xbf\xbf",
+        "\xf0\x90\x80\x80",
+        "\xc0\xaf",
+        "\xc1\xbf",
+        "\xe0\x80\xaf",
+        "\xe0\x9f\xbf",
+        "\xed\xa0\x80",
+        "\xed\xbf\xbf",
+        "\xf0\x80\x80\xaf",
+        "\xf0\x8f\xbf\xbf",
+        "\xf4\x90\x80\x80",
+        "\xf5\x80\x80\x80",
+        "\xf8\x88\x80\x80\x80",
+        "\xfe",
+        "\x80",
+        "\xbf\xbf",
+        "\xc3",
+        "\xe2\x82",
+        "\xf0\x9f\x98",
+        "\xc3\x28",
+        "\xe2\x28\xa1",
+        "\xf0\x28\x8c\xbc",
+    };
+    unsigned char s[24];
+
+    (void)state;
+    for (size_t q = 0; q < sizeof(seqs) / sizeof(seqs[0]); q++) {
+        size_t n = strlen(seqs[q]);
+        for (size_t len = 1; len <= sizeof(s); len++)
+            for (size_t at = 0; at < len; at++) {
+                size_t keep = at + n <= len ? n : len - at; /* cut by the end */
+                memset(s, 'u', len);
+                memcpy(s + at, seqs[q], keep);
+                expect_escape(s, len, 8);
+            }
+    }
+}
+
+/* Random texts of 0 to 100 bytes drawn mostly from plain ASCII, with the
+ * bytes that need a look and UTF-8 lead and continuation bytes mixed in;
+ * and the same texts as keys and values of the compact and indented
+ * writers, composed from the oracle's strings. */
+static void json_string_random(void **state)
+{
+    static const unsigned char special[] = {0x00, 0x0a, 0x1f, '"',  '\\', '<',  '>',  '&', 0x80,
+                                            0xa8, 0xbf, 0xc3, 0xe2, 0xed, 0xf0, 0xf4, 0xff};
+    uint64_t seed = 0x9e3779b97f4a7c15ULL;
+    unsigned char s[100];
+    wh_buf got = WH_BUF_INIT, want = WH_BUF_INIT;
+
+    (void)state;
+    for (int round = 0; round < 20000; round++) {
+        size_t len;
+        json_t *obj = json_object(), *arr = json_array();
+        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+        len = seed % (sizeof(s) + 1);
+        for (size_t i = 0; i < len; i++) {
+            seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+            s[i] = seed % 8 != 0 ? (unsigned char)(' ' + (seed >> 8) % 95) : special[(seed >> 8) % sizeof(special)];
+        }
+        expect_escape(s, len, 1 + round % 8);
+
+        json_object_setn_new_nocheck(obj, (const char *)s, len, json_stringn_nocheck((const char *)s, len));
+        json_array_append_new(arr, json_stringn_nocheck((const char *)s, len));
+        json_object_set_new_nocheck(obj, "\x01", arr); /* a key no random text is */
+        for (size_t f = 0; f < sizeof(escape_flags) / sizeof(escape_flags[0]); f++) {
+            int flags = escape_flags[f];
+            wh_buf_reset(&want);
+            wh_buf_putc(&want, '{');
+            oracle_json_string(&want, s, len, flags);
+            wh_buf_putc(&want, ':');
+            oracle_json_string(&want, s, len, flags);
+            wh_buf_puts(&want, ",\"\\u0001\":[");
+            oracle_json_string(&want, s, len, flags);
+            wh_buf_puts(&want, "]}");
+            wh_buf_reset(&got);
+            wh_go_json(&got, obj, flags);
+            assert_string_equal(got.data, want.data);
+
+            wh_buf_reset(&want);
+            wh_buf_puts(&want, "{\n  ");
+            oracle_json_string(&want, s, len, flags);
+            wh_buf_puts(&want, ": ");
+            oracle_json_string(&want, s, len, flags);
+            wh_buf_puts(&want, ",\n  \"\\u0001\": [\n    ");
+            oracle_json_string(&want, s, len, flags);
+            wh_buf_puts(&want, "\n  ]\n}");
+            wh_buf_reset(&got);
+            wh_go_json_indent(&got, obj, flags, "  ");
+            assert_string_equal(got.data, want.data);
+        }
+        json_decref(obj);
+    }
+    wh_buf_free(&got);
+    wh_buf_free(&want);
 }
 
 static void json_values(void **state)
@@ -306,35 +489,49 @@ static void base64_binary_roundtrip(void **state)
     wh_buf_free(&back);
 }
 
-/* Every length from 0 to 70 (the encoder's 6-byte, 3-byte and tail paths)
- * against RFC 4648's definition written bit by bit. */
-static void base64_every_length(void **state)
+/* wh_go_base64(data) must be RFC 4648's definition written bit by bit. */
+static void expect_base64(const unsigned char *data, size_t len)
 {
     static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    unsigned char data[70];
+    wh_buf b = WH_BUF_INIT;
+    char want[404];
+    size_t bits = len * 8, k, o = 0;
+
+    assert_true(len <= 300);
+    for (k = 0; k < bits; k += 6) {
+        unsigned v = 0, j;
+        for (j = 0; j < 6; j++)
+            v = v << 1 | (k + j < bits ? (data[(k + j) / 8] >> (7 - (k + j) % 8)) & 1u : 0u);
+        want[o++] = abc[v];
+    }
+    while (o % 4 != 0)
+        want[o++] = '=';
+    want[o] = '\0';
+    wh_go_base64(&b, data, len);
+    assert_string_equal(b.data != NULL ? b.data : "", want);
+    assert_int_equal(b.len, o);
+    wh_buf_free(&b);
+}
+
+/* Every length from 0 to 300 (the encoder's 12-byte SIMD steps, 6-byte,
+ * 3-byte and tail paths), and every byte value in every place of the first
+ * 12-byte step (all 64 characters in each of its 16 places). */
+static void base64_every_length(void **state)
+{
+    unsigned char data[300];
     size_t len, i;
 
     (void)state;
     for (i = 0; i < sizeof(data); i++)
         data[i] = (unsigned char)(i * 151u + 7u);
-    for (len = 0; len <= sizeof(data); len++) {
-        wh_buf b = WH_BUF_INIT;
-        char want[100];
-        size_t bits = len * 8, k, o = 0;
-        for (k = 0; k < bits; k += 6) {
-            unsigned v = 0, j;
-            for (j = 0; j < 6; j++)
-                v = v << 1 | (k + j < bits ? (data[(k + j) / 8] >> (7 - (k + j) % 8)) & 1u : 0u);
-            want[o++] = abc[v];
+    for (len = 0; len <= sizeof(data); len++)
+        expect_base64(data, len);
+    for (i = 0; i < 12; i++)
+        for (unsigned v = 0; v < 256; v++) {
+            memset(data, 0, 16);
+            data[i] = (unsigned char)v;
+            expect_base64(data, 16);
         }
-        while (o % 4 != 0)
-            want[o++] = '=';
-        want[o] = '\0';
-        wh_go_base64(&b, data, len);
-        assert_string_equal(b.data != NULL ? b.data : "", want);
-        assert_int_equal(b.len, o);
-        wh_buf_free(&b);
-    }
 }
 
 /* base64.StdEncoding.DecodeString's CorruptInputError offsets */
@@ -365,13 +562,24 @@ static void base64_decode_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(parse_bool),          cmocka_unit_test(format_float),
-        cmocka_unit_test(json_float),          cmocka_unit_test(json_strings),
-        cmocka_unit_test(json_values),         cmocka_unit_test(is_empty),
-        cmocka_unit_test(go_type_names),       cmocka_unit_test(unmarshal_error),
-        cmocka_unit_test(base64_vectors),      cmocka_unit_test(base64_binary_roundtrip),
-        cmocka_unit_test(base64_every_length), cmocka_unit_test(base64_decode_errors),
-        cmocka_unit_test(json_indent),         cmocka_unit_test(json_sorted),
+        cmocka_unit_test(parse_bool),
+        cmocka_unit_test(format_float),
+        cmocka_unit_test(json_float),
+        cmocka_unit_test(json_strings),
+        cmocka_unit_test(json_values),
+        cmocka_unit_test(is_empty),
+        cmocka_unit_test(go_type_names),
+        cmocka_unit_test(unmarshal_error),
+        cmocka_unit_test(base64_vectors),
+        cmocka_unit_test(base64_binary_roundtrip),
+        cmocka_unit_test(base64_every_length),
+        cmocka_unit_test(base64_decode_errors),
+        cmocka_unit_test(json_indent),
+        cmocka_unit_test(json_sorted),
+        cmocka_unit_test(json_string_every_byte),
+        cmocka_unit_test(json_string_byte_pairs),
+        cmocka_unit_test(json_string_utf8),
+        cmocka_unit_test(json_string_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
