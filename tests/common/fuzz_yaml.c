@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_dump_heap.h"
 #include "wh_json_arena.h"
 #include "wh_yaml.h"
 #include "wh_yaml_fast.h"
@@ -66,20 +67,6 @@ static int has_merge_key(const json_t *v)
     return 0;
 }
 
-/* Not json_dumps: inside the scope its buffer would come from the arena. */
-static char *dump(const json_t *v)
-{
-    size_t n = v != NULL ? json_dumpb(v, NULL, 0, JSON_ENCODE_ANY | JSON_PRESERVE_ORDER | JSON_COMPACT) : 0;
-    char *s = n != 0 ? malloc(n + 1) : NULL;
-
-    if (s == NULL || json_dumpb(v, s, n, JSON_ENCODE_ANY | JSON_PRESERVE_ORDER | JSON_COMPACT) != n) {
-        free(s);
-        return NULL;
-    }
-    s[n] = '\0';
-    return s;
-}
-
 static void check_fast_path(const char *text, size_t size)
 {
     static int installed;
@@ -98,7 +85,7 @@ static void check_fast_path(const char *text, size_t size)
         return;
     }
     wh_code rb = wh_yaml_load_reference(text, size, &b, &err);
-    char *sa = dump(a), *sb = dump(b);
+    char *sa = json_dump_heap(a), *sb = json_dump_heap(b);
     if (ra != rb || (ra == WH_OK && (!json_equal(a, b) || strcmp(sa, sb) != 0))) {
         fprintf(stderr, "fast path disagrees: %s vs %s (%s)\n  fast %s\n  full %s\n", wh_strerror(ra), wh_strerror(rb),
                 wh_err_msg(&err), sa ? sa : "-", sb ? sb : "-");

@@ -17,25 +17,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "json_dump_heap.h"
 #include "wh_json_arena.h"
 #include "wh_yaml.h"
 #include "wh_yaml_fast.h"
 
 static int docs, fast_taken, failures;
-
-/* Not json_dumps: inside the scope its buffer would come from the arena. */
-static char *dump(const json_t *v)
-{
-    size_t n = json_dumpb(v, NULL, 0, JSON_ENCODE_ANY | JSON_PRESERVE_ORDER | JSON_COMPACT);
-    char *s = n != 0 ? malloc(n + 1) : NULL;
-
-    if (s == NULL || json_dumpb(v, s, n, JSON_ENCODE_ANY | JSON_PRESERVE_ORDER | JSON_COMPACT) != n) {
-        free(s);
-        return NULL;
-    }
-    s[n] = '\0';
-    return s;
-}
 
 static void check_doc(const char *name, const char *text, size_t len)
 {
@@ -56,7 +43,7 @@ static void check_doc(const char *name, const char *text, size_t len)
         printf("FAIL %s: fast path %s, full loader %s (%s)\n", name, wh_strerror(ra), wh_strerror(rb), wh_err_msg(&eb));
         failures++;
     } else if (ra == WH_OK) {
-        char *sa = dump(a), *sb = dump(b);
+        char *sa = json_dump_heap(a), *sb = json_dump_heap(b);
         if (!json_equal(a, b) || sa == NULL || sb == NULL || strcmp(sa, sb) != 0) {
             printf("FAIL %s:\n  fast %.400s\n  full %.400s\n", name, sa ? sa : "?", sb ? sb : "?");
             failures++;
