@@ -1,13 +1,49 @@
 /*
  * wh_chars.h - the character-level steps every decoder of escapes and
  * numbers takes (the JSON reader, both YAML loaders, the template lexer, the
- * flag parser) and every encoder of them (wh_go_json.c): a hex digit's value
- * and a code point's UTF-8 bytes both ways, written once.  Inline, because they sit in those decoders' inner loops.
+ * flag parser) and every encoder of them (wh_go_json.c): a hex digit's value,
+ * a code point's UTF-8 bytes both ways, and the word-at-a-time test for the
+ * bytes a JSON string cannot hold as they are (the reader's and the writer's
+ * scans), written once.  Inline, because they sit in those inner loops.
  */
 #ifndef WH_CHARS_H
 #define WH_CHARS_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Byte c in each of a word's 8 bytes. */
+#define WH_BYTES8(c) (0x0101010101010101ULL * (unsigned char)(c))
+
+/* The 8 bytes at p as a little-endian number whatever the machine: byte i
+ * of the text is bits 8i..8i+7, so (__builtin_ctzll(m) >> 3) of a mask made
+ * from it names the first flagged byte. */
+static inline uint64_t wh_load8(const unsigned char *p)
+{
+    uint64_t x;
+
+    memcpy(&x, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    return x;
+}
+
+/* The high bit of each byte of x (wh_load8) that a JSON string cannot hold
+ * as it is: a control, '"', '\\', or any byte from 0x80 (UTF-8, which the
+ * caller checks).  Each term sets a byte's high bit when the byte is what it
+ * looks for (a subtraction that borrows below 0, or the byte's own high bit);
+ * a borrow only runs upwards from a flagged byte, so flags above the first
+ * may be spurious but the first one is exact. */
+static inline uint64_t wh_json_special8(uint64_t x)
+{
+    uint64_t m = (x - WH_BYTES8(0x20)) | x;
+
+    m |= (x ^ WH_BYTES8('"')) - WH_BYTES8(1);
+    m |= (x ^ WH_BYTES8('\\')) - WH_BYTES8(1);
+    return m & WH_BYTES8(0x80);
+}
 
 /* The value of hex digit c (either case), or -1 when c is not one. */
 static inline int wh_hex_digit(int c)

@@ -90,40 +90,18 @@ static const unsigned char plain_text[256] = {[0x20 ... 0x21] = 1, [0x23 ... 0x5
 static const unsigned char plain_html[256] = {[0x20 ... 0x21] = 1, [0x23 ... 0x25] = 1, [0x27 ... 0x3b] = 1,
                                               [0x3d] = 1,          [0x3f ... 0x5b] = 1, [0x5d ... 0x7f] = 1};
 
-#define ONES 0x0101010101010101ULL
-#define HIGHS 0x8080808080808080ULL
-
-/* The high bit of each byte of x that needs a look (as the tables above).
- * Each term sets a byte's high bit when the byte is what it looks for
- * (a subtraction that borrows below 0, or the byte's own high bit); a
- * borrow only runs upwards from a flagged byte, so flags above the first
- * may be spurious but the first one is exact.  '"' and '&', '<' and '>'
- * differ in one bit each: one test covers each pair. */
+/* The high bit of each byte of x (wh_load8) that needs a look (as the
+ * tables above): JSON's own (wh_json_special8, shared with the reader) and,
+ * for HTML-safe output, '&', '<' and '>' ('<' and '>' differ in one bit: one
+ * test covers both).  Each test's first flag is exact, so their union's is. */
 static inline uint64_t look(uint64_t x, int html)
 {
-    uint64_t m = (x - ONES * 0x20) | x; /* controls, and every byte from 0x80 */
+    uint64_t m = wh_json_special8(x);
 
-    if (html) {
-        m |= ((x ^ (ONES * '"')) & (ONES * 0xfb)) - ONES; /* '"' and '&' */
-        m |= ((x ^ (ONES * '<')) & (ONES * 0xfd)) - ONES; /* '<' and '>' */
-    } else {
-        m |= (x ^ (ONES * '"')) - ONES;
-    }
-    m |= (x ^ (ONES * '\\')) - ONES;
-    return m & HIGHS;
-}
-
-/* 8 bytes as a little-endian number whatever the machine: byte i of the
- * text is bits 8i..8i+7, so the lowest flag of look() names the first byte
- * that needs a look. */
-static inline uint64_t load8(const unsigned char *p)
-{
-    uint64_t x;
-    memcpy(&x, p, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    x = __builtin_bswap64(x);
-#endif
-    return x;
+    if (html)
+        m |= (((x ^ WH_BYTES8('&')) - WH_BYTES8(1)) | (((x ^ WH_BYTES8('<')) & WH_BYTES8(0xfd)) - WH_BYTES8(1))) &
+             WH_BYTES8(0x80);
+    return m;
 }
 
 /* Writes the escape of the text at *pp (a byte look() flags: a control,
@@ -214,7 +192,7 @@ static inline __attribute__((always_inline)) char *escape_string_as(writer *w, c
         uint64_t m;
         size_t k;
         while (end - p >= 8) {
-            m = look(load8(p), html);
+            m = look(wh_load8(p), html);
             memcpy(d, p, 8);
             if (m != 0)
                 goto escape;
@@ -228,7 +206,7 @@ static inline __attribute__((always_inline)) char *escape_string_as(writer *w, c
         }
         k = (size_t)(8 - (end - p)); /* the bytes before p that come again */
         p -= k, d -= k;
-        m = look(load8(p), html);
+        m = look(wh_load8(p), html);
         memcpy(d, p, 8);
         if (m == 0) {
             d += 8;
@@ -272,14 +250,14 @@ static inline __attribute__((always_inline)) char *plain_string_as(writer *w, ch
         const unsigned char *last = p + len - 8;
         char *dlast = d + len - 8;
         for (m = 0; p < last; p += 8, d += 8) {
-            m |= look(load8(p), html);
+            m |= look(wh_load8(p), html);
             memcpy(d, p, 8);
         }
-        m |= look(load8(last), html);
+        m |= look(wh_load8(last), html);
         memcpy(dlast, last, 8);
         d = dlast + 8;
     } else {
-        uint64_t x = ONES * ' '; /* what no text holds counts as plain */
+        uint64_t x = WH_BYTES8(' '); /* what no text holds counts as plain */
         if (len >= 4) {
             uint32_t a, b;
             memcpy(&a, p, 4), memcpy(&b, p + len - 4, 4);

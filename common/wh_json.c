@@ -172,24 +172,9 @@ static long decode_escaped(reader *r, const unsigned char *start, size_t *consum
     return -1; /* unterminated */
 }
 
-/* Whether any of the 8 bytes at p needs a look -- a quote, backslash,
- * control character or non-ASCII byte: a mask with the high bit of each
- * such byte (the tricks below can flag a byte wrongly only above a real one,
- * so the lowest flagged byte is always right). */
-static uint64_t special8(const unsigned char *p)
-{
-    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-    uint64_t w, quote, bslash;
-
-    memcpy(&w, p, 8);
-    quote = w ^ (ones * '"');
-    bslash = w ^ (ones * '\\');
-    return (((quote - ones) & ~quote) | ((bslash - ones) & ~bslash) | (w - ones * 0x20) | w) & highs;
-}
-
 /* The first byte at or after p that is not plain printable ASCII other than quote and backslash: 16 bytes a step
  * with SSE2 (every x86-64: a signed compare below ' ' flags control and non-ASCII bytes at once), 8 with the word
- * tricks above, then one at a time for the last few bytes of the input. */
+ * test of wh_chars.h, then one at a time for the last few bytes of the input. */
 static inline __attribute__((always_inline)) const unsigned char *scan_plain(const unsigned char *p,
                                                                              const unsigned char *end)
 {
@@ -206,7 +191,7 @@ static inline __attribute__((always_inline)) const unsigned char *scan_plain(con
     }
 #endif
     for (; end - p >= 8; p += 8)
-        if ((m = special8(p)) != 0)
+        if ((m = wh_json_special8(wh_load8(p))) != 0)
             return p + (__builtin_ctzll(m) >> 3);
     while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
         p++;
