@@ -1,14 +1,17 @@
 /*
  * ctx.c - what a template function sees while it runs (the context API of
  * wh_tmpl.h): recording an error, making a result in the render's arena, the
- * scratch buffer, the caller's pointer.  Every function library (builtins.c,
+ * scratch buffer, the caller's pointer; and the scratch memory a render
+ * (or the set's one-time folding, exec.c) runs in.  Every function library (builtins.c,
  * sprig*.c, helm.c) and value.c report through it, and exec.c reads what they
  * recorded; it depends on the arena only, so that none of them needs the
  * executor or the set to return a value or an error.
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "wh_alloc.h"
 #include "tmpl_int.h"
 
 /* ---- errors ---- */
@@ -94,4 +97,27 @@ wh_buf *wh_tmpl_tmpbuf(wh_tmpl_ctx *ctx)
 {
     wh_buf_reset(&ctx->scratch->tmp);
     return &ctx->scratch->tmp;
+}
+
+/* ---- a render's reusable memory (wh_tmpl_scratch) ---- */
+
+wh_tmpl_scratch *wh_tmpl_scratch_new(void)
+{
+    wh_tmpl_scratch *s = wh_calloc(1, sizeof(*s));
+
+    if (s != NULL)
+        tm_arena_init(&s->arena);
+    return s;
+}
+
+void wh_tmpl_scratch_free(wh_tmpl_scratch *s)
+{
+    if (s == NULL)
+        return;
+    tm_arena_free(&s->arena);
+    free(s->vars);
+    free(s->fcache);
+    wh_buf_free(&s->tmp);
+    wh_buf_free(&s->tmp2);
+    free(s);
 }

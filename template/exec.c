@@ -318,6 +318,13 @@ static wh_code eval_field_uncached(wh_tmpl_ctx *ctx, frame *fr, const char *name
                      (recv->flags_ & TM_F_IFACE) ? "interface {}" : tm_type_name(recv));
 }
 
+/* Whether v is a non-nil host value of type t: the receiver on which const
+ * fields of type t hold. */
+static inline int const_recv(const wh_tmpl_value *v, const wh_tmpl_type *t)
+{
+    return v->type == t && v->kind == WH_TMPL_HOST && v->u.host != NULL;
+}
+
 /* `konst`: the chain's value when `base` is a receiver of its const field's
  * type (wh_tmpl_set_const_field), or NULL. */
 static wh_code eval_field_chain(wh_tmpl_ctx *ctx, frame *fr, const wh_tmpl_value *base, const tm_node *node,
@@ -328,8 +335,7 @@ static wh_code eval_field_chain(wh_tmpl_ctx *ctx, frame *fr, const wh_tmpl_value
     size_t i;
     wh_code rc;
 
-    if (konst != NULL && base->type == konst->type && base->kind == WH_TMPL_HOST && base->u.host != NULL &&
-        nargs <= 1 && final == NULL) {
+    if (konst != NULL && const_recv(base, konst->type) && nargs <= 1 && final == NULL) {
         *out = konst->val;
         return WH_OK;
     }
@@ -808,16 +814,13 @@ static wh_code eval_command(wh_tmpl_ctx *ctx, frame *fr, const tm_node *cmd, con
     }
 }
 
-static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, wh_tmpl_value *out)
+/* The value of a pipeline's commands (its declarations aside). */
+static wh_code eval_commands(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, wh_tmpl_value *out)
 {
     wh_tmpl_value value = wh_tmpl_invalid();
     size_t i;
     wh_code rc;
 
-    if (pipe == NULL) {
-        *out = wh_tmpl_invalid();
-        return WH_OK;
-    }
     ctx->node = pipe;
     for (i = 0; i < pipe->u.pipe.ncmds; i++) {
         wh_tmpl_value next;
@@ -828,6 +831,39 @@ static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, w
             next = wh_tmpl_invalid();
         next.flags_ &= (uint16_t)~TM_F_IFACE;
         value = next;
+    }
+    *out = value;
+    return WH_OK;
+}
+
+/* Whether a pipeline computed once (tm_fold_pipes) has that value here:
+ * its const fields' receivers are what they were then. */
+static inline int kpipe_holds(wh_tmpl_ctx *ctx, const frame *fr, const tm_kpipe *k)
+{
+    const tm_var *v;
+
+    if (k->dot != NULL && !const_recv(&fr->dot, k->dot))
+        return 0;
+    return k->dollar == NULL ||
+           ((v = find_var(ctx, tm_dollar, fr->var_base)) != NULL && const_recv(&v->val, k->dollar));
+}
+
+static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, wh_tmpl_value *out)
+{
+    wh_tmpl_value value;
+    const tm_kpipe *k;
+    size_t i;
+    wh_code rc;
+
+    if (pipe == NULL) {
+        *out = wh_tmpl_invalid();
+        return WH_OK;
+    }
+    if ((k = pipe->u.pipe.konst) != NULL && kpipe_holds(ctx, fr, k)) {
+        value = k->val;
+        ctx->node = k->node;
+    } else if ((rc = eval_commands(ctx, fr, pipe, &value)) != WH_OK) {
+        return rc;
     }
     for (i = 0; i < pipe->u.pipe.ndecl; i++) {
         const char *name = pipe->u.pipe.decl[i]->u.field.idents[0];
@@ -1289,4 +1325,217 @@ void tm_exec_budgets(wh_tmpl_ctx *ctx)
     }
     ctx->stack_low = stack_low;
     ctx->cpu_deadline_ns = 0; /* set at the first check (over_cpu_budget) */
+}
+
+/* ---- pipelines computed once (tm_fold_pipes) ---- */
+
+/* The receivers the constant operands of a pipeline need (tm_kpipe). */
+typedef struct guard {
+    const wh_tmpl_type *dot, *dollar;
+} guard;
+
+static int guard_need(const wh_tmpl_type **slot, const wh_tmpl_type *t)
+{
+    if (*slot != NULL && *slot != t)
+        return 0;
+    *slot = t;
+    return 1;
+}
+
+/* A const field's chain is a constant operand when its value is data (a
+ * host value would run its field callbacks, which may read the render). */
+static int const_chain(const tm_konst *k, const wh_tmpl_type **slot)
+{
+    return k != NULL && k->val.kind != WH_TMPL_HOST && guard_need(slot, k->type);
+}
+
+/* Whether operand `n` has the same value on every render where g's
+ * receivers hold (adding those it needs to g). */
+static int const_operand(const tm_node *n, guard *g)
+{
+    const tm_kpipe *k;
+
+    switch (n->kind) {
+    case N_BOOL:
+    case N_NUMBER:
+    case N_STRING:
+    case N_NIL:
+        return 1;
+    case N_FIELD:
+        return const_chain(n->u.field.konst, &g->dot);
+    case N_VARIABLE:
+        return n->u.field.n > 1 && n->u.field.idents[0] == tm_dollar && const_chain(n->u.field.konst, &g->dollar);
+    case N_PIPE:
+        k = n->u.pipe.konst;
+        return n->u.pipe.ndecl == 0 && k != NULL && (k->dot == NULL || guard_need(&g->dot, k->dot)) &&
+               (k->dollar == NULL || guard_need(&g->dollar, k->dollar));
+    case N_CHAIN:
+        return const_operand(n->u.chain.base, g);
+    case N_IDENT:
+        return n->u.ident.fn != NULL && n->u.ident.fn->pure;
+    default:
+        return 0;
+    }
+}
+
+/* A command of constant operands: a pure function's call, or an operand
+ * alone at the head of the pipeline (a field given arguments, or one
+ * receiving the previous command's value, is a method call). */
+static int const_command(const tm_node *cmd, int head, guard *g)
+{
+    tm_node *const *args = cmd->u.cmd.args;
+    size_t i;
+
+    if (args[0]->kind != N_IDENT)
+        return head && cmd->u.cmd.nargs == 1 && const_operand(args[0], g);
+    if (!const_operand(args[0], g))
+        return 0;
+    for (i = 1; i < cmd->u.cmd.nargs; i++)
+        if (!const_operand(args[i], g))
+            return 0;
+    return 1;
+}
+
+/* Bounds of the folding of one tree: what a set keeps of folded strings and
+ * the CPU it spends (a pure call over constants can still be costly, e.g.
+ * `repeat`); beyond them pipelines are left to the render. */
+#define TM_FOLD_MAX_STRING ((size_t)64 << 10)
+#define TM_FOLD_MAX_KEPT ((size_t)4 << 20)
+#define TM_FOLD_CPU_NS (200u * 1000000u)
+
+typedef struct folder {
+    wh_tmpl_set *set;
+    wh_tmpl_ctx ctx;
+    wh_buf out; /* pure functions write none; the context needs one */
+    size_t kept;
+    uint64_t deadline;
+    unsigned attempts;
+} folder;
+
+/* The receivers constant fields are read on while folding: never
+ * dereferenced (the chains' values are their konst). */
+static const char fold_recv;
+
+/* Whether the commands' value `v` can outlive the folding: scalars, strings
+ * (copied into the set's arena by the caller), and JSON collections that are
+ * the const fields' own data (nothing new was made). */
+static int fold_keeps(folder *f, const wh_tmpl_value *v)
+{
+    switch (v->kind) {
+    case WH_TMPL_STRING:
+        return v->len <= TM_FOLD_MAX_STRING && f->kept + v->len <= TM_FOLD_MAX_KEPT;
+    case WH_TMPL_LIST:
+    case WH_TMPL_MAP:
+        return v->rep == WH_TMPL_REP_JSON && f->ctx.owned == NULL;
+    case WH_TMPL_HOST:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+static void fold_pipe(folder *f, tm_node *pipe)
+{
+    wh_tmpl_ctx *ctx = &f->ctx;
+    guard g = {NULL, NULL};
+    wh_tmpl_value v;
+    frame fr;
+    size_t i;
+    tm_kpipe *k;
+
+    pipe->u.pipe.konst = NULL;
+    if (pipe->u.pipe.ncmds == 0 || f->deadline == 0)
+        return;
+    for (i = 0; i < pipe->u.pipe.ncmds; i++)
+        if (!const_command(pipe->u.pipe.cmds[i], i == 0, &g))
+            return;
+    if ((++f->attempts & 63) == 0 && thread_cpu_ns() > f->deadline) {
+        f->deadline = 0; /* out of time: the rest is the render's */
+        return;
+    }
+    ctx->failed = ctx->located = 0;
+    ctx->nvars = 0;
+    ctx->scratch->gen++;
+    fr.var_base = 0;
+    fr.dot = g.dot != NULL ? wh_tmpl_host(g.dot, &fold_recv) : wh_tmpl_invalid();
+    push_var(ctx, tm_dollar, g.dollar != NULL ? wh_tmpl_host(g.dollar, &fold_recv) : wh_tmpl_invalid());
+    if (eval_commands(ctx, &fr, pipe, &v) == WH_OK && fold_keeps(f, &v)) {
+        k = tm_alloc(&f->set->arena, sizeof(*k));
+        k->dot = g.dot;
+        k->dollar = g.dollar;
+        k->node = ctx->node;
+        if (v.kind == WH_TMPL_STRING) {
+            v.u.s = tm_strndup(&f->set->arena, v.len ? v.u.s : "", v.len);
+            f->kept += v.len;
+        }
+        k->val = v;
+        pipe->u.pipe.konst = k;
+    }
+    json_decref(ctx->owned);
+    ctx->owned = NULL;
+    tm_arena_reset(ctx->arena);
+}
+
+static void fold_walk(folder *f, tm_node *n)
+{
+    size_t i;
+
+    if (n == NULL)
+        return;
+    switch (n->kind) {
+    case N_LIST:
+        for (i = 0; i < n->u.list.n; i++)
+            fold_walk(f, n->u.list.items[i]);
+        break;
+    case N_ACTION:
+    case N_IF:
+    case N_RANGE:
+    case N_WITH:
+        fold_walk(f, n->u.branch.pipe);
+        fold_walk(f, n->u.branch.list);
+        fold_walk(f, n->u.branch.else_list);
+        break;
+    case N_TEMPLATE:
+        fold_walk(f, n->u.tmpl.pipe);
+        break;
+    case N_PIPE: /* inner pipelines first: the outer one folds over them */
+        for (i = 0; i < n->u.pipe.ncmds; i++)
+            fold_walk(f, n->u.pipe.cmds[i]);
+        fold_pipe(f, n);
+        break;
+    case N_COMMAND:
+        for (i = 0; i < n->u.cmd.nargs; i++)
+            fold_walk(f, n->u.cmd.args[i]);
+        break;
+    case N_CHAIN:
+        fold_walk(f, n->u.chain.base);
+        break;
+    default:
+        break;
+    }
+}
+
+void tm_fold_pipes(wh_tmpl_set *set, tm_node *root)
+{
+    folder f;
+    wh_tmpl_scratch *sc = wh_tmpl_scratch_new();
+
+    memset(&f, 0, sizeof(f));
+    f.set = set;
+    f.deadline = thread_cpu_ns() + TM_FOLD_CPU_NS;
+    sc->fcache = wh_calloc(TM_FCACHE_SIZE, sizeof(*sc->fcache));
+    sc->busy = 1;
+    f.ctx.set = set;
+    f.ctx.scratch = sc;
+    f.ctx.arena = &sc->arena;
+    f.ctx.out = &f.out;
+    f.ctx.max_depth = 1;
+    f.ctx.max_steps = 1;
+    f.ctx.max_output = TM_FOLD_MAX_STRING;
+    f.ctx.max_memory = TM_FOLD_MAX_KEPT;
+    f.ctx.max_cpu_ms = TM_FOLD_CPU_NS / 1000000u;
+    fold_walk(&f, root);
+    sc->vars = f.ctx.vars;
+    wh_buf_free(&f.out);
+    wh_tmpl_scratch_free(sc);
 }

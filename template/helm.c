@@ -163,12 +163,12 @@ FN(fn_tpl)
 }
 
 const wh_tmpl_func tm_helm_funcs[] = {
-    {"fromJsonArray", fn_fromjsonarray, "s"},
-    {"fromYaml", fn_fromyaml, "s"},
-    {"fromYamlArray", fn_fromyamlarray, "s"},
-    {"include", fn_include, "sv"},
-    {"required", fn_required, "sv"},
-    {"toYaml", fn_toyaml, "v"},
-    {"tpl", fn_tpl, "sm"},
+    {"fromJsonArray", fn_fromjsonarray, "s", WH_TMPL_FN_PURE},
+    {"fromYaml", fn_fromyaml, "s", WH_TMPL_FN_PURE},
+    {"fromYamlArray", fn_fromyamlarray, "s", WH_TMPL_FN_PURE},
+    {"include", fn_include, "sv", 0},
+    {"required", fn_required, "sv", WH_TMPL_FN_PURE},
+    {"toYaml", fn_toyaml, "v", WH_TMPL_FN_PURE},
+    {"tpl", fn_tpl, "sm", 0},
 };
 const size_t tm_helm_nfuncs = sizeof(tm_helm_funcs) / sizeof(tm_helm_funcs[0]);

@@ -97,6 +97,8 @@ wh_code wh_tmpl_parse(wh_tmpl_set *set, const char *name, const char *text, size
     for (i = 0; i < defs.n; i++) {
         tm_def *old = (tm_def *)tm_find_def(&set->defs, defs.items[i].name);
         tm_fold_const_fields(set, defs.items[i].root);
+        if (!(set->flags & WH_TMPL_NO_FOLD))
+            tm_fold_pipes(set, defs.items[i].root);
         if (old != NULL) {
             if (!tm_is_empty_tree(defs.items[i].root))
                 *old = defs.items[i];
@@ -122,8 +124,11 @@ wh_code wh_tmpl_set_const_field(wh_tmpl_set *set, const wh_tmpl_type *type, cons
     c->type = type;
     c->name = tm_strndup(&set->arena, name, strlen(name));
     c->val = value;
-    for (i = 0; i < set->defs.n; i++)
+    for (i = 0; i < set->defs.n; i++) {
         tm_fold_const_fields(set, set->defs.items[i].root);
+        if (!(set->flags & WH_TMPL_NO_FOLD))
+            tm_fold_pipes(set, set->defs.items[i].root);
+    }
     return WH_OK;
 }
 
@@ -133,27 +138,6 @@ int wh_tmpl_has(const wh_tmpl_set *set, const char *name)
 }
 
 /* ---- rendering ---- */
-
-wh_tmpl_scratch *wh_tmpl_scratch_new(void)
-{
-    wh_tmpl_scratch *s = wh_calloc(1, sizeof(*s));
-
-    if (s != NULL)
-        tm_arena_init(&s->arena);
-    return s;
-}
-
-void wh_tmpl_scratch_free(wh_tmpl_scratch *s)
-{
-    if (s == NULL)
-        return;
-    tm_arena_free(&s->arena);
-    free(s->vars);
-    free(s->fcache);
-    wh_buf_free(&s->tmp);
-    wh_buf_free(&s->tmp2);
-    free(s);
-}
 
 /* A render without the caller's scratch reuses one kept per thread: a
  * fresh context would allocate (and zero) the field cache and the arena's

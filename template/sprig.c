@@ -409,7 +409,9 @@ FN(fn_hello)
 }
 
 const wh_tmpl_func tm_sprig_functions_funcs[] = {
-    {"base", fn_base, "s"}, {"clean", fn_clean, "s"}, {"dir", fn_dir, "s"},     {"env", fn_env, "s"},
-    {"ext", fn_ext, "s"},   {"hello", fn_hello, ""},  {"isAbs", fn_isabs, "s"},
+    {"base", fn_base, "s", WH_TMPL_FN_PURE},   {"clean", fn_clean, "s", WH_TMPL_FN_PURE},
+    {"dir", fn_dir, "s", WH_TMPL_FN_PURE},     {"env", fn_env, "s", 0},
+    {"ext", fn_ext, "s", WH_TMPL_FN_PURE},     {"hello", fn_hello, "", WH_TMPL_FN_PURE},
+    {"isAbs", fn_isabs, "s", WH_TMPL_FN_PURE},
 };
 const size_t tm_sprig_functions_nfuncs = sizeof(tm_sprig_functions_funcs) / sizeof(tm_sprig_functions_funcs[0]);

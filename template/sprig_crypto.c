@@ -78,7 +78,8 @@ FN(fn_uuidv4)
 }
 
 const wh_tmpl_func tm_sprig_crypto_funcs[] = {
-    {"adler32sum", fn_adler32sum, "s"}, {"b64dec", fn_b64dec, "s"},       {"b64enc", fn_b64enc, "s"},
-    {"sha1sum", fn_sha1sum, "s"},       {"sha256sum", fn_sha256sum, "s"}, {"uuidv4", fn_uuidv4, ""},
+    {"adler32sum", fn_adler32sum, "s", WH_TMPL_FN_PURE}, {"b64dec", fn_b64dec, "s", WH_TMPL_FN_PURE},
+    {"b64enc", fn_b64enc, "s", WH_TMPL_FN_PURE},         {"sha1sum", fn_sha1sum, "s", WH_TMPL_FN_PURE},
+    {"sha256sum", fn_sha256sum, "s", WH_TMPL_FN_PURE},   {"uuidv4", fn_uuidv4, "", 0},
 };
 const size_t tm_sprig_crypto_nfuncs = sizeof(tm_sprig_crypto_funcs) / sizeof(tm_sprig_crypto_funcs[0]);

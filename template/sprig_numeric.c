@@ -209,15 +209,15 @@ FN(fn_untilstep)
 }
 
 const wh_tmpl_func tm_sprig_numeric_funcs[] = {
-    {"add", fn_add, "v*"},        {"add1", fn_add1, "v"},
-    {"atoi", fn_atoi, "s"},       {"biggest", fn_max, "vv*"},
-    {"ceil", fn_ceil, "v"},       {"div", fn_div, "vv"},
-    {"float64", fn_float64, "v"}, {"floor", fn_floor, "v"},
-    {"int", fn_int, "v"},         {"int64", fn_int64, "v"},
-    {"max", fn_max, "vv*"},       {"maxf", fn_maxf, "vv*"},
-    {"min", fn_min, "vv*"},       {"minf", fn_minf, "vv*"},
-    {"mod", fn_mod, "vv"},        {"mul", fn_mul, "vv*"},
-    {"round", fn_round, "vif*"},  {"sub", fn_sub, "vv"},
-    {"until", fn_until, "i"},     {"untilStep", fn_untilstep, "iii"},
+    {"add", fn_add, "v*", WH_TMPL_FN_PURE},        {"add1", fn_add1, "v", WH_TMPL_FN_PURE},
+    {"atoi", fn_atoi, "s", WH_TMPL_FN_PURE},       {"biggest", fn_max, "vv*", WH_TMPL_FN_PURE},
+    {"ceil", fn_ceil, "v", WH_TMPL_FN_PURE},       {"div", fn_div, "vv", WH_TMPL_FN_PURE},
+    {"float64", fn_float64, "v", WH_TMPL_FN_PURE}, {"floor", fn_floor, "v", WH_TMPL_FN_PURE},
+    {"int", fn_int, "v", WH_TMPL_FN_PURE},         {"int64", fn_int64, "v", WH_TMPL_FN_PURE},
+    {"max", fn_max, "vv*", WH_TMPL_FN_PURE},       {"maxf", fn_maxf, "vv*", WH_TMPL_FN_PURE},
+    {"min", fn_min, "vv*", WH_TMPL_FN_PURE},       {"minf", fn_minf, "vv*", WH_TMPL_FN_PURE},
+    {"mod", fn_mod, "vv", WH_TMPL_FN_PURE},        {"mul", fn_mul, "vv*", WH_TMPL_FN_PURE},
+    {"round", fn_round, "vif*", WH_TMPL_FN_PURE},  {"sub", fn_sub, "vv", WH_TMPL_FN_PURE},
+    {"until", fn_until, "i", WH_TMPL_FN_PURE},     {"untilStep", fn_untilstep, "iii", WH_TMPL_FN_PURE},
 };
 const size_t tm_sprig_numeric_nfuncs = sizeof(tm_sprig_numeric_funcs) / sizeof(tm_sprig_numeric_funcs[0]);

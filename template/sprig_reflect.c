@@ -98,7 +98,8 @@ FN(fn_deepequal)
 }
 
 const wh_tmpl_func tm_sprig_reflect_funcs[] = {
-    {"deepEqual", fn_deepequal, "vv"}, {"kindIs", fn_kindis, "sv"},         {"kindOf", fn_kindof, "v"},
-    {"typeIs", fn_typeis, "sv"},       {"typeIsLike", fn_typeislike, "sv"}, {"typeOf", fn_typeof, "v"},
+    {"deepEqual", fn_deepequal, "vv", WH_TMPL_FN_PURE},   {"kindIs", fn_kindis, "sv", WH_TMPL_FN_PURE},
+    {"kindOf", fn_kindof, "v", WH_TMPL_FN_PURE},          {"typeIs", fn_typeis, "sv", WH_TMPL_FN_PURE},
+    {"typeIsLike", fn_typeislike, "sv", WH_TMPL_FN_PURE}, {"typeOf", fn_typeof, "v", WH_TMPL_FN_PURE},
 };
 const size_t tm_sprig_reflect_nfuncs = sizeof(tm_sprig_reflect_funcs) / sizeof(tm_sprig_reflect_funcs[0]);

@@ -361,18 +361,18 @@ FN(fn_regexquotemeta)
 }
 
 const wh_tmpl_func tm_sprig_regex_funcs[] = {
-    {"mustRegexFind", fn_mustregexfind, "ss"},
-    {"mustRegexFindAll", fn_mustregexfindall, "ssi"},
-    {"mustRegexMatch", fn_mustregexmatch, "ss"},
-    {"mustRegexReplaceAll", fn_mustregexreplaceall, "sss"},
-    {"mustRegexReplaceAllLiteral", fn_regexreplaceallliteral, "sss"},
-    {"mustRegexSplit", fn_regexsplit, "ssi"},
-    {"regexFind", fn_regexfind, "ss"},
-    {"regexFindAll", fn_regexfindall, "ssi"},
-    {"regexMatch", fn_regexmatch, "ss"},
-    {"regexQuoteMeta", fn_regexquotemeta, "s"},
-    {"regexReplaceAll", fn_regexreplaceall, "sss"},
-    {"regexReplaceAllLiteral", fn_regexreplaceallliteral, "sss"},
-    {"regexSplit", fn_regexsplit, "ssi"},
+    {"mustRegexFind", fn_mustregexfind, "ss", WH_TMPL_FN_PURE},
+    {"mustRegexFindAll", fn_mustregexfindall, "ssi", WH_TMPL_FN_PURE},
+    {"mustRegexMatch", fn_mustregexmatch, "ss", WH_TMPL_FN_PURE},
+    {"mustRegexReplaceAll", fn_mustregexreplaceall, "sss", WH_TMPL_FN_PURE},
+    {"mustRegexReplaceAllLiteral", fn_regexreplaceallliteral, "sss", WH_TMPL_FN_PURE},
+    {"mustRegexSplit", fn_regexsplit, "ssi", WH_TMPL_FN_PURE},
+    {"regexFind", fn_regexfind, "ss", WH_TMPL_FN_PURE},
+    {"regexFindAll", fn_regexfindall, "ssi", WH_TMPL_FN_PURE},
+    {"regexMatch", fn_regexmatch, "ss", WH_TMPL_FN_PURE},
+    {"regexQuoteMeta", fn_regexquotemeta, "s", WH_TMPL_FN_PURE},
+    {"regexReplaceAll", fn_regexreplaceall, "sss", WH_TMPL_FN_PURE},
+    {"regexReplaceAllLiteral", fn_regexreplaceallliteral, "sss", WH_TMPL_FN_PURE},
+    {"regexSplit", fn_regexsplit, "ssi", WH_TMPL_FN_PURE},
 };
 const size_t tm_sprig_regex_nfuncs = sizeof(tm_sprig_regex_funcs) / sizeof(tm_sprig_regex_funcs[0]);

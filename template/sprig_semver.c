@@ -302,6 +302,6 @@ FN(fn_semvercompare)
 }
 
 const wh_tmpl_func tm_sprig_semver_funcs[] = {
-    {"semverCompare", fn_semvercompare, "ss"},
+    {"semverCompare", fn_semvercompare, "ss", WH_TMPL_FN_PURE},
 };
 const size_t tm_sprig_semver_nfuncs = sizeof(tm_sprig_semver_funcs) / sizeof(tm_sprig_semver_funcs[0]);

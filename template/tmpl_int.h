@@ -42,6 +42,7 @@ typedef struct tm_func {
     const char *name;
     wh_tmpl_fn fn;
     uint8_t special;  /* FN_AND / FN_OR */
+    uint8_t pure;     /* WH_TMPL_FN_PURE */
     uint8_t variadic; /* the last param repeats */
     uint8_t nparams;
     char params[14];
@@ -55,6 +56,13 @@ typedef struct tm_konst {
     const wh_tmpl_type *type;
     wh_tmpl_value val;
 } tm_konst;
+
+/* A pipeline's commands computed when the set was made (tm_fold_pipes):
+ * their value whenever `.` (dot) and `$` (dollar), where not NULL, are
+ * non-nil host values of those types - the receivers its const fields need.
+ * `node` is where an evaluation of the commands leaves the render's
+ * position (what a later error on the value reports). */
+typedef struct tm_kpipe tm_kpipe;
 
 typedef enum {
     N_LIST,
@@ -114,6 +122,7 @@ struct tm_node {
             size_t ndecl;
             tm_node **cmds; /* N_COMMAND */
             size_t ncmds;
+            const tm_kpipe *konst; /* the commands' value, computed once (NULL: none) */
         } pipe;
         struct {
             tm_node **args;
@@ -148,6 +157,12 @@ struct tm_node {
             size_t len;
         } str;
     } u;
+};
+
+struct tm_kpipe {
+    const wh_tmpl_type *dot, *dollar;
+    const tm_node *node;
+    wh_tmpl_value val;
 };
 
 /* One parse of one text: the defines it holds point back here for messages. */
@@ -314,6 +329,9 @@ wh_code tm_exec_def(wh_tmpl_ctx *ctx, const tm_def *def, wh_tmpl_value dot);
 /* Resolve the field chains under `root` that start with one of the set's
  * const fields (their konst, allocated in the set's arena). */
 void tm_fold_const_fields(wh_tmpl_set *set, tm_node *root);
+/* Compute once the pipelines under `root` whose commands are pure calls over
+ * constants (WH_TMPL_FN_PURE; their konst, in the set's arena). */
+void tm_fold_pipes(wh_tmpl_set *set, tm_node *root);
 int tm_eq(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, const wh_tmpl_value *b, wh_code *rc);
 
 /* ---- function tables ---- */

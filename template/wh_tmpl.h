@@ -271,7 +271,18 @@ typedef struct wh_tmpl_func {
      * A trailing '*' makes the last letter variadic ("s*" = ...string).  NULL
      * means "v*": any number of values, unchecked. */
     const char *params;
+    /* WH_TMPL_FN_* (0 for none). */
+    unsigned flags;
 } wh_tmpl_func;
+
+/* wh_tmpl_func.flags: the function is pure - its result and error depend on
+ * its arguments alone (no clock, randomness, environment, user data, other
+ * templates), it changes none of them and it returns nothing it keeps.  A
+ * pipeline made only of pure calls over constants (literals and const
+ * fields, wh_tmpl_set_const_field) is then computed once when the set is
+ * made instead of on every render (not when it fails: its error stays the
+ * render's, in Go's words). */
+#define WH_TMPL_FN_PURE 1u
 
 /* ------------------------------------------------------------------------ */
 /* Template sets                                                             */
@@ -280,8 +291,10 @@ enum {
     WH_TMPL_SPRIG = 1 << 0,            /* add Sprig's text functions (sprig.TxtFuncMap) */
     WH_TMPL_MISSINGKEY_ERROR = 1 << 1, /* Option("missingkey=error"): a missing map key fails */
     WH_TMPL_MISSINGKEY_ZERO = 1 << 2,  /* Option("missingkey=zero") */
-    WH_TMPL_HELM = 1 << 3              /* add Helm 3's toYaml, fromYaml, fromYamlArray, fromJsonArray,
+    WH_TMPL_HELM = 1 << 3,             /* add Helm 3's toYaml, fromYaml, fromYamlArray, fromJsonArray,
                                         * include, tpl and required */
+    WH_TMPL_NO_FOLD = 1 << 4           /* compute every pipeline on every render, pure ones too
+                                        * (WH_TMPL_FN_PURE): what tests compare folding against */
 };
 
 /* A new empty set with Go's builtins (and Sprig's with WH_TMPL_SPRIG).

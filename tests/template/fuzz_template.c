@@ -5,8 +5,10 @@
  * hostile templates (exponential template calls, huge repeats) bounded.
  * The text is also rendered against a host root whose one field, Values, is
  * that data: once looked up by the render, once declared const
- * (wh_tmpl_set_const_field, chains resolved at parse time); the two must
- * give the same output and the same error.
+ * (wh_tmpl_set_const_field, chains resolved at parse time) with the
+ * pipelines of pure functions over constants computed once there too, and
+ * once with nothing computed ahead (WH_TMPL_NO_FOLD); the two must give the
+ * same output and the same error.
  */
 #include <jansson.h>
 #include <stddef.h>
@@ -47,10 +49,11 @@ static const wh_tmpl_opts *limits(wh_tmpl_opts *opts, wh_tmpl_pos *pos)
     return opts;
 }
 
-/* Render `text` against the root; `konst`: with Values declared const. */
+/* Render `text` against the root; `konst`: with Values declared const and
+ * pipelines folded, else with nothing computed ahead. */
 static wh_code render_root(const char *text, size_t tlen, const struct root *root, int konst, wh_buf *out, wh_err *err)
 {
-    wh_tmpl_set *set = wh_tmpl_set_new(WH_TMPL_SPRIG | WH_TMPL_HELM);
+    wh_tmpl_set *set = wh_tmpl_set_new(WH_TMPL_SPRIG | WH_TMPL_HELM | (konst ? 0 : WH_TMPL_NO_FOLD));
     wh_tmpl_opts opts;
     wh_tmpl_pos pos;
     wh_code rc;
@@ -94,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rca != WH_E_LIMIT && rcb != WH_E_LIMIT &&
         (rca != rcb || a.len != b.len || (a.len != 0 && memcmp(a.data, b.data, a.len) != 0) ||
          (rca != WH_OK && strcmp(wh_err_msg(&erra), wh_err_msg(&errb)) != 0)))
-        abort(); /* a const field changed what the template renders */
+        abort(); /* a const field or a fold changed what the template renders */
 out:
     wh_buf_free(&out);
     wh_buf_free(&a);

@@ -166,9 +166,11 @@ static wh_code fn_user(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tm
 }
 
 static const wh_tmpl_func funcs[] = {
-    {"isset", fn_isset, "Ms"}, {"indent", fn_indent_tail, "is"},
-    {"pairs", fn_pairs, ""},   {"call_tmpl", fn_call_tmpl, "sv"},
-    {"user", fn_user, ""},
+    {"isset", fn_isset, "Ms", WH_TMPL_FN_PURE},
+    {"indent", fn_indent_tail, "is", WH_TMPL_FN_PURE},
+    {"pairs", fn_pairs, "", 0},
+    {"call_tmpl", fn_call_tmpl, "sv", 0},
+    {"user", fn_user, "", 0},
 };
 
 static struct pod the_pod;
@@ -275,7 +277,7 @@ static void test_functions(void **state)
 static void test_bad_params(void **state)
 {
     wh_tmpl_set *set = wh_tmpl_set_new(0);
-    wh_tmpl_func bad = {"bad", fn_user, "sx"};
+    wh_tmpl_func bad = {"bad", fn_user, "sx", 0};
     wh_err err;
 
     assert_int_equal(wh_tmpl_set_funcs(set, &bad, 1, &err), WH_E_INVALID);
@@ -394,7 +396,7 @@ static void test_budgets(void **state)
          "exceeded maximum template depth", WH_E_RENDER},
         {"{{ range until 1000 }}{{ $x := repeat 10000000 \"x\" }}{{ end }}", 0, "exceeded its memory budget (256 MiB)",
          WH_E_LIMIT},
-        {"{{ $l := until 10000 }}{{ range $l }}{{ range $l }}{{ if eq 1 1 }}{{ end }}{{ end }}{{ end }}", 0,
+        {"{{ $l := until 10000 }}{{ range $l }}{{ range $l }}{{ if eq . 1 }}{{ end }}{{ end }}{{ end }}", 0,
          "exceeded its CPU time budget (2000 ms)", WH_E_LIMIT},
     };
     pthread_attr_t attr;
@@ -445,7 +447,7 @@ static void *render_thread(void *p)
 static char *render_const(unsigned flags, const char *text, const json_t *konst)
 {
     static const char define[] = "{{ define \"v\" }}{{ .Values.a.b }}{{ end }}";
-    wh_tmpl_set *set = wh_tmpl_set_new(flags);
+    wh_tmpl_set *set = wh_tmpl_set_new(flags | (konst == NULL ? WH_TMPL_NO_FOLD : 0));
     wh_buf out = WH_BUF_INIT;
     wh_err err;
     wh_code rc;
@@ -479,6 +481,20 @@ static void test_const_fields(void **state)
         "{{ .Values.nil.x }}",
         "{{ .Values.a.b 1 }}",
         "{{ .Values.list.x }}",
+        /* pipelines of pure functions over them are computed there too (WH_TMPL_FN_PURE) */
+        "{{ eq .Values.a.b \"x\" }}|{{ .Values.s | quote | upper }}|{{ printf \"%v-%d\" .Values.list 3 }}|"
+        "{{ toJson .Values.a | squote }}|{{ default \"d\" .Values.missing }}|{{ not .Values.zz }}",
+        "{{ if eq .Values.s \"str\" }}{{ index .Values.list 1 }}{{ else }}{{ index .Values.list 9 }}{{ end }}",
+        "{{ if ne .Values.s \"str\" }}ok{{ else }}{{ index .Values.list 9 }}{{ end }}",
+        "{{ range eq .Values.a.b \"x\" }}{{ end }}",
+        "{{ $x := len .Values.list }}{{ $x }}{{ $x = add $x 1 }}{{ $x }}|{{ (.Values.a).b }}|"
+        "{{ (index .Values \"a\").n | printf \"%.1f\" }}|{{ (.Values.a).zz.y }}",
+        "{{ $.Values.s | len }}|{{ with $p := (.Values.a) }}{{ $p.b }}{{ end }}|{{ (.Values.nil) | quote }}",
+        "{{ \"a\" | printf \"%s-%s\" .Values.s | indent 2 }}|{{ isset .Values.a \"b\" }}|{{ user | len }}",
+        "{{ .Values.s | .Values.s }}",
+        "{{ range $i, $e := .Values.list }}{{ $i }}{{ $.Values.a.b | quote }}{{ . | quote }}{{ end }}",
+        "{{ with .Values.a }}{{ eq .b \"x\" }}{{ eq $.Values.s \"str\" }}{{ end }}",
+        "{{ define \"w\" }}{{ .Values.s | upper }}{{ end }}{{ template \"w\" .Values.a }}",
     };
     static const unsigned flags[] = {WH_TMPL_SPRIG, WH_TMPL_SPRIG | WH_TMPL_MISSINGKEY_ERROR,
                                      WH_TMPL_SPRIG | WH_TMPL_MISSINGKEY_ZERO};
@@ -511,6 +527,53 @@ static void test_const_fields(void **state)
         assert_int_equal(wh_tmpl_set_const_field(set, &pod_type, "", wh_tmpl_nil(), &err), WH_E_INVALID);
         wh_tmpl_set_free(set);
     }
+}
+
+/* A pure function over constants runs once, when the set is made; over the
+ * render's data, and an impure one always, on every render. */
+static int ticks;
+
+static wh_code fn_tick(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
+{
+    ticks++;
+    *out = a[0];
+    return WH_OK;
+}
+
+static void test_folding(void **state)
+{
+    static const wh_tmpl_func tick_funcs[] = {{"tick", fn_tick, "v", WH_TMPL_FN_PURE}, {"tock", fn_tick, "v", 0}};
+    static const char text[] = "{{ tick .Values.s }} {{ tick .Name }} {{ tock .Values.s }} {{ tick \"lit\" | tick }}";
+    static const unsigned flags[] = {0, WH_TMPL_NO_FOLD};
+    static const int want[] = {3 + 3 * 2 + 3, 3 * 5 + 5};
+    json_t *other = json_pack("{s{ss}ss}", "Values", "s", "other", "Name", "n");
+    wh_buf out = WH_BUF_INIT;
+    wh_err err;
+    size_t k;
+    int i;
+    (void)state;
+
+    for (k = 0; k < 2; k++) {
+        wh_tmpl_set *set = wh_tmpl_set_new(flags[k]);
+        ticks = 0;
+        assert_int_equal(wh_tmpl_set_funcs(set, tick_funcs, 2, &err), WH_OK);
+        assert_int_equal(wh_tmpl_set_const_field(set, &pod_type, "Values", wh_tmpl_json(the_pod.values), &err), WH_OK);
+        assert_int_equal(wh_tmpl_parse(set, "t", text, strlen(text), &err), WH_OK);
+        for (i = 0; i < 3; i++) {
+            wh_buf_reset(&out);
+            assert_int_equal(wh_tmpl_render(set, "t", wh_tmpl_host(&pod_type, &the_pod), NULL, &out, &err), WH_OK);
+            assert_string_equal(out.data, "str hello str lit");
+        }
+        /* on a receiver the const field does not hold on, it is the render's again */
+        wh_buf_reset(&out);
+        assert_int_equal(wh_tmpl_render(set, "t", wh_tmpl_json(other), NULL, &out, &err), WH_OK);
+        assert_string_equal(out.data, "other n other lit");
+        if (ticks != want[k])
+            fail_msg("flags %u: %d calls, want %d", flags[k], ticks, want[k]);
+        wh_tmpl_set_free(set);
+    }
+    json_decref(other);
+    wh_buf_free(&out);
 }
 
 static void test_threads(void **state)
@@ -547,6 +610,7 @@ int main(void)
         cmocka_unit_test(test_host_values), cmocka_unit_test(test_host_errors), cmocka_unit_test(test_functions),
         cmocka_unit_test(test_bad_params),  cmocka_unit_test(test_positions),   cmocka_unit_test(test_options),
         cmocka_unit_test(test_budgets),     cmocka_unit_test(test_threads),     cmocka_unit_test(test_const_fields),
+        cmocka_unit_test(test_folding),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
