@@ -567,7 +567,8 @@ static wh_code validate_type_slow(wh_tmpl_ctx *ctx, wh_tmpl_value v, char t, wh_
 
 /* validate_type_slow with its common case inline: a value for an
  * interface{} parameter passes as it is. */
-static inline wh_code validate_type(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, char t, wh_tmpl_value *out)
+static inline __attribute__((always_inline)) wh_code validate_type(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, char t,
+                                                                   wh_tmpl_value *out)
 {
     if (v->kind != WH_TMPL_INVALID && (t == 'v' || t == 0 || t == 'r')) {
         *out = *v;
@@ -920,10 +921,11 @@ static int over_cpu_budget(wh_tmpl_ctx *ctx)
 
 /* Budgets: a template (a revision's config is input too) must neither run
  * forever nor take the process's memory; exceeding one is this render's
- * error.  The CPU clock is read every 1024 steps. */
-static wh_code check_limits(wh_tmpl_ctx *ctx)
+ * error.  The CPU clock is read every 1024 steps.  A step counted by
+ * check_limits below when it is not within all of them. */
+static wh_code limits_hit(wh_tmpl_ctx *ctx)
 {
-    if (++ctx->steps > ctx->max_steps)
+    if (ctx->steps > ctx->max_steps)
         return tm_errorf(ctx, "template execution exceeded %llu steps", (unsigned long long)ctx->max_steps);
     if (ctx->arena->used > ctx->max_memory) {
         tm_errorf(ctx, "template execution exceeded its memory budget (%zu MiB)", ctx->max_memory >> 20);
@@ -938,6 +940,15 @@ static wh_code check_limits(wh_tmpl_ctx *ctx)
         return WH_E_LIMIT;
     }
     return WH_OK;
+}
+
+/* One step of the render against its budgets: every node walked. */
+static inline __attribute__((always_inline)) wh_code check_limits(wh_tmpl_ctx *ctx)
+{
+    if (++ctx->steps <= ctx->max_steps && ctx->arena->used <= ctx->max_memory && (ctx->steps & 1023) != 0 &&
+        ctx->out->len <= ctx->max_output)
+        return WH_OK;
+    return limits_hit(ctx);
 }
 
 static wh_code walk_if_with(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n)
@@ -1105,9 +1116,17 @@ static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n)
     case N_WITH:
         return walk_if_with(ctx, fr, n);
     case N_LIST:
-        for (i = 0; i < n->u.list.n; i++)
-            if ((rc = walk(ctx, fr, n->u.list.items[i])) != WH_OK)
+        for (i = 0; i < n->u.list.n; i++) {
+            const tm_node *item = n->u.list.items[i];
+            if (item->kind == N_TEXT) { /* half the nodes: walked here, without a call */
+                ctx->node = item;
+                if ((rc = check_limits(ctx)) != WH_OK)
+                    return rc;
+                out_append(ctx->out, item->u.text.s, item->u.text.len);
+            } else if ((rc = walk(ctx, fr, item)) != WH_OK) {
                 return rc;
+            }
+        }
         return WH_OK;
     case N_RANGE:
         return walk_range(ctx, fr, n);
