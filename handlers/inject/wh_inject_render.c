@@ -225,6 +225,8 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
     data.object_meta = json_object_get(out->template_pod, "metadata");
     data.spec = json_object_get(out->template_pod, "spec");
     data.proxy_config = pc;
+    data.default_pc = json_object_get(rev->mesh, "defaultConfig");
+    data.default_pc_json = rev->default_pc_json;
     data.mesh = rev->mesh;
     data.values = rev->values;
     data.revision = revision;

@@ -365,6 +365,7 @@ static wh_code fn_struct_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_
 
 static wh_code fn_proto_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
 {
+    const wh_inject_data *d = data_of(ctx);
     wh_buf *b;
 
     if (!wh_inject_is_proxy_config(&a[0])) {
@@ -375,8 +376,12 @@ static wh_code fn_proto_to_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t
         *out = wh_tmpl_str("{}");
         return WH_OK;
     }
+    if (a[0].u.host == d->default_pc && d->default_pc_json != NULL) { /* the revision's: printed when it loaded */
+        *out = wh_tmpl_str(d->default_pc_json);
+        return WH_OK;
+    }
     b = wh_tmpl_tmpbuf(ctx);
-    wh_inject_proxy_config_json(a[0].u.host, data_of(ctx)->release, b);
+    wh_inject_proxy_config_json(a[0].u.host, d->release, b);
     return ret_buf(ctx, b, out);
 }
 

@@ -50,6 +50,8 @@ typedef struct wh_inject_data {
     const json_t *object_meta; /* pod metadata (stripped pod) */
     const json_t *spec;        /* pod spec (stripped pod) */
     const json_t *proxy_config;
+    const json_t *default_pc;    /* the revision's mesh.defaultConfig, and its protoToJSON */
+    const char *default_pc_json; /* (wh_inject_revision.default_pc_json) */
     const json_t *mesh;
     const json_t *values;
     const char *revision;

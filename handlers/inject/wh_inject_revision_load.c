@@ -177,6 +177,11 @@ wh_code wh_inject_revision_load_release(const char *name, const char *config, si
         }
     }
 
+    {
+        wh_buf pc_json = WH_BUF_INIT;
+        wh_inject_proxy_config_json(json_object_get(rev->mesh, "defaultConfig"), &rev->release, &pc_json);
+        rev->default_pc_json = wh_buf_steal(&pc_json, NULL);
+    }
     if ((rc = parse_templates(rev, json_object_get(rev->config, "templates"), err)) != WH_OK)
         goto out;
     *out = rev;
