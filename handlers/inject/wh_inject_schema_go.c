@@ -181,6 +181,8 @@ static wh_code roundtrip(json_t *value, const wh_inject_type *type, const json_t
             } else {
                 const json_t *plist = pristine != NULL ? json_object_get(pristine, key) : NULL;
                 size_t i, np = json_array_size(plist);
+                if (v == plist)
+                    break; /* the list itself shared: its items all are */
                 for (i = json_array_size(v); rc == WH_OK && i-- > 0;) {
                     json_t *item = json_array_get(v, i);
                     if (json_is_null(item) || (i < np && json_array_get(plist, i) == item))
