@@ -16,6 +16,31 @@
 #include "wh_inject_pod.h"
 #include "wh_inject_quantity.h"
 
+/* Whether `text` is a quantity already in the canonical form Go prints:
+ * "0", or 1 to 999 without a leading zero and with one of the suffixes,
+ * which no larger suffix can hold whole (1000m is 1, 1024Mi is 1Gi) and
+ * which a binary one keeps from 1Ki on.  Most quantities of templates and
+ * pods are ("100m", "128Mi", "2"): no parse, no printing.  (inject-
+ * schema.walk holds it to wh_inject_quantity_canonical over every such
+ * text and its near misses.) */
+static int quantity_is_canonical(const char *text)
+{
+    size_t d = 0;
+
+    if (text[0] == '0')
+        return text[1] == '\0';
+    while (d < 3 && text[d] >= '0' && text[d] <= '9')
+        d++;
+    if (d == 0)
+        return 0;
+    text += d;
+    if (text[0] == '\0')
+        return 1;
+    if (text[1] == '\0')
+        return strchr("numkMGTPE", text[0]) != NULL;
+    return text[1] == 'i' && text[2] == '\0' && strchr("KMGTPE", text[0]) != NULL;
+}
+
 static wh_code canonical_quantity(json_t *parent, const char *key, json_t *v, wh_err *err)
 {
     char buf[96], out[96];
@@ -24,6 +49,8 @@ static wh_code canonical_quantity(json_t *parent, const char *key, json_t *v, wh
 
     if (json_is_string(v)) {
         text = json_string_value(v);
+        if (quantity_is_canonical(text))
+            return WH_OK;
     } else if (json_is_integer(v)) {
         snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         text = buf;
@@ -155,6 +182,7 @@ static wh_code canonical_quantities(json_t *map, const char *field, wh_err *err)
 
 static wh_code roundtrip(json_t *value, const wh_inject_type *type, const json_t *pristine, wh_err *err)
 {
+    const wh_inject_field *prev = NULL;
     void *it, *next;
     wh_code rc = WH_OK;
 
@@ -164,8 +192,10 @@ static wh_code roundtrip(json_t *value, const wh_inject_type *type, const json_t
     for (it = json_object_iter(value); it != NULL; it = next) {
         const char *key = json_object_iter_key(it);
         json_t *v = json_object_iter_value(it);
-        const wh_inject_field *f = wh_inject_schema_fieldn(type, key, json_object_iter_key_len(it));
+        const wh_inject_field *f = wh_inject_schema_fieldn_after(type, prev, key, json_object_iter_key_len(it));
         next = json_object_iter_next(value, it); /* before `it` may be deleted */
+        if (f != NULL) /* templates and the API server print fields in the Go type's order mostly */
+            prev = f;
         switch (fate_of(f, v)) {
         case GO_KEEPS:
             break;

@@ -24,6 +24,7 @@
 
 #include "schema_go_reference.h"
 #include "wh_buf.h"
+#include "wh_inject_quantity.h"
 #include "wh_yaml.h"
 
 static const char *corpus_dir;
@@ -189,6 +190,50 @@ static void every_field_every_value(void **state)
     assert_true(n > 30);
 }
 
+/* ---- the round trip's shortcut for canonical quantities ---- */
+
+/* Every text of up to 4 digits (leading zeros too, a sign) with each suffix
+ * and near misses: what the shortcut takes must be what
+ * wh_inject_quantity_canonical prints, and the usual forms must be taken. */
+static void canonical_quantities(void **state)
+{
+    static const char *const suffixes[] = {"",   "n",  "u",   "m",  "k",  "M",  "G",  "T",  "P",
+                                           "E",  "Ki", "Mi",  "Gi", "Ti", "Pi", "Ei", "K",  "mi",
+                                           "e3", "i",  "Kii", " ",  "g",  "MM", "E1", ".5", "e-3"};
+    static const char *const taken[] = {"0", "1", "2", "100m", "999m", "128Mi", "1Gi", "999Ei", "40k", "5n"};
+    static const char *const refused[] = {"00", "1000", "1000m", "0m", "01", "1K", "+1", "-1", "1.5", ""};
+    char text[32], out[96];
+    unsigned long n = 0, shortcut = 0;
+    int v, width, sign;
+    size_t s;
+    wh_err err = {0};
+    (void)state;
+
+    for (sign = 0; sign < 3; sign++)
+        for (width = 1; width <= 4; width++)
+            for (v = 0; v < (width == 4 ? 10000 : width == 3 ? 1000 : width == 2 ? 100 : 10); v++)
+                for (s = 0; s < sizeof(suffixes) / sizeof(suffixes[0]); s++) {
+                    snprintf(text, sizeof(text), "%s%0*d%s",
+                             sign == 0   ? ""
+                             : sign == 1 ? "-"
+                                         : "+",
+                             width, v, suffixes[s]);
+                    n++;
+                    if (!ref_quantity_is_canonical(text))
+                        continue;
+                    shortcut++;
+                    if (wh_inject_quantity_canonical(text, out, sizeof(out), &err) != WH_OK || strcmp(out, text) != 0)
+                        fail_msg("%s taken as canonical, Go prints %s", text, out);
+                }
+    for (s = 0; s < sizeof(taken) / sizeof(taken[0]); s++)
+        if (!ref_quantity_is_canonical(taken[s]))
+            fail_msg("%s not taken", taken[s]);
+    for (s = 0; s < sizeof(refused) / sizeof(refused[0]); s++)
+        if (ref_quantity_is_canonical(refused[s]))
+            fail_msg("%s taken", refused[s]);
+    fprintf(stderr, "test_schema_walk: %lu quantity texts, %lu taken as canonical\n", n, shortcut);
+}
+
 /* ---- the corpora, as they are and edited ---- */
 
 static unsigned long long rng = 0x9e3779b97f4a7c15ull;
@@ -323,6 +368,7 @@ int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_field_every_value),
+        cmocka_unit_test(canonical_quantities),
         cmocka_unit_test(corpora),
     };
     corpus_dir = argc > 1 ? argv[1] : NULL;
