@@ -919,7 +919,8 @@ static int parse_number(parser *p, tm_node *n, const item *it)
                 }
                 n->u.num.is_float = 1;
                 n->u.num.f = f;
-                if (f == (double)(int64_t)f && fabs(f) < 9.3e18) {
+                /* in int64's range before the conversion (outside it the conversion is undefined) */
+                if (f >= -9223372036854775808.0 && f < 9223372036854775808.0 && f == (double)(int64_t)f) {
                     n->u.num.is_int = 1;
                     n->u.num.i = (int64_t)f;
                 }
