@@ -75,8 +75,9 @@ const char *wh_vown(wh_vctx *c, char *owned);
 /* printf into a string owned by the context (for composite set keys). */
 const char *wh_vfmt(wh_vctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Go's %q of s (strconv.Quote), valid until wh_vctx_free. */
+/* Go's %q of s (strconv.Quote), valid until wh_vctx_free; wh_vquote appends it to a buffer. */
 const char *wh_vq(wh_vctx *c, const char *s);
+void wh_vquote(wh_buf *out, const char *s);
 /* The joined error text: the error alone, or "N errors occurred:\n\t* a\n\t* b\n\n". */
 void wh_vctx_error_text(const wh_vctx *c, wh_buf *out);
 
@@ -149,6 +150,12 @@ wh_code wh_vdecode(const wh_vmsg *m, const json_t *in, json_t **out, wh_err *err
 int wh_vparse_duration(const char *s, int64_t *ns);
 
 /* ------------------------------------------------------------------ building blocks */
+
+/* Go's net/netip (netip.c).  ParseAddr: 4 or 6 (the family) when s is an address, else 0 with Go's
+ * error text appended to err (when not NULL); *zoned (when not NULL) = 1 for an IPv6 zone.  ParsePrefix: 1
+ * when s is a prefix, else 0 with Go's "netip.ParsePrefix(...): ..." text appended to err. */
+int wh_vnetip_addr(const char *s, int *zoned, wh_buf *err);
+int wh_vnetip_prefix(const char *s, wh_buf *err);
 
 int wh_vis_dns1123_label(const char *s);
 int wh_vis_wildcard_label(const char *s, size_t n);
