@@ -286,7 +286,7 @@ void wh_vcheck_duration(wh_vctx *c, const json_t *dur)
 {
     int64_t ns;
 
-    if (!json_is_string(dur) || wh_vparse_duration(json_string_value(dur), &ns) != 0)
+    if (!json_is_string(dur) || wh_vparse_duration(json_string_value(dur), &ns, NULL) != 0)
         return;
     if (ns < 1000000)
         wh_verr(c, "duration must be greater than 1ms");

@@ -110,15 +110,16 @@ typedef enum wh_vtype {
     WH_VT_ENUM,
     WH_VT_DUR, /* google.protobuf.Duration: a Go duration string such as "1.5s" or "1m" */
     WH_VT_MSG,
-    WH_VT_STRUCT, /* google.protobuf.Struct: any object */
-    WH_VT_VALUE,  /* google.protobuf.Value / JSON: anything */
-    WH_VT_ANYLIST /* google.protobuf.ListValue: any array */
+    WH_VT_STRUCT,  /* a message whose fields are not listed: any object */
+    WH_VT_VALUE,   /* google.protobuf.Value / JSON: anything */
+    WH_VT_ANYLIST, /* a list of such messages (proto kinds) or of anything (Kubernetes kinds): any array */
+    WH_VT_PBSTRUCT /* google.protobuf.Struct: any object, refused as jsonpb refuses a Struct */
 } wh_vtype;
 
 enum { WH_VC_ONE = 0, WH_VC_LIST, WH_VC_MAP, WH_VC_UMAP /* map<uint32, ...> */ };
 
 typedef struct wh_venum_desc {
-    const char *name;
+    const char *name;          /* the proto full name (istio.networking.v1alpha3.ClientTLSSettings.TLSmode) */
     const char *const *values; /* values[i] is the name of number i */
     int n;
 } wh_venum_desc;
@@ -146,8 +147,15 @@ struct wh_vmsg {
  * AllowUnknownFields); type errors fail with a message in err. */
 wh_code wh_vdecode(const wh_vmsg *m, const json_t *in, json_t **out, wh_err *err);
 
-/* Parse a Go duration string ("1h2m3.5s", "100ms", "0") into nanoseconds. */
-int wh_vparse_duration(const char *s, int64_t *ns);
+/* Parse a Go duration string ("1h2m3.5s", "100ms", "0") into nanoseconds: 0, or -1 with, when err is not
+ * NULL, time.ParseDuration's error text appended to it ("time: unknown unit \"x\" in duration \"1x\""). */
+int wh_vparse_duration(const char *s, int64_t *ns, wh_buf *err);
+
+/* What encoding/json.Unmarshal(text, new(T)) says of `len` bytes of `text` for a Go number type T
+ * ("int32", "int64", "uint32", "uint64", "float64"), as jsonpb hands it the inside of a quoted number
+ * (gojson.c): 0 with the value in *out (a new JSON number; JSON null gives 0), or -1 with Go's error
+ * text appended to err (a syntax error of Go's scanner, "json: cannot unmarshal ..."). */
+int wh_vgo_unmarshal_number(const char *text, size_t len, const char *go_type, json_t **out, wh_buf *err);
 
 /* ------------------------------------------------------------------ building blocks */
 
