@@ -95,6 +95,12 @@ void wh_vwarn_drop(wh_vctx *c, size_t mark)
         free(c->warns.v[--c->warns.n]);
 }
 
+void wh_verr_drop(wh_vctx *c, size_t mark)
+{
+    while (c->errs.n > mark)
+        free(c->errs.v[--c->errs.n]);
+}
+
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
 static size_t utf8_len(const unsigned char *s)
 {

@@ -329,6 +329,17 @@ KMSG(k_backend_tls, "BackendTLSPolicySpec", T("targetRefs", WH_VT_ANYLIST), T("v
 KMSG(k_listener_set, "ListenerSetSpec", T("parentRef", WH_VT_STRUCT), T("listeners", WH_VT_ANYLIST));
 KMSG(k_opaque, "Spec", T("__none__", WH_VT_VALUE));
 
+/* ------------------------------------------------------------------ mesh networks */
+
+/* istio.mesh.v1alpha1.MeshNetworks: the `meshNetworks` document of istiod's mesh ConfigMap (mesh_networks.c). */
+MSG(m_net_endpoints, "istio.mesh.v1alpha1.Network.NetworkEndpoints", O("fromCidr", WH_VT_STR, 1),
+    O("fromRegistry", WH_VT_STR, 1));
+MSG(m_net_gateway, "istio.mesh.v1alpha1.Network.IstioNetworkGateway", O("registryServiceName", WH_VT_STR, 1),
+    O("address", WH_VT_STR, 1), T("port", WH_VT_U32), S("locality"));
+MSG(m_network, "istio.mesh.v1alpha1.Network", LM("endpoints", m_net_endpoints), LM("gateways", m_net_gateway));
+MSG(m_mesh_networks, "istio.mesh.v1alpha1.MeshNetworks", MPM("networks", m_network));
+const wh_vmsg *const wh_vschema_mesh_networks = &m_mesh_networks;
+
 /* ------------------------------------------------------------------ the kinds istiod's webhook knows */
 
 #define NET "networking.istio.io"

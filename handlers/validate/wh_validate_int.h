@@ -52,6 +52,8 @@ static inline size_t wh_vwarn_mark(const wh_vctx *c)
     return c->warns.n;
 }
 void wh_vwarn_drop(wh_vctx *c, size_t mark);
+/* The same for errors (a Go validator that replaces its error list instead of appending). */
+void wh_verr_drop(wh_vctx *c, size_t mark);
 static inline size_t wh_verr_mark(const wh_vctx *c)
 {
     return c->errs.n;
@@ -146,6 +148,9 @@ struct wh_vmsg {
  * reference).  Unknown fields are ignored (istiod retries with
  * AllowUnknownFields); type errors fail with a message in err. */
 wh_code wh_vdecode(const wh_vmsg *m, const json_t *in, json_t **out, wh_err *err);
+
+/* istio.mesh.v1alpha1.MeshNetworks (schema.c). */
+extern const wh_vmsg *const wh_vschema_mesh_networks;
 
 /* Parse a Go duration string ("1h2m3.5s", "100ms", "0") into nanoseconds: 0, or -1 with, when err is not
  * NULL, time.ParseDuration's error text appended to it ("time: unknown unit \"x\" in duration \"1x\""). */
