@@ -6,7 +6,8 @@
  * ("trimQuote"), and a map<uint32, ...> key the same way; so `port: "80x"`
  * is refused with Go's scanner text "invalid character 'x' after top-level
  * value".  This file is that scanner's error texts and the number decode
- * after it; decode.c calls it (cases: tests/validate/fixtures/86-jsonpb-decode.yaml).
+ * after it; decode.c calls it, and security.c for the JWKS text jwk.Parse
+ * reads (cases: tests/validate/fixtures/86-jsonpb-decode.yaml, 88-jwks.yaml).
  */
 #include "wh_alloc.h"
 #include "wh_go.h"
@@ -223,6 +224,16 @@ static int value(scan *s, int depth)
     }
 }
 
+int wh_vgo_json_check(const char *text, size_t len, wh_buf *err)
+{
+    scan s = {(const unsigned char *)text, (const unsigned char *)text + len, err};
+
+    if (value(&s, 0) != 0)
+        return -1;
+    skip_space(&s);
+    return s.p < s.end ? bad(&s, "after top-level value") : 0;
+}
+
 int wh_vgo_unmarshal_number(const char *text, size_t len, const char *go_type, json_t **out, wh_buf *err)
 {
     scan s = {(const unsigned char *)text, (const unsigned char *)text + len, err};
@@ -232,12 +243,8 @@ int wh_vgo_unmarshal_number(const char *text, size_t len, const char *go_type, j
 
     *out = NULL;
     /* checkValid: the whole text must be one JSON value */
-    if (value(&s, 0) != 0)
+    if (wh_vgo_json_check(text, len, err) != 0)
         return -1;
-    skip_space(&s);
-    if (s.p < s.end)
-        return bad(&s, "after top-level value");
-    s.p = (const unsigned char *)text;
     skip_space(&s);
     start = (const char *)s.p;
     switch (*start) {

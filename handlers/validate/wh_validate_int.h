@@ -161,6 +161,8 @@ int wh_vparse_duration(const char *s, int64_t *ns, wh_buf *err);
  * (gojson.c): 0 with the value in *out (a new JSON number; JSON null gives 0), or -1 with Go's error
  * text appended to err (a syntax error of Go's scanner, "json: cannot unmarshal ..."). */
 int wh_vgo_unmarshal_number(const char *text, size_t len, const char *go_type, json_t **out, wh_buf *err);
+/* encoding/json's checkValid: 0 when `text` is one JSON value, else -1 with Go's syntax error in err. */
+int wh_vgo_json_check(const char *text, size_t len, wh_buf *err);
 
 /* ------------------------------------------------------------------ building blocks */
 
