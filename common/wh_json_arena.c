@@ -18,6 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #if defined(__SANITIZE_ADDRESS__)
 #define WH_ARENA_ENABLED 0
@@ -278,6 +281,29 @@ void wh_json_arena_drop(json_t *value)
         json_decref(value);
 }
 
+/* memcpy for the short texts of keys and values, without a call: overlapping words up to 16 bytes. */
+static inline void copy_text(char *dst, const char *src, size_t len)
+{
+    if (len >= 8 && len <= 16) {
+        uint64_t x, y;
+        memcpy(&x, src, 8);
+        memcpy(&y, src + len - 8, 8);
+        memcpy(dst, &x, 8);
+        memcpy(dst + len - 8, &y, 8);
+    } else if (len >= 4 && len < 8) {
+        uint32_t x, y;
+        memcpy(&x, src, 4);
+        memcpy(&y, src + len - 4, 4);
+        memcpy(dst, &x, 4);
+        memcpy(dst + len - 4, &y, 4);
+    } else if (len > 16) {
+        memcpy(dst, src, len);
+    } else {
+        for (size_t i = 0; i < len; i++)
+            dst[i] = src[i];
+    }
+}
+
 json_t *wh_json_arena_string(const char *text, size_t len)
 {
     wh_json_arena *a = current;
@@ -296,7 +322,7 @@ json_t *wh_json_arena_string(const char *text, size_t len)
         VALGRIND_MEMPOOL_ALLOC(a, js, sizeof(*js));
         VALGRIND_MEMPOOL_ALLOC(a, value, len + 1);
     }
-    memcpy(value, text, len);
+    copy_text(value, text, len);
     value[len] = '\0';
     js->json.type = JSON_STRING;
     js->json.refcount = 1;
@@ -393,13 +419,27 @@ static inline uint32_t le32(const unsigned char *p)
     return v;
 }
 
+/* The last 1..4 bytes of a key as a zero-padded little-endian word. */
+static inline uint32_t tail32(const unsigned char *p, size_t n)
+{
+    switch (n) {
+    case 4:
+        return le32(p);
+    case 3:
+        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+    case 2:
+        return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+    default:
+        return p[0];
+    }
+}
+
 /* Bob Jenkins' lookup3 hashlittle (public domain) of `len` bytes with `seed`: 12 bytes at a time mixed into three
  * words, the last 1..12 bytes zero-padded and finished; no bytes at all give the initial word.  Bit-exact with
  * jansson's hash of a key (tests/common/test_json_arena.c compares on keys of every length 0..64). */
-static uint32_t key_hash(const char *key, size_t len, uint32_t seed)
+static inline uint32_t key_hash(const char *key, size_t len, uint32_t seed)
 {
     const unsigned char *k = (const unsigned char *)key;
-    unsigned char tail[12] = {0};
     uint32_t a, b, c;
 
     a = b = c = 0xdeadbeefu + (uint32_t)len + seed;
@@ -416,10 +456,16 @@ static uint32_t key_hash(const char *key, size_t len, uint32_t seed)
         b -= a, b ^= rot32(a, 19), a += c;
         c -= b, c ^= rot32(b, 4), b += a;
     }
-    memcpy(tail, k, len);
-    a += le32(tail);
-    b += le32(tail + 4);
-    c += le32(tail + 8);
+    if (len > 8) {
+        a += le32(k);
+        b += le32(k + 4);
+        c += tail32(k + 8, len - 8);
+    } else if (len > 4) {
+        a += le32(k);
+        b += tail32(k + 4, len - 4);
+    } else {
+        a += tail32(k, len);
+    }
     c ^= b, c -= rot32(b, 14);
     a ^= c, a -= rot32(c, 11);
     b ^= a, b -= rot32(a, 25);
@@ -514,11 +560,12 @@ static inline void list_insert(struct jansson_list *at, struct jansson_list *nod
     at->prev = node;
 }
 
-/* The pair of `key` in bucket b, NULL when none: jansson's own search (same hash, length, bytes). */
-static struct jansson_pair *bucket_find(struct jansson_object *o, const struct jansson_bucket *b, const char *key,
-                                        size_t len, size_t hash)
+/* The pair of `key` in bucket b, NULL when none: jansson's own search (same hash, length, bytes).  (A bucket is
+ * empty when its first pair is the head: a pair's list node never is.) */
+static inline struct jansson_pair *bucket_find(struct jansson_object *o, const struct jansson_bucket *b,
+                                               const char *key, size_t len, size_t hash)
 {
-    if (b->first == &o->list && b->last == &o->list)
+    if (b->first == &o->list)
         return NULL;
     for (struct jansson_list *l = b->first;; l = l->next) {
         struct jansson_pair *pair = (struct jansson_pair *)l; /* list is a pair's first member */
@@ -558,8 +605,20 @@ json_t *wh_json_arena_object(const wh_json_key *keys, json_t *const *values, siz
     part(a, o->buckets, nbuckets * sizeof(struct jansson_bucket));
     o->list.prev = o->list.next = &o->list;
     o->ordered_list.prev = o->ordered_list.next = &o->ordered_list;
+#if defined(__SSE2__)
+    { /* every bucket empty: both ends at the head, 8 or more of them (16-byte aligned) */
+        const __m128i empty = _mm_set1_epi64x((long long)(uintptr_t)&o->list);
+        for (i = 0; i < nbuckets; i += 4) {
+            _mm_store_si128((__m128i *)&o->buckets[i], empty);
+            _mm_store_si128((__m128i *)&o->buckets[i + 1], empty);
+            _mm_store_si128((__m128i *)&o->buckets[i + 2], empty);
+            _mm_store_si128((__m128i *)&o->buckets[i + 3], empty);
+        }
+    }
+#else
     for (i = 0; i < nbuckets; i++)
         o->buckets[i].first = o->buckets[i].last = &o->list;
+#endif
     next = (char *)(o->buckets + nbuckets);
     for (i = 0; i < n; i++) {
         const size_t len = keys[i].len, hash = key_hash(keys[i].text, len, key_seed);
@@ -581,9 +640,9 @@ json_t *wh_json_arena_object(const wh_json_key *keys, json_t *const *values, siz
         pair->hash = hash;
         pair->value = values[i];
         pair->key_len = len;
-        memcpy(pair->key, keys[i].text, len);
+        copy_text(pair->key, keys[i].text, len);
         pair->key[len] = '\0';
-        if (b->first == &o->list && b->last == &o->list) { /* an empty bucket: its run starts at the end */
+        if (b->first == &o->list) { /* an empty bucket: its run starts at the end */
             list_insert(&o->list, &pair->list);
             b->first = b->last = &pair->list;
         } else { /* a run grows at its front */
