@@ -46,12 +46,23 @@
 #define VALGRIND_MEMPOOL_FREE(pool, addr) ((void)0)
 #define VALGRIND_MAKE_MEM_NOACCESS(addr, size) ((void)0)
 #define RUNNING_ON_VALGRIND 0
+#define VALGRIND_GET_VBITS(addr, bits, n) 0
 #endif
 
-/* Whether the process runs under valgrind, asked once at install: the
- * per-block client requests (a dozen instructions each, two per jansson
- * value) are then skipped natively. */
+/* Whether the process runs under valgrind's memcheck, asked once at install:
+ * the per-block client requests (a dozen instructions each, two per jansson
+ * value) are then skipped natively, and under callgrind or cachegrind too,
+ * which ignore them: instruction counts there are the native path's. */
 static int on_valgrind;
+
+/* memcheck answers its own requests (1: the bits were read); other tools and
+ * a native run answer 0. */
+static int memcheck_running(void)
+{
+    char probe = 0, bits;
+
+    return RUNNING_ON_VALGRIND != 0 && VALGRIND_GET_VBITS(&probe, &bits, 1) == 1;
+}
 
 #define ALIGN 16
 #define FIRST_CHUNK ((size_t)64 << 10)
@@ -219,7 +230,7 @@ static void arena_free(void *ptr)
 
 void wh_json_arena_install(void)
 {
-    on_valgrind = RUNNING_ON_VALGRIND != 0;
+    on_valgrind = memcheck_running();
     seed_keys();
     if (WH_ARENA_ENABLED) {
         json_set_alloc_funcs(arena_malloc, arena_free);
@@ -382,7 +393,7 @@ struct jansson_object {
 };
 
 #define ROUND(n, to) (((n) + ((to)-1)) & ~(size_t)((to)-1))
-#define FIRST_ORDER 3 /* jansson's first table: 8 buckets */
+#define FIRST_ORDER 1 /* the smallest table made: 2 buckets (jansson starts at 8, and grows any) */
 
 /* The seed this process hashes keys with (jansson's hashtable_seed once install set it), 0 when unknown. */
 static uint32_t key_seed;
@@ -474,6 +485,63 @@ static inline uint32_t key_hash(const char *key, size_t len, uint32_t seed)
     b ^= a, b -= rot32(a, 14);
     c ^= b, c -= rot32(b, 24);
     return c;
+}
+
+/* Keys repeat (every container has a "name", every env entry a "value"): the hashes of recent keys of up to 16 bytes
+ * by their bytes, per thread (the seed never changes once set).  An entry holds the key's length + 1 (0: empty) and
+ * its bytes as two words that, with the length, are the key. */
+struct key_memo {
+    uint64_t lo, hi;
+    size_t len1;
+    uint32_t hash;
+};
+
+#define MEMO_BITS 6
+static _Thread_local struct key_memo memo[1 << MEMO_BITS];
+
+static inline uint64_t load64(const char *p)
+{
+    uint64_t v;
+
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static inline uint32_t load32(const char *p)
+{
+    uint32_t v;
+
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* key_hash with the process's seed, from the memo when the key was seen lately. */
+static inline uint32_t key_hash_memo(const char *key, size_t len)
+{
+    const unsigned char *k = (const unsigned char *)key;
+    uint64_t lo, hi = 0;
+    struct key_memo *m;
+
+    if (len > 16)
+        return key_hash(key, len, key_seed);
+    if (len >= 8) { /* two words that overlap cover every byte */
+        lo = load64(key);
+        hi = load64(key + len - 8);
+    } else if (len >= 4) {
+        lo = load32(key) | (uint64_t)load32(key + len - 4) << 32;
+    } else if (len > 0) { /* bytes 0, len / 2 and len - 1: every byte of 1 to 3 */
+        lo = k[0] | (uint64_t)k[len / 2] << 8 | (uint64_t)k[len - 1] << 16;
+    } else {
+        lo = 0;
+    }
+    m = &memo[((lo ^ (hi + len) * 0x9e3779b97f4a7c15u) * 0x9e3779b97f4a7c15u) >> (64 - MEMO_BITS)];
+    if (m->len1 != len + 1 || m->lo != lo || m->hi != hi) {
+        m->lo = lo;
+        m->hi = hi;
+        m->len1 = len + 1;
+        m->hash = key_hash(key, len, key_seed);
+    }
+    return m->hash;
 }
 
 /* `n` bytes (a multiple of ALIGN) in the scope as one block for a constructor, a new chunk when the newest is full;
@@ -587,7 +655,7 @@ json_t *wh_json_arena_object(const wh_json_key *keys, json_t *const *values, siz
 
     if (a == NULL || !(a->layouts & LAYOUT_OBJECT) || n > MAX_CHUNK)
         return object_by_jansson(keys, values, n, reject_duplicates);
-    while (((size_t)1 << order) < n) /* as big a table as jansson's after n inserts */
+    while (((size_t)1 << order) < n) /* no more pairs than buckets, as jansson keeps it */
         order++;
     nbuckets = (size_t)1 << order;
     bytes = head + nbuckets * sizeof(struct jansson_bucket);
@@ -606,13 +674,11 @@ json_t *wh_json_arena_object(const wh_json_key *keys, json_t *const *values, siz
     o->list.prev = o->list.next = &o->list;
     o->ordered_list.prev = o->ordered_list.next = &o->ordered_list;
 #if defined(__SSE2__)
-    { /* every bucket empty: both ends at the head, 8 or more of them (16-byte aligned) */
+    { /* every bucket empty: both ends at the head, 2 or more of them (16-byte aligned) */
         const __m128i empty = _mm_set1_epi64x((long long)(uintptr_t)&o->list);
-        for (i = 0; i < nbuckets; i += 4) {
+        for (i = 0; i < nbuckets; i += 2) {
             _mm_store_si128((__m128i *)&o->buckets[i], empty);
             _mm_store_si128((__m128i *)&o->buckets[i + 1], empty);
-            _mm_store_si128((__m128i *)&o->buckets[i + 2], empty);
-            _mm_store_si128((__m128i *)&o->buckets[i + 3], empty);
         }
     }
 #else
@@ -621,7 +687,7 @@ json_t *wh_json_arena_object(const wh_json_key *keys, json_t *const *values, siz
 #endif
     next = (char *)(o->buckets + nbuckets);
     for (i = 0; i < n; i++) {
-        const size_t len = keys[i].len, hash = key_hash(keys[i].text, len, key_seed);
+        const size_t len = keys[i].len, hash = key_hash_memo(keys[i].text, len);
         struct jansson_bucket *b = &o->buckets[hash & (nbuckets - 1)];
         if ((pair = bucket_find(o, b, keys[i].text, len, hash)) != NULL) {
             if (reject_duplicates) {

@@ -370,6 +370,17 @@ static void objects_made_in_the_arena_are_jansson_objects(void **state)
         assert_ptr_equal(json_object_getn(v, keys[i].text, keys[i].len), values[i]);
     assert_null(json_object_getn(v, "absent", 6));
     assert_true(json_equal(v, ref));
+    { /* the same keys again: their hashes now come from the memo of recent keys */
+        json_t **again = wh_malloc(NKEYS * sizeof(*again)), *twin;
+        for (size_t i = 0; i < NKEYS; i++)
+            again[i] = json_incref(values[i]);
+        twin = wh_json_arena_object(keys, again, NKEYS, 0);
+        for (size_t i = 0; i < NKEYS; i++)
+            assert_ptr_equal(json_object_getn(twin, keys[i].text, keys[i].len), values[i]);
+        assert_true(json_equal(twin, ref));
+        json_decref(twin);
+        free(again);
+    }
     keys_in_order(v, &order_v);
     keys_in_order(ref, &order_ref);
     assert_int_equal(order_v.len, order_ref.len);
@@ -434,6 +445,20 @@ static void objects_take_repeated_keys_as_jansson_does(void **state)
         keys_in_order(v, &order);
         assert_int_equal(order.len, 5);
         assert_memory_equal(order.data, "a|b||", 5);
+        for (int i = 0; i < 40; i++) { /* a small table grows as jansson's */
+            char k[16];
+            snprintf(k, sizeof(k), "k%d", i);
+            assert_int_equal(json_object_set_new(v, k, json_integer(i)), 0);
+        }
+        for (int i = 0; i < 40; i += 7) {
+            char k[16];
+            snprintf(k, sizeof(k), "k%d", i);
+            assert_int_equal(json_integer_value(json_object_get(v, k)), i);
+            assert_int_equal(json_object_del(v, k), 0);
+            assert_null(json_object_get(v, k));
+        }
+        assert_int_equal(json_object_size(v), 3 + 40 - 6);
+        assert_ptr_equal(json_object_get(v, "a"), shared);
         json_decref(v);
         assert_int_equal(shared->refcount, 1);
         for (int i = 0; i < 5; i++)
