@@ -644,13 +644,30 @@ static inline struct jansson_pair *bucket_find(struct jansson_object *o, const s
     }
 }
 
+/* A key met again in the object being made (its bucket holds pairs already): the earlier pair takes the value, or with
+ * reject_duplicates everything is given back (returns 1).  Out of line: most keys land in an empty bucket. */
+static __attribute__((noinline)) int repeated_key(struct jansson_object *o, struct jansson_pair *pair,
+                                                  json_t *const *values, size_t i, size_t n, int reject_duplicates)
+{
+    if (!reject_duplicates) {
+        json_decref(pair->value); /* the last value, in the first place */
+        pair->value = values[i];
+        return 0;
+    }
+    while (i < n)
+        json_decref(values[i++]);
+    json_decref(&o->json); /* a complete object (the caller closed its lists): jansson takes it apart */
+    return 1;
+}
+
 json_t *wh_json_arena_object(const wh_json_key *keys, json_t *const *values, size_t n, int reject_duplicates)
 {
     wh_json_arena *a = current;
     const size_t head = ROUND(sizeof(struct jansson_object), ALIGN);
-    size_t order = FIRST_ORDER, nbuckets, bytes, i;
+    size_t order = FIRST_ORDER, nbuckets, bytes, size = 0, i;
     struct jansson_object *o;
-    struct jansson_pair *pair;
+    struct jansson_bucket *buckets;
+    struct jansson_list *all, *ordered, *all_last, *ordered_last;
     char *p, *next;
 
     if (a == NULL || !(a->layouts & LAYOUT_OBJECT) || n > MAX_CHUNK)
@@ -664,60 +681,71 @@ json_t *wh_json_arena_object(const wh_json_key *keys, json_t *const *values, siz
     if ((p = bump(a, ROUND(bytes, ALIGN))) == NULL)
         return object_by_jansson(keys, values, n, reject_duplicates);
     o = (struct jansson_object *)p;
+    buckets = (struct jansson_bucket *)(p + head);
     part(a, o, sizeof(*o));
+    part(a, buckets, nbuckets * sizeof(struct jansson_bucket));
     o->json.type = JSON_OBJECT;
     o->json.refcount = 1;
-    o->size = 0;
     o->order = order;
-    o->buckets = (struct jansson_bucket *)(p + head);
-    part(a, o->buckets, nbuckets * sizeof(struct jansson_bucket));
-    o->list.prev = o->list.next = &o->list;
-    o->ordered_list.prev = o->ordered_list.next = &o->ordered_list;
+    o->buckets = buckets;
+    all = all_last = &o->list;
+    ordered = ordered_last = &o->ordered_list;
 #if defined(__SSE2__)
     { /* every bucket empty: both ends at the head, 2 or more of them (16-byte aligned) */
-        const __m128i empty = _mm_set1_epi64x((long long)(uintptr_t)&o->list);
+        const __m128i empty = _mm_set1_epi64x((long long)(uintptr_t)all);
         for (i = 0; i < nbuckets; i += 2) {
-            _mm_store_si128((__m128i *)&o->buckets[i], empty);
-            _mm_store_si128((__m128i *)&o->buckets[i + 1], empty);
+            _mm_store_si128((__m128i *)&buckets[i], empty);
+            _mm_store_si128((__m128i *)&buckets[i + 1], empty);
         }
     }
 #else
     for (i = 0; i < nbuckets; i++)
-        o->buckets[i].first = o->buckets[i].last = &o->list;
+        buckets[i].first = buckets[i].last = all;
 #endif
-    next = (char *)(o->buckets + nbuckets);
+    /* Both lists are built forwards with their tails in hand and closed at the end: the same links as jansson's
+     * inserts leave (a pair into an empty bucket goes to the end of `list`, into a bucket with pairs before its
+     * first one; every pair to the end of `ordered_list`). */
+    next = (char *)(buckets + nbuckets);
     for (i = 0; i < n; i++) {
-        const size_t len = keys[i].len, hash = key_hash_memo(keys[i].text, len);
-        struct jansson_bucket *b = &o->buckets[hash & (nbuckets - 1)];
-        if ((pair = bucket_find(o, b, keys[i].text, len, hash)) != NULL) {
-            if (reject_duplicates) {
-                while (i < n)
-                    json_decref(values[i++]);
-                json_decref(&o->json); /* a valid object: jansson takes it apart */
-                return NULL;
+        const char *key = keys[i].text;
+        const size_t len = keys[i].len, hash = key_hash_memo(key, len);
+        struct jansson_bucket *b = &buckets[hash & (nbuckets - 1)];
+        struct jansson_pair *pair;
+        if (b->first != all) {
+            if ((pair = bucket_find(o, b, key, len, hash)) != NULL) {
+                all_last->next = all, all->prev = all_last;
+                ordered_last->next = ordered, ordered->prev = ordered_last;
+                o->size = size;
+                if (repeated_key(o, pair, values, i, n, reject_duplicates))
+                    return NULL;
+                continue;
             }
-            json_decref(pair->value); /* a key given again: the last value, in the first place */
-            pair->value = values[i];
-            continue;
+            pair = (struct jansson_pair *)next;
+            part(a, pair, offsetof(struct jansson_pair, key) + len + 1);
+            list_insert(b->first, &pair->list);
+            b->first = &pair->list;
+        } else {
+            pair = (struct jansson_pair *)next;
+            part(a, pair, offsetof(struct jansson_pair, key) + len + 1);
+            pair->list.prev = all_last;
+            all_last->next = &pair->list;
+            all_last = &pair->list;
+            b->first = b->last = &pair->list;
         }
-        pair = (struct jansson_pair *)next;
         next += pair_bytes(len);
-        part(a, pair, offsetof(struct jansson_pair, key) + len + 1);
         pair->hash = hash;
         pair->value = values[i];
         pair->key_len = len;
-        copy_text(pair->key, keys[i].text, len);
+        copy_text(pair->key, key, len);
         pair->key[len] = '\0';
-        if (b->first == &o->list) { /* an empty bucket: its run starts at the end */
-            list_insert(&o->list, &pair->list);
-            b->first = b->last = &pair->list;
-        } else { /* a run grows at its front */
-            list_insert(b->first, &pair->list);
-            b->first = &pair->list;
-        }
-        list_insert(&o->ordered_list, &pair->ordered_list);
-        o->size++;
+        pair->ordered_list.prev = ordered_last;
+        ordered_last->next = &pair->ordered_list;
+        ordered_last = &pair->ordered_list;
+        size++;
     }
+    all_last->next = all, all->prev = all_last;
+    ordered_last->next = ordered, ordered->prev = ordered_last;
+    o->size = size;
     return &o->json;
 }
 
