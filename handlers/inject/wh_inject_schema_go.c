@@ -528,43 +528,39 @@ static inline __attribute__((always_inline)) int flat_item(const json_t *elem, c
 static int walk_items(json_t *v, const wh_inject_field *f, const wh_inject_type *owner, const check_path *path,
                       decode_walk *w)
 {
+    const wh_inject_type *type = f->kind == WH_K_LIST ? f->type : NULL; /* the items' struct, if any */
+    const char *want = f->kind == WH_K_PLIST ? "scalar" : type != NULL ? type->name : "object";
+    unsigned fills = type != NULL ? wh_inject_schema_fills(type) * WH_F_FILL : 0;
     size_t i, n, first = 0;
     json_t *const *table = wh_json_array_items(v, &n);
+    json_t *elem;
     int record, leaf;
-    unsigned fills = f->kind == WH_K_LIST && f->type != NULL ? wh_inject_schema_fills(f->type) * WH_F_FILL : 0;
 
     if (table == NULL)
         n = json_array_size(v);
-    record = w->leaves != NULL && f->kind == WH_K_LIST && f->type != NULL && n != 0;
-    if (record)
+    if ((record = w->leaves != NULL && type != NULL && n != 0))
         first = leaves_add_list(w->leaves, v, n);
     for (i = 0; i < n; i++) {
-        json_t *elem = table != NULL ? table[i] : json_array_get(v, i);
+        elem = table != NULL ? table[i] : json_array_get(v, i);
+        leaf = 0;
         switch (json_typeof(elem)) {
         case JSON_NULL:
-            leaf = 0;
             break;
         case JSON_OBJECT:
-            if (f->kind == WH_K_PLIST && fail(w, "object", owner, path, "scalar"))
+            if (type != NULL) {
+                if ((leaf = flat_item(elem, type, fills)) < 0 && ((leaf = 0), walk_object(elem, type, path, w, &leaf)))
+                    return 1;
+            } else if (f->kind == WH_K_PLIST && fail(w, "object", owner, path, want)) {
                 return 1;
-            leaf = 0;
-            if (f->kind != WH_K_LIST || f->type == NULL || (leaf = flat_item(elem, f->type, fills)) >= 0)
-                break;
-            leaf = 0;
-            if (walk_object(elem, f->type, path, w, record ? &leaf : NULL))
-                return 1;
+            }
             break;
         case JSON_ARRAY:
-            if (fail(w, "array", owner, path,
-                     f->kind == WH_K_PLIST ? "scalar" : (f->type != NULL ? f->type->name : "object")))
+            if (fail(w, "array", owner, path, want))
                 return 1;
-            leaf = 0;
             break;
         default:
-            if (f->kind == WH_K_LIST &&
-                fail(w, wh_go_json_kind(elem), owner, path, f->type != NULL ? f->type->name : "object"))
+            if (f->kind == WH_K_LIST && fail(w, wh_go_json_kind(elem), owner, path, want))
                 return 1;
-            leaf = 0;
             break;
         }
         if (record) /* the items of lists inside elem may have moved the table: index it anew */
