@@ -431,9 +431,7 @@ static void containers_read_through_the_layouts(void **state)
     json_t *theirs = json_object(), *list = json_array(), *items[3], *made_list, *made, *values[2];
     wh_json_member m[64];
     static const wh_json_key keys[] = {{"name", 4}, {"value", 5}};
-    json_t *const *table;
     size_t i, n;
-    void *it;
 
     (void)state;
     wh_json_arena_begin(&a);
@@ -458,6 +456,8 @@ static void containers_read_through_the_layouts(void **state)
 #ifndef ARENA_OFF
     {
         const json_t *objects[] = {theirs, made}, *arrays[] = {list, made_list};
+        json_t *const *table;
+        void *it;
         for (size_t k = 0; k < 2; k++) {
             n = wh_json_object_members(objects[k], m, 64);
             assert_int_equal(n, json_object_size(objects[k]));
