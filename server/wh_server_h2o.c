@@ -46,6 +46,7 @@
 #include <h2o/http1.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
 #include <linux/sockios.h> /* SIOCINQ */
 #include <linux/tcp.h>     /* struct tcp_info with tcpi_last_data_recv */
 #include <stdlib.h>
@@ -94,8 +95,10 @@ typedef struct conn {
     size_t reserved;                 /* this connection's part of wh_http_server.reserved */
     size_t promised;                 /* admitted: what its arriving request will hold, 0 = nothing promised */
     unsigned promised_at;            /* `answers` when it was admitted (the promise ends with that request) */
-    wh_http_client_cert client_cert; /* the handshake's verdict (P14) */
+    wh_http_client_cert client_cert; /* the verdict of the client CAs in force (P14, rejudge) */
     const char *client_cert_error;   /* OpenSSL's static text, or NULL */
+    const SSL *ssl;                  /* h2o's, borrowed from the handshake on (P14): the peer's certificates */
+    int revoked;                     /* verified once, refused by a later bundle: served no longer than it must be */
 } conn;
 
 struct wh_http_server {
@@ -417,6 +420,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
      * before shutdown, the connection is between requests (close_idle). */
     if ((c = conn_of(req)) != NULL) {
         c->answers++;
+        if (c->revoked)
+            req->http1_is_persistent = 0; /* its client reconnects and is verified afresh */
         if (req->version < 0x200) {
             c->answered = 1;
             c->read_at_answer = c->sock->bytes_read;
@@ -519,6 +524,50 @@ static void on_accept(h2o_socket_t *listener, const char *err)
 
 /* --- control messages (from the main thread) ------------------------------ */
 
+static int between_requests(conn *c);
+static wh_http_client_cert rejudged_verdict(SSL_CTX *ctx, const SSL *ssl, const char **reason);
+
+/* A new bundle of client CAs judges the connections already open too: a
+ * keep-alive connection is not a licence to keep the verdict of a CA that
+ * was removed (or to stay refused by a bundle that now trusts it).  One that
+ * loses its verdict is closed at once when it sits between requests (its
+ * client reconnects and presents whatever certificate it has now), else its
+ * current request is answered by the new verdict with "Connection: close";
+ * HTTP/2 connections have each request judged by the new verdict. */
+static void rejudge_client_certs(worker *w, SSL_CTX *ctx)
+{
+    h2o_linklist_t *node;
+    unsigned verified = 0, refused = 0;
+    char nv[16], nr[16];
+
+    if ((SSL_CTX_get_verify_mode(ctx) & SSL_VERIFY_PEER) == 0)
+        return;
+    for (node = w->conns.next; node != &w->conns; node = node->next) {
+        conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
+        wh_http_client_cert was = c->client_cert;
+
+        if (c->ssl == NULL || was == WH_CLIENT_CERT_NONE)
+            continue;
+        c->client_cert = rejudged_verdict(ctx, c->ssl, &c->client_cert_error);
+        if (c->client_cert == WH_CLIENT_CERT_VERIFIED) {
+            verified += was != WH_CLIENT_CERT_VERIFIED;
+            c->revoked = 0;
+        } else if (was == WH_CLIENT_CERT_VERIFIED) {
+            refused++;
+            c->revoked = 1;
+            if (!c->shut && between_requests(c)) {
+                shutdown(c->fd, SHUT_RDWR); /* h2o sees the end and closes it */
+                c->shut = 1;
+            }
+        }
+    }
+    if (verified == 0 && refused == 0)
+        return;
+    snprintf(nv, sizeof(nv), "%u", verified);
+    snprintf(nr, sizeof(nr), "%u", refused);
+    wh_log(WH_LOG_INFO, "client CA changed: connections re-verified", "verified", nv, "refused", nr, NULL);
+}
+
 static void on_control(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)
 {
     worker *w = H2O_STRUCT_FROM_MEMBER(worker, receiver, receiver);
@@ -532,6 +581,7 @@ static void on_control(h2o_multithread_receiver_t *receiver, h2o_linklist_t *mes
             SSL_CTX_free(w->retired);
             w->retired = w->accept_ctx.ssl_ctx;
             w->accept_ctx.ssl_ctx = m->ssl_ctx;
+            rejudge_client_certs(w, m->ssl_ctx);
         } else {
             w->stop = 1;
             w->stop_timeout_ms = m->timeout_ms;
@@ -552,6 +602,19 @@ static void send_control(worker *w, int type, SSL_CTX *ssl_ctx, uint64_t timeout
 
 /* --- worker threads ------------------------------------------------------- */
 
+/* Whether an HTTP/1.1 connection sits between requests: an answer was
+ * written and nothing arrived since (h2o read nothing more: it reads
+ * whatever the loop sees arrive; the kernel holds nothing unread).  A TLS
+ * record cut in two right after an answer is the one arrival this cannot
+ * see (h2o buffers it undecrypted). */
+static int between_requests(conn *c)
+{
+    int unread;
+
+    return c->answered && c->sock->bytes_read == c->read_at_answer && !h2o_socket_is_writing(c->sock) &&
+           ioctl(c->fd, SIOCINQ, &unread) == 0 && unread == 0;
+}
+
 /* Close the idle connections (see IDLE_QUIET_MS): shutdown(2) makes h2o see
  * EOF and close each through its own path. */
 static void close_idle(worker *w)
@@ -563,24 +626,19 @@ static void close_idle(worker *w)
         struct tcp_info ti;
         socklen_t len = sizeof(ti);
         uint32_t quiet;
-        int between_requests, unread;
+        int idle;
 
         if (c->shut || h2o_socket_is_writing(c->sock) || getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
             len < sizeof(ti))
             continue;
         quiet = ti.tcpi_last_data_recv < ti.tcpi_last_data_sent ? ti.tcpi_last_data_recv : ti.tcpi_last_data_sent;
-        /* Nothing arrived since the answer: h2o read nothing more (it reads
-         * whatever the loop sees arrive) and the kernel holds nothing unread.
-         * A TLS record cut in two right after an answer is the one arrival
-         * this cannot see (h2o buffers it undecrypted): such a connection
-         * gets the idle delay rather than the stalled one. */
-        between_requests = c->answered && c->sock->bytes_read == c->read_at_answer &&
-                           ioctl(c->fd, SIOCINQ, &unread) == 0 && unread == 0;
-        if (quiet >= (between_requests ? IDLE_QUIET_MS : STALLED_QUIET_MS)) {
+        /* (A TLS record cut in two right after an answer gets the idle delay
+         * rather than the stalled one.) */
+        idle = between_requests(c);
+        if (quiet >= (idle ? IDLE_QUIET_MS : STALLED_QUIET_MS)) {
             shutdown(c->fd, SHUT_RDWR);
             c->shut = 1;
-            wh_log(WH_LOG_DEBUG, "draining: closing a connection", "reason", between_requests ? "idle" : "stalled",
-                   NULL);
+            wh_log(WH_LOG_DEBUG, "draining: closing a connection", "reason", idle ? "idle" : "stalled", NULL);
         }
     }
 }
@@ -955,15 +1013,10 @@ static const h2o_iovec_t alpn_http1_only[] = {{H2O_STRLIT("http/1.1")}, {NULL}};
  * context verifies it, if it asked for one: certs/wh_certs.h
  * wh_certs_ctx_set_client_ca); *reason is OpenSSL's static text of a failed
  * verification, else NULL. */
-static wh_http_client_cert client_verdict(const SSL *ssl, const char **reason)
+static wh_http_client_cert verdict_of(long result, const char **reason)
 {
-    X509 *peer = SSL_get0_peer_certificate(ssl);
-    long result;
-
     *reason = NULL;
-    if (peer == NULL)
-        return WH_CLIENT_CERT_NONE;
-    if ((result = SSL_get_verify_result(ssl)) == X509_V_OK)
+    if (result == X509_V_OK)
         return WH_CLIENT_CERT_VERIFIED;
     *reason = X509_verify_cert_error_string(result);
     switch (result) {
@@ -982,6 +1035,40 @@ static wh_http_client_cert client_verdict(const SSL *ssl, const char **reason)
     }
 }
 
+static wh_http_client_cert client_verdict(const SSL *ssl, const char **reason)
+{
+    *reason = NULL;
+    return SSL_get0_peer_certificate(ssl) == NULL ? WH_CLIENT_CERT_NONE
+                                                  : verdict_of(SSL_get_verify_result(ssl), reason);
+}
+
+/* The verdict `ctx`'s client CAs give the certificate `ssl`'s peer presented,
+ * checked as OpenSSL checks it in a handshake: the chain the peer sent as
+ * untrusted intermediates, purpose sslclient, the context's parameters.  A
+ * session resumed from a ticket carries no intermediates: a leaf issued by
+ * an intermediate then verifies only if the bundle holds that intermediate. */
+static wh_http_client_cert rejudged_verdict(SSL_CTX *ctx, const SSL *ssl, const char **reason)
+{
+    X509 *peer = SSL_get0_peer_certificate(ssl);
+    X509_STORE_CTX *vc;
+    long result;
+
+    *reason = NULL;
+    if (peer == NULL)
+        return WH_CLIENT_CERT_NONE;
+    if ((vc = X509_STORE_CTX_new()) == NULL)
+        wh_oom(sizeof(void *)); /* OpenSSL's own malloc failed: the same policy (wh_alloc.h) */
+    if (X509_STORE_CTX_init(vc, SSL_CTX_get_cert_store(ctx), peer, SSL_get_peer_cert_chain(ssl)) != 1 ||
+        X509_STORE_CTX_set_default(vc, "ssl_client") != 1 ||
+        X509_VERIFY_PARAM_set1(X509_STORE_CTX_get0_param(vc), SSL_CTX_get0_param(ctx)) != 1)
+        result = X509_V_ERR_UNSPECIFIED;
+    else
+        result = X509_verify_cert(vc) == 1 ? X509_V_OK : X509_STORE_CTX_get_error(vc);
+    X509_STORE_CTX_free(vc);
+    ERR_clear_error();
+    return verdict_of(result, reason);
+}
+
 /* SSL_CB_HANDSHAKE_DONE: record the verdict on our connection (P14).  TLS
  * 1.3 may report it again after post-handshake messages; it is the same. */
 static void on_tls_info(const SSL *ssl, int where, int ret)
@@ -995,7 +1082,13 @@ static void on_tls_info(const SSL *ssl, int where, int ret)
         sock->on_close.cb != on_sock_close)
         return;
     c = sock->on_close.data;
-    c->client_cert = client_verdict(ssl, &c->client_cert_error);
+    c->ssl = ssl;
+    /* A handshake that began before a reload finishes under the previous
+     * context (P11): judge it by the client CAs in force now. */
+    if (SSL_get_SSL_CTX(ssl) != c->w->accept_ctx.ssl_ctx && c->w->accept_ctx.ssl_ctx != NULL)
+        c->client_cert = rejudged_verdict(c->w->accept_ctx.ssl_ctx, ssl, &c->client_cert_error);
+    else
+        c->client_cert = client_verdict(ssl, &c->client_cert_error);
 }
 
 static void prepare_tls(wh_http_server *s, SSL_CTX *ssl_ctx)
