@@ -14,7 +14,14 @@
  *  P5  HTTP/1.1 only takes both an ALPN list without h2 and upgrade_to_http2 = 0,
  *      or 2.2.5 still accepts the h2 prior-knowledge preface.
  *  P6  the whole body is buffered before the handler (entity.base NULL: none);
- *      the default cap is 1 GiB, so set max_request_entity_size.
+ *      the default cap is 1 GiB, so set max_request_entity_size.  It is checked
+ *      as the body arrives: a Content-Length over it at the head, a chunked
+ *      body (decoded in place) at every read, an HTTP/2 stream at every DATA
+ *      frame (RST_STREAM, the frame not buffered).  A chunked body is refused
+ *      once it reaches the limit, the others once they exceed it.
+ *  P15 HTTP/1.1 refusals h2o makes itself (the 413 above) are answered on the
+ *      host's fallback path, not the one our handler is registered on: a
+ *      filter there gives them the router's answer (istiod's text).
  *  P7  h2o_send_inline leaves the length unset (chunked): set content_length,
  *      and set server_name so the Server header hides the version.
  *  P8  paths register as prefixes: the router checks them exactly.
@@ -71,6 +78,10 @@
 /* Every SWEEP_MS each worker looks at its connections: write timeouts, the
  * in-flight bound, and resuming accepts after EMFILE. */
 #define SWEEP_MS 10
+/* How long a refused upload's client may keep sending after its answer
+ * (refuse_arriving_request, linger): what it sends is read and dropped, so
+ * that the answer reaches it instead of a reset. */
+#define LINGER_MS 5000
 /* How long accepting stops after EMFILE/ENFILE (the fd is not ours to take:
  * retrying at once would spin on the still-readable listener). */
 #define ACCEPT_PAUSE_MS 250
@@ -98,6 +109,7 @@ typedef struct conn {
     wh_http_client_cert client_cert; /* the verdict of the client CAs in force (P14, rejudge) */
     const char *client_cert_error;   /* OpenSSL's static text, or NULL */
     const SSL *ssl;                  /* h2o's, borrowed from the handshake on (P14): the peer's certificates */
+    int linger_fd;                   /* a duplicate kept to linger after h2o closes (see linger), or -1 */
     int revoked;                     /* verified once, refused by a later bundle: served no longer than it must be */
 } conn;
 
@@ -133,6 +145,7 @@ struct worker {
     SSL_CTX *retired; /* the previous generation (P11) */
     h2o_linklist_t conns;
     size_t num_conns;
+    h2o_linklist_t lingering; /* sockets h2o closed that still drain a refused upload (linger) */
     int stop;
     uint64_t stop_timeout_ms;
     size_t cut; /* connections still open at the deadline */
@@ -297,6 +310,73 @@ static h2o_iovec_t take_response(wh_http_server *s, h2o_req_t *req, wh_buf *body
     return h2o_iovec_init(a->data, len);
 }
 
+/* --- h2o's own refusals (P15) ------------------------------------------- */
+
+typedef struct refusal_filter {
+    h2o_filter_t super;
+    wh_http_server *server;
+} refusal_filter;
+
+typedef struct refusal {
+    h2o_ostream_t super;
+    h2o_iovec_t body;
+} refusal;
+
+static void send_refusal(h2o_ostream_t *self, h2o_req_t *req, h2o_iovec_t *bufs, size_t bufcnt, h2o_send_state_t state)
+{
+    refusal *r = (refusal *)self;
+
+    (void)bufs;
+    h2o_ostream_send_next(&r->super, req, &r->body, bufcnt != 0 && r->body.len != 0, state); /* none for HEAD */
+}
+
+/* h2o refused a body over the limit before our handler saw the request
+ * (413, P6): answer what the router answers any body over the cap (an
+ * endpoint's own 413, istiod's "Request entity too large: limit is N"),
+ * with the connection closed as h2o decided.  Other answers pass as they are. */
+static void on_setup_refusal(h2o_filter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
+{
+    wh_http_server *server = ((refusal_filter *)self)->server;
+    wh_http_request in = {0};
+    wh_http_response out = {0};
+    const char *content_type;
+    ssize_t ct;
+    refusal *r;
+    conn *c;
+
+    if (req->res.status != 413 || server->cfg.monitoring) {
+        h2o_setup_next_ostream(req, slot);
+        return;
+    }
+    in.method = pool_strndup(&req->pool, req->method.base, req->method.len);
+    in.path = pool_strndup(&req->pool, req->path_normalized.base, req->path_normalized.len);
+    in.path_len = req->path_normalized.len;
+    if ((ct = h2o_find_header(&req->headers, H2O_TOKEN_CONTENT_TYPE, -1)) != -1) {
+        in.content_type = req->headers.entries[ct].value.base;
+        in.content_type_len = req->headers.entries[ct].value.len;
+    }
+    in.body_len = server->cfg.max_request_bytes + 1; /* over the cap: not handed over */
+    if ((c = conn_of(req)) != NULL) {
+        in.client_cert = c->client_cert;
+        in.client_cert_error = c->client_cert_error;
+        if (req->version < 0x200 && c->linger_fd == -1)
+            c->linger_fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0); /* -1 (EMFILE): closed as h2o does */
+    }
+    wh_router_serve(server->cfg.router, &in, &out);
+
+    content_type = out.content_type != NULL ? out.content_type : "application/json";
+    req->res.status = out.status;
+    req->res.reason = reason_phrase(out.status);
+    req->res.content_length = out.body.len;
+    memset(&req->res.headers, 0, sizeof(req->res.headers));
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, content_type, strlen(content_type));
+    r = (refusal *)h2o_add_ostream(req, sizeof(*r), slot);
+    r->super.do_send = send_refusal;
+    r->body = h2o_strdup(&req->pool, out.body.data != NULL ? out.body.data : "", out.body.len);
+    wh_buf_free(&out.body);
+    h2o_setup_next_ostream(req, &r->super.next);
+}
+
 /* Whether `line` (of `len` bytes) is the header `name` (lower case); sets
  * the trimmed value. */
 static int header_line(const char *line, size_t len, const char *name, const char **value, size_t *vlen)
@@ -451,11 +531,53 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 
 /* --- connections ---------------------------------------------------------- */
 
+/* h2o closes a connection right after its own refusal of a body still
+ * arriving (P15), and closing with the client's bytes unread sends a reset
+ * that can overtake the answer or fail the client's write before it reads
+ * it.  So the refusal keeps a duplicate of the descriptor: h2o's close(2)
+ * then ends nothing, and once h2o is done the duplicate half-closes (the
+ * FIN follows the answer) and reads and drops what the client still sends,
+ * until it stops or LINGER_MS pass. */
+typedef struct lingerer {
+    h2o_linklist_t link; /* in worker.lingering */
+    h2o_socket_t *sock;
+    uint64_t until;
+} lingerer;
+
+static void end_lingering(lingerer *l)
+{
+    h2o_linklist_unlink(&l->link);
+    h2o_socket_close(l->sock);
+    free(l);
+}
+
+static void on_lingerer_read(h2o_socket_t *sock, const char *err)
+{
+    if (err != NULL)
+        end_lingering(sock->data);
+    else
+        h2o_buffer_consume(&sock->input, sock->input->size);
+}
+
+static void linger(worker *w, int fd)
+{
+    lingerer *l = wh_calloc(1, sizeof(*l));
+
+    shutdown(fd, SHUT_WR);
+    l->until = h2o_now(w->loop) + LINGER_MS;
+    l->sock = h2o_evloop_socket_create(w->loop, fd, 0);
+    l->sock->data = l;
+    h2o_linklist_insert(&w->lingering, &l->link);
+    h2o_socket_read_start(l->sock, on_lingerer_read);
+}
+
 static void on_sock_close(void *data)
 {
     conn *c = data;
     worker *w = c->w;
 
+    if (c->linger_fd != -1)
+        linger(w, c->linger_fd);
     hold(w->server, c, 0);
     h2o_linklist_unlink(&c->link);
     free(c);
@@ -504,6 +626,7 @@ static void accept_some(worker *w, size_t max)
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
         c->w = w;
         c->fd = fd;
+        c->linger_fd = -1;
         c->sock = h2o_evloop_socket_create(w->loop, fd, H2O_SOCKET_FLAG_IS_ACCEPTED_CONNECTION);
         h2o_socket_setpeername(c->sock, (struct sockaddr *)&peer, peerlen);
         h2o_linklist_insert(&w->conns, &c->link);
@@ -689,7 +812,6 @@ static void drain(worker *w)
  * and read and drop what the client still sends for up to LINGER_MS, so
  * that the answer reaches it instead of a reset; then h2o's own read path
  * sees the end and closes the connection. */
-#define LINGER_MS 5000
 
 static void on_linger_read(h2o_socket_t *sock, const char *err)
 {
@@ -770,8 +892,13 @@ static size_t admission_bytes(const wh_http_server *s, const conn *c, int *whole
         size_t n = (size_t)((nl != NULL ? nl : end) - line);
         char digits[24];
 
-        if (header_line(line, n, "transfer-encoding", &value, &vlen))
-            return held;
+        if (header_line(line, n, "transfer-encoding", &value, &vlen)) {
+            /* Chunked: h2o refuses the body once it reaches the limit (P6),
+             * so the decoded body never holds more than that. */
+            len = wh_http_entity_limit(s->cfg.max_request_bytes);
+            cl = 1;
+            break;
+        }
         if (header_line(line, n, "content-length", &value, &vlen) && vlen != 0 && vlen < sizeof(digits)) {
             memcpy(digits, value, vlen);
             digits[vlen] = '\0';
@@ -782,7 +909,7 @@ static size_t admission_bytes(const wh_http_server *s, const conn *c, int *whole
     }
     if (!cl || len > wh_http_entity_limit(s->cfg.max_request_bytes)) /* no body, or h2o's 413 */
         return held;
-    need = (size_t)(end + 4 - head) + (size_t)len + 4096;
+    need = (size_t)(end + 4 - head) + (size_t)len + 4096; /* h2o reads into the free 4 KiB */
     while (cap < need && cap <= s->cfg.max_inflight_bytes / 2)
         cap *= 2;
     *whole = 1;
@@ -864,6 +991,9 @@ static void on_sweep(h2o_timeout_entry_t *entry)
             c->shut = 1;
         }
     }
+    while (!h2o_linklist_is_empty(&w->lingering) &&
+           now >= H2O_STRUCT_FROM_MEMBER(lingerer, link, w->lingering.next)->until)
+        end_lingering(H2O_STRUCT_FROM_MEMBER(lingerer, link, w->lingering.next)); /* in the order they began */
     if (w->listener != NULL && w->accept_stopped && now >= w->accept_resume_at) {
         h2o_socket_read_start(w->listener, on_accept);
         w->accept_stopped = 0;
@@ -882,6 +1012,7 @@ static void *worker_main(void *arg)
     w->accept_ctx.hosts = s->globalconf.hosts;
     h2o_multithread_register_receiver(w->ctx.queue, &w->receiver, on_control);
     h2o_linklist_init_anchor(&w->conns);
+    h2o_linklist_init_anchor(&w->lingering);
     /* The listener socket only reports readiness; accept_some() accepts. */
     w->listener = h2o_evloop_socket_create(w->loop, w->listen_fd, H2O_SOCKET_FLAG_DONT_READ);
     w->listener->data = w;
@@ -894,6 +1025,8 @@ static void *worker_main(void *arg)
     while (!w->stop)
         h2o_evloop_run(w->loop, INT32_MAX);
     drain(w);
+    while (!h2o_linklist_is_empty(&w->lingering))
+        end_lingering(H2O_STRUCT_FROM_MEMBER(lingerer, link, w->lingering.next));
 
     h2o_multithread_unregister_receiver(w->ctx.queue, &w->receiver);
     if (w->num_conns == 0) {
@@ -1107,6 +1240,7 @@ wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_serve
     h2o_hostconf_t *hostconf;
     h2o_pathconf_t *pathconf;
     handler *h;
+    refusal_filter *refusals;
     size_t i;
     wh_code rc = WH_OK;
 
@@ -1159,11 +1293,11 @@ wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_serve
 
     h2o_config_init(&s->globalconf);
     s->globalconf.server_name = h2o_iovec_init(H2O_STRLIT("webhookd")); /* P7 */
-    /* h2o buffers the whole body first (P6), so its limit is the real cap
-     * on what one request holds: the router's cap plus room for chunked
-     * framing.  A body a little over the cap still gets the endpoint's 413
-     * (istiod's text, from the admission layer); a larger declared Content-Length gets h2o's 413
-     * at once, before any of it is read. */
+    /* h2o buffers the whole body first and checks this limit as it arrives
+     * (P6): one byte over the router's cap.  A declared Content-Length over
+     * it and a chunked body reaching it are refused at once, with the
+     * router's answer (P15); a body of exactly cap + 1 bytes is read and gets
+     * the endpoint's 413 (istiod's text) from the admission layer. */
     s->globalconf.max_request_entity_size = wh_http_entity_limit(cfg->max_request_bytes);
     s->globalconf.http1.upgrade_to_http2 = cfg->http2; /* P5: refuse the h2 preface unless h2 is on */
     hostconf = h2o_config_register_host(&s->globalconf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
@@ -1171,6 +1305,9 @@ wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_serve
     h = (handler *)h2o_create_handler(pathconf, sizeof(*h));
     h->super.on_req = on_req;
     h->server = s;
+    refusals = (refusal_filter *)h2o_create_filter(&hostconf->fallback_path, sizeof(*refusals));
+    refusals->super.on_setup_ostream = on_setup_refusal;
+    refusals->server = s;
 
     if (ssl_ctx != NULL)
         prepare_tls(s, ssl_ctx);
@@ -1199,7 +1336,7 @@ fail:
 
 size_t wh_http_entity_limit(size_t max_request_bytes)
 {
-    return max_request_bytes > SIZE_MAX - 65536 ? SIZE_MAX : max_request_bytes + 65536;
+    return max_request_bytes == SIZE_MAX ? SIZE_MAX : max_request_bytes + 1;
 }
 
 const char *wh_http_bound_address(const wh_http_server *s)

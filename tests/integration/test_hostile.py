@@ -237,6 +237,134 @@ class TestInflightBytes(unittest.TestCase):
             self.assertEqual(once(srv.port, "GET", "/healthz")[0], 200)
 
 
+def early_answer(sock):
+    """An answer already waiting on `sock` (a refusal sent while the body
+    still goes out), or b"" (TLS records that are not data read as nothing)."""
+    if not (sock.pending() or select.select([sock], [], [], 0)[0]):
+        return b""
+    timeout = sock.gettimeout()
+    sock.settimeout(0)
+    try:
+        return sock.recv(65536)
+    except (ssl.SSLWantReadError, BlockingIOError):
+        return b""
+    finally:
+        sock.settimeout(timeout)
+
+
+def upload_chunked(sock, path, body, piece=65536, first=16384, pause=0, first_pause=0):
+    """POST `body` with Transfer-Encoding: chunked, one chunk per `piece`
+    bytes (the first one `first` bytes, then `first_pause` seconds of
+    nothing), reading an early answer as Go's client does.  Returns
+    (status, headers, answer body, body bytes sent when the answer came)."""
+    sock.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 b"Transfer-Encoding: chunked\r\n\r\n" % path.encode())
+    got, sent = b"", 0
+    while sent < len(body) and not got:
+        n = min(first if sent == 0 else piece, len(body) - sent)
+        sock.sendall(b"%x\r\n" % n + body[sent:sent + n] + b"\r\n")
+        sent += n
+        time.sleep(first_pause if sent == n else pause)
+        got = early_answer(sock)
+    if not got:
+        sock.sendall(b"0\r\n\r\n")
+    while b"\r\n\r\n" not in got:
+        more = sock.recv(65536)
+        if not more:
+            raise ConnectionError("connection closed before the answer's head: %r" % got)
+        got += more
+    head, rest = got.split(b"\r\n\r\n", 1)
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines[1:])}
+    while len(rest) < int(headers["content-length"]):
+        more = sock.recv(65536)
+        if not more:
+            raise ConnectionError("connection closed inside the answer")
+        rest += more
+    return int(lines[0].split()[1]), headers, rest, sent
+
+
+class TestBodyLimits(unittest.TestCase):
+    """Leftover of #15: the body cap is exact and decided as early as the
+    framing allows (a Content-Length at the head, a chunked body at the byte
+    that crosses it), with istiod's 413 text, and a chunked upload admitted
+    under --max-inflight-bytes is never refused part-way."""
+
+    LIMIT = 1 << 20
+
+    def test_chunked_bodies_at_and_over_the_cap(self):
+        text = b"Request entity too large: limit is %d\n" % self.LIMIT  # http.Error adds the newline
+        with Server("--max-request-bytes=%d" % self.LIMIT) as srv:
+            for size, status in ((self.LIMIT, 200), (self.LIMIT + 1, 413)):
+                with connect(srv.port) as s:
+                    got, _, answer, _ = upload_chunked(s, "/validate", b"x" * size)
+                    self.assertEqual(got, status, answer)
+                    if status == 413:
+                        self.assertEqual(answer, text)
+                        self.assertTrue(closed_after(s))
+                    else:
+                        self.assertEqual(request(s, "GET", "/healthz")[0], 200)  # kept alive
+            # 64 MiB offered: refused at the cap, long before the end, with istiod's text
+            with connect(srv.port, timeout=30) as s:
+                start = time.time()
+                got, headers, answer, sent = upload_chunked(s, "/inject", b"x" * (64 << 20))
+                self.assertEqual((got, answer), (413, text))
+                self.assertEqual(headers["content-type"], "text/plain; charset=utf-8")
+                self.assertEqual(headers.get("connection"), "close")
+                self.assertLess(sent, 32 << 20, "the answer came only after %d MiB" % (sent >> 20))
+                self.assertLess(time.time() - start, scaled(10))
+            # a client that writes all of its body before reading: its writes do not fail on a reset
+            # (webhookd keeps reading and dropping after the answer), and the answer reaches it
+            with connect(srv.port, timeout=30) as s:
+                s.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                          (b"10000\r\n" + b"x" * 65536 + b"\r\n") * 64 +
+                          b"0\r\n\r\n")
+                status, _, answer = read_response(s)
+                self.assertEqual((status, answer), (413, text))
+                self.assertTrue(closed_after(s))
+            # a declared length over the cap: at the head, the same text (the router's JSON off the endpoints)
+            for path, want in (("/validate", text), ("/nowhere", b'{"error":"request body too large"}')):
+                with connect(srv.port) as s:
+                    s.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                              b"Content-Length: %d\r\n\r\n" % (path.encode(), self.LIMIT + 2))
+                    status, _, answer = read_response(s)
+                    self.assertEqual((status, answer), (413, want))
+                    self.assertTrue(closed_after(s))
+            self.assertEqual(metric(srv, "webhookd_http_requests_total", '{path="/validate",code="413"}'), 3)
+
+    def test_admitted_chunked_uploads_are_never_refused_part_way(self):
+        """Four chunked uploads just under the cap, each admitted at its head
+        and then growing slowly together, against a bound that holds one
+        whole body: the ones not admitted are refused before their body, and
+        an admitted one is answered 200 (they were reserved piece by piece
+        before, so the bound ran out mid-way and admitted uploads got 503)."""
+        clients, size = 4, self.LIMIT - 100
+        with Server("--max-request-bytes=%d" % self.LIMIT, "--max-inflight-bytes=%d" % (3 * self.LIMIT)) as srv:
+            results = []
+
+            def upload():
+                try:
+                    with connect(srv.port, timeout=scaled(60)) as s:
+                        status, _, _, sent = upload_chunked(s, "/validate", b"x" * size, piece=32768,
+                                                            pause=scaled(0.01), first_pause=scaled(0.3))
+                        results.append((status, sent))
+                except (ConnectionError, ssl.SSLError, socket.timeout) as e:
+                    results.append((repr(e), 0))
+
+            threads = [threading.Thread(target=upload) for _ in range(clients)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(scaled(60))
+            self.assertEqual(len(results), clients)
+            self.assertTrue(all(status in (200, 503) for status, _ in results), results)
+            self.assertGreaterEqual([status for status, _ in results].count(200), 1, results)
+            part_way = [(status, sent) for status, sent in results if status == 503 and sent > 16384]
+            self.assertEqual(part_way, [], "admitted uploads refused part-way: %r" % results)
+            self.assertEqual(metric(srv, "webhookd_inflight_rejected_total", '{listener="webhook"}'),
+                             [status for status, _ in results].count(503))
+
+
 class StartedServer(Server):
     def __enter__(self):
         return self
