@@ -22,10 +22,9 @@ static const char *ip_value_error(wh_vctx *c, const char *v)
 
     if (strchr(v, '/') == NULL)
         return wh_vis_ip(v) ? NULL : wh_vfmt(c, "bad IP address (%s)", v);
-    if (wh_vnetip_prefix(v, &b)) {
-        wh_buf_free(&b);
+    if (wh_vnetip_prefix(v, NULL))
         return NULL;
-    }
+    wh_vnetip_prefix(v, &b); /* again, for the text: the common case builds none */
     return wh_vfmt(c, "bad CIDR range (%s): %s", v, wh_vown(c, wh_buf_steal(&b, NULL)));
 }
 
