@@ -24,6 +24,11 @@ platform:
   openshift values, the plain values, and the plain values with --platform
   openshift: istioctl kube-inject never applies OpenShift's namespace UID/GID or
   proxy-user reset (only istiod's webhook does).
+
+With --cluster the webhookd serving both revisions reads them from istiod's ConfigMaps
+(istio-sidecar-injector-<rev>, istio-<rev>) in the fake API server instead of a
+--revisions-dir: the namespace watch then starts when the openshift revision's
+ConfigMap arrives.
 """
 import argparse
 import base64
@@ -69,6 +74,24 @@ def write_revision(revdir, name, st, platform):
         with open(os.path.join(d, "version"), "w") as f:
             f.write(st.version + "\n")
     return os.path.join(d, "values")
+
+
+def configmaps(revdir):
+    """istiod's ConfigMaps of every revision under `revdir`, as the cluster holds them."""
+    objs = []
+    for rev in sorted(os.listdir(revdir)):
+        def text(name):
+            with open(os.path.join(revdir, rev, name)) as f:
+                return f.read()
+        labels = {"istio.io/rev": rev}
+        if os.path.exists(os.path.join(revdir, rev, "version")):
+            labels["app.kubernetes.io/version"] = text("version").strip()
+        meta = {"namespace": "istio-system", "labels": labels}
+        objs += [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": dict(meta, name="istio-sidecar-injector-" + rev),
+                  "data": {"config": text("config"), "values": text("values")}},
+                 {"apiVersion": "v1", "kind": "ConfigMap", "metadata": dict(meta, name="istio-" + rev),
+                  "data": {"mesh": text("mesh")}}]
+    return objs
 
 
 def inject(server, rev, pod, ns, uid):
@@ -131,12 +154,15 @@ def run_set(args, corpus, tmp):
             values["plain-%d" % i] = write_revision(both, "plain-%d" % i, st, None)
             write_revision(plain_only, "plain-%d" % i, st, None)
         st0 = members[0][3]
-        api = run.FakeAPI(st0, tmp)
+        api = run.FakeAPI(st0, tmp, cluster=args.cluster)
         servers = []
         try:
+            if args.cluster:
+                api.api.load(configmaps(both))
             for d in (both, plain_only):
                 servers.append(run.Server(args.webhookd, d, st0.webhook_flags, tmp,
-                                          os.path.join(tmp, "webhookd-%s.log" % os.path.basename(d)), api.kubeconfig))
+                                          os.path.join(tmp, "webhookd-%s.log" % os.path.basename(d)), api.kubeconfig,
+                                          cluster=args.cluster and d == both))
             srv, ref = servers
             for i, name, case, st in members:
                 cdir = os.path.join(cases_dir, name)
@@ -197,6 +223,8 @@ def main():
     ap.add_argument("--corpus", required=True, help="istio-inject/ (every set in it) or one set")
     ap.add_argument("--webhookctl", required=True)
     ap.add_argument("--webhookd", required=True)
+    ap.add_argument("--cluster", action="store_true",
+                    help="the webhookd serving both revisions reads istiod's ConfigMaps from the fake API server")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="inject-platform-")
     results = []
