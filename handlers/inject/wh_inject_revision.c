@@ -29,6 +29,7 @@ static void revision_free(wh_inject_revision *rev)
     }
     free(rev->name);
     free(rev->policy);
+    wh_json_thaw(rev->frozen); /* no request shares its values any more */
     json_decref(rev->config);
     json_decref(rev->default_templates);
     json_decref(rev->aliases);

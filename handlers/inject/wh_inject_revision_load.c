@@ -179,6 +179,15 @@ wh_code wh_inject_revision_load_release(const char *name, const char *config, si
 
     if ((rc = parse_templates(rev, json_object_get(rev->config, "templates"), err)) != WH_OK)
         goto out;
+    /* From now on requests share these without counting references (one
+     * record: the trees share nodes, e.g. config's defaultTemplates). */
+    {
+        json_t *const trees[] = {rev->config,           rev->default_templates,    rev->aliases, rev->never_selectors,
+                                 rev->always_selectors, rev->injected_annotations, rev->values,  rev->mesh,
+                                 rev->template_names};
+        for (i = 0; i < sizeof(trees) / sizeof(trees[0]); i++)
+            wh_json_freeze(trees[i], &rev->frozen);
+    }
     *out = rev;
     rev = NULL;
     rc = WH_OK;
