@@ -68,7 +68,28 @@ void wh_go_json_indent(wh_buf *out, const json_t *v, int flags, const char *inde
  * null (nil pointer, slice, map, interface), false, 0, "", [] and {}.  A
  * JSON object here stands for a map: a struct is never empty, so callers
  * that know a field is a struct (a schema's WH_K_OBJ) only drop null. */
-int wh_go_is_empty(const json_t *v);
+static inline int wh_go_is_empty(const json_t *v)
+{
+    /* inline: the Go type check asks it of every omitempty scalar of every
+     * pod (wh_inject_schema_go.c), most often of a string */
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        return json_string_length(v) == 0;
+    case JSON_INTEGER:
+        return json_integer_value(v) == 0;
+    case JSON_REAL:
+        return json_real_value(v) == 0;
+    case JSON_FALSE:
+    case JSON_NULL:
+        return 1;
+    case JSON_ARRAY:
+        return json_array_size(v) == 0;
+    case JSON_OBJECT:
+        return json_object_size(v) == 0;
+    default:
+        return 0;
+    }
+}
 
 /* Go's name for the JSON type of v in decode errors: object, array, string,
  * number, bool, null. */

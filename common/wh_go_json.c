@@ -475,27 +475,6 @@ void wh_go_json_indent(wh_buf *out, const json_t *v, int flags, const char *inde
     writer_end(&w, write_value(&w, d, v, 0));
 }
 
-int wh_go_is_empty(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_STRING:
-        return json_string_length(v) == 0;
-    case JSON_INTEGER:
-        return json_integer_value(v) == 0;
-    case JSON_REAL:
-        return json_real_value(v) == 0;
-    case JSON_FALSE:
-    case JSON_NULL:
-        return 1;
-    case JSON_ARRAY:
-        return json_array_size(v) == 0;
-    case JSON_OBJECT:
-        return json_object_size(v) == 0;
-    default:
-        return 0;
-    }
-}
-
 const char *wh_go_json_kind(const json_t *v)
 {
     switch (json_typeof(v)) {

@@ -202,21 +202,27 @@ static wh_code fresh_value(const json_t *pv, const wh_inject_field *f, int owned
     return WH_OK;
 }
 
+/* The list is replaced by a filtered one, not filtered in place: the merge
+ * target may share it with the request's pod (wh_inject_apply_overlays). */
 static wh_code delete_from_primitive_list(json_t *orig, const char *field, const json_t *values, wh_err *err)
 {
-    json_t *list = json_object_get(orig, field);
+    const json_t *list = json_object_get(orig, field);
+    json_t *kept;
     size_t i, j;
 
     if (!json_is_array(values))
         return wh_err_set(err, WH_E_INVALID, "%s%s must be a list", DELETE_PRIMITIVE, field);
     if (!json_is_array(list))
         return WH_OK;
-    for (i = json_array_size(list); i-- > 0;)
-        for (j = 0; j < json_array_size(values); j++)
-            if (value_equal(json_array_get(list, i), json_array_get(values, j))) {
-                json_array_remove(list, i);
-                break;
-            }
+    kept = json_array();
+    for (i = 0; i < json_array_size(list); i++) {
+        const json_t *item = json_array_get(list, i);
+        for (j = 0; j < json_array_size(values) && !value_equal(item, json_array_get(values, j)); j++)
+            ;
+        if (j == json_array_size(values))
+            json_array_append(kept, (json_t *)item);
+    }
+    json_object_set_new_nocheck(orig, field, kept); /* field: a key of orig, so UTF-8 */
     return WH_OK;
 }
 

@@ -33,8 +33,10 @@ wh_code wh_inject_smp_move(json_t *target, json_t *patch, const wh_inject_type *
 
 /* Step 6: apply every overlay (shaped, in order) to an empty template pod
  * and to a copy of `merge_pod` that shares with it the list items `leaves`
- * (wh_inject_decode_pod's; NULL: none) found to be stable leaves, moving the pod's own istio-proxy to
- * initContainers first when `native` and the template put it there.  After
+ * (wh_inject_decode_pod's; NULL: none) found to be stable leaves, and the
+ * lists (but container lists) all of whose items are, moving the pod's own
+ * istio-proxy to initContainers first when `native` and the template put it
+ * there.  After
  * each overlay's merge, its shape's type error (shaped[i]; shaped NULL:
  * none) fails the injection, as istiod's decoding of the patched pod does
  * after every template: a merge error of the same overlay comes first.

@@ -106,12 +106,29 @@ static int injector_owned(const json_t *container)
            (strcmp(name, WH_PROXY) == 0 || strcmp(name, WH_INIT) == 0 || strcmp(name, WH_VALIDATION) == 0);
 }
 
+/* A list of the request's pod whose items are all stable leaves is shared
+ * whole (a container's 1,500 env entries: no list to build, and the round
+ * trip and the JSON Patch diff find it equal by address).  Nothing after the
+ * merge changes such a list in place: the strategic merge builds new lists
+ * (and copies the item a patch merges into, with its lists), `$deleteFrom
+ * PrimitiveList` replaces the list it filters, and the lists edited in place
+ * (the container lists by the native move and the reordering, istio-proxy's
+ * env, an init container's args) are container lists or belong to the
+ * injector's containers, which are copied whole.  Container lists are never
+ * shared for that reason, whatever their items. */
 static json_t *target_list(const json_t *list, const wh_inject_type *type, wh_inject_go_leaves *leaves)
 {
-    json_t *out = json_array();
+    json_t *out;
     size_t i, n = json_array_size(list), nstable;
     const json_t *const *stable = wh_inject_go_stable_items(leaves, list, &nstable);
 
+    if (nstable == n && n > 0 && type != &wh_inject_type_container) {
+        for (i = 0; i < n && stable[i] == json_array_get(list, i); i++)
+            ;
+        if (i == n)
+            return json_incref((json_t *)list);
+    }
+    out = json_array();
     for (i = 0; i < n; i++) {
         const json_t *item = json_array_get(list, i);
         json_t *copy = type == &wh_inject_type_container && injector_owned(item) ? wh_inject_json_copy(item)

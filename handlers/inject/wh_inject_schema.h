@@ -220,9 +220,10 @@ void wh_inject_go_leaves_free(wh_inject_go_leaves *leaves);
  * the schema does not know are kept unchanged.  Modifies `value` in place. */
 wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err *err);
 /* The same for the injected pod `value` made from the request's pod
- * `pristine` (wh_inject_apply_overlays' merge target): a list item it still
- * shares with `pristine` is skipped, since the merge target shares only
- * stable leaves (wh_inject_go_stable_items) and no stage edits them in place
+ * `pristine` (wh_inject_apply_overlays' merge target): a list item, or a
+ * whole list, it still shares with `pristine` is skipped, since the merge
+ * target shares only stable leaves (wh_inject_go_stable_items) and lists of
+ * them, and no stage edits them in place
  * (tests/inject-merge checks the request's pod stays as it came). */
 wh_code wh_inject_go_roundtrip_beside(json_t *value, const json_t *pristine, const wh_inject_type *type, wh_err *err);
 /* What Go's json.Marshal prints for `value` decoded as `type`: keys in

@@ -16,6 +16,31 @@
 #include "wh_inject_pod.h"
 #include "wh_inject_quantity.h"
 
+/* Whether `text` is a quantity already in the canonical form Go prints:
+ * "0", or 1 to 999 without a leading zero and with one of the suffixes,
+ * which no larger suffix can hold whole (1000m is 1, 1024Mi is 1Gi) and
+ * which a binary one keeps from 1Ki on.  Most quantities of templates and
+ * pods are ("100m", "128Mi", "2"): no parse, no printing.  (inject-
+ * schema.walk holds it to wh_inject_quantity_canonical over every such
+ * text and its near misses.) */
+static int quantity_is_canonical(const char *text)
+{
+    size_t d = 0;
+
+    if (text[0] == '0')
+        return text[1] == '\0';
+    while (d < 3 && text[d] >= '0' && text[d] <= '9')
+        d++;
+    if (d == 0)
+        return 0;
+    text += d;
+    if (text[0] == '\0')
+        return 1;
+    if (text[1] == '\0')
+        return strchr("numkMGTPE", text[0]) != NULL;
+    return text[1] == 'i' && text[2] == '\0' && strchr("KMGTPE", text[0]) != NULL;
+}
+
 static wh_code canonical_quantity(json_t *parent, const char *key, json_t *v, wh_err *err)
 {
     char buf[96], out[96];
@@ -24,6 +49,8 @@ static wh_code canonical_quantity(json_t *parent, const char *key, json_t *v, wh
 
     if (json_is_string(v)) {
         text = json_string_value(v);
+        if (quantity_is_canonical(text))
+            return WH_OK;
     } else if (json_is_integer(v)) {
         snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         text = buf;
@@ -155,6 +182,7 @@ static wh_code canonical_quantities(json_t *map, const char *field, wh_err *err)
 
 static wh_code roundtrip(json_t *value, const wh_inject_type *type, const json_t *pristine, wh_err *err)
 {
+    const wh_inject_field *prev = NULL;
     void *it, *next;
     wh_code rc = WH_OK;
 
@@ -164,8 +192,10 @@ static wh_code roundtrip(json_t *value, const wh_inject_type *type, const json_t
     for (it = json_object_iter(value); it != NULL; it = next) {
         const char *key = json_object_iter_key(it);
         json_t *v = json_object_iter_value(it);
-        const wh_inject_field *f = wh_inject_schema_fieldn(type, key, json_object_iter_key_len(it));
+        const wh_inject_field *f = wh_inject_schema_fieldn_after(type, prev, key, json_object_iter_key_len(it));
         next = json_object_iter_next(value, it); /* before `it` may be deleted */
+        if (f != NULL) /* templates and the API server print fields in the Go type's order mostly */
+            prev = f;
         switch (fate_of(f, v)) {
         case GO_KEEPS:
             break;
@@ -181,6 +211,8 @@ static wh_code roundtrip(json_t *value, const wh_inject_type *type, const json_t
             } else {
                 const json_t *plist = pristine != NULL ? json_object_get(pristine, key) : NULL;
                 size_t i, np = json_array_size(plist);
+                if (v == plist)
+                    break; /* the list itself shared: its items all are */
                 for (i = json_array_size(v); rc == WH_OK && i-- > 0;) {
                     json_t *item = json_array_get(v, i);
                     if (json_is_null(item) || (i < np && json_array_get(plist, i) == item))
@@ -369,17 +401,59 @@ static int fail(decode_walk *w, const char *value, const wh_inject_type *owner, 
 
 static int walk_object(json_t *value, const wh_inject_type *type, const check_path *up, decode_walk *w, int *leaf);
 
+/* The check of the items of list `v` of field `f` (a WH_K_LIST or WH_K_PLIST;
+ * `path` names it), recording the stable leaves among them when the walk
+ * wants them: one loop per kind, so that each item costs one test. */
+static int walk_items(json_t *v, const wh_inject_field *f, const wh_inject_type *owner, const check_path *path,
+                      decode_walk *w)
+{
+    size_t i, n = json_array_size(v), first = 0;
+    int record = w->leaves != NULL && f->kind == WH_K_LIST && f->type != NULL && n != 0, leaf;
+
+    if (record)
+        first = leaves_add_list(w->leaves, v, n);
+    for (i = 0; i < n; i++) {
+        json_t *elem = json_array_get(v, i);
+        switch (json_typeof(elem)) {
+        case JSON_NULL:
+            leaf = 0;
+            break;
+        case JSON_OBJECT:
+            if (f->kind == WH_K_PLIST && fail(w, "object", owner, path, "scalar"))
+                return 1;
+            leaf = 0;
+            if (f->kind == WH_K_LIST && f->type != NULL && walk_object(elem, f->type, path, w, record ? &leaf : NULL))
+                return 1;
+            break;
+        case JSON_ARRAY:
+            if (fail(w, "array", owner, path,
+                     f->kind == WH_K_PLIST ? "scalar" : (f->type != NULL ? f->type->name : "object")))
+                return 1;
+            leaf = 0;
+            break;
+        default:
+            if (f->kind == WH_K_LIST &&
+                fail(w, wh_go_json_kind(elem), owner, path, f->type != NULL ? f->type->name : "object"))
+                return 1;
+            leaf = 0;
+            break;
+        }
+        if (record) /* the items of lists inside elem may have moved the table: index it anew */
+            w->leaves->items[first + i] = leaf ? elem : NULL;
+    }
+    return 0;
+}
+
 /* The check of a value of field `f` (key `key` of an object of type `owner`
- * under `up`) that is a struct, list or map, or a scalar the inline check of
- * walk_object did not pass: out of line, so that the walk over scalars
- * stays small. */
+ * under `up`) that is a struct, list or map, or a scalar the verdict table
+ * did not pass: out of line, so that the walk over scalars stays small. */
 static __attribute__((noinline)) int walk_field(json_t *v, const wh_inject_field *f, const wh_inject_type *owner,
                                                 const check_path *up, const char *key, decode_walk *w)
 {
     const check_path here = {up, key}, *path = &here;
-    size_t i, n, first = 0;
-    int record, leaf;
 
+    if (json_is_null(v))
+        return 0; /* a nil pointer, slice or map: every field takes it */
     switch (f->kind) {
     case WH_K_STR:
         return json_is_string(v) ? 0 : fail(w, wh_go_json_kind(v), owner, path, "string");
@@ -415,81 +489,100 @@ static __attribute__((noinline)) int walk_field(json_t *v, const wh_inject_field
         if (!json_is_array(v))
             return fail(w, wh_go_json_kind(v), owner, path,
                         f->kind == WH_K_LIST && f->type != NULL ? f->type->name : "list");
-        n = json_array_size(v);
-        record = w->leaves != NULL && f->kind == WH_K_LIST && f->type != NULL && n != 0;
-        if (record)
-            first = leaves_add_list(w->leaves, v, n);
-        for (i = 0; i < n; i++) {
-            json_t *elem = json_array_get(v, i);
-            leaf = 0;
-            if (json_is_null(elem)) {
-                /* nothing to check */
-            } else if (f->kind == WH_K_PLIST ? (json_is_object(elem) || json_is_array(elem)) : !json_is_object(elem)) {
-                if (fail(w, wh_go_json_kind(elem), owner, path,
-                         f->kind == WH_K_PLIST ? "scalar" : (f->type != NULL ? f->type->name : "object")))
-                    return 1;
-            } else if (f->kind == WH_K_LIST && f->type != NULL &&
-                       walk_object(elem, f->type, path, w, record ? &leaf : NULL)) {
-                return 1;
-            }
-            if (record) /* the items of lists inside elem may have moved the table: index it anew */
-                w->leaves->items[first + i] = leaf ? elem : NULL;
-        }
-        return 0;
-    default:
+        return walk_items(v, f, owner, path, w);
+    default: /* WH_K_PTR, WH_K_ANY, WH_K_QTY: any JSON value */
         return 0;
     }
 }
 
-/* The check of the scalar kinds that walk_object makes inline: whether `v`
- * passes without walk_field (0: a container, or a scalar walk_field checks
- * and may report). */
-static inline int scalar_passes(const wh_inject_field *f, const json_t *v)
-{
-    switch (f->kind) {
-    case WH_K_STR:
-        return json_is_string(v);
-    case WH_K_INT:
-        return json_is_integer(v);
-    case WH_K_BOOL:
-        return json_is_boolean(v);
-    case WH_K_PTR:
-    case WH_K_ANY:
-    case WH_K_QTY:
-        return 1; /* not checked */
-    default:
-        return 0;
-    }
-}
+/* What the walk does with the value of a field, decided from the field's
+ * kind, its omitempty and the value's JSON type alone (verdicts[][][]):
+ * the common cases of walk_field and leaf_keeps in one table read.  Every
+ * entry says what those two functions conclude for every value of that JSON
+ * type (inject-schema.walk compares the walk with and without the table). */
+enum {
+    V_FIELD,   /* ask walk_field and leaf_keeps (containers, type errors, a real in an int) */
+    V_KEEP,    /* decodes; printed as it came */
+    V_PASS,    /* decodes; the round trip drops or rewrites it (null, a quantity), or it is a container Go
+                * keeps opaque: not a stable leaf */
+    V_NONEMPTY /* decodes; an omitempty scalar printed as it came unless Go-empty */
+};
+
+/* 0: every key is decided by walk_field and leaf_keeps -- the reference the
+ * table is compared with (tests/inject/schema/schema_go_reference.c). */
+#ifndef WH_INJECT_SCHEMA_GO_TABLE
+#define WH_INJECT_SCHEMA_GO_TABLE 1
+#endif
+
+/* [kind][omitempty][json_typeof]: JSON_OBJECT, ARRAY, STRING, INTEGER, REAL, TRUE, FALSE, NULL */
+static const unsigned char verdicts[WH_K_QMAP + 1][2][JSON_NULL + 1] = {
+    [WH_K_STR] = {{V_FIELD, V_FIELD, V_KEEP, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS},
+                  {V_FIELD, V_FIELD, V_NONEMPTY, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
+    [WH_K_INT] = {{V_FIELD, V_FIELD, V_FIELD, V_KEEP, V_FIELD, V_FIELD, V_FIELD, V_PASS},
+                  {V_FIELD, V_FIELD, V_FIELD, V_NONEMPTY, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
+    [WH_K_BOOL] = {{V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_KEEP, V_KEEP, V_PASS},
+                   {V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_KEEP, V_PASS, V_PASS}},
+    [WH_K_PTR] = {{V_PASS, V_PASS, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_PASS},
+                  {V_PASS, V_PASS, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_PASS}},
+    [WH_K_ANY] = {{V_PASS, V_PASS, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_PASS},
+                  {V_PASS, V_PASS, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_PASS}},
+    [WH_K_OBJ] = {{V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS},
+                  {V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
+    [WH_K_LIST] = {{V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS},
+                   {V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
+    [WH_K_PLIST] = {{V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS},
+                    {V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
+    [WH_K_MAP] = {{V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS},
+                  {V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
+    [WH_K_QTY] = {{V_PASS, V_PASS, V_PASS, V_PASS, V_PASS, V_PASS, V_PASS, V_PASS},
+                  {V_PASS, V_PASS, V_PASS, V_PASS, V_PASS, V_PASS, V_PASS, V_PASS}},
+    [WH_K_QMAP] = {{V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS},
+                   {V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
+};
 
 /* `leaf` (NULL: not asked) receives whether `value` is a stable leaf. */
 static int walk_object(json_t *value, const wh_inject_type *type, const check_path *up, decode_walk *w, int *leaf)
 {
-    const wh_inject_field *prev = NULL;
+    const wh_inject_field *f = type->fields; /* the field expected next: Kubernetes' order */
+    unsigned fills = wh_inject_schema_fills(type) * WH_F_FILL;
     int keeps = leaf != NULL;
-    unsigned fills = 0;
     void *it, *next;
 
     for (it = json_object_iter(value); it != NULL; it = next) {
         const char *key = json_object_iter_key(it);
         json_t *v = json_object_iter_value(it);
-        const wh_inject_field *f = wh_inject_schema_fieldn_after(type, prev, key, json_object_iter_key_len(it));
+        size_t len = json_object_iter_key_len(it);
         next = json_object_iter_next(value, it); /* before `it` may be deleted */
-        if (keeps) {
-            keeps = leaf_keeps(f, v);
-            fills += f != NULL && (f->flags & WH_F_FILL);
+        if (f->len != len || len == 0 || !wh_inject_schema_same(f->name, key, len)) {
+            const wh_inject_field *other = wh_inject_schema_fieldn(type, key, len);
+            if (other == NULL) {
+                keeps = keeps && leaf_keeps(NULL, v);
+                if (w->drop && type->closed && key[0] != '$')
+                    json_object_del(value, key);
+                continue;
+            }
+            f = other;
         }
-        if (f == NULL) {
-            if (w->drop && type->closed && key[0] != '$')
-                json_object_del(value, key);
-            continue;
+        fills -= f->flags & WH_F_FILL;
+        switch (WH_INJECT_SCHEMA_GO_TABLE ? verdicts[f->kind][f->flags & WH_F_OMIT][json_typeof(v)] : V_FIELD) {
+        case V_KEEP:
+            break;
+        case V_PASS:
+            keeps = 0;
+            break;
+        case V_NONEMPTY:
+            keeps = keeps && !wh_go_is_empty(v);
+            break;
+        default:
+            keeps = keeps && leaf_keeps(f, v);
+            if (walk_field(v, f, type, up, key, w))
+                return 1;
+            break;
         }
-        prev = f;
-        if (!json_is_null(v) && !scalar_passes(f, v) && walk_field(v, f, type, up, key, w))
-            return 1;
+        f++; /* the terminating row's len 0 matches no key */
     }
     if (leaf != NULL) /* the round trip would add the fill fields it lacks */
-        *leaf = keeps && fills == wh_inject_schema_fills(type);
+        *leaf = keeps && fills == 0;
     return 0;
 }
 

@@ -6,6 +6,7 @@
  *   inject_merge_tool smp TYPE ORIGINAL PATCH   (TYPE: pod, container, none)
  *   inject_merge_tool roundtrip TYPE DOC
  *   inject_merge_tool diff FROM TO
+ *   inject_merge_tool diff-shared FROM TO   (the same, TO sharing FROM's equal subtrees)
  *   inject_merge_tool quantity TEXT
  *   inject_merge_tool json go|plain DOC      (compact JSON text, Go's escaping or plain)
  *   inject_merge_tool overlays NATIVE(0|1) POD OVERLAYS   -> {"merged":…,"template":…}
@@ -72,6 +73,34 @@ static wh_inject_go_leaves *leaves_of(json_t *pod)
     return leaves;
 }
 
+/* `to` with every value that equals the one at the same place in `from`
+ * replaced by from's own, as the injected pod shares the request pod's
+ * untouched lists (new reference): the JSON Patch must not depend on it. */
+static json_t *share_equal(const json_t *from, const json_t *to)
+{
+    json_t *out;
+    size_t i;
+    void *it;
+
+    if (from != NULL && json_equal(from, to))
+        return json_incref((json_t *)from);
+    if (json_is_object(to)) {
+        out = json_object();
+        for (it = json_object_iter((json_t *)to); it != NULL; it = json_object_iter_next((json_t *)to, it)) {
+            const char *key = json_object_iter_key(it);
+            json_object_set_new(out, key, share_equal(json_object_get(from, key), json_object_iter_value(it)));
+        }
+        return out;
+    }
+    if (json_is_array(to)) {
+        out = json_array();
+        for (i = 0; i < json_array_size(to); i++)
+            json_array_append_new(out, share_equal(json_array_get(from, i), json_array_get(to, i)));
+        return out;
+    }
+    return json_incref((json_t *)to);
+}
+
 static int pod_untouched(const json_t *pod, const json_t *before)
 {
     if (json_equal(pod, before))
@@ -128,9 +157,14 @@ int main(int argc, char **argv)
         status = print(a);
         goto out;
     }
-    if (argc == 4 && strcmp(argv[1], "diff") == 0) {
+    if (argc == 4 && (strcmp(argv[1], "diff") == 0 || strcmp(argv[1], "diff-shared") == 0)) {
         if ((a = load(argv[2])) == NULL || (b = load(argv[3])) == NULL)
             goto out;
+        if (strcmp(argv[1], "diff-shared") == 0) {
+            json_t *shared = share_equal(a, b);
+            json_decref(b);
+            b = shared;
+        }
         ops = wh_inject_json_diff(a, b);
         status = print(ops);
         goto out;
@@ -234,7 +268,7 @@ int main(int argc, char **argv)
         status = pod_untouched(p.original, ops) ? print(b) : 1;
         goto out;
     }
-    fprintf(stderr, "usage: inject_merge_tool smp|roundtrip|diff|quantity|overlays|reapply|post ...\n");
+    fprintf(stderr, "usage: inject_merge_tool smp|roundtrip|diff|diff-shared|quantity|overlays|reapply|post ...\n");
     return 2;
 fail:
     fprintf(stderr, "error: %s\n", wh_err_msg(&err));

@@ -6,7 +6,8 @@ Each case file names an op:
             the JSON Patch from original to expected is also generated and
             applied with python3-jsonpatch, which must reproduce expected.
   diff      from -> to: the generated patch applied with python3-jsonpatch
-            must give `to`.
+            must give `to`, and be the same when `to` shares the subtrees
+            it has equal to `from` (as the injected pod shares the request's).
   quantity  text -> canonical form; `invalid` texts must be rejected.
   json      value -> exact compact text, Go's escaping (`go`) and plain (`plain`).
   overlays  pod + overlays (+ native) -> expected {merged, template} (step 6).
@@ -41,10 +42,14 @@ def write_json(tmp, name, value):
 
 
 def check_diff(tool, tmp, a, b):
-    """Return None when diff(a, b) applied to a gives b, else a message."""
+    """Return None when diff(a, b) applied to a gives b, and b sharing a's
+    equal subtrees gives the same ops (diff-shared), else a message."""
     rc, out, err = run_tool(tool, "diff", write_json(tmp, "a.json", a), write_json(tmp, "b.json", b))
     if rc != 0:
         return "diff failed: " + err.strip()
+    rc, shared_out, err = run_tool(tool, "diff-shared", os.path.join(tmp, "a.json"), os.path.join(tmp, "b.json"))
+    if rc != 0 or shared_out != out:
+        return "diff with shared subtrees differs: %s vs %s %s" % (shared_out[:200], out[:200], err.strip())
     ops = json.loads(out)
     for op in ops:
         if op["op"] not in ("add", "remove", "replace"):
