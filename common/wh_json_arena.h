@@ -110,7 +110,10 @@ int wh_json_arena_defer(void (*fn)(void *), void *arg);
  * wh_json_thaw restores the counts recorded (then the owner releases its
  * references as usual) and frees the record; NULL is fine.  The owner calls
  * it only once nothing else uses the trees (e.g. wh_inject_revision's last
- * reference gone). */
+ * reference gone).  A count recorded is given back as it was, so a
+ * reference taken before the freeze must be released before it or after
+ * the thaw (a decref in between is lost: a leak), and one taken while frozen
+ * (not counted) before the thaw. */
 typedef struct wh_json_frozen wh_json_frozen;
 void wh_json_freeze(json_t *root, wh_json_frozen **record);
 void wh_json_thaw(wh_json_frozen *record);

@@ -19,6 +19,9 @@ static void revision_free(wh_inject_revision *rev)
 {
     tmpl_table *t = rev->templates;
 
+    /* First: the counts include the references its template sets took while
+     * the values were mortal, which their free below then gives back. */
+    wh_json_thaw(rev->frozen);
     if (t != NULL) {
         for (size_t i = 0; i < t->n; i++) {
             free(t->e[i].name);
@@ -29,7 +32,6 @@ static void revision_free(wh_inject_revision *rev)
     }
     free(rev->name);
     free(rev->policy);
-    wh_json_thaw(rev->frozen); /* no request shares its values any more */
     json_decref(rev->config);
     json_decref(rev->default_templates);
     json_decref(rev->aliases);

@@ -341,13 +341,15 @@ static void deferred_calls_run_when_the_scope_ends(void **state)
  * would leave that value's count behind); immortal values are fine. */
 static void check_refuses_foreign_values(void **state)
 {
-    json_t *lasting = json_string("made before the scope"), *immortal = json_pack("{s[i]}", "k", 1), *tree;
+    json_t *lasting, *immortal, *tree;
     wh_json_frozen *record = NULL;
     wh_json_arena a;
     char why[256];
 
     (void)state;
     skip_without_arena();
+    lasting = json_string("made before the scope");
+    immortal = json_pack("{s[i]}", "k", 1);
     wh_json_freeze(immortal, &record);
     wh_json_arena_begin(&a);
     tree = json_pack("{s{sO}sO}", "deep", "x", json_null(), "shared", immortal);
