@@ -32,6 +32,7 @@
 #include "wh_ctl.h"
 #include "wh_go.h"
 #include "wh_inject_cluster.h"
+#include "wh_validate.h"
 
 #define EXPIRY_WARN_DAYS 60
 #define TLS_TIMEOUT_S 10
@@ -681,7 +682,7 @@ static void check_revision_configmaps(check_ctx *c)
 {
     json_t *m = json_array(), *seen = json_object(), *cfg;
     size_t i;
-    int failed = 0;
+    int failed = 0, warned = 0;
 
     json_array_foreach(c->mwcs, i, cfg)
     {
@@ -724,13 +725,23 @@ static void check_revision_configmaps(check_ctx *c)
                 "that loaded (none if it started after this edit); fix the ConfigMap.",
                 rev, injector, mesh, wh_err_msg(&err));
         }
+        wh_err_clear(&err);
+        if (json_is_string(json_object_get(inputs, "meshNetworks")) &&
+            wh_validate_mesh_networks(json_string_value(json_object_get(inputs, "meshNetworks")),
+                                      json_string_length(json_object_get(inputs, "meshNetworks")), &err) != WH_OK) {
+            warned = 1;
+            msg(m,
+                "Revision \"%s\": meshNetworks of ConfigMap %s is invalid (istiod warns \"invalid mesh networks, "
+                "using last known state\" and keeps its previous networks; injection is not affected): %s",
+                rev, mesh, wh_err_msg(&err));
+        }
         wh_inject_revision_unref(loaded);
         json_decref(inputs);
         json_decref(icm);
         json_decref(mcm);
     }
     if (json_object_size(seen) > 0) /* only where webhookd (cluster mode) serves revisions */
-        add(c, "webhookd's revisions have istiod ConfigMaps that load", failed ? CK_FAIL : CK_OK, m);
+        add(c, "webhookd's revisions have istiod ConfigMaps that load", failed ? CK_FAIL : warned ? CK_WARN : CK_OK, m);
     else
         json_decref(m);
     json_decref(seen);

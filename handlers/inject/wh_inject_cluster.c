@@ -13,7 +13,7 @@
 #include "wh_inject.h"
 #include "wh_kube_informer.h"
 #include "wh_log.h"
-#include "wh_yaml.h"
+#include "wh_validate.h"
 
 #define INJECTOR_CM "istio-sidecar-injector"
 #define MESH_CM "istio"
@@ -139,10 +139,10 @@ static json_t *check_pod(void)
 wh_code wh_inject_cluster_load_revision(const char *name, const json_t *inputs, wh_inject_revision **out, wh_err *err)
 {
     const json_t *cfg = json_object_get(inputs, "config"), *vals = json_object_get(inputs, "values"),
-                 *mesh = json_object_get(inputs, "mesh"), *nets = json_object_get(inputs, "meshNetworks");
+                 *mesh = json_object_get(inputs, "mesh");
     wh_inject_pod_request req;
     wh_inject_pod_result res;
-    json_t *pod = NULL, *doc = NULL;
+    json_t *pod = NULL;
     wh_release_hints hints = {NULL, WH_RELEASE_FILE, NULL, NULL};
     wh_code rc;
 
@@ -158,16 +158,6 @@ wh_code wh_inject_cluster_load_revision(const char *name, const json_t *inputs, 
              name, json_string_value(cfg), json_string_length(cfg), json_string_value(vals), json_string_length(vals),
              json_string_value(mesh), json_string_length(mesh), &hints, out, err)) != WH_OK)
         goto out;
-    /* istiod reads meshNetworks too: a document it cannot read is a bad edit. */
-    if (json_is_string(nets) &&
-        (rc = wh_yaml_load(json_string_value(nets), json_string_length(nets), &doc, err)) != WH_OK) {
-        wh_err_prefix(err, "meshNetworks");
-        goto out;
-    }
-    if (doc != NULL && !json_is_object(doc) && !json_is_null(doc)) {
-        rc = wh_err_set(err, WH_E_INVALID, "meshNetworks: not a YAML mapping");
-        goto out;
-    }
     /* A template that parses may still fail when it runs: try a plain pod. */
     pod = check_pod();
     req.rev = *out;
@@ -182,7 +172,6 @@ out:
     }
     wh_inject_pod_result_clear(&res);
     json_decref(pod);
-    json_decref(doc);
     return rc;
 }
 
@@ -225,6 +214,14 @@ static void on_configmaps(wh_inject_cluster *c, const json_t *cache, const char 
             json_decref(inputs);
             continue;
         }
+        /* istiod validates meshNetworks (wh_validate_mesh_networks) and, when it is invalid, warns and keeps
+         * its last networks; injection does not read them, so the revision loads either way. */
+        if (json_is_string(json_object_get(inputs, "meshNetworks")) &&
+            wh_validate_mesh_networks(json_string_value(json_object_get(inputs, "meshNetworks")),
+                                      json_string_length(json_object_get(inputs, "meshNetworks")), &err) != WH_OK)
+            wh_log(WH_LOG_WARN, "invalid mesh networks, using last known state", "revision", rev_name, "configmap",
+                   mesh_key + plen, "error", wh_err_msg(&err), NULL);
+        wh_err_clear(&err);
         if (wh_inject_cluster_load_revision(rev_name, inputs, &rev, &err) != WH_OK) {
             wh_log(WH_LOG_ERROR, "revision config rejected; previous config keeps serving", "revision", rev_name,
                    "configmap", cm_name, "error", wh_err_msg(&err), NULL);

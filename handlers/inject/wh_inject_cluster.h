@@ -8,6 +8,8 @@
  *       meshNetworks) = revision `default` / <rev>; a revision appears, changes
  *       and disappears with its injector ConfigMap; an edit that does not load
  *       (YAML, template parse, failing check render) keeps the last good one;
+ *       an invalid meshNetworks gets istiod's warning and refuses nothing
+ *       (injection does not read it; wh_validate_mesh_networks);
  *   ProxyConfigs (networking.istio.io/v1beta1, all namespaces) -> the view;
  *   Nodes (kubelet versions, for --native-sidecars auto)        -> the view;
  *   Namespaces (OpenShift UID/GID annotations, --platform openshift) -> the view.
@@ -61,8 +63,8 @@ int wh_inject_cluster_ready(wh_inject_cluster *c, wh_buf *detail);
 
 /* Load a revision from its ConfigMaps' contents and check-render a plain pod
  * with it, as the cluster source does before serving it (for tests and
- * webhookctl too).  `inputs`: {"config", "values", "mesh", "meshNetworks"}
- * (strings; mesh and meshNetworks optional). */
+ * webhookctl too).  `inputs`: {"config", "values", "mesh"} (strings; mesh
+ * optional; a "meshNetworks" there is not read: callers validate it apart). */
 wh_code wh_inject_cluster_load_revision(const char *name, const json_t *inputs, wh_inject_revision **out, wh_err *err);
 
 #endif

@@ -55,18 +55,32 @@ static int sole(const json_t *v)
 
 static int movable(const json_t *pv, const wh_inject_field *f);
 
-static int movable_map(const json_t *pv, const wh_inject_type *t)
+/* Whether object `pv` of type `t` is movable (see movable()), in one walk
+ * over its members that also finds the merge key `mk` (NULL: none wanted)
+ * for the list holding it: *mkv gets its value, NULL when absent.  Fields are
+ * looked up from the previous one (templates print them in Go's order). */
+static int movable_map(const json_t *pv, const wh_inject_type *t, const char *mk, const json_t **mkv)
 {
+    const wh_inject_field *prev = NULL;
     void *it;
 
+    if (mkv != NULL)
+        *mkv = NULL;
     if (!sole(pv))
         return 0;
     for (it = json_object_iter((json_t *)pv); it != NULL; it = json_object_iter_next((json_t *)pv, it)) {
         const char *key = json_object_iter_key(it);
         const json_t *v = json_object_iter_value(it);
+        const wh_inject_field *f;
         if (key[0] == '$' || json_is_null(v))
             return 0;
-        if ((json_is_object(v) || json_is_array(v)) && !movable(v, wh_inject_schema_field(t, key)))
+        if (mk != NULL && key[0] == mk[0] && strcmp(key, mk) == 0)
+            *mkv = v;
+        if (!json_is_object(v) && !json_is_array(v))
+            continue;
+        if ((f = wh_inject_schema_fieldn_after(t, prev, key, json_object_iter_key_len(it))) != NULL)
+            prev = f;
+        if (!movable(v, f))
             return 0;
     }
     return 1;
@@ -145,8 +159,7 @@ static int movable_list(const json_t *pv, const wh_inject_field *f)
     for (i = 0; i < n && ok; i++) {
         const json_t *item = json_array_get(pv, i);
         if (keyed) {
-            keys[i] = json_object_get(item, f->merge_key);
-            ok = json_is_object(item) && keys[i] != NULL && movable_map(item, f->type);
+            ok = json_is_object(item) && movable_map(item, f->type, f->merge_key, &keys[i]) && keys[i] != NULL;
         } else {
             keys[i] = item;
             ok = !json_is_object(item) && !json_is_array(item);
@@ -166,7 +179,7 @@ static int movable_list(const json_t *pv, const wh_inject_field *f)
 static int movable(const json_t *pv, const wh_inject_field *f)
 {
     if (json_is_object(pv))
-        return movable_map(pv, f != NULL ? f->type : NULL);
+        return movable_map(pv, f != NULL ? f->type : NULL, NULL, NULL);
     if (json_is_array(pv))
         return movable_list(pv, f);
     return 1;
@@ -391,7 +404,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             if (value_equal(items[j].key, pkey))
                 break;
         if (j == nitems) {
-            int move = owned && movable_map(pi, f->type); /* the item as it stands: moved, not merged into {} */
+            int move = owned && movable_map(pi, f->type, NULL, NULL); /* as it stands: moved, not merged into {} */
             items[nitems].value = move ? json_incref((json_t *)pi) : json_object();
             items[nitems].own = 1;
             items[nitems].orig_idx = -1;

@@ -21,6 +21,33 @@
 
 /* ---- step 8 ---- */
 
+/* What the steps below read of the merged pod, found once: they change
+ * these objects and lists in place but never replace them (reorder, last,
+ * permutes the lists in place). */
+typedef struct pod_view {
+    json_t *meta, *ann; /* metadata, metadata.annotations: objects */
+    json_t *containers; /* spec.containers, or NULL when not a list */
+    json_t *init;       /* spec.initContainers, or NULL when not a list */
+    json_t *proxy;      /* istio-proxy in either, or NULL */
+} pod_view;
+
+static void view_of(json_t *pod, pod_view *v)
+{
+    const json_t *spec = json_object_get(pod, "spec");
+
+    v->meta = wh_inject_obj_child(pod, "metadata", 1); /* pod: an object (decode checked) */
+    v->ann = wh_inject_obj_child(v->meta, "annotations", 1);
+    v->containers = json_object_get(spec, "containers");
+    v->init = json_object_get(spec, "initContainers");
+    if (!json_is_array(v->containers))
+        v->containers = NULL;
+    if (!json_is_array(v->init))
+        v->init = NULL;
+    v->proxy = wh_inject_find_named(v->containers, WH_PROXY, NULL);
+    if (v->proxy == NULL)
+        v->proxy = wh_inject_find_named(v->init, WH_PROXY, NULL);
+}
+
 /* The string member `key` (`len` bytes) of object `o`, or NULL: small
  * objects (env entries: name and value) are walked, which costs less than
  * hashing the key. */
@@ -84,14 +111,38 @@ static int sanitized_is(const char *key, const char *want)
     return want[i] == '\0';
 }
 
-static const char *sanitized_get(const json_t *ann, const char *want)
-{
-    const char *key;
-    json_t *v;
+/* The annotations istiod's Prometheus code reads, by their sanitized keys
+ * (its GetAnnotation over a sanitized map: the first key that sanitizes to
+ * the name, string values only), found in one walk over the annotations. */
+enum { PROM_SCRAPE, PROM_PORT, PROM_PATH, PROM_TARGETS, PROM_SECURE, PROM_N };
+static const char *const prom_keys[PROM_N] = {"prometheus_io_scrape", "prometheus_io_port", "prometheus_io_path",
+                                              "prometheus_istio_io_scrape_targets", "prometheus_istio_io_secure_port"};
 
-    json_object_foreach((json_t *)ann, key,
-                        v) if (json_is_string(v) && sanitized_is(key, want)) return json_string_value(v);
-    return NULL;
+typedef struct prom_annotations {
+    const char *value[PROM_N]; /* NULL: none */
+    int scrape_false;          /* some key sanitizing to prometheus_io_scrape says false */
+} prom_annotations;
+
+static void prom_scan(const json_t *ann, prom_annotations *pa)
+{
+    void *it;
+    int k;
+
+    memset(pa, 0, sizeof(*pa));
+    for (it = json_object_iter((json_t *)ann); it != NULL; it = json_object_iter_next((json_t *)ann, it)) {
+        const char *key = json_object_iter_key(it);
+        const json_t *v = json_object_iter_value(it);
+        if (key[0] != 'p' || !json_is_string(v)) /* every name starts with 'p', which sanitizes to itself */
+            continue;
+        for (k = 0; k < PROM_N; k++) {
+            if (!sanitized_is(key, prom_keys[k]))
+                continue;
+            if (pa->value[k] == NULL)
+                pa->value[k] = json_string_value(v);
+            if (k == PROM_SCRAPE && wh_go_parse_bool(json_string_value(v)) == 0)
+                pa->scrape_false = 1;
+        }
+    }
 }
 
 /* The data-plane ports the agent owns, and why (the agent's istioReservedPorts). */
@@ -181,22 +232,22 @@ static void parse_targets(const char *list, json_t *targets)
 }
 
 /* 3.10.2 */
-static wh_code prometheus_merge(json_t *pod, json_t *proxy, const wh_inject_revision *rev, wh_err *err)
+static wh_code prometheus_merge(json_t *ann, json_t *proxy, const prom_annotations *pa, const wh_inject_revision *rev,
+                                int target, wh_err *err)
 {
-    json_t *ann = wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1), *cfg = NULL,
-           *targets = NULL;
+    json_t *cfg = NULL, *targets = NULL;
     const json_t *mesh = wh_inject_revision_mesh(rev);
     const char *key, *merge, *port, *path, *scrape, *tlist;
     json_t *v;
     void *tmp;
-    int target = wh_inject_revision_status_port(rev), enabled = 1;
+    int enabled = 1;
     int targets_known = wh_inject_release_has(wh_inject_revision_release(rev), WH_REL_PROMETHEUS_SCRAPE_TARGETS);
     char target_text[16];
     wh_buf text = WH_BUF_INIT;
     wh_code rc = WH_OK;
 
-    json_object_foreach(ann, key, v) if (json_is_string(v) && sanitized_is(key, "prometheus_io_scrape") &&
-                                         wh_go_parse_bool(json_string_value(v)) == 0) return WH_OK;
+    if (pa->scrape_false)
+        return WH_OK;
     merge = wh_inject_jstr(ann, "prometheus.istio.io/merge-metrics");
     if (merge != NULL && wh_go_parse_bool(merge) >= 0)
         enabled = wh_go_parse_bool(merge);
@@ -205,12 +256,12 @@ static wh_code prometheus_merge(json_t *pod, json_t *proxy, const wh_inject_revi
     if (!enabled)
         return WH_OK;
     snprintf(target_text, sizeof(target_text), "%d", target);
-    port = sanitized_get(ann, "prometheus_io_port");
+    port = pa->value[PROM_PORT];
     if (port != NULL && strcmp(port, target_text) == 0)
         return WH_OK;
-    scrape = sanitized_get(ann, "prometheus_io_scrape");
-    path = sanitized_get(ann, "prometheus_io_path");
-    tlist = targets_known ? sanitized_get(ann, "prometheus_istio_io_scrape_targets") : NULL;
+    scrape = pa->value[PROM_SCRAPE];
+    path = pa->value[PROM_PATH];
+    tlist = targets_known ? pa->value[PROM_TARGETS] : NULL;
     targets = json_array();
     if (tlist != NULL)
         parse_targets(tlist, targets);
@@ -234,14 +285,15 @@ static wh_code prometheus_merge(json_t *pod, json_t *proxy, const wh_inject_revi
     }
     json_object_foreach_safe(ann, tmp, key, v)
     {
-        if (sanitized_is(key, "prometheus_io_path") || sanitized_is(key, "prometheus_io_port") ||
-            sanitized_is(key, "prometheus_io_scrape") ||
-            (targets_known && sanitized_is(key, "prometheus_istio_io_scrape_targets")))
+        if (key[0] == 'p' && (sanitized_is(key, "prometheus_io_path") || sanitized_is(key, "prometheus_io_port") ||
+                              sanitized_is(key, "prometheus_io_scrape") ||
+                              (targets_known && sanitized_is(key, "prometheus_istio_io_scrape_targets"))))
             json_object_del(ann, key);
     }
-    wh_inject_set_string(ann, "prometheus.io/port", target_text);
-    wh_inject_set_string(ann, "prometheus.io/path", "/stats/prometheus");
-    wh_inject_set_string(ann, "prometheus.io/scrape", "true");
+    /* ASCII keys and values */
+    json_object_set_new_nocheck(ann, "prometheus.io/port", json_string_nocheck(target_text));
+    json_object_set_new_nocheck(ann, "prometheus.io/path", json_string_nocheck("/stats/prometheus"));
+    json_object_set_new_nocheck(ann, "prometheus.io/scrape", json_string_nocheck("true"));
 out:
     json_decref(cfg);
     json_decref(targets);
@@ -250,13 +302,14 @@ out:
 }
 
 /* 3.10.3 */
-static void secure_port(json_t *pod, const json_t *proxy)
+/* `pa`: scanned before prometheus_merge, which adds or removes no key
+ * sanitizing to prometheus_istio_io_secure_port. */
+static void secure_port(json_t *ann, const json_t *proxy, const prom_annotations *pa)
 {
-    json_t *ann = wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1);
     const json_t *env = json_object_get(proxy, "env");
     size_t i;
 
-    if (proxy == NULL || sanitized_get(ann, "prometheus_istio_io_secure_port") != NULL)
+    if (proxy == NULL || pa->value[PROM_SECURE] != NULL)
         return;
     for (i = 0; i < json_array_size(env); i++) {
         const json_t *e = json_array_get(env, i);
@@ -371,37 +424,6 @@ static void dump_sorted(const json_t *map, wh_buf *out)
     json_decref(sorted);
 }
 
-/* `hooks`: lifecycle handlers too (WH_REL_REWRITE_LIFECYCLE_HOOKS), else probes only. */
-static void collect_probers(const json_t *pod, int status_port, int hooks, json_t *probers)
-{
-    static const char *const lists[2] = {"initContainers", "containers"};
-    int l;
-
-    for (l = 0; l < 2; l++) {
-        const json_t *list = wh_inject_spec_list(pod, lists[l]);
-        size_t i, s;
-        for (i = 0; i < json_array_size(list); i++) {
-            const json_t *c = json_array_get(list, i);
-            const char *name = wh_inject_jstr(c, "name");
-            json_t *handlers[N_SLOTS];
-            if (name == NULL || strcmp(name, WH_PROXY) == 0)
-                continue;
-            slot_handlers(c, handlers);
-            for (s = 0; s < N_SLOTS; s++) {
-                const json_t *h = handlers[s];
-                char *url;
-                json_t *p;
-                if (h == NULL || (!hooks && !probe_slots[s].is_probe) ||
-                    (p = prober_of(c, h, probe_slots[s].is_probe, status_port)) == NULL)
-                    continue;
-                url = wh_asprintf(probe_slots[s].suffix, name); /* ASCII around a JSON string: UTF-8 */
-                json_object_set_new_nocheck(probers, url, p);
-                free(url);
-            }
-        }
-    }
-}
-
 /* url: UTF-8 (wh_asprintf of ASCII around a container's name) */
 static void rewrite_handler(json_t *h, const char *url, long port)
 {
@@ -421,56 +443,59 @@ static void rewrite_handler(json_t *h, const char *url, long port)
         wh_inject_set_string(get, "scheme", "HTTP");
 }
 
-static void rewrite_probes(json_t *pod, const json_t *ann, int status_port, int hooks)
+/* One pass over the containers but istio-proxy, init containers first (a
+ * later prober under the same URL wins): each one's handlers' probers go to
+ * `probers`, then, with `rewrite`, its handlers point at the agent's `port`.
+ * A container's probers are taken before its handlers change and are copies;
+ * no two containers of the merged pod share a handler (the merge rebuilds
+ * what is not held once, and shares with the request's pod only plain list
+ * items): collecting all first, as istiod does, gives the same.  `hooks`:
+ * lifecycle handlers too (WH_REL_REWRITE_LIFECYCLE_HOOKS), else probes only. */
+static void probe_pass(const pod_view *v, int status_port, int hooks, int rewrite, long port, json_t *probers)
 {
-    static const char *const lists[2] = {"containers", "initContainers"};
-    const char *ann_port = wh_inject_jstr(ann, "status.sidecar.istio.io/port");
-    long port = status_port;
+    const json_t *lists[2] = {v->init, v->containers};
     int l;
 
-    if (ann_port != NULL) {
-        char *end;
-        errno = 0;
-        port = strtol(ann_port, &end, 10);
-        if (*ann_port == '\0' || *end != '\0' || errno != 0)
-            return; /* istiod logs and leaves the probes alone */
-    }
     for (l = 0; l < 2; l++) {
-        json_t *list = wh_inject_spec_list(pod, lists[l]);
         size_t i, s;
-        for (i = 0; i < json_array_size(list); i++) {
-            json_t *c = json_array_get(list, i);
+        for (i = 0; i < json_array_size(lists[l]); i++) {
+            json_t *c = json_array_get(lists[l], i), *handlers[N_SLOTS];
             const char *name = wh_inject_jstr(c, "name");
-            json_t *handlers[N_SLOTS];
+            char *urls[N_SLOTS] = {NULL};
             if (name == NULL || strcmp(name, WH_PROXY) == 0)
                 continue;
             slot_handlers(c, handlers);
             for (s = 0; s < N_SLOTS; s++) {
-                json_t *h = handlers[s];
-                char *url;
-                if (h == NULL || (!hooks && !probe_slots[s].is_probe))
+                json_t *p;
+                if (handlers[s] == NULL || (!hooks && !probe_slots[s].is_probe))
                     continue;
-                if (!probe_slots[s].is_probe && json_object_get(h, "grpc") != NULL)
-                    continue;
-                url = wh_asprintf(probe_slots[s].suffix, name);
-                rewrite_handler(h, url, port);
-                free(url);
+                urls[s] = wh_asprintf(probe_slots[s].suffix, name); /* ASCII around a JSON string: UTF-8 */
+                if ((p = prober_of(c, handlers[s], probe_slots[s].is_probe, status_port)) != NULL)
+                    json_object_set_new_nocheck(probers, urls[s], p);
+            }
+            for (s = 0; s < N_SLOTS; s++) {
+                if (urls[s] != NULL && rewrite &&
+                    (probe_slots[s].is_probe || json_object_get(handlers[s], "grpc") == NULL))
+                    rewrite_handler(handlers[s], urls[s], port);
+                free(urls[s]);
             }
         }
     }
 }
 
-static void app_probes(json_t *pod, json_t *proxy, const wh_inject_revision *rev)
+static void app_probes(const pod_view *pv, const wh_inject_revision *rev, int status_port)
 {
-    json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
+    json_t *ann = pv->ann, *proxy = pv->proxy;
     const json_t *values_flag = json_object_get(
         json_object_get(wh_inject_revision_values(rev), "sidecarInjectorWebhook"), "rewriteAppHTTPProbe");
-    const char *a = wh_inject_jstr(ann, "sidecar.istio.io/rewriteAppHTTPProbers");
+    const char *a = wh_inject_jstr(ann, "sidecar.istio.io/rewriteAppHTTPProbers"),
+               *ann_port = wh_inject_jstr(ann, "status.sidecar.istio.io/port");
     const wh_inject_release *release = wh_inject_revision_release(rev);
-    int status_port = wh_inject_revision_status_port(rev), enabled;
+    int enabled, rewrite = 1;
     int hooks = wh_inject_release_has(release, WH_REL_REWRITE_LIFECYCLE_HOOKS), reinjected;
     json_t *probers = NULL, *env, *old = NULL;
     wh_buf text = WH_BUF_INIT;
+    long port = status_port;
     size_t i;
 
     if (proxy == NULL)
@@ -478,8 +503,14 @@ static void app_probes(json_t *pod, json_t *proxy, const wh_inject_revision *rev
     enabled = a != NULL && wh_go_parse_bool(a) >= 0 ? wh_go_parse_bool(a) : json_is_true(values_flag);
     if (!enabled)
         return;
+    if (ann_port != NULL) {
+        char *end;
+        errno = 0;
+        port = strtol(ann_port, &end, 10);
+        rewrite = *ann_port != '\0' && *end == '\0' && errno == 0; /* else istiod logs and leaves the probes alone */
+    }
     probers = json_object();
-    collect_probers(pod, status_port, hooks, probers);
+    probe_pass(pv, status_port, hooks, rewrite, port, probers);
     reinjected = wh_inject_jstr(ann, WH_A_STATUS) != NULL;
     if (json_object_size(probers) > 0) {
         json_t *existing = NULL;
@@ -507,7 +538,6 @@ static void app_probes(json_t *pod, json_t *proxy, const wh_inject_revision *rev
         else if (!reinjected || wh_inject_release_has(release, WH_REL_PROBERS_APPEND_ON_REINJECT))
             wh_inject_append_env(proxy, "ISTIO_KUBE_APP_PROBERS", text.data);
     }
-    rewrite_probes(pod, ann, status_port, hooks);
     json_decref(probers);
     json_decref(old);
     wh_buf_free(&text);
@@ -549,9 +579,10 @@ static int is_utf8(const char *s)
     return 1;
 }
 
-static wh_code metadata(json_t *pod, const wh_inject_post_params *p, wh_err *err)
+static wh_code metadata(const pod_view *pv, const wh_inject_post_params *p, wh_err *err)
 {
-    json_t *meta = wh_inject_obj_child(pod, "metadata", 1), *ann = wh_inject_obj_child(meta, "annotations", 1);
+    json_t *meta = pv->meta, *ann = pv->ann;
+    const json_t *tspec = json_object_get(p->tmpl, "spec");
     const char *key, *revision = p->r->revision != NULL && *p->r->revision != '\0' ? p->r->revision : "default";
     json_t *v;
     wh_buf text = WH_BUF_INIT;
@@ -561,10 +592,10 @@ static wh_code metadata(json_t *pod, const wh_inject_post_params *p, wh_err *err
     if (p->r->network != NULL && *p->r->network != '\0')
         wh_inject_set_string(wh_inject_obj_child(meta, "labels", 1), "topology.istio.io/network", p->r->network);
     /* the status annotation: SidecarInjectionStatus's fields in Go's order */
-    status_names(&text, "{\"initContainers\":", wh_inject_spec_list(p->tmpl, "initContainers"));
-    status_names(&text, ",\"containers\":", wh_inject_spec_list(p->tmpl, "containers"));
-    status_names(&text, ",\"volumes\":", wh_inject_spec_list(p->tmpl, "volumes"));
-    status_names(&text, ",\"imagePullSecrets\":", wh_inject_spec_list(p->tmpl, "imagePullSecrets"));
+    status_names(&text, "{\"initContainers\":", json_object_get(tspec, "initContainers"));
+    status_names(&text, ",\"containers\":", json_object_get(tspec, "containers"));
+    status_names(&text, ",\"volumes\":", json_object_get(tspec, "volumes"));
+    status_names(&text, ",\"imagePullSecrets\":", json_object_get(tspec, "imagePullSecrets"));
     wh_buf_puts(&text, ",\"revision\":");
     wh_go_json_string(&text, revision, strlen(revision), WH_GO_JSON_HTML);
     wh_buf_putc(&text, '}');
@@ -598,9 +629,9 @@ static void move_named(json_t *list, const char *name, int first)
         json_array_append_new(list, c);
 }
 
-static void reorder(json_t *pod, int hold)
+static void reorder(const pod_view *pv, int hold)
 {
-    json_t *containers = wh_inject_spec_list(pod, "containers"), *init = wh_inject_spec_list(pod, "initContainers");
+    json_t *containers = pv->containers, *init = pv->init;
 
     move_named(containers, WH_PROXY, hold);
     if (wh_inject_find_named(init, WH_PROXY, NULL) != NULL) {
@@ -617,20 +648,22 @@ static void reorder(json_t *pod, int hold)
 
 wh_code wh_inject_postprocess(json_t *pod, const wh_inject_post_params *p, wh_err *err)
 {
-    /* istio-proxy: the steps below change its env, never the container lists (reorder, last, does) */
-    json_t *proxy = wh_inject_find_sidecar(pod);
+    const wh_inject_release *release = wh_inject_revision_release(p->rev);
+    int status_port = wh_inject_revision_status_port(p->rev);
+    prom_annotations pa;
+    pod_view pv;
     wh_code rc;
 
-    /* the steps below find metadata.annotations an object (pod is one: decode checked) */
-    wh_inject_obj_child(wh_inject_obj_child(pod, "metadata", 1), "annotations", 1);
-    cluster_envs(proxy, p->r->proxy_envs);
-    if ((rc = prometheus_merge(pod, proxy, p->rev, err)) != WH_OK)
+    view_of(pod, &pv);
+    prom_scan(pv.ann, &pa);
+    cluster_envs(pv.proxy, p->r->proxy_envs);
+    if ((rc = prometheus_merge(pv.ann, pv.proxy, &pa, p->rev, status_port, err)) != WH_OK)
         return rc;
-    if (wh_inject_release_has(wh_inject_revision_release(p->rev), WH_REL_PROMETHEUS_SECURE_PORT))
-        secure_port(pod, proxy);
-    app_probes(pod, proxy, p->rev);
-    if ((rc = metadata(pod, p, err)) != WH_OK)
+    if (wh_inject_release_has(release, WH_REL_PROMETHEUS_SECURE_PORT))
+        secure_port(pv.ann, pv.proxy, &pa);
+    app_probes(&pv, p->rev, status_port);
+    if ((rc = metadata(&pv, p, err)) != WH_OK)
         return rc;
-    reorder(pod, p->r->hold);
+    reorder(&pv, p->r->hold);
     return wh_inject_go_roundtrip_beside(pod, p->original, &wh_inject_type_pod, err);
 }

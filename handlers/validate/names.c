@@ -7,7 +7,6 @@
 #include "wh_alloc.h"
 #include "wh_validate_int.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -53,14 +52,11 @@ int wh_vis_wildcard_label(const char *s, size_t n)
 
 int wh_vis_ipv4(const char *s)
 {
-    struct in_addr a4;
-    return inet_pton(AF_INET, s, &a4) == 1;
+    return wh_vnetip_addr(s, NULL, NULL) == 4;
 }
-
 int wh_vis_ip(const char *s)
 {
-    struct in6_addr a6;
-    return wh_vis_ipv4(s) || inet_pton(AF_INET6, s, &a6) == 1;
+    return wh_vnetip_addr(s, NULL, NULL) != 0;
 }
 
 /* strconv.Atoi succeeds: optional sign, digits, fits in int64. */
@@ -143,35 +139,13 @@ char *wh_vmsg_partial_wildcard(wh_vctx *c, const char *host)
     return NULL;
 }
 
-static int is_cidr(const char *s)
-{
-    const char *slash = strchr(s, '/');
-    char ip[64];
-    size_t n;
-    int v4;
-    long bits;
-    char *end;
-
-    if (slash == NULL || (n = (size_t)(slash - s)) >= sizeof(ip))
-        return 0;
-    memcpy(ip, s, n);
-    ip[n] = '\0';
-    if (!wh_vis_ip(ip))
-        return 0;
-    v4 = wh_vis_ipv4(ip);
-    if (slash[1] < '0' || slash[1] > '9' || strlen(slash + 1) > 3 || (slash[1] == '0' && slash[2] != '\0'))
-        return 0; /* Go's netip.ParsePrefix: decimal bits, no sign, no leading zero */
-    bits = strtol(slash + 1, &end, 10);
-    return *end == '\0' && bits >= 0 && bits <= (v4 ? 32 : 128);
-}
-
 char *wh_vmsg_ip_subnet(wh_vctx *c, const char *s)
 {
     const char *slash = strchr(s, '/');
 
     /* exactly one '/' makes a CIDR block; anything else must be a plain address */
     if (slash != NULL && strchr(slash + 1, '/') == NULL)
-        return is_cidr(s) ? NULL : wh_asprintf("%s is not a valid CIDR block", s);
+        return wh_vnetip_prefix(s, NULL) ? NULL : wh_asprintf("%s is not a valid CIDR block", s);
     return wh_vis_ip(s) ? NULL : wh_asprintf("%s is not a valid IP", s);
 }
 
@@ -312,7 +286,7 @@ void wh_vcheck_duration(wh_vctx *c, const json_t *dur)
 {
     int64_t ns;
 
-    if (!json_is_string(dur) || wh_vparse_duration(json_string_value(dur), &ns) != 0)
+    if (!json_is_string(dur) || wh_vparse_duration(json_string_value(dur), &ns, NULL) != 0)
         return;
     if (ns < 1000000)
         wh_verr(c, "duration must be greater than 1ms");

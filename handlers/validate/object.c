@@ -57,7 +57,8 @@ static wh_code deny(wh_validate_verdict *out, wh_validate_reason reason, const c
 }
 
 /* The checks Go's encoding/json applies when it decodes the object into the generic wrapper
- * (TypeMeta, ObjectMeta, spec map, status).  Returns a message, or NULL when it decodes. */
+ * (TypeMeta, ObjectMeta; spec and status are json.RawMessage since Istio 1.23, so any JSON value passes
+ * here and a spec that is not an object fails the typed decode).  Returns a message, or NULL when it decodes. */
 static char *wrapper_error(const json_t *obj)
 {
     static const char *const meta_strings[] = {"name",     "generateName", "namespace",
@@ -85,9 +86,6 @@ static char *wrapper_error(const json_t *obj)
         if (v != NULL && !json_is_null(v) && !json_is_string(v))
             WRAP_FAIL(v, "IstioKind", f, "string");
     }
-    v = json_object_get(obj, "spec");
-    if (v != NULL && !json_is_null(v) && !json_is_object(v))
-        WRAP_FAIL(v, "IstioKind", "spec", "map[string]interface {}");
     meta = json_object_get(obj, "metadata");
     if (meta == NULL || json_is_null(meta))
         return NULL;

@@ -95,6 +95,12 @@ void wh_vwarn_drop(wh_vctx *c, size_t mark)
         free(c->warns.v[--c->warns.n]);
 }
 
+void wh_verr_drop(wh_vctx *c, size_t mark)
+{
+    while (c->errs.n > mark)
+        free(c->errs.v[--c->errs.n]);
+}
+
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
 static size_t utf8_len(const unsigned char *s)
 {
@@ -123,66 +129,71 @@ static size_t utf8_len(const unsigned char *s)
     return 0;
 }
 
-const char *wh_vq(wh_vctx *c, const char *s)
+void wh_vquote(wh_buf *out, const char *s)
 {
-    wh_buf b = WH_BUF_INIT;
     const unsigned char *p = (const unsigned char *)(s ? s : "");
 
-    wh_buf_putc(&b, '"');
+    wh_buf_putc(out, '"');
     while (*p) {
         size_t n = utf8_len(p);
         if (n == 0) {
-            wh_buf_printf(&b, "\\x%02x", *p);
+            wh_buf_printf(out, "\\x%02x", *p);
             p++;
             continue;
         }
         if (n > 1) {
-            wh_buf_append(&b, p, n);
+            wh_buf_append(out, p, n);
             p += n;
             continue;
         }
         switch (*p) {
         case '"':
-            wh_buf_puts(&b, "\\\"");
+            wh_buf_puts(out, "\\\"");
             break;
         case '\\':
-            wh_buf_puts(&b, "\\\\");
+            wh_buf_puts(out, "\\\\");
             break;
         case '\a':
-            wh_buf_puts(&b, "\\a");
+            wh_buf_puts(out, "\\a");
             break;
         case '\b':
-            wh_buf_puts(&b, "\\b");
+            wh_buf_puts(out, "\\b");
             break;
         case '\f':
-            wh_buf_puts(&b, "\\f");
+            wh_buf_puts(out, "\\f");
             break;
         case '\n':
-            wh_buf_puts(&b, "\\n");
+            wh_buf_puts(out, "\\n");
             break;
         case '\r':
-            wh_buf_puts(&b, "\\r");
+            wh_buf_puts(out, "\\r");
             break;
         case '\t':
-            wh_buf_puts(&b, "\\t");
+            wh_buf_puts(out, "\\t");
             break;
         case '\v':
-            wh_buf_puts(&b, "\\v");
+            wh_buf_puts(out, "\\v");
             break;
         default:
             if (*p < 0x20 || *p == 0x7f)
-                wh_buf_printf(&b, "\\x%02x", *p);
+                wh_buf_printf(out, "\\x%02x", *p);
             else
-                wh_buf_putc(&b, (char)*p);
+                wh_buf_putc(out, (char)*p);
         }
         p++;
     }
-    wh_buf_putc(&b, '"');
-    {
-        char *str = wh_buf_steal(&b, NULL);
-        strs_push(&c->arena, str);
-        return str;
-    }
+    wh_buf_putc(out, '"');
+}
+
+const char *wh_vq(wh_vctx *c, const char *s)
+{
+    wh_buf b = WH_BUF_INIT;
+    char *str;
+
+    wh_vquote(&b, s);
+    str = wh_buf_steal(&b, NULL);
+    strs_push(&c->arena, str);
+    return str;
 }
 
 const char *wh_vown(wh_vctx *c, char *owned)

@@ -54,8 +54,8 @@ MSG(m_string_match, "istio.networking.v1.StringMatch", O("exact", WH_VT_STR, 1),
 
 /* ------------------------------------------------------------------ traffic policy */
 
-ENUM(e_simple_lb, "LoadBalancerSettings.SimpleLB", "UNSPECIFIED", "LEAST_CONN", "RANDOM", "PASSTHROUGH", "ROUND_ROBIN",
-     "LEAST_REQUEST");
+ENUM(e_simple_lb, "istio.networking.v1alpha3.LoadBalancerSettings.SimpleLB", "UNSPECIFIED", "LEAST_CONN", "RANDOM",
+     "PASSTHROUGH", "ROUND_ROBIN", "LEAST_REQUEST");
 MSG(m_cookie_attr, "HTTPCookie.Attribute", S("name"), S("value"));
 MSG(m_http_cookie, "ConsistentHashLB.HTTPCookie", S("name"), S("path"), T("ttl", WH_VT_DUR),
     LM("attributes", m_cookie_attr));
@@ -79,7 +79,8 @@ MSG(m_tcp_keepalive, "ConnectionPoolSettings.TCPSettings.TcpKeepalive", T("probe
 MSG(m_tcp_settings, "ConnectionPoolSettings.TCPSettings", T("maxConnections", WH_VT_I32),
     T("connectTimeout", WH_VT_DUR), M("tcpKeepalive", m_tcp_keepalive), T("maxConnectionDuration", WH_VT_DUR),
     T("idleTimeout", WH_VT_DUR));
-ENUM(e_h2_upgrade, "H2UpgradePolicy", "DEFAULT", "DO_NOT_UPGRADE", "UPGRADE");
+ENUM(e_h2_upgrade, "istio.networking.v1alpha3.ConnectionPoolSettings.HTTPSettings.H2UpgradePolicy", "DEFAULT",
+     "DO_NOT_UPGRADE", "UPGRADE");
 MSG(m_http2_keepalive, "ConnectionPoolSettings.HTTPSettings.Http2KeepAlive", T("interval", WH_VT_DUR),
     T("timeout", WH_VT_DUR));
 MSG(m_http_settings, "ConnectionPoolSettings.HTTPSettings", T("http1MaxPendingRequests", WH_VT_I32),
@@ -93,7 +94,8 @@ MSG(m_outlier, "OutlierDetection", T("consecutiveErrors", WH_VT_I32), T("splitEx
     P("consecutive5xxErrors", WH_VT_U32, "consecutive_5xx_errors"), T("interval", WH_VT_DUR),
     T("baseEjectionTime", WH_VT_DUR), T("maxEjectionPercent", WH_VT_I32), T("minHealthPercent", WH_VT_I32));
 
-ENUM(e_client_tls_mode, "ClientTLSSettings.TLSmode", "DISABLE", "SIMPLE", "MUTUAL", "ISTIO_MUTUAL");
+ENUM(e_client_tls_mode, "istio.networking.v1alpha3.ClientTLSSettings.TLSmode", "DISABLE", "SIMPLE", "MUTUAL",
+     "ISTIO_MUTUAL");
 MSG(m_client_tls, "ClientTLSSettings", E("mode", e_client_tls_mode), S("clientCertificate"), S("privateKey"),
     S("caCertificates"), S("credentialName"), LS("subjectAltNames"), S("sni"), T("insecureSkipVerify", WH_VT_BOOL),
     S("caCrl"));
@@ -101,7 +103,7 @@ MSG(m_client_tls, "ClientTLSSettings", E("mode", e_client_tls_mode), S("clientCe
 MSG(m_port_policy, "TrafficPolicy.PortTrafficPolicy", M("port", m_port_selector), M("loadBalancer", m_load_balancer),
     M("connectionPool", m_conn_pool), M("outlierDetection", m_outlier), M("tls", m_client_tls));
 MSG(m_tunnel, "TrafficPolicy.TunnelSettings", S("protocol"), S("targetHost"), T("targetPort", WH_VT_U32));
-ENUM(e_proxy_protocol_version, "TrafficPolicy.ProxyProtocol.VERSION", "V1", "V2");
+ENUM(e_proxy_protocol_version, "istio.networking.v1alpha3.TrafficPolicy.ProxyProtocol.VERSION", "V1", "V2");
 MSG(m_proxy_protocol, "TrafficPolicy.ProxyProtocol", E("version", e_proxy_protocol_version));
 MSG(m_retry_budget, "TrafficPolicy.RetryBudget", T("percent", WH_VT_DBL), T("minRetryConcurrency", WH_VT_U32));
 MSG(m_traffic_policy, "TrafficPolicy", M("loadBalancer", m_load_balancer), M("connectionPool", m_conn_pool),
@@ -125,7 +127,8 @@ MSG(m_http_match, "HTTPMatchRequest", S("name"), M("uri", m_string_match), M("sc
 MSG(m_http_route_dest, "HTTPRouteDestination", M("destination", m_destination), T("weight", WH_VT_I32),
     M("headers", m_headers));
 MSG(m_route_dest, "RouteDestination", M("destination", m_destination), T("weight", WH_VT_I32));
-ENUM(e_derive_port, "HTTPRedirect.RedirectPortSelection", "FROM_PROTOCOL_DEFAULT", "FROM_REQUEST_PORT");
+ENUM(e_derive_port, "istio.networking.v1alpha3.HTTPRedirect.RedirectPortSelection", "FROM_PROTOCOL_DEFAULT",
+     "FROM_REQUEST_PORT");
 MSG(m_redirect, "HTTPRedirect", S("uri"), S("authority"), O("port", WH_VT_U32, 1), OE("derivePort", e_derive_port, 1),
     S("scheme"), T("redirectCode", WH_VT_U32));
 MSG(m_http_body, "HTTPBody", O("string", WH_VT_STR, 1), O("bytes", WH_VT_BYTES, 1));
@@ -141,7 +144,8 @@ MSG(m_fault_abort, "HTTPFaultInjection.Abort", O("httpStatus", WH_VT_I32, 1), O(
     O("http2Error", WH_VT_STR, 1), M("percentage", m_percent));
 MSG(m_fault, "HTTPFaultInjection", M("delay", m_fault_delay), M("abort", m_fault_abort));
 MSG(m_mirror_policy, "HTTPMirrorPolicy", M("destination", m_destination), M("percentage", m_percent));
-ENUM(e_unmatched_preflights, "CorsPolicy.UnmatchedPreflights", "UNSPECIFIED", "FORWARD", "IGNORE");
+ENUM(e_unmatched_preflights, "istio.networking.v1alpha3.CorsPolicy.UnmatchedPreflights", "UNSPECIFIED", "FORWARD",
+     "IGNORE");
 MSG(m_cors, "CorsPolicy", LM("allowOrigins", m_string_match), LS("allowMethods"), LS("allowHeaders"),
     LS("exposeHeaders"), T("maxAge", WH_VT_DUR), T("allowCredentials", WH_VT_BOOL),
     E("unmatchedPreflights", e_unmatched_preflights));
@@ -164,8 +168,9 @@ MSG(m_virtual_service, "VirtualService", LS("hosts"), LS("gateways"), LM("http",
 MSG(m_workload_entry, "WorkloadEntry", S("address"), MP("ports", WH_VT_U32), MPS("labels"), S("network"), S("locality"),
     T("weight", WH_VT_U32), S("serviceAccount"));
 MSG(m_service_port, "ServicePort", T("number", WH_VT_U32), S("protocol"), S("name"), T("targetPort", WH_VT_U32));
-ENUM(e_se_location, "ServiceEntry.Location", "MESH_EXTERNAL", "MESH_INTERNAL");
-ENUM(e_se_resolution, "ServiceEntry.Resolution", "NONE", "STATIC", "DNS", "DNS_ROUND_ROBIN", "DYNAMIC_DNS");
+ENUM(e_se_location, "istio.networking.v1alpha3.ServiceEntry.Location", "MESH_EXTERNAL", "MESH_INTERNAL");
+ENUM(e_se_resolution, "istio.networking.v1alpha3.ServiceEntry.Resolution", "NONE", "STATIC", "DNS", "DNS_ROUND_ROBIN",
+     "DYNAMIC_DNS");
 MSG(m_service_entry, "ServiceEntry", LS("hosts"), LS("addresses"), LM("ports", m_service_port),
     E("location", e_se_location), E("resolution", e_se_resolution), LM("endpoints", m_workload_entry),
     M("workloadSelector", m_net_selector), LS("exportTo"), LS("subjectAltNames"));
@@ -186,9 +191,10 @@ MSG(m_workload_group, "WorkloadGroup", M("metadata", m_wg_meta), M("template", m
 /* ------------------------------------------------------------------ Gateway, Sidecar */
 
 MSG(m_port, "Port", T("number", WH_VT_U32), S("protocol"), S("name"), T("targetPort", WH_VT_U32));
-ENUM(e_server_tls_mode, "ServerTLSSettings.TLSmode", "PASSTHROUGH", "SIMPLE", "MUTUAL", "AUTO_PASSTHROUGH",
-     "ISTIO_MUTUAL", "OPTIONAL_MUTUAL");
-ENUM(e_tls_protocol, "ServerTLSSettings.TLSProtocol", "TLS_AUTO", "TLSV1_0", "TLSV1_1", "TLSV1_2", "TLSV1_3");
+ENUM(e_server_tls_mode, "istio.networking.v1alpha3.ServerTLSSettings.TLSmode", "PASSTHROUGH", "SIMPLE", "MUTUAL",
+     "AUTO_PASSTHROUGH", "ISTIO_MUTUAL", "OPTIONAL_MUTUAL");
+ENUM(e_tls_protocol, "istio.networking.v1alpha3.ServerTLSSettings.TLSProtocol", "TLS_AUTO", "TLSV1_0", "TLSV1_1",
+     "TLSV1_2", "TLSV1_3");
 MSG(m_tls_certificate, "ServerTLSSettings.TLSCertificate", S("serverCertificate"), S("privateKey"),
     S("caCertificates"));
 MSG(m_server_tls, "ServerTLSSettings", T("httpsRedirect", WH_VT_BOOL), E("mode", e_server_tls_mode),
@@ -200,13 +206,14 @@ MSG(m_server, "Server", M("port", m_port), S("bind"), LS("hosts"), M("tls", m_se
     S("name"));
 MSG(m_gateway, "Gateway", LM("servers", m_server), MPS("selector"));
 
-ENUM(e_capture_mode, "CaptureMode", "DEFAULT", "IPTABLES", "NONE");
+ENUM(e_capture_mode, "istio.networking.v1alpha3.CaptureMode", "DEFAULT", "IPTABLES", "NONE");
 MSG(m_sidecar_port, "SidecarPort", T("number", WH_VT_U32), S("protocol"), S("name"), T("targetPort", WH_VT_U32));
 MSG(m_ingress_listener, "IstioIngressListener", M("port", m_sidecar_port), S("bind"), E("captureMode", e_capture_mode),
     S("defaultEndpoint"), M("tls", m_server_tls), M("connectionPool", m_conn_pool));
 MSG(m_egress_listener, "IstioEgressListener", M("port", m_sidecar_port), S("bind"), E("captureMode", e_capture_mode),
     LS("hosts"));
-ENUM(e_outbound_mode, "OutboundTrafficPolicy.Mode", "REGISTRY_ONLY", "ALLOW_ANY", "ALLOW_ANY_DYNAMIC_DNS");
+ENUM(e_outbound_mode, "istio.networking.v1alpha3.OutboundTrafficPolicy.Mode", "REGISTRY_ONLY", "ALLOW_ANY",
+     "ALLOW_ANY_DYNAMIC_DNS");
 MSG(m_outbound_policy, "OutboundTrafficPolicy", E("mode", e_outbound_mode), M("egressProxy", m_destination));
 MSG(m_sidecar, "Sidecar", M("workloadSelector", m_net_selector), LM("ingress", m_ingress_listener),
     LM("egress", m_egress_listener), M("inboundConnectionPool", m_conn_pool),
@@ -214,18 +221,20 @@ MSG(m_sidecar, "Sidecar", M("workloadSelector", m_net_selector), LM("ingress", m
 
 /* ------------------------------------------------------------------ EnvoyFilter, ProxyConfig */
 
-ENUM(e_apply_to, "EnvoyFilter.ApplyTo", "INVALID", "LISTENER", "FILTER_CHAIN", "NETWORK_FILTER", "HTTP_FILTER",
-     "ROUTE_CONFIGURATION", "VIRTUAL_HOST", "HTTP_ROUTE", "CLUSTER", "EXTENSION_CONFIG", "BOOTSTRAP",
-     "LISTENER_FILTER");
-ENUM(e_patch_context, "EnvoyFilter.PatchContext", "ANY", "SIDECAR_INBOUND", "SIDECAR_OUTBOUND", "GATEWAY", "WAYPOINT");
-ENUM(e_patch_op, "EnvoyFilter.Patch.Operation", "INVALID", "MERGE", "ADD", "REMOVE", "INSERT_BEFORE", "INSERT_AFTER",
-     "INSERT_FIRST", "REPLACE");
-ENUM(e_filter_class, "EnvoyFilter.Patch.FilterClass", "UNSPECIFIED", "AUTHN", "AUTHZ", "STATS");
+ENUM(e_apply_to, "istio.networking.v1alpha3.EnvoyFilter.ApplyTo", "INVALID", "LISTENER", "FILTER_CHAIN",
+     "NETWORK_FILTER", "HTTP_FILTER", "ROUTE_CONFIGURATION", "VIRTUAL_HOST", "HTTP_ROUTE", "CLUSTER",
+     "EXTENSION_CONFIG", "BOOTSTRAP", "LISTENER_FILTER");
+ENUM(e_patch_context, "istio.networking.v1alpha3.EnvoyFilter.PatchContext", "ANY", "SIDECAR_INBOUND",
+     "SIDECAR_OUTBOUND", "GATEWAY", "WAYPOINT");
+ENUM(e_patch_op, "istio.networking.v1alpha3.EnvoyFilter.Patch.Operation", "INVALID", "MERGE", "ADD", "REMOVE",
+     "INSERT_BEFORE", "INSERT_AFTER", "INSERT_FIRST", "REPLACE");
+ENUM(e_filter_class, "istio.networking.v1alpha3.EnvoyFilter.Patch.FilterClass", "UNSPECIFIED", "AUTHN", "AUTHZ",
+     "STATS");
 MSG(m_proxy_match, "EnvoyFilter.ProxyMatch", S("proxyVersion"), MPS("metadata"));
 MSG(m_ef_match, "EnvoyFilter.EnvoyConfigObjectMatch", E("context", e_patch_context), M("proxy", m_proxy_match),
     O("listener", WH_VT_STRUCT, 1), O("routeConfiguration", WH_VT_STRUCT, 1), O("cluster", WH_VT_STRUCT, 1),
     O("waypoint", WH_VT_STRUCT, 1));
-MSG(m_ef_patch, "EnvoyFilter.Patch", E("operation", e_patch_op), T("value", WH_VT_STRUCT),
+MSG(m_ef_patch, "EnvoyFilter.Patch", E("operation", e_patch_op), T("value", WH_VT_PBSTRUCT),
     E("filterClass", e_filter_class));
 MSG(m_ef_config_patch, "EnvoyFilter.EnvoyConfigObjectPatch", E("applyTo", e_apply_to), M("match", m_ef_match),
     M("patch", m_ef_patch));
@@ -246,13 +255,14 @@ MSG(m_authz_from, "Rule.From", M("source", m_authz_source));
 MSG(m_authz_to, "Rule.To", M("operation", m_authz_operation));
 MSG(m_authz_condition, "Condition", S("key"), LS("values"), LS("notValues"));
 MSG(m_authz_rule, "Rule", LM("from", m_authz_from), LM("to", m_authz_to), LM("when", m_authz_condition));
-ENUM(e_authz_action, "AuthorizationPolicy.Action", "ALLOW", "DENY", "AUDIT", "CUSTOM");
+ENUM(e_authz_action, "istio.security.v1beta1.AuthorizationPolicy.Action", "ALLOW", "DENY", "AUDIT", "CUSTOM");
 MSG(m_authz_provider, "AuthorizationPolicy.ExtensionProvider", S("name"));
 MSG(m_authorization_policy, "AuthorizationPolicy", M("selector", m_type_selector), M("targetRef", m_target_ref),
     LM("targetRefs", m_target_ref), LM("rules", m_authz_rule), E("action", e_authz_action),
     M("provider", m_authz_provider));
 
-ENUM(e_mtls_mode, "PeerAuthentication.MutualTLS.Mode", "UNSET", "DISABLE", "PERMISSIVE", "STRICT");
+ENUM(e_mtls_mode, "istio.security.v1beta1.PeerAuthentication.MutualTLS.Mode", "UNSET", "DISABLE", "PERMISSIVE",
+     "STRICT");
 MSG(m_mtls, "PeerAuthentication.MutualTLS", E("mode", e_mtls_mode));
 MSG(m_peer_authentication, "PeerAuthentication", M("selector", m_type_selector), M("mtls", m_mtls),
     {"portLevelMtls", WH_VT_MSG, WH_VC_UMAP, 0, &m_mtls, NULL});
@@ -282,15 +292,15 @@ MSG(m_telemetry, "Telemetry", M("selector", m_type_selector), M("targetRef", m_t
     LM("targetRefs", m_target_ref), LM("tracing", m_tracing), LM("metrics", m_metrics),
     LM("accessLogging", m_access_logging));
 
-ENUM(e_pull_policy, "PullPolicy", "UNSPECIFIED_POLICY", "IfNotPresent", "Always");
-ENUM(e_plugin_phase, "PluginPhase", "UNSPECIFIED_PHASE", "AUTHN", "AUTHZ", "STATS");
-ENUM(e_fail_strategy, "FailStrategy", "FAIL_CLOSE", "FAIL_OPEN");
-ENUM(e_plugin_type, "PluginType", "UNSPECIFIED_PLUGIN_TYPE", "HTTP", "NETWORK");
+ENUM(e_pull_policy, "istio.extensions.v1alpha1.PullPolicy", "UNSPECIFIED_POLICY", "IfNotPresent", "Always");
+ENUM(e_plugin_phase, "istio.extensions.v1alpha1.PluginPhase", "UNSPECIFIED_PHASE", "AUTHN", "AUTHZ", "STATS");
+ENUM(e_fail_strategy, "istio.extensions.v1alpha1.FailStrategy", "FAIL_CLOSE", "FAIL_OPEN");
+ENUM(e_plugin_type, "istio.extensions.v1alpha1.PluginType", "UNSPECIFIED_PLUGIN_TYPE", "HTTP", "NETWORK");
 MSG(m_env_var, "EnvVar", S("name"), S("valueFrom"), S("value"));
 MSG(m_vm_config, "VmConfig", LM("env", m_env_var));
 MSG(m_wasm_plugin, "WasmPlugin", M("selector", m_type_selector), M("targetRef", m_target_ref),
     LM("targetRefs", m_target_ref), S("url"), S("sha256"), E("imagePullPolicy", e_pull_policy), S("imagePullSecret"),
-    T("pluginConfig", WH_VT_STRUCT), S("pluginName"), E("phase", e_plugin_phase), T("priority", WH_VT_I32),
+    T("pluginConfig", WH_VT_PBSTRUCT), S("pluginName"), E("phase", e_plugin_phase), T("priority", WH_VT_I32),
     E("failStrategy", e_fail_strategy), M("vmConfig", m_vm_config), T("match", WH_VT_ANYLIST),
     E("type", e_plugin_type));
 MSG(m_traffic_extension, "TrafficExtension", M("selector", m_type_selector), LM("targetRefs", m_target_ref),
@@ -318,6 +328,17 @@ KMSG(k_backend_tls, "BackendTLSPolicySpec", T("targetRefs", WH_VT_ANYLIST), T("v
      T("options", WH_VT_STRUCT));
 KMSG(k_listener_set, "ListenerSetSpec", T("parentRef", WH_VT_STRUCT), T("listeners", WH_VT_ANYLIST));
 KMSG(k_opaque, "Spec", T("__none__", WH_VT_VALUE));
+
+/* ------------------------------------------------------------------ mesh networks */
+
+/* istio.mesh.v1alpha1.MeshNetworks: the `meshNetworks` document of istiod's mesh ConfigMap (mesh_networks.c). */
+MSG(m_net_endpoints, "istio.mesh.v1alpha1.Network.NetworkEndpoints", O("fromCidr", WH_VT_STR, 1),
+    O("fromRegistry", WH_VT_STR, 1));
+MSG(m_net_gateway, "istio.mesh.v1alpha1.Network.IstioNetworkGateway", O("registryServiceName", WH_VT_STR, 1),
+    O("address", WH_VT_STR, 1), T("port", WH_VT_U32), S("locality"));
+MSG(m_network, "istio.mesh.v1alpha1.Network", LM("endpoints", m_net_endpoints), LM("gateways", m_net_gateway));
+MSG(m_mesh_networks, "istio.mesh.v1alpha1.MeshNetworks", MPM("networks", m_network));
+const wh_vmsg *const wh_vschema_mesh_networks = &m_mesh_networks;
 
 /* ------------------------------------------------------------------ the kinds istiod's webhook knows */
 

@@ -1,10 +1,12 @@
 /*
  * security.c - the security.istio.io kinds: AuthorizationPolicy (sources,
  * operations, conditions, CUSTOM providers), PeerAuthentication and
- * RequestAuthentication (issuers, JWKS URIs and documents, header rules),
- * with istiod's rules and messages (tests/validate/fixtures).
+ * RequestAuthentication (issuers, JWKS URIs and documents as jwx's jwk.Parse
+ * reads them, header rules), with istiod's rules and messages
+ * (tests/validate/fixtures; JWKS texts: 88-jwks.yaml).
  */
 #include "wh_alloc.h"
+#include "wh_go.h"
 #include "wh_json.h"
 #include "wh_validate_int.h"
 
@@ -12,92 +14,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Go's netip.ParseAddr error for an address that does not parse: the
- * dispatch on the first '.', ':' or '%', and parseIPv4's own messages.
- * IPv6 syntax errors get one text (a KNOWN GAP in tests/validate/messages.tsv). */
-static const char *go_parse_addr_error(wh_vctx *c, const char *s)
+/* security.ValidateIPs' error for one value (NULL when it is fine): a value with a '/' is a
+ * netip.ParsePrefix, whose error is quoted whole (netip.c); any other value a netip.ParseAddr. */
+static const char *ip_value_error(wh_vctx *c, const char *v)
 {
-    const char *p;
-    int val = 0, pos = 0, digits = 0;
+    wh_buf b = WH_BUF_INIT;
 
-    for (p = s; *p && *p != '.' && *p != ':' && *p != '%'; p++)
-        ;
-    if (*p == '\0')
-        return wh_vfmt(c, "ParseAddr(%s): unable to parse IP", wh_vq(c, s));
-    if (*p == '%')
-        return wh_vfmt(c, "ParseAddr(%s): missing IPv6 address", wh_vq(c, s));
-    if (*p == ':')
-        return wh_vfmt(c, "ParseAddr(%s): unexpected character", wh_vq(c, s));
-    for (p = s; *p; p++) {
-        if (*p >= '0' && *p <= '9') {
-            if (digits == 1 && val == 0)
-                return wh_vfmt(c, "ParseAddr(%s): IPv4 field has octet with leading zero", wh_vq(c, s));
-            val = val * 10 + (*p - '0');
-            digits++;
-            if (val > 255)
-                return wh_vfmt(c, "ParseAddr(%s): IPv4 field has value >255", wh_vq(c, s));
-        } else if (*p == '.') {
-            if (p == s || p[1] == '\0' || p[-1] == '.')
-                return wh_vfmt(c, "ParseAddr(%s): IPv4 field must have at least one digit (at %s)", wh_vq(c, s),
-                               wh_vq(c, p));
-            if (pos == 3)
-                return wh_vfmt(c, "ParseAddr(%s): IPv4 address too long", wh_vq(c, s));
-            pos++;
-            val = digits = 0;
-        } else {
-            return wh_vfmt(c, "ParseAddr(%s): unexpected character (at %s)", wh_vq(c, s), wh_vq(c, p));
-        }
+    if (strchr(v, '/') == NULL)
+        return wh_vis_ip(v) ? NULL : wh_vfmt(c, "bad IP address (%s)", v);
+    if (wh_vnetip_prefix(v, &b)) {
+        wh_buf_free(&b);
+        return NULL;
     }
-    return wh_vfmt(c, "ParseAddr(%s): IPv4 address too short", wh_vq(c, s));
-}
-
-/* Go's netip.ParsePrefix error detail for `s` (which has a '/'), the text
- * after "netip.ParsePrefix(<quoted s>): ". */
-static const char *go_parse_prefix_error(wh_vctx *c, const char *s)
-{
-    const char *slash = strrchr(s, '/'), *bits = slash + 1, *q, *why = NULL;
-    char *addr = wh_strndup(s, (size_t)(slash - s)), *zone = strchr(addr, '%');
-    long n = 0;
-
-    if (zone != NULL && zone != addr && strchr(addr, ':') != NULL) {
-        *zone = '\0';
-        if (wh_vis_ip(addr))
-            why = "IPv6 zones cannot be present in a prefix";
-        *zone = '%';
-    }
-    if (why == NULL && !wh_vis_ip(addr))
-        why = go_parse_addr_error(c, addr);
-    if (why == NULL) {
-        /* strconv.Atoi, without the sign and leading zeros ParsePrefix refuses */
-        for (q = bits; *q >= '0' && *q <= '9' && n <= 1000; q++)
-            n = n * 10 + (*q - '0');
-        if (*bits == '\0' || *q != '\0' || (strlen(bits) > 1 && bits[0] == '0'))
-            why = wh_vfmt(c, "bad bits after slash: %s", wh_vq(c, bits));
-        else if (n > (wh_vis_ipv4(addr) ? 32 : 128))
-            why = "prefix length out of range";
-        else
-            why = "invalid prefix";
-    }
-    free(addr);
-    return why;
+    return wh_vfmt(c, "bad CIDR range (%s): %s", v, wh_vown(c, wh_buf_steal(&b, NULL)));
 }
 
 /* Source IPs / CIDR blocks (istiod reports them through a list, so even one prints as a list). */
 static void check_ips(wh_vctx *c, const json_t *ips)
 {
-    size_t i;
-
-    for (i = 0; i < json_array_size(ips); i++) {
-        const char *v = json_string_value(json_array_get(ips, i));
-        char *e = wh_vmsg_ip_subnet(c, v);
-        if (e == NULL)
-            continue;
-        free(e);
-        if (strchr(v, '/') != NULL)
-            wh_verr_listed(c, "bad CIDR range (%s): netip.ParsePrefix(%s): %s", v, wh_vq(c, v),
-                           go_parse_prefix_error(c, v));
-        else
-            wh_verr_listed(c, "bad IP address (%s)", v);
+    for (size_t i = 0; i < json_array_size(ips); i++) {
+        const char *e = ip_value_error(c, json_string_value(json_array_get(ips, i)));
+        if (e != NULL)
+            wh_verr_listed(c, "%s", e);
     }
 }
 
@@ -281,15 +219,9 @@ static const char *attribute_problem(wh_vctx *c, const char *key, const json_t *
     if (strcmp(key, "source.ip") == 0 || strcmp(key, "remote.ip") == 0 || strcmp(key, "destination.ip") == 0) {
         /* security.ValidateIPs: every bad value, as a multierror */
         for (i = 0; i < json_array_size(values); i++) {
-            const char *v = json_string_value(json_array_get(values, i));
-            char *e = wh_vmsg_ip_subnet(c, v);
-            if (e != NULL) {
-                free(e);
-                multi_add(c, &list, &n,
-                          strchr(v, '/') ? wh_vfmt(c, "bad CIDR range (%s): netip.ParsePrefix(%s): %s", v, wh_vq(c, v),
-                                                   go_parse_prefix_error(c, v))
-                                         : wh_vfmt(c, "bad IP address (%s)", v));
-            }
+            const char *e = ip_value_error(c, json_string_value(json_array_get(values, i)));
+            if (e != NULL)
+                multi_add(c, &list, &n, e);
         }
         return multi_text(c, &list, n);
     }
@@ -548,30 +480,154 @@ static void check_jwks_uri(wh_vctx *c, const char *uri)
         wh_verr_listed(c, "URI scheme %s is not supported", wh_vq(c, scheme));
 }
 
-/* jwk.Parse: a JSON object that is a key (with "kty") or a set ("keys": keys with "kty"). */
-static int jwks_ok(const char *text)
+/* jwx's base64.Decode: the alphabet (URL unless '+' or '/' appear) and padding (when the text ends in
+ * '=') chosen from the text, then Go's decoder of that encoding (newlines skipped). */
+static int jwx_base64_ok(const char *s)
 {
-    json_t *doc = wh_json_loadb(text, strlen(text), 0, NULL);
-    const json_t *keys;
-    size_t i;
-    int ok = 0;
+    size_t n = strlen(s), len = 0, pad = 0;
+    int raw = n == 0 || s[n - 1] != '=', url = strpbrk(s, "+/") == NULL;
 
-    if (!json_is_object(doc))
-        goto out;
-    keys = json_object_get(doc, "keys");
-    if (keys == NULL) {
-        ok = json_is_string(json_object_get(doc, "kty"));
+    for (; *s; s++) {
+        if (*s == '\r' || *s == '\n')
+            continue;
+        if (*s == '=') {
+            pad++;
+            continue;
+        }
+        if (pad > 0 || !(isalnum((unsigned char)*s) || *s == (url ? '-' : '+') || *s == (url ? '_' : '/')))
+            return 0;
+        len++;
+    }
+    if (raw)
+        return len % 4 != 1;
+    return (len + pad) % 4 == 0 && ((len % 4 == 2 && pad == 2) || (len % 4 == 3 && pad == 1));
+}
+
+/* One key as jwx v1's ParseKey reads it: the "kty"/"d" hint, then the key type's UnmarshalJSON (its
+ * members in order: strings must be strings, byte fields base64; then its required fields).  Members
+ * whose values need more (crv, key_ops, x5c) are taken as they are.  NULL when it reads. */
+static const char *jwk_key_problem(wh_vctx *c, const json_t *k)
+{
+    static const struct {
+        const char *kty, *pub, *priv;
+        const char *bytes_pub, *bytes_priv; /* space-separated; required ones are checked in this order */
+        const char *required_pub, *required_priv;
+    } types[] = {
+        {"RSA", "rsaPublicKey", "rsaPrivateKey", " e n ", " d dp dq e n p q qi ", "e n", "d e n"},
+        {"EC", "ecdsaPublicKey", "ecdsaPrivateKey", " x y ", " d x y ", "crv x y", "crv d x y"},
+        {"oct", "symmetricKey", "symmetricKey", " k ", " k ", "k", "k"},
+        {"OKP", "okpPublicKey", "okpPrivateKey", " x ", " d x ", "crv x", "crv d x"},
+    };
+    static const char *const strings = " kty alg kid use x5t x5t#S256 x5u ";
+    const json_t *kty = json_object_get(k, "kty"), *v;
+    const char *name, *required, *bytes, *go_type;
+    char word[32];
+    size_t i;
+    int priv;
+
+    if (json_is_null(k))
+        return "invalid key type from JSON ()";
+    if (!json_is_object(k))
+        return wh_vfmt(c,
+                       "failed to unmarshal JSON into key hint: json: cannot unmarshal %s into Go value of type "
+                       "struct { Kty string \"json:\\\"kty\\\"\"; D json.RawMessage \"json:\\\"d\\\"\" }",
+                       wh_go_json_kind(k));
+    if (kty != NULL && !json_is_null(kty) && !json_is_string(kty))
+        return wh_vfmt(c,
+                       "failed to unmarshal JSON into key hint: json: cannot unmarshal %s into Go struct field .kty "
+                       "of type string",
+                       wh_go_json_kind(kty));
+    for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+        if (json_is_string(kty) && strcmp(json_string_value(kty), types[i].kty) == 0)
+            break;
+    if (i == sizeof(types) / sizeof(types[0]))
+        return wh_vfmt(c, "invalid key type from JSON (%s)", json_is_string(kty) ? json_string_value(kty) : "");
+    priv = json_object_get(k, "d") != NULL;
+    go_type = priv ? types[i].priv : types[i].pub;
+    bytes = priv ? types[i].bytes_priv : types[i].bytes_pub;
+    json_object_foreach((json_t *)k, name, v)
+    {
+        int is_bytes, is_string;
+        if (strlen(name) + 3 > sizeof(word))
+            continue;
+        snprintf(word, sizeof(word), " %s ", name);
+        is_bytes = strstr(bytes, word) != NULL;
+        is_string = strstr(strings, word) != NULL;
+        if ((is_bytes || is_string) && !json_is_string(v) && !json_is_null(v))
+            return wh_vfmt(c,
+                           "failed to unmarshal JSON into key (*jwk.%s): failed to decode value for key %s: error "
+                           "reading next value: json: cannot unmarshal %s into Go value of type string",
+                           go_type, name, wh_go_json_kind(v));
+        if (is_bytes && json_is_string(v) && !jwx_base64_ok(json_string_value(v)))
+            return wh_vfmt(c,
+                           "failed to unmarshal JSON into key (*jwk.%s): failed to decode value for key %s: expected "
+                           "base64 encoded []byte (string)",
+                           go_type, name);
+    }
+    required = priv ? types[i].required_priv : types[i].required_pub;
+    while (*required) {
+        size_t n = strcspn(required, " ");
+        snprintf(word, sizeof(word), "%.*s", (int)n, required);
+        if (json_object_get(k, word) == NULL)
+            return wh_vfmt(c, "failed to unmarshal JSON into key (*jwk.%s): required field %s is missing", go_type,
+                           word);
+        required += n + (required[n] == ' ');
+    }
+    return NULL;
+}
+
+/* jwx v1's jwk.Parse of a jwtRules[].jwks text (istiod's validateJwtRule: "jwks parse error: %v"): NULL
+ * when it parses, else the error after "failed to unmarshal JWK set: ": Go's JSON syntax error, the set's
+ * own reading (jwk/set.go: tokens of an object, "keys" a list, else the object is the sole key), then
+ * each key's (jwk_key_problem). */
+static const char *jwks_problem(wh_vctx *c, const char *text)
+{
+    wh_buf syntax = WH_BUF_INIT;
+    json_t *doc = NULL;
+    const json_t *keys;
+    const char *p = text, *why = NULL;
+    size_t i;
+
+    if (wh_vgo_json_check(text, strlen(text), &syntax) != 0) {
+        why = wh_vown(c, wh_buf_steal(&syntax, NULL));
         goto out;
     }
-    if (!json_is_array(keys))
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+        p++;
+    if (*p == '[') {
+        why = "expected '{', but got '['";
         goto out;
-    for (i = 0; i < json_array_size(keys); i++)
-        if (!json_is_string(json_object_get(json_array_get(keys, i), "kty")))
-            goto out;
-    ok = 1;
+    }
+    doc = wh_json_loadb(text, strlen(text), JSON_DECODE_ANY, NULL);
+    if (*p == '"') {
+        /* a lone string is read as a member name whose value never comes */
+        const char *s = json_string_value(doc) ? json_string_value(doc) : "";
+        why = strcmp(s, "keys") == 0 ? "failed to decode \"keys\": EOF"
+                                     : wh_vfmt(c, "failed to decode value for key %s: EOF", wh_vq(c, s));
+        goto out;
+    }
+    if (*p != '{') {
+        why = "error reading token: EOF"; /* a number, true, false or null: no member, then the end */
+        goto out;
+    }
+    if (!json_is_object(doc))
+        goto out; /* valid to Go, not to the JSON reader (e.g. a number beyond a double): not judged */
+    keys = json_object_get(doc, "keys");
+    if (keys == NULL) {
+        if ((why = jwk_key_problem(c, doc)) != NULL)
+            why = wh_vfmt(c, "failed to parse sole key in key set: %s", why);
+    } else if (!json_is_array(keys) && !json_is_null(keys)) {
+        why = wh_vfmt(c, "failed to decode \"keys\": json: cannot unmarshal %s into Go value of type []json.RawMessage",
+                      wh_go_json_kind(keys));
+    } else {
+        for (i = 0; i < json_array_size(keys) && why == NULL; i++)
+            if ((why = jwk_key_problem(c, json_array_get(keys, i))) != NULL)
+                why = wh_vfmt(c, "failed to decode key #%zu in \"keys\": %s", i, why);
+    }
 out:
+    wh_buf_free(&syntax);
     json_decref(doc);
-    return ok;
+    return why;
 }
 
 static int strict_header_name_ok(const char *s)
@@ -585,6 +641,7 @@ static int strict_header_name_ok(const char *s)
 void wh_validate_request_authentication(wh_vctx *c, const json_t *spec)
 {
     const json_t *rules = wh_varr(spec, "jwtRules");
+    const char *why;
     size_t i, j;
 
     wh_vcheck_policy_target(c, spec, "selector");
@@ -599,8 +656,8 @@ void wh_validate_request_authentication(wh_vctx *c, const json_t *spec)
             wh_verr_listed(c, "issuer or jwksUri must be non-empty string");
         if (*wh_vstr(r, "jwksUri"))
             check_jwks_uri(c, wh_vstr(r, "jwksUri"));
-        if (*wh_vstr(r, "jwks") && !jwks_ok(wh_vstr(r, "jwks")))
-            wh_verr_listed(c, "jwks parse error: failed to unmarshal JWK set");
+        if (*wh_vstr(r, "jwks") && (why = jwks_problem(c, wh_vstr(r, "jwks"))) != NULL)
+            wh_verr_listed(c, "jwks parse error: failed to unmarshal JWK set: %s", why);
         a = wh_varr(r, "fromHeaders");
         for (j = 0; j < json_array_size(a); j++)
             if (*wh_vstr(json_array_get(a, j), "name") == '\0')

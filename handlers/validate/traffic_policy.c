@@ -71,7 +71,8 @@ void wh_vcheck_connection_pool(wh_vctx *c, const json_t *pool)
         wh_vcheck_duration(c, wh_vget(tcp, "connectTimeout"));
         wh_vcheck_duration(c, wh_vget(tcp, "maxConnectionDuration"));
         /* a timeout under a millisecond (0s included) disables it and is not checked */
-        if (idle != NULL && !(wh_vparse_duration(json_string_value(idle), &ns) == 0 && ns > -1000000 && ns < 1000000))
+        if (idle != NULL &&
+            !(wh_vparse_duration(json_string_value(idle), &ns, NULL) == 0 && ns > -1000000 && ns < 1000000))
             wh_vcheck_duration(c, idle);
         if (ka != NULL) {
             wh_vcheck_duration(c, wh_vget(ka, "time"));

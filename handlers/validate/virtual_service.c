@@ -415,7 +415,7 @@ static void check_cors(wh_vctx *c, const json_t *cors)
     if (wh_vget(cors, "maxAge") != NULL) {
         int64_t ns = 0;
         wh_vcheck_duration(c, wh_vget(cors, "maxAge"));
-        if (wh_vparse_duration(wh_vstr(cors, "maxAge"), &ns) == 0 && ns % 1000000000LL != 0)
+        if (wh_vparse_duration(wh_vstr(cors, "maxAge"), &ns, NULL) == 0 && ns % 1000000000LL != 0)
             wh_verr(c, "max_age duration is accurate only to seconds precision");
     }
 }

@@ -65,6 +65,14 @@ typedef struct wh_validate_input {
  * (WH_E_INTERNAL: a warning that is not UTF-8, a bug). */
 wh_code wh_validate_object(const json_t *obj, const wh_validate_input *in, wh_validate_verdict *out, wh_err *err);
 
+/* istiod's mesh.ParseMeshNetworks on the `meshNetworks` document of an `istio[-<rev>]` ConfigMap (`len`
+ * bytes of YAML): decoded into istio.mesh.v1alpha1.MeshNetworks as jsonpb does, then checked by
+ * agent.ValidateMeshNetworks (each network's endpoints fromCidr / fromRegistry, gateways
+ * registryServiceName / address and port).  WH_OK when istiod takes it; else WH_E_INVALID and istiod's
+ * error text in err ("failed to convert to proto. ...", or "1 error occurred:\n\t* invalid network n1:
+ * ..."), which istiod logs as "invalid mesh networks, using last known state: <text>". */
+wh_code wh_validate_mesh_networks(const char *yaml, size_t len, wh_err *err);
+
 /* Metrics with istiod's names; all NULL when metrics are off. */
 typedef struct wh_validate_metrics {
     wh_metric *passed;     /* galley_validation_passed{group,version,resource} */

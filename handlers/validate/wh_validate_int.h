@@ -52,6 +52,8 @@ static inline size_t wh_vwarn_mark(const wh_vctx *c)
     return c->warns.n;
 }
 void wh_vwarn_drop(wh_vctx *c, size_t mark);
+/* The same for errors (a Go validator that replaces its error list instead of appending). */
+void wh_verr_drop(wh_vctx *c, size_t mark);
 static inline size_t wh_verr_mark(const wh_vctx *c)
 {
     return c->errs.n;
@@ -75,8 +77,9 @@ const char *wh_vown(wh_vctx *c, char *owned);
 /* printf into a string owned by the context (for composite set keys). */
 const char *wh_vfmt(wh_vctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Go's %q of s (strconv.Quote), valid until wh_vctx_free. */
+/* Go's %q of s (strconv.Quote), valid until wh_vctx_free; wh_vquote appends it to a buffer. */
 const char *wh_vq(wh_vctx *c, const char *s);
+void wh_vquote(wh_buf *out, const char *s);
 /* The joined error text: the error alone, or "N errors occurred:\n\t* a\n\t* b\n\n". */
 void wh_vctx_error_text(const wh_vctx *c, wh_buf *out);
 
@@ -109,15 +112,16 @@ typedef enum wh_vtype {
     WH_VT_ENUM,
     WH_VT_DUR, /* google.protobuf.Duration: a Go duration string such as "1.5s" or "1m" */
     WH_VT_MSG,
-    WH_VT_STRUCT, /* google.protobuf.Struct: any object */
-    WH_VT_VALUE,  /* google.protobuf.Value / JSON: anything */
-    WH_VT_ANYLIST /* google.protobuf.ListValue: any array */
+    WH_VT_STRUCT,  /* a message whose fields are not listed: any object */
+    WH_VT_VALUE,   /* google.protobuf.Value / JSON: anything */
+    WH_VT_ANYLIST, /* a list of such messages (proto kinds) or of anything (Kubernetes kinds): any array */
+    WH_VT_PBSTRUCT /* google.protobuf.Struct: any object, refused as jsonpb refuses a Struct */
 } wh_vtype;
 
 enum { WH_VC_ONE = 0, WH_VC_LIST, WH_VC_MAP, WH_VC_UMAP /* map<uint32, ...> */ };
 
 typedef struct wh_venum_desc {
-    const char *name;
+    const char *name;          /* the proto full name (istio.networking.v1alpha3.ClientTLSSettings.TLSmode) */
     const char *const *values; /* values[i] is the name of number i */
     int n;
 } wh_venum_desc;
@@ -145,10 +149,28 @@ struct wh_vmsg {
  * AllowUnknownFields); type errors fail with a message in err. */
 wh_code wh_vdecode(const wh_vmsg *m, const json_t *in, json_t **out, wh_err *err);
 
-/* Parse a Go duration string ("1h2m3.5s", "100ms", "0") into nanoseconds. */
-int wh_vparse_duration(const char *s, int64_t *ns);
+/* istio.mesh.v1alpha1.MeshNetworks (schema.c). */
+extern const wh_vmsg *const wh_vschema_mesh_networks;
+
+/* Parse a Go duration string ("1h2m3.5s", "100ms", "0") into nanoseconds: 0, or -1 with, when err is not
+ * NULL, time.ParseDuration's error text appended to it ("time: unknown unit \"x\" in duration \"1x\""). */
+int wh_vparse_duration(const char *s, int64_t *ns, wh_buf *err);
+
+/* What encoding/json.Unmarshal(text, new(T)) says of `len` bytes of `text` for a Go number type T
+ * ("int32", "int64", "uint32", "uint64", "float64"), as jsonpb hands it the inside of a quoted number
+ * (gojson.c): 0 with the value in *out (a new JSON number; JSON null gives 0), or -1 with Go's error
+ * text appended to err (a syntax error of Go's scanner, "json: cannot unmarshal ..."). */
+int wh_vgo_unmarshal_number(const char *text, size_t len, const char *go_type, json_t **out, wh_buf *err);
+/* encoding/json's checkValid: 0 when `text` is one JSON value, else -1 with Go's syntax error in err. */
+int wh_vgo_json_check(const char *text, size_t len, wh_buf *err);
 
 /* ------------------------------------------------------------------ building blocks */
+
+/* Go's net/netip (netip.c).  ParseAddr: 4 or 6 (the family) when s is an address, else 0 with Go's
+ * error text appended to err (when not NULL); *zoned (when not NULL) = 1 for an IPv6 zone.  ParsePrefix: 1
+ * when s is a prefix, else 0 with Go's "netip.ParsePrefix(...): ..." text appended to err. */
+int wh_vnetip_addr(const char *s, int *zoned, wh_buf *err);
+int wh_vnetip_prefix(const char *s, wh_buf *err);
 
 int wh_vis_dns1123_label(const char *s);
 int wh_vis_wildcard_label(const char *s, size_t n);

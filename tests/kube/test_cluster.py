@@ -4,7 +4,8 @@
 The real binary over TLS, its revisions read from istiod's ConfigMaps (the conformance corpus' files),
 checked end to end: initial sync and readiness, a ConfigMap edit served within seconds, a revision
 created after start and then deleted, a broken template keeping the last good one, ProxyConfig at root,
-namespace and workload level (with the annotation under the workload's resource), native sidecars from
+namespace and workload level (with the annotation under the workload's resource), an invalid meshNetworks
+(istiod's warning, injection unaffected), native sidecars from
 node kubelet versions, a quiet period without requests, an API server outage (still injecting, still
 ready), history compacted during an outage (changes made meanwhile served), no node access (native off)
 and readiness that waits for the first sync.
@@ -176,6 +177,23 @@ def main():
             check("its release comes from app.kubernetes.io/version",
                   whtest.metric(s, "webhookd_inject_revision_release",
                                 '{revision="canary",release="1.29",source="configmap-label"}') == 1)
+            # meshNetworks: istiod validates it and, when it is invalid, warns and keeps its last networks; injection
+            # does not read them, so the revision keeps injecting and no other revision notices.
+            mcm = corpus.meshcm("canary")
+            mcm["data"]["meshNetworks"] = ("networks:\n  n1:\n    endpoints: [{fromRegistry: cluster.local}]\n"
+                                           "    gateways: [{address: 1.2.3.4}]\n")
+            api.control("replace", {"object": mcm})
+            want = ("2 errors occurred:\n\t* invalid network n1: invalid registry name: cluster.local\n\t* invalid "
+                    "network n1: port number 0 must be in the range 1..65535\n\n")
+            recs = until(lambda: [r for r in s.records() if r.get("msg") == "invalid mesh networks, using last known "
+                                  "state"], lambda v: v)
+            check("invalid meshNetworks: istiod's warning with its error text, for that revision only",
+                  [(r.get("revision"), r.get("configmap"), r.get("error")) for r in recs] ==
+                  [("canary", "istio-canary", want)], recs)
+            check("invalid meshNetworks: the revision still injects, nothing refused",
+                  image_of(s, "/inject/rev/canary").startswith("example.com/canary/") and
+                  "config refused" not in readyz(s)[1], readyz(s)[1])
+            check("invalid meshNetworks: the other revision is untouched", image_of(s).startswith("example.com/edited/"))
             api.control("delete", {"kind": "ConfigMap", "namespace": NS, "name": "istio-sidecar-injector-canary"})
             msg = until(lambda: image_of(s, "/inject/rev/canary"), lambda v: "unknown revision" in v)
             check("deleted revision answers like any unknown one",

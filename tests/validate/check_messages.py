@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-CALLS = ("wh_verr", "wh_vwarn", "wh_verr_listed", "wh_vfmt", "wh_err_set", "wh_asprintf")
+CALLS = ("wh_verr", "wh_vwarn", "wh_verr_listed", "wh_vfmt", "wh_err_set", "wh_asprintf", "wh_vnetip_fail", "wh_vnetip_prefix_fail")
 CALL_RE = re.compile(r"\b(%s)\s*\(" % "|".join(CALLS))
 # A format whose text outside its conversions has no letter ("%s", "%s: %s",
 # "%s/%s", "%lld") only joins or forwards other messages.

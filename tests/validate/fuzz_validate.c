@@ -3,8 +3,10 @@
  * as an Istio object (JSON) and judged directly with wh_validate_object and,
  * wrapped in an AdmissionReview, through the whole /validate admit path
  * (wh_admission_serve + wh_validate_admit); input that is not JSON is served
- * as a raw request body.  Invariants: a verdict is either allowed without a
- * message or denied with one, and every request gets an HTTP answer.
+ * as a raw request body.  Every input is also read as a mesh ConfigMap's
+ * meshNetworks document (wh_validate_mesh_networks: YAML, jsonpb, checks).
+ * Invariants: a verdict is either allowed without a message or denied with
+ * one, a refused meshNetworks says why, and every request gets an HTTP answer.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,7 +41,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wh_validate_verdict v;
     json_t *review;
     char *text;
+    wh_err err = {0};
 
+    if (wh_validate_mesh_networks((const char *)data, size, &err) != WH_OK && wh_err_msg(&err)[0] == '\0')
+        abort();
     if (obj == NULL) {
         serve_body((const char *)data, size);
         return 0;

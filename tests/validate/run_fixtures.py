@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Declarative unit tests of the validator: every fixtures/*.yaml document is a
 case (name, rule, expect = allowed | allowed-with-warning | denied, phrase,
-and either a whole `object` or a `kind` + `spec` [+ `metadata`]).  All cases go
+and either a whole `object` or a `kind` + `spec` [+ `metadata`]).  A denied case
+may give `message` instead of (or beside) `phrase`: then the whole denial text
+must be exactly that (istiod's wording, character for character).  A case with
+`meshNetworks` (a YAML text) instead of an object judges that document as
+istiod's mesh.ParseMeshNetworks does (its error is the "message").  All cases go
 through one run of the `verdicts` driver (wh_validate_object); the runner
 checks each verdict and that every `rule` has examples of at least two of the
 three outcomes.  Prints one line per failure and a summary.
@@ -55,7 +59,11 @@ def check(case, v):
     elif expect == "denied":
         if v["allowed"]:
             return "allowed (warnings %r)" % warnings
-        if phrase not in (v.get("message") or ""):
+        if phrase is None and "message" not in case:
+            return "a denied case needs a phrase or a message"
+        if "message" in case and case["message"] != v.get("message"):
+            return "message %r is not exactly %r" % (v.get("message"), case["message"])
+        if phrase is not None and phrase not in (v.get("message") or ""):
             return "message %r lacks %r" % (v.get("message"), phrase)
     else:
         return "bad expect %r" % expect
@@ -71,7 +79,8 @@ def main():
                 if doc:
                     doc["_file"] = os.path.basename(path)
                     cases.append(doc)
-    stream = "".join(json.dumps({"object": build(c), "namespace": "ns5"}) + "\n" for c in cases)
+    stream = "".join(json.dumps({"meshNetworks": c["meshNetworks"]} if "meshNetworks" in c else
+                                {"object": build(c), "namespace": "ns5"}) + "\n" for c in cases)
     p = subprocess.run([driver], input=stream, capture_output=True, text=True, timeout=120)
     lines = p.stdout.splitlines()
     failed = 0

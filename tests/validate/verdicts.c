@@ -1,8 +1,9 @@
 /*
  * verdicts.c - test driver: reads a stream of JSON objects on stdin (each
- * {"object": ..., "namespace": "..."}), judges each with wh_validate_object,
- * and prints one JSON line per object: {"allowed", "message", "warnings"}.
- * The fixture runner (run_fixtures.py) compares those lines with fixtures.
+ * {"object": ..., "namespace": "..."}, or {"meshNetworks": "<YAML>"}), judges
+ * each with wh_validate_object (or wh_validate_mesh_networks), and prints one
+ * JSON line per item: {"allowed", "message", "warnings"}.  The fixture runner
+ * (run_fixtures.py) compares those lines with fixtures.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,17 @@ int main(void)
         char *text;
 
         wh_err_clear(&err);
+        if (json_is_string(json_object_get(item, "meshNetworks"))) {
+            const json_t *doc = json_object_get(item, "meshNetworks");
+            int ok = wh_validate_mesh_networks(json_string_value(doc), json_string_length(doc), &err) == WH_OK;
+            line = json_pack("{s:b, s:s?, s:n}", "allowed", ok, "message", ok ? NULL : wh_err_msg(&err), "warnings");
+            text = json_dumps(line, JSON_COMPACT);
+            printf("%s\n", text);
+            free(text);
+            json_decref(line);
+            json_decref(item);
+            continue;
+        }
         if (wh_validate_object(json_object_get(item, "object"), &in, &v, &err) != WH_OK) {
             fprintf(stderr, "verdicts: %s\n", wh_err_msg(&err));
             json_decref(item);
