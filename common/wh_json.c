@@ -329,22 +329,51 @@ static json_t *read_number(reader *r)
     }
 }
 
-/* An open container; for an object, the key its next value goes under
- * (pointing into the input, or into `owned` when it had escapes: reading
- * the value may reuse r->tmp). */
+/* An open container: where its members start on the reader's stacks.  A container is made only once it is
+ * complete, from those stacks (wh_json_arena_object / _array: one bump in jansson's layout, the table exactly as
+ * long as it needs). */
 typedef struct frame {
-    json_t *container;
     int is_object;
-    const char *key;
-    size_t klen;
-    char *owned;
+    size_t vals, keys, owned; /* bases on the value, key and owned-key stacks */
 } frame;
 
-/* Iterative: one loop and an explicit stack of open containers, so a value
- * costs no call of its own.  NULL to give up. */
+/* The reader's stacks: values of the open containers, keys of the open objects' members (pointing into the input,
+ * or to an owned copy when they had escapes: reading a value may reuse r->tmp), the owned copies. */
+typedef struct stacks {
+    json_t **vals;
+    wh_json_key *keys;
+    char **owned;
+    size_t nvals, nkeys, nowned, vals_cap, keys_cap, owned_cap;
+    int vals_heap, keys_heap, owned_heap;
+} stacks;
+
+/* Room for one more element on a stack that starts in the caller's frame (`heap` says whether it left it). */
+static void *stack_grow(void *base, size_t *cap, size_t elem, int *heap)
+{
+    void *grown = wh_malloc(2 * *cap * elem);
+
+    memcpy(grown, base, *cap * elem);
+    if (*heap)
+        free(base);
+    *heap = 1;
+    *cap *= 2;
+    return grown;
+}
+
+static void free_owned(stacks *st, size_t from)
+{
+    while (st->nowned > from)
+        free(st->owned[--st->nowned]);
+}
+
+/* Iterative: one loop and explicit stacks, so a value costs no call of its own.  NULL to give up. */
 static json_t *read_document(reader *r)
 {
     frame local[32], *stack = local, *top = NULL;
+    json_t *local_vals[256];
+    wh_json_key local_keys[128];
+    char *local_owned[8];
+    stacks st = {local_vals, local_keys, local_owned, 0, 0, 0, 256, 128, 8, 0, 0, 0};
     size_t depth = 0, cap = sizeof(local) / sizeof(local[0]);
     const unsigned char *p = r->p, *end = r->end;
     const int reject_duplicates = (r->flags & JSON_REJECT_DUPLICATES) != 0;
@@ -362,10 +391,10 @@ value: /* p is past any whitespace */
             goto fail;
         {
             int is_object = *p == '{';
-            v = is_object ? json_object() : json_array();
             p = skip_ws(p + 1, end);
             if (p < end && *p == (is_object ? '}' : ']')) {
                 p++;
+                v = is_object ? wh_json_arena_object(NULL, NULL, 0, 0) : wh_json_arena_array(NULL, 0);
                 goto have_value;
             }
             if (depth == cap) {
@@ -377,10 +406,10 @@ value: /* p is past any whitespace */
                 cap *= 2;
             }
             top = &stack[depth++];
-            top->container = v;
             top->is_object = is_object;
-            top->owned = NULL;
-            v = NULL;
+            top->vals = st.nvals;
+            top->keys = st.nkeys;
+            top->owned = st.nowned;
             if (is_object)
                 goto key;
             goto value;
@@ -421,40 +450,34 @@ key: /* p is where an object's key should start */
     if (p >= end || *p != '"' || (p = read_string(r, p + 1, &s, &len)) == NULL)
         goto fail;
     if (s == r->tmp) { /* only an escape can put NUL in a key, which jansson refuses */
+        char *copy;
         if (memchr(s, '\0', len) != NULL)
             goto fail;
-        top->owned = wh_malloc(len + 1);
-        memcpy(top->owned, s, len);
-        s = top->owned;
+        copy = wh_malloc(len + 1);
+        memcpy(copy, s, len);
+        if (st.nowned == st.owned_cap)
+            st.owned = stack_grow(st.owned, &st.owned_cap, sizeof(*st.owned), &st.owned_heap);
+        st.owned[st.nowned++] = copy;
+        s = copy;
     }
-    top->key = s;
-    top->klen = len;
+    if (st.nkeys == st.keys_cap)
+        st.keys = stack_grow(st.keys, &st.keys_cap, sizeof(*st.keys), &st.keys_heap);
+    st.keys[st.nkeys].text = s;
+    st.keys[st.nkeys++].len = len;
     p = skip_ws(p, end);
     if (p >= end || *p != ':')
         goto fail;
     p = skip_ws(p + 1, end);
     goto value;
 
-have_value: /* v (owned here) is complete: put it into its container */
+have_value: /* v (owned here) is complete: put it on the stack of its container */
     if (depth == 0) {
         r->p = p;
         goto out;
     }
-    if (top->is_object) {
-        if (reject_duplicates && json_object_getn(top->container, top->key, top->klen) != NULL)
-            goto fail; /* jansson words the error */
-        if (json_object_setn_new_nocheck(top->container, top->key, top->klen, v) != 0) {
-            v = NULL; /* consumed */
-            goto fail;
-        }
-        if (top->owned != NULL) {
-            free(top->owned);
-            top->owned = NULL;
-        }
-    } else if (json_array_append_new(top->container, v) != 0) {
-        v = NULL; /* consumed */
-        goto fail;
-    }
+    if (st.nvals == st.vals_cap)
+        st.vals = stack_grow(st.vals, &st.vals_cap, sizeof(*st.vals), &st.vals_heap);
+    st.vals[st.nvals++] = v;
     v = NULL;
     p = skip_ws(p, end);
     if (p >= end)
@@ -468,7 +491,18 @@ have_value: /* v (owned here) is complete: put it into its container */
     if (*p != (top->is_object ? '}' : ']'))
         goto fail;
     p++;
-    v = top->container;
+    /* the container is complete: make it from its members, which it takes over */
+    if (top->is_object) {
+        v = wh_json_arena_object(st.keys + top->keys, st.vals + top->vals, st.nvals - top->vals, reject_duplicates);
+        st.nvals = top->vals;
+        st.nkeys = top->keys;
+        free_owned(&st, top->owned);
+        if (v == NULL)
+            goto fail; /* a key given twice, refused: jansson words the error */
+    } else {
+        v = wh_json_arena_array(st.vals + top->vals, st.nvals - top->vals);
+        st.nvals = top->vals;
+    }
     depth--;
     top = depth > 0 ? &stack[depth - 1] : NULL;
     goto have_value;
@@ -476,14 +510,18 @@ have_value: /* v (owned here) is complete: put it into its container */
 fail:
     json_decref(v);
     v = NULL;
-    while (depth > 0) {
-        depth--;
-        free(stack[depth].owned);
-        json_decref(stack[depth].container);
-    }
+    while (st.nvals > 0)
+        json_decref(st.vals[--st.nvals]);
 out:
+    free_owned(&st, 0);
     if (stack != local)
         free(stack);
+    if (st.vals_heap)
+        free(st.vals);
+    if (st.keys_heap)
+        free(st.keys);
+    if (st.owned_heap)
+        free(st.owned);
     return v;
 }
 

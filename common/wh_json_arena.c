@@ -22,6 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #if defined(__SANITIZE_ADDRESS__)
 #define WH_ARENA_ENABLED 0
@@ -47,12 +51,23 @@
 #define VALGRIND_MEMPOOL_FREE(pool, addr) ((void)0)
 #define VALGRIND_MAKE_MEM_NOACCESS(addr, size) ((void)0)
 #define RUNNING_ON_VALGRIND 0
+#define VALGRIND_GET_VBITS(addr, bits, n) 0
 #endif
 
-/* Whether the process runs under valgrind, asked once at install: the
- * per-block client requests (a dozen instructions each, two per jansson
- * value) are then skipped natively. */
+/* Whether the process runs under valgrind's memcheck, asked once at install:
+ * the per-block client requests (a dozen instructions each, two per jansson
+ * value) are then skipped natively, and under callgrind or cachegrind too,
+ * which ignore them: instruction counts there are the native path's. */
 static int on_valgrind;
+
+/* memcheck answers its own requests (1: the bits were read); other tools and
+ * a native run answer 0. */
+static int memcheck_running(void)
+{
+    char probe = 0, bits;
+
+    return RUNNING_ON_VALGRIND != 0 && VALGRIND_GET_VBITS(&probe, &bits, 1) == 1;
+}
 
 #define ALIGN 16
 #define FIRST_CHUNK ((size_t)64 << 10)
@@ -76,31 +91,20 @@ struct wh_json_arena_deferred {
 
 /* jansson's string value as jansson lays it out (its private json_string_t, the same from 2.7 to 2.14): the reader's
  * strings are made here in one bump instead of through json_stringn_nocheck's two allocations and copy.  Used only
- * when string_layout_known: jansson older than 2.15 at run time, and a string made by jansson reads back through this
- * layout as jansson's own accessors read it (wh_json_arena_install checks). */
+ * when LAYOUT_STRING is known: jansson older than 2.15 at run time, and a string made by jansson reads back through
+ * this layout as jansson's own accessors read it (wh_json_arena_install checks). */
 struct jansson_string {
     json_t json;
     char *value;
     size_t length;
 };
 
-static int string_layout_known;
+/* The layouts confirmed at install (a bit each); a scope may use them when jansson allocates through it. */
+enum { LAYOUT_STRING = 1, LAYOUT_ARRAY = 2, LAYOUT_OBJECT = 4 };
+static unsigned layouts_known;
 
-static int probe_string_layout(void)
-{
-    json_t *s;
-    const struct jansson_string *js;
-    int known;
-
-    if (jansson_version_cmp(2, 7, 0) < 0 || jansson_version_cmp(2, 15, 0) >= 0)
-        return 0;
-    s = json_stringn_nocheck("probe", 5);
-    js = (const struct jansson_string *)s;
-    known = s != NULL && s->type == JSON_STRING && s->refcount == 1 && js->value == json_string_value(s) &&
-            js->length == json_string_length(s) && js->length == 5;
-    json_decref(s);
-    return known;
-}
+static void seed_keys(void);
+static unsigned probe_layouts(void);
 
 /* A new chunk big enough for `need` bytes; 0 when it would go over the
  * scope's budget (the caller then falls back to malloc). */
@@ -244,10 +248,12 @@ void wh_json_arena_install(void)
     const char *check = getenv("WH_JSON_ARENA_CHECK");
 
     checking = check != NULL && strcmp(check, "1") == 0;
-    on_valgrind = RUNNING_ON_VALGRIND != 0;
-    string_layout_known = probe_string_layout();
-    if (WH_ARENA_ENABLED)
+    on_valgrind = memcheck_running();
+    seed_keys();
+    if (WH_ARENA_ENABLED) {
         json_set_alloc_funcs(arena_malloc, arena_free);
+        layouts_known = probe_layouts();
+    }
 }
 
 void wh_json_arena_begin(wh_json_arena *a)
@@ -264,7 +270,7 @@ void wh_json_arena_begin(wh_json_arena *a)
         json_malloc_t m;
         json_free_t f;
         json_get_alloc_funcs(&m, &f);
-        a->strings = WH_ARENA_ENABLED && string_layout_known && m == arena_malloc && f == arena_free;
+        a->layouts = WH_ARENA_ENABLED && m == arena_malloc && f == arena_free ? layouts_known : 0;
     }
     VALGRIND_CREATE_MEMPOOL(a, 0, 0);
     current = a;
@@ -464,6 +470,29 @@ void wh_json_thaw(wh_json_frozen *record)
     free(record);
 }
 
+/* memcpy for the short texts of keys and values, without a call: overlapping words up to 16 bytes. */
+static inline void copy_text(char *dst, const char *src, size_t len)
+{
+    if (len >= 8 && len <= 16) {
+        uint64_t x, y;
+        memcpy(&x, src, 8);
+        memcpy(&y, src + len - 8, 8);
+        memcpy(dst, &x, 8);
+        memcpy(dst + len - 8, &y, 8);
+    } else if (len >= 4 && len < 8) {
+        uint32_t x, y;
+        memcpy(&x, src, 4);
+        memcpy(&y, src + len - 4, 4);
+        memcpy(dst, &x, 4);
+        memcpy(dst + len - 4, &y, 4);
+    } else if (len > 16) {
+        memcpy(dst, src, len);
+    } else {
+        for (size_t i = 0; i < len; i++)
+            dst[i] = src[i];
+    }
+}
+
 json_t *wh_json_arena_string(const char *text, size_t len)
 {
     wh_json_arena *a = current;
@@ -472,7 +501,7 @@ json_t *wh_json_arena_string(const char *text, size_t len)
     struct jansson_string *js;
     char *value;
 
-    if (a == NULL || !a->strings || len > BIG_BLOCK || n > (size_t)(a->end - a->ptr))
+    if (a == NULL || !(a->layouts & LAYOUT_STRING) || len > BIG_BLOCK || n > (size_t)(a->end - a->ptr))
         return NULL; /* jansson makes it (and grows the chunk when it is full) */
     js = (struct jansson_string *)a->ptr;
     value = a->ptr + head;
@@ -482,7 +511,7 @@ json_t *wh_json_arena_string(const char *text, size_t len)
         VALGRIND_MEMPOOL_ALLOC(a, js, sizeof(*js));
         VALGRIND_MEMPOOL_ALLOC(a, value, len + 1);
     }
-    memcpy(value, text, len);
+    copy_text(value, text, len);
     value[len] = '\0';
     js->json.type = JSON_STRING;
     js->json.refcount = 1;
@@ -502,4 +531,521 @@ wh_json_arena *wh_json_arena_pause(void)
 void wh_json_arena_resume(wh_json_arena *a)
 {
     current = a;
+}
+
+/* --- values made directly in jansson's layouts ----------------------------------------------------------------- */
+
+/* jansson 2.14's array and object as it lays them out (json_array_t; json_object_t with its hashtable_t, buckets and
+ * pairs).  An object's pairs sit in two circular lists through the table's two heads: `list`, where the pairs of a
+ * bucket form the run bucket->first .. bucket->last (an empty bucket points both ends at the head), and
+ * `ordered_list`, in insertion order, which iteration follows.  A key is filed under lookup3's hashlittle of its
+ * bytes with the process-wide seed (hashtable_seed), in bucket hash & (2^order - 1). */
+struct jansson_array {
+    json_t json;
+    size_t size, entries;
+    json_t **table;
+};
+
+struct jansson_list {
+    struct jansson_list *prev, *next;
+};
+
+struct jansson_pair {
+    struct jansson_list list, ordered_list;
+    size_t hash;
+    json_t *value;
+    size_t key_len;
+    char key[]; /* key_len bytes and a NUL */
+};
+
+struct jansson_bucket {
+    struct jansson_list *first, *last;
+};
+
+struct jansson_object {
+    json_t json;
+    size_t size;
+    struct jansson_bucket *buckets;
+    size_t order;
+    struct jansson_list list, ordered_list;
+};
+
+#define ROUND(n, to) (((n) + ((to)-1)) & ~(size_t)((to)-1))
+#define FIRST_ORDER 1 /* the smallest table made: 2 buckets (jansson starts at 8, and grows any) */
+
+/* The seed this process hashes keys with (jansson's hashtable_seed once install set it), 0 when unknown. */
+static uint32_t key_seed;
+
+/* jansson takes its seed from the first json_object_seed() or json_object(): give it one first (random, so the
+ * hash-flooding protection stays), to be able to hash as it does.  Whether it took is checked by the object probe. */
+static void seed_keys(void)
+{
+    uint32_t seed = 0;
+
+    if (key_seed != 0)
+        return;
+    while (seed == 0)
+        if (getrandom(&seed, sizeof(seed), 0) != (ssize_t)sizeof(seed))
+            return; /* jansson seeds itself; objects are then made by its calls */
+    json_object_seed(seed);
+    key_seed = seed;
+}
+
+static inline uint32_t rot32(uint32_t x, unsigned k)
+{
+    return x << k | x >> (32 - k);
+}
+
+/* Four bytes as the little-endian number lookup3's hashlittle reads. */
+static inline uint32_t le32(const unsigned char *p)
+{
+    uint32_t v;
+
+    memcpy(&v, p, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap32(v);
+#endif
+    return v;
+}
+
+/* The last 1..4 bytes of a key as a zero-padded little-endian word. */
+static inline uint32_t tail32(const unsigned char *p, size_t n)
+{
+    switch (n) {
+    case 4:
+        return le32(p);
+    case 3:
+        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+    case 2:
+        return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+    default:
+        return p[0];
+    }
+}
+
+/* Bob Jenkins' lookup3 hashlittle (public domain) of `len` bytes with `seed`: 12 bytes at a time mixed into three
+ * words, the last 1..12 bytes zero-padded and finished; no bytes at all give the initial word.  Bit-exact with
+ * jansson's hash of a key (tests/common/test_json_arena.c compares on keys of every length 0..64). */
+static inline uint32_t key_hash(const char *key, size_t len, uint32_t seed)
+{
+    const unsigned char *k = (const unsigned char *)key;
+    uint32_t a, b, c;
+
+    a = b = c = 0xdeadbeefu + (uint32_t)len + seed;
+    if (len == 0)
+        return c;
+    for (; len > 12; len -= 12, k += 12) {
+        a += le32(k);
+        b += le32(k + 4);
+        c += le32(k + 8);
+        a -= c, a ^= rot32(c, 4), c += b;
+        b -= a, b ^= rot32(a, 6), a += c;
+        c -= b, c ^= rot32(b, 8), b += a;
+        a -= c, a ^= rot32(c, 16), c += b;
+        b -= a, b ^= rot32(a, 19), a += c;
+        c -= b, c ^= rot32(b, 4), b += a;
+    }
+    if (len > 8) {
+        a += le32(k);
+        b += le32(k + 4);
+        c += tail32(k + 8, len - 8);
+    } else if (len > 4) {
+        a += le32(k);
+        b += tail32(k + 4, len - 4);
+    } else {
+        a += tail32(k, len);
+    }
+    c ^= b, c -= rot32(b, 14);
+    a ^= c, a -= rot32(c, 11);
+    b ^= a, b -= rot32(a, 25);
+    c ^= b, c -= rot32(b, 16);
+    a ^= c, a -= rot32(c, 4);
+    b ^= a, b -= rot32(a, 14);
+    c ^= b, c -= rot32(b, 24);
+    return c;
+}
+
+/* Keys repeat (every container has a "name", every env entry a "value"): the hashes of recent keys of up to 16 bytes
+ * by their bytes, per thread (the seed never changes once set).  An entry holds the key's length + 1 (0: empty) and
+ * its bytes as two words that, with the length, are the key. */
+struct key_memo {
+    uint64_t lo, hi;
+    size_t len1;
+    uint32_t hash;
+};
+
+#define MEMO_BITS 6
+static _Thread_local struct key_memo memo[1 << MEMO_BITS];
+
+static inline uint64_t load64(const char *p)
+{
+    uint64_t v;
+
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static inline uint32_t load32(const char *p)
+{
+    uint32_t v;
+
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* key_hash with the process's seed, from the memo when the key was seen lately. */
+static inline uint32_t key_hash_memo(const char *key, size_t len)
+{
+    const unsigned char *k = (const unsigned char *)key;
+    uint64_t lo, hi = 0;
+    struct key_memo *m;
+
+    if (len > 16)
+        return key_hash(key, len, key_seed);
+    if (len >= 8) { /* two words that overlap cover every byte */
+        lo = load64(key);
+        hi = load64(key + len - 8);
+    } else if (len >= 4) {
+        lo = load32(key) | (uint64_t)load32(key + len - 4) << 32;
+    } else if (len > 0) { /* bytes 0, len / 2 and len - 1: every byte of 1 to 3 */
+        lo = k[0] | (uint64_t)k[len / 2] << 8 | (uint64_t)k[len - 1] << 16;
+    } else {
+        lo = 0;
+    }
+    m = &memo[((lo ^ (hi + len) * 0x9e3779b97f4a7c15u) * 0x9e3779b97f4a7c15u) >> (64 - MEMO_BITS)];
+    if (m->len1 != len + 1 || m->lo != lo || m->hi != hi) {
+        m->lo = lo;
+        m->hi = hi;
+        m->len1 = len + 1;
+        m->hash = key_hash(key, len, key_seed);
+    }
+    return m->hash;
+}
+
+/* `n` bytes (a multiple of ALIGN) in the scope as one block for a constructor, a new chunk when the newest is full;
+ * NULL over the budget (the constructor then asks jansson, which goes to malloc). */
+static char *bump(wh_json_arena *a, size_t n)
+{
+    char *p;
+
+    if (n > (size_t)(a->end - a->ptr) && !grow(a, n))
+        return NULL;
+    p = a->ptr;
+    a->ptr = p + n;
+    a->last = p; /* jansson frees a value's parts before the value: freeing it gives the whole block back */
+    return p;
+}
+
+/* A part of a constructor's block that jansson frees on its own (table, buckets, pairs): valgrind must know it. */
+static inline void part(wh_json_arena *a, const void *p, size_t n)
+{
+    if (on_valgrind)
+        VALGRIND_MEMPOOL_ALLOC(a, p, n);
+}
+
+static json_t *array_by_jansson(json_t *const *items, size_t n)
+{
+    json_t *array = json_array();
+
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(array, items[i]); /* cannot fail: an array, a value, allocation aborts */
+    return array;
+}
+
+json_t *wh_json_arena_array(json_t *const *items, size_t n)
+{
+    wh_json_arena *a = current;
+    const size_t head = ROUND(sizeof(struct jansson_array), ALIGN);
+    const size_t slots = n > 0 ? n : 1; /* the table is freed on its own: it must not be empty */
+    struct jansson_array *array;
+    char *p;
+
+    if (a == NULL || !(a->layouts & LAYOUT_ARRAY) || n > MAX_CHUNK ||
+        (p = bump(a, head + ROUND(slots * sizeof(json_t *), ALIGN))) == NULL)
+        return array_by_jansson(items, n);
+    array = (struct jansson_array *)p;
+    part(a, array, sizeof(*array));
+    part(a, p + head, slots * sizeof(json_t *));
+    array->json.type = JSON_ARRAY;
+    array->json.refcount = 1;
+    array->size = slots;
+    array->entries = n;
+    array->table = (json_t **)(p + head);
+    if (n > 0)
+        memcpy(array->table, items, n * sizeof(*items));
+    return &array->json;
+}
+
+static json_t *object_by_jansson(const wh_json_key *keys, json_t *const *values, size_t n, int reject_duplicates)
+{
+    json_t *object = json_object();
+
+    for (size_t i = 0; i < n; i++) {
+        if (reject_duplicates && json_object_getn(object, keys[i].text, keys[i].len) != NULL) {
+            while (i < n)
+                json_decref(values[i++]);
+            json_decref(object);
+            return NULL;
+        }
+        json_object_setn_new_nocheck(object, keys[i].text, keys[i].len, values[i]); /* cannot fail, as above */
+    }
+    return object;
+}
+
+static inline size_t pair_bytes(size_t key_len)
+{
+    return ROUND(offsetof(struct jansson_pair, key) + key_len + 1, sizeof(void *));
+}
+
+/* `node` put before `at` in a circular list (at the end when `at` is its head). */
+static inline void list_insert(struct jansson_list *at, struct jansson_list *node)
+{
+    node->next = at;
+    node->prev = at->prev;
+    at->prev->next = node;
+    at->prev = node;
+}
+
+/* The pair of `key` in bucket b, NULL when none: jansson's own search (same hash, length, bytes).  (A bucket is
+ * empty when its first pair is the head: a pair's list node never is.) */
+static inline struct jansson_pair *bucket_find(struct jansson_object *o, const struct jansson_bucket *b,
+                                               const char *key, size_t len, size_t hash)
+{
+    if (b->first == &o->list)
+        return NULL;
+    for (struct jansson_list *l = b->first;; l = l->next) {
+        struct jansson_pair *pair = (struct jansson_pair *)l; /* list is a pair's first member */
+        if (pair->hash == hash && pair->key_len == len && memcmp(pair->key, key, len) == 0)
+            return pair;
+        if (l == b->last)
+            return NULL;
+    }
+}
+
+/* A key met again in the object being made (its bucket holds pairs already): the earlier pair takes the value, or with
+ * reject_duplicates everything is given back (returns 1).  Out of line: most keys land in an empty bucket. */
+static __attribute__((noinline)) int repeated_key(struct jansson_object *o, struct jansson_pair *pair,
+                                                  json_t *const *values, size_t i, size_t n, int reject_duplicates)
+{
+    if (!reject_duplicates) {
+        json_decref(pair->value); /* the last value, in the first place */
+        pair->value = values[i];
+        return 0;
+    }
+    while (i < n)
+        json_decref(values[i++]);
+    json_decref(&o->json); /* a complete object (the caller closed its lists): jansson takes it apart */
+    return 1;
+}
+
+json_t *wh_json_arena_object(const wh_json_key *keys, json_t *const *values, size_t n, int reject_duplicates)
+{
+    wh_json_arena *a = current;
+    const size_t head = ROUND(sizeof(struct jansson_object), ALIGN);
+    size_t order = FIRST_ORDER, nbuckets, bytes, size = 0, i;
+    struct jansson_object *o;
+    struct jansson_bucket *buckets;
+    struct jansson_list *all, *ordered, *all_last, *ordered_last;
+    char *p, *next;
+
+    if (a == NULL || !(a->layouts & LAYOUT_OBJECT) || n > MAX_CHUNK)
+        return object_by_jansson(keys, values, n, reject_duplicates);
+    while (((size_t)1 << order) < n) /* no more pairs than buckets, as jansson keeps it */
+        order++;
+    nbuckets = (size_t)1 << order;
+    bytes = head + nbuckets * sizeof(struct jansson_bucket);
+    for (i = 0; i < n; i++)
+        bytes += pair_bytes(keys[i].len);
+    if ((p = bump(a, ROUND(bytes, ALIGN))) == NULL)
+        return object_by_jansson(keys, values, n, reject_duplicates);
+    o = (struct jansson_object *)p;
+    buckets = (struct jansson_bucket *)(p + head);
+    part(a, o, sizeof(*o));
+    part(a, buckets, nbuckets * sizeof(struct jansson_bucket));
+    o->json.type = JSON_OBJECT;
+    o->json.refcount = 1;
+    o->order = order;
+    o->buckets = buckets;
+    all = all_last = &o->list;
+    ordered = ordered_last = &o->ordered_list;
+#if defined(__SSE2__)
+    { /* every bucket empty: both ends at the head, 2 or more of them (16-byte aligned) */
+        const __m128i empty = _mm_set1_epi64x((long long)(uintptr_t)all);
+        for (i = 0; i < nbuckets; i += 2) {
+            _mm_store_si128((__m128i *)&buckets[i], empty);
+            _mm_store_si128((__m128i *)&buckets[i + 1], empty);
+        }
+    }
+#else
+    for (i = 0; i < nbuckets; i++)
+        buckets[i].first = buckets[i].last = all;
+#endif
+    /* Both lists are built forwards with their tails in hand and closed at the end: the same links as jansson's
+     * inserts leave (a pair into an empty bucket goes to the end of `list`, into a bucket with pairs before its
+     * first one; every pair to the end of `ordered_list`). */
+    next = (char *)(buckets + nbuckets);
+    for (i = 0; i < n; i++) {
+        const char *key = keys[i].text;
+        const size_t len = keys[i].len, hash = key_hash_memo(key, len);
+        struct jansson_bucket *b = &buckets[hash & (nbuckets - 1)];
+        struct jansson_pair *pair;
+        if (b->first != all) {
+            if ((pair = bucket_find(o, b, key, len, hash)) != NULL) {
+                all_last->next = all, all->prev = all_last;
+                ordered_last->next = ordered, ordered->prev = ordered_last;
+                o->size = size;
+                if (repeated_key(o, pair, values, i, n, reject_duplicates))
+                    return NULL;
+                continue;
+            }
+            pair = (struct jansson_pair *)next;
+            part(a, pair, offsetof(struct jansson_pair, key) + len + 1);
+            list_insert(b->first, &pair->list);
+            b->first = &pair->list;
+        } else {
+            pair = (struct jansson_pair *)next;
+            part(a, pair, offsetof(struct jansson_pair, key) + len + 1);
+            pair->list.prev = all_last;
+            all_last->next = &pair->list;
+            all_last = &pair->list;
+            b->first = b->last = &pair->list;
+        }
+        next += pair_bytes(len);
+        pair->hash = hash;
+        pair->value = values[i];
+        pair->key_len = len;
+        copy_text(pair->key, key, len);
+        pair->key[len] = '\0';
+        pair->ordered_list.prev = ordered_last;
+        ordered_last->next = &pair->ordered_list;
+        ordered_last = &pair->ordered_list;
+        size++;
+    }
+    all_last->next = all, all->prev = all_last;
+    ordered_last->next = ordered, ordered->prev = ordered_last;
+    o->size = size;
+    return &o->json;
+}
+
+/* --- the install-time checks that the layouts above are the running jansson's ---------------------------------- */
+
+static int probe_string_layout(void)
+{
+    json_t *s = json_stringn_nocheck("probe", 5);
+    const struct jansson_string *js = (const struct jansson_string *)s;
+    int known = s != NULL && s->type == JSON_STRING && s->refcount == 1 && js->value == json_string_value(s) &&
+                js->length == json_string_length(s) && js->length == 5;
+
+    json_decref(s);
+    return known;
+}
+
+/* An array jansson made reads back through the layout, and one made in it reads, grows and shrinks through
+ * jansson's calls as jansson's own does. */
+static int probe_array_layout(void)
+{
+    json_t *mine, *theirs = json_array(), *items[2];
+    const struct jansson_array *ja = (const struct jansson_array *)theirs;
+    int known = 1;
+
+    for (int i = 0; i < 3; i++)
+        json_array_append_new(theirs, json_integer(i));
+    known = ja->entries == 3 && ja->size >= 3;
+    for (size_t i = 0; known && i < 3; i++)
+        known = ja->table[i] == json_array_get(theirs, i);
+    items[0] = json_integer(0);
+    items[1] = json_integer(1);
+    mine = wh_json_arena_array(items, 2);
+    known = known && json_array_size(mine) == 2 && json_array_get(mine, 1) == items[1] &&
+            json_array_append_new(mine, json_integer(9)) == 0 && json_array_insert_new(mine, 2, json_integer(2)) == 0 &&
+            json_array_remove(mine, 3) == 0 && json_equal(mine, theirs);
+    json_decref(mine);
+    json_decref(theirs);
+    return known;
+}
+
+/* An object jansson made reads back through the layout (pairs, hashes, buckets, order), and one made in the layout
+ * is read, changed and grown (through a rehash) by jansson's calls as jansson's own object is. */
+static int probe_object_layout(void)
+{
+    enum { KEYS = 13 };
+    char text[96];
+    json_t *theirs = json_object(), *mine, *values[KEYS + 1];
+    wh_json_key keys[KEYS + 1];
+    const struct jansson_object *jo = (const struct jansson_object *)theirs;
+    const struct jansson_list *l;
+    size_t i, seen = 0;
+    int known = 1;
+    void *it;
+
+    for (i = 0; i < sizeof(text); i++)
+        text[i] = (char)('a' + i * 7 % 26);
+    for (i = 0; i < KEYS; i++) { /* lengths 0, 5, .., 60: last blocks of 1 to 12 bytes */
+        keys[i].text = text + i;
+        keys[i].len = 5 * i;
+        values[i] = json_integer((json_int_t)i);
+        json_object_setn_new_nocheck(theirs, keys[i].text, keys[i].len, json_integer((json_int_t)i));
+    }
+    keys[KEYS] = keys[1]; /* given again: replaces the value in the first place */
+    values[KEYS] = json_integer(1);
+    known = jo->size == KEYS && ((size_t)1 << jo->order) >= KEYS;
+    for (l = jo->ordered_list.next; known && l != &jo->ordered_list; l = l->next, seen++) {
+        const struct jansson_pair *pair =
+            (const struct jansson_pair *)((const char *)l - offsetof(struct jansson_pair, ordered_list));
+        known = seen < KEYS && pair->key_len == keys[seen].len &&
+                memcmp(pair->key, keys[seen].text, pair->key_len) == 0 &&
+                pair->hash == key_hash(pair->key, pair->key_len, key_seed) &&
+                pair->value == json_object_getn(theirs, pair->key, pair->key_len) &&
+                bucket_find((struct jansson_object *)jo, &jo->buckets[pair->hash & (((size_t)1 << jo->order) - 1)],
+                            pair->key, pair->key_len, pair->hash) == pair;
+    }
+    known = known && seen == KEYS;
+    mine = wh_json_arena_object(keys, values, KEYS + 1, 0);
+    known = known && json_equal(mine, theirs) && json_object_size(mine) == KEYS;
+    for (i = 0, it = json_object_iter(mine); known && i < KEYS; i++, it = json_object_iter_next(mine, it))
+        known = it != NULL && json_object_iter_key_len(it) == keys[i].len &&
+                memcmp(json_object_iter_key(it), keys[i].text, keys[i].len) == 0 &&
+                json_integer_value(json_object_iter_value(it)) == (json_int_t)i;
+    known = known && it == NULL;
+    for (i = 0; known && i < KEYS; i++) /* change every other value, delete a third, add as many: a rehash */
+        known = json_object_setn_new_nocheck(mine, keys[i].text, keys[i].len, json_integer(-1)) == 0 &&
+                json_object_setn_new_nocheck(theirs, keys[i].text, keys[i].len, json_integer(-1)) == 0 &&
+                (i % 3 != 0 || (json_object_deln(mine, keys[i].text, keys[i].len) == 0 &&
+                                json_object_deln(theirs, keys[i].text, keys[i].len) == 0)) &&
+                json_object_setn_new_nocheck(mine, keys[i].text + 1, keys[i].len + 3, json_integer(2)) == 0 &&
+                json_object_setn_new_nocheck(theirs, keys[i].text + 1, keys[i].len + 3, json_integer(2)) == 0;
+    known = known && json_object_size(mine) > KEYS && json_equal(mine, theirs);
+    for (it = json_object_iter(mine), l = jo->ordered_list.next; known && it != NULL;
+         it = json_object_iter_next(mine, it), l = l->next) /* the same order as jansson's own */
+        known =
+            l != &jo->ordered_list &&
+            strcmp(
+                json_object_iter_key(it),
+                ((const struct jansson_pair *)((const char *)l - offsetof(struct jansson_pair, ordered_list)))->key) ==
+                0;
+    json_decref(mine);
+    json_decref(theirs);
+    return known;
+}
+
+/* Which layouts this jansson has, tried in a scope of their own (and the objects' only when the key seed is
+ * ours).  Only jansson 2.7 .. 2.14 are known (objects: 2.14, the first with key lengths in its pairs). */
+static unsigned probe_layouts(void)
+{
+    wh_json_arena probe, *outer = current;
+    unsigned known = 0;
+
+    if (jansson_version_cmp(2, 7, 0) < 0 || jansson_version_cmp(2, 15, 0) >= 0)
+        return 0;
+    wh_json_arena_begin(&probe);
+    probe.layouts = LAYOUT_STRING | LAYOUT_ARRAY | LAYOUT_OBJECT; /* to try them */
+    if (probe_string_layout())
+        known |= LAYOUT_STRING;
+    if (probe_array_layout())
+        known |= LAYOUT_ARRAY;
+    if (jansson_version_cmp(2, 14, 0) >= 0 && key_seed != 0 && probe_object_layout())
+        known |= LAYOUT_OBJECT;
+    wh_json_arena_end(&probe);
+    current = outer;
+    return known;
 }

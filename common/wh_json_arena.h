@@ -43,11 +43,15 @@ typedef struct wh_json_arena {
     void **big;                         /* live blocks above the size limit, malloc'd in the scope */
     size_t nbig, big_cap;
     int over_budget;                         /* some allocation went to malloc untracked: wh_json_arena_drop walks */
-    int strings;                             /* wh_json_arena_string may make strings here */
+    unsigned layouts;                        /* which of jansson's layouts the constructors below may make here */
     struct wh_json_arena_deferred *deferred; /* wh_json_arena_defer's calls, newest first */
 } wh_json_arena;
 
-/* Route jansson's allocations through the arena hooks (idempotent). */
+/* Route jansson's allocations through the arena hooks (idempotent).  Also
+ * seeds jansson's key hash (from getrandom, as jansson would) so that objects
+ * can be made in its layout, and checks each layout against the jansson it
+ * runs with: the constructors below fall back to jansson's calls for a
+ * layout it did not confirm. */
 void wh_json_arena_install(void);
 
 /* Open a scope on this thread: from now on jansson allocates from `a`. */
@@ -81,6 +85,29 @@ int wh_json_arena_check(const json_t *value, char *why, size_t size);
  * chunk -- then the caller calls json_stringn_nocheck.  `text` must be valid
  * UTF-8; the value is freed by jansson as usual.  For the JSON reader. */
 json_t *wh_json_arena_string(const char *text, size_t len);
+
+/* A key of an object to build: `len` bytes of valid UTF-8 without NUL. */
+typedef struct wh_json_key {
+    const char *text;
+    size_t len;
+} wh_json_key;
+
+/* An array holding items[0..n) in order (their references are stolen): made in
+ * one bump of this thread's open scope in jansson's own array layout, its
+ * table exactly n long, else by jansson's calls.  Never NULL.  Why: jansson's
+ * json_array + json_array_append_new cost two allocations and a growth
+ * reallocation per doubling; the readers know the items before the array. */
+json_t *wh_json_arena_array(json_t *const *items, size_t n);
+
+/* An object of keys[i] -> values[i] in that order (the values' references
+ * are stolen), with json_object_setn_new_nocheck's meaning: a key given again
+ * replaces the earlier value in the earlier place.  With reject_duplicates a
+ * key given again makes it NULL (every value released) instead.  Made in one
+ * bump of this thread's open scope in jansson's own object layout (table,
+ * buckets and pairs, keys hashed as jansson hashes them), else by jansson's
+ * calls.  Why: an object and its inserts cost jansson ~110 + ~230
+ * instructions per member (hash, lookup, a malloc per pair, rehashes). */
+json_t *wh_json_arena_object(const wh_json_key *keys, json_t *const *values, size_t n, int reject_duplicates);
 
 /* Step out of this thread's scope (returns it, NULL when none) to build
  * something that outlives the request, e.g. a lazily made shared value;

@@ -53,6 +53,15 @@ typedef struct fast {
     const char *text_end;
     wh_buf keys; /* a stack of keys that are not the text itself (escaped, resolved) */
     wh_buf tmp;  /* a decoded value, used at once */
+    /* The entries of the open collections, made into one when it is complete (wh_json_arena_object / _array: a
+     * bump in jansson's layout when the request has an arena): their values, the mappings' keys, and the keys
+     * as the arena takes them. */
+    json_t **vals;
+    size_t nvals, vals_cap;
+    struct key_ref *krefs;
+    size_t nkrefs, krefs_cap;
+    wh_json_key *kbuild;
+    size_t kbuild_cap;
 } fast;
 
 /* A mapping key: `len` bytes at `text`, or at keys.data + off when in_buf
@@ -73,6 +82,69 @@ static void key_drop(fast *f, const key_ref *k)
 {
     if (k->in_buf)
         f->keys.len = k->off;
+}
+
+/* Where the key stack stood before `k` was read (what dropping it gives back). */
+static size_t key_mark(const fast *f, const key_ref *k)
+{
+    return k->in_buf ? k->off : f->keys.len;
+}
+
+/* An entry of the innermost open collection: its value (owned by the stack from now on), and its key for a
+ * mapping. */
+static void push_value(fast *f, json_t *v)
+{
+    if (f->nvals == f->vals_cap) {
+        f->vals_cap = f->vals_cap ? 2 * f->vals_cap : 64;
+        f->vals = wh_realloc(f->vals, f->vals_cap * sizeof(*f->vals));
+    }
+    f->vals[f->nvals++] = v;
+}
+
+static void push_key(fast *f, const key_ref *k)
+{
+    if (f->nkrefs == f->krefs_cap) {
+        f->krefs_cap = f->krefs_cap ? 2 * f->krefs_cap : 32;
+        f->krefs = wh_realloc(f->krefs, f->krefs_cap * sizeof(*f->krefs));
+    }
+    f->krefs[f->nkrefs++] = *k;
+}
+
+/* Release the entries of a collection that will not be made. */
+static void drop_entries(fast *f, size_t vals, size_t krefs)
+{
+    while (f->nvals > vals)
+        json_decref(f->vals[--f->nvals]);
+    f->nkrefs = krefs;
+}
+
+/* The collection whose entries start at vals (values) and krefs (keys; a sequence has none), taken off the stacks:
+ * a mapping takes each key given again as json_object_setn_new_nocheck does (the last value, in the first place). */
+static json_t *make_sequence(fast *f, size_t vals)
+{
+    json_t *v = wh_json_arena_array(f->vals + vals, f->nvals - vals);
+
+    f->nvals = vals;
+    return v;
+}
+
+static json_t *make_mapping(fast *f, size_t vals, size_t krefs)
+{
+    size_t n = f->nkrefs - krefs;
+    json_t *v;
+
+    if (n > f->kbuild_cap) {
+        f->kbuild_cap = n > 2 * f->kbuild_cap ? n : 2 * f->kbuild_cap;
+        f->kbuild = wh_realloc(f->kbuild, f->kbuild_cap * sizeof(*f->kbuild));
+    }
+    for (size_t i = 0; i < n; i++) {
+        f->kbuild[i].text = key_text(f, &f->krefs[krefs + i]);
+        f->kbuild[i].len = f->krefs[krefs + i].len;
+    }
+    v = wh_json_arena_object(f->kbuild, f->vals + vals, n, 0);
+    f->nvals = vals;
+    f->nkrefs = krefs;
+    return v;
 }
 
 #define UNSUPPORTED WH_E_UNSUPPORTED
@@ -484,7 +556,7 @@ static wh_code inline_scalar(fast *f, const line *l, const char *s, const char *
     if (*s == '[' || *s == '{') {
         const char *p = s + 1;
         if (p < end && *p == (*s == '[' ? ']' : '}') && only_trailer(p + 1, end)) {
-            *out = *s == '[' ? json_array() : json_object();
+            *out = *s == '[' ? wh_json_arena_array(NULL, 0) : wh_json_arena_object(NULL, NULL, 0, 0);
             return WH_OK;
         }
         return UNSUPPORTED;
@@ -772,7 +844,8 @@ static wh_code flow_collection(fast *f, const char **pp, const char *end, int de
     const char *p = *pp;
     char close = *p == '[' ? ']' : '}';
     int is_map = *p == '{';
-    json_t *c = is_map ? json_object() : json_array(), *val = NULL;
+    const size_t vals = f->nvals, krefs = f->nkrefs, kmark = f->keys.len;
+    json_t *val = NULL;
     key_ref key = {0};
     wh_code rc = UNSUPPORTED;
 
@@ -802,9 +875,9 @@ static wh_code flow_collection(fast *f, const char **pp, const char *end, int de
                 goto out;
             }
             rc = UNSUPPORTED;
-            json_object_setn_new_nocheck(c, key_text(f, &key), key.len, val);
+            push_key(f, &key); /* its text stays on f->keys until the mapping is made */
+            push_value(f, val);
             val = NULL;
-            key_drop(f, &key);
             memset(&key, 0, sizeof(key));
         } else {
             if ((rc = flow_node(f, &p, end, depth + 1, &val)) != WH_OK)
@@ -813,7 +886,7 @@ static wh_code flow_collection(fast *f, const char **pp, const char *end, int de
             flow_ws(&p, end);
             if (p < end && *p == ':')
                 goto out; /* "[a: b]": a single-pair mapping */
-            json_array_append_new(c, val);
+            push_value(f, val);
             val = NULL;
         }
         flow_ws(&p, end);
@@ -826,13 +899,12 @@ static wh_code flow_collection(fast *f, const char **pp, const char *end, int de
         goto out;
     }
     *pp = p;
-    *out = c;
-    c = NULL;
+    *out = is_map ? make_mapping(f, vals, krefs) : make_sequence(f, vals);
     rc = WH_OK;
 out:
-    json_decref(c);
-    key_drop(f, &key);
     json_decref(val);
+    drop_entries(f, vals, krefs); /* nothing left after a success */
+    f->keys.len = kmark;
     return rc;
 }
 
@@ -897,7 +969,8 @@ static inline __attribute__((always_inline)) wh_code inline_value(fast *f, const
  * caller has read with mapping_entry from the current line. */
 static wh_code parse_mapping(fast *f, int indent, key_ref *first, const char *first_value, json_t **out)
 {
-    json_t *obj = json_object(), *val = NULL;
+    const size_t vals = f->nvals, krefs = f->nkrefs, kmark = key_mark(f, first);
+    json_t *val = NULL;
     key_ref key = *first;
     const char *value = first_value;
     wh_code rc = WH_OK;
@@ -911,9 +984,9 @@ static wh_code parse_mapping(fast *f, int indent, key_ref *first, const char *fi
             rc = nested_value(f, indent, 1, &val);
         if (rc != WH_OK)
             goto out;
-        json_object_setn_new_nocheck(obj, key_text(f, &key), key.len, val);
+        push_key(f, &key); /* its text stays on f->keys until the mapping is made */
+        push_value(f, val);
         val = NULL;
-        key_drop(f, &key);
         memset(&key, 0, sizeof(key));
         const line *next = peek(f);
         if (next == NULL || next->indent < indent)
@@ -930,19 +1003,19 @@ static wh_code parse_mapping(fast *f, int indent, key_ref *first, const char *fi
         }
     }
 out:
-    key_drop(f, &key);
     json_decref(val);
-    if (rc != WH_OK) {
-        json_decref(obj);
-        return rc;
-    }
-    *out = obj;
-    return WH_OK;
+    if (rc != WH_OK)
+        drop_entries(f, vals, krefs);
+    else
+        *out = make_mapping(f, vals, krefs);
+    f->keys.len = kmark;
+    return rc;
 }
 
 static wh_code parse_sequence(fast *f, int indent, json_t **out)
 {
-    json_t *arr = json_array(), *item = NULL;
+    const size_t vals = f->nvals;
+    json_t *item = NULL;
     wh_code rc = WH_OK;
     line *l;
 
@@ -981,7 +1054,7 @@ static wh_code parse_sequence(fast *f, int indent, json_t **out)
         }
         if (rc != WH_OK)
             goto out;
-        json_array_append_new(arr, item);
+        push_value(f, item);
         item = NULL;
     }
     if (l != NULL && l->indent > indent)
@@ -989,10 +1062,10 @@ static wh_code parse_sequence(fast *f, int indent, json_t **out)
 out:
     json_decref(item);
     if (rc != WH_OK) {
-        json_decref(arr);
+        drop_entries(f, vals, f->nkrefs);
         return rc;
     }
-    *out = arr;
+    *out = make_sequence(f, vals);
     return WH_OK;
 }
 
@@ -1062,6 +1135,9 @@ done:
 out:
     json_decref(v);
     free(f.lines);
+    free(f.vals);
+    free(f.krefs);
+    free(f.kbuild);
     wh_buf_free(&f.keys);
     wh_buf_free(&f.tmp);
     return rc;

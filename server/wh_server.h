@@ -156,7 +156,8 @@ typedef struct wh_http_config {
  * worker threads.  `ssl_ctx` is borrowed (the server takes its own reference). */
 wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_server **out, wh_err *err);
 
-/* What h2o may buffer for one request body: the cap plus room for chunked framing. */
+/* h2o's limit on one request body (max_request_entity_size): the cap plus
+ * one byte, so that a body over the cap is told from one at it (P6). */
 size_t wh_http_entity_limit(size_t max_request_bytes);
 
 /* The address actually bound (useful with port 0). */

@@ -14,7 +14,14 @@
  *  P5  HTTP/1.1 only takes both an ALPN list without h2 and upgrade_to_http2 = 0,
  *      or 2.2.5 still accepts the h2 prior-knowledge preface.
  *  P6  the whole body is buffered before the handler (entity.base NULL: none);
- *      the default cap is 1 GiB, so set max_request_entity_size.
+ *      the default cap is 1 GiB, so set max_request_entity_size.  It is checked
+ *      as the body arrives: a Content-Length over it at the head, a chunked
+ *      body (decoded in place) at every read, an HTTP/2 stream at every DATA
+ *      frame (RST_STREAM, the frame not buffered).  A chunked body is refused
+ *      once it reaches the limit, the others once they exceed it.
+ *  P15 HTTP/1.1 refusals h2o makes itself (the 413 above) are answered on the
+ *      host's fallback path, not the one our handler is registered on: a
+ *      filter there gives them the router's answer (istiod's text).
  *  P7  h2o_send_inline leaves the length unset (chunked): set content_length,
  *      and set server_name so the Server header hides the version.
  *  P8  paths register as prefixes: the router checks them exactly.
@@ -46,6 +53,7 @@
 #include <h2o/http1.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
 #include <linux/sockios.h> /* SIOCINQ */
 #include <linux/tcp.h>     /* struct tcp_info with tcpi_last_data_recv */
 #include <stdlib.h>
@@ -70,6 +78,10 @@
 /* Every SWEEP_MS each worker looks at its connections: write timeouts, the
  * in-flight bound, and resuming accepts after EMFILE. */
 #define SWEEP_MS 10
+/* How long a refused upload's client may keep sending after its answer
+ * (refuse_arriving_request, linger): what it sends is read and dropped, so
+ * that the answer reaches it instead of a reset. */
+#define LINGER_MS 5000
 /* How long accepting stops after EMFILE/ENFILE (the fd is not ours to take:
  * retrying at once would spin on the still-readable listener). */
 #define ACCEPT_PAUSE_MS 250
@@ -94,8 +106,11 @@ typedef struct conn {
     size_t reserved;                 /* this connection's part of wh_http_server.reserved */
     size_t promised;                 /* admitted: what its arriving request will hold, 0 = nothing promised */
     unsigned promised_at;            /* `answers` when it was admitted (the promise ends with that request) */
-    wh_http_client_cert client_cert; /* the handshake's verdict (P14) */
+    wh_http_client_cert client_cert; /* the verdict of the client CAs in force (P14, rejudge) */
     const char *client_cert_error;   /* OpenSSL's static text, or NULL */
+    const SSL *ssl;                  /* h2o's, borrowed from the handshake on (P14): the peer's certificates */
+    int linger_fd;                   /* a duplicate kept to linger after h2o closes (see linger), or -1 */
+    int revoked;                     /* verified once, refused by a later bundle: served no longer than it must be */
 } conn;
 
 struct wh_http_server {
@@ -130,6 +145,7 @@ struct worker {
     SSL_CTX *retired; /* the previous generation (P11) */
     h2o_linklist_t conns;
     size_t num_conns;
+    h2o_linklist_t lingering; /* sockets h2o closed that still drain a refused upload (linger) */
     int stop;
     uint64_t stop_timeout_ms;
     size_t cut; /* connections still open at the deadline */
@@ -294,6 +310,73 @@ static h2o_iovec_t take_response(wh_http_server *s, h2o_req_t *req, wh_buf *body
     return h2o_iovec_init(a->data, len);
 }
 
+/* --- h2o's own refusals (P15) ------------------------------------------- */
+
+typedef struct refusal_filter {
+    h2o_filter_t super;
+    wh_http_server *server;
+} refusal_filter;
+
+typedef struct refusal {
+    h2o_ostream_t super;
+    h2o_iovec_t body;
+} refusal;
+
+static void send_refusal(h2o_ostream_t *self, h2o_req_t *req, h2o_iovec_t *bufs, size_t bufcnt, h2o_send_state_t state)
+{
+    refusal *r = (refusal *)self;
+
+    (void)bufs;
+    h2o_ostream_send_next(&r->super, req, &r->body, bufcnt != 0 && r->body.len != 0, state); /* none for HEAD */
+}
+
+/* h2o refused a body over the limit before our handler saw the request
+ * (413, P6): answer what the router answers any body over the cap (an
+ * endpoint's own 413, istiod's "Request entity too large: limit is N"),
+ * with the connection closed as h2o decided.  Other answers pass as they are. */
+static void on_setup_refusal(h2o_filter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
+{
+    wh_http_server *server = ((refusal_filter *)self)->server;
+    wh_http_request in = {0};
+    wh_http_response out = {0};
+    const char *content_type;
+    ssize_t ct;
+    refusal *r;
+    conn *c;
+
+    if (req->res.status != 413 || server->cfg.monitoring) {
+        h2o_setup_next_ostream(req, slot);
+        return;
+    }
+    in.method = pool_strndup(&req->pool, req->method.base, req->method.len);
+    in.path = pool_strndup(&req->pool, req->path_normalized.base, req->path_normalized.len);
+    in.path_len = req->path_normalized.len;
+    if ((ct = h2o_find_header(&req->headers, H2O_TOKEN_CONTENT_TYPE, -1)) != -1) {
+        in.content_type = req->headers.entries[ct].value.base;
+        in.content_type_len = req->headers.entries[ct].value.len;
+    }
+    in.body_len = server->cfg.max_request_bytes + 1; /* over the cap: not handed over */
+    if ((c = conn_of(req)) != NULL) {
+        in.client_cert = c->client_cert;
+        in.client_cert_error = c->client_cert_error;
+        if (req->version < 0x200 && c->linger_fd == -1)
+            c->linger_fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0); /* -1 (EMFILE): closed as h2o does */
+    }
+    wh_router_serve(server->cfg.router, &in, &out);
+
+    content_type = out.content_type != NULL ? out.content_type : "application/json";
+    req->res.status = out.status;
+    req->res.reason = reason_phrase(out.status);
+    req->res.content_length = out.body.len;
+    memset(&req->res.headers, 0, sizeof(req->res.headers));
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, content_type, strlen(content_type));
+    r = (refusal *)h2o_add_ostream(req, sizeof(*r), slot);
+    r->super.do_send = send_refusal;
+    r->body = h2o_strdup(&req->pool, out.body.data != NULL ? out.body.data : "", out.body.len);
+    wh_buf_free(&out.body);
+    h2o_setup_next_ostream(req, &r->super.next);
+}
+
 /* Whether `line` (of `len` bytes) is the header `name` (lower case); sets
  * the trimmed value. */
 static int header_line(const char *line, size_t len, const char *name, const char **value, size_t *vlen)
@@ -417,6 +500,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
      * before shutdown, the connection is between requests (close_idle). */
     if ((c = conn_of(req)) != NULL) {
         c->answers++;
+        if (c->revoked)
+            req->http1_is_persistent = 0; /* its client reconnects and is verified afresh */
         if (req->version < 0x200) {
             c->answered = 1;
             c->read_at_answer = c->sock->bytes_read;
@@ -446,11 +531,53 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 
 /* --- connections ---------------------------------------------------------- */
 
+/* h2o closes a connection right after its own refusal of a body still
+ * arriving (P15), and closing with the client's bytes unread sends a reset
+ * that can overtake the answer or fail the client's write before it reads
+ * it.  So the refusal keeps a duplicate of the descriptor: h2o's close(2)
+ * then ends nothing, and once h2o is done the duplicate half-closes (the
+ * FIN follows the answer) and reads and drops what the client still sends,
+ * until it stops or LINGER_MS pass. */
+typedef struct lingerer {
+    h2o_linklist_t link; /* in worker.lingering */
+    h2o_socket_t *sock;
+    uint64_t until;
+} lingerer;
+
+static void end_lingering(lingerer *l)
+{
+    h2o_linklist_unlink(&l->link);
+    h2o_socket_close(l->sock);
+    free(l);
+}
+
+static void on_lingerer_read(h2o_socket_t *sock, const char *err)
+{
+    if (err != NULL)
+        end_lingering(sock->data);
+    else
+        h2o_buffer_consume(&sock->input, sock->input->size);
+}
+
+static void linger(worker *w, int fd)
+{
+    lingerer *l = wh_calloc(1, sizeof(*l));
+
+    shutdown(fd, SHUT_WR);
+    l->until = h2o_now(w->loop) + LINGER_MS;
+    l->sock = h2o_evloop_socket_create(w->loop, fd, 0);
+    l->sock->data = l;
+    h2o_linklist_insert(&w->lingering, &l->link);
+    h2o_socket_read_start(l->sock, on_lingerer_read);
+}
+
 static void on_sock_close(void *data)
 {
     conn *c = data;
     worker *w = c->w;
 
+    if (c->linger_fd != -1)
+        linger(w, c->linger_fd);
     hold(w->server, c, 0);
     h2o_linklist_unlink(&c->link);
     free(c);
@@ -499,6 +626,7 @@ static void accept_some(worker *w, size_t max)
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
         c->w = w;
         c->fd = fd;
+        c->linger_fd = -1;
         c->sock = h2o_evloop_socket_create(w->loop, fd, H2O_SOCKET_FLAG_IS_ACCEPTED_CONNECTION);
         h2o_socket_setpeername(c->sock, (struct sockaddr *)&peer, peerlen);
         h2o_linklist_insert(&w->conns, &c->link);
@@ -519,6 +647,50 @@ static void on_accept(h2o_socket_t *listener, const char *err)
 
 /* --- control messages (from the main thread) ------------------------------ */
 
+static int between_requests(conn *c);
+static wh_http_client_cert rejudged_verdict(SSL_CTX *ctx, const SSL *ssl, const char **reason);
+
+/* A new bundle of client CAs judges the connections already open too: a
+ * keep-alive connection is not a licence to keep the verdict of a CA that
+ * was removed (or to stay refused by a bundle that now trusts it).  One that
+ * loses its verdict is closed at once when it sits between requests (its
+ * client reconnects and presents whatever certificate it has now), else its
+ * current request is answered by the new verdict with "Connection: close";
+ * HTTP/2 connections have each request judged by the new verdict. */
+static void rejudge_client_certs(worker *w, SSL_CTX *ctx)
+{
+    h2o_linklist_t *node;
+    unsigned verified = 0, refused = 0;
+    char nv[16], nr[16];
+
+    if ((SSL_CTX_get_verify_mode(ctx) & SSL_VERIFY_PEER) == 0)
+        return;
+    for (node = w->conns.next; node != &w->conns; node = node->next) {
+        conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
+        wh_http_client_cert was = c->client_cert;
+
+        if (c->ssl == NULL || was == WH_CLIENT_CERT_NONE)
+            continue;
+        c->client_cert = rejudged_verdict(ctx, c->ssl, &c->client_cert_error);
+        if (c->client_cert == WH_CLIENT_CERT_VERIFIED) {
+            verified += was != WH_CLIENT_CERT_VERIFIED;
+            c->revoked = 0;
+        } else if (was == WH_CLIENT_CERT_VERIFIED) {
+            refused++;
+            c->revoked = 1;
+            if (!c->shut && between_requests(c)) {
+                shutdown(c->fd, SHUT_RDWR); /* h2o sees the end and closes it */
+                c->shut = 1;
+            }
+        }
+    }
+    if (verified == 0 && refused == 0)
+        return;
+    snprintf(nv, sizeof(nv), "%u", verified);
+    snprintf(nr, sizeof(nr), "%u", refused);
+    wh_log(WH_LOG_INFO, "client CA changed: connections re-verified", "verified", nv, "refused", nr, NULL);
+}
+
 static void on_control(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)
 {
     worker *w = H2O_STRUCT_FROM_MEMBER(worker, receiver, receiver);
@@ -532,6 +704,7 @@ static void on_control(h2o_multithread_receiver_t *receiver, h2o_linklist_t *mes
             SSL_CTX_free(w->retired);
             w->retired = w->accept_ctx.ssl_ctx;
             w->accept_ctx.ssl_ctx = m->ssl_ctx;
+            rejudge_client_certs(w, m->ssl_ctx);
         } else {
             w->stop = 1;
             w->stop_timeout_ms = m->timeout_ms;
@@ -552,6 +725,19 @@ static void send_control(worker *w, int type, SSL_CTX *ssl_ctx, uint64_t timeout
 
 /* --- worker threads ------------------------------------------------------- */
 
+/* Whether an HTTP/1.1 connection sits between requests: an answer was
+ * written and nothing arrived since (h2o read nothing more: it reads
+ * whatever the loop sees arrive; the kernel holds nothing unread).  A TLS
+ * record cut in two right after an answer is the one arrival this cannot
+ * see (h2o buffers it undecrypted). */
+static int between_requests(conn *c)
+{
+    int unread;
+
+    return c->answered && c->sock->bytes_read == c->read_at_answer && !h2o_socket_is_writing(c->sock) &&
+           ioctl(c->fd, SIOCINQ, &unread) == 0 && unread == 0;
+}
+
 /* Close the idle connections (see IDLE_QUIET_MS): shutdown(2) makes h2o see
  * EOF and close each through its own path. */
 static void close_idle(worker *w)
@@ -563,24 +749,19 @@ static void close_idle(worker *w)
         struct tcp_info ti;
         socklen_t len = sizeof(ti);
         uint32_t quiet;
-        int between_requests, unread;
+        int idle;
 
         if (c->shut || h2o_socket_is_writing(c->sock) || getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
             len < sizeof(ti))
             continue;
         quiet = ti.tcpi_last_data_recv < ti.tcpi_last_data_sent ? ti.tcpi_last_data_recv : ti.tcpi_last_data_sent;
-        /* Nothing arrived since the answer: h2o read nothing more (it reads
-         * whatever the loop sees arrive) and the kernel holds nothing unread.
-         * A TLS record cut in two right after an answer is the one arrival
-         * this cannot see (h2o buffers it undecrypted): such a connection
-         * gets the idle delay rather than the stalled one. */
-        between_requests = c->answered && c->sock->bytes_read == c->read_at_answer &&
-                           ioctl(c->fd, SIOCINQ, &unread) == 0 && unread == 0;
-        if (quiet >= (between_requests ? IDLE_QUIET_MS : STALLED_QUIET_MS)) {
+        /* (A TLS record cut in two right after an answer gets the idle delay
+         * rather than the stalled one.) */
+        idle = between_requests(c);
+        if (quiet >= (idle ? IDLE_QUIET_MS : STALLED_QUIET_MS)) {
             shutdown(c->fd, SHUT_RDWR);
             c->shut = 1;
-            wh_log(WH_LOG_DEBUG, "draining: closing a connection", "reason", between_requests ? "idle" : "stalled",
-                   NULL);
+            wh_log(WH_LOG_DEBUG, "draining: closing a connection", "reason", idle ? "idle" : "stalled", NULL);
         }
     }
 }
@@ -631,7 +812,6 @@ static void drain(worker *w)
  * and read and drop what the client still sends for up to LINGER_MS, so
  * that the answer reaches it instead of a reset; then h2o's own read path
  * sees the end and closes the connection. */
-#define LINGER_MS 5000
 
 static void on_linger_read(h2o_socket_t *sock, const char *err)
 {
@@ -712,8 +892,13 @@ static size_t admission_bytes(const wh_http_server *s, const conn *c, int *whole
         size_t n = (size_t)((nl != NULL ? nl : end) - line);
         char digits[24];
 
-        if (header_line(line, n, "transfer-encoding", &value, &vlen))
-            return held;
+        if (header_line(line, n, "transfer-encoding", &value, &vlen)) {
+            /* Chunked: h2o refuses the body once it reaches the limit (P6),
+             * so the decoded body never holds more than that. */
+            len = wh_http_entity_limit(s->cfg.max_request_bytes);
+            cl = 1;
+            break;
+        }
         if (header_line(line, n, "content-length", &value, &vlen) && vlen != 0 && vlen < sizeof(digits)) {
             memcpy(digits, value, vlen);
             digits[vlen] = '\0';
@@ -724,7 +909,7 @@ static size_t admission_bytes(const wh_http_server *s, const conn *c, int *whole
     }
     if (!cl || len > wh_http_entity_limit(s->cfg.max_request_bytes)) /* no body, or h2o's 413 */
         return held;
-    need = (size_t)(end + 4 - head) + (size_t)len + 4096;
+    need = (size_t)(end + 4 - head) + (size_t)len + 4096; /* h2o reads into the free 4 KiB */
     while (cap < need && cap <= s->cfg.max_inflight_bytes / 2)
         cap *= 2;
     *whole = 1;
@@ -806,6 +991,9 @@ static void on_sweep(h2o_timeout_entry_t *entry)
             c->shut = 1;
         }
     }
+    while (!h2o_linklist_is_empty(&w->lingering) &&
+           now >= H2O_STRUCT_FROM_MEMBER(lingerer, link, w->lingering.next)->until)
+        end_lingering(H2O_STRUCT_FROM_MEMBER(lingerer, link, w->lingering.next)); /* in the order they began */
     if (w->listener != NULL && w->accept_stopped && now >= w->accept_resume_at) {
         h2o_socket_read_start(w->listener, on_accept);
         w->accept_stopped = 0;
@@ -824,6 +1012,7 @@ static void *worker_main(void *arg)
     w->accept_ctx.hosts = s->globalconf.hosts;
     h2o_multithread_register_receiver(w->ctx.queue, &w->receiver, on_control);
     h2o_linklist_init_anchor(&w->conns);
+    h2o_linklist_init_anchor(&w->lingering);
     /* The listener socket only reports readiness; accept_some() accepts. */
     w->listener = h2o_evloop_socket_create(w->loop, w->listen_fd, H2O_SOCKET_FLAG_DONT_READ);
     w->listener->data = w;
@@ -836,6 +1025,8 @@ static void *worker_main(void *arg)
     while (!w->stop)
         h2o_evloop_run(w->loop, INT32_MAX);
     drain(w);
+    while (!h2o_linklist_is_empty(&w->lingering))
+        end_lingering(H2O_STRUCT_FROM_MEMBER(lingerer, link, w->lingering.next));
 
     h2o_multithread_unregister_receiver(w->ctx.queue, &w->receiver);
     if (w->num_conns == 0) {
@@ -955,15 +1146,10 @@ static const h2o_iovec_t alpn_http1_only[] = {{H2O_STRLIT("http/1.1")}, {NULL}};
  * context verifies it, if it asked for one: certs/wh_certs.h
  * wh_certs_ctx_set_client_ca); *reason is OpenSSL's static text of a failed
  * verification, else NULL. */
-static wh_http_client_cert client_verdict(const SSL *ssl, const char **reason)
+static wh_http_client_cert verdict_of(long result, const char **reason)
 {
-    X509 *peer = SSL_get0_peer_certificate(ssl);
-    long result;
-
     *reason = NULL;
-    if (peer == NULL)
-        return WH_CLIENT_CERT_NONE;
-    if ((result = SSL_get_verify_result(ssl)) == X509_V_OK)
+    if (result == X509_V_OK)
         return WH_CLIENT_CERT_VERIFIED;
     *reason = X509_verify_cert_error_string(result);
     switch (result) {
@@ -982,6 +1168,40 @@ static wh_http_client_cert client_verdict(const SSL *ssl, const char **reason)
     }
 }
 
+static wh_http_client_cert client_verdict(const SSL *ssl, const char **reason)
+{
+    *reason = NULL;
+    return SSL_get0_peer_certificate(ssl) == NULL ? WH_CLIENT_CERT_NONE
+                                                  : verdict_of(SSL_get_verify_result(ssl), reason);
+}
+
+/* The verdict `ctx`'s client CAs give the certificate `ssl`'s peer presented,
+ * checked as OpenSSL checks it in a handshake: the chain the peer sent as
+ * untrusted intermediates, purpose sslclient, the context's parameters.  A
+ * session resumed from a ticket carries no intermediates: a leaf issued by
+ * an intermediate then verifies only if the bundle holds that intermediate. */
+static wh_http_client_cert rejudged_verdict(SSL_CTX *ctx, const SSL *ssl, const char **reason)
+{
+    X509 *peer = SSL_get0_peer_certificate(ssl);
+    X509_STORE_CTX *vc;
+    long result;
+
+    *reason = NULL;
+    if (peer == NULL)
+        return WH_CLIENT_CERT_NONE;
+    if ((vc = X509_STORE_CTX_new()) == NULL)
+        wh_oom(sizeof(void *)); /* OpenSSL's own malloc failed: the same policy (wh_alloc.h) */
+    if (X509_STORE_CTX_init(vc, SSL_CTX_get_cert_store(ctx), peer, SSL_get_peer_cert_chain(ssl)) != 1 ||
+        X509_STORE_CTX_set_default(vc, "ssl_client") != 1 ||
+        X509_VERIFY_PARAM_set1(X509_STORE_CTX_get0_param(vc), SSL_CTX_get0_param(ctx)) != 1)
+        result = X509_V_ERR_UNSPECIFIED;
+    else
+        result = X509_verify_cert(vc) == 1 ? X509_V_OK : X509_STORE_CTX_get_error(vc);
+    X509_STORE_CTX_free(vc);
+    ERR_clear_error();
+    return verdict_of(result, reason);
+}
+
 /* SSL_CB_HANDSHAKE_DONE: record the verdict on our connection (P14).  TLS
  * 1.3 may report it again after post-handshake messages; it is the same. */
 static void on_tls_info(const SSL *ssl, int where, int ret)
@@ -995,7 +1215,13 @@ static void on_tls_info(const SSL *ssl, int where, int ret)
         sock->on_close.cb != on_sock_close)
         return;
     c = sock->on_close.data;
-    c->client_cert = client_verdict(ssl, &c->client_cert_error);
+    c->ssl = ssl;
+    /* A handshake that began before a reload finishes under the previous
+     * context (P11): judge it by the client CAs in force now. */
+    if (SSL_get_SSL_CTX(ssl) != c->w->accept_ctx.ssl_ctx && c->w->accept_ctx.ssl_ctx != NULL)
+        c->client_cert = rejudged_verdict(c->w->accept_ctx.ssl_ctx, ssl, &c->client_cert_error);
+    else
+        c->client_cert = client_verdict(ssl, &c->client_cert_error);
 }
 
 static void prepare_tls(wh_http_server *s, SSL_CTX *ssl_ctx)
@@ -1014,6 +1240,7 @@ wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_serve
     h2o_hostconf_t *hostconf;
     h2o_pathconf_t *pathconf;
     handler *h;
+    refusal_filter *refusals;
     size_t i;
     wh_code rc = WH_OK;
 
@@ -1066,11 +1293,11 @@ wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_serve
 
     h2o_config_init(&s->globalconf);
     s->globalconf.server_name = h2o_iovec_init(H2O_STRLIT("webhookd")); /* P7 */
-    /* h2o buffers the whole body first (P6), so its limit is the real cap
-     * on what one request holds: the router's cap plus room for chunked
-     * framing.  A body a little over the cap still gets the endpoint's 413
-     * (istiod's text, from the admission layer); a larger declared Content-Length gets h2o's 413
-     * at once, before any of it is read. */
+    /* h2o buffers the whole body first and checks this limit as it arrives
+     * (P6): one byte over the router's cap.  A declared Content-Length over
+     * it and a chunked body reaching it are refused at once, with the
+     * router's answer (P15); a body of exactly cap + 1 bytes is read and gets
+     * the endpoint's 413 (istiod's text) from the admission layer. */
     s->globalconf.max_request_entity_size = wh_http_entity_limit(cfg->max_request_bytes);
     s->globalconf.http1.upgrade_to_http2 = cfg->http2; /* P5: refuse the h2 preface unless h2 is on */
     hostconf = h2o_config_register_host(&s->globalconf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
@@ -1078,6 +1305,9 @@ wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_serve
     h = (handler *)h2o_create_handler(pathconf, sizeof(*h));
     h->super.on_req = on_req;
     h->server = s;
+    refusals = (refusal_filter *)h2o_create_filter(&hostconf->fallback_path, sizeof(*refusals));
+    refusals->super.on_setup_ostream = on_setup_refusal;
+    refusals->server = s;
 
     if (ssl_ctx != NULL)
         prepare_tls(s, ssl_ctx);
@@ -1106,7 +1336,7 @@ fail:
 
 size_t wh_http_entity_limit(size_t max_request_bytes)
 {
-    return max_request_bytes > SIZE_MAX - 65536 ? SIZE_MAX : max_request_bytes + 65536;
+    return max_request_bytes == SIZE_MAX ? SIZE_MAX : max_request_bytes + 1;
 }
 
 const char *wh_http_bound_address(const wh_http_server *s)

@@ -22,10 +22,9 @@ static const char *ip_value_error(wh_vctx *c, const char *v)
 
     if (strchr(v, '/') == NULL)
         return wh_vis_ip(v) ? NULL : wh_vfmt(c, "bad IP address (%s)", v);
-    if (wh_vnetip_prefix(v, &b)) {
-        wh_buf_free(&b);
+    if (wh_vnetip_prefix(v, NULL))
         return NULL;
-    }
+    wh_vnetip_prefix(v, &b); /* again, for the text: the common case builds none */
     return wh_vfmt(c, "bad CIDR range (%s): %s", v, wh_vown(c, wh_buf_steal(&b, NULL)));
 }
 
@@ -503,9 +502,32 @@ static int jwx_base64_ok(const char *s)
     return (len + pad) % 4 == 0 && ((len % 4 == 2 && pad == 2) || (len % 4 == 3 && pad == 1));
 }
 
+/* key_ops decodes into jwk.KeyOperationList ([]jwk.KeyOperation, strings): NULL, or the part of
+ * encoding/json's text after "json: cannot unmarshal ". */
+static const char *key_ops_problem(const json_t *v)
+{
+    if (json_is_null(v))
+        return NULL;
+    if (!json_is_array(v))
+        return json_is_object(v)   ? "object into Go value of type jwk.KeyOperationList"
+               : json_is_string(v) ? "string into Go value of type jwk.KeyOperationList"
+               : json_is_number(v) ? "number into Go value of type jwk.KeyOperationList"
+                                   : "bool into Go value of type jwk.KeyOperationList";
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        const json_t *e = json_array_get(v, i);
+        if (json_is_string(e) || json_is_null(e))
+            continue;
+        return json_is_object(e)   ? "object into Go value of type jwk.KeyOperation"
+               : json_is_array(e)  ? "array into Go value of type jwk.KeyOperation"
+               : json_is_number(e) ? "number into Go value of type jwk.KeyOperation"
+                                   : "bool into Go value of type jwk.KeyOperation";
+    }
+    return NULL;
+}
+
 /* One key as jwx v1's ParseKey reads it: the "kty"/"d" hint, then the key type's UnmarshalJSON (its
- * members in order: strings must be strings, byte fields base64; then its required fields).  Members
- * whose values need more (crv, key_ops, x5c) are taken as they are.  NULL when it reads. */
+ * members in order: strings must be strings, byte fields base64, crv a string, key_ops a list of strings;
+ * then its required fields).  x5c (certificates jwx parses) is taken as it is.  NULL when it reads. */
 static const char *jwk_key_problem(wh_vctx *c, const json_t *k)
 {
     static const struct {
@@ -520,7 +542,7 @@ static const char *jwk_key_problem(wh_vctx *c, const json_t *k)
     };
     static const char *const strings = " kty alg kid use x5t x5t#S256 x5u ";
     const json_t *kty = json_object_get(k, "kty"), *v;
-    const char *name, *required, *bytes, *go_type;
+    const char *name, *required, *bytes, *go_type, *problem;
     char word[32];
     size_t i;
     int priv;
@@ -558,6 +580,17 @@ static const char *jwk_key_problem(wh_vctx *c, const json_t *k)
                            "failed to unmarshal JSON into key (*jwk.%s): failed to decode value for key %s: error "
                            "reading next value: json: cannot unmarshal %s into Go value of type string",
                            go_type, name, wh_go_json_kind(v));
+        if (strcmp(name, "crv") == 0 && (strcmp(types[i].kty, "EC") == 0 || strcmp(types[i].kty, "OKP") == 0) &&
+            !json_is_string(v) && !json_is_null(v))
+            return wh_vfmt(c,
+                           "failed to unmarshal JSON into key (*jwk.%s): failed to decode value for key %s: json: "
+                           "cannot unmarshal %s into Go value of type jwa.EllipticCurveAlgorithm",
+                           go_type, name, wh_go_json_kind(v));
+        if (strcmp(name, "key_ops") == 0 && (problem = key_ops_problem(v)) != NULL)
+            return wh_vfmt(c,
+                           "failed to unmarshal JSON into key (*jwk.%s): failed to decode value for key %s: json: "
+                           "cannot unmarshal %s",
+                           go_type, name, problem);
         if (is_bytes && json_is_string(v) && !jwx_base64_ok(json_string_value(v)))
             return wh_vfmt(c,
                            "failed to unmarshal JSON into key (*jwk.%s): failed to decode value for key %s: expected "

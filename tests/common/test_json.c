@@ -13,7 +13,9 @@
 #include <cmocka.h>
 
 #include "wh_alloc.h"
+#include "wh_buf.h"
 #include "wh_json.h"
+#include "wh_json_arena.h"
 
 enum expect { FAST, SLOW, ERROR }; /* fast path answers / jansson answers / both refuse */
 
@@ -139,11 +141,69 @@ static void depth(void **state)
     free(t);
 }
 
+/* Compact text of v in a heap buffer (not json_dumps: inside a scope its buffer would be the arena's). */
+static char *dump(const json_t *v)
+{
+    size_t n = json_dumpb(v, NULL, 0, JSON_ENCODE_ANY | JSON_COMPACT);
+    char *s = wh_malloc(n + 1);
+
+    assert_int_equal(json_dumpb(v, s, n, JSON_ENCODE_ANY | JSON_COMPACT), n);
+    s[n] = '\0';
+    return s;
+}
+
+/* Containers larger than the reader's first stacks (values, keys, escaped keys), nested, with keys given again and
+ * escaped keys, read inside a request arena (containers made in jansson's layout there) and outside it: the same
+ * values and key order as jansson's reader; with JSON_REJECT_DUPLICATES jansson reports the repeated key. */
+static void large_containers(void **state)
+{
+    wh_buf doc = WH_BUF_INIT;
+    wh_json_arena a;
+    json_error_t e;
+
+    (void)state;
+    wh_buf_puts(&doc, "{\"list\": [");
+    for (int i = 0; i < 700; i++)
+        wh_buf_printf(&doc, "%s{\"name\": \"V%d\", \"v\\u0061lue\": %d, \"deep\": [[{\"k%d\": [%d, true, null]}]]%s}",
+                      i ? ", " : "", i, i, i % 50, i, i % 3 ? "" : ", \"name\": \"again\"");
+    wh_buf_puts(&doc, "], \"wide\": {");
+    for (int i = 0; i < 300; i++)
+        wh_buf_printf(&doc, "%s\"key\\t%d\": \"%0*d\"", i ? "," : "", i, i % 40, i);
+    wh_buf_puts(&doc, "}, \"list\": []}");
+    for (int scoped = 0; scoped < 2; scoped++) {
+        json_t *fast, *ref;
+        char *x, *y;
+        if (scoped)
+            wh_json_arena_begin(&a);
+        fast = wh_json_fast_loadb(doc.data, doc.len, 0);
+        ref = json_loadb(doc.data, doc.len, 0, NULL);
+        assert_non_null(fast);
+        assert_non_null(ref);
+        x = dump(fast);
+        y = dump(ref);
+        assert_string_equal(x, y);
+        assert_int_equal(json_array_size(json_object_get(fast, "list")), 0); /* the last value, in the first place */
+        assert_string_equal(json_object_iter_key(json_object_iter(fast)), "list");
+        free(x);
+        free(y);
+        json_decref(fast);
+        json_decref(ref);
+        assert_null(wh_json_fast_loadb(doc.data, doc.len, JSON_REJECT_DUPLICATES));
+        assert_null(wh_json_loadb(doc.data, doc.len, JSON_REJECT_DUPLICATES, &e));
+        assert_non_null(strstr(e.text, "duplicate object key"));
+        if (scoped)
+            wh_json_arena_end(&a);
+    }
+    wh_buf_free(&doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_case),
         cmocka_unit_test(depth),
+        cmocka_unit_test(large_containers),
     };
+    wh_json_arena_install(); /* as webhookd does: containers read in a scope are made in jansson's layout */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

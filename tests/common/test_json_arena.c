@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -259,6 +260,228 @@ static void strings_made_in_the_arena_are_jansson_strings(void **state)
     free(long_text);
 }
 
+/* Arrays made in one bump read, grow, shrink, copy and free like jansson's own; empty ones too. */
+static void arrays_made_in_the_arena_are_jansson_arrays(void **state)
+{
+    wh_json_arena a;
+    json_t *items[5], *v, *ref, *copy, *empty;
+
+    (void)state;
+    wh_json_arena_begin(&a);
+    ref = json_array();
+    for (int i = 0; i < 5; i++) {
+        items[i] = i % 2 ? json_integer(i) : json_sprintf("item %d", i);
+        json_array_append(ref, items[i]);
+    }
+    v = wh_json_arena_array(items, 5);
+#ifndef ARENA_OFF
+    assert_ptr_equal(a.last, (char *)v); /* one bump */
+#endif
+    assert_true(json_is_array(v));
+    assert_int_equal(json_array_size(v), 5);
+    for (size_t i = 0; i < 5; i++)
+        assert_ptr_equal(json_array_get(v, i), items[i]);
+    assert_true(json_equal(v, ref));
+    copy = json_deep_copy(v);
+    assert_int_equal(json_array_append_new(v, json_string("grown")), 0); /* past its exact table */
+    assert_int_equal(json_array_insert_new(v, 0, json_null()), 0);
+    assert_int_equal(json_array_remove(v, 3), 0);
+    assert_int_equal(json_array_size(v), 6);
+    assert_true(json_is_null(json_array_get(v, 0)));
+    assert_string_equal(json_string_value(json_array_get(v, 5)), "grown");
+    assert_int_equal(json_array_extend(ref, copy), 0);
+    assert_int_equal(json_array_size(ref), 10);
+    assert_true(json_equal(json_array_get(ref, 5), items[0]));
+    empty = wh_json_arena_array(NULL, 0);
+    assert_int_equal(json_array_size(empty), 0);
+    assert_int_equal(json_array_append_new(empty, json_true()), 0);
+    assert_int_equal(json_array_append_new(empty, json_false()), 0);
+    assert_int_equal(json_array_size(empty), 2);
+    assert_true(json_is_false(json_array_get(empty, 1)));
+    json_decref(empty);
+    json_decref(copy);
+    json_decref(ref);
+    json_decref(v);
+    wh_json_arena_end(&a);
+}
+
+/* The keys' iteration order of an object, joined with '|'. */
+static void keys_in_order(const json_t *o, wh_buf *out)
+{
+    wh_buf_reset(out);
+    for (void *it = json_object_iter((json_t *)o); it != NULL; it = json_object_iter_next((json_t *)o, it)) {
+        wh_buf_append(out, json_object_iter_key(it), json_object_iter_key_len(it));
+        wh_buf_putc(out, '|');
+    }
+}
+
+enum { PER_LENGTH = 12, LONGEST = 64, NKEYS = PER_LENGTH * LONGEST + 1 };
+
+/* The empty key and PER_LENGTH keys of every length 1..LONGEST (printable ASCII and two-byte UTF-8, all distinct). */
+static void make_keys(char *text, wh_json_key *keys)
+{
+    uint32_t x = 2463534242u;
+    size_t n = 0;
+
+    for (size_t len = 0; len <= LONGEST; len++)
+        for (size_t k = 0; k < (len > 0 ? PER_LENGTH : 1); k++, n++) {
+            char *t = text + n * (LONGEST + 1);
+            if (len > 0)
+                t[0] = (char)('A' + k); /* distinct within a length */
+            for (size_t i = 1; i < len; i++) {
+                x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+                if (i + 1 < len && x % 5 == 0) { /* é */
+                    t[i++] = (char)0xc3;
+                    t[i] = (char)0xa9;
+                } else {
+                    t[i] = (char)(' ' + x % 95);
+                }
+            }
+            keys[n].text = t;
+            keys[n].len = len;
+        }
+}
+
+/* Objects made in one bump are jansson's: its lookups find every key (its hash of keys of every length 0..64 is the
+ * one they were filed under, bit for bit: a bucket holds pairs of one hash), iteration keeps their order, and set,
+ * delete (through rehashes) and copies behave as on the object jansson builds from the same calls. */
+static void objects_made_in_the_arena_are_jansson_objects(void **state)
+{
+    wh_json_arena a;
+    char *text = wh_malloc((size_t)NKEYS * (LONGEST + 1));
+    wh_json_key *keys = wh_malloc(NKEYS * sizeof(*keys));
+    json_t **values = wh_malloc(NKEYS * sizeof(*values)), *v, *ref, *copy;
+    wh_buf order_v = WH_BUF_INIT, order_ref = WH_BUF_INIT;
+
+    (void)state;
+    make_keys(text, keys);
+    wh_json_arena_begin(&a);
+    ref = json_object();
+    for (size_t i = 0; i < NKEYS; i++) {
+        values[i] = json_integer((json_int_t)i);
+        json_object_setn_nocheck(ref, keys[i].text, keys[i].len, values[i]);
+    }
+    v = wh_json_arena_object(keys, values, NKEYS, 0);
+#ifndef ARENA_OFF
+    assert_ptr_equal(a.last, (char *)v); /* one bump */
+#endif
+    assert_int_equal(json_object_size(v), NKEYS);
+    for (size_t i = 0; i < NKEYS; i++)
+        assert_ptr_equal(json_object_getn(v, keys[i].text, keys[i].len), values[i]);
+    assert_null(json_object_getn(v, "absent", 6));
+    assert_true(json_equal(v, ref));
+    { /* the same keys again: their hashes now come from the memo of recent keys */
+        json_t **again = wh_malloc(NKEYS * sizeof(*again)), *twin;
+        for (size_t i = 0; i < NKEYS; i++)
+            again[i] = json_incref(values[i]);
+        twin = wh_json_arena_object(keys, again, NKEYS, 0);
+        for (size_t i = 0; i < NKEYS; i++)
+            assert_ptr_equal(json_object_getn(twin, keys[i].text, keys[i].len), values[i]);
+        assert_true(json_equal(twin, ref));
+        json_decref(twin);
+        free(again);
+    }
+    keys_in_order(v, &order_v);
+    keys_in_order(ref, &order_ref);
+    assert_int_equal(order_v.len, order_ref.len);
+    assert_memory_equal(order_v.data, order_ref.data, order_v.len);
+    copy = json_copy(v);
+    for (size_t i = 0; i + 1 < NKEYS; i += 3) { /* every third key deleted, every other one set again, new ones added */
+        json_t *x = json_integer(-(json_int_t)i);
+        assert_int_equal(json_object_deln(v, keys[i].text, keys[i].len), 0);
+        assert_int_equal(json_object_deln(ref, keys[i].text, keys[i].len), 0);
+        assert_int_equal(json_object_setn_nocheck(v, keys[i + 1].text, keys[i + 1].len, x), 0);
+        assert_int_equal(json_object_setn_nocheck(ref, keys[i + 1].text, keys[i + 1].len, x), 0);
+        json_decref(x);
+    }
+    for (size_t i = 0; i < NKEYS; i++) { /* twice as many keys: jansson's table grows from the made one */
+        char k[80];
+        int n = snprintf(k, sizeof(k), "new-%zu", i);
+        assert_int_equal(json_object_setn_new_nocheck(v, k, (size_t)n, json_integer(1)), 0);
+        assert_int_equal(json_object_setn_new_nocheck(ref, k, (size_t)n, json_integer(1)), 0);
+    }
+    assert_true(json_equal(v, ref));
+    keys_in_order(v, &order_v);
+    keys_in_order(ref, &order_ref);
+    assert_int_equal(order_v.len, order_ref.len);
+    assert_memory_equal(order_v.data, order_ref.data, order_v.len);
+    assert_int_equal(json_object_size(copy), NKEYS); /* the shallow copy kept the values it shares */
+    assert_ptr_equal(json_object_getn(copy, keys[0].text, keys[0].len), values[0]);
+    json_object_clear(v);
+    assert_int_equal(json_object_size(v), 0);
+    assert_int_equal(json_object_set_new(v, "again", json_true()), 0);
+    assert_true(json_is_true(json_object_get(v, "again")));
+    json_decref(copy);
+    json_decref(ref);
+    json_decref(v);
+    wh_json_arena_end(&a);
+    wh_buf_free(&order_v);
+    wh_buf_free(&order_ref);
+    free(values);
+    free(keys);
+    free(text);
+}
+
+/* A key given again: json_object_setn_new_nocheck's meaning (the last value, in the first place), or NULL with every
+ * value released when duplicates are refused; the same without a scope (jansson's calls). */
+static void objects_take_repeated_keys_as_jansson_does(void **state)
+{
+    static const wh_json_key keys[] = {{"a", 1}, {"b", 1}, {"a", 1}, {"", 0}, {"b", 1}};
+    json_t *shared = json_string("shared"), *values[5], *v;
+    wh_buf order = WH_BUF_INIT;
+    wh_json_arena a;
+
+    (void)state;
+    for (int scoped = 0; scoped < 2; scoped++) {
+        if (scoped)
+            wh_json_arena_begin(&a);
+        for (int i = 0; i < 5; i++)
+            values[i] = i == 2 ? json_incref(shared) : json_integer(i);
+        v = wh_json_arena_object(keys, values, 5, 0);
+        assert_int_equal(json_object_size(v), 3);
+        assert_ptr_equal(json_object_get(v, "a"), shared);
+        assert_int_equal(json_integer_value(json_object_get(v, "b")), 4);
+        assert_int_equal(json_integer_value(json_object_get(v, "")), 3);
+        keys_in_order(v, &order);
+        assert_int_equal(order.len, 5);
+        assert_memory_equal(order.data, "a|b||", 5);
+        for (int i = 0; i < 40; i++) { /* a small table grows as jansson's */
+            char k[16];
+            snprintf(k, sizeof(k), "k%d", i);
+            assert_int_equal(json_object_set_new(v, k, json_integer(i)), 0);
+        }
+        for (int i = 0; i < 40; i += 7) {
+            char k[16];
+            snprintf(k, sizeof(k), "k%d", i);
+            assert_int_equal(json_integer_value(json_object_get(v, k)), i);
+            assert_int_equal(json_object_del(v, k), 0);
+            assert_null(json_object_get(v, k));
+        }
+        assert_int_equal(json_object_size(v), 3 + 40 - 6);
+        assert_ptr_equal(json_object_get(v, "a"), shared);
+        json_decref(v);
+        assert_int_equal(shared->refcount, 1);
+        for (int i = 0; i < 5; i++)
+            values[i] = json_incref(shared);
+        assert_null(wh_json_arena_object(keys, values, 5, 1));
+        assert_int_equal(shared->refcount, 1); /* all five given back */
+        values[0] = json_incref(shared);
+        values[1] = json_null();
+        v = wh_json_arena_object(keys, values, 2, 1);
+        assert_int_equal(json_object_size(v), 2);
+        json_decref(v);
+        v = wh_json_arena_object(NULL, NULL, 0, 1);
+        assert_int_equal(json_object_size(v), 0);
+        assert_int_equal(json_object_set_new(v, "k", json_true()), 0);
+        json_decref(v);
+        if (scoped)
+            wh_json_arena_end(&a);
+    }
+    assert_int_equal(shared->refcount, 1);
+    json_decref(shared);
+    wh_buf_free(&order);
+}
+
 static void *other_thread(void *arg)
 {
     json_t **out = arg;
@@ -379,6 +602,9 @@ int main(void)
         cmocka_unit_test(large_blocks_freed_in_the_scope_are_forgotten),
         cmocka_unit_test(dropped_documents_are_reclaimed_at_the_end),
         cmocka_unit_test(strings_made_in_the_arena_are_jansson_strings),
+        cmocka_unit_test(arrays_made_in_the_arena_are_jansson_arrays),
+        cmocka_unit_test(objects_made_in_the_arena_are_jansson_objects),
+        cmocka_unit_test(objects_take_repeated_keys_as_jansson_does),
         cmocka_unit_test(frozen_trees_count_no_references),
         cmocka_unit_test(deferred_calls_run_when_the_scope_ends),
         cmocka_unit_test(check_refuses_foreign_values),

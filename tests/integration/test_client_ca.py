@@ -25,7 +25,8 @@ import unittest
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from whtest import BINARY, WRAPPER, Server, client_context, connect, request, review, scaled  # noqa: E402
+from whtest import (BINARY, WRAPPER, Server, client_context, connect, read_response, request, review,  # noqa: E402
+                    scaled)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OPENSSL_NEWKEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
@@ -278,6 +279,76 @@ class TestClientCARotation(unittest.TestCase):
                 self.assertRegex(text, r'webhookd_client_ca_loads_total\{result="success"\} 3\b')
                 self.assertRegex(text, r'webhookd_client_ca_loads_total\{result="failure"\} 1\b')
                 self.assertTrue(re.search(r"client CA file change", server.log()), server.log())
+
+
+def closed_by_server(sock, timeout=5):
+    """True when the server ends the connection (EOF or reset) within `timeout`."""
+    sock.settimeout(scaled(timeout))
+    try:
+        return sock.recv(1) == b""
+    except (ConnectionError, ssl.SSLError):
+        return True
+    except socket.timeout:
+        return False
+
+
+class TestClientCAKeptConnections(unittest.TestCase):
+    """A keep-alive connection is judged against the bundle in force, not the
+    one of its handshake: after a rotation that drops its CA an idle
+    connection is closed (its client reconnects and is verified afresh) and a
+    request already arriving on it gets 403 and "Connection: close"; one whose
+    certificate the new bundle trusts is served on the same connection."""
+
+    def test_verdicts_follow_the_bundle(self):
+        with tempfile.TemporaryDirectory() as d:
+            pki = PKI(d)
+            old_ca, new_ca = pki.root("old-ca"), pki.root("new-ca")
+            old, new = tls_context(pki.issue("old", old_ca)), tls_context(pki.issue("new", new_ca))
+            volume_dir = os.path.join(d, "volume")
+            os.mkdir(volume_dir)
+            volume = Kubelet(volume_dir)
+            volume.publish(old_ca[0])
+            body = review()
+
+            def until(ctx, want):
+                deadline = time.time() + scaled(5)
+                while time.time() < deadline:
+                    if call(server.port, ctx, "POST", "/validate", body)[0] == want:
+                        return
+                    time.sleep(0.02)
+                self.fail("a new connection never got %d; log:\n%s" % (want, server.log()))
+
+            with Server("--client-ca-file=" + volume.path, "--cert-check-interval=100ms") as server, \
+                    connect(server.port, old) as idle_old, connect(server.port, old) as arriving_old, \
+                    connect(server.port, new) as kept_new:
+                self.assertEqual(request(idle_old, "POST", "/validate", body)[0], 200)
+                self.assertEqual(request(arriving_old, "POST", "/validate", body)[0], 200)
+                self.assertEqual(request(kept_new, "POST", "/validate", body)[0], 403)
+
+                # The new CA joins: the connection refused a moment ago is served as it is.
+                volume.publish(pki.bundle("both", old_ca[0], new_ca[0]))
+                until(new, 200)
+                self.assertEqual(request(kept_new, "POST", "/validate", body)[0], 200)
+                self.assertEqual(request(idle_old, "POST", "/validate", body)[0], 200)
+
+                # The old CA goes while a request is half-way in on one old connection.
+                arriving_old.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                     b"Content-Length: %d\r\n\r\n" % len(body) + body[:10])
+                volume.publish(new_ca[0])
+                until(old, 403)
+                self.assertTrue(closed_by_server(idle_old), "an idle connection verified by the removed CA stayed open")
+                arriving_old.sendall(body[10:])
+                status, headers, text = read_response(arriving_old)
+                self.assertEqual(status, 403, text)
+                self.assertIn(b"client certificate refused", text)
+                self.assertEqual(headers.get("connection"), "close")
+                self.assertTrue(closed_by_server(arriving_old))
+                for _ in range(3):
+                    self.assertEqual(request(kept_new, "POST", "/validate", body)[0], 200)
+                rejudged = [r for r in server.records() if r.get("msg") == "client CA changed: connections re-verified"]
+                # (connections the polls above closed may still be open on the server's side: at least)
+                self.assertGreaterEqual(sum(int(r["verified"]) for r in rejudged), 1, rejudged)
+                self.assertGreaterEqual(sum(int(r["refused"]) for r in rejudged), 2, rejudged)
 
 
 if __name__ == "__main__":
