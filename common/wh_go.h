@@ -5,8 +5,8 @@
  *
  *   strconv        ParseBool, float formatting      (wh_go_strconv.c)
  *   encoding/json  string escaping, floats, the     (wh_go_json.c)
- *                  compact writer, omitempty's
- *                  "empty", "cannot unmarshal"
+ *                  compact writer, "cannot
+ *                  unmarshal"; omitempty's "empty"  (inline below)
  *   encoding/base64 StdEncoding                     (wh_go_base64.c)
  *
  * Every JSON text Go would print comes from wh_go_json() (or its indented

@@ -1049,3 +1049,34 @@ static unsigned probe_layouts(void)
     current = outer;
     return known;
 }
+
+/* --- reading jansson's containers through the layouts -------------------------------------------------------- */
+
+json_t *const *wh_json_array_items(const json_t *array, size_t *n)
+{
+    const struct jansson_array *ja = (const struct jansson_array *)array;
+
+    *n = 0;
+    if (!(layouts_known & LAYOUT_ARRAY) || !json_is_array(array))
+        return NULL;
+    *n = ja->entries;
+    return ja->table;
+}
+
+size_t wh_json_object_members(const json_t *object, wh_json_member *out, size_t cap)
+{
+    const struct jansson_object *jo = (const struct jansson_object *)object;
+    const struct jansson_list *l;
+    size_t n = 0;
+
+    if (!(layouts_known & LAYOUT_OBJECT) || !json_is_object(object))
+        return (size_t)-1;
+    if (jo->size > cap)
+        return jo->size;
+    for (l = jo->ordered_list.next; l != &jo->ordered_list; l = l->next, n++) {
+        const struct jansson_pair *pair =
+            (const struct jansson_pair *)((const char *)l - offsetof(struct jansson_pair, ordered_list));
+        out[n] = (wh_json_member){pair->key, pair->key_len, pair->value};
+    }
+    return n;
+}

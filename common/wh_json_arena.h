@@ -109,6 +109,29 @@ json_t *wh_json_arena_array(json_t *const *items, size_t n);
  * instructions per member (hash, lookup, a malloc per pair, rehashes). */
 json_t *wh_json_arena_object(const wh_json_key *keys, json_t *const *values, size_t n, int reject_duplicates);
 
+/* Reading a container without a call per member, when install confirmed
+ * jansson's layout (never under ASan, where the arena stands aside): the
+ * items of `array` as jansson holds them (*n of them, borrowed until the
+ * array changes), or NULL (*n 0) when the layout is unknown or `array` is
+ * not an array -- then read it with json_array_get.  Why: the Go type check
+ * of a 1,500-entry env list called jansson ~11 times per entry
+ * (handlers/inject/wh_inject_schema_go.c). */
+json_t *const *wh_json_array_items(const json_t *array, size_t *n);
+
+/* A member of an object: its key (len bytes, NUL-terminated) and value,
+ * borrowed until that member is deleted or replaced. */
+typedef struct wh_json_member {
+    const char *key;
+    size_t len;
+    json_t *value;
+} wh_json_member;
+
+/* The members of `object` in jansson's iteration order into out[0..n), when
+ * the layout is known and they fit (n <= cap); returns n.  More than cap:
+ * returns how many there are, writing nothing; the layout unknown or not an
+ * object: (size_t)-1.  Then iterate with json_object_iter. */
+size_t wh_json_object_members(const json_t *object, wh_json_member *out, size_t cap);
+
 /* Step out of this thread's scope (returns it, NULL when none) to build
  * something that outlives the request, e.g. a lazily made shared value;
  * nothing of the scope may be freed meanwhile.  Then resume it. */

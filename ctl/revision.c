@@ -35,7 +35,6 @@
 #define POLL_MAX_MS 1000
 /* A running migrate's claim on a namespace (see "lease" below). */
 #define LEASE_ANNOTATION "webhookd.io/revision-migrate-lease"
-#define LEASE_MARGIN_S 300 /* on top of the longest the run can take */
 
 /* SIGINT/SIGTERM during a migration: stop starting rollouts, release the leases, say how to resume. */
 static volatile sig_atomic_t interrupted;
@@ -506,13 +505,23 @@ static void duration_text(long long ns, char *buf, size_t n)
  * other's rollouts.  A run claims every chosen namespace first with the annotation
  * LEASE_ANNOTATION = {"holder", "to", "acquired", "expires"} (read-modify-write on the
  * resourceVersion, so two runs cannot both win), refuses a namespace another holder's
- * unexpired lease names (--force takes it over), and removes its own at the end.  The expiry
- * covers the longest the run can take, so a run killed outright blocks nobody for long. */
+ * unexpired lease names (--force takes it over), and removes its own at the end.
+ *
+ * A lease lasts --lease-duration and is renewed while the run lasts: before each namespace's
+ * relabel and rollouts, and every third of the duration while it waits (the waits never sleep
+ * past a renewal), so a run slower than anyone could estimate keeps its claim and a run killed
+ * outright blocks nobody longer than one duration.  A renewal that finds the lease gone or
+ * another holder's (a run with --force took over) stops this run's work in that namespace: the
+ * other run owns it now.  A renewal that fails for another reason (the API server unreachable)
+ * is retried at the next one; the lease is only lost if someone else took it meanwhile. */
 
 typedef struct lease_ctx {
     const char *holder, *to, *ns;
-    time_t now, expires;
-    int force;
+    time_t now;
+    long long duration_s;
+    long long next_renewal_ms; /* monotonic (now_ms) */
+    int force, renewing;       /* renewing: the lease must still be this run's */
+    json_t *lost;              /* namespace -> why this run lost its lease there */
 } lease_ctx;
 
 static void utc_text(time_t t, char *buf, size_t n)
@@ -544,33 +553,65 @@ static json_t *annotations_of(json_t *obj, int create)
     return json_is_object(ann) ? ann : NULL;
 }
 
+/* Another run's claim on `ns` as it reads in messages; 1 when that claim stands at `now`
+ * (unexpired, or unreadable: nobody can tell when it ends), 0 when it has expired, -1 when
+ * there is none or it is `holder`'s own. */
+static int lease_other(const json_t *ns, const char *holder, time_t now, char *buf, size_t n)
+{
+    const json_t *ann = json_object_get(json_object_get(ns, "metadata"), "annotations");
+    json_t *cur;
+    time_t until;
+    int readable, live;
+
+    if (json_object_get(ann, LEASE_ANNOTATION) == NULL)
+        return -1;
+    cur = json_loads(str(ann, LEASE_ANNOTATION), 0, NULL);
+    if (strcmp(str(cur, "holder"), holder) == 0) {
+        json_decref(cur);
+        return -1;
+    }
+    until = utc_parse(str(cur, "expires"));
+    readable = str(cur, "holder")[0] != '\0' && until != (time_t)-1;
+    live = !readable || until > now;
+    if (readable)
+        snprintf(buf, n, "%s (to \"%s\", since %s; its lease ends %s)", str(cur, "holder"), str(cur, "to"),
+                 str(cur, "acquired"), str(cur, "expires"));
+    else
+        snprintf(buf, n, "another run (unreadable lease)");
+    json_decref(cur);
+    return live;
+}
+
+/* Take (or, renewing, extend) this run's lease on a namespace: expires = now + duration. */
 static wh_code lease_take(json_t *ns, void *vctx, int *unchanged, wh_err *err)
 {
     lease_ctx *l = vctx;
     json_t *ann = annotations_of(ns, 1), *cur, *mine;
-    char acquired[32], expires[32];
+    char acquired[32], expires[32], other[512];
+    int claim;
 
     (void)unchanged;
     if (ann == NULL)
         return wh_err_set(err, WH_E_INVALID, "namespace %s has no metadata", l->ns);
+    claim = lease_other(ns, l->holder, l->now, other, sizeof(other));
+    /* not CONFLICT below: update_retry would retry it */
+    if (l->renewing && claim >= 0)
+        return wh_err_set(err, WH_E_INVALID, "its lease was taken over by %s", other);
+    if (l->renewing && json_object_get(ann, LEASE_ANNOTATION) == NULL)
+        return wh_err_set(err, WH_E_INVALID,
+                          "its lease was removed (by a run that took it over with --force and finished, or by hand)");
+    if (claim == 1 && !l->force)
+        return wh_err_set(err, WH_E_INVALID,
+                          "namespace %s is being migrated by %s. Wait for that run to finish; if it is gone (killed), "
+                          "run again with --force to take the namespace over",
+                          l->ns, other);
     cur = json_loads(str(ann, LEASE_ANNOTATION), 0, NULL);
-    if (json_object_get(ann, LEASE_ANNOTATION) != NULL && !l->force && strcmp(str(cur, "holder"), l->holder) != 0) {
-        time_t until = utc_parse(str(cur, "expires"));
-        int readable = str(cur, "holder")[0] != '\0' && until != (time_t)-1;
-        if (!readable || until > l->now) {
-            wh_err_set(err, WH_E_INVALID, /* not CONFLICT: update_retry would retry it */
-                       "namespace %s is being migrated by %s (to \"%s\", since %s; its lease ends %s). Wait for that "
-                       "run to finish; if it is gone (killed), run again with --force to take the namespace over",
-                       l->ns, readable ? str(cur, "holder") : "another run (unreadable lease)",
-                       readable ? str(cur, "to") : "?", readable ? str(cur, "acquired") : "?",
-                       readable ? str(cur, "expires") : "?");
-            json_decref(cur);
-            return WH_E_INVALID;
-        }
-    }
+    if (l->renewing)
+        snprintf(acquired, sizeof(acquired), "%s", str(cur, "acquired"));
+    else
+        utc_text(l->now, acquired, sizeof(acquired));
     json_decref(cur);
-    utc_text(l->now, acquired, sizeof(acquired));
-    utc_text(l->expires, expires, sizeof(expires));
+    utc_text(l->now + (time_t)l->duration_s, expires, sizeof(expires));
     mine =
         json_pack("{s:s, s:s, s:s, s:s}", "holder", l->holder, "to", l->to, "acquired", acquired, "expires", expires);
     {
@@ -607,6 +648,16 @@ static void lease_holder(char *buf, size_t n)
     snprintf(buf, n, "webhookctl %s@%s pid %ld", user != NULL && user[0] ? user : "unknown", host, (long)getpid());
 }
 
+static long long lease_interval_ms(const lease_ctx *l)
+{
+    return l->duration_s * 1000 / 3;
+}
+
+static int lease_lost(const lease_ctx *l, const char *ns)
+{
+    return l->lost != NULL && json_object_get(l->lost, ns) != NULL;
+}
+
 /* Release the leases of the first `n` namespaces of `chosen` (best effort: a
  * lease left behind expires). */
 static void lease_release_all(wh_kube_client *c, lease_ctx *l, const json_t *chosen, size_t n)
@@ -614,6 +665,8 @@ static void lease_release_all(wh_kube_client *c, lease_ctx *l, const json_t *cho
     for (size_t i = 0; i < n; i++) {
         wh_err err = {0};
         l->ns = json_string_value(json_array_get(chosen, i));
+        if (lease_lost(l, l->ns))
+            continue;
         if (wh_kube_update_retry(c, &wh_kube_namespaces, NULL, l->ns, lease_drop, l, "webhookctl", NULL, &err) != WH_OK)
             fprintf(stderr, "Warning: cannot release the migration lease of namespace %s (it expires by itself): %s\n",
                     l->ns, wh_err_msg(&err));
@@ -623,6 +676,8 @@ static void lease_release_all(wh_kube_client *c, lease_ctx *l, const json_t *cho
 /* Claim every chosen namespace; on a refusal release what was taken; 0 or 1 after the error. */
 static int lease_acquire_all(wh_kube_client *c, lease_ctx *l, const json_t *chosen)
 {
+    l->now = time(NULL);
+    l->next_renewal_ms = now_ms() + lease_interval_ms(l);
     for (size_t i = 0; i < json_array_size(chosen); i++) {
         wh_err err = {0};
         l->ns = json_string_value(json_array_get(chosen, i));
@@ -636,9 +691,102 @@ static int lease_acquire_all(wh_kube_client *c, lease_ctx *l, const json_t *chos
     return 0;
 }
 
+/* Renew the lease on `ns` now; 0 while it is this run's (a renewal that could not be
+ * written counts: it is retried next time), 1 when it was lost: that is said at once and
+ * the namespace's work stops. */
+static int lease_renew(wh_kube_client *c, lease_ctx *l, const char *ns)
+{
+    wh_err err = {0};
+    wh_code rc;
+
+    if (lease_lost(l, ns))
+        return 1;
+    l->ns = ns;
+    l->now = time(NULL);
+    l->renewing = 1;
+    rc = wh_kube_update_retry(c, &wh_kube_namespaces, NULL, ns, lease_take, l, "webhookctl", NULL, &err);
+    l->renewing = 0;
+    if (rc == WH_OK)
+        return 0;
+    if (rc != WH_E_INVALID && rc != WH_E_NOTFOUND) {
+        fprintf(stderr, "Warning: cannot renew the migration lease of namespace %s (retried in %llds): %s\n", ns,
+                (lease_interval_ms(l) + 999) / 1000, wh_err_msg(&err));
+        return 0;
+    }
+    if (l->lost == NULL)
+        l->lost = json_object();
+    json_object_set_new(l->lost, ns, json_string(wh_err_msg(&err)));
+    fprintf(stderr,
+            "Error: namespace %s: this run lost its migration lease: %s. Stopped working on namespace %s: the run "
+            "holding it now migrates it (or, once that run is gone, run the same command again to resume).\n",
+            ns, wh_err_msg(&err), ns);
+    fflush(stderr);
+    return 1;
+}
+
+/* Renew every lease still held when a renewal is due. */
+static void lease_tick(wh_kube_client *c, lease_ctx *l, const json_t *chosen)
+{
+    size_t i;
+    json_t *v;
+
+    if (now_ms() < l->next_renewal_ms)
+        return;
+    json_array_foreach(chosen, i, v) lease_renew(c, l, json_string_value(v));
+    l->next_renewal_ms = now_ms() + lease_interval_ms(l);
+}
+
+/* Sleep up to `ms`, but not past the next renewal. */
+static void lease_sleep(const lease_ctx *l, long ms)
+{
+    long long until_renewal = l->next_renewal_ms - now_ms();
+
+    if (until_renewal < ms)
+        ms = until_renewal < 10 ? 10 : (long)until_renewal;
+    usleep((useconds_t)ms * 1000);
+}
+
+/* --dry-run: which leases the run would take, and which other runs' leases would refuse it
+ * (0) or it would take over (--force; expired ones); 1 when one would refuse it. */
+static int lease_preview(const wh_ctl_args *a, const inv_cluster *cl, const json_t *chosen, const char *holder)
+{
+    char d[32], every[32], other[512];
+    size_t i;
+    json_t *v;
+    int blocked = 0, force = wh_ctl_bool(a, "force");
+
+    duration_text(wh_ctl_duration_ns(a, "lease-duration"), d, sizeof(d));
+    duration_text(wh_ctl_duration_ns(a, "lease-duration") / 3, every, sizeof(every));
+    printf("Leases (annotation %s; each lasts %s, renewed every %s while the run lasts):\n", LEASE_ANNOTATION, d,
+           every);
+    json_array_foreach(chosen, i, v)
+    {
+        const char *name = json_string_value(v);
+        const json_t *ns = NULL, *e;
+        size_t k;
+        json_array_foreach(cl->namespaces, k, e) if (strcmp(meta(e, "name"), name) == 0) ns = e;
+        switch (lease_other(ns, holder, time(NULL), other, sizeof(other))) {
+        case 1:
+            if (force) {
+                printf("  namespace %s: would take it over from %s (--force)\n", name, other);
+                break;
+            }
+            printf("  namespace %s: held by %s: the run would be refused here (--force takes it over)\n", name, other);
+            blocked = 1;
+            break;
+        case 0:
+            printf("  namespace %s: would take it (the lease of %s has expired)\n", name, other);
+            break;
+        default:
+            printf("  namespace %s: would take it\n", name);
+        }
+    }
+    return blocked;
+}
+
 /* ---- migrate ----------------------------------------------------------------------- */
 
-typedef enum { JOB_PENDING, JOB_RUNNING, JOB_DONE, JOB_FAILED } job_state;
+typedef enum { JOB_PENDING, JOB_RUNNING, JOB_DONE, JOB_FAILED, JOB_LEFT } job_state; /* LEFT: lease lost */
 
 typedef struct job {
     const char *kind, *ns, *name; /* borrowed from the plan */
@@ -832,8 +980,8 @@ static void print_plan(const wh_ctl_args *a, const migrate_plan *p)
     }
 }
 
-/* Relabel the chosen namespaces; 0 or 1. */
-static int relabel(wh_kube_client *c, const migrate_plan *p, size_t *done)
+/* Relabel the chosen namespaces whose lease is still this run's (renewed when due); 0 or 1. */
+static int relabel(wh_kube_client *c, const migrate_plan *p, lease_ctx *l, const json_t *chosen, size_t *done)
 {
     size_t i;
     json_t *e;
@@ -841,6 +989,9 @@ static int relabel(wh_kube_client *c, const migrate_plan *p, size_t *done)
     json_array_foreach(p->relabel, i, e)
     {
         wh_err err = {0};
+        lease_tick(c, l, chosen);
+        if (lease_lost(l, str(e, "name")))
+            continue;
         if (wh_kube_patch(c, &wh_kube_namespaces, NULL, str(e, "name"), WH_KUBE_PATCH_MERGE,
                           json_object_get(e, "patch"), "webhookctl", 0, NULL, &err) != WH_OK) {
             wh_ctl_fail(
@@ -951,11 +1102,16 @@ static void report_failure(const migrate_plan *p, const job *j, long long timeou
             j->name, j->ns, p->to, p->target_rev, j->running, j->ns, REV_LABEL, j->running);
 }
 
-/* Restart the jobs, `parallel` at a time, stopping at the first failure. */
-static int restart_all(wh_kube_client *c, migrate_plan *p, long long parallel, long long timeout_ns, size_t *restarted)
+/* Restart the jobs, `parallel` at a time, stopping at the first failure.  The lease of a
+ * namespace is renewed before its rollouts start and on lease_tick's schedule while they are
+ * waited for; a namespace whose lease is lost is left: its jobs not started yet stay so, its
+ * rollouts under way are no longer waited for. */
+static int restart_all(wh_kube_client *c, migrate_plan *p, lease_ctx *l, const json_t *chosen, long long parallel,
+                       long long timeout_ns, size_t *restarted)
 {
     size_t total = p->njobs - p->nmanual, next = 0, running = 0, k = 0, failed = 0, ok = 0;
     long poll_ms = POLL_FIRST_MS;
+    const char *renewed = NULL; /* the namespace whose lease was renewed before its rollouts */
     job *first_failed = NULL;
 
     for (;;) {
@@ -963,6 +1119,12 @@ static int restart_all(wh_kube_client *c, migrate_plan *p, long long parallel, l
             job *j = &p->jobs[next++];
             if (j->note[0] != '\0')
                 continue;
+            if (renewed == NULL || strcmp(renewed, j->ns) != 0)
+                lease_renew(c, l, renewed = j->ns);
+            if (lease_lost(l, j->ns)) {
+                j->state = JOB_LEFT;
+                continue;
+            }
             k++;
             poll_ms = POLL_FIRST_MS;
             if (start_job(c, p, j, k, total) != 0) {
@@ -974,12 +1136,20 @@ static int restart_all(wh_kube_client *c, migrate_plan *p, long long parallel, l
         }
         if (running == 0 || interrupted)
             break;
-        usleep((useconds_t)poll_ms * 1000);
+        lease_sleep(l, poll_ms);
         poll_ms = poll_ms * 2 > POLL_MAX_MS ? POLL_MAX_MS : poll_ms * 2;
+        lease_tick(c, l, chosen);
         for (size_t i = 0; i < p->njobs; i++) {
             job *j = &p->jobs[i];
             if (j->state != JOB_RUNNING)
                 continue;
+            if (lease_lost(l, j->ns)) {
+                j->state = JOB_LEFT;
+                running--;
+                printf("    %s %s/%s: no longer waited for (the lease of namespace %s was lost)\n", j->kind, j->ns,
+                       j->name, j->ns);
+                continue;
+            }
             poll_job(c, j, timeout_ns / 1000000);
             if (j->state == JOB_DONE) {
                 running--;
@@ -1019,7 +1189,7 @@ static int restart_all(wh_kube_client *c, migrate_plan *p, long long parallel, l
  * R (their namespace's or own labels select R) but that have none, or one of
  * another revision: [{namespace, pod, owner, running ("" = no sidecar),
  * selected}], by namespace (new reference). */
-static json_t *laggards(const inv_cluster *cl, const json_t *chosen)
+static json_t *laggards(const inv_cluster *cl, const json_t *chosen, const lease_ctx *l)
 {
     json_t *out = json_array(), *pod, *v;
     size_t i, k;
@@ -1027,6 +1197,8 @@ static json_t *laggards(const inv_cluster *cl, const json_t *chosen)
     json_array_foreach(chosen, k, v)
     {
         const char *ns = json_string_value(v);
+        if (l != NULL && lease_lost(l, ns))
+            continue; /* another run's now */
         json_array_foreach(cl->pods, i, pod)
         {
             char running[256] = "", owner[512];
@@ -1067,9 +1239,10 @@ static void print_laggards(FILE *f, const json_t *lag)
 }
 
 /* Look at the chosen namespaces' pods once, or with `wait_ns` > 0 until none
- * lags or the time is up; 0 when none lags (or without --wait), else 1 after
- * saying which. */
-static int report_laggards(const wh_ctl_args *a, wh_kube_client *c, const json_t *chosen, long long wait_ns)
+ * lags or the time is up (renewing the leases `l` meanwhile, when the run holds
+ * them); 0 when none lags (or without --wait), else 1 after saying which. */
+static int report_laggards(const wh_ctl_args *a, wh_kube_client *c, const json_t *chosen, lease_ctx *l,
+                           long long wait_ns)
 {
     long long deadline = now_ms() + wait_ns / 1000000;
     long poll_ms = POLL_FIRST_MS;
@@ -1086,11 +1259,16 @@ static int report_laggards(const wh_ctl_args *a, wh_kube_client *c, const json_t
             fprintf(stderr, "Warning: cannot list the pods to check them: %s\n", wh_err_msg(&err));
             return wait_ns > 0;
         }
-        lag = laggards(&cl, chosen);
+        lag = laggards(&cl, chosen, l);
         inv_free(&cl);
         if (json_array_size(lag) == 0 || wait_ns <= 0 || interrupted || now_ms() >= deadline)
             break;
-        usleep((useconds_t)poll_ms * 1000);
+        if (l != NULL) {
+            lease_sleep(l, poll_ms);
+            lease_tick(c, l, chosen);
+        } else {
+            usleep((useconds_t)poll_ms * 1000);
+        }
         poll_ms = poll_ms * 2 > POLL_MAX_MS ? POLL_MAX_MS : poll_ms * 2;
     }
     if (json_array_size(lag) == 0) {
@@ -1120,6 +1298,7 @@ static int run_migrate(const wh_ctl_args *a)
 {
     const char *to = wh_ctl_string(a, "to");
     long long parallel = wh_ctl_int(a, "parallel"), timeout_ns = wh_ctl_duration_ns(a, "timeout");
+    long long lease_ns = wh_ctl_duration_ns(a, "lease-duration");
     int all = wh_ctl_bool(a, "all-namespaces"), dry = wh_ctl_bool(a, "dry-run"), restart = wh_ctl_bool(a, "restart");
     int wait = wh_ctl_bool(a, "wait"), leased = 0;
     size_t nns, i, relabelled = 0, restarted = 0;
@@ -1151,6 +1330,10 @@ static int run_migrate(const wh_ctl_args *a)
     }
     if (parallel < 1 || timeout_ns <= 0) {
         rc = wh_ctl_usage_error(a, parallel < 1 ? "--parallel must be at least 1" : "--timeout must be positive");
+        goto out;
+    }
+    if (lease_ns < 1000000000LL) {
+        rc = wh_ctl_usage_error(a, "--lease-duration must be at least 1s");
         goto out;
     }
     if (wh_kube_check_label_value(to, &err) != WH_OK) {
@@ -1229,26 +1412,25 @@ static int run_migrate(const wh_ctl_args *a)
         print_plan(a, &p);
         printf("Nothing to do.\n");
         fflush(stdout);
-        rc = dry ? 0 : report_laggards(a, c, chosen, wait ? timeout_ns : 0);
+        rc = dry ? 0 : report_laggards(a, c, chosen, NULL, wait ? timeout_ns : 0);
         goto out;
     }
     print_plan(a, &p);
+    lease_holder(holder, sizeof(holder));
     if (dry) {
+        int blocked = lease_preview(a, &cl, chosen, holder);
         printf("Dry run: nothing was changed.\n");
-        rc = 0;
+        rc = blocked ? wh_ctl_fail("the migration would be refused: another run holds a namespace (listed above); "
+                                   "wait for it to finish, or use --force if it is gone")
+                     : 0;
         goto out;
     }
     if (!confirmed(a, &rc))
         goto out;
-    lease_holder(holder, sizeof(holder));
     lease.holder = holder;
     lease.to = to;
     lease.force = wh_ctl_bool(a, "force");
-    lease.now = time(NULL);
-    lease.expires =
-        lease.now + LEASE_MARGIN_S +
-        (time_t)((restart ? (p.njobs - p.nmanual + (size_t)parallel - 1) / (size_t)parallel : 0) + (size_t)wait) *
-            (time_t)(timeout_ns / 1000000000 + 1);
+    lease.duration_s = (lease_ns + 999999999LL) / 1000000000LL;
     if (lease_acquire_all(c, &lease, chosen) != 0)
         goto out;
     leased = 1;
@@ -1257,9 +1439,9 @@ static int run_migrate(const wh_ctl_args *a)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    if (relabel(c, &p, &relabelled) != 0)
+    if (relabel(c, &p, &lease, chosen, &relabelled) != 0)
         goto out;
-    if (restart && restart_all(c, &p, parallel, timeout_ns, &restarted) != 0)
+    if (restart && restart_all(c, &p, &lease, chosen, parallel, timeout_ns, &restarted) != 0)
         goto out;
     printf("Done: %zu namespace%s relabelled, %zu already on \"%s\"", relabelled, relabelled == 1 ? "" : "s",
            json_array_size(p.already), to);
@@ -1269,7 +1451,17 @@ static int run_migrate(const wh_ctl_args *a)
         printf("; %zu left to restart by hand (listed above)", p.nmanual);
     printf(".\n");
     fflush(stdout);
-    rc = report_laggards(a, c, chosen, wait ? timeout_ns : 0);
+    rc = report_laggards(a, c, chosen, &lease, wait ? timeout_ns : 0);
+    if (lease.lost != NULL && json_object_size(lease.lost) > 0) {
+        const char *ns;
+        json_t *why;
+        fprintf(stderr, "Error: this run lost its lease on %zu namespace%s and stopped working there:\n",
+                json_object_size(lease.lost), json_object_size(lease.lost) == 1 ? "" : "s");
+        json_object_foreach(lease.lost, ns, why) fprintf(stderr, "  namespace %s: %s\n", ns, json_string_value(why));
+        fprintf(stderr, "  The run holding a namespace now migrates it; once it is gone, run the same command again "
+                        "to resume there.\n");
+        rc = 1;
+    }
 out:
     if (leased) {
         lease_release_all(c, &lease, chosen, json_array_size(chosen));
@@ -1278,6 +1470,7 @@ out:
         if (interrupted)
             rc = 130;
     }
+    json_decref(lease.lost);
     plan_free(&p);
     json_decref(after);
     json_decref(ns_copy);
@@ -1483,6 +1676,11 @@ static const wh_ctl_flag migrate_flags[] = {
     {.name = "force",
      .type = WH_CTL_BOOL,
      .usage = "Take over namespaces another migrate run holds (its lease: use only when that run is gone)"},
+    {.name = "lease-duration",
+     .type = WH_CTL_DURATION,
+     .usage = "How long each namespace's lease lasts unless renewed (every third of it while the run lasts); a "
+              "killed run blocks others this long",
+     .def = "5m0s"},
     {.name = "namespace",
      .shorthand = 'n',
      .type = WH_CTL_STRING_ARRAY,
@@ -1571,9 +1769,11 @@ static const wh_ctl_cmd revision_migrate = {
         "At the end the pods of those namespaces that still run another revision, or no sidecar, are listed with\n"
         "their workload; --wait waits for them (up to --timeout) and fails if some remain.\n"
         "\n"
-        "While it runs, a migration holds a lease on each namespace (annotation " LEASE_ANNOTATION ");\n"
-        "a second migrate of the same namespace is refused until the first ends or its lease expires (--force\n"
-        "takes it over, for a run that was killed).\n",
+        "While it runs, a migration holds a lease on each namespace (annotation " LEASE_ANNOTATION "),\n"
+        "renewed every third of --lease-duration; a second migrate of the same namespace is refused until the\n"
+        "first ends or its lease expires (--force takes it over, for a run that was killed; the run it was taken\n"
+        "from stops working on that namespace at its next renewal).  --dry-run lists the leases it would take and\n"
+        "those of other runs in the way.\n",
     .examples = "  # See what moving two namespaces to the tag \"prod\" would do\n"
                 "  webhookctl revision migrate --to prod -n app-a -n app-b --restart --dry-run\n"
                 "\n"

@@ -31,8 +31,15 @@ typedef struct source_ctx {
 struct wh_inject_cluster {
     wh_inject_registry *registry;
     char *istio_namespace;
+    wh_kube_options kube; /* a copy (strings owned), for informers started later */
+    char *kube_strings[4];
+    wh_metrics *metrics;
+    int watch_timeout_s;
+    pthread_mutex_t inf_mu; /* guards inf[] (the namespaces informer may start late) and ready_once */
     wh_kube_informer *inf[SRC_N];
     source_ctx ctx[SRC_N];
+    int ready_once;             /* readiness reported once: informers started later do not take it back */
+    int stopping;               /* no informer starts any more */
     pthread_mutex_t publish_mu; /* one publisher at a time: read-modify-publish of `view` */
     pthread_mutex_t view_mu;    /* guards the pointer only */
     wh_inject_cluster_view *view;
@@ -340,6 +347,44 @@ static void on_change(void *ctx, wh_kube_informer *inf, const json_t *cache)
 
 /* ---- lifecycle ------------------------------------------------------------------ */
 
+/* Start the informer of source `k` unless it runs; called with inf_mu held. */
+static wh_code start_source(wh_inject_cluster *c, enum source k, wh_err *err)
+{
+    wh_kube_informer_options io = {
+        .kube = &c->kube, .on_change = on_change, .metrics = c->metrics, .watch_timeout_s = c->watch_timeout_s};
+
+    if (c->inf[k] != NULL || c->stopping)
+        return WH_OK;
+    c->ctx[k].cluster = c;
+    c->ctx[k].kind = k;
+    io.ctx = &c->ctx[k];
+    switch (k) {
+    case SRC_CONFIGMAPS:
+        io.resource = &wh_kube_configmaps;
+        io.ns = c->istio_namespace;
+        io.trim = trim_configmap;
+        break;
+    case SRC_PROXYCONFIGS:
+        io.resource = &kube_proxyconfigs;
+        io.trim = trim_proxyconfig;
+        break;
+    case SRC_NODES:
+        io.resource = &kube_nodes;
+        io.trim = trim_node;
+        break;
+    default:
+        io.resource = &wh_kube_namespaces;
+        io.trim = trim_namespace;
+        break;
+    }
+    return wh_kube_informer_start(&io, &c->inf[k], err);
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s != NULL ? wh_strdup(s) : NULL;
+}
+
 wh_code wh_inject_cluster_start(const wh_inject_cluster_options *o, wh_inject_cluster **out, wh_err *err)
 {
     wh_inject_cluster *c = wh_calloc(1, sizeof(*c));
@@ -348,38 +393,22 @@ wh_code wh_inject_cluster_start(const wh_inject_cluster_options *o, wh_inject_cl
 
     c->registry = o->registry;
     c->istio_namespace = o->istio_namespace != NULL ? wh_strdup(o->istio_namespace) : NULL;
+    c->kube = *o->kube;
+    c->kube.kubeconfig = c->kube_strings[0] = dup_or_null(o->kube->kubeconfig);
+    c->kube.context = c->kube_strings[1] = dup_or_null(o->kube->context);
+    c->kube.user_agent = c->kube_strings[2] = dup_or_null(o->kube->user_agent);
+    c->kube.service_account_dir = c->kube_strings[3] = dup_or_null(o->kube->service_account_dir);
+    c->metrics = o->metrics;
+    c->watch_timeout_s = o->watch_timeout_s;
+    pthread_mutex_init(&c->inf_mu, NULL);
     pthread_mutex_init(&c->publish_mu, NULL);
     pthread_mutex_init(&c->view_mu, NULL);
     c->view = view_new(NULL);
-    for (int k = 0; k < SRC_N && rc == WH_OK; k++) {
-        wh_kube_informer_options io = {
-            .kube = o->kube, .on_change = on_change, .metrics = o->metrics, .watch_timeout_s = o->watch_timeout_s};
-        if (!want[k])
-            continue;
-        c->ctx[k].cluster = c;
-        c->ctx[k].kind = (enum source)k;
-        io.ctx = &c->ctx[k];
-        switch ((enum source)k) {
-        case SRC_CONFIGMAPS:
-            io.resource = &wh_kube_configmaps;
-            io.ns = o->istio_namespace;
-            io.trim = trim_configmap;
-            break;
-        case SRC_PROXYCONFIGS:
-            io.resource = &kube_proxyconfigs;
-            io.trim = trim_proxyconfig;
-            break;
-        case SRC_NODES:
-            io.resource = &kube_nodes;
-            io.trim = trim_node;
-            break;
-        default:
-            io.resource = &wh_kube_namespaces;
-            io.trim = trim_namespace;
-            break;
-        }
-        rc = wh_kube_informer_start(&io, &c->inf[k], err);
-    }
+    pthread_mutex_lock(&c->inf_mu);
+    for (int k = 0; k < SRC_N && rc == WH_OK; k++)
+        if (want[k])
+            rc = start_source(c, (enum source)k, err);
+    pthread_mutex_unlock(&c->inf_mu);
     if (rc != WH_OK) {
         wh_inject_cluster_stop(c);
         return rc;
@@ -388,15 +417,39 @@ wh_code wh_inject_cluster_start(const wh_inject_cluster_options *o, wh_inject_cl
     return WH_OK;
 }
 
+wh_code wh_inject_cluster_watch_namespaces(wh_inject_cluster *c, wh_err *err)
+{
+    wh_code rc;
+    int started;
+
+    pthread_mutex_lock(&c->inf_mu);
+    started = c->inf[SRC_NAMESPACES] == NULL && !c->stopping;
+    rc = start_source(c, SRC_NAMESPACES, err);
+    pthread_mutex_unlock(&c->inf_mu);
+    if (rc == WH_OK && started)
+        wh_log(WH_LOG_INFO, "inject: watching namespaces (OpenShift UID/GID ranges)", NULL);
+    return rc;
+}
+
 void wh_inject_cluster_stop(wh_inject_cluster *c)
 {
+    wh_kube_informer *inf[SRC_N];
+
     if (c == NULL)
         return;
+    /* Joined outside the lock: an informer's callback may be starting another one. */
+    pthread_mutex_lock(&c->inf_mu);
+    c->stopping = 1;
+    memcpy(inf, c->inf, sizeof(inf));
+    pthread_mutex_unlock(&c->inf_mu);
     for (int k = 0; k < SRC_N; k++)
-        wh_kube_informer_stop(c->inf[k]);
+        wh_kube_informer_stop(inf[k]);
     wh_inject_cluster_view_unref(c->view);
+    pthread_mutex_destroy(&c->inf_mu);
     pthread_mutex_destroy(&c->publish_mu);
     pthread_mutex_destroy(&c->view_mu);
+    for (size_t i = 0; i < sizeof(c->kube_strings) / sizeof(c->kube_strings[0]); i++)
+        free(c->kube_strings[i]);
     free(c->istio_namespace);
     free(c);
 }
@@ -405,6 +458,7 @@ int wh_inject_cluster_ready(wh_inject_cluster *c, wh_buf *detail)
 {
     int ok = 1, first = 1;
 
+    pthread_mutex_lock(&c->inf_mu);
     for (int k = 0; k < SRC_N; k++) {
         if (c->inf[k] == NULL)
             continue;
@@ -415,5 +469,11 @@ int wh_inject_cluster_ready(wh_inject_cluster *c, wh_buf *detail)
             first = 0;
         }
     }
+    /* once ready, for good: a source started later (namespaces, when a
+     * revision turns out to need them) must not take every replica out of
+     * the Service at once */
+    ok |= c->ready_once;
+    c->ready_once = ok;
+    pthread_mutex_unlock(&c->inf_mu);
     return ok;
 }

@@ -12,7 +12,8 @@
  *       (injection does not read it; wh_validate_mesh_networks);
  *   ProxyConfigs (networking.istio.io/v1beta1, all namespaces) -> the view;
  *   Nodes (kubelet versions, for --native-sidecars auto)        -> the view;
- *   Namespaces (OpenShift UID/GID annotations, --platform openshift) -> the view.
+ *   Namespaces (OpenShift UID/GID annotations: --platform openshift, or from
+ *       the first revision whose values say so) -> the view.
  *
  * Every callback runs on an informer thread; requests only take a reference
  * to the current view (wh_inject_cluster_view_get), never wait for the API.
@@ -52,6 +53,9 @@ typedef struct wh_inject_cluster_options {
 /* Start the informers (they keep retrying while the API server is away). */
 wh_code wh_inject_cluster_start(const wh_inject_cluster_options *o, wh_inject_cluster **out, wh_err *err);
 void wh_inject_cluster_stop(wh_inject_cluster *c);
+/* Watch namespaces from now on (a revision needs them: its istiod runs on
+ * OpenShift); nothing when they are watched already.  Any thread. */
+wh_code wh_inject_cluster_watch_namespaces(wh_inject_cluster *c, wh_err *err);
 
 /* A reference to the current view (never NULL); release it with _unref. */
 wh_inject_cluster_view *wh_inject_cluster_view_get(wh_inject_cluster *c);

@@ -7,10 +7,15 @@
  *
  * What istiod reads from the cluster while injecting - revisions, ProxyConfig
  * resources, node kubelet versions for `--native-sidecars auto`, namespace
- * annotations for `--platform openshift` - is watched by informers off the
- * request path (wh_inject_cluster.h); a request takes a reference to the
- * current immutable view.  Without API access nodes cannot be read: auto
- * then means native sidecars off, as istiod without a node client.
+ * annotations on OpenShift - is watched by informers off the request path
+ * (wh_inject_cluster.h); a request takes a reference to the current
+ * immutable view.  Without API access nodes cannot be read: auto then means
+ * native sidecars off, as istiod without a node client.
+ *
+ * OpenShift is a revision's own setting (its values' global.platform, else
+ * --platform: wh_inject_settings_revision_platform), so namespaces are
+ * watched from the start with --platform openshift, and otherwise from the
+ * moment the first revision whose istiod runs on OpenShift serves.
  */
 #include "wh_inject_endpoint.h"
 
@@ -136,9 +141,30 @@ static wh_code reload(wh_endpoint *self, int forced, wh_err *err)
     return wh_inject_registry_reload(ep->registry, err);
 }
 
+/* A revision starts serving: if its istiod runs on OpenShift, the
+ * namespaces' UID/GID ranges are needed from now on. */
+static void on_serve(void *ctx, const char *name, const wh_inject_revision *rev)
+{
+    inject_endpoint *ep = ctx;
+    wh_err err = {0};
+
+    if (strcmp(wh_inject_settings_revision_platform(&ep->settings, wh_inject_revision_values(rev)), "openshift") != 0)
+        return;
+    if (ep->cluster == NULL)
+        wh_log(WH_LOG_WARN,
+               "inject: revision runs on OpenShift, but there is no Kubernetes API access to read the namespaces' "
+               "UID/GID ranges: its proxies get 1337",
+               "revision", name, NULL);
+    else if (wh_inject_cluster_watch_namespaces(ep->cluster, &err) != WH_OK)
+        wh_log(WH_LOG_ERROR, "inject: cannot watch namespaces for an OpenShift revision", "revision", name, "error",
+               wh_err_msg(&err), NULL);
+}
+
 static void endpoint_free(inject_endpoint *ep)
 {
-    wh_inject_cluster_stop(ep->cluster); /* first: its threads feed the registry */
+    if (ep->registry != NULL)
+        wh_inject_registry_on_serve(ep->registry, NULL, NULL); /* no call is running after this */
+    wh_inject_cluster_stop(ep->cluster);                       /* then: its threads feed the registry */
     wh_inject_registry_free(ep->registry);
     wh_inject_settings_clear(&ep->settings);
     free(ep);
@@ -235,7 +261,9 @@ wh_code wh_inject_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh
     }
     wh_log(WH_LOG_INFO, "inject: revisions source", "source", source, "istio_namespace",
            co.istio_namespace != NULL ? co.istio_namespace : "", NULL);
-    if (kube_ok && (co.istio_namespace != NULL || co.nodes || co.namespaces)) {
+    /* With API access there is always a cluster, maybe without informers:
+     * a revision on OpenShift may need namespaces later (on_serve). */
+    if (kube_ok) {
         if ((rc = wh_inject_cluster_start(&co, &ep->cluster, err)) != WH_OK)
             goto out;
     } else if (co.nodes || co.namespaces) {
@@ -245,6 +273,7 @@ wh_code wh_inject_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh
                NULL);
         ep->nodes_unreadable = co.nodes;
     }
+    wh_inject_registry_on_serve(ep->registry, on_serve, ep);
     ep->super.name = env->name;
     ep->super.serve = serve;
     ep->super.ready = ready;

@@ -19,7 +19,9 @@
       "istiod's ENABLE_NATIVE_SIDECARS: true, false or auto (the default: on when every node's kubelet is 1.33 or "    \
       "newer, read from the API server; kube-inject knows no nodes and treats auto as true)")                          \
     X("compliance-policy", 0, "istiod's COMPLIANCE_POLICY (e.g. fips-140-3)")                                          \
-    X("platform", 0, "istiod's PLATFORM (openshift: proxy UID/GID from the namespace's annotations)")                  \
+    X("platform", 0,                                                                                                   \
+      "istiod's PLATFORM for the revisions whose values.global.platform names none (openshift: the webhook takes the " \
+      "proxy UID/GID from the namespace's annotations)")                                                               \
     X("env", 1,                                                                                                        \
       "istiod environment variables the injection templates read, `KEY=VALUE`[,KEY=VALUE...] (e.g. "                   \
       "ENABLE_NATIVE_SIDECARS=false)")

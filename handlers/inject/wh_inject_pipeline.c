@@ -56,6 +56,7 @@ wh_code wh_inject_pod(const wh_inject_pod_request *req, wh_inject_pod_result *re
     in.revision = req->revision;
     in.deploy = req->deploy;
     in.proxyconfigs = req->proxyconfigs;
+    in.kube_inject = req->kube_inject;
     if ((rc = wh_inject_render(&in, &r, err)) != WH_OK) {
         wh_err_prefix(err, "%s", TEMPLATE_PREFIX); /* "failed to run injection template: <why>" */
         goto out;

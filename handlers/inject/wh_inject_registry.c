@@ -69,6 +69,11 @@ struct wh_inject_registry {
     char *dir;
     wh_inject_revision *embedded; /* NULL in cluster mode: "default" is what the cluster says */
     wh_metric *reloads, *loaded, *refused, *release;
+    /* wh_inject_registry_on_serve: held while the callback runs, so that a
+     * callback being replaced is not running any more */
+    pthread_mutex_t serve_mu;
+    wh_inject_serve_fn on_serve;
+    void *serve_ctx;
     /* watcher */
     pthread_mutex_t watch_mu;
     pthread_cond_t watch_cv;
@@ -181,6 +186,46 @@ static void publish_release(wh_inject_registry *reg, entry *e)
         e->source = labels[2];
         wh_metric_set(reg->release, labels, 1);
     }
+}
+
+/* Tell the on_serve callback that `rev` serves from now on. */
+static void served(wh_inject_registry *reg, const char *name, const wh_inject_revision *rev)
+{
+    pthread_mutex_lock(&reg->serve_mu);
+    if (reg->on_serve != NULL)
+        reg->on_serve(reg->serve_ctx, name, rev);
+    pthread_mutex_unlock(&reg->serve_mu);
+}
+
+void wh_inject_registry_on_serve(wh_inject_registry *reg, wh_inject_serve_fn fn, void *ctx)
+{
+    wh_inject_revision *embedded;
+    json_t *names;
+    size_t i;
+    json_t *v;
+
+    pthread_mutex_lock(&reg->serve_mu);
+    reg->on_serve = fn;
+    reg->serve_ctx = ctx;
+    pthread_mutex_unlock(&reg->serve_mu);
+    if (fn == NULL)
+        return;
+    /* what serves already (a put racing with this may be told twice) */
+    names = wh_inject_registry_names(reg);
+    json_array_foreach(names, i, v)
+    {
+        wh_inject_revision *rev = wh_inject_registry_get(reg, json_string_value(v));
+        if (rev != NULL)
+            served(reg, json_string_value(v), rev);
+        wh_inject_revision_unref(rev);
+    }
+    json_decref(names);
+    pthread_rwlock_rdlock(&reg->lock);
+    embedded = wh_inject_revision_ref(reg->embedded);
+    pthread_rwlock_unlock(&reg->lock);
+    if (embedded != NULL)
+        served(reg, "default", embedded);
+    wh_inject_revision_unref(embedded);
 }
 
 static void entry_clear(entry *e)
@@ -311,6 +356,7 @@ wh_code wh_inject_registry_reload(wh_inject_registry *reg, wh_err *err)
                        "warning", r->warning, NULL);
         }
         count(reg, de->d_name, "success");
+        served(reg, de->d_name, rev);
         pthread_rwlock_wrlock(&reg->lock);
         if ((e = find(reg, de->d_name)) != NULL) {
             wh_inject_revision *old = e->rev;
@@ -365,6 +411,7 @@ wh_code wh_inject_registry_open(const char *dir, wh_metrics *metrics, wh_inject_
     *out = NULL;
     pthread_rwlock_init(&reg->lock, NULL);
     pthread_mutex_init(&reg->reload_mu, NULL);
+    pthread_mutex_init(&reg->serve_mu, NULL);
     pthread_mutex_init(&reg->watch_mu, NULL);
     pthread_cond_init(&reg->watch_cv, NULL);
     if ((rc = wh_inject_revision_embedded("default", &reg->embedded, err)) != WH_OK) {
@@ -454,6 +501,7 @@ void wh_inject_registry_free(wh_inject_registry *reg)
     wh_inject_revision_unref(reg->embedded);
     pthread_rwlock_destroy(&reg->lock);
     pthread_mutex_destroy(&reg->reload_mu);
+    pthread_mutex_destroy(&reg->serve_mu);
     pthread_mutex_destroy(&reg->watch_mu);
     pthread_cond_destroy(&reg->watch_cv);
     free(reg);
@@ -552,6 +600,8 @@ void wh_inject_registry_put(wh_inject_registry *reg, const char *name, const jso
         wh_metric_set(reg->loaded, (const char *const[]){e->name}, e->rev != NULL);
     pthread_rwlock_unlock(&reg->lock);
     count(reg, name, rev != NULL ? "success" : "failure");
+    if (rev != NULL)
+        served(reg, name, rev);
     wh_inject_revision_unref(old);
 }
 

@@ -124,7 +124,8 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
 {
     const wh_inject_revision *rev = in->rev;
     const json_t *meta, *annotations, *labels, *pca, *hold;
-    const char *platform, *mode_ann, *native_ann, *node, *revision;
+    const char *mode_ann, *native_ann, *node, *revision;
+    wh_inject_settings settings; /* what the revision's own istiod ran with (its PLATFORM) */
     json_t *names = NULL, *pc = NULL, *pc_doc = NULL, *doc = NULL;
     wh_inject_owner owner = {0};
     char *bad = NULL, *proxy_image = NULL, *init_image = NULL;
@@ -140,9 +141,11 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
         return wh_err_set(err, WH_E_INVALID, "injection needs a revision and a pod object");
     out->proxy_uid = out->proxy_gid = 1337;
 
-    /* The pod as istiod works on it (OpenShift may reset the proxy's user). */
-    platform = wh_inject_settings_platform(in->settings);
-    if (strcmp(platform, "openshift") == 0) {
+    /* The pod as istiod's webhook works on it: on OpenShift it reads the
+     * namespace's UID/GID and may reset the proxy's user (istioctl
+     * kube-inject does neither). */
+    wh_inject_settings_for_revision(in->settings, rev->values, &settings);
+    if (!in->kube_inject && strcmp(wh_inject_settings_platform(&settings), "openshift") == 0) {
         if (in->namespace_obj != NULL)
             wh_inject_openshift_ids(in->namespace_obj, &out->proxy_uid, &out->proxy_gid);
         out->merge_pod = wh_inject_release_has(&rev->release, WH_REL_OPENSHIFT_PROXY_UID_RESET)
@@ -187,7 +190,7 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
 
     /* native sidecars: global flag, then the per-pod annotation (from 1.24) */
     node = wh_inject_jstr(json_object_get(out->merge_pod, "spec"), "nodeName");
-    native_global = wh_inject_settings_native(in->settings, node, &rev->release);
+    native_global = wh_inject_settings_native(&settings, node, &rev->release);
     native_ann = wh_inject_release_has(&rev->release, WH_REL_NATIVE_SIDECAR_ANNOTATION)
                      ? wh_inject_jstr(annotations, "sidecar.istio.io/nativeSidecar")
                      : NULL;
@@ -239,9 +242,9 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
         const char *m = wh_inject_jstr(json_object_get(rev->mesh, "inboundTrafficPolicy"), "mode");
         data.inbound_mode = m != NULL && strcmp(m, "LOCALHOST") == 0 ? "localhost" : "passthrough";
     }
-    data.compliance = wh_inject_settings_compliance(in->settings);
+    data.compliance = wh_inject_settings_compliance(&settings);
     data.concurrency = estimate_concurrency(pc, annotations, rev->values);
-    data.settings = in->settings;
+    data.settings = &settings;
     data.release = &rev->release;
 
     /* 6a. render and parse each template */

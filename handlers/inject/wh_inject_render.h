@@ -47,6 +47,7 @@ typedef struct wh_inject_input {
     const char *revision;                /* .Revision; NULL: the revision's name ("" for kube-inject) */
     const wh_inject_deploy_meta *deploy; /* kube-inject: from the top-level object; NULL: from the pod */
     const json_t *proxyconfigs;          /* ProxyConfig resources (wh_inject_cluster_view), or NULL */
+    int kube_inject;                     /* istioctl kube-inject: none of the webhook's OpenShift handling */
 } wh_inject_input;
 
 typedef struct wh_inject_rendered {

@@ -124,6 +124,13 @@ int wh_inject_registry_ready(wh_inject_registry *reg, wh_buf *detail);
 wh_code wh_inject_registry_check(const wh_inject_revision *rev, wh_err *err);
 /* Names of the loaded revisions (JSON array of strings, new reference). */
 json_t *wh_inject_registry_names(wh_inject_registry *reg);
+/* Call `fn` whenever a revision starts serving (loaded or changed, from
+ * either source), at once for those already serving, on the registry's or
+ * the cluster source's thread, never under the registry's lock (`rev` is
+ * borrowed for the call).  `fn` NULL stops the calls; once that returns, no
+ * call is running. */
+typedef void (*wh_inject_serve_fn)(void *ctx, const char *name, const wh_inject_revision *rev);
+void wh_inject_registry_on_serve(wh_inject_registry *reg, wh_inject_serve_fn fn, void *ctx);
 
 /* The cluster source (wh_inject_cluster.h) feeds the registry instead of a
  * directory.  cluster_mode: no built-in fallback for "default" (only what the

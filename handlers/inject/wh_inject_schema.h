@@ -122,13 +122,13 @@ static inline int wh_inject_schema_same(const char *a, const char *b, size_t len
     uint64_t x, y, x2, y2;
     uint32_t u, v, u2, v2;
 
-    if (len >= 8 && len <= 16) {
-        memcpy(&x, a, 8), memcpy(&y, b, 8), memcpy(&x2, a + len - 8, 8), memcpy(&y2, b + len - 8, 8);
-        return ((x ^ y) | (x2 ^ y2)) == 0;
-    }
-    if (len >= 4 && len < 8) {
+    if (len - 4 < 4) { /* 4..7 bytes (one compare each: unsigned wrap-around) */
         memcpy(&u, a, 4), memcpy(&v, b, 4), memcpy(&u2, a + len - 4, 4), memcpy(&v2, b + len - 4, 4);
         return ((u ^ v) | (u2 ^ v2)) == 0;
+    }
+    if (len - 8 <= 8) { /* 8..16 */
+        memcpy(&x, a, 8), memcpy(&y, b, 8), memcpy(&x2, a + len - 8, 8), memcpy(&y2, b + len - 8, 8);
+        return ((x ^ y) | (x2 ^ y2)) == 0;
     }
     return memcmp(a, b, len) == 0;
 }

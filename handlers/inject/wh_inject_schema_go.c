@@ -15,6 +15,7 @@
 #include "wh_go.h"
 #include "wh_inject_pod.h"
 #include "wh_inject_quantity.h"
+#include "wh_json_arena.h"
 
 /* Whether `text` is a quantity already in the canonical form Go prints:
  * "0", or 1 to 999 without a leading zero and with one of the suffixes,
@@ -74,6 +75,37 @@ static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
+
+/* The members of object `value` in jansson's order, read through its layout
+ * when known (common/wh_json_arena.h), else through its iteration calls:
+ * into buf when at most `cap`, else into a heap array *heap (to free), or
+ * none (NULL) when heap is NULL.  *n receives how many.  A snapshot: a walk
+ * may delete or replace the member it is at. */
+static inline __attribute__((always_inline)) const wh_json_member *
+members_of(const json_t *value, wh_json_member *buf, size_t cap, wh_json_member **heap, size_t *n)
+{
+    wh_json_member *out = buf;
+    void *it;
+
+    if ((*n = wh_json_object_members(value, buf, cap)) <= cap)
+        return buf;
+    if (*n == (size_t)-1) /* the layout unknown */
+        *n = json_object_size(value);
+    if (*n > cap) {
+        if (heap == NULL)
+            return NULL;
+        out = *heap = wh_malloc(*n * sizeof(*out));
+    }
+    for (*n = 0, it = json_object_iter((json_t *)value); it != NULL; it = json_object_iter_next((json_t *)value, it))
+        out[(*n)++] =
+            (wh_json_member){json_object_iter_key(it), json_object_iter_key_len(it), json_object_iter_value(it)};
+    return out;
+}
+
+/* Room on the stack for the members of an object (a PodSpec has 40 fields),
+ * and the most a list item may have for flat_item. */
+#define MEMBERS_ON_STACK 48
+#define FLAT_MEMBERS 8
 
 /* What Go's decoding and encoding again do to `v`, the value of a key whose
  * field is `f` (NULL: a key the type lacks): the one statement of the round
@@ -183,17 +215,19 @@ static wh_code canonical_quantities(json_t *map, const char *field, wh_err *err)
 static wh_code roundtrip(json_t *value, const wh_inject_type *type, const json_t *pristine, wh_err *err)
 {
     const wh_inject_field *prev = NULL;
-    void *it, *next;
+    wh_json_member buf[MEMBERS_ON_STACK], *heap = NULL;
+    const wh_json_member *m;
+    size_t k, n;
     wh_code rc = WH_OK;
 
     if (!json_is_object(value) || type == NULL)
         return WH_OK;
     fill_zero_fields(value, type);
-    for (it = json_object_iter(value); it != NULL; it = next) {
-        const char *key = json_object_iter_key(it);
-        json_t *v = json_object_iter_value(it);
-        const wh_inject_field *f = wh_inject_schema_fieldn_after(type, prev, key, json_object_iter_key_len(it));
-        next = json_object_iter_next(value, it); /* before `it` may be deleted */
+    m = members_of(value, buf, MEMBERS_ON_STACK, &heap, &n);
+    for (k = 0; k < n && rc == WH_OK; k++) {
+        const char *key = m[k].key;
+        json_t *v = m[k].value;
+        const wh_inject_field *f = wh_inject_schema_fieldn_after(type, prev, key, m[k].len);
         if (f != NULL) /* templates and the API server print fields in the Go type's order mostly */
             prev = f;
         switch (fate_of(f, v)) {
@@ -222,10 +256,9 @@ static wh_code roundtrip(json_t *value, const wh_inject_type *type, const json_t
             }
             break;
         }
-        if (rc != WH_OK)
-            return rc;
     }
-    return WH_OK;
+    free(heap);
+    return rc;
 }
 
 wh_code wh_inject_go_roundtrip(json_t *value, const wh_inject_type *type, wh_err *err)
@@ -401,41 +434,133 @@ static int fail(decode_walk *w, const char *value, const wh_inject_type *owner, 
 
 static int walk_object(json_t *value, const wh_inject_type *type, const check_path *up, decode_walk *w, int *leaf);
 
+/* What the walk does with the value of a field, decided from the field's
+ * kind, its omitempty and the value's JSON type alone (verdicts[][][]):
+ * the common cases of walk_field and leaf_keeps in one table read.  Every
+ * entry says what those two functions conclude for every value of that JSON
+ * type (inject-schema.walk compares the walk with and without the table). */
+enum {
+    V_FIELD,  /* ask walk_field and leaf_keeps (containers, type errors, a real in an int) */
+    V_KEEP,   /* decodes; printed as it came */
+    V_PASS,   /* decodes; the round trip drops or rewrites it (null, a quantity), or it is a container Go
+               * keeps opaque: not a stable leaf */
+    V_STRING, /* decodes; an omitempty string printed as it came unless "" */
+    V_INTEGER /* decodes; an omitempty integer printed as it came unless 0 */
+};
+
+/* 0: every key is decided by walk_field and leaf_keeps -- the reference the
+ * table is compared with (tests/inject/schema/schema_go_reference.c). */
+#ifndef WH_INJECT_SCHEMA_GO_TABLE
+#define WH_INJECT_SCHEMA_GO_TABLE 1
+#endif
+
+/* [kind][omitempty][json_typeof]: JSON_OBJECT, ARRAY, STRING, INTEGER, REAL, TRUE, FALSE, NULL */
+static const unsigned char verdicts[WH_K_QMAP + 1][2][JSON_NULL + 1] = {
+    [WH_K_STR] = {{V_FIELD, V_FIELD, V_KEEP, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS},
+                  {V_FIELD, V_FIELD, V_STRING, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
+    [WH_K_INT] = {{V_FIELD, V_FIELD, V_FIELD, V_KEEP, V_FIELD, V_FIELD, V_FIELD, V_PASS},
+                  {V_FIELD, V_FIELD, V_FIELD, V_INTEGER, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
+    [WH_K_BOOL] = {{V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_KEEP, V_KEEP, V_PASS},
+                   {V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_KEEP, V_PASS, V_PASS}},
+    [WH_K_PTR] = {{V_PASS, V_PASS, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_PASS},
+                  {V_PASS, V_PASS, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_PASS}},
+    [WH_K_ANY] = {{V_PASS, V_PASS, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_PASS},
+                  {V_PASS, V_PASS, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_PASS}},
+    [WH_K_OBJ] = {{V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS},
+                  {V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
+    [WH_K_LIST] = {{V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS},
+                   {V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
+    [WH_K_PLIST] = {{V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS},
+                    {V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
+    [WH_K_MAP] = {{V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS},
+                  {V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
+    [WH_K_QTY] = {{V_PASS, V_PASS, V_PASS, V_PASS, V_PASS, V_PASS, V_PASS, V_PASS},
+                  {V_PASS, V_PASS, V_PASS, V_PASS, V_PASS, V_PASS, V_PASS, V_PASS}},
+    [WH_K_QMAP] = {{V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS},
+                   {V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
+};
+
+/* The check of a list item `elem` of struct `type` (holding `fills` fill
+ * fields) when every member is a field whose verdict the table gives, in one
+ * pass over its members without a frame of its own: 1 when it decodes and
+ * is a stable leaf, 0 when it decodes and is not, -1 when the table cannot
+ * tell (an unknown key, a container, a type error, many members): then
+ * walk_object decides, nothing having been changed.  The common item of
+ * long lists (EnvVar {name, value}, ports, mounts). */
+static inline __attribute__((always_inline)) int flat_item(const json_t *elem, const wh_inject_type *type,
+                                                           unsigned fills)
+{
+    wh_json_member buf[FLAT_MEMBERS];
+    const wh_inject_field *f = type->fields;
+    size_t i, n;
+    const wh_json_member *m = members_of(elem, buf, FLAT_MEMBERS, NULL, &n);
+    int keeps = 1;
+
+    if (m == NULL || !WH_INJECT_SCHEMA_GO_TABLE)
+        return -1;
+    for (i = 0; i < n; i++, f++) {
+        if (f->len != m[i].len || m[i].len == 0 || !wh_inject_schema_same(f->name, m[i].key, m[i].len))
+            if ((f = wh_inject_schema_fieldn(type, m[i].key, m[i].len)) == NULL)
+                return -1;
+        fills -= f->flags & WH_F_FILL;
+        switch (verdicts[f->kind][f->flags & WH_F_OMIT][json_typeof(m[i].value)]) {
+        case V_KEEP:
+            break;
+        case V_PASS:
+            keeps = 0;
+            break;
+        case V_STRING:
+            keeps = keeps && json_string_length(m[i].value) != 0;
+            break;
+        case V_INTEGER:
+            keeps = keeps && json_integer_value(m[i].value) != 0;
+            break;
+        default:
+            return -1;
+        }
+    }
+    return keeps && fills == 0;
+}
+
 /* The check of the items of list `v` of field `f` (a WH_K_LIST or WH_K_PLIST;
  * `path` names it), recording the stable leaves among them when the walk
  * wants them: one loop per kind, so that each item costs one test. */
 static int walk_items(json_t *v, const wh_inject_field *f, const wh_inject_type *owner, const check_path *path,
                       decode_walk *w)
 {
-    size_t i, n = json_array_size(v), first = 0;
-    int record = w->leaves != NULL && f->kind == WH_K_LIST && f->type != NULL && n != 0, leaf;
+    const wh_inject_type *type = f->kind == WH_K_LIST ? f->type : NULL; /* the items' struct, if any */
+    const char *want = f->kind == WH_K_PLIST ? "scalar" : type != NULL ? type->name : "object";
+    unsigned fills = type != NULL ? wh_inject_schema_fills(type) * WH_F_FILL : 0;
+    size_t i, n, first = 0;
+    json_t *const *table = wh_json_array_items(v, &n);
+    json_t *elem;
+    int record, leaf;
 
-    if (record)
+    if (table == NULL)
+        n = json_array_size(v);
+    if ((record = w->leaves != NULL && type != NULL && n != 0))
         first = leaves_add_list(w->leaves, v, n);
     for (i = 0; i < n; i++) {
-        json_t *elem = json_array_get(v, i);
+        elem = table != NULL ? table[i] : json_array_get(v, i);
+        leaf = 0;
         switch (json_typeof(elem)) {
         case JSON_NULL:
-            leaf = 0;
             break;
         case JSON_OBJECT:
-            if (f->kind == WH_K_PLIST && fail(w, "object", owner, path, "scalar"))
+            if (type != NULL) {
+                if ((leaf = flat_item(elem, type, fills)) < 0 && ((leaf = 0), walk_object(elem, type, path, w, &leaf)))
+                    return 1;
+            } else if (f->kind == WH_K_PLIST && fail(w, "object", owner, path, want)) {
                 return 1;
-            leaf = 0;
-            if (f->kind == WH_K_LIST && f->type != NULL && walk_object(elem, f->type, path, w, record ? &leaf : NULL))
-                return 1;
+            }
             break;
         case JSON_ARRAY:
-            if (fail(w, "array", owner, path,
-                     f->kind == WH_K_PLIST ? "scalar" : (f->type != NULL ? f->type->name : "object")))
+            if (fail(w, "array", owner, path, want))
                 return 1;
-            leaf = 0;
             break;
         default:
-            if (f->kind == WH_K_LIST &&
-                fail(w, wh_go_json_kind(elem), owner, path, f->type != NULL ? f->type->name : "object"))
+            if (f->kind == WH_K_LIST && fail(w, wh_go_json_kind(elem), owner, path, want))
                 return 1;
-            leaf = 0;
             break;
         }
         if (record) /* the items of lists inside elem may have moved the table: index it anew */
@@ -495,70 +620,26 @@ static __attribute__((noinline)) int walk_field(json_t *v, const wh_inject_field
     }
 }
 
-/* What the walk does with the value of a field, decided from the field's
- * kind, its omitempty and the value's JSON type alone (verdicts[][][]):
- * the common cases of walk_field and leaf_keeps in one table read.  Every
- * entry says what those two functions conclude for every value of that JSON
- * type (inject-schema.walk compares the walk with and without the table). */
-enum {
-    V_FIELD,   /* ask walk_field and leaf_keeps (containers, type errors, a real in an int) */
-    V_KEEP,    /* decodes; printed as it came */
-    V_PASS,    /* decodes; the round trip drops or rewrites it (null, a quantity), or it is a container Go
-                * keeps opaque: not a stable leaf */
-    V_NONEMPTY /* decodes; an omitempty scalar printed as it came unless Go-empty */
-};
-
-/* 0: every key is decided by walk_field and leaf_keeps -- the reference the
- * table is compared with (tests/inject/schema/schema_go_reference.c). */
-#ifndef WH_INJECT_SCHEMA_GO_TABLE
-#define WH_INJECT_SCHEMA_GO_TABLE 1
-#endif
-
-/* [kind][omitempty][json_typeof]: JSON_OBJECT, ARRAY, STRING, INTEGER, REAL, TRUE, FALSE, NULL */
-static const unsigned char verdicts[WH_K_QMAP + 1][2][JSON_NULL + 1] = {
-    [WH_K_STR] = {{V_FIELD, V_FIELD, V_KEEP, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS},
-                  {V_FIELD, V_FIELD, V_NONEMPTY, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
-    [WH_K_INT] = {{V_FIELD, V_FIELD, V_FIELD, V_KEEP, V_FIELD, V_FIELD, V_FIELD, V_PASS},
-                  {V_FIELD, V_FIELD, V_FIELD, V_NONEMPTY, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
-    [WH_K_BOOL] = {{V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_KEEP, V_KEEP, V_PASS},
-                   {V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_KEEP, V_PASS, V_PASS}},
-    [WH_K_PTR] = {{V_PASS, V_PASS, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_PASS},
-                  {V_PASS, V_PASS, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_PASS}},
-    [WH_K_ANY] = {{V_PASS, V_PASS, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_PASS},
-                  {V_PASS, V_PASS, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_KEEP, V_PASS}},
-    [WH_K_OBJ] = {{V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS},
-                  {V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
-    [WH_K_LIST] = {{V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS},
-                   {V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
-    [WH_K_PLIST] = {{V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS},
-                    {V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
-    [WH_K_MAP] = {{V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS},
-                  {V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
-    [WH_K_QTY] = {{V_PASS, V_PASS, V_PASS, V_PASS, V_PASS, V_PASS, V_PASS, V_PASS},
-                  {V_PASS, V_PASS, V_PASS, V_PASS, V_PASS, V_PASS, V_PASS, V_PASS}},
-    [WH_K_QMAP] = {{V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS},
-                   {V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
-};
-
 /* `leaf` (NULL: not asked) receives whether `value` is a stable leaf. */
 static int walk_object(json_t *value, const wh_inject_type *type, const check_path *up, decode_walk *w, int *leaf)
 {
     const wh_inject_field *f = type->fields; /* the field expected next: Kubernetes' order */
     unsigned fills = wh_inject_schema_fills(type) * WH_F_FILL;
-    int keeps = leaf != NULL;
-    void *it, *next;
+    int keeps = leaf != NULL, stop = 0;
+    wh_json_member buf[MEMBERS_ON_STACK], *heap = NULL;
+    size_t i, n;
+    const wh_json_member *m = members_of(value, buf, MEMBERS_ON_STACK, &heap, &n);
 
-    for (it = json_object_iter(value); it != NULL; it = next) {
-        const char *key = json_object_iter_key(it);
-        json_t *v = json_object_iter_value(it);
-        size_t len = json_object_iter_key_len(it);
-        next = json_object_iter_next(value, it); /* before `it` may be deleted */
+    for (i = 0; i < n && !stop; i++) {
+        const char *key = m[i].key;
+        json_t *v = m[i].value;
+        size_t len = m[i].len;
         if (f->len != len || len == 0 || !wh_inject_schema_same(f->name, key, len)) {
             const wh_inject_field *other = wh_inject_schema_fieldn(type, key, len);
             if (other == NULL) {
                 keeps = keeps && leaf_keeps(NULL, v);
                 if (w->drop && type->closed && key[0] != '$')
-                    json_object_del(value, key);
+                    json_object_deln(value, key, len);
                 continue;
             }
             f = other;
@@ -570,20 +651,23 @@ static int walk_object(json_t *value, const wh_inject_type *type, const check_pa
         case V_PASS:
             keeps = 0;
             break;
-        case V_NONEMPTY:
-            keeps = keeps && !wh_go_is_empty(v);
+        case V_STRING:
+            keeps = keeps && json_string_length(v) != 0;
+            break;
+        case V_INTEGER:
+            keeps = keeps && json_integer_value(v) != 0;
             break;
         default:
             keeps = keeps && leaf_keeps(f, v);
-            if (walk_field(v, f, type, up, key, w))
-                return 1;
+            stop = walk_field(v, f, type, up, key, w);
             break;
         }
         f++; /* the terminating row's len 0 matches no key */
     }
+    free(heap);
     if (leaf != NULL) /* the round trip would add the fill fields it lacks */
         *leaf = keeps && fills == 0;
-    return 0;
+    return stop;
 }
 
 wh_code wh_inject_go_decode(json_t *value, const wh_inject_type *type, int drop, wh_inject_go_leaves **leaves,

@@ -2,7 +2,8 @@
  * wh_inject_settings.c - what istiod reads from its process environment
  * rather than from the ConfigMaps (native sidecars, compliance policy,
  * platform, the env the templates see), as flags shared by webhookd and
- * webhookctl kube-inject.
+ * webhookctl kube-inject, and what of it a revision's own values decide
+ * (see wh_inject_settings.h).
  */
 #include "wh_inject_settings.h"
 #include "wh_alloc.h"
@@ -152,6 +153,24 @@ const char *wh_inject_settings_platform(const wh_inject_settings *s)
 {
     const char *v = wh_inject_settings_getenv(s, "PLATFORM");
     return v != NULL ? v : "";
+}
+
+const char *wh_inject_settings_revision_platform(const wh_inject_settings *s, const json_t *values)
+{
+    const char *v = json_string_value(json_object_get(json_object_get(values, "global"), "platform"));
+    return v != NULL && v[0] != '\0' ? v : wh_inject_settings_platform(s);
+}
+
+void wh_inject_settings_for_revision(const wh_inject_settings *process, const json_t *values, wh_inject_settings *out)
+{
+    const char *platform = wh_inject_settings_revision_platform(process, values);
+
+    if (process != NULL)
+        *out = *process;
+    else
+        *out = (wh_inject_settings)WH_INJECT_SETTINGS_INIT;
+    /* a borrowed string in the owned field: the copy is never cleared */
+    out->platform = platform[0] != '\0' ? (char *)platform : NULL;
 }
 
 const char *wh_inject_settings_compliance(const wh_inject_settings *s)

@@ -5,6 +5,11 @@
  * (WH_INJECT_SETTINGS_FLAGS, wh_inject_endpoint.h) and by `webhookctl
  * kube-inject`; defined in wh_inject_settings.c.  Shared by every stage of
  * injection: it includes no stage's header.
+ *
+ * One process serves many revisions, each of which had an istiod of its
+ * own: where istiod's chart derives an environment variable from the
+ * revision's values, the revision's values win over the process flag
+ * (wh_inject_settings_for_revision: PLATFORM from values.global.platform).
  */
 #ifndef WH_INJECT_SETTINGS_H
 #define WH_INJECT_SETTINGS_H
@@ -67,6 +72,19 @@ const char *wh_inject_settings_env(const wh_inject_settings *s, const char *key)
  * NULL when unset. */
 const char *wh_inject_settings_getenv(const wh_inject_settings *s, const char *key);
 const char *wh_inject_settings_platform(const wh_inject_settings *s);
+
+/* istiod's PLATFORM for a revision whose injector ConfigMap holds `values`:
+ * istiod's chart sets that revision's PLATFORM from values.global.platform
+ * (`coalesce .Values.global.platform .Values.platform` from 1.24; the
+ * top-level `platform` is not copied into the ConfigMap), so a non-empty
+ * global.platform is the revision's own; otherwise the process's setting
+ * (--platform, or PLATFORM in --env) stands for what the values cannot show.
+ * Never NULL ("" when unset). */
+const char *wh_inject_settings_revision_platform(const wh_inject_settings *s, const json_t *values);
+/* The settings the istiod of the revision with `values` ran with: a shallow
+ * copy of `process` (NULL: the defaults) with the revision's PLATFORM.  It
+ * borrows from both; never wh_inject_settings_clear it. */
+void wh_inject_settings_for_revision(const wh_inject_settings *process, const json_t *values, wh_inject_settings *out);
 const char *wh_inject_settings_compliance(const wh_inject_settings *s);
 
 /* The global native flag for a pod (3.2.4, before the per-pod annotation):

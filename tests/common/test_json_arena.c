@@ -422,6 +422,77 @@ static void objects_made_in_the_arena_are_jansson_objects(void **state)
     free(text);
 }
 
+/* Containers read through the layouts (wh_json_array_items, wh_json_object_members) give what jansson's calls give,
+ * for values jansson made and changed (deletes, a rehash, array growth and removals) and values made in one bump;
+ * anything else, and the layouts unknown (ASan), say so. */
+static void containers_read_through_the_layouts(void **state)
+{
+    wh_json_arena a;
+    json_t *theirs = json_object(), *list = json_array(), *items[3], *made_list, *made, *values[2];
+    wh_json_member m[64];
+    static const wh_json_key keys[] = {{"name", 4}, {"value", 5}};
+    size_t i, n;
+
+    (void)state;
+    wh_json_arena_begin(&a);
+    for (i = 0; i < 40; i++) {
+        char k[16];
+        int len = snprintf(k, sizeof(k), "k%zu", i);
+        json_object_setn_new_nocheck(theirs, k, (size_t)len, json_integer((json_int_t)i));
+        json_array_append_new(list, json_integer((json_int_t)i));
+    }
+    for (i = 0; i < 40; i += 3) {
+        char k[16];
+        int len = snprintf(k, sizeof(k), "k%zu", i);
+        json_object_deln(theirs, k, (size_t)len);
+        json_array_remove(list, i / 3);
+    }
+    for (i = 0; i < 3; i++)
+        items[i] = json_integer((json_int_t)i);
+    made_list = wh_json_arena_array(items, 3);
+    values[0] = json_string("a");
+    values[1] = json_string("b");
+    made = wh_json_arena_object(keys, values, 2, 0);
+#ifndef ARENA_OFF
+    {
+        const json_t *objects[] = {theirs, made}, *arrays[] = {list, made_list};
+        json_t *const *table;
+        void *it;
+        for (size_t k = 0; k < 2; k++) {
+            n = wh_json_object_members(objects[k], m, 64);
+            assert_int_equal(n, json_object_size(objects[k]));
+            for (i = 0, it = json_object_iter((json_t *)objects[k]); it != NULL;
+                 i++, it = json_object_iter_next((json_t *)objects[k], it)) {
+                assert_ptr_equal(m[i].key, json_object_iter_key(it));
+                assert_int_equal(m[i].len, json_object_iter_key_len(it));
+                assert_ptr_equal(m[i].value, json_object_iter_value(it));
+            }
+            assert_int_equal(i, n);
+            table = wh_json_array_items(arrays[k], &n);
+            assert_non_null(table);
+            assert_int_equal(n, json_array_size(arrays[k]));
+            for (i = 0; i < n; i++)
+                assert_ptr_equal(table[i], json_array_get(arrays[k], i));
+        }
+        m[0].key = NULL;
+        assert_int_equal(wh_json_object_members(theirs, m, 3), json_object_size(theirs)); /* too many: none written */
+        assert_null(m[0].key);
+    }
+#else
+    assert_int_equal(wh_json_object_members(theirs, m, 64), (size_t)-1);
+    assert_null(wh_json_array_items(list, &n));
+    assert_int_equal(n, 0);
+#endif
+    assert_int_equal(wh_json_object_members(list, m, 64), (size_t)-1);
+    assert_null(wh_json_array_items(theirs, &n));
+    assert_int_equal(n, 0);
+    json_decref(made);
+    json_decref(made_list);
+    json_decref(list);
+    json_decref(theirs);
+    wh_json_arena_end(&a);
+}
+
 /* A key given again: json_object_setn_new_nocheck's meaning (the last value, in the first place), or NULL with every
  * value released when duplicates are refused; the same without a scope (jansson's calls). */
 static void objects_take_repeated_keys_as_jansson_does(void **state)
@@ -605,6 +676,7 @@ int main(void)
         cmocka_unit_test(arrays_made_in_the_arena_are_jansson_arrays),
         cmocka_unit_test(objects_made_in_the_arena_are_jansson_objects),
         cmocka_unit_test(objects_take_repeated_keys_as_jansson_does),
+        cmocka_unit_test(containers_read_through_the_layouts),
         cmocka_unit_test(frozen_trees_count_no_references),
         cmocka_unit_test(deferred_calls_run_when_the_scope_ends),
         cmocka_unit_test(check_refuses_foreign_values),

@@ -15,6 +15,7 @@ namespace, service, object; and workload, pod (revision_scenarios.yaml's
 header).  Strings "b64:X" become base64(X).
 """
 import base64
+import calendar
 import copy
 import json
 import os
@@ -31,6 +32,7 @@ import fakeapi  # noqa: E402
 import kubetest  # noqa: E402
 
 ADM = "admissionregistration.k8s.io/v1"
+LEASE = "webhookd.io/revision-migrate-lease"
 PLURAL = {"MutatingWebhookConfiguration": "mutatingwebhookconfigurations",
           "ValidatingWebhookConfiguration": "validatingwebhookconfigurations",
           "Service": "services", "Namespace": "namespaces", "Deployment": "deployments",
@@ -384,13 +386,32 @@ class Runner:
         self.webhookctl = kubetest.tool("WEBHOOKCTL")
         self.oracle = oracle
         self.injector = None  # started for the first scenario with workloads
+        self.background = {}  # name -> webhookctl started by a `background` step, collected by `join`
+
+    def argv(self, args):
+        env = dict(os.environ)
+        env.pop("KUBECONFIG", None)
+        return [self.webhookctl, *[str(a) for a in args], "--kubeconfig", self.kc], env
+
+    def wait_past_lease(self, ns, timeout=60):
+        """Wait until namespace `ns` carries a migrate lease, then until the wall clock is past the expiry that
+        lease first named: a run that never renewed it would have lost it by then."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            obj = find(self.api.state(), "Namespace", ns)
+            lease = (obj or {}).get("metadata", {}).get("annotations", {}).get(LEASE)
+            if lease:
+                expires = calendar.timegm(time.strptime(json.loads(lease)["expires"], "%Y-%m-%dT%H:%M:%SZ"))
+                while time.time() < expires + 1:
+                    time.sleep(0.1)
+                return None
+            time.sleep(0.05)
+        return "namespace %s never got a migrate lease" % ns
 
     def ctl(self, args, stdin="", tty=False, kill_after_writes=None):
         """Run webhookctl; stdin from a pseudo-terminal with `tty`; with kill_after_writes=N it is killed
         (SIGKILL: an interrupted run) once the server has logged N write requests."""
-        env = dict(os.environ)
-        env.pop("KUBECONFIG", None)
-        argv = [self.webhookctl, *[str(a) for a in args], "--kubeconfig", self.kc]
+        argv, env = self.argv(args)
         if not tty and kill_after_writes is None:
             return subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=120, env=env)
         master = slave = None
@@ -453,14 +474,20 @@ class Runner:
             # objects replaced after setup (e.g. istiod flipping a policy): delete + recreate via control API
             self.replace(change)
         self.api.faults(sc.get("faults", []))
-        for i, step in enumerate(sc.get("steps") or [sc]):
-            if workloads:
-                self.settle()
-            errs += ["step %d: %s" % (i + 1, e) for e in self.step(step)] if "steps" in sc else self.step(step)
-            if errs:
-                break
-            for change in step.get("then", []):
-                self.replace(change)
+        try:
+            for i, step in enumerate(sc.get("steps") or [sc]):
+                if workloads:
+                    self.settle()
+                errs += ["step %d: %s" % (i + 1, e) for e in self.step(step)] if "steps" in sc else self.step(step)
+                if errs:
+                    break
+                for change in step.get("then", []):
+                    self.replace(change)
+        finally:
+            for bg in self.background.values():  # a scenario that failed before joining them
+                bg.kill()
+                bg.communicate()
+            self.background.clear()
         return errs
 
     def settle(self, timeout=20):
@@ -474,9 +501,23 @@ class Runner:
 
     def step(self, sc):
         errs = []
+        if "wait_past_lease" in sc:
+            err = self.wait_past_lease(sc["wait_past_lease"])
+            if err:
+                return [err]
+        if "background" in sc:
+            argv, env = self.argv(sc["command"])
+            self.background[sc["background"]] = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+            return []
         state0 = strip_volatile(self.api.state())
         log0 = len(self.api.log())
-        p = self.ctl(sc["command"], sc.get("stdin", ""), sc.get("tty", False), sc.get("kill_after_writes"))
+        if "join" in sc:
+            bg = self.background.pop(sc["join"])
+            out, err = bg.communicate(timeout=120)
+            p = subprocess.CompletedProcess(bg.args, bg.returncode, out, err)
+        else:
+            p = self.ctl(sc["command"], sc.get("stdin", ""), sc.get("tty", False), sc.get("kill_after_writes"))
         log = self.api.log()[log0:]
         state = self.api.state()
         exp = b64(sc["expect"])

@@ -87,9 +87,20 @@ static void check_native(size_t i, json_t *c)
         json_decref(got);
     }
     if (json_object_get(c, "platform")) {
-        json_t *got = json_string(wh_inject_settings_platform(&s));
+        /* with "values": the platform of a revision with those values, also as its templates' env */
+        const json_t *values = json_object_get(c, "values");
+        wh_inject_settings rev;
+        const char *env;
+        json_t *got = json_string(values != NULL ? wh_inject_settings_revision_platform(&s, values)
+                                                 : wh_inject_settings_platform(&s));
         if (!json_equal(got, json_object_get(c, "platform")))
             fail(i, "platform", json_object_get(c, "platform"), got);
+        json_decref(got);
+        wh_inject_settings_for_revision(&s, values, &rev);
+        env = wh_inject_settings_getenv(&rev, "PLATFORM");
+        got = json_string(env != NULL ? env : "");
+        if (!json_equal(got, json_object_get(c, "platform")))
+            fail(i, "env PLATFORM", json_object_get(c, "platform"), got);
         json_decref(got);
     }
     if (json_object_get(c, "compliance")) {
