@@ -9,12 +9,17 @@
  * catches the common "build a temporary, drop it" pattern.  The JSON reader's
  * strings (common/wh_json.c) are made here directly, in jansson's own string
  * layout, which install checks against the jansson it runs with.
+ * The lifetime half: trees dropped whole at the end of a request, immortal
+ * values that longer-lived owners (a revision: handlers/inject/
+ * wh_inject_revision_load.c) share into them, and calls deferred to the
+ * scope's end that keep those owners alive until then.
  */
 #include "wh_alloc.h"
 #include "wh_json_arena.h"
 
 #include <jansson.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -76,6 +81,13 @@ struct wh_json_arena_chunk {
 };
 
 static _Thread_local wh_json_arena *current;
+
+/* A call of wh_json_arena_defer, run when the scope ends. */
+struct wh_json_arena_deferred {
+    struct wh_json_arena_deferred *next;
+    void (*fn)(void *);
+    void *arg;
+};
 
 /* jansson's string value as jansson lays it out (its private json_string_t, the same from 2.7 to 2.14): the reader's
  * strings are made here in one bump instead of through json_stringn_nocheck's two allocations and copy.  Used only
@@ -228,8 +240,14 @@ static void arena_free(void *ptr)
     }
 }
 
+/* WH_JSON_ARENA_CHECK=1: wh_json_arena_drop checks what it drops. */
+static int checking;
+
 void wh_json_arena_install(void)
 {
+    const char *check = getenv("WH_JSON_ARENA_CHECK");
+
+    checking = check != NULL && strcmp(check, "1") == 0;
     on_valgrind = memcheck_running();
     seed_keys();
     if (WH_ARENA_ENABLED) {
@@ -247,6 +265,7 @@ void wh_json_arena_begin(wh_json_arena *a)
     a->big = NULL;
     a->nbig = a->big_cap = 0;
     a->over_budget = 0;
+    a->deferred = NULL;
     {
         json_malloc_t m;
         json_free_t f;
@@ -277,19 +296,178 @@ void wh_json_arena_end(wh_json_arena *a)
     a->hint = NULL;
     a->big = NULL;
     a->nbig = a->big_cap = 0;
+    while (a->deferred != NULL) {
+        struct wh_json_arena_deferred *d = a->deferred;
+        a->deferred = d->next;
+        d->fn(d->arg);
+        free(d);
+    }
+}
+
+/* --- dropping whole trees ------------------------------------------------ */
+
+/* A block of the scope: in a chunk or a large block made in it. */
+static int scope_block(wh_json_arena *a, const void *p)
+{
+    if (owned(a, p))
+        return 1;
+    for (size_t i = 0; i < a->nbig; i++)
+        if (a->big[i] == p)
+            return 1;
+    return 0;
+}
+
+struct bounded {
+    char text[160];
+    size_t len;
+};
+
+static int bounded_put(const char *buffer, size_t size, void *data)
+{
+    struct bounded *b = data;
+    size_t n = size < sizeof(b->text) - 1 - b->len ? size : sizeof(b->text) - 1 - b->len;
+
+    memcpy(b->text + b->len, buffer, n);
+    b->len += n;
+    b->text[b->len] = '\0';
+    return 0;
 }
 
 /* Skipping the walk is sound only when jansson allocated through this
  * arena: a process (or test) that never installed it, or installed other
  * allocators since (common/wh_alloc.c does), gets an ordinary decref. */
-void wh_json_arena_drop(json_t *value)
+static int dropping_skips_the_walk(void)
 {
     json_malloc_t m;
     json_free_t f;
 
     json_get_alloc_funcs(&m, &f);
-    if (!WH_ARENA_ENABLED || m != arena_malloc || current == NULL || current->over_budget)
+    return WH_ARENA_ENABLED && m == arena_malloc && current != NULL && !current->over_budget;
+}
+
+/* Every node of `v` is immortal or a block of the scope; else 0, with
+ * `path` naming where the walk found the first other node (keys and
+ * indexes) and *bad that node. */
+static int check_tree(wh_json_arena *a, const json_t *v, char *path, size_t len, size_t cap, const json_t **bad)
+{
+    const char *key;
+    json_t *item;
+    size_t i;
+    int ok = 1;
+
+    if (v->refcount == (size_t)-1)
+        return 1; /* immortal, and everything under it (wh_json_freeze) */
+    if (!scope_block(a, v)) {
+        *bad = v;
+        return 0;
+    }
+    if (json_is_object(v)) {
+        json_object_foreach((json_t *)v, key, item)
+        {
+            int n = snprintf(path + len, cap - len, "/%s", key);
+            if (!(ok = check_tree(a, item, path, n > 0 && (size_t)n < cap - len ? len + (size_t)n : len, cap, bad)))
+                break;
+            path[len] = '\0';
+        }
+    } else if (json_is_array(v)) {
+        json_array_foreach((json_t *)v, i, item)
+        {
+            int n = snprintf(path + len, cap - len, "/%zu", i);
+            if (!(ok = check_tree(a, item, path, n > 0 && (size_t)n < cap - len ? len + (size_t)n : len, cap, bad)))
+                break;
+            path[len] = '\0';
+        }
+    }
+    return ok;
+}
+
+int wh_json_arena_check(const json_t *value, char *why, size_t size)
+{
+    char path[256] = "";
+    const json_t *bad = NULL;
+    struct bounded b = {.len = 0};
+
+    if (!dropping_skips_the_walk() || value == NULL || check_tree(current, value, path, 0, sizeof(path), &bad))
+        return 1;
+    b.text[0] = '\0';
+    json_dump_callback(bad, bounded_put, &b, JSON_ENCODE_ANY | JSON_COMPACT);
+    snprintf(why, size, "%s (refcount %zu) is neither made in the request's scope nor immortal: %s",
+             path[0] != '\0' ? path : "/", (size_t)bad->refcount, b.text);
+    return 0;
+}
+
+void wh_json_arena_drop(json_t *value)
+{
+    char why[512];
+
+    if (!dropping_skips_the_walk()) {
         json_decref(value);
+        return;
+    }
+    if (checking && !wh_json_arena_check(value, why, sizeof(why))) {
+        fprintf(stderr, "wh_json_arena_drop: %s\n", why);
+        abort();
+    }
+}
+
+int wh_json_arena_defer(void (*fn)(void *), void *arg)
+{
+    struct wh_json_arena_deferred *d;
+
+    if (current == NULL)
+        return 0;
+    d = wh_malloc(sizeof(*d));
+    d->fn = fn;
+    d->arg = arg;
+    d->next = current->deferred;
+    current->deferred = d;
+    return 1;
+}
+
+/* --- immortal values ------------------------------------------------------ */
+
+struct wh_json_frozen {
+    size_t n, cap;
+    struct {
+        json_t *value;
+        size_t refcount;
+    } * e;
+};
+
+void wh_json_freeze(json_t *root, wh_json_frozen **record)
+{
+    wh_json_frozen *r;
+    const char *key;
+    json_t *item;
+    size_t i;
+
+    if (root == NULL || root->refcount == (size_t)-1)
+        return;
+    if ((r = *record) == NULL)
+        r = *record = wh_calloc(1, sizeof(*r));
+    if (r->n == r->cap) {
+        r->cap = r->cap != 0 ? r->cap * 2 : 64;
+        r->e = wh_realloc(r->e, r->cap * sizeof(*r->e));
+    }
+    r->e[r->n].value = root;
+    r->e[r->n].refcount = root->refcount;
+    r->n++;
+    root->refcount = (size_t)-1;
+    if (json_is_object(root)) {
+        json_object_foreach(root, key, item) wh_json_freeze(item, record);
+    } else if (json_is_array(root)) {
+        json_array_foreach(root, i, item) wh_json_freeze(item, record);
+    }
+}
+
+void wh_json_thaw(wh_json_frozen *record)
+{
+    if (record == NULL)
+        return;
+    for (size_t i = 0; i < record->n; i++)
+        record->e[i].value->refcount = record->e[i].refcount;
+    free(record->e);
+    free(record);
 }
 
 /* memcpy for the short texts of keys and values, without a call: overlapping words up to 16 bytes. */

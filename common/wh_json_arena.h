@@ -42,8 +42,9 @@ typedef struct wh_json_arena {
     struct wh_json_arena_chunk *hint;   /* the chunk the last free found its block in */
     void **big;                         /* live blocks above the size limit, malloc'd in the scope */
     size_t nbig, big_cap;
-    int over_budget;  /* some allocation went to malloc untracked: wh_json_arena_drop walks */
-    unsigned layouts; /* which of jansson's layouts the constructors below may make here */
+    int over_budget;                         /* some allocation went to malloc untracked: wh_json_arena_drop walks */
+    unsigned layouts;                        /* which of jansson's layouts the constructors below may make here */
+    struct wh_json_arena_deferred *deferred; /* wh_json_arena_defer's calls, newest first */
 } wh_json_arena;
 
 /* Route jansson's allocations through the arena hooks (idempotent).  Also
@@ -60,13 +61,22 @@ void wh_json_arena_begin(wh_json_arena *a);
 void wh_json_arena_end(wh_json_arena *a);
 
 /* Give up `value` (a reference the caller owns) without walking it, when
- * it is a document built inside this thread's open scope that holds nothing
- * made outside it and that nothing outside the scope refers to (a parsed
- * request): its blocks are reclaimed when the scope ends.  Without an open
- * scope, with the arena off (ASan) or once the scope went over its budget,
- * this is json_decref.  Why: freeing a decoded 1,500-entry pod value by value
- * costs more than a tenth of its review (bench/inject/README.md). */
+ * it is a tree built inside this thread's open scope that holds nothing
+ * made outside it except immortal values (wh_json_freeze) and that nothing
+ * outside the scope refers to (a parsed request, a merged pod, a patch):
+ * its blocks are reclaimed when the scope ends.  Without an open scope,
+ * with the arena off (ASan) or once the scope went over its budget, this is
+ * json_decref.  Why: freeing a review's trees value by value cost ~10 % of
+ * it (bench/inject/README.md).  With WH_JSON_ARENA_CHECK=1 in the
+ * environment (read at install; tests set it), every dropped tree is walked
+ * and a node that breaks the rule aborts the process, naming it. */
 void wh_json_arena_drop(json_t *value);
+
+/* What WH_JSON_ARENA_CHECK checks: 1 when `value` may be dropped (every
+ * node made in this thread's open scope or immortal; also without a scope
+ * or whenever dropping walks anyway), else 0 with a sentence in `why` naming the first
+ * other node by its path. */
+int wh_json_arena_check(const json_t *value, char *why, size_t size);
 
 /* json_stringn_nocheck(text, len) made in this thread's open scope in one
  * bump (jansson makes it with two allocations and a copy through a
@@ -127,5 +137,35 @@ size_t wh_json_object_members(const json_t *object, wh_json_member *out, size_t 
  * nothing of the scope may be freed meanwhile.  Then resume it. */
 wh_json_arena *wh_json_arena_pause(void);
 void wh_json_arena_resume(wh_json_arena *a);
+
+/* Keep something a request borrows from until its scope ends: fn(arg) runs
+ * when this thread's open scope ends, after its values are gone (in the
+ * reverse order of the calls).  Returns 0 when no scope is open (the caller
+ * then still owns what it meant to hand over).  Why: a request's trees share
+ * immortal values of, e.g., a revision (below) by pointer, without a
+ * reference, and are encoded after the handler returns; the revision must
+ * outlive them (handlers/inject/wh_inject_pipeline.c). */
+int wh_json_arena_defer(void (*fn)(void *), void *arg);
+
+/* Immortal values.  jansson's json_incref and json_decref leave a value
+ * whose refcount is (size_t)-1 alone (its true/false/null are such), so a
+ * tree made immortal is shared into requests' trees with no reference
+ * counting at all: no atomic traffic between threads, and a request tree
+ * dropped whole (wh_json_arena_drop) leaves no count behind.
+ * wh_json_freeze makes every node of `root` reachable from it immortal,
+ * recording each node's count in *record (a new record when NULL); nodes
+ * already immortal are left as they are (and not recorded: they belong to
+ * whoever froze them).  Freeze a tree once it is complete and before it is
+ * shared with other threads; never change it afterwards.
+ * wh_json_thaw restores the counts recorded (then the owner releases its
+ * references as usual) and frees the record; NULL is fine.  The owner calls
+ * it only once nothing else uses the trees (e.g. wh_inject_revision's last
+ * reference gone).  A count recorded is given back as it was, so a
+ * reference taken before the freeze must be released before it or after
+ * the thaw (a decref in between is lost: a leak), and one taken while frozen
+ * (not counted) before the thaw. */
+typedef struct wh_json_frozen wh_json_frozen;
+void wh_json_freeze(json_t *root, wh_json_frozen **record);
+void wh_json_thaw(wh_json_frozen *record);
 
 #endif

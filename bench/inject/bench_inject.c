@@ -8,8 +8,11 @@
  *   bench_inject REVISIONS_DIR REVIEW.json [ITERATIONS [PAUSE_US]]
  *
  * Prints µs of CPU per review (total and per stage) and the patch size.
- * The decode stage is the JSON parse and the pod's Go type check (which
- * finds the list items the merge target shares).
+ * The decode stage is the codec's AdmissionReview decode and the pod's Go
+ * type check (which finds the list items the merge target shares); the
+ * encode stage is the codec writing the AdmissionResponse with the patch in
+ * base64 (wh_admission_encode), as wh_admission_serve does; the trees are
+ * then dropped whole with the arena scope, as there.
  * With PAUSE_US the whole-review loop sleeps that long before each review
  * and times each alone: one review per wake-up, as webhookd serves one
  * connection's requests in turn (its caches cooled by whatever ran while it
@@ -22,7 +25,6 @@
 
 #include "../bench_review.h"
 #include "wh_admission.h"
-#include "wh_go.h"
 #include "wh_inject.h"
 #include "wh_inject_diff.h"
 #include "wh_inject_merge.h"
@@ -42,7 +44,7 @@ int main(int argc, char **argv)
     wh_err err = {0};
     double stage[S_N] = {0}, t, t0, full = 0;
     long i, n = argc > 3 ? atol(argv[3]) : 200, pause_us = argc > 4 ? atol(argv[4]) : 0;
-    size_t patch_len = 0;
+    size_t out_len = 0;
     int status = 1;
 
     wh_json_arena_install(); /* as webhookd does */
@@ -57,20 +59,26 @@ int main(int argc, char **argv)
     }
     rev = wh_inject_registry_get(reg, NULL);
     for (i = 0; i < n; i++) {
-        json_t *review, *ops = NULL, *merged = NULL, *tmpl = NULL;
+        json_t *review = NULL, *merged = NULL, *tmpl = NULL;
         wh_inject_shaped *shaped = NULL;
         wh_inject_go_leaves *leaves = NULL;
         const json_t *pod;
         wh_inject_rendered r;
         wh_inject_input in;
         wh_inject_post_params post;
+        wh_admission_request areq;
+        wh_admission_response resp;
         wh_buf enc = WH_BUF_INIT;
         wh_json_arena arena;
 
         t = bench_cpu_now();
         wh_json_arena_begin(&arena);
-        review = wh_json_loadb(body.data, body.len, JSON_ALLOW_NUL, NULL);
-        pod = json_object_get(json_object_get(review, "request"), "object");
+        memset(&resp, 0, sizeof(resp));
+        if (wh_admission_decode(body.data, body.len, &review, &areq, &err) != WH_OK) {
+            fprintf(stderr, "decode: %s\n", wh_err_msg(&err));
+            goto out;
+        }
+        pod = json_object_get(areq.request, "object");
         if (wh_inject_go_decode((json_t *)pod, &wh_inject_type_pod, 0, &leaves, &err) != WH_OK) {
             fprintf(stderr, "decode: %s\n", wh_err_msg(&err));
             json_decref(review);
@@ -109,24 +117,21 @@ int main(int argc, char **argv)
             goto out;
         }
         t0 = bench_cpu_now(), stage[S_POST] += t0 - t, t = t0;
-        ops = wh_inject_json_diff(pod, merged);
+        resp.patch = wh_inject_json_diff(pod, merged);
         t0 = bench_cpu_now(), stage[S_DIFF] += t0 - t, t = t0;
-        {
-            wh_buf text = WH_BUF_INIT;
-            wh_go_json(&text, ops, WH_GO_JSON_MINIMAL);
-            wh_go_base64(&enc, text.data, text.len);
-            patch_len = text.len;
-            wh_buf_free(&text);
-        }
+        resp.allowed = 1; /* and the audit annotations wh_inject_admit adds */
+        resp.audit_annotations = json_pack("{ssss}", "revision", wh_inject_revision_name(rev), "injected", "true");
+        wh_admission_encode(&areq, &resp, &enc);
         t0 = bench_cpu_now(), stage[S_ENCODE] += t0 - t, t = t0;
+        out_len = enc.len;
         wh_buf_free(&enc);
-        json_decref(ops);
-        json_decref(merged);
-        json_decref(tmpl);
+        wh_admission_response_clear(&resp);
+        wh_json_arena_drop(merged);
+        wh_json_arena_drop(tmpl);
         free(shaped);
         wh_inject_go_leaves_free(leaves);
         wh_inject_rendered_clear(&r);
-        json_decref(review);
+        wh_json_arena_drop(review);
         wh_json_arena_end(&arena);
     }
     /* The whole path as webhookd runs it (codec included), for comparison. */
@@ -142,7 +147,7 @@ int main(int argc, char **argv)
         bench_serve("/inject", &body, wh_inject_admit, &call);
     }
     full = (full + bench_cpu_now() - t) / (double)n;
-    printf("%s: %zu bytes in, %zu bytes of JSON Patch, %ld iterations\n", argv[2], body.len, patch_len, n);
+    printf("%s: %zu bytes in, %zu bytes of AdmissionReview out, %ld iterations\n", argv[2], body.len, out_len, n);
     printf("  whole review (wh_admission_serve): %.1f us CPU%s\n", full, pause_us > 0 ? " (one per wake-up)" : "");
     for (i = 0; i < S_N; i++)
         printf("  %-7s %9.1f us\n", stage_names[i], stage[i] / (double)n);

@@ -29,9 +29,10 @@ void wh_admission_response_clear(wh_admission_response *resp)
 {
     free(resp->message);
     free(resp->reason);
-    json_decref(resp->patch);
-    json_decref(resp->warnings);
-    json_decref(resp->audit_annotations);
+    /* made in the review's arena scope: reclaimed with it, no walk */
+    wh_json_arena_drop(resp->patch);
+    wh_json_arena_drop(resp->warnings);
+    wh_json_arena_drop(resp->audit_annotations);
     memset(resp, 0, sizeof(*resp));
 }
 
@@ -473,7 +474,8 @@ static void serve(const wh_http_request *http, wh_admit_fn admit, void *ctx, wh_
     size_t prefix_len;
     int typed;
 
-    /* Every json_t of this review lives and dies inside this call. */
+    /* Every json_t of this review lives and dies inside this call: its trees
+     * are dropped whole (wh_json_arena_drop) when it ends. */
     wh_json_arena_begin(&arena);
     memset(&resp, 0, sizeof(resp));
     wh_err_clear(&err);
@@ -506,9 +508,9 @@ static void serve(const wh_http_request *http, wh_admit_fn admit, void *ctx, wh_
             wh_admission_deny(&resp, 0, "%s", wh_err_msg(&err));
         if (!resp.allowed) {
             /* A denial never carries a patch or warnings (istiod drops them). */
-            json_decref(resp.patch);
+            wh_json_arena_drop(resp.patch);
             resp.patch = NULL;
-            json_decref(resp.warnings);
+            wh_json_arena_drop(resp.warnings);
             resp.warnings = NULL;
         }
     }

@@ -74,7 +74,11 @@ wh_code wh_admission_warn(wh_admission_response *resp, const char *fmt, ...) __a
 /* The admit function: look at `req`, fill `resp` (which starts zeroed, i.e.
  * allowed = 0; set allowed = 1 to admit).  A non-OK return turns into
  * allowed:false with err's message (whatever `resp` holds is discarded).
- * Called concurrently from every worker thread. */
+ * Called concurrently from every worker thread, inside the review's JSON
+ * arena scope (common/wh_json_arena.h): the trees it leaves in `resp` are
+ * dropped whole once encoded, so they may hold values made in the scope or
+ * immortal ones, nothing else; what those borrow must outlive the scope
+ * (wh_json_arena_defer). */
 typedef wh_code (*wh_admit_fn)(void *ctx, const wh_admission_request *req, wh_admission_response *resp, wh_err *err);
 
 /* What an AdmissionReview exchange amounted to, for an endpoint's metrics

@@ -15,13 +15,15 @@
 #include "wh_inject_post.h"
 #include "wh_inject_render.h"
 #include "wh_inject_shape.h"
+#include "wh_json_arena.h"
 
 #define TEMPLATE_PREFIX "failed to run injection template"
 
 void wh_inject_pod_result_clear(wh_inject_pod_result *res)
 {
-    json_decref(res->original);
-    json_decref(res->final);
+    /* inside a review's arena scope, reclaimed with it (no walk) */
+    wh_json_arena_drop(res->original);
+    wh_json_arena_drop(res->final);
     memset(res, 0, sizeof(*res));
 }
 
@@ -79,8 +81,8 @@ wh_code wh_inject_pod(const wh_inject_pod_request *req, wh_inject_pod_result *re
 out:
     free(shaped);
     wh_inject_go_leaves_free(leaves);
-    json_decref(merged);
-    json_decref(tmpl);
+    wh_json_arena_drop(merged);
+    wh_json_arena_drop(tmpl);
     wh_inject_rendered_clear(&r);
     if (rc != WH_OK)
         wh_inject_pod_result_clear(res);
@@ -105,6 +107,11 @@ static void audit(wh_admission_response *resp, const char *revision, const char 
     resp->audit_annotations = a;
 }
 
+static void release_revision(void *rev)
+{
+    wh_inject_revision_unref(rev);
+}
+
 wh_code wh_inject_admit(void *ctx, const wh_admission_request *req, wh_admission_response *resp, wh_err *err)
 {
     wh_inject_call *call = ctx;
@@ -114,11 +121,16 @@ wh_code wh_inject_admit(void *ctx, const wh_admission_request *req, wh_admission
     const json_t *object = json_object_get(req->request, "object");
     json_t *envs = NULL;
     char *rev_name = NULL;
+    int deferred = 0;
     wh_code rc;
 
     if ((rc = wh_inject_path_parse(req->path_suffix, strlen(req->path_suffix), &rev_name, &envs, err)) != WH_OK)
         goto out;
-    if ((rev = wh_inject_registry_get(call->registry, rev_name)) == NULL) {
+    /* The response's trees share the revision's immortal values and are
+     * encoded after this returns: the scope's end releases the revision. */
+    if ((rev = wh_inject_registry_get(call->registry, rev_name)) != NULL && wh_json_arena_defer(release_revision, rev))
+        deferred = 1;
+    if (rev == NULL) {
         call->failed = 1;
         rc = wh_admission_deny(resp, 0, "unknown revision \"%s\": this webhookd serves no such revision",
                                rev_name != NULL ? rev_name : "default");
@@ -157,8 +169,9 @@ wh_code wh_inject_admit(void *ctx, const wh_admission_request *req, wh_admission
     resp->patch = wh_inject_json_diff(res.original, res.final); /* the codec writes it (handlers/admission) */
 out:
     wh_inject_pod_result_clear(&res);
-    wh_inject_revision_unref(rev);
-    json_decref(envs);
+    if (!deferred)
+        wh_inject_revision_unref(rev);
+    wh_json_arena_drop(envs);
     free(rev_name);
     return rc;
 }

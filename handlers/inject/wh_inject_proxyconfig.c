@@ -226,7 +226,10 @@ static int is_integral(const json_t *v, long long *out)
     return 0;
 }
 
-/* Normalise one field value to what protojson would print, or fail. */
+/* Normalise one field value to what protojson would print, or fail.  *out
+ * is a value of its own, never `v` itself: `v` may be a cluster snapshot's
+ * (a ProxyConfig resource) and *out ends in a request's tree, which is
+ * dropped whole (common/wh_json_arena.h). */
 static wh_code normalise(const struct pc_field *f, const json_t *v, json_t **out, wh_err *err)
 {
     long long n;
@@ -238,7 +241,7 @@ static wh_code normalise(const struct pc_field *f, const json_t *v, json_t **out
     case PC_STR:
         if (!json_is_string(v))
             return wh_err_set(err, WH_E_INVALID, "invalid value for string field %s", f->name);
-        *out = json_incref((json_t *)v);
+        *out = json_copy((json_t *)v);
         return WH_OK;
     case PC_INT:
     case PC_INTW:
@@ -249,18 +252,18 @@ static wh_code normalise(const struct pc_field *f, const json_t *v, json_t **out
     case PC_BOOLW:
         if (!json_is_boolean(v))
             return wh_err_set(err, WH_E_INVALID, "invalid value for bool field %s", f->name);
-        *out = json_incref((json_t *)v);
+        *out = json_copy((json_t *)v);
         return WH_OK;
     case PC_ENUM:
         if (json_is_string(v)) {
             const char *s = json_string_value(v);
             for (size_t i = 0; f->enums[i]; i++)
                 if (strcmp(f->enums[i], s) == 0) {
-                    *out = json_incref((json_t *)v);
+                    *out = json_copy((json_t *)v);
                     return WH_OK;
                 }
             if (f->enums == auth_policies && strcmp(s, "INHERIT") == 0) {
-                *out = json_incref((json_t *)v);
+                *out = json_copy((json_t *)v);
                 return WH_OK;
             }
             return wh_err_set(err, WH_E_INVALID, "invalid value for enum field %s: \"%s\"", f->name, s);

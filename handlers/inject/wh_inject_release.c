@@ -178,11 +178,14 @@ const char *wh_release_source_name(wh_release_source s)
     }
 }
 
+static unsigned behaviours_of(const wh_istio_version *v);
+
 void wh_inject_release_newest(wh_inject_release *out)
 {
     memset(out, 0, sizeof(*out));
     out->source = WH_RELEASE_NEWEST;
     out->behaves = fixed(NEWEST);
+    out->behaviours = behaviours_of(&out->behaves);
 }
 
 /* The declared version with its behaviour: older than the table -> the
@@ -201,6 +204,7 @@ static void settle(wh_inject_release *r, wh_release_source src, const wh_istio_v
                  "Istio %s is older than %s, the oldest release webhookd knows: injecting with %s's behaviour", v->text,
                  OLDEST, OLDEST);
     }
+    r->behaviours = behaviours_of(&r->behaves);
 }
 
 /* values.global.tag as text when it is a string or a number (Helm may keep 1.21 as a float). */
@@ -272,22 +276,36 @@ static int ended_by_backport(const wh_release_row *row, const wh_istio_version *
     return 0;
 }
 
+_Static_assert(WH_REL_NBEHAVIOURS <= sizeof(unsigned) * CHAR_BIT, "a bit per behaviour");
+
+/* The rows that apply to release v, a bit each: what wh_inject_release_has
+ * answers, read from the table's texts once per release. */
+static unsigned behaviours_of(const wh_istio_version *v)
+{
+    unsigned bits = 0;
+
+    for (size_t b = 0; b < NROWS; b++) {
+        const wh_release_row *row = &table[b];
+        wh_istio_version bound;
+        if (row->first[0] && (bound = fixed(row->first), wh_istio_version_cmp(v, &bound) < 0))
+            continue;
+        if (row->last[0] && (bound = fixed(row->last), wh_istio_version_cmp(v, &bound) > 0))
+            continue;
+        if (!ended_by_backport(row, v))
+            bits |= 1u << row->id;
+    }
+    return bits;
+}
+
 int wh_inject_release_has(const wh_inject_release *r, wh_release_behaviour b)
 {
-    const wh_release_row *row;
-    wh_istio_version v, bound;
+    wh_inject_release newest;
 
     if ((unsigned)b >= NROWS)
         return 0;
-    row = &table[b];
-    if (r != NULL) {
-        v = r->behaves;
-    } else {
-        v = fixed(NEWEST);
+    if (r == NULL) {
+        wh_inject_release_newest(&newest);
+        r = &newest;
     }
-    if (row->first[0] && (bound = fixed(row->first), wh_istio_version_cmp(&v, &bound) < 0))
-        return 0;
-    if (row->last[0] && (bound = fixed(row->last), wh_istio_version_cmp(&v, &bound) > 0))
-        return 0;
-    return !ended_by_backport(row, &v);
+    return (r->behaviours >> b) & 1u;
 }

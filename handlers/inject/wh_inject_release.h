@@ -55,6 +55,9 @@ typedef struct wh_inject_release {
     wh_istio_version declared; /* what the source said (text "" for WH_RELEASE_NEWEST) */
     wh_istio_version behaves;  /* the release whose behaviour applies */
     char warning[200];         /* "" or why behaves differs from declared */
+    /* bit b set: behaviour b (below) applies to `behaves`; worked out from
+     * the table once, when the release is settled, not per review */
+    unsigned behaviours;
 } wh_inject_release;
 
 /* The newest behaviour (what a revision gets when nothing says its release). */
@@ -137,7 +140,8 @@ typedef enum wh_release_behaviour {
     WH_REL_NBEHAVIOURS
 } wh_release_behaviour;
 
-/* Whether behaviour `b` applies to the revision's release. */
+/* Whether behaviour `b` applies to the revision's release (r made by
+ * wh_inject_release_newest or _detect; NULL: the newest). */
 int wh_inject_release_has(const wh_inject_release *r, wh_release_behaviour b);
 
 /* A table row, for diagnostics and tests: name, first and last release

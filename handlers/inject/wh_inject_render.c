@@ -11,6 +11,7 @@
 
 #include "wh_inject_pod.h"
 #include "wh_inject_quantity.h"
+#include "wh_json_arena.h"
 #include "wh_yaml.h"
 #include "wh_alloc.h"
 
@@ -22,11 +23,12 @@ void wh_inject_rendered_clear(wh_inject_rendered *out)
     for (size_t i = 0; out->names != NULL && i < out->n; i++)
         free(out->names[i]);
     free(out->names);
-    json_decref(out->overlays);
-    json_decref(out->merge_pod);
-    json_decref(out->template_pod);
-    json_decref(out->proxy_config);
-    json_decref(out->proxy_envs);
+    /* a request's trees: reclaimed with its arena scope (no walk) */
+    wh_json_arena_drop(out->overlays);
+    wh_json_arena_drop(out->merge_pod);
+    wh_json_arena_drop(out->template_pod);
+    wh_json_arena_drop(out->proxy_config);
+    wh_json_arena_drop(out->proxy_envs);
     free(out->network);
     free(out->revision);
     memset(out, 0, sizeof(*out));

@@ -19,6 +19,9 @@ static void revision_free(wh_inject_revision *rev)
 {
     tmpl_table *t = rev->templates;
 
+    /* First: the counts include the references its template sets took while
+     * the values were mortal, which their free below then gives back. */
+    wh_json_thaw(rev->frozen);
     if (t != NULL) {
         for (size_t i = 0; i < t->n; i++) {
             free(t->e[i].name);

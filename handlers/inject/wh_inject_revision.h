@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "wh_buf.h"
+#include "wh_json_arena.h"
 #include "wh_inject_release.h"
 #include "wh_metrics.h"
 #include "wh_result.h"
@@ -80,6 +81,9 @@ struct wh_inject_revision {
     json_t *template_names;            /* sorted array of the names in `templates` */
     struct wh_inject_tmpls *templates; /* every template parsed, each its own set */
     wh_inject_release release;         /* the Istio release whose behaviour applies */
+    /* The JSON above is immortal once loaded (wh_json_freeze): requests share
+     * it into their trees without reference counts; thawed when freed. */
+    wh_json_frozen *frozen;
 };
 
 /* The parsed template `name` of a revision, or NULL. */

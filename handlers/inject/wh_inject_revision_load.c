@@ -184,6 +184,19 @@ wh_code wh_inject_revision_load_release(const char *name, const char *config, si
     }
     if ((rc = parse_templates(rev, json_object_get(rev->config, "templates"), err)) != WH_OK)
         goto out;
+    /* From now on requests share these without counting references (one
+     * record: the trees share nodes, e.g. config's defaultTemplates).  The
+     * mesh file's tree goes first: its nodes in `mesh` must not be counted
+     * with a reference that is given up while they are immortal. */
+    json_decref(mesh_doc);
+    mesh_doc = NULL;
+    {
+        json_t *const trees[] = {rev->config,           rev->default_templates,    rev->aliases, rev->never_selectors,
+                                 rev->always_selectors, rev->injected_annotations, rev->values,  rev->mesh,
+                                 rev->template_names};
+        for (i = 0; i < sizeof(trees) / sizeof(trees[0]); i++)
+            wh_json_freeze(trees[i], &rev->frozen);
+    }
     *out = rev;
     rev = NULL;
     rc = WH_OK;

@@ -575,6 +575,91 @@ static void scopes_are_per_thread(void **state)
     json_decref(made);
 }
 
+/* A frozen tree ignores json_incref/json_decref; thawing gives every node
+ * back the count it had, shared nodes and outside references included. */
+static void frozen_trees_count_no_references(void **state)
+{
+    json_t *shared = json_string("shared"), *outside = json_integer(7);
+    json_t *a = json_pack("{sOsO}", "s", shared, "o", outside), *b = json_pack("[O]", shared);
+    wh_json_frozen *record = NULL;
+
+    (void)state;
+    json_decref(shared); /* held by a and b: 2 */
+    wh_json_freeze(a, &record);
+    wh_json_freeze(b, &record);
+    wh_json_freeze(b, &record); /* already immortal: nothing recorded twice */
+    assert_true(a->refcount == (size_t)-1 && shared->refcount == (size_t)-1 && outside->refcount == (size_t)-1);
+    json_incref(shared);
+    json_decref(shared);
+    json_decref(shared);  /* a request's stray decref: no effect */
+    json_decref(outside); /* as a tree dropped whole (no decref) would leave it */
+    wh_json_thaw(record);
+    assert_int_equal(a->refcount, 1);
+    assert_int_equal(b->refcount, 1);
+    assert_int_equal(shared->refcount, 2);
+    assert_int_equal(outside->refcount, 2); /* a and this test */
+    json_decref(a);
+    json_decref(b);
+    assert_int_equal(json_integer_value(outside), 7); /* still ours: no leak, no double free */
+    json_decref(outside);
+    wh_json_thaw(NULL);
+}
+
+static int calls[4], ncalls;
+
+static void note_call(void *arg)
+{
+    calls[ncalls++] = (int)(intptr_t)arg;
+}
+
+/* Deferred calls run once the scope ended, newest first; none without a scope. */
+static void deferred_calls_run_when_the_scope_ends(void **state)
+{
+    wh_json_arena a;
+
+    (void)state;
+    ncalls = 0;
+    assert_int_equal(wh_json_arena_defer(note_call, (void *)1), 0);
+    wh_json_arena_begin(&a);
+    assert_int_equal(wh_json_arena_defer(note_call, (void *)1), 1);
+    assert_int_equal(wh_json_arena_defer(note_call, (void *)2), 1);
+    assert_int_equal(ncalls, 0);
+    wh_json_arena_end(&a);
+    assert_int_equal(ncalls, 2);
+    assert_int_equal(calls[0], 2);
+    assert_int_equal(calls[1], 1);
+}
+
+/* What WH_JSON_ARENA_CHECK=1 makes wh_json_arena_drop refuse (by abort): a
+ * tree that holds a mortal value made outside the scope (dropped whole, it
+ * would leave that value's count behind); immortal values are fine. */
+static void check_refuses_foreign_values(void **state)
+{
+    json_t *lasting, *immortal, *tree;
+    wh_json_frozen *record = NULL;
+    wh_json_arena a;
+    char why[256];
+
+    (void)state;
+    skip_without_arena();
+    lasting = json_string("made before the scope");
+    immortal = json_pack("{s[i]}", "k", 1);
+    wh_json_freeze(immortal, &record);
+    wh_json_arena_begin(&a);
+    tree = json_pack("{s{sO}sO}", "deep", "x", json_null(), "shared", immortal);
+    assert_int_equal(wh_json_arena_check(tree, why, sizeof(why)), 1);
+    json_object_set(json_object_get(tree, "deep"), "x", lasting);
+    assert_int_equal(wh_json_arena_check(tree, why, sizeof(why)), 0);
+    assert_string_equal(why, "/deep/x (refcount 2) is neither made in the request's scope nor immortal: "
+                             "\"made before the scope\"");
+    json_decref(tree); /* a walk: gives `lasting` its count back */
+    wh_json_arena_end(&a);
+    assert_int_equal(lasting->refcount, 1);
+    wh_json_thaw(record);
+    json_decref(immortal);
+    json_decref(lasting);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -592,6 +677,9 @@ int main(void)
         cmocka_unit_test(objects_made_in_the_arena_are_jansson_objects),
         cmocka_unit_test(objects_take_repeated_keys_as_jansson_does),
         cmocka_unit_test(containers_read_through_the_layouts),
+        cmocka_unit_test(frozen_trees_count_no_references),
+        cmocka_unit_test(deferred_calls_run_when_the_scope_ends),
+        cmocka_unit_test(check_refuses_foreign_values),
     };
     wh_json_arena_install();
     return cmocka_run_group_tests(tests, NULL, NULL);
