@@ -8,6 +8,7 @@
  * embeds in its messages ("bad CIDR range (...): netip.ParsePrefix(...): ...").
  * Written from Go 1.26's net/netip; cases: tests/validate/fixtures/85-go-netip.yaml.
  */
+#include "wh_chars.h"
 #include "wh_validate_int.h"
 
 #include <stdint.h>
@@ -68,17 +69,6 @@ static int ipv4_fields(wh_buf *err, const char *in, size_t off, size_t end)
     return 4;
 }
 
-static int hex(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* parseIPv6.  `s` walks the address part (up to the zone's '%', `end`); the
  * "(at ...)" text is the unparsed rest of that part. */
 static int ipv6(wh_buf *err, const char *in, int *zoned)
@@ -102,8 +92,8 @@ static int ipv6(wh_buf *err, const char *in, int *zoned)
     while (i < 16) {
         const char *p = s;
         unsigned acc = 0;
-        for (; p < end && hex(*p) >= 0; p++) {
-            acc = (acc << 4) + (unsigned)hex(*p);
+        for (; p < end && wh_hex_digit((unsigned char)*p) >= 0; p++) {
+            acc = (acc << 4) + (unsigned)wh_hex_digit((unsigned char)*p);
             if (p - s > 3) {
                 rc = wh_vnetip_fail(err, "each group must have 4 or less digits", in, AT(s));
                 goto out;
