@@ -256,7 +256,8 @@ void wh_json_arena_install(void)
     }
 }
 
-void wh_json_arena_begin(wh_json_arena *a)
+/* No chunk and no large block: how a scope starts and how its end leaves it. */
+static void arena_clear(wh_json_arena *a)
 {
     a->chunks = NULL;
     a->ptr = a->end = a->last = NULL;
@@ -264,6 +265,11 @@ void wh_json_arena_begin(wh_json_arena *a)
     a->hint = NULL;
     a->big = NULL;
     a->nbig = a->big_cap = 0;
+}
+
+void wh_json_arena_begin(wh_json_arena *a)
+{
+    arena_clear(a);
     a->over_budget = 0;
     a->deferred = NULL;
     {
@@ -290,12 +296,7 @@ void wh_json_arena_end(wh_json_arena *a)
     for (size_t i = 0; i < a->nbig; i++)
         free(a->big[i]);
     free(a->big);
-    a->chunks = NULL;
-    a->ptr = a->end = a->last = NULL;
-    a->reserved = 0;
-    a->hint = NULL;
-    a->big = NULL;
-    a->nbig = a->big_cap = 0;
+    arena_clear(a);
     while (a->deferred != NULL) {
         struct wh_json_arena_deferred *d = a->deferred;
         a->deferred = d->next;
