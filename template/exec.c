@@ -392,36 +392,12 @@ static const tm_konst *fold_chain(wh_tmpl_set *set, const char *const *idents, s
     return NULL;
 }
 
-void tm_fold_const_fields(wh_tmpl_set *set, tm_node *n)
+/* A field, variable or chain node that starts with a constant field gets its konst. */
+static void fold_const_field(tm_node *n, void *arg)
 {
-    size_t i;
+    wh_tmpl_set *set = arg;
 
-    if (n == NULL)
-        return;
     switch (n->kind) {
-    case N_LIST:
-        for (i = 0; i < n->u.list.n; i++)
-            tm_fold_const_fields(set, n->u.list.items[i]);
-        break;
-    case N_ACTION:
-    case N_IF:
-    case N_RANGE:
-    case N_WITH:
-        tm_fold_const_fields(set, n->u.branch.pipe);
-        tm_fold_const_fields(set, n->u.branch.list);
-        tm_fold_const_fields(set, n->u.branch.else_list);
-        break;
-    case N_TEMPLATE:
-        tm_fold_const_fields(set, n->u.tmpl.pipe);
-        break;
-    case N_PIPE:
-        for (i = 0; i < n->u.pipe.ncmds; i++)
-            tm_fold_const_fields(set, n->u.pipe.cmds[i]);
-        break;
-    case N_COMMAND:
-        for (i = 0; i < n->u.cmd.nargs; i++)
-            tm_fold_const_fields(set, n->u.cmd.args[i]);
-        break;
     case N_FIELD:
         n->u.field.konst = fold_chain(set, n->u.field.idents, n->u.field.n);
         break;
@@ -430,12 +406,16 @@ void tm_fold_const_fields(wh_tmpl_set *set, tm_node *n)
             n->u.field.konst = fold_chain(set, n->u.field.idents + 1, n->u.field.n - 1);
         break;
     case N_CHAIN:
-        tm_fold_const_fields(set, n->u.chain.base);
         n->u.chain.konst = fold_chain(set, n->u.chain.fields, n->u.chain.n);
         break;
     default:
         break;
     }
+}
+
+void tm_fold_const_fields(wh_tmpl_set *set, tm_node *root)
+{
+    tm_node_walk(root, fold_const_field, set);
 }
 
 static wh_code eval_field_node(wh_tmpl_ctx *ctx, frame *fr, const tm_node *field, tm_node *const *args, size_t nargs,
@@ -1495,43 +1475,11 @@ static void fold_pipe(folder *f, tm_node *pipe)
     tm_arena_reset(ctx->arena);
 }
 
-static void fold_walk(folder *f, tm_node *n)
+/* Inner pipelines are visited first: the outer one folds over them. */
+static void fold_node(tm_node *n, void *arg)
 {
-    size_t i;
-
-    if (n == NULL)
-        return;
-    switch (n->kind) {
-    case N_LIST:
-        for (i = 0; i < n->u.list.n; i++)
-            fold_walk(f, n->u.list.items[i]);
-        break;
-    case N_ACTION:
-    case N_IF:
-    case N_RANGE:
-    case N_WITH:
-        fold_walk(f, n->u.branch.pipe);
-        fold_walk(f, n->u.branch.list);
-        fold_walk(f, n->u.branch.else_list);
-        break;
-    case N_TEMPLATE:
-        fold_walk(f, n->u.tmpl.pipe);
-        break;
-    case N_PIPE: /* inner pipelines first: the outer one folds over them */
-        for (i = 0; i < n->u.pipe.ncmds; i++)
-            fold_walk(f, n->u.pipe.cmds[i]);
-        fold_pipe(f, n);
-        break;
-    case N_COMMAND:
-        for (i = 0; i < n->u.cmd.nargs; i++)
-            fold_walk(f, n->u.cmd.args[i]);
-        break;
-    case N_CHAIN:
-        fold_walk(f, n->u.chain.base);
-        break;
-    default:
-        break;
-    }
+    if (n->kind == N_PIPE)
+        fold_pipe(arg, n);
 }
 
 void tm_fold_pipes(wh_tmpl_set *set, tm_node *root)
@@ -1553,7 +1501,7 @@ void tm_fold_pipes(wh_tmpl_set *set, tm_node *root)
     f.ctx.max_output = TM_FOLD_MAX_STRING;
     f.ctx.max_memory = TM_FOLD_MAX_KEPT;
     f.ctx.max_cpu_ms = TM_FOLD_CPU_NS / 1000000u;
-    fold_walk(&f, root);
+    tm_node_walk(root, fold_node, &f);
     sc->vars = f.ctx.vars;
     wh_buf_free(&f.out);
     wh_tmpl_scratch_free(sc);

@@ -1,11 +1,13 @@
 /*
  * node.c - Go's parse/node.go String methods: a parse tree printed back as
- * template text, which Go's execution errors quote (e.g. `at <.a.b>`).
+ * template text, which Go's execution errors quote (e.g. `at <.a.b>`); and
+ * the one walk over every node that the load-time folds in exec.c share.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "tmpl_int.h"
+#include "wh_go.h"
 
 /* An operand of a command or chain: a pipeline there was written in parentheses. */
 static void operand_string(const tm_node *n, wh_buf *out)
@@ -51,7 +53,7 @@ void tm_node_string(const tm_node *n, wh_buf *out)
         break;
     case N_TEMPLATE:
         wh_buf_puts(out, "{{template ");
-        tm_quote(out, n->u.tmpl.name, strlen(n->u.tmpl.name), 0);
+        wh_go_quote(out, n->u.tmpl.name, strlen(n->u.tmpl.name), '\"', 0);
         if (n->u.tmpl.pipe) {
             wh_buf_putc(out, ' ');
             tm_node_string(n->u.tmpl.pipe, out);
@@ -132,4 +134,43 @@ void tm_node_string(const tm_node *n, wh_buf *out)
     case N_COMMENT:
         break;
     }
+}
+
+void tm_node_walk(tm_node *n, void (*visit)(tm_node *n, void *arg), void *arg)
+{
+    size_t i;
+
+    if (n == NULL)
+        return;
+    switch (n->kind) {
+    case N_LIST:
+        for (i = 0; i < n->u.list.n; i++)
+            tm_node_walk(n->u.list.items[i], visit, arg);
+        break;
+    case N_ACTION:
+    case N_IF:
+    case N_RANGE:
+    case N_WITH:
+        tm_node_walk(n->u.branch.pipe, visit, arg);
+        tm_node_walk(n->u.branch.list, visit, arg);
+        tm_node_walk(n->u.branch.else_list, visit, arg);
+        break;
+    case N_TEMPLATE:
+        tm_node_walk(n->u.tmpl.pipe, visit, arg);
+        break;
+    case N_PIPE:
+        for (i = 0; i < n->u.pipe.ncmds; i++)
+            tm_node_walk(n->u.pipe.cmds[i], visit, arg);
+        break;
+    case N_COMMAND:
+        for (i = 0; i < n->u.cmd.nargs; i++)
+            tm_node_walk(n->u.cmd.args[i], visit, arg);
+        break;
+    case N_CHAIN:
+        tm_node_walk(n->u.chain.base, visit, arg);
+        break;
+    default:
+        break;
+    }
+    visit(n, arg);
 }

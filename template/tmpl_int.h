@@ -212,20 +212,20 @@ const tm_def *tm_find_def(const tm_defs *defs, const char *name);
 /* Parse `text` into `defs` (trees and strings in `arena`). */
 wh_code tm_parse(const wh_tmpl_set *set, tm_arena *arena, tm_defs *defs, const char *name, const char *text, size_t len,
                  char *errmsg, size_t errlen);
+/* Call visit on every node of the tree under n, children before their parent
+ * (node.c). */
+void tm_node_walk(tm_node *n, void (*visit)(tm_node *n, void *arg), void *arg);
 /* Go's node.String() (for messages). */
 void tm_node_string(const tm_node *n, wh_buf *out);
-/* Go's strconv (quote.c): Quote, Unquote (-1 when s is not a valid literal),
- * UnquoteChar (0 when invalid, else the bytes read), IsPrint. */
-void tm_quote(wh_buf *out, const char *s, size_t len, int ascii_only);
+/* Go's strconv (quote.c; Quote and IsPrint are common/wh_go_strconv.c's):
+ * Unquote (-1 when s is not a valid literal), UnquoteChar (0 when invalid,
+ * else the bytes read). */
 int tm_unquote(const char *s, size_t len, wh_buf *out);
 size_t tm_unquote_char(const char *s, size_t len, char q, wh_buf *out, unsigned *rune_out);
-int tm_is_print_rune(unsigned r);
 
 /* Unicode helpers (quote.c / value.c). */
-int tm_is_print(unsigned r);
 size_t tm_utf8_decode(const char *s, size_t n, unsigned *cp);
 void tm_put_rune(wh_buf *out, unsigned r);
-void tm_quote_with(wh_buf *out, const char *s, size_t len, char q, int ascii_only);
 /* Go's parse.IsEmptyTree: nothing but space text and comments. */
 int tm_is_empty_tree(const tm_node *n);
 wh_tmpl_value *tm_list_items(wh_tmpl_value *list);
