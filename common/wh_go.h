@@ -33,6 +33,14 @@ int wh_go_parse_bool(const char *s);
  * infinities are spelled "NaN", "+Inf", "-Inf" as strconv does. */
 void wh_go_float(wh_buf *out, double f, char fmt, int prec);
 
+/* unicode.IsPrint as strconv's quoting asks it. */
+int wh_go_is_print(unsigned r);
+
+/* strconv.Quote (q '"'), QuoteToASCII (ascii_only), and the quoting of
+ * QuoteRune (q '\''): s with Go's escapes between two q, appended to out;
+ * invalid UTF-8 bytes are written \xHH. */
+void wh_go_quote(wh_buf *out, const char *s, size_t len, char q, int ascii_only);
+
 /* ---- encoding/json ---- */
 
 /* How json.Marshal prints a float64: the shortest digits, plain below 1e21

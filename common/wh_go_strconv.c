@@ -4,8 +4,11 @@
  * shortest printf precision that round-trips), then Go's 'e' / 'f' / 'g'
  * layout.  The one float formatter of the tree: YAML output (wh_yaml.c), the
  * template engine's print and toJson, the Go JSON writer (wh_go_json.c) and
- * validation messages all print through it.
+ * validation messages all print through it.  And Quote: the template engine's
+ * %q, printf and error texts (template/) and validation's messages
+ * (handlers/validate/problems.c) quote strings as Go does, here.
  */
+#include "wh_chars.h"
 #include "wh_go.h"
 
 #include <math.h>
@@ -158,4 +161,111 @@ int wh_go_parse_bool(const char *s)
             return 0;
     }
     return -1;
+}
+
+/* ---- Quote ---- */
+
+/* A rune Go's unicode.IsPrint would accept (approximation outside ASCII:
+ * C1 controls, surrogates and a few format characters are not printable). */
+int wh_go_is_print(unsigned r)
+{
+    if (r < 0x80)
+        return r >= 0x20 && r < 0x7f;
+    if (r < 0xa0 || r == 0xad)
+        return 0;
+    if (r >= 0x2028 && r <= 0x202e)
+        return 0;
+    if (r >= 0x2060 && r <= 0x206f)
+        return 0;
+    if (r == 0xfeff || (r >= 0xfff9 && r <= 0xfffb) || r >= 0xe0000)
+        return 0;
+    if (r >= 0xe000 && r <= 0xf8ff)
+        return 0;
+    return 1;
+}
+
+void wh_go_quote(wh_buf *out, const char *s, size_t len, char q, int ascii_only)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t i = 0;
+
+    wh_buf_putc(out, q);
+    while (i < len) {
+        unsigned r;
+        size_t l, run = i;
+        /* printable ASCII other than the quote and backslash goes out as is:
+         * append whole runs of it rather than rune by rune (found 8 bytes
+         * at a time for '"': what JSON escapes, and DEL) */
+        if (q == '"')
+            while (run + 8 <= len) {
+                uint64_t x = wh_load8((const unsigned char *)s + run),
+                         m = wh_json_special8(x) | (((x ^ WH_BYTES8(0x7f)) - WH_BYTES8(1)) & WH_BYTES8(0x80));
+                if (m != 0) {
+                    run += (size_t)__builtin_ctzll(m) >> 3;
+                    break;
+                }
+                run += 8;
+            }
+        while (run < len && (unsigned char)s[run] >= 0x20 && (unsigned char)s[run] < 0x7f && s[run] != q &&
+               s[run] != '\\')
+            run++;
+        if (run > i) {
+            wh_buf_append(out, s + i, run - i);
+            i = run;
+            continue;
+        }
+        l = wh_utf8_decode((const unsigned char *)s + i, len - i, &r);
+        if (l == 0) {
+            unsigned char c = (unsigned char)s[i];
+            wh_buf_puts(out, "\\x");
+            wh_buf_putc(out, hex[c >> 4]);
+            wh_buf_putc(out, hex[c & 15]);
+            i++;
+            continue;
+        }
+        i += l;
+        if (r == (unsigned char)q || r == '\\') {
+            wh_buf_putc(out, '\\');
+            wh_buf_putc(out, (char)r);
+            continue;
+        }
+        if (wh_go_is_print(r) && (!ascii_only || r < 0x80)) {
+            wh_buf_append(out, s + i - l, l);
+            continue;
+        }
+        switch (r) {
+        case '\a':
+            wh_buf_puts(out, "\\a");
+            break;
+        case '\b':
+            wh_buf_puts(out, "\\b");
+            break;
+        case '\f':
+            wh_buf_puts(out, "\\f");
+            break;
+        case '\n':
+            wh_buf_puts(out, "\\n");
+            break;
+        case '\r':
+            wh_buf_puts(out, "\\r");
+            break;
+        case '\t':
+            wh_buf_puts(out, "\\t");
+            break;
+        case '\v':
+            wh_buf_puts(out, "\\v");
+            break;
+        default:
+            if (r < ' ' || r == 0x7f) {
+                wh_buf_puts(out, "\\x");
+                wh_buf_putc(out, hex[r >> 4]);
+                wh_buf_putc(out, hex[r & 15]);
+            } else if (r < 0x10000) {
+                wh_buf_printf(out, "\\u%04x", r);
+            } else {
+                wh_buf_printf(out, "\\U%08x", r);
+            }
+        }
+    }
+    wh_buf_putc(out, q);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tmpl_int.h"
+#include "wh_go.h"
 
 /* reflect's indirectInterface: a nil interface is no value */
 static wh_tmpl_value ind(const wh_tmpl_value *v)
@@ -381,7 +382,7 @@ static wh_code fn_js(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl
                 w = 1;
                 r = 0xfffd;
             }
-            if (tm_is_print(r) && r != 0xfffd)
+            if (wh_go_is_print(r) && r != 0xfffd)
                 wh_buf_append(b, in.data + i, w);
             else if (r == 0xfffd && w == 3)
                 wh_buf_append(b, in.data + i, w);

@@ -90,7 +90,7 @@ static void fmt_string(wh_buf *out, const spec *sp, const char *s, size_t len)
                 break;
             }
         }
-        tm_quote_with(&tmp, s, len, '"', sp->plus);
+        wh_go_quote(&tmp, s, len, '"', sp->plus);
         break;
     case 'x':
     case 'X': {
@@ -145,7 +145,7 @@ static void fmt_integer(wh_buf *out, const spec *sp, uint64_t mag, int neg, int 
     case 'q': {
         wh_buf r = WH_BUF_INIT;
         tm_put_rune(&r, mag > 0x10ffff ? 0xfffd : (unsigned)mag);
-        tm_quote_with(&tmp, r.data, r.len, '\'', sp->plus);
+        wh_go_quote(&tmp, r.data, r.len, '\'', sp->plus);
         wh_buf_free(&r);
         pad(out, sp, tmp.data, tmp.len, 0);
         wh_buf_free(&tmp);
@@ -153,7 +153,7 @@ static void fmt_integer(wh_buf *out, const spec *sp, uint64_t mag, int neg, int 
     }
     case 'U':
         wh_buf_printf(&tmp, "U+%04llX", (unsigned long long)mag);
-        if (sp->sharp && mag <= 0x10ffff && tm_is_print((unsigned)mag)) {
+        if (sp->sharp && mag <= 0x10ffff && wh_go_is_print((unsigned)mag)) {
             wh_buf_puts(&tmp, " '");
             tm_put_rune(&tmp, (unsigned)mag);
             wh_buf_putc(&tmp, '\'');

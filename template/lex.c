@@ -11,6 +11,7 @@
 #include "lex.h"
 #include "wh_alloc.h"
 #include "wh_chars.h"
+#include "wh_go.h"
 
 int tm_is_space(int r)
 {
@@ -120,7 +121,7 @@ static void fmt_U(char *buf, size_t n, int r)
 {
     if (r < 0)
         snprintf(buf, n, "U+FFFFFFFFFFFFFFFF");
-    else if (tm_is_print_rune((unsigned)r)) {
+    else if (wh_go_is_print((unsigned)r)) {
         wh_buf b = WH_BUF_INIT;
         tm_put_rune(&b, (unsigned)r);
         snprintf(buf, n, "U+%04X '%s'", r, b.data);
@@ -531,7 +532,7 @@ void tm_lex_all(lexer *l)
             int sign;
             if (!scan_number(l)) {
                 wh_buf b = WH_BUF_INIT;
-                tm_quote(&b, l->in + l->start, l->pos - l->start, 0);
+                wh_go_quote(&b, l->in + l->start, l->pos - l->start, '\"', 0);
                 lx_errorf(l, "bad number syntax: %s", b.data);
                 wh_buf_free(&b);
                 return;
@@ -540,7 +541,7 @@ void tm_lex_all(lexer *l)
             if (sign == '+' || sign == '-') {
                 if (!scan_number(l) || l->in[l->pos - 1] != 'i') {
                     wh_buf b = WH_BUF_INIT;
-                    tm_quote(&b, l->in + l->start, l->pos - l->start, 0);
+                    wh_go_quote(&b, l->in + l->start, l->pos - l->start, '\"', 0);
                     lx_errorf(l, "bad number syntax: %s", b.data);
                     wh_buf_free(&b);
                     return;

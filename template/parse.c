@@ -13,6 +13,7 @@
 #include "lex.h"
 #include "wh_alloc.h"
 #include "wh_chars.h"
+#include "wh_go.h"
 
 typedef struct parser {
     lexer *lx;
@@ -134,10 +135,10 @@ static void item_string(const item *it, wh_buf *b)
             n++;
         }
         if (i < it->len) {
-            tm_quote(b, it->val, i, 0);
+            wh_go_quote(b, it->val, i, '\"', 0);
             wh_buf_puts(b, "...");
         } else {
-            tm_quote(b, it->val, it->len, 0);
+            wh_go_quote(b, it->val, it->len, '\"', 0);
         }
     }
 }
@@ -358,7 +359,7 @@ static void tree_add(parser *p, const char *name, tm_node *root)
     }
     if (!tm_is_empty_tree(root)) {
         wh_buf b = WH_BUF_INIT;
-        tm_quote(&b, name, strlen(name), 0);
+        wh_go_quote(&b, name, strlen(name), '\"', 0);
         p_errorf(p, "template: multiple definition of template %s", b.data);
         wh_buf_free(&b);
     }
@@ -778,7 +779,7 @@ static tm_node *use_var(parser *p, int pos, const char *s, size_t len)
             return v;
     {
         wh_buf b = WH_BUF_INIT;
-        tm_quote(&b, v->u.field.idents[0], strlen(v->u.field.idents[0]), 0);
+        wh_go_quote(&b, v->u.field.idents[0], strlen(v->u.field.idents[0]), '\"', 0);
         p_errorf(p, "undefined variable %s", b.data);
         wh_buf_free(&b);
     }
@@ -933,7 +934,7 @@ static int parse_number(parser *p, tm_node *n, const item *it)
     }
     if (!n->u.num.is_int && !n->u.num.is_uint && !n->u.num.is_float) {
         wh_buf b = WH_BUF_INIT;
-        tm_quote(&b, text, len, 0);
+        wh_go_quote(&b, text, len, '\"', 0);
         p_errorf(p, "illegal number syntax: %s", b.data);
         wh_buf_free(&b);
         return -1;
@@ -951,7 +952,7 @@ static tm_node *term(parser *p)
         const tm_func *fn = tm_find_func(p->set, it->val, it->len);
         if (fn == NULL) {
             wh_buf b = WH_BUF_INIT;
-            tm_quote(&b, it->val, it->len, 0);
+            wh_go_quote(&b, it->val, it->len, '\"', 0);
             p_errorf(p, "function %s not defined", b.data);
             wh_buf_free(&b);
             return NULL;
@@ -1038,7 +1039,7 @@ static tm_node *operand(parser *p)
         case N_DOT: {
             wh_buf b = WH_BUF_INIT, q = WH_BUF_INIT;
             tm_node_string(node, &b);
-            tm_quote(&q, b.data ? b.data : "", b.len, 0);
+            wh_go_quote(&q, b.data ? b.data : "", b.len, '\"', 0);
             p_errorf(p, "unexpected . after term %s", q.data);
             wh_buf_free(&b);
             wh_buf_free(&q);

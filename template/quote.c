@@ -1,7 +1,8 @@
 /*
- * quote.c - Go's strconv quoting as text/template needs it: Quote (%q and
- * printf's quoting), Unquote/UnquoteChar for string and character constants
- * in templates, and IsPrint.
+ * quote.c - Go's strconv unquoting as text/template needs it:
+ * Unquote/UnquoteChar for string and character constants in templates (Quote
+ * and IsPrint, which validation's messages share, are in
+ * common/wh_go_strconv.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,121 +22,6 @@ void tm_put_rune(wh_buf *out, unsigned r)
     if (r > 0x10ffff || (r >= 0xd800 && r <= 0xdfff))
         r = 0xfffd;
     put_rune_utf8(out, r);
-}
-
-/* A rune Go's unicode.IsPrint would accept (approximation outside ASCII:
- * C1 controls, surrogates and a few format characters are not printable). */
-int tm_is_print_rune(unsigned r)
-{
-    if (r < 0x80)
-        return r >= 0x20 && r < 0x7f;
-    if (r < 0xa0 || r == 0xad)
-        return 0;
-    if (r >= 0x2028 && r <= 0x202e)
-        return 0;
-    if (r >= 0x2060 && r <= 0x206f)
-        return 0;
-    if (r == 0xfeff || (r >= 0xfff9 && r <= 0xfffb) || r >= 0xe0000)
-        return 0;
-    if (r >= 0xe000 && r <= 0xf8ff)
-        return 0;
-    return 1;
-}
-
-int tm_is_print(unsigned r)
-{
-    return tm_is_print_rune(r);
-}
-
-void tm_quote_with(wh_buf *out, const char *s, size_t len, char q, int ascii_only)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t i = 0;
-
-    wh_buf_putc(out, q);
-    while (i < len) {
-        unsigned r;
-        size_t l, run = i;
-        /* printable ASCII other than the quote and backslash goes out as is:
-         * append whole runs of it rather than rune by rune (found 8 bytes
-         * at a time for '"': what JSON escapes, and DEL) */
-        if (q == '"')
-            while (run + 8 <= len) {
-                uint64_t x = wh_load8((const unsigned char *)s + run),
-                         m = wh_json_special8(x) | (((x ^ WH_BYTES8(0x7f)) - WH_BYTES8(1)) & WH_BYTES8(0x80));
-                if (m != 0) {
-                    run += (size_t)__builtin_ctzll(m) >> 3;
-                    break;
-                }
-                run += 8;
-            }
-        while (run < len && (unsigned char)s[run] >= 0x20 && (unsigned char)s[run] < 0x7f && s[run] != q &&
-               s[run] != '\\')
-            run++;
-        if (run > i) {
-            wh_buf_append(out, s + i, run - i);
-            i = run;
-            continue;
-        }
-        l = tm_utf8_decode(s + i, len - i, &r);
-        if (l == 0) {
-            unsigned char c = (unsigned char)s[i];
-            wh_buf_puts(out, "\\x");
-            wh_buf_putc(out, hex[c >> 4]);
-            wh_buf_putc(out, hex[c & 15]);
-            i++;
-            continue;
-        }
-        i += l;
-        if (r == (unsigned char)q || r == '\\') {
-            wh_buf_putc(out, '\\');
-            wh_buf_putc(out, (char)r);
-            continue;
-        }
-        if (tm_is_print_rune(r) && (!ascii_only || r < 0x80)) {
-            wh_buf_append(out, s + i - l, l);
-            continue;
-        }
-        switch (r) {
-        case '\a':
-            wh_buf_puts(out, "\\a");
-            break;
-        case '\b':
-            wh_buf_puts(out, "\\b");
-            break;
-        case '\f':
-            wh_buf_puts(out, "\\f");
-            break;
-        case '\n':
-            wh_buf_puts(out, "\\n");
-            break;
-        case '\r':
-            wh_buf_puts(out, "\\r");
-            break;
-        case '\t':
-            wh_buf_puts(out, "\\t");
-            break;
-        case '\v':
-            wh_buf_puts(out, "\\v");
-            break;
-        default:
-            if (r < ' ' || r == 0x7f) {
-                wh_buf_puts(out, "\\x");
-                wh_buf_putc(out, hex[r >> 4]);
-                wh_buf_putc(out, hex[r & 15]);
-            } else if (r < 0x10000) {
-                wh_buf_printf(out, "\\u%04x", r);
-            } else {
-                wh_buf_printf(out, "\\U%08x", r);
-            }
-        }
-    }
-    wh_buf_putc(out, q);
-}
-
-void tm_quote(wh_buf *out, const char *s, size_t len, int ascii_only)
-{
-    tm_quote_with(out, s, len, '"', ascii_only);
 }
 
 /* strconv.UnquoteChar: one (possibly escaped) character of a literal quoted

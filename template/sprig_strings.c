@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sprig_int.h"
+#include "wh_go.h"
 
 static int is_space_byte(char c)
 {
@@ -324,7 +325,7 @@ FN(fn_quote)
             wh_buf_putc(b, ' ');
         if ((rc = sprig_strval(ctx, &a[i], &s, &len)) != WH_OK)
             return rc;
-        tm_quote(b, s, len, 0);
+        wh_go_quote(b, s, len, '\"', 0);
     }
     return tm_ret_buf(ctx, out, b);
 }

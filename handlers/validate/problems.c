@@ -6,6 +6,7 @@
  * Go's %q and %v) live here once.
  */
 #include "wh_alloc.h"
+#include "wh_go.h"
 #include "wh_validate_int.h"
 
 #include <math.h>
@@ -101,88 +102,9 @@ void wh_verr_drop(wh_vctx *c, size_t mark)
         free(c->errs.v[--c->errs.n]);
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
-static size_t utf8_len(const unsigned char *s)
-{
-    if (s[0] < 0x80)
-        return 1;
-    if (s[0] >= 0xc2 && s[0] <= 0xdf)
-        return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-    if (s[0] >= 0xe0 && s[0] <= 0xef) {
-        if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
-            return 0;
-        if (s[0] == 0xe0 && s[1] < 0xa0)
-            return 0;
-        if (s[0] == 0xed && s[1] >= 0xa0)
-            return 0;
-        return 3;
-    }
-    if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-        if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80)
-            return 0;
-        if (s[0] == 0xf0 && s[1] < 0x90)
-            return 0;
-        if (s[0] == 0xf4 && s[1] >= 0x90)
-            return 0;
-        return 4;
-    }
-    return 0;
-}
-
 void wh_vquote(wh_buf *out, const char *s)
 {
-    const unsigned char *p = (const unsigned char *)(s ? s : "");
-
-    wh_buf_putc(out, '"');
-    while (*p) {
-        size_t n = utf8_len(p);
-        if (n == 0) {
-            wh_buf_printf(out, "\\x%02x", *p);
-            p++;
-            continue;
-        }
-        if (n > 1) {
-            wh_buf_append(out, p, n);
-            p += n;
-            continue;
-        }
-        switch (*p) {
-        case '"':
-            wh_buf_puts(out, "\\\"");
-            break;
-        case '\\':
-            wh_buf_puts(out, "\\\\");
-            break;
-        case '\a':
-            wh_buf_puts(out, "\\a");
-            break;
-        case '\b':
-            wh_buf_puts(out, "\\b");
-            break;
-        case '\f':
-            wh_buf_puts(out, "\\f");
-            break;
-        case '\n':
-            wh_buf_puts(out, "\\n");
-            break;
-        case '\r':
-            wh_buf_puts(out, "\\r");
-            break;
-        case '\t':
-            wh_buf_puts(out, "\\t");
-            break;
-        case '\v':
-            wh_buf_puts(out, "\\v");
-            break;
-        default:
-            if (*p < 0x20 || *p == 0x7f)
-                wh_buf_printf(out, "\\x%02x", *p);
-            else
-                wh_buf_putc(out, (char)*p);
-        }
-        p++;
-    }
-    wh_buf_putc(out, '"');
+    wh_go_quote(out, s ? s : "", s ? strlen(s) : 0, '"', 0);
 }
 
 const char *wh_vq(wh_vctx *c, const char *s)
