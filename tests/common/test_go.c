@@ -45,6 +45,37 @@ static void parse_bool(void **state)
     } while (0)
 #define check_float(f, fmt, prec, want) EXPECT_TEXT(want, wh_go_float(&b, f, fmt, prec))
 
+/* strconv.Quote / QuoteToASCII / QuoteRune's quoting, as Go prints them. */
+static void quote(void **state)
+{
+    static const struct {
+        const char *in;
+        char q;
+        int ascii;
+        const char *want;
+    } cases[] = {
+        {"", '"', 0, "\"\""},
+        {"a\"b\\c", '"', 0, "\"a\\\"b\\\\c\""},
+        {"\a\b\f\n\r\t\v", '"', 0, "\"\\a\\b\\f\\n\\r\\t\\v\""},
+        {"\x01\x1f\x7f", '"', 0, "\"\\x01\\x1f\\x7f\""},
+        {"caf\xc3\xa9", '"', 0, "\"caf\xc3\xa9\""},
+        {"caf\xc3\xa9", '"', 1, "\"caf\\u00e9\""},
+        {"\xe2\x80\xa8", '"', 0, "\"\\u2028\""},              /* U+2028: not printable */
+        {"\xc2\xad", '"', 0, "\"\\u00ad\""},                  /* soft hyphen */
+        {"\xf0\x9f\x98\x80", '"', 0, "\"\xf0\x9f\x98\x80\""}, /* U+1F600 as is */
+        {"\xf0\x9f\x98\x80", '"', 1, "\"\\U0001f600\""},
+        {"a\x80"
+         "b\xff",
+         '"', 0, "\"a\\x80b\\xff\""}, /* invalid UTF-8 */
+        {"'\"", '\'', 0, "'\\'\"'"},
+        {"0123456789abcdef\"0123456789", '"', 0, "\"0123456789abcdef\\\"0123456789\""},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        EXPECT_TEXT(cases[i].want, wh_go_quote(&b, cases[i].in, strlen(cases[i].in), cases[i].q, cases[i].ascii));
+}
+
 /* strconv.FormatFloat(f, fmt, prec, 64) */
 static void format_float(void **state)
 {
@@ -563,6 +594,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parse_bool),
+        cmocka_unit_test(quote),
         cmocka_unit_test(format_float),
         cmocka_unit_test(json_float),
         cmocka_unit_test(json_strings),
