@@ -268,20 +268,7 @@ def upload_chunked(sock, path, body, piece=65536, first=16384, pause=0, first_pa
         got = early_answer(sock)
     if not got:
         sock.sendall(b"0\r\n\r\n")
-    while b"\r\n\r\n" not in got:
-        more = sock.recv(65536)
-        if not more:
-            raise ConnectionError("connection closed before the answer's head: %r" % got)
-        got += more
-    head, rest = got.split(b"\r\n\r\n", 1)
-    lines = head.decode("latin-1").split("\r\n")
-    headers = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines[1:])}
-    while len(rest) < int(headers["content-length"]):
-        more = sock.recv(65536)
-        if not more:
-            raise ConnectionError("connection closed inside the answer")
-        rest += more
-    return int(lines[0].split()[1]), headers, rest, sent
+    return read_response(sock, got) + (sent,)
 
 
 class TestBodyLimits(unittest.TestCase):

@@ -148,10 +148,10 @@ def connect(port, ctx=None, timeout=10):
     return (ctx or client_context()).wrap_socket(raw, server_hostname="localhost")
 
 
-def read_response(sock):
-    """Read one HTTP/1.1 response (Content-Length framed) from a socket.
+def read_response(sock, buf=b""):
+    """Read one HTTP/1.1 response (Content-Length framed) from a socket, `buf`
+    being its first bytes when some were already read.
     Returns (status, headers dict with lower-case names, body bytes)."""
-    buf = b""
     while b"\r\n\r\n" not in buf:
         chunk = sock.recv(65536)
         if not chunk:
