@@ -117,6 +117,7 @@ void wh_tmpl_scratch_free(wh_tmpl_scratch *s)
     tm_arena_free(&s->arena);
     free(s->vars);
     free(s->fcache);
+    free(s->memo);
     wh_buf_free(&s->tmp);
     wh_buf_free(&s->tmp2);
     free(s);

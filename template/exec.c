@@ -3,7 +3,9 @@
  * fields and methods, variables, if/with/range/template, argument conversion
  * for function calls, and Go's error messages with their locations; and,
  * once per set, the field chains its const fields resolve
- * (wh_tmpl_set_const_field).
+ * (wh_tmpl_set_const_field), the pipelines of pure functions over constants
+ * (tm_fold_pipes) and the pipelines a render may compute once for each `.`
+ * and `$` (tm_memo_pipes, WH_TMPL_FN_STABLE).
  */
 #define _GNU_SOURCE /* pthread_getattr_np */
 #include <stdio.h>
@@ -209,6 +211,13 @@ static wh_code map_key(unsigned flags, const wh_tmpl_value *map, const char *nam
     return WH_OK;
 }
 
+/* Collections a template can change during a render (set, unset, merge
+ * on a dict): what a memoised pipeline must not have read (tm_memo). */
+static inline int engine_value(const wh_tmpl_value *v)
+{
+    return (v->kind == WH_TMPL_LIST || v->kind == WH_TMPL_MAP) && v->rep == WH_TMPL_REP_ENGINE;
+}
+
 /* Receivers whose fields cannot change during a render: JSON maps and host
  * values (field callbacks are pure within a render). */
 static inline int immutable_recv(const wh_tmpl_value *v)
@@ -253,6 +262,8 @@ static inline wh_code eval_field(wh_tmpl_ctx *ctx, frame *fr, const char *name, 
         }
         return rc;
     }
+    if (engine_value(recv))
+        ctx->memo_taint = 1;
     if (recv->kind == WH_TMPL_INVALID) {
         if (ctx->set->flags & WH_TMPL_MISSINGKEY_ERROR)
             return tm_errorf(ctx, "nil data; no entry for key \"%s\"", name);
@@ -708,6 +719,8 @@ static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, const tm_func *fn, const t
         for (i = 0; i < nargs; i++) {
             if ((rc = eval_arg(ctx, fr, 'r', args[i], &v)) != WH_OK)
                 return rc;
+            if (engine_value(&v))
+                ctx->memo_taint = 1;
             if (tm_truth(&v) == (fn->special == FN_OR)) {
                 *out = v;
                 return WH_OK;
@@ -736,6 +749,9 @@ static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, const tm_func *fn, const t
         if ((rc = validate_type(ctx, final, t, &argv[i])) != WH_OK)
             return rc;
     }
+    for (i = 0; ctx->memo_depth > 0 && i < numin; i++)
+        if (engine_value(&argv[i]))
+            ctx->memo_taint = 1;
     return call_fn(ctx, fn, node, name, argv, numin, out);
 }
 
@@ -829,6 +845,58 @@ static inline int kpipe_holds(wh_tmpl_ctx *ctx, const frame *fr, const tm_kpipe 
            ((v = find_var(ctx, tm_dollar, fr->var_base)) != NULL && const_recv(&v->val, k->dollar));
 }
 
+/* Whether two values are the same one: kind, type and the bits that hold
+ * it (a string's bytes are not compared: its pointer says which). */
+static inline int same_value(const wh_tmpl_value *a, const wh_tmpl_value *b)
+{
+    return a->kind == b->kind && a->rep == b->rep && a->flags_ == b->flags_ && a->len == b->len && a->type == b->type &&
+           (a->kind == WH_TMPL_BOOL ? a->u.b == b->u.b : a->u.u == b->u.u);
+}
+
+/* A memoised pipeline's commands (tm_memo): the value this render already
+ * computed for the same `.` and `$`, or computed now and kept when it read
+ * nothing a template can change and is nothing a template can change. */
+static wh_code eval_memo(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, const tm_memo *m, wh_tmpl_value *out)
+{
+    wh_tmpl_value dot = wh_tmpl_invalid(), dollar = wh_tmpl_invalid();
+    tm_memo_entry *e = &ctx->memo[m->id];
+    int outer_taint = ctx->memo_taint;
+    const tm_var *v;
+    uint32_t end;
+    wh_code rc;
+
+    if (m->dot)
+        dot = fr->dot;
+    if (m->dollar && (v = find_var(ctx, tm_dollar, fr->var_base)) != NULL)
+        dollar = v->val;
+    if (engine_value(&dot) || engine_value(&dollar)) {
+        ctx->memo_taint = 1;
+        return eval_commands(ctx, fr, pipe, out);
+    }
+    if (e->gen == ctx->scratch->gen && same_value(&e->dot, &dot) && same_value(&e->dollar, &dollar)) {
+        *out = e->val;
+        ctx->node = m->nodes[e->end]; /* where computing it would have left the render */
+        return WH_OK;
+    }
+    ctx->memo_taint = 0;
+    ctx->memo_depth++;
+    rc = eval_commands(ctx, fr, pipe, out);
+    ctx->memo_depth--;
+    if (rc == WH_OK && !ctx->memo_taint && !engine_value(out)) {
+        for (end = 0; end < m->nnodes && m->nodes[end] != ctx->node; end++)
+            ;
+        if (end < m->nnodes) {
+            e->gen = ctx->scratch->gen;
+            e->dot = dot;
+            e->dollar = dollar;
+            e->val = *out;
+            e->end = end;
+        }
+    }
+    ctx->memo_taint |= outer_taint;
+    return rc;
+}
+
 static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, wh_tmpl_value *out)
 {
     wh_tmpl_value value;
@@ -843,6 +911,9 @@ static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, w
     if ((k = pipe->u.pipe.konst) != NULL && kpipe_holds(ctx, fr, k)) {
         value = k->val;
         ctx->node = k->node;
+    } else if (pipe->u.pipe.memo != NULL && ctx->memo != NULL && ctx->set->memo_uses[pipe->u.pipe.memo->id] > 1) {
+        if ((rc = eval_memo(ctx, fr, pipe, pipe->u.pipe.memo, &value)) != WH_OK)
+            return rc;
     } else if ((rc = eval_commands(ctx, fr, pipe, &value)) != WH_OK) {
         return rc;
     }
@@ -1072,7 +1143,11 @@ static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n)
         return rc;
     switch (n->kind) {
     case N_ACTION: {
+        const tm_node *pipe = n->u.branch.pipe;
+        const tm_kpipe *k = pipe->u.pipe.konst;
         wh_tmpl_value val;
+        if (k != NULL && k->printed != NULL && pipe->u.pipe.ndecl == 0 && kpipe_holds(ctx, fr, k))
+            return out_append(ctx->out, k->printed, k->printed_len); /* what printing its value gives */
         if ((rc = eval_pipeline(ctx, fr, n->u.branch.pipe, &val)) != WH_OK)
             return rc;
         if (n->u.branch.pipe->u.pipe.ndecl == 0) {
@@ -1468,6 +1543,16 @@ static void fold_pipe(folder *f, tm_node *pipe)
             f->kept += v.len;
         }
         k->val = v;
+        k->printed = NULL;
+        if (v.kind != WH_TMPL_STRING && v.kind != WH_TMPL_LIST && v.kind != WH_TMPL_MAP &&
+            (v.type == NULL || v.type->format == NULL)) { /* a scalar an action prints: print it now */
+            wh_buf p = WH_BUF_INIT;
+            if (tm_print_value(ctx, &v, &p, 1) == WH_OK) {
+                k->printed = tm_strndup(&f->set->arena, p.len ? p.data : "", p.len);
+                k->printed_len = p.len;
+            }
+            wh_buf_free(&p);
+        }
         pipe->u.pipe.konst = k;
     }
     json_decref(ctx->owned);
@@ -1505,4 +1590,200 @@ void tm_fold_pipes(wh_tmpl_set *set, tm_node *root)
     sc->vars = f.ctx.vars;
     wh_buf_free(&f.out);
     wh_tmpl_scratch_free(sc);
+}
+
+/* ---- pipelines computed once per render (tm_memo_pipes) ---- */
+
+/* A memoised pipeline's text, interned in the set: its id. */
+struct tm_memo_key {
+    const char *text; /* NULL: a free slot */
+    size_t len;
+    uint64_t hash;
+    uint32_t id;
+};
+
+/* A pipeline looked at for memoising: its text (operands as written,
+ * functions by their table entry), its nodes in that text's order. */
+typedef struct memo_scan {
+    wh_buf key;
+    const tm_node **nodes;
+    size_t n, cap;
+    int dot, dollar, calls;
+} memo_scan;
+
+static int memo_commands(memo_scan *m, const tm_node *pipe);
+
+static void memo_node(memo_scan *m, const tm_node *n)
+{
+    WH_GROW(m->nodes, m->n, m->cap, 16);
+    m->nodes[m->n++] = n;
+}
+
+static void memo_idents(memo_scan *m, const char *const *idents, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        wh_buf_printf(&m->key, ".%s", idents[i]);
+    wh_buf_putc(&m->key, ';');
+}
+
+/* Whether operand `n` has one value for given `.` and `$` within a render. */
+static int memo_operand(memo_scan *m, const tm_node *n)
+{
+    if (n->kind == N_PIPE)
+        return n->u.pipe.ndecl == 0 && memo_commands(m, n);
+    memo_node(m, n);
+    switch (n->kind) {
+    case N_BOOL:
+        wh_buf_puts(&m->key, n->u.boolean ? "T" : "F");
+        return 1;
+    case N_NUMBER:
+        wh_buf_printf(&m->key, "N%zu:%s", strlen(n->u.num.text), n->u.num.text);
+        return 1;
+    case N_STRING:
+        wh_buf_printf(&m->key, "S%zu:", n->u.str.len);
+        wh_buf_append(&m->key, n->u.str.s, n->u.str.len);
+        return 1;
+    case N_NIL:
+        wh_buf_putc(&m->key, 'Z');
+        return 1;
+    case N_DOT:
+        m->dot = 1;
+        wh_buf_putc(&m->key, '@');
+        return 1;
+    case N_FIELD:
+        m->dot = 1;
+        wh_buf_putc(&m->key, 'F');
+        memo_idents(m, n->u.field.idents, n->u.field.n);
+        return 1;
+    case N_VARIABLE: /* `$` is the one variable no template can set */
+        if (n->u.field.idents[0] != tm_dollar)
+            return 0;
+        m->dollar = 1;
+        wh_buf_putc(&m->key, '$');
+        memo_idents(m, n->u.field.idents + 1, n->u.field.n - 1);
+        return 1;
+    case N_CHAIN:
+        wh_buf_putc(&m->key, 'C');
+        if (!memo_operand(m, n->u.chain.base))
+            return 0;
+        memo_idents(m, n->u.chain.fields, n->u.chain.n);
+        return 1;
+    case N_IDENT:
+        if (n->u.ident.fn == NULL || !n->u.ident.fn->stable)
+            return 0;
+        m->calls++;
+        wh_buf_printf(&m->key, "I%p;", (const void *)n->u.ident.fn);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Whether the commands of `pipe` are stable calls over such operands (a
+ * field alone at the head; one given arguments or the previous command's
+ * value is a method call). */
+static int memo_commands(memo_scan *m, const tm_node *pipe)
+{
+    memo_node(m, pipe);
+    wh_buf_putc(&m->key, '(');
+    for (size_t i = 0; i < pipe->u.pipe.ncmds; i++) {
+        const tm_node *cmd = pipe->u.pipe.cmds[i];
+        memo_node(m, cmd);
+        if (cmd->u.cmd.args[0]->kind != N_IDENT && (i > 0 || cmd->u.cmd.nargs != 1))
+            return 0;
+        wh_buf_putc(&m->key, '[');
+        for (size_t j = 0; j < cmd->u.cmd.nargs; j++)
+            if (!memo_operand(m, cmd->u.cmd.args[j]))
+                return 0;
+        wh_buf_putc(&m->key, ']');
+    }
+    wh_buf_putc(&m->key, ')');
+    return pipe->u.pipe.ncmds > 0;
+}
+
+static uint64_t memo_hash(const char *s, size_t len)
+{
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+    return h;
+}
+
+/* The id of the text `key` in the set, a new one for a new text. */
+static uint32_t memo_intern(wh_tmpl_set *set, const wh_buf *key)
+{
+    uint64_t h = memo_hash(key->data, key->len);
+    struct tm_memo_key *slot;
+    size_t i, mask;
+
+    if (set->nmemo * 2 >= set->capmemo_keys) { /* keep it at most half full */
+        size_t cap = set->capmemo_keys ? set->capmemo_keys * 2 : 64;
+        struct tm_memo_key *t = wh_calloc(cap, sizeof(*t));
+        for (i = 0; i < set->capmemo_keys; i++) {
+            const struct tm_memo_key *k = &set->memo_keys[i];
+            size_t j;
+            if (k->text == NULL)
+                continue;
+            for (j = k->hash & (cap - 1); t[j].text != NULL; j = (j + 1) & (cap - 1))
+                ;
+            t[j] = *k;
+        }
+        free(set->memo_keys);
+        set->memo_keys = t;
+        set->capmemo_keys = cap;
+    }
+    mask = set->capmemo_keys - 1;
+    for (i = h & mask;; i = (i + 1) & mask) {
+        slot = &set->memo_keys[i];
+        if (slot->text == NULL)
+            break;
+        if (slot->hash == h && slot->len == key->len && memcmp(slot->text, key->data, key->len) == 0)
+            return slot->id;
+    }
+    slot->text = tm_strndup(&set->arena, key->data, key->len);
+    slot->len = key->len;
+    slot->hash = h;
+    slot->id = (uint32_t)set->nmemo;
+    set->memo_uses = wh_realloc(set->memo_uses, (set->nmemo + 1) * sizeof(*set->memo_uses));
+    set->memo_uses[set->nmemo++] = 0;
+    return slot->id;
+}
+
+static void memo_pipe(tm_node *n, void *arg)
+{
+    wh_tmpl_set *set = arg;
+    memo_scan m;
+    tm_memo *memo;
+
+    if (n->kind != N_PIPE)
+        return;
+    memset(&m, 0, sizeof(m));
+    n->u.pipe.memo = NULL;
+    if (memo_commands(&m, n) && m.calls > 0) {
+        memo = tm_alloc(&set->arena, sizeof(*memo));
+        memo->id = memo_intern(set, &m.key);
+        set->memo_uses[memo->id]++;
+        memo->dot = (uint8_t)m.dot;
+        memo->dollar = (uint8_t)m.dollar;
+        memo->nnodes = (uint32_t)m.n;
+        memo->nodes = tm_alloc(&set->arena, m.n * sizeof(*memo->nodes));
+        memcpy(memo->nodes, m.nodes, m.n * sizeof(*memo->nodes));
+        n->u.pipe.memo = memo;
+    }
+    free(m.nodes);
+    wh_buf_free(&m.key);
+}
+
+void tm_memo_pipes(wh_tmpl_set *set, tm_node *root)
+{
+    tm_node_walk(root, memo_pipe, set);
+}
+
+void tm_memo_reserve(wh_tmpl_scratch *sc, size_t n)
+{
+    if (sc->capmemo >= n)
+        return;
+    sc->memo = wh_realloc(sc->memo, n * sizeof(*sc->memo));
+    memset(sc->memo + sc->capmemo, 0, (n - sc->capmemo) * sizeof(*sc->memo));
+    sc->capmemo = n;
 }

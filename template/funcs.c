@@ -84,6 +84,7 @@ wh_code tm_add_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t n, int 
         f.name = funcs[i].name;
         f.fn = funcs[i].fn;
         f.pure = (funcs[i].flags & WH_TMPL_FN_PURE) != 0;
+        f.stable = (funcs[i].flags & (WH_TMPL_FN_PURE | WH_TMPL_FN_STABLE)) != 0;
         if (internal && strcmp(f.name, "and") == 0)
             f.special = FN_AND;
         else if (internal && strcmp(f.name, "or") == 0)

@@ -57,6 +57,8 @@ void wh_tmpl_set_free(wh_tmpl_set *set)
         freelocale(set->ctype);
     free(set->funcs);
     free(set->consts);
+    free(set->memo_keys);
+    free(set->memo_uses);
     free(set->defs.items);
     free(set->ldelim);
     free(set->rdelim);
@@ -97,8 +99,10 @@ wh_code wh_tmpl_parse(wh_tmpl_set *set, const char *name, const char *text, size
     for (i = 0; i < defs.n; i++) {
         tm_def *old = (tm_def *)tm_find_def(&set->defs, defs.items[i].name);
         tm_fold_const_fields(set, defs.items[i].root);
-        if (!(set->flags & WH_TMPL_NO_FOLD))
+        if (!(set->flags & WH_TMPL_NO_FOLD)) {
             tm_fold_pipes(set, defs.items[i].root);
+            tm_memo_pipes(set, defs.items[i].root);
+        }
         if (old != NULL) {
             if (!tm_is_empty_tree(defs.items[i].root))
                 *old = defs.items[i];
@@ -232,6 +236,8 @@ wh_code wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value d
         wh_buf_append(out, "", 0);
     if (scratch->fcache == NULL)
         scratch->fcache = wh_calloc(TM_FCACHE_SIZE, sizeof(*scratch->fcache));
+    tm_memo_reserve(scratch, set->nmemo);
+    ctx.memo = set->nmemo > 0 ? scratch->memo : NULL;
     scratch->gen++;
     scratch->busy = 1;
     rc = tm_exec_def(&ctx, def, data);
@@ -251,6 +257,7 @@ wh_code wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value d
         tm_arena_free(&local.arena);
         free(local.vars);
         free(local.fcache);
+        free(local.memo);
         wh_buf_free(&local.tmp);
         wh_buf_free(&local.tmp2);
     }

@@ -43,6 +43,7 @@ typedef struct tm_func {
     wh_tmpl_fn fn;
     uint8_t special;  /* FN_AND / FN_OR */
     uint8_t pure;     /* WH_TMPL_FN_PURE */
+    uint8_t stable;   /* WH_TMPL_FN_STABLE (pure ones are too) */
     uint8_t variadic; /* the last param repeats */
     uint8_t nparams;
     char params[14];
@@ -63,6 +64,19 @@ typedef struct tm_konst {
  * `node` is where an evaluation of the commands leaves the render's
  * position (what a later error on the value reports). */
 typedef struct tm_kpipe tm_kpipe;
+
+/* A pipeline whose value stays the same within one render for the same `.`
+ * and `$` (tm_memo_pipes): stable calls (WH_TMPL_FN_STABLE) over constants
+ * and fields of `.` and `$`.  Pipelines written alike share `id`, the slot
+ * of the render's memo; `nodes` lists the pipeline's nodes in the one order
+ * that is the same for all of them (what a value taken from another
+ * pipeline of the id maps the render's position to). */
+typedef struct tm_memo {
+    uint32_t id;
+    uint8_t dot, dollar; /* whether the commands read `.` / `$` */
+    uint32_t nnodes;
+    const struct tm_node **nodes;
+} tm_memo;
 
 typedef enum {
     N_LIST,
@@ -123,6 +137,7 @@ struct tm_node {
             tm_node **cmds; /* N_COMMAND */
             size_t ncmds;
             const tm_kpipe *konst; /* the commands' value, computed once (NULL: none) */
+            const tm_memo *memo;   /* the commands' value, computed once per render (NULL: never) */
         } pipe;
         struct {
             tm_node **args;
@@ -163,6 +178,8 @@ struct tm_kpipe {
     const wh_tmpl_type *dot, *dollar;
     const tm_node *node;
     wh_tmpl_value val;
+    const char *printed; /* how an action prints a scalar val (NULL: not computed) */
+    size_t printed_len;
 };
 
 /* One parse of one text: the defines it holds point back here for messages. */
@@ -200,7 +217,10 @@ struct wh_tmpl_set {
     size_t nfuncs, capfuncs;
     tm_defs defs;
     char *ldelim, *rdelim;
-    locale_t ctype; /* C.UTF-8 for Unicode case mapping; (locale_t)0 = ASCII only */
+    locale_t ctype;                /* C.UTF-8 for Unicode case mapping; (locale_t)0 = ASCII only */
+    struct tm_memo_key *memo_keys; /* the memoised pipelines' texts (open addressing) */
+    size_t nmemo, capmemo_keys;    /* ids handed out; slots of memo_keys */
+    uint32_t *memo_uses;           /* per id: the pipelines written so (one alone gains nothing) */
 };
 
 const tm_func *tm_find_func(const wh_tmpl_set *set, const char *name, size_t len);
@@ -256,11 +276,21 @@ typedef struct tm_fcache_entry {
     wh_tmpl_value val;
 } tm_fcache_entry;
 
+/* One memoised pipeline's value (tm_memo) in the render of generation `gen`
+ * for these `.` and `$`; `end` indexes the pipeline's nodes. */
+typedef struct tm_memo_entry {
+    uint64_t gen;
+    wh_tmpl_value dot, dollar, val;
+    uint32_t end;
+} tm_memo_entry;
+
 struct wh_tmpl_scratch {
     tm_arena arena;
     tm_fcache_entry *fcache; /* TM_FCACHE_SIZE entries, allocated on first use */
-    uint64_t gen;            /* render counter: entries of older renders are stale */
-    int busy;                /* a render is using it (a thread's own scratch is not reentrant) */
+    tm_memo_entry *memo;     /* capmemo entries, grown to a set's nmemo before its render */
+    size_t capmemo;
+    uint64_t gen; /* render counter: entries of older renders are stale */
+    int busy;     /* a render is using it (a thread's own scratch is not reentrant) */
     tm_var *vars;
     size_t capvars;
     wh_buf tmp;
@@ -287,6 +317,9 @@ struct wh_tmpl_ctx {
     unsigned max_cpu_ms;
     const char *stack_low; /* below this the thread's stack is too short for another level */
     json_t *owned;         /* JSON made during the render (fromJson, ...), released at its end */
+    tm_memo_entry *memo;   /* the set's nmemo slots (NULL: no memo, e.g. while folding) */
+    unsigned memo_depth;   /* memoised pipelines being computed (nested) */
+    int memo_taint;        /* the value being computed read an engine collection (mutable) */
     int failed;            /* an error message is recorded */
     int located;           /* the message already carries "template: ...: executing ..." */
     char errmsg[WH_ERR_MSG_MAX];
@@ -332,6 +365,11 @@ void tm_fold_const_fields(wh_tmpl_set *set, tm_node *root);
 /* Compute once the pipelines under `root` whose commands are pure calls over
  * constants (WH_TMPL_FN_PURE; their konst, in the set's arena). */
 void tm_fold_pipes(wh_tmpl_set *set, tm_node *root);
+/* Mark the pipelines under `root` that a render may compute once for each
+ * `.` and `$` (their memo, in the set's arena; ids interned in the set). */
+void tm_memo_pipes(wh_tmpl_set *set, tm_node *root);
+/* Make room for a set's memo in a scratch. */
+void tm_memo_reserve(wh_tmpl_scratch *sc, size_t n);
 int tm_eq(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, const wh_tmpl_value *b, wh_code *rc);
 
 /* ---- function tables ---- */

@@ -283,6 +283,16 @@ typedef struct wh_tmpl_func {
  * made instead of on every render (not when it fails: its error stays the
  * render's, in Go's words). */
 #define WH_TMPL_FN_PURE 1u
+/* wh_tmpl_func.flags: the function is stable within a render - its result
+ * and error depend on its arguments and on what stays unchanged for the
+ * length of one render (the opts->user data, host values' fields), it
+ * changes none of them (nothing a template can see) and it returns nothing
+ * it keeps; e.g. a lookup in the render's data.  A pipeline made only of
+ * stable (or pure) calls over constants and fields of `.` and `$` is then
+ * computed once per render for each `.` and `$` (pipelines written alike
+ * share the value); never across renders, not when it fails, and not when
+ * it reads a collection a template can change (dict, list). */
+#define WH_TMPL_FN_STABLE 2u
 
 /* ------------------------------------------------------------------------ */
 /* Template sets                                                             */
@@ -293,8 +303,9 @@ enum {
     WH_TMPL_MISSINGKEY_ZERO = 1 << 2,  /* Option("missingkey=zero") */
     WH_TMPL_HELM = 1 << 3,             /* add Helm 3's toYaml, fromYaml, fromYamlArray, fromJsonArray,
                                         * include, tpl and required */
-    WH_TMPL_NO_FOLD = 1 << 4           /* compute every pipeline on every render, pure ones too
-                                        * (WH_TMPL_FN_PURE): what tests compare folding against */
+    WH_TMPL_NO_FOLD = 1 << 4           /* compute every pipeline every time, pure and stable ones too
+                                        * (WH_TMPL_FN_PURE, _STABLE): what tests compare folding and
+                                        * memoising against */
 };
 
 /* A new empty set with Go's builtins (and Sprig's with WH_TMPL_SPRIG).

@@ -4,7 +4,9 @@
  * (fields, nil-safe methods, enums printing as names, methods with
  * arguments), registered functions (parameter conversion, overriding Sprig),
  * error positions, delimiters, missingkey, scratch reuse, concurrent renders
- * of one parsed set, and include/tpl from a caller's function.
+ * of one parsed set, include/tpl from a caller's function, and pipelines
+ * computed once per render (WH_TMPL_FN_STABLE) giving what computing them
+ * every time gives.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -74,12 +76,22 @@ static wh_code wrapper_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const 
 static const wh_tmpl_type wrapper_type = {
     .name = "*v1.BoolValue", .kind = WH_TMPL_HOST, .field = wrapper_field, .pointer = 1};
 
+/* The pod's Box: a map[string]interface {} made in the render (a
+ * collection templates can change with set), the same one all render long. */
+static wh_tmpl_value box;
+static int box_made;
+
 static wh_code pod_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
                          size_t nargs, wh_tmpl_value *out)
 {
     const struct pod *p = recv->u.host;
 
-    if (strcmp(name, "Name") == 0)
+    if (strcmp(name, "Box") == 0) {
+        if (!box_made)
+            box = wh_tmpl_map_new(ctx, NULL);
+        box_made = 1;
+        *out = box;
+    } else if (strcmp(name, "Name") == 0)
         *out = wh_tmpl_str(p->name);
     else if (strcmp(name, "Labels") == 0)
         *out = wh_tmpl_json_typed(p->labels, &wh_tmpl_type_map_string_string);
@@ -576,6 +588,92 @@ static void test_folding(void **state)
     wh_buf_free(&out);
 }
 
+/* A stable function reading the render's data: calls counted. */
+static int looks;
+
+static wh_code fn_look(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
+{
+    looks++;
+    return wh_tmpl_printf(ctx, out, "%s:%.*s", (const char *)wh_tmpl_user(ctx), (int)a[0].len, a[0].u.s);
+}
+
+/* Render `text` with `user` as the render's data, once memoising (flags
+ * 0) and once computing everything every time (WH_TMPL_NO_FOLD): the
+ * output or error message, malloc'd; *calls: fn_look's calls. */
+static char *render_memo(unsigned flags, const char *text, const char *const *users, size_t nusers, int *calls)
+{
+    static const wh_tmpl_func look_funcs[] = {{"look", fn_look, "s", WH_TMPL_FN_STABLE}};
+    wh_tmpl_set *set = wh_tmpl_set_new(WH_TMPL_SPRIG | flags);
+    wh_buf out = WH_BUF_INIT;
+    wh_tmpl_opts opts = {0};
+    wh_err err;
+    wh_code rc;
+    size_t i;
+
+    looks = 0;
+    assert_int_equal(wh_tmpl_set_funcs(set, look_funcs, 1, &err), WH_OK);
+    rc = wh_tmpl_parse(set, "t", text, strlen(text), &err);
+    for (i = 0; rc == WH_OK && i < nusers; i++) { /* renders one after the other share nothing */
+        box_made = 0;
+        opts.user = (void *)users[i];
+        wh_buf_puts(&out, "|");
+        rc = wh_tmpl_render(set, "t", wh_tmpl_host(&pod_type, &the_pod), &opts, &out, &err);
+    }
+    wh_tmpl_set_free(set);
+    *calls = looks;
+    if (rc != WH_OK) {
+        wh_buf_free(&out);
+        return strdup(wh_err_msg(&err));
+    }
+    return wh_buf_steal(&out, NULL);
+}
+
+static void test_memo(void **state)
+{
+    static const struct {
+        const char *text, *want;
+        int calls, calls_memo; /* fn_look's calls over both renders: computed every time, memoised */
+    } cases[] = {
+        /* written alike, for the same `.` and `$`: once per render; another `.`: again */
+        {"{{ define \"x\" }}{{ look .Name }}{{ end }}{{ look .Name }} {{ look .Name | upper }} {{ template \"x\" . }} "
+         "{{ range until 3 }}{{ look $.Name }}{{ end }} {{ template \"y\" \"a\" }}{{ template \"y\" \"b\" }}"
+         "{{ define \"y\" }}{{ look . }}{{ end }} {{ look $.Name }}",
+         "|u1:hello U1:HELLO u1:hello u1:hellou1:hellou1:hello u1:au1:b u1:hello"
+         "|u2:hello U2:HELLO u2:hello u2:hellou2:hellou2:hello u2:au2:b u2:hello",
+         2 * 9, 2 * 5},
+        /* what a template can change is read every time: a map made in the render, as `.`, `$` or a field */
+        {"{{ with dict \"a\" \"1\" }}{{ hasKey . \"b\" }}{{ $_ := set . \"b\" \"2\" }}{{ hasKey . \"b\" }}{{ end }}"
+         "{{ define \"h\" }}{{ hasKey $ \"c\" }}{{ end }}{{ $d := dict }}{{ template \"h\" $d }}"
+         "{{ $_ := set $d \"c\" 1 }}{{ template \"h\" $d }}"
+         "{{ hasKey .Box \"b\" }}{{ $_ := set .Box \"b\" 1 }}{{ hasKey .Box \"b\" }}{{ len .Box }}"
+         "{{ $_ := set .Box \"c\" 1 }}{{ len .Box }}{{ and .Box 1 }}{{ $_ := unset .Box \"b\" }}"
+         "{{ $_ := unset .Box \"c\" }}{{ and .Box 1 }}",
+         "|falsetruefalsetruefalsetrue121map[]|falsetruefalsetruefalsetrue121map[]", 0, 0},
+        /* errors after a memoised value are where computing it would have left them */
+        {"{{ look .Name }}{{ range look .Name }}{{ end }}", NULL, 0, 0},
+        {"{{ look .Name }}\n  {{ indent (look .Name) \"x\" }}", NULL, 0, 0},
+        {"{{ look .Name | len }}{{ look .Name | len | printf \"%d\" | add 1 | printf \"%s\" }}", NULL, 0, 0},
+    };
+    static const char *const users[] = {"u1", "u2"};
+    size_t i;
+    (void)state;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int calls, calls_memo;
+        char *want = render_memo(WH_TMPL_NO_FOLD, cases[i].text, users, 2, &calls),
+             *got = render_memo(0, cases[i].text, users, 2, &calls_memo);
+        if (strcmp(want, got) != 0)
+            fail_msg("%s: want %s, got %s", cases[i].text, want, got);
+        if (cases[i].want != NULL && strcmp(cases[i].want, got) != 0)
+            fail_msg("%s: want %s, got %s", cases[i].text, cases[i].want, got);
+        if (cases[i].want != NULL && (calls != cases[i].calls || calls_memo != cases[i].calls_memo))
+            fail_msg("%s: %d and %d calls, want %d and %d", cases[i].text, calls, calls_memo, cases[i].calls,
+                     cases[i].calls_memo);
+        free(want);
+        free(got);
+    }
+}
+
 static void test_threads(void **state)
 {
     const char *text = "{{ $d := dict \"n\" .Name }}{{ $_ := set $d \"m\" .Mode.String }}{{ toJson $d }} "
@@ -610,7 +708,7 @@ int main(void)
         cmocka_unit_test(test_host_values), cmocka_unit_test(test_host_errors), cmocka_unit_test(test_functions),
         cmocka_unit_test(test_bad_params),  cmocka_unit_test(test_positions),   cmocka_unit_test(test_options),
         cmocka_unit_test(test_budgets),     cmocka_unit_test(test_threads),     cmocka_unit_test(test_const_fields),
-        cmocka_unit_test(test_folding),
+        cmocka_unit_test(test_folding),     cmocka_unit_test(test_memo),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
