@@ -40,6 +40,13 @@
  *      lib/common/socket.c setup_bio, read the same way by its own session
  *      callbacks): the client certificate's verdict is taken there at
  *      SSL_CB_HANDSHAKE_DONE and kept in our per-connection record.
+ *  P16 2.2.5 has no per-connection call for HTTP/2 (GOAWAY, a stream's
+ *      state): <h2o/http2_internal.h> declares them and the connection and
+ *      stream records, but includes klib's khash.h, which Debian does not
+ *      ship; server/h2o-2.2.5/khash.h stands in for the one pointer it
+ *      declares (the stream table stays opaque: streams are reached through
+ *      the connection's priority tree).  The connection records of a worker
+ *      are listed in its context (ctx.http2._conns).
  */
 #if !defined(H2O_USE_LIBUV) || H2O_USE_LIBUV
 #error "define H2O_USE_LIBUV=0: webhookd embeds libh2o-evloop (P1)"
@@ -51,6 +58,9 @@
 #include <fcntl.h>
 #include <h2o.h>
 #include <h2o/http1.h>
+#include <h2o/http2.h>
+#include <h2o/http2_internal.h> /* P16 */
+#include <h2o/version.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
@@ -62,6 +72,10 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#if H2O_VERSION_MAJOR != 2 || H2O_VERSION_MINOR != 2
+#error "server/wh_server_h2o.c reads libh2o 2.2's HTTP/2 records (P16)"
+#endif
 
 #include "wh_alloc.h"
 #include "wh_log.h"
@@ -111,6 +125,8 @@ typedef struct conn {
     const SSL *ssl;                  /* h2o's, borrowed from the handshake on (P14): the peer's certificates */
     int linger_fd;                   /* a duplicate kept to linger after h2o closes (see linger), or -1 */
     int revoked;                     /* verified once, refused by a later bundle: served no longer than it must be */
+    h2o_http2_conn_t *h2;            /* h2o's HTTP/2 connection on this socket (P16), else NULL */
+    int goaway;                      /* revoked HTTP/2: GOAWAY sent, closing once its open streams are answered */
 } conn;
 
 struct wh_http_server {
@@ -645,6 +661,53 @@ static void on_accept(h2o_socket_t *listener, const char *err)
         accept_some(listener->data, ACCEPT_BATCH);
 }
 
+/* --- HTTP/2 connections (P16) ------------------------------------------- */
+
+/* Point the worker's connection records at h2o's HTTP/2 connections (ALPN
+ * h2 or the prior-knowledge preface alike): each one's socket is ours. */
+static void find_h2_conns(worker *w)
+{
+    h2o_linklist_t *node;
+
+    for (node = w->ctx.http2._conns.next; node != &w->ctx.http2._conns; node = node->next) {
+        h2o_http2_conn_t *h = H2O_STRUCT_FROM_MEMBER(h2o_http2_conn_t, _conns, node);
+        if (h->sock != NULL && h->sock->on_close.cb == on_sock_close)
+            ((conn *)h->sock->on_close.data)->h2 = h;
+    }
+}
+
+/* A revoked HTTP/2 connection ends the way h2o's own graceful shutdown
+ * ends one: once every stream it opened is being answered, it turns
+ * half-closed and h2o closes it after the last answer.  Until then its
+ * streams still arriving keep flowing (h2o drops DATA on a half-closed
+ * connection) and are answered by the new verdict. */
+static void close_when_answered(conn *c)
+{
+    h2o_http2_conn_t *h = c->h2;
+
+    if (!c->goaway || h->state != H2O_HTTP2_CONN_STATE_OPEN ||
+        h->num_streams.pull.open != h->num_streams.pull.half_closed)
+        return;
+    h->state = H2O_HTTP2_CONN_STATE_HALF_CLOSED;
+    h2o_http2_conn_request_write(h);
+}
+
+/* GOAWAY (NO_ERROR, the last stream the client opened): it opens no new
+ * stream and reconnects, presenting whatever certificate it has now, as
+ * an HTTP/1.1 client does after "Connection: close". */
+static void send_goaway(conn *c)
+{
+    h2o_http2_conn_t *h = c->h2;
+
+    if (c->goaway || h->state != H2O_HTTP2_CONN_STATE_OPEN)
+        return;
+    h2o_http2_encode_goaway_frame(&h->_write.buf, h->pull_stream_ids.max_open, H2O_HTTP2_ERROR_NONE,
+                                  h2o_iovec_init(H2O_STRLIT("client certificate no longer trusted")));
+    h2o_http2_conn_request_write(h);
+    c->goaway = 1;
+    close_when_answered(c);
+}
+
 /* --- control messages (from the main thread) ------------------------------ */
 
 static int between_requests(conn *c);
@@ -656,7 +719,7 @@ static wh_http_client_cert rejudged_verdict(SSL_CTX *ctx, const SSL *ssl, const 
  * loses its verdict is closed at once when it sits between requests (its
  * client reconnects and presents whatever certificate it has now), else its
  * current request is answered by the new verdict with "Connection: close";
- * HTTP/2 connections have each request judged by the new verdict. */
+ * an HTTP/2 one gets GOAWAY and its open streams the new verdict. */
 static void rejudge_client_certs(worker *w, SSL_CTX *ctx)
 {
     h2o_linklist_t *node;
@@ -665,6 +728,7 @@ static void rejudge_client_certs(worker *w, SSL_CTX *ctx)
 
     if ((SSL_CTX_get_verify_mode(ctx) & SSL_VERIFY_PEER) == 0)
         return;
+    find_h2_conns(w);
     for (node = w->conns.next; node != &w->conns; node = node->next) {
         conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
         wh_http_client_cert was = c->client_cert;
@@ -678,7 +742,9 @@ static void rejudge_client_certs(worker *w, SSL_CTX *ctx)
         } else if (was == WH_CLIENT_CERT_VERIFIED) {
             refused++;
             c->revoked = 1;
-            if (!c->shut && between_requests(c)) {
+            if (c->h2 != NULL) {
+                send_goaway(c);
+            } else if (!c->shut && between_requests(c)) {
                 shutdown(c->fd, SHUT_RDWR); /* h2o sees the end and closes it */
                 c->shut = 1;
             }
@@ -986,6 +1052,8 @@ static void on_sweep(h2o_timeout_entry_t *entry)
     free(growing);
     for (node = w->conns.next; node != &w->conns; node = node->next) {
         conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
+        if (c->goaway)
+            close_when_answered(c);
         if (c->linger_until != 0 && now >= c->linger_until && !c->shut) {
             shutdown(c->fd, SHUT_RDWR); /* the lingering read sees the end */
             c->shut = 1;

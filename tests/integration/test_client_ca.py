@@ -25,7 +25,7 @@ import unittest
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from whtest import (BINARY, WRAPPER, Server, client_context, connect, read_response, request, review,  # noqa: E402
+from whtest import (BINARY, H2, WRAPPER, Server, client_context, connect, read_response, request, review,  # noqa: E402
                     scaled)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -71,8 +71,8 @@ class PKI:
         return path
 
 
-def tls_context(cert=None, tls=None):
-    ctx = client_context()
+def tls_context(cert=None, tls=None, alpn=("http/1.1",)):
+    ctx = client_context(alpn)
     if cert is not None:
         ctx.load_cert_chain(cert[0], cert[1])
     if tls == "1.2":
@@ -349,6 +349,40 @@ class TestClientCAKeptConnections(unittest.TestCase):
                 # (connections the polls above closed may still be open on the server's side: at least)
                 self.assertGreaterEqual(sum(int(r["verified"]) for r in rejudged), 1, rejudged)
                 self.assertGreaterEqual(sum(int(r["refused"]) for r in rejudged), 2, rejudged)
+
+    def test_http2_connection_gets_goaway(self):
+        """HTTP/2: the connection whose CA went gets GOAWAY (NO_ERROR, its last
+        stream), the stream still arriving on it is answered by the new
+        verdict, and then the server closes it, as HTTP/1.1 answers
+        "Connection: close"."""
+        with tempfile.TemporaryDirectory() as d:
+            pki = PKI(d)
+            old_ca, new_ca = pki.root("old-ca"), pki.root("new-ca")
+            old_cert = pki.issue("old", old_ca)
+            volume_dir = os.path.join(d, "volume")
+            os.mkdir(volume_dir)
+            volume = Kubelet(volume_dir)
+            volume.publish(old_ca[0])
+            body = review()
+            with Server("--http2", "--client-ca-file=" + volume.path, "--cert-check-interval=100ms") as server:
+                h2 = H2(server.port, tls_context(old_cert, alpn=("h2",)))
+                try:
+                    self.assertEqual(h2.request("POST", "/validate", body)[0], 200)
+                    arriving = h2.headers("POST", "/validate", len(body))
+                    h2.data(arriving, body[:10])
+                    h2.ping()  # the server has opened the stream
+                    volume.publish(new_ca[0])
+                    deadline = time.time() + scaled(10)
+                    while h2.goaway is None and time.time() < deadline:
+                        self.assertIsNotNone(h2.read_frame(), "closed without GOAWAY; log:\n" + server.log())
+                    self.assertEqual(h2.goaway, (arriving, 0))
+                    h2.data(arriving, body[10:], end=True)
+                    status, text, reset = h2.response(arriving)
+                    self.assertEqual((status, reset), (403, None), text)
+                    self.assertIn(b"client certificate refused", text)
+                    self.assertTrue(h2.read_until_closed(), "the connection stayed open after its last answer")
+                finally:
+                    h2.close()
 
 
 if __name__ == "__main__":
