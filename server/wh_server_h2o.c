@@ -80,6 +80,7 @@
 #include "wh_alloc.h"
 #include "wh_log.h"
 #include "wh_server.h"
+#include "wh_server_tickets.h"
 
 /* Once shutdown starts, idle connections are closed (2.2.5 has no close-idle
  * call: P10).  A connection is idle when nothing arrived since its last
@@ -1245,12 +1246,12 @@ static wh_http_client_cert client_verdict(const SSL *ssl, const char **reason)
 
 /* The verdict `ctx`'s client CAs give the certificate `ssl`'s peer presented,
  * checked as OpenSSL checks it in a handshake: the chain the peer sent as
- * untrusted intermediates, purpose sslclient, the context's parameters.  A
- * session resumed from a ticket carries no intermediates: a leaf issued by
- * an intermediate then verifies only if the bundle holds that intermediate. */
+ * untrusted intermediates (a session resumed from a ticket has them from the
+ * ticket: wh_server_tickets.h), purpose sslclient, the context's parameters. */
 static wh_http_client_cert rejudged_verdict(SSL_CTX *ctx, const SSL *ssl, const char **reason)
 {
     X509 *peer = SSL_get0_peer_certificate(ssl);
+    STACK_OF(X509) *kept = NULL;
     X509_STORE_CTX *vc;
     long result;
 
@@ -1259,13 +1260,14 @@ static wh_http_client_cert rejudged_verdict(SSL_CTX *ctx, const SSL *ssl, const 
         return WH_CLIENT_CERT_NONE;
     if ((vc = X509_STORE_CTX_new()) == NULL)
         wh_oom(sizeof(void *)); /* OpenSSL's own malloc failed: the same policy (wh_alloc.h) */
-    if (X509_STORE_CTX_init(vc, SSL_CTX_get_cert_store(ctx), peer, SSL_get_peer_cert_chain(ssl)) != 1 ||
+    if (X509_STORE_CTX_init(vc, SSL_CTX_get_cert_store(ctx), peer, wh_server_peer_intermediates(ssl, &kept)) != 1 ||
         X509_STORE_CTX_set_default(vc, "ssl_client") != 1 ||
         X509_VERIFY_PARAM_set1(X509_STORE_CTX_get0_param(vc), SSL_CTX_get0_param(ctx)) != 1)
         result = X509_V_ERR_UNSPECIFIED;
     else
         result = X509_verify_cert(vc) == 1 ? X509_V_OK : X509_STORE_CTX_get_error(vc);
     X509_STORE_CTX_free(vc);
+    sk_X509_pop_free(kept, X509_free);
     ERR_clear_error();
     return verdict_of(result, reason);
 }
@@ -1297,6 +1299,7 @@ static void prepare_tls(wh_http_server *s, SSL_CTX *ssl_ctx)
     /* Without h2 in ALPN every connection is HTTP/1.1 (P3, P5). */
     h2o_ssl_register_alpn_protocols(ssl_ctx, s->cfg.http2 ? h2o_alpn_protocols : alpn_http1_only);
     SSL_CTX_set_info_callback(ssl_ctx, on_tls_info);
+    wh_server_tickets_keep_chain(ssl_ctx);
 }
 
 wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_server **out, wh_err *err)

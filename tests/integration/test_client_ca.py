@@ -350,6 +350,50 @@ class TestClientCAKeptConnections(unittest.TestCase):
                 self.assertGreaterEqual(sum(int(r["verified"]) for r in rejudged), 1, rejudged)
                 self.assertGreaterEqual(sum(int(r["refused"]) for r in rejudged), 2, rejudged)
 
+    def test_resumed_sessions_keep_their_chain(self):
+        """A connection resumed from a session ticket is judged again with the
+        intermediates its client sent in the first handshake (a ticket holds
+        only the leaf): a rotation that keeps the root keeps it served."""
+        with tempfile.TemporaryDirectory() as d:
+            pki = PKI(d)
+            ca, other = pki.root("ca"), pki.root("other-ca")
+            inter = pki.issue("intermediate", ca,
+                              ext="basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n")
+            leaf = pki.issue("chain", inter)
+            chain = (pki.bundle("chain-full", leaf[0], inter[0]), leaf[1])
+            other_cert = pki.issue("other", other)
+            volume_dir = os.path.join(d, "volume")
+            os.mkdir(volume_dir)
+            volume = Kubelet(volume_dir)
+            volume.publish(ca[0])
+            body = review()
+            with Server("--client-ca-file=" + volume.path, "--cert-check-interval=100ms") as server:
+                kept = {}
+                for tls in ("1.3", "1.2"):
+                    ctx = tls_context(chain, tls if tls == "1.2" else None)
+                    with connect(server.port, ctx) as first:
+                        self.assertEqual(request(first, "POST", "/validate", body)[0], 200)
+                        session = first.session
+                    raw = socket.create_connection(("127.0.0.1", server.port), timeout=scaled(10))
+                    kept[tls] = ctx.wrap_socket(raw, server_hostname="localhost", session=session)
+                    self.assertTrue(kept[tls].session_reused, tls)
+                    self.assertEqual(request(kept[tls], "POST", "/validate", body)[0], 200)
+                try:
+                    volume.publish(pki.bundle("both", ca[0], other[0]))
+                    deadline = time.time() + scaled(5)
+                    while call(server.port, tls_context(other_cert), "POST", "/validate", body)[0] != 200:
+                        self.assertLess(time.time(), deadline, "the new bundle never took effect")
+                        time.sleep(0.02)
+                    for tls, sock in kept.items():
+                        with self.subTest(tls=tls):
+                            status, _, text = request(sock, "POST", "/validate", body)
+                            self.assertEqual(status, 200, text)
+                    self.assertEqual(sum(int(r["refused"]) for r in server.records()
+                                         if r.get("msg") == "client CA changed: connections re-verified"), 0)
+                finally:
+                    for sock in kept.values():
+                        sock.close()
+
     def test_http2_connection_gets_goaway(self):
         """HTTP/2: the connection whose CA went gets GOAWAY (NO_ERROR, its last
         stream), the stream still arriving on it is answered by the new
