@@ -195,6 +195,23 @@ static unsigned block_spaces(const char *p)
 #endif
 #define BLOCK_ALL ((1u << BLOCK) - 1)
 
+/* The first byte in [p, end) that is `a` or `b`, or end: a quoted scalar's closing quote or escape. */
+static inline const char *find_either(const char *p, const char *end, char a, char b)
+{
+#if defined(__SSE2__)
+    for (; end - p >= BLOCK; p += BLOCK) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(a)), _mm_cmpeq_epi8(v, _mm_set1_epi8(b))));
+        if (m != 0)
+            return p + __builtin_ctz(m);
+    }
+#endif
+    while (p < end && *p != a && *p != b)
+        p++;
+    return p;
+}
+
 /* Record a ':' or '#' at c on line l (whose text starts at l->s) if it is
  * a value indicator or a comment's start. */
 static void note_mark(line *l, const char *c, const char *stop)
@@ -363,12 +380,7 @@ static wh_code quoted_text(const char **pp, const char *end, wh_buf *scratch, co
 
     *decoded = 0;
     s = p;
-    if (q == '"')
-        while (p < end && *p != '"' && *p != '\\')
-            p++;
-    else
-        while (p < end && *p != '\'')
-            p++;
+    p = find_either(p, end, q, q == '"' ? '\\' : q);
     if (p >= end)
         return UNSUPPORTED; /* continues on the next line: multi-line scalar */
     if (*p == q && !(q == '\'' && p + 1 < end && p[1] == '\'')) {
@@ -581,7 +593,8 @@ static inline __attribute__((always_inline)) int mapping_entry(fast *f, const li
 {
     const char *p = s, *end = l->end;
 
-    memset(key, 0, sizeof(*key));
+    key->in_buf = 0;
+    key->off = 0;
     if (*s == '"' || *s == '\'') {
         size_t mark = f->keys.len;
         int decoded;
@@ -984,7 +997,6 @@ static wh_code parse_mapping(fast *f, int indent, key_ref *first, const char *fi
         push_key(f, &key); /* its text stays on f->keys until the mapping is made */
         push_value(f, val);
         val = NULL;
-        memset(&key, 0, sizeof(key));
         const line *next = peek(f);
         if (next == NULL || next->indent < indent)
             break;
