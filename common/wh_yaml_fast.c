@@ -195,16 +195,19 @@ static unsigned block_spaces(const char *p)
 #endif
 #define BLOCK_ALL ((1u << BLOCK) - 1)
 
-/* The first byte in [p, end) that is `a` or `b`, or end: a quoted scalar's closing quote or escape. */
-static inline const char *find_either(const char *p, const char *end, char a, char b)
+/* The first byte in [p, end) that is `a` or `b`, or end: a quoted scalar's closing quote or escape.  The text goes
+ * on to `limit` (>= end): blocks may be read up to there, past the line's end. */
+static inline const char *find_either(const char *p, const char *end, const char *limit, char a, char b)
 {
 #if defined(__SSE2__)
-    for (; end - p >= BLOCK; p += BLOCK) {
+    for (; limit - p >= BLOCK; p += BLOCK) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
         unsigned m = (unsigned)_mm_movemask_epi8(
             _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(a)), _mm_cmpeq_epi8(v, _mm_set1_epi8(b))));
         if (m != 0)
-            return p + __builtin_ctz(m);
+            return p + __builtin_ctz(m) < end ? p + __builtin_ctz(m) : end;
+        if (end - p <= BLOCK)
+            return end;
     }
 #endif
     while (p < end && *p != a && *p != b)
@@ -370,9 +373,10 @@ static int put_utf8(wh_buf *b, unsigned long cp)
 /* A one-line quoted scalar starting at *pp (at the quote); on success *pp
  * points after the closing quote and the content is [*text, *text + *len):
  * inside the input when it holds no escape, else decoded onto the end of
- * `scratch` (then *decoded is 1; the caller truncates scratch afterwards). */
-static wh_code quoted_text(const char **pp, const char *end, wh_buf *scratch, const char **text, size_t *len,
-                           int *decoded)
+ * `scratch` (then *decoded is 1; the caller truncates scratch afterwards).
+ * The text goes on to `limit` (find_either may look that far). */
+static wh_code quoted_text(const char **pp, const char *end, const char *limit, wh_buf *scratch, const char **text,
+                           size_t *len, int *decoded)
 {
     const char *p = *pp, *s;
     char q = *p++;
@@ -380,7 +384,7 @@ static wh_code quoted_text(const char **pp, const char *end, wh_buf *scratch, co
 
     *decoded = 0;
     s = p;
-    p = find_either(p, end, q, q == '"' ? '\\' : q);
+    p = find_either(p, end, limit, q, q == '"' ? '\\' : q);
     if (p >= end)
         return UNSUPPORTED; /* continues on the next line: multi-line scalar */
     if (*p == q && !(q == '\'' && p + 1 < end && p[1] == '\'')) {
@@ -521,7 +525,7 @@ static wh_code quoted(fast *f, const char **pp, const char *end, json_t **out)
     wh_code rc;
 
     wh_buf_reset(&f->tmp);
-    if ((rc = quoted_text(pp, end, &f->tmp, &text, &len, &decoded)) != WH_OK)
+    if ((rc = quoted_text(pp, end, f->text_end, &f->tmp, &text, &len, &decoded)) != WH_OK)
         return rc;
     *out = new_string(text, len);
     return WH_OK;
@@ -600,7 +604,7 @@ static inline __attribute__((always_inline)) int mapping_entry(fast *f, const li
         int decoded;
         if (line_value_colon(l, s, end) == NULL)
             return 0; /* no ": " after s: a quoted scalar (its caller reads it), not a key */
-        if (quoted_text(&p, end, &f->keys, &key->text, &key->len, &decoded) != WH_OK)
+        if (quoted_text(&p, end, f->text_end, &f->keys, &key->text, &key->len, &decoded) != WH_OK)
             return -1;
         key->in_buf = decoded;
         key->off = mark;
@@ -829,7 +833,7 @@ static wh_code flow_key(fast *f, const char **pp, const char *end, key_ref *key)
     if (**pp == '"' || **pp == '\'') {
         size_t mark = f->keys.len;
         int decoded;
-        if (quoted_text(pp, line_end(*pp, end), &f->keys, &key->text, &key->len, &decoded) != WH_OK)
+        if (quoted_text(pp, line_end(*pp, end), f->text_end, &f->keys, &key->text, &key->len, &decoded) != WH_OK)
             return UNSUPPORTED; /* multi-line quoted scalars fold: not here */
         key->in_buf = decoded;
         key->off = mark;
