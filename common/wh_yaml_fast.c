@@ -15,6 +15,7 @@
  * that whenever this path answers, it answers exactly what the full loader
  * does.
  */
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -650,17 +651,32 @@ static wh_code parse_node(fast *f, int parent_indent, json_t **out);
 /* Move to line `pos`, or past it to the next line with structure (blank
  * and comment lines have none): f->pos always rests on such a line or the
  * end, so that looking at it is free. */
-static void move_to(fast *f, size_t pos)
+static inline void move_to(fast *f, size_t pos)
 {
-    while (pos < f->n && f->lines[pos].skip)
+    while (f->lines[pos].skip) /* the end line stops it */
         pos++;
     f->pos = pos;
 }
 
-/* The current line (one with structure), or NULL at the end. */
-static line *peek(fast *f)
+/* The current line: one with structure, or at the end the line after the
+ * last, whose indent is below every other (add_end_line). */
+static inline line *peek(fast *f)
 {
-    return f->pos < f->n ? &f->lines[f->pos] : NULL;
+    return &f->lines[f->pos];
+}
+
+static inline int at_end(const fast *f)
+{
+    return f->pos >= f->n;
+}
+
+/* The line after the last (not counted in f->n): it has structure and an
+ * indent below any, so that what compares the current line's indent needs
+ * no test for the end first. */
+static void add_end_line(fast *f)
+{
+    WH_GROW(f->lines, f->n, f->cap, 16);
+    f->lines[f->n] = (line){.start = f->text_end, .s = f->text_end, .end = f->text_end, .indent = INT_MIN};
 }
 
 /* A literal block scalar ("|", "|-", "|+") whose header is at `s` on line
@@ -731,12 +747,10 @@ out:
 static wh_code nested_value(fast *f, int indent, int allow_indentless, json_t **out)
 {
     const line *l = peek(f);
-    if (l != NULL) {
-        if (l->indent > indent)
-            return parse_node(f, indent, out);
-        if (allow_indentless && l->indent == indent && l->s[0] == '-' && is_space_or_end(l->s + 1, l->end))
-            return parse_node(f, indent - 1, out);
-    }
+    if (l->indent > indent)
+        return parse_node(f, indent, out);
+    if (allow_indentless && l->indent == indent && l->s[0] == '-' && is_space_or_end(l->s + 1, l->end))
+        return parse_node(f, indent - 1, out);
     *out = json_null();
     return WH_OK;
 }
@@ -744,8 +758,7 @@ static wh_code nested_value(fast *f, int indent, int allow_indentless, json_t **
 /* After an inline scalar, a deeper line would continue it (multi-line). */
 static int continues(fast *f, int indent)
 {
-    const line *l = peek(f);
-    return l != NULL && l->indent > indent;
+    return peek(f)->indent > indent;
 }
 
 /* ---- flow collections ("{a: 1, b: 2}", "[x, y]", possibly over several lines) ---- */
@@ -1002,7 +1015,7 @@ static wh_code parse_mapping(fast *f, int indent, key_ref *first, const char *fi
         push_value(f, val);
         val = NULL;
         const line *next = peek(f);
-        if (next == NULL || next->indent < indent)
+        if (next->indent < indent)
             break;
         if (next->indent > indent) {
             rc = UNSUPPORTED;
@@ -1032,7 +1045,7 @@ static wh_code parse_sequence(fast *f, int indent, json_t **out)
     wh_code rc = WH_OK;
     line *l;
 
-    while ((l = peek(f)) != NULL && l->indent == indent) {
+    while ((l = peek(f))->indent == indent) {
         if (!(l->s[0] == '-' && is_space_or_end(l->s + 1, l->end)))
             break;
         const char *p = l->s + 1;
@@ -1070,7 +1083,7 @@ static wh_code parse_sequence(fast *f, int indent, json_t **out)
         push_value(f, item);
         item = NULL;
     }
-    if (l != NULL && l->indent > indent)
+    if (l->indent > indent)
         rc = UNSUPPORTED;
 out:
     json_decref(item);
@@ -1091,9 +1104,10 @@ static wh_code parse_node(fast *f, int parent_indent, json_t **out)
     const char *value;
 
     (void)parent_indent;
-    if (l == NULL || ++f->depth > f->max_depth) {
-        if (l != NULL)
-            f->depth--;
+    if (at_end(f))
+        return UNSUPPORTED;
+    if (++f->depth > f->max_depth) {
+        f->depth--;
         return UNSUPPORTED;
     }
     if (l->s[0] == '-' && is_space_or_end(l->s + 1, l->end)) {
@@ -1120,8 +1134,10 @@ wh_code wh_yaml_fast_load(const char *text, size_t len, int max_depth, json_t **
     *out = NULL;
     if ((rc = split_lines(&f, text, len)) != WH_OK)
         goto out;
+    add_end_line(&f);
     move_to(&f, 0);
-    if ((l = peek(&f)) == NULL) {
+    l = peek(&f);
+    if (at_end(&f)) {
         rc = UNSUPPORTED; /* empty or comments only: the full loader says null */
         goto out;
     }
@@ -1139,7 +1155,7 @@ wh_code wh_yaml_fast_load(const char *text, size_t len, int max_depth, json_t **
     }
     rc = parse_node(&f, -1, &v);
 done:
-    if (rc == WH_OK && peek(&f) != NULL)
+    if (rc == WH_OK && !at_end(&f))
         rc = UNSUPPORTED; /* something at a smaller indent than the first line */
     if (rc == WH_OK) {
         *out = v;
