@@ -792,6 +792,30 @@ static int flow_indicator(char c)
     return c == ',' || c == '[' || c == ']' || c == '{' || c == '}';
 }
 
+/* The first byte in [p, end) that may end a plain scalar inside a flow collection (a line break, a flow indicator,
+ * ':' or '#'), or end: BLOCK bytes a step, as split_lines reads lines. */
+static inline const char *flow_stop(const char *p, const char *end)
+{
+#if defined(__SSE2__)
+    for (; end - p >= BLOCK; p += BLOCK) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        /* '[' and '{' differ only in the bit 0x20, as ']' and '}' do: set it before comparing */
+        __m128i folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
+        __m128i open = _mm_cmpeq_epi8(folded, _mm_set1_epi8('{'));  /* '[' '{' */
+        __m128i close = _mm_cmpeq_epi8(folded, _mm_set1_epi8('}')); /* ']' '}' */
+        __m128i other =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(',')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+                         _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')), _mm_cmpeq_epi8(v, _mm_set1_epi8('#'))));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(open, close), other));
+        if (m != 0)
+            return p + __builtin_ctz(m);
+    }
+#endif
+    while (p < end && !(flow_indicator(*p) || *p == '\n' || *p == ':' || *p == '#'))
+        p++;
+    return p;
+}
+
 /* A plain scalar inside a flow collection, which must end on its own line. */
 static wh_code flow_plain_span(const char **pp, const char *end, int is_key, const char **text, size_t *len)
 {
@@ -800,23 +824,26 @@ static wh_code flow_plain_span(const char **pp, const char *end, int is_key, con
         return UNSUPPORTED;
     if (*p == '-' || *p == '?' || *p == ':')
         return UNSUPPORTED; /* libyaml's rules for these differ inside flow collections */
-    for (last = p; p < end; p++) {
+    for (; (p = flow_stop(p, end)) < end; p++) {
         if (*p == '\n')
             return UNSUPPORTED; /* may continue on the next line */
         if (flow_indicator(*p))
             break;
-        if (*p == '#' && p[-1] == ' ')
-            return UNSUPPORTED;
-        if (*p == ':' && p + 1 < end && (flow_indicator(p[1]) || p[1] == '?'))
-            return UNSUPPORTED; /* libyaml: "found unexpected ':'" */
-        if (*p == ':' && (p + 1 >= end || p[1] == ' ' || p[1] == '\n')) {
+        if (*p == '#') {
+            if (p[-1] == ' ')
+                return UNSUPPORTED;
+            continue;
+        }
+        if (p + 1 < end && (flow_indicator(p[1]) || p[1] == '?'))
+            return UNSUPPORTED; /* ':' before them -- libyaml: "found unexpected ':'" */
+        if (p + 1 >= end || p[1] == ' ' || p[1] == '\n') {
             if (!is_key)
                 return UNSUPPORTED;
             break;
         }
-        if (*p != ' ')
-            last = p + 1;
     }
+    for (last = p; last > s && last[-1] == ' ';) /* trailing spaces are not the scalar's */
+        last--;
     *text = s;
     *len = (size_t)(last - s);
     *pp = p;
