@@ -911,7 +911,7 @@ static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, w
     if ((k = pipe->u.pipe.konst) != NULL && kpipe_holds(ctx, fr, k)) {
         value = k->val;
         ctx->node = k->node;
-    } else if (pipe->u.pipe.memo != NULL && ctx->memo != NULL && ctx->set->memo_uses[pipe->u.pipe.memo->id] > 1) {
+    } else if (pipe->u.pipe.memo != NULL && pipe->u.pipe.memo->shared && ctx->memo != NULL) {
         if ((rc = eval_memo(ctx, fr, pipe, pipe->u.pipe.memo, &value)) != WH_OK)
             return rc;
     } else if ((rc = eval_commands(ctx, fr, pipe, &value)) != WH_OK) {
@@ -1765,6 +1765,7 @@ static void memo_pipe(tm_node *n, void *arg)
         set->memo_uses[memo->id]++;
         memo->dot = (uint8_t)m.dot;
         memo->dollar = (uint8_t)m.dollar;
+        memo->shared = 0; /* tm_memo_share decides */
         memo->nnodes = (uint32_t)m.n;
         memo->nodes = tm_alloc(&set->arena, m.n * sizeof(*memo->nodes));
         memcpy(memo->nodes, m.nodes, m.n * sizeof(*memo->nodes));
@@ -1777,6 +1778,20 @@ static void memo_pipe(tm_node *n, void *arg)
 void tm_memo_pipes(wh_tmpl_set *set, tm_node *root)
 {
     tm_node_walk(root, memo_pipe, set);
+}
+
+static void memo_share(tm_node *n, void *arg)
+{
+    const wh_tmpl_set *set = arg;
+
+    if (n->kind == N_PIPE && n->u.pipe.memo != NULL)
+        ((tm_memo *)n->u.pipe.memo)->shared = set->memo_uses[n->u.pipe.memo->id] > 1;
+}
+
+void tm_memo_share(wh_tmpl_set *set)
+{
+    for (size_t i = 0; i < set->defs.n; i++)
+        tm_node_walk(set->defs.items[i].root, memo_share, set);
 }
 
 void tm_memo_reserve(wh_tmpl_scratch *sc, size_t n)

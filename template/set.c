@@ -112,6 +112,8 @@ wh_code wh_tmpl_parse(wh_tmpl_set *set, const char *name, const char *text, size
         set->defs.items[set->defs.n++] = defs.items[i];
     }
     free(defs.items);
+    if (!(set->flags & WH_TMPL_NO_FOLD))
+        tm_memo_share(set);
     return WH_OK;
 }
 

@@ -74,6 +74,7 @@ typedef struct tm_kpipe tm_kpipe;
 typedef struct tm_memo {
     uint32_t id;
     uint8_t dot, dollar; /* whether the commands read `.` / `$` */
+    uint8_t shared;      /* another pipeline of the set is written alike (tm_memo_share) */
     uint32_t nnodes;
     const struct tm_node **nodes;
 } tm_memo;
@@ -220,7 +221,7 @@ struct wh_tmpl_set {
     locale_t ctype;                /* C.UTF-8 for Unicode case mapping; (locale_t)0 = ASCII only */
     struct tm_memo_key *memo_keys; /* the memoised pipelines' texts (open addressing) */
     size_t nmemo, capmemo_keys;    /* ids handed out; slots of memo_keys */
-    uint32_t *memo_uses;           /* per id: the pipelines written so (one alone gains nothing) */
+    uint32_t *memo_uses;           /* per id: the pipelines written so (tm_memo_share) */
 };
 
 const tm_func *tm_find_func(const wh_tmpl_set *set, const char *name, size_t len);
@@ -368,6 +369,9 @@ void tm_fold_pipes(wh_tmpl_set *set, tm_node *root);
 /* Mark the pipelines under `root` that a render may compute once for each
  * `.` and `$` (their memo, in the set's arena; ids interned in the set). */
 void tm_memo_pipes(wh_tmpl_set *set, tm_node *root);
+/* After a parse: memoise the pipelines whose text the set has more than once
+ * (one alone gains nothing). */
+void tm_memo_share(wh_tmpl_set *set);
 /* Make room for a set's memo in a scratch. */
 void tm_memo_reserve(wh_tmpl_scratch *sc, size_t n);
 int tm_eq(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, const wh_tmpl_value *b, wh_code *rc);
