@@ -23,7 +23,7 @@ static const wh_release_row table[] = {
      "from PROXY_CONFIG"},
     {WH_REL_DEFAULT_INBOUND_POLICY, "default-inbound-policy", "1.22", "", "",
      "DefaultMeshConfig sets inboundTrafficPolicy PASSTHROUGH"},
-    {WH_REL_MULTUS_JSON_NAMESPACE, "multus-json-namespace", "1.26", "", "",
+    {WH_REL_MULTUS_JSON_NAMESPACE, "multus-json-namespace", "1.26", "", "1.23.6 1.24.4 1.25.1",
      "appendMultusNetwork writes {\"name\": \"istio-cni\", \"namespace\": \"default\"} into a JSON "
      "k8s.v1.cni.cncf.io/networks (before: {\"name\": \"default/istio-cni\"})"},
     {WH_REL_INJECT_VALUE_STRICT, "inject-value-strict", "1.27", "", "",
@@ -49,7 +49,7 @@ static const wh_release_row table[] = {
     {WH_REL_OVERRIDE_RESETS_FOREIGN_UID, "override-resets-foreign-uid", "1.21", "1.22", "1.21.3 1.22.1",
      "the pod's own istio-proxy (or other template container) loses runAsUser/runAsGroup when the template's runs as "
      "a user other than 1337"},
-    {WH_REL_OPENSHIFT_PROXY_UID_RESET, "openshift-proxy-uid-reset", "1.24", "", "",
+    {WH_REL_OPENSHIFT_PROXY_UID_RESET, "openshift-proxy-uid-reset", "1.24", "", "1.23.1",
      "PLATFORM=openshift: the pod's istio-proxy runAsUser/runAsGroup are dropped when its runAsUser equals the app "
      "container's"},
     {WH_REL_NATIVE_SIDECAR_ANNOTATION, "native-sidecar-annotation", "1.24", "", "",
@@ -259,11 +259,11 @@ void wh_inject_release_describe(const wh_inject_release *r, char *buf, size_t si
 
 /* ---- the table ----------------------------------------------------------- */
 
-/* Whether a backport listed in the row ended the behaviour in v's minor at
+/* Whether a backport listed in the row changed the behaviour in v's minor at
  * or before v's patch (an unknown patch is the minor's first). */
-static int ended_by_backport(const wh_release_row *row, const wh_istio_version *v)
+static int changed_by_backport(const wh_release_row *row, const wh_istio_version *v)
 {
-    const char *p = row->ended_by_backport;
+    const char *p = row->backports;
     char word[16];
     int n;
 
@@ -279,7 +279,8 @@ static int ended_by_backport(const wh_release_row *row, const wh_istio_version *
 _Static_assert(WH_REL_NBEHAVIOURS <= sizeof(unsigned) * CHAR_BIT, "a bit per behaviour");
 
 /* The rows that apply to release v, a bit each: what wh_inject_release_has
- * answers, read from the table's texts once per release. */
+ * answers, read from the table's texts once per release.  Inside a row's
+ * minors a backport ends the behaviour, outside them it begins it. */
 static unsigned behaviours_of(const wh_istio_version *v)
 {
     unsigned bits = 0;
@@ -287,11 +288,12 @@ static unsigned behaviours_of(const wh_istio_version *v)
     for (size_t b = 0; b < NROWS; b++) {
         const wh_release_row *row = &table[b];
         wh_istio_version bound;
+        int inside = 1;
         if (row->first[0] && (bound = fixed(row->first), wh_istio_version_cmp(v, &bound) < 0))
-            continue;
+            inside = 0;
         if (row->last[0] && (bound = fixed(row->last), wh_istio_version_cmp(v, &bound) > 0))
-            continue;
-        if (!ended_by_backport(row, v))
+            inside = 0;
+        if (inside != changed_by_backport(row, v))
             bits |= 1u << row->id;
     }
     return bits;

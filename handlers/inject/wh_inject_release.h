@@ -92,7 +92,8 @@ typedef enum wh_release_behaviour {
     WH_REL_DEFAULT_INBOUND_POLICY,
     /* appendMultusNetwork splits "ns/name" in the JSON form of
      * k8s.v1.cni.cncf.io/networks: {"name": "istio-cni", "namespace": "default"};
-     * before, {"name": "default/istio-cni"}, matched on the whole text. */
+     * before, {"name": "default/istio-cni"}, matched on the whole text
+     * (backported to 1.23.6, 1.24.4 and 1.25.1). */
     WH_REL_MULTUS_JSON_NAMESPACE,
     /* sidecar.istio.io/inject accepts only "true"/"false" (anything else: a
      * warning and the default policy); before, y/yes/true/on in any case
@@ -125,7 +126,8 @@ typedef enum wh_release_behaviour {
     WH_REL_OVERRIDE_RESETS_FOREIGN_UID,
     /* PLATFORM=openshift: the pod's istio-proxy runAsUser/runAsGroup are
      * dropped before injection when its runAsUser equals the app's (the one
-     * OpenShift assigned to every container); before, kept as overrides. */
+     * OpenShift assigned to every container); before, kept as overrides
+     * (backported to 1.23.1). */
     WH_REL_OPENSHIFT_PROXY_UID_RESET,
     /* sidecar.istio.io/nativeSidecar "true"/"false" overrides
      * ENABLE_NATIVE_SIDECARS when istiod moves the pod's own istio-proxy into
@@ -145,14 +147,16 @@ typedef enum wh_release_behaviour {
 int wh_inject_release_has(const wh_inject_release *r, wh_release_behaviour b);
 
 /* A table row, for diagnostics and tests: name, first and last release
- * ("" when open-ended), the patch releases in which a backport ended the
- * behaviour within their minor ("" when none; e.g. "1.21.3 1.22.1": 1.21.0
- * to 1.21.2 and 1.22.0 have it), and what it is. */
+ * ("" when open-ended), the patch releases in which a backport changed the
+ * behaviour within their minor ("" when none), and what it is.  A backport in
+ * a minor the row covers ended it there (e.g. "1.21.3 1.22.1": 1.21.0 to
+ * 1.21.2 and 1.22.0 have it); one in a minor outside began it there (e.g.
+ * first "1.26", "1.25.1": 1.25.1 and later 1.25 patches have it too). */
 typedef struct wh_release_row {
     wh_release_behaviour id;
     const char *name;
     const char *first, *last;
-    const char *ended_by_backport;
+    const char *backports;
     const char *what;
 } wh_release_row;
 

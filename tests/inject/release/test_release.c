@@ -188,16 +188,15 @@ static void table_rows(void **state)
             assert_int_equal(wh_istio_version_parse(t[i].last, &b, NULL), WH_OK);
         if (t[i].first[0] && t[i].last[0])
             assert_true(wh_istio_version_cmp(&a, &b) <= 0);
-        /* a backport names a patch release inside the row's minors */
-        for (const char *p = t[i].ended_by_backport; *p;) {
+        /* a backport names a patch release (inside the row's minors it ends
+         * the behaviour, outside them it begins it) */
+        for (const char *p = t[i].backports; *p;) {
             char word[16];
             int used;
             wh_istio_version fix;
             assert_int_equal(sscanf(p, " %15s%n", word, &used), 1);
             assert_int_equal(wh_istio_version_parse(word, &fix, NULL), WH_OK);
             assert_true(fix.patch > 0);
-            assert_true(!t[i].first[0] || wh_istio_version_cmp(&fix, &a) >= 0);
-            assert_true(!t[i].last[0] || wh_istio_version_cmp(&fix, &b) <= 0);
             p += used;
             while (*p == ' ')
                 p++;
@@ -206,7 +205,7 @@ static void table_rows(void **state)
     {
         wh_inject_release r121 = detect("1.21.0", WH_RELEASE_FILE, NULL, NULL);
         wh_inject_release r122 = detect("1.22.0", WH_RELEASE_FILE, NULL, NULL);
-        wh_inject_release r125 = detect("1.25.9", WH_RELEASE_FILE, NULL, NULL);
+        wh_inject_release r125 = detect("1.25.0", WH_RELEASE_FILE, NULL, NULL);
         wh_inject_release r126 = detect("1.26.0", WH_RELEASE_FILE, NULL, NULL);
         assert_true(wh_inject_release_has(&r121, WH_REL_DEFAULT_ZIPKIN_TRACER));
         assert_false(wh_inject_release_has(&r122, WH_REL_DEFAULT_ZIPKIN_TRACER));
@@ -233,6 +232,33 @@ static void backported_rows(void **state)
     }
 }
 
+/* A row a backport began within a minor before its first: from that patch
+ * on there, by minor from its first on. */
+static void backports_that_begin(void **state)
+{
+    static const struct {
+        const char *v;
+        wh_release_behaviour b;
+        int has;
+    } cases[] = {
+        {"1.22.8", WH_REL_MULTUS_JSON_NAMESPACE, 0},     {"1.23.5", WH_REL_MULTUS_JSON_NAMESPACE, 0},
+        {"1.23.6", WH_REL_MULTUS_JSON_NAMESPACE, 1},     {"1.24.0", WH_REL_MULTUS_JSON_NAMESPACE, 0},
+        {"1.24.3", WH_REL_MULTUS_JSON_NAMESPACE, 0},     {"1.24.4", WH_REL_MULTUS_JSON_NAMESPACE, 1},
+        {"1.25", WH_REL_MULTUS_JSON_NAMESPACE, 0},       {"1.25.0", WH_REL_MULTUS_JSON_NAMESPACE, 0},
+        {"1.25.1", WH_REL_MULTUS_JSON_NAMESPACE, 1},     {"1.25.5", WH_REL_MULTUS_JSON_NAMESPACE, 1},
+        {"1.26.0", WH_REL_MULTUS_JSON_NAMESPACE, 1},     {"1.22.8", WH_REL_OPENSHIFT_PROXY_UID_RESET, 0},
+        {"1.23.0", WH_REL_OPENSHIFT_PROXY_UID_RESET, 0}, {"1.23.1", WH_REL_OPENSHIFT_PROXY_UID_RESET, 1},
+        {"1.23.6", WH_REL_OPENSHIFT_PROXY_UID_RESET, 1}, {"1.24.0", WH_REL_OPENSHIFT_PROXY_UID_RESET, 1},
+    };
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        wh_inject_release r = detect(cases[i].v, WH_RELEASE_FLAG, NULL, NULL);
+        if (wh_inject_release_has(&r, cases[i].b) != cases[i].has)
+            fail_msg("%s: behaviour %d should be %d", cases[i].v, (int)cases[i].b, cases[i].has);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -243,6 +269,7 @@ int main(void)
         cmocka_unit_test(older_gets_oldest_with_warning),
         cmocka_unit_test(table_rows),
         cmocka_unit_test(backported_rows),
+        cmocka_unit_test(backports_that_begin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
