@@ -89,15 +89,12 @@ struct wh_json_arena_deferred {
     void *arg;
 };
 
-/* jansson's string value as jansson lays it out (its private json_string_t, the same from 2.7 to 2.14): the reader's
+/* jansson's string value as jansson lays it out (wh_json_arena.h's struct wh_json_string_layout): the reader's
  * strings are made here in one bump instead of through json_stringn_nocheck's two allocations and copy.  Used only
  * when LAYOUT_STRING is known: jansson older than 2.15 at run time, and a string made by jansson reads back through
  * this layout as jansson's own accessors read it (wh_json_arena_install checks). */
-struct jansson_string {
-    json_t json;
-    char *value;
-    size_t length;
-};
+#define jansson_string wh_json_string_layout
+int wh_json_string_layout_known;
 
 /* The layouts confirmed at install (a bit each); a scope may use them when jansson allocates through it. */
 enum { LAYOUT_STRING = 1, LAYOUT_ARRAY = 2, LAYOUT_OBJECT = 4 };
@@ -253,6 +250,7 @@ void wh_json_arena_install(void)
     if (WH_ARENA_ENABLED) {
         json_set_alloc_funcs(arena_malloc, arena_free);
         layouts_known = probe_layouts();
+        wh_json_string_layout_known = (layouts_known & LAYOUT_STRING) != 0;
     }
 }
 
@@ -435,30 +433,42 @@ struct wh_json_frozen {
     } * e;
 };
 
-void wh_json_freeze(json_t *root, wh_json_frozen **record)
+/* Freeze `v`, `depth` levels below the root, and what it holds: the recursion
+ * goes no deeper than `max_depth`. */
+static wh_code freeze_node(json_t *v, int depth, int max_depth, wh_json_frozen **record, wh_err *err)
 {
     wh_json_frozen *r;
     const char *key;
     json_t *item;
     size_t i;
+    wh_code rc = WH_OK;
 
-    if (root == NULL || root->refcount == (size_t)-1)
-        return;
+    if (v == NULL || v->refcount == (size_t)-1)
+        return WH_OK;
+    if (depth > max_depth)
+        return wh_err_set(err, WH_E_LIMIT, "nesting deeper than %d levels", max_depth);
     if ((r = *record) == NULL)
         r = *record = wh_calloc(1, sizeof(*r));
     if (r->n == r->cap) {
         r->cap = r->cap != 0 ? r->cap * 2 : 64;
         r->e = wh_realloc(r->e, r->cap * sizeof(*r->e));
     }
-    r->e[r->n].value = root;
-    r->e[r->n].refcount = root->refcount;
+    r->e[r->n].value = v;
+    r->e[r->n].refcount = v->refcount;
     r->n++;
-    root->refcount = (size_t)-1;
-    if (json_is_object(root)) {
-        json_object_foreach(root, key, item) wh_json_freeze(item, record);
-    } else if (json_is_array(root)) {
-        json_array_foreach(root, i, item) wh_json_freeze(item, record);
+    v->refcount = (size_t)-1;
+    if (json_is_object(v)) {
+        json_object_foreach(v, key,
+                            item) if ((rc = freeze_node(item, depth + 1, max_depth, record, err)) != WH_OK) break;
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, item) if ((rc = freeze_node(item, depth + 1, max_depth, record, err)) != WH_OK) break;
     }
+    return rc;
+}
+
+wh_code wh_json_freeze(json_t *root, int max_depth, wh_json_frozen **record, wh_err *err)
+{
+    return freeze_node(root, 0, max_depth, record, err);
 }
 
 void wh_json_thaw(wh_json_frozen *record)

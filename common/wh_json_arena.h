@@ -30,6 +30,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "wh_result.h"
+
 #define WH_JSON_ARENA_MAX ((size_t)64 << 20)
 
 struct wh_json_arena_chunk;
@@ -85,6 +87,30 @@ int wh_json_arena_check(const json_t *value, char *why, size_t size);
  * chunk -- then the caller calls json_stringn_nocheck.  `text` must be valid
  * UTF-8; the value is freed by jansson as usual.  For the JSON reader. */
 json_t *wh_json_arena_string(const char *text, size_t len);
+
+/* jansson's private string value (json_string_t, the same from 2.7 to 2.14), and whether install confirmed that
+ * the running jansson lays strings out so (never under ASan, where the arena stands aside). */
+struct wh_json_string_layout {
+    json_t json;
+    char *value;
+    size_t length;
+};
+extern int wh_json_string_layout_known;
+
+/* The text of string `s` (NUL-terminated; *len bytes, which may hold NULs), read through that layout when it is
+ * known, else through jansson's calls.  Why: the JSON writer reads every string of the trees it writes (~350 per
+ * review's patch), and two calls into jansson per string cost more than writing most of them
+ * (common/wh_go_json.c). */
+static inline const char *wh_json_string_text(const json_t *s, size_t *len)
+{
+    if (wh_json_string_layout_known) {
+        const struct wh_json_string_layout *js = (const struct wh_json_string_layout *)s;
+        *len = js->length;
+        return js->value;
+    }
+    *len = json_string_length(s);
+    return json_string_value(s);
+}
 
 /* A key of an object to build: `len` bytes of valid UTF-8 without NUL. */
 typedef struct wh_json_key {
@@ -156,7 +182,11 @@ int wh_json_arena_defer(void (*fn)(void *), void *arg);
  * recording each node's count in *record (a new record when NULL); nodes
  * already immortal are left as they are (and not recorded: they belong to
  * whoever froze them).  Freeze a tree once it is complete and before it is
- * shared with other threads; never change it afterwards.
+ * shared with other threads; never change it afterwards.  The walk recurses
+ * at most `max_depth` levels below `root` (trees may come from the cluster):
+ * deeper, it stops with WH_E_LIMIT ("nesting deeper than N levels", as the
+ * YAML loader words it), and what it froze so far stays in *record: thaw it
+ * as usual.
  * wh_json_thaw restores the counts recorded (then the owner releases its
  * references as usual) and frees the record; NULL is fine.  The owner calls
  * it only once nothing else uses the trees (e.g. wh_inject_revision's last
@@ -165,7 +195,7 @@ int wh_json_arena_defer(void (*fn)(void *), void *arg);
  * the thaw (a decref in between is lost: a leak), and one taken while frozen
  * (not counted) before the thaw. */
 typedef struct wh_json_frozen wh_json_frozen;
-void wh_json_freeze(json_t *root, wh_json_frozen **record);
+wh_code wh_json_freeze(json_t *root, int max_depth, wh_json_frozen **record, wh_err *err);
 void wh_json_thaw(wh_json_frozen *record);
 
 #endif
