@@ -214,15 +214,17 @@ static void table_rows(void **state)
     }
 }
 
-/* A row a backport ended within a minor: by patch there, by minor elsewhere;
- * a version without a patch is the minor's first release. */
+/* A row backports ended within its minors (and began, then ended again, in
+ * 1.20): by patch there, by minor elsewhere; a version without a patch is the
+ * minor's first release. */
 static void backported_rows(void **state)
 {
     static const struct {
         const char *v;
         int has;
-    } cases[] = {{"1.20.9", 0}, {"1.21.0", 1}, {"1.21", 1},        {"v1.21.2", 1}, {"1.21.3", 0}, {"1.21.6", 0},
-                 {"1.22.0", 1}, {"1.22", 1},   {"1.22.1-rc.0", 0}, {"1.22.8", 0},  {"1.23.0", 0}};
+    } cases[] = {{"1.20.0", 0}, {"1.20.1", 1}, {"1.20.6", 1},      {"1.20.7", 0}, {"1.20.9", 0},
+                 {"1.21.0", 1}, {"1.21", 1},   {"v1.21.2", 1},     {"1.21.3", 0}, {"1.21.6", 0},
+                 {"1.22.0", 1}, {"1.22", 1},   {"1.22.1-rc.0", 0}, {"1.22.8", 0}, {"1.23.0", 0}};
     (void)state;
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -232,8 +234,8 @@ static void backported_rows(void **state)
     }
 }
 
-/* A row a backport began within a minor before its first: from that patch
- * on there, by minor from its first on. */
+/* A row a backport began within a minor outside its range: from that patch
+ * on there, by minor inside it. */
 static void backports_that_begin(void **state)
 {
     static const struct {
@@ -241,14 +243,36 @@ static void backports_that_begin(void **state)
         wh_release_behaviour b;
         int has;
     } cases[] = {
-        {"1.22.8", WH_REL_MULTUS_JSON_NAMESPACE, 0},     {"1.23.5", WH_REL_MULTUS_JSON_NAMESPACE, 0},
-        {"1.23.6", WH_REL_MULTUS_JSON_NAMESPACE, 1},     {"1.24.0", WH_REL_MULTUS_JSON_NAMESPACE, 0},
-        {"1.24.3", WH_REL_MULTUS_JSON_NAMESPACE, 0},     {"1.24.4", WH_REL_MULTUS_JSON_NAMESPACE, 1},
-        {"1.25", WH_REL_MULTUS_JSON_NAMESPACE, 0},       {"1.25.0", WH_REL_MULTUS_JSON_NAMESPACE, 0},
-        {"1.25.1", WH_REL_MULTUS_JSON_NAMESPACE, 1},     {"1.25.5", WH_REL_MULTUS_JSON_NAMESPACE, 1},
-        {"1.26.0", WH_REL_MULTUS_JSON_NAMESPACE, 1},     {"1.22.8", WH_REL_OPENSHIFT_PROXY_UID_RESET, 0},
-        {"1.23.0", WH_REL_OPENSHIFT_PROXY_UID_RESET, 0}, {"1.23.1", WH_REL_OPENSHIFT_PROXY_UID_RESET, 1},
-        {"1.23.6", WH_REL_OPENSHIFT_PROXY_UID_RESET, 1}, {"1.24.0", WH_REL_OPENSHIFT_PROXY_UID_RESET, 1},
+        {"1.22.8", WH_REL_MULTUS_JSON_NAMESPACE, 0},
+        {"1.23.5", WH_REL_MULTUS_JSON_NAMESPACE, 0},
+        {"1.23.6", WH_REL_MULTUS_JSON_NAMESPACE, 1},
+        {"1.24.0", WH_REL_MULTUS_JSON_NAMESPACE, 0},
+        {"1.24.3", WH_REL_MULTUS_JSON_NAMESPACE, 0},
+        {"1.24.4", WH_REL_MULTUS_JSON_NAMESPACE, 1},
+        {"1.25", WH_REL_MULTUS_JSON_NAMESPACE, 0},
+        {"1.25.0", WH_REL_MULTUS_JSON_NAMESPACE, 0},
+        {"1.25.1", WH_REL_MULTUS_JSON_NAMESPACE, 1},
+        {"1.25.5", WH_REL_MULTUS_JSON_NAMESPACE, 1},
+        {"1.26.0", WH_REL_MULTUS_JSON_NAMESPACE, 1},
+        {"1.22.8", WH_REL_OPENSHIFT_PROXY_UID_RESET, 0},
+        {"1.23.0", WH_REL_OPENSHIFT_PROXY_UID_RESET, 0},
+        {"1.23.1", WH_REL_OPENSHIFT_PROXY_UID_RESET, 1},
+        {"1.23.6", WH_REL_OPENSHIFT_PROXY_UID_RESET, 1},
+        {"1.24.0", WH_REL_OPENSHIFT_PROXY_UID_RESET, 1},
+        {"1.26.8", WH_REL_VALIDATE_PROXY_RESOURCE_ANNOTATIONS, 0},
+        {"1.27.5", WH_REL_VALIDATE_PROXY_RESOURCE_ANNOTATIONS, 0},
+        {"1.27.6", WH_REL_VALIDATE_PROXY_RESOURCE_ANNOTATIONS, 1},
+        {"1.28.3", WH_REL_VALIDATE_PROXY_RESOURCE_ANNOTATIONS, 0},
+        {"1.28.4", WH_REL_VALIDATE_PROXY_RESOURCE_ANNOTATIONS, 1},
+        {"1.29.0", WH_REL_VALIDATE_PROXY_RESOURCE_ANNOTATIONS, 1},
+        {"1.20.6", WH_REL_ADJUST_INIT_CONTAINER_USER, 0},
+        {"1.20.7", WH_REL_ADJUST_INIT_CONTAINER_USER, 1},
+        {"1.21.2", WH_REL_ADJUST_INIT_CONTAINER_USER, 0},
+        {"1.21.3", WH_REL_ADJUST_INIT_CONTAINER_USER, 1},
+        {"1.22", WH_REL_ADJUST_INIT_CONTAINER_USER, 0},
+        {"1.22.1", WH_REL_ADJUST_INIT_CONTAINER_USER, 1},
+        {"1.23.0", WH_REL_ADJUST_INIT_CONTAINER_USER, 1},
+        {"1.30.3", WH_REL_ADJUST_INIT_CONTAINER_USER, 1},
     };
     (void)state;
 
