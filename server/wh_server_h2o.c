@@ -17,8 +17,9 @@
  *      the default cap is 1 GiB, so set max_request_entity_size.  It is checked
  *      as the body arrives: a Content-Length over it at the head, a chunked
  *      body (decoded in place) at every read, an HTTP/2 stream at every DATA
- *      frame (RST_STREAM, the frame not buffered).  A chunked body is refused
- *      once it reaches the limit, the others once they exceed it.
+ *      frame (RST_STREAM REFUSED_STREAM, which clients retry: webhookd answers
+ *      first, see on_h2_frame).  A chunked body is refused once it reaches
+ *      the limit, the others once they exceed it.
  *  P15 HTTP/1.1 refusals h2o makes itself (the 413 above) are answered on the
  *      host's fallback path, not the one our handler is registered on: a
  *      filter there gives them the router's answer (istiod's text).
@@ -128,6 +129,9 @@ typedef struct conn {
     int revoked;                     /* verified once, refused by a later bundle: served no longer than it must be */
     h2o_http2_conn_t *h2;            /* h2o's HTTP/2 connection on this socket (P16), else NULL */
     int goaway;                      /* revoked HTTP/2: GOAWAY sent, closing once its open streams are answered */
+    /* h2o's frame reader this connection's frames go to after on_h2_frame */
+    ssize_t (*h2_next)(h2o_http2_conn_t *h, const uint8_t *src, size_t len, const char **err_desc);
+    h2o_linklist_t refused; /* streams answered before their body ended (refused_stream) */
 } conn;
 
 struct wh_http_server {
@@ -168,7 +172,8 @@ struct worker {
     size_t cut; /* connections still open at the deadline */
     h2o_timeout_t sweep_timeout;
     h2o_timeout_entry_t sweep_entry;
-    uint64_t accept_resume_at; /* accepting stopped (EMFILE or the in-flight bound) until then; 0 = accepting */
+    h2o_timeout_entry_t hook_entry; /* a handshake finished: hook new HTTP/2 connections (find_h2_conns) */
+    uint64_t accept_resume_at;      /* accepting stopped (EMFILE or the in-flight bound) until then; 0 = accepting */
     int accept_stopped;
 };
 
@@ -588,6 +593,8 @@ static void linger(worker *w, int fd)
     h2o_socket_read_start(l->sock, on_lingerer_read);
 }
 
+static void forget_refused_streams(conn *c);
+
 static void on_sock_close(void *data)
 {
     conn *c = data;
@@ -595,6 +602,7 @@ static void on_sock_close(void *data)
 
     if (c->linger_fd != -1)
         linger(w, c->linger_fd);
+    forget_refused_streams(c);
     hold(w->server, c, 0);
     h2o_linklist_unlink(&c->link);
     free(c);
@@ -644,6 +652,7 @@ static void accept_some(worker *w, size_t max)
         c->w = w;
         c->fd = fd;
         c->linger_fd = -1;
+        h2o_linklist_init_anchor(&c->refused);
         c->sock = h2o_evloop_socket_create(w->loop, fd, H2O_SOCKET_FLAG_IS_ACCEPTED_CONNECTION);
         h2o_socket_setpeername(c->sock, (struct sockaddr *)&peer, peerlen);
         h2o_linklist_insert(&w->conns, &c->link);
@@ -664,17 +673,190 @@ static void on_accept(h2o_socket_t *listener, const char *err)
 
 /* --- HTTP/2 connections (P16) ------------------------------------------- */
 
+/* The stream `id` of `node`'s subtree of a connection's priority tree,
+ * where every open stream sits (its stream table is opaque: khash.h). */
+static h2o_http2_stream_t *find_stream(h2o_http2_scheduler_node_t *node, uint32_t id)
+{
+    h2o_linklist_t *l;
+
+    for (l = node->_all_refs.next; l != &node->_all_refs; l = l->next) {
+        h2o_http2_scheduler_openref_t *ref = H2O_STRUCT_FROM_MEMBER(h2o_http2_scheduler_openref_t, _all_link, l);
+        h2o_http2_stream_t *stream = H2O_STRUCT_FROM_MEMBER(h2o_http2_stream_t, _refs.scheduler, ref);
+        if (stream->stream_id == id || (stream = find_stream(&ref->node, id)) != NULL)
+            return stream;
+    }
+    return NULL;
+}
+
+/* A stream answered while its body still arrives (too large): what it
+ * still sends is dropped (h2o would reset the stream and lose the answer),
+ * and once h2o has sent the answer and closed it, RST_STREAM NO_ERROR asks
+ * the client to stop sending, as Go's HTTP/2 server does after a handler
+ * returns without reading the whole body.  It lives in the stream's
+ * request pool: h2o disposes it when the stream closes. */
+typedef struct refused_stream {
+    h2o_linklist_t link; /* in conn.refused */
+    conn *c;             /* NULL once the connection is gone */
+    uint32_t id;
+    int ended; /* the client ended its side (END_STREAM on a dropped frame) */
+} refused_stream;
+
+static void on_refused_stream_closed(void *p)
+{
+    refused_stream *r = p;
+    h2o_http2_conn_t *h;
+
+    if (r->c == NULL)
+        return;
+    h2o_linklist_unlink(&r->link);
+    h = r->c->h2;
+    if (!r->ended && h->state < H2O_HTTP2_CONN_STATE_IS_CLOSING) {
+        h2o_http2__encode_rst_stream_frame(&h->_write.buf, r->id, H2O_HTTP2_ERROR_NONE);
+        h2o_http2_conn_request_write(h);
+    }
+}
+
+static void forget_refused_streams(conn *c)
+{
+    while (!h2o_linklist_is_empty(&c->refused)) {
+        refused_stream *r = H2O_STRUCT_FROM_MEMBER(refused_stream, link, c->refused.next);
+        h2o_linklist_unlink(&r->link);
+        r->c = NULL;
+    }
+}
+
+static refused_stream *refused_stream_of(conn *c, uint32_t id)
+{
+    h2o_linklist_t *l;
+
+    for (l = c->refused.next; l != &c->refused; l = l->next)
+        if (H2O_STRUCT_FROM_MEMBER(refused_stream, link, l)->id == id)
+            return H2O_STRUCT_FROM_MEMBER(refused_stream, link, l);
+    return NULL;
+}
+
+/* Answer a stream whose body is still arriving: h2o's own way to answer a
+ * request at its HEADERS (the stream fast-forwarded to sending), with the
+ * 413 h2o gives a body over the limit, which the refusal filter turns into
+ * the router's answer (P15): istiod's "Request entity too large". */
+static void answer_too_large(conn *c, h2o_http2_conn_t *h, h2o_http2_stream_t *stream)
+{
+    refused_stream *r = h2o_mem_alloc_shared(&stream->req.pool, sizeof(*r), on_refused_stream_closed);
+
+    r->c = c;
+    r->id = stream->stream_id;
+    r->ended = 0;
+    h2o_linklist_insert(&c->refused, &r->link);
+    h2o_http2_stream_set_state(h, stream, H2O_HTTP2_STREAM_STATE_REQ_PENDING);
+    h2o_http2_stream_set_state(h, stream, H2O_HTTP2_STREAM_STATE_SEND_HEADERS);
+    if (h->pull_stream_ids.max_processed < stream->stream_id)
+        h->pull_stream_ids.max_processed = stream->stream_id;
+    h2o_send_error_generic(&stream->req, 413, "Payload Too Large", "request entity is too large", 0);
+}
+
+/* A DATA frame webhookd takes instead of h2o still counts against the
+ * connection's flow-control window, refilled as h2o refills it. */
+static void consume_connection_window(h2o_http2_conn_t *h, size_t length)
+{
+    ssize_t avail;
+
+    h2o_http2_window_consume_window(&h->_input_window, length);
+    avail = h2o_http2_window_get_window(&h->_input_window);
+    if (avail * 2 < (ssize_t)H2O_HTTP2_SETTINGS_HOST.initial_window_size) {
+        int32_t delta = (int32_t)(H2O_HTTP2_SETTINGS_HOST.initial_window_size - avail);
+        h2o_http2_encode_window_update_frame(&h->_write.buf, 0, delta);
+        h2o_http2_conn_request_write(h);
+        h2o_http2_window_update(&h->_input_window, delta);
+    }
+}
+
+/* Whether a stream's declared length, or its body with `more` bytes, is
+ * over what h2o buffers (P6). */
+static int over_limit(const h2o_http2_conn_t *h, const h2o_http2_stream_t *stream, size_t more)
+{
+    size_t limit = h->super.ctx->globalconf->max_request_entity_size;
+
+    return (stream->_expected_content_length != SIZE_MAX && stream->_expected_content_length > limit) ||
+           stream->_req_body->size + more > limit;
+}
+
+/* Every frame of a hooked HTTP/2 connection passes here before h2o's reader
+ * (the conn record's _read_expect, which h2o switches between its readers:
+ * the hook is put back after each).  A body over the limit is answered 413
+ * at its HEADERS when its Content-Length says so, else at the DATA frame
+ * that crosses it, where h2o would reset the stream with REFUSED_STREAM
+ * (an invitation to retry); DATA for a stream answered that way is dropped. */
+static ssize_t on_h2_frame(h2o_http2_conn_t *h, const uint8_t *src, size_t len, const char **err_desc)
+{
+    conn *c = h->sock->on_close.data;
+    uint32_t length = 0, id = 0;
+    uint8_t type = 0xff, flags = 0;
+    h2o_http2_stream_t *stream;
+    ssize_t ret;
+
+    if (len >= H2O_HTTP2_FRAME_HEADER_SIZE) {
+        length = h2o_http2_decode24u(src);
+        type = src[3];
+        flags = src[4];
+        id = h2o_http2_decode32u(src + 5) & 0x7fffffff;
+    }
+    /* DATA h2o would accept as a frame and payload (else h2o reports the error) */
+    if (type == H2O_HTTP2_FRAME_TYPE_DATA && id != 0 && h->state == H2O_HTTP2_CONN_STATE_OPEN &&
+        length <= H2O_HTTP2_SETTINGS_HOST.max_frame_size && len - H2O_HTTP2_FRAME_HEADER_SIZE >= length &&
+        ((flags & H2O_HTTP2_FRAME_FLAG_PADDED) == 0 || (length != 0 && (size_t)src[9] < length))) {
+        size_t payload = (flags & H2O_HTTP2_FRAME_FLAG_PADDED) != 0 ? length - 1 - src[9] : length;
+        refused_stream *r = refused_stream_of(c, id);
+
+        if (r == NULL && (stream = find_stream(&h->scheduler, id)) != NULL &&
+            stream->state == H2O_HTTP2_STREAM_STATE_RECV_BODY && over_limit(h, stream, payload)) {
+            answer_too_large(c, h, stream);
+            r = refused_stream_of(c, id);
+        }
+        if (r != NULL) {
+            r->ended |= (flags & H2O_HTTP2_FRAME_FLAG_END_STREAM) != 0;
+            consume_connection_window(h, length);
+            return H2O_HTTP2_FRAME_HEADER_SIZE + (ssize_t)length;
+        }
+    }
+    ret = c->h2_next(h, src, len, err_desc);
+    if (h->_read_expect != on_h2_frame) {
+        c->h2_next = h->_read_expect;
+        h->_read_expect = on_h2_frame;
+    }
+    if (ret > 0 && (type == H2O_HTTP2_FRAME_TYPE_HEADERS || type == H2O_HTTP2_FRAME_TYPE_CONTINUATION) &&
+        h->state == H2O_HTTP2_CONN_STATE_OPEN && (stream = find_stream(&h->scheduler, id)) != NULL &&
+        stream->state == H2O_HTTP2_STREAM_STATE_RECV_BODY && over_limit(h, stream, 0))
+        answer_too_large(c, h, stream);
+    return ret;
+}
+
 /* Point the worker's connection records at h2o's HTTP/2 connections (ALPN
- * h2 or the prior-knowledge preface alike): each one's socket is ours. */
+ * h2 or the prior-knowledge preface alike: each one's socket is ours) and
+ * put on_h2_frame before the frame reader of those that lack it. */
 static void find_h2_conns(worker *w)
 {
     h2o_linklist_t *node;
 
     for (node = w->ctx.http2._conns.next; node != &w->ctx.http2._conns; node = node->next) {
         h2o_http2_conn_t *h = H2O_STRUCT_FROM_MEMBER(h2o_http2_conn_t, _conns, node);
-        if (h->sock != NULL && h->sock->on_close.cb == on_sock_close)
-            ((conn *)h->sock->on_close.data)->h2 = h;
+        conn *c;
+        if (h->sock == NULL || h->sock->on_close.cb != on_sock_close)
+            continue;
+        c = h->sock->on_close.data;
+        c->h2 = h;
+        if (h->_read_expect != on_h2_frame && h->state == H2O_HTTP2_CONN_STATE_OPEN) {
+            c->h2_next = h->_read_expect;
+            h->_read_expect = on_h2_frame;
+        }
     }
+}
+
+/* Run once the loop is done with the sockets that finished a handshake, so
+ * that h2o has made their HTTP/2 connections (and read at most the frames
+ * that came with the handshake: a flow-control window's worth). */
+static void on_handshakes_done(h2o_timeout_entry_t *entry)
+{
+    find_h2_conns(H2O_STRUCT_FROM_MEMBER(worker, hook_entry, entry));
 }
 
 /* A revoked HTTP/2 connection ends the way h2o's own graceful shutdown
@@ -1000,6 +1182,8 @@ static void on_sweep(h2o_timeout_entry_t *entry)
     conn **growing = wh_malloc(w->num_conns * sizeof(*growing) + 1);
     size_t n = 0;
 
+    find_h2_conns(w); /* those upgraded from HTTP/1.1 too */
+
     for (node = w->conns.next; node != &w->conns; node = node->next) {
         conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
         size_t want;
@@ -1088,6 +1272,7 @@ static void *worker_main(void *arg)
     h2o_socket_read_start(w->listener, on_accept);
     h2o_timeout_init(w->loop, &w->sweep_timeout, SWEEP_MS);
     w->sweep_entry.cb = on_sweep;
+    w->hook_entry.cb = on_handshakes_done;
     h2o_timeout_link(w->loop, &w->sweep_timeout, &w->sweep_entry);
     h2o_barrier_wait(&s->started); /* every receiver exists before main sends anything */
 
@@ -1105,6 +1290,8 @@ static void *worker_main(void *arg)
             h2o_timeout_unlink(&w->ctx.http2._graceful_shutdown_timeout);
         h2o_multithread_queue_t *queue = w->ctx.queue;
         h2o_timeout_unlink(&w->sweep_entry);
+        if (h2o_timeout_is_linked(&w->hook_entry))
+            h2o_timeout_unlink(&w->hook_entry);
         h2o_timeout_dispose(w->loop, &w->sweep_timeout);
         h2o_context_dispose(&w->ctx);
         free(queue); /* 2.2.5: dispose destroys the queue but never frees it */
@@ -1286,6 +1473,8 @@ static void on_tls_info(const SSL *ssl, int where, int ret)
         return;
     c = sock->on_close.data;
     c->ssl = ssl;
+    if (!h2o_timeout_is_linked(&c->w->hook_entry))
+        h2o_timeout_link(c->w->loop, &c->w->ctx.zero_timeout, &c->w->hook_entry);
     /* A handshake that began before a reload finishes under the previous
      * context (P11): judge it by the client CAs in force now. */
     if (SSL_get_SSL_CTX(ssl) != c->w->accept_ctx.ssl_ctx && c->w->accept_ctx.ssl_ctx != NULL)
