@@ -236,6 +236,29 @@ class TestInflightBytes(unittest.TestCase):
                     self.assertEqual(upload_reading_early(s, "/validate", body), 200)
             self.assertEqual(once(srv.port, "GET", "/healthz")[0], 200)
 
+    def test_http2_bodies_count_against_the_bound(self):
+        """HTTP/2 bodies sit in h2o's stream buffers: each is admitted at its
+        HEADERS with the buffer it can grow to reserved, or answered 503 at
+        once; the admitted ones are never refused and are answered, and the
+        connection keeps serving (stream_rec in server/wh_server_h2o.c)."""
+        streams, size, bound = 10, 4 << 20, 24 << 20
+        with Server("--http2", "--max-inflight-bytes=%d" % bound) as srv:
+            base = proc_status(srv.proc.pid, "VmRSS")
+            results = H2Uploads(srv.port, "/validate", [b"x" * size] * streams, first_pause=0).run(scaled(60))
+            peak = proc_status(srv.proc.pid, "VmHWM")
+            admitted = results.count("200")
+            refused = [r for r in results if re.fullmatch(r"503 after \d+", r)]
+            self.assertEqual(admitted + len(refused), streams, results)
+            self.assertGreaterEqual(admitted, 1, results)
+            # every admitted body was held whole at once (H2Uploads holds each at its last byte)
+            self.assertLessEqual(admitted, bound // size, results)
+            self.assertEqual(metric(srv, "webhookd_inflight_rejected_total", '{listener="webhook"}'), len(refused))
+            self.assertLess((peak - base) * 1024, bound + (32 << 20))
+            # Nothing stays reserved: one body after another is admitted.
+            for _ in range(3):
+                self.assertEqual(H2Uploads(srv.port, "/validate", [b"x" * size], first_pause=0).run(scaled(30)),
+                                 ["200"])
+
 
 def early_answer(sock):
     """An answer already waiting on `sock` (a refusal sent while the body
