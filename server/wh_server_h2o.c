@@ -42,12 +42,15 @@
  *      callbacks): the client certificate's verdict is taken there at
  *      SSL_CB_HANDSHAKE_DONE and kept in our per-connection record.
  *  P16 2.2.5 has no per-connection call for HTTP/2 (GOAWAY, a stream's
- *      state): <h2o/http2_internal.h> declares them and the connection and
- *      stream records, but includes klib's khash.h, which Debian does not
- *      ship; server/h2o-2.2.5/khash.h stands in for the one pointer it
- *      declares (the stream table stays opaque: streams are reached through
- *      the connection's priority tree).  The connection records of a worker
- *      are listed in its context (ctx.http2._conns).
+ *      state and body buffer, a hook between frames): <h2o/http2_internal.h>
+ *      declares the connection and stream records, but includes klib's
+ *      khash.h, which Debian does not ship; server/h2o-2.2.5/khash.h stands
+ *      in for the one pointer it declares (the stream table stays opaque:
+ *      streams are reached through the connection's priority tree).  The
+ *      connection records of a worker are listed in its context
+ *      (ctx.http2._conns); on_h2_frame sits in the record's frame-reader
+ *      pointer (_read_expect) to answer bodies over the cap (413) or beyond
+ *      the in-flight bound (503) on their stream.
  */
 #if !defined(H2O_USE_LIBUV) || H2O_USE_LIBUV
 #error "define H2O_USE_LIBUV=0: webhookd embeds libh2o-evloop (P1)"

@@ -353,7 +353,9 @@ class TestClientCAKeptConnections(unittest.TestCase):
     def test_resumed_sessions_keep_their_chain(self):
         """A connection resumed from a session ticket is judged again with the
         intermediates its client sent in the first handshake (a ticket holds
-        only the leaf): a rotation that keeps the root keeps it served."""
+        only the leaf): a rotation that keeps the root keeps it served.  A
+        chain too large to ride in a ticket is not resumed (the full
+        handshake sends it again)."""
         with tempfile.TemporaryDirectory() as d:
             pki = PKI(d)
             ca, other = pki.root("ca"), pki.root("other-ca")
@@ -361,6 +363,11 @@ class TestClientCAKeptConnections(unittest.TestCase):
                               ext="basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n")
             leaf = pki.issue("chain", inter)
             chain = (pki.bundle("chain-full", leaf[0], inter[0]), leaf[1])
+            big_inter = pki.issue("big-intermediate", ca,
+                                  ext="basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n"
+                                  "nsComment=" + "x" * 17000 + "\n")
+            big_leaf = pki.issue("big-chain", big_inter)
+            big_chain = (pki.bundle("big-chain-full", big_leaf[0], big_inter[0]), big_leaf[1])
             other_cert = pki.issue("other", other)
             volume_dir = os.path.join(d, "volume")
             os.mkdir(volume_dir)
@@ -369,23 +376,24 @@ class TestClientCAKeptConnections(unittest.TestCase):
             body = review()
             with Server("--client-ca-file=" + volume.path, "--cert-check-interval=100ms") as server:
                 kept = {}
-                for tls in ("1.3", "1.2"):
-                    ctx = tls_context(chain, tls if tls == "1.2" else None)
+                for name, cert, tls, resumed in (("chain", chain, "1.3", True), ("chain", chain, "1.2", True),
+                                                 ("big chain", big_chain, "1.3", False)):
+                    ctx = tls_context(cert, tls if tls == "1.2" else None)
                     with connect(server.port, ctx) as first:
                         self.assertEqual(request(first, "POST", "/validate", body)[0], 200)
                         session = first.session
                     raw = socket.create_connection(("127.0.0.1", server.port), timeout=scaled(10))
-                    kept[tls] = ctx.wrap_socket(raw, server_hostname="localhost", session=session)
-                    self.assertTrue(kept[tls].session_reused, tls)
-                    self.assertEqual(request(kept[tls], "POST", "/validate", body)[0], 200)
+                    kept[name, tls] = ctx.wrap_socket(raw, server_hostname="localhost", session=session)
+                    self.assertEqual(kept[name, tls].session_reused, resumed, (name, tls))
+                    self.assertEqual(request(kept[name, tls], "POST", "/validate", body)[0], 200)
                 try:
                     volume.publish(pki.bundle("both", ca[0], other[0]))
                     deadline = time.time() + scaled(5)
                     while call(server.port, tls_context(other_cert), "POST", "/validate", body)[0] != 200:
                         self.assertLess(time.time(), deadline, "the new bundle never took effect")
                         time.sleep(0.02)
-                    for tls, sock in kept.items():
-                        with self.subTest(tls=tls):
+                    for (name, tls), sock in kept.items():
+                        with self.subTest(chain=name, tls=tls):
                             status, _, text = request(sock, "POST", "/validate", body)
                             self.assertEqual(status, 200, text)
                     self.assertEqual(sum(int(r["refused"]) for r in server.records()
