@@ -179,6 +179,15 @@ class Kubelet:
         self.n = 0
         os.symlink("..data/ca.crt", os.path.join(directory, "ca.crt"))
 
+    @classmethod
+    def volume(cls, parent, pem_file):
+        """A volume in parent/volume with `pem_file` published."""
+        directory = os.path.join(parent, "volume")
+        os.mkdir(directory)
+        volume = cls(directory)
+        volume.publish(pem_file)
+        return volume
+
     @property
     def path(self):
         return os.path.join(self.dir, "ca.crt")
@@ -199,10 +208,7 @@ class TestClientCARotation(unittest.TestCase):
             pki = PKI(d)
             old_ca, new_ca = pki.root("old-ca"), pki.root("new-ca")
             old_cert, new_cert = pki.issue("apiserver-old", old_ca), pki.issue("apiserver-new", new_ca)
-            volume_dir = os.path.join(d, "volume")
-            os.mkdir(volume_dir)
-            volume = Kubelet(volume_dir)
-            volume.publish(old_ca[0])
+            volume = Kubelet.volume(d, old_ca[0])
             contexts = {"old": tls_context(old_cert), "new": tls_context(new_cert)}
 
             with Server("--client-ca-file=" + volume.path, "--cert-check-interval=100ms") as server:
@@ -304,10 +310,7 @@ class TestClientCAKeptConnections(unittest.TestCase):
             pki = PKI(d)
             old_ca, new_ca = pki.root("old-ca"), pki.root("new-ca")
             old, new = tls_context(pki.issue("old", old_ca)), tls_context(pki.issue("new", new_ca))
-            volume_dir = os.path.join(d, "volume")
-            os.mkdir(volume_dir)
-            volume = Kubelet(volume_dir)
-            volume.publish(old_ca[0])
+            volume = Kubelet.volume(d, old_ca[0])
             body = review()
 
             def until(ctx, want):
@@ -369,10 +372,7 @@ class TestClientCAKeptConnections(unittest.TestCase):
             big_leaf = pki.issue("big-chain", big_inter)
             big_chain = (pki.bundle("big-chain-full", big_leaf[0], big_inter[0]), big_leaf[1])
             other_cert = pki.issue("other", other)
-            volume_dir = os.path.join(d, "volume")
-            os.mkdir(volume_dir)
-            volume = Kubelet(volume_dir)
-            volume.publish(ca[0])
+            volume = Kubelet.volume(d, ca[0])
             body = review()
             with Server("--client-ca-file=" + volume.path, "--cert-check-interval=100ms") as server:
                 kept = {}
@@ -411,10 +411,7 @@ class TestClientCAKeptConnections(unittest.TestCase):
             pki = PKI(d)
             old_ca, new_ca = pki.root("old-ca"), pki.root("new-ca")
             old_cert = pki.issue("old", old_ca)
-            volume_dir = os.path.join(d, "volume")
-            os.mkdir(volume_dir)
-            volume = Kubelet(volume_dir)
-            volume.publish(old_ca[0])
+            volume = Kubelet.volume(d, old_ca[0])
             body = review()
             with Server("--http2", "--client-ca-file=" + volume.path, "--cert-check-interval=100ms") as server:
                 h2 = H2(server.port, tls_context(old_cert, alpn=("h2",)))
