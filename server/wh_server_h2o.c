@@ -933,6 +933,44 @@ static ssize_t on_h2_frame(h2o_http2_conn_t *h, const uint8_t *src, size_t len, 
     return ret;
 }
 
+/* The streams of `node`'s subtree whose bodies arrive unadmitted (no
+ * promise, not answered), into *out (grown as needed). */
+static void unadmitted_streams(conn *c, h2o_http2_scheduler_node_t *node, h2o_http2_stream_t ***out, size_t *n,
+                               size_t *cap)
+{
+    h2o_linklist_t *l;
+
+    for (l = node->_all_refs.next; l != &node->_all_refs; l = l->next) {
+        h2o_http2_scheduler_openref_t *ref = H2O_STRUCT_FROM_MEMBER(h2o_http2_scheduler_openref_t, _all_link, l);
+        h2o_http2_stream_t *stream = H2O_STRUCT_FROM_MEMBER(h2o_http2_stream_t, _refs.scheduler, ref);
+        stream_rec *r = stream_rec_of(c, stream->stream_id);
+        if (stream->state == H2O_HTTP2_STREAM_STATE_RECV_BODY && (r == NULL || (r->promised == 0 && !r->answered))) {
+            if (*n == *cap)
+                *out = wh_realloc(*out, (*cap = *cap * 2 + 4) * sizeof(**out));
+            (*out)[(*n)++] = stream;
+        }
+        unadmitted_streams(c, &ref->node, out, n, cap);
+    }
+}
+
+/* Streams h2o opened before on_h2_frame was in place (their HEADERS came
+ * with the handshake) get what on_h2_frame gives a stream at its HEADERS:
+ * no other frame has been read since. */
+static void screen_open_streams(conn *c, h2o_http2_conn_t *h)
+{
+    h2o_http2_stream_t **streams = NULL;
+    size_t i, n = 0, cap = 0;
+
+    unadmitted_streams(c, &h->scheduler, &streams, &n, &cap);
+    for (i = 0; i < n; i++) {
+        if (over_limit(h, streams[i], 0))
+            answer_early(c, h, streams[i], 413);
+        else if (!c->w->server->cfg.monitoring)
+            admit_body(c, h, streams[i]);
+    }
+    free(streams);
+}
+
 /* Point the worker's connection records at h2o's HTTP/2 connections (ALPN
  * h2 or the prior-knowledge preface alike: each one's socket is ours) and
  * put on_h2_frame before the frame reader of those that lack it. */
@@ -950,6 +988,7 @@ static void find_h2_conns(worker *w)
         if (h->_read_expect != on_h2_frame && h->state == H2O_HTTP2_CONN_STATE_OPEN) {
             c->h2_next = h->_read_expect;
             h->_read_expect = on_h2_frame;
+            screen_open_streams(c, h);
         }
     }
 }
@@ -1185,26 +1224,6 @@ static void on_refusal_written(h2o_socket_t *sock, const char *err)
     shutdown(c->fd, err != NULL ? SHUT_RDWR : SHUT_WR);
     c->linger_until = h2o_now(c->w->loop) + LINGER_MS;
     h2o_socket_read_start(sock, on_linger_read);
-}
-
-/* The streams of `node`'s subtree whose bodies arrive unadmitted (no
- * promise, not answered), into *out (grown as needed). */
-static void unadmitted_streams(conn *c, h2o_http2_scheduler_node_t *node, h2o_http2_stream_t ***out, size_t *n,
-                               size_t *cap)
-{
-    h2o_linklist_t *l;
-
-    for (l = node->_all_refs.next; l != &node->_all_refs; l = l->next) {
-        h2o_http2_scheduler_openref_t *ref = H2O_STRUCT_FROM_MEMBER(h2o_http2_scheduler_openref_t, _all_link, l);
-        h2o_http2_stream_t *stream = H2O_STRUCT_FROM_MEMBER(h2o_http2_stream_t, _refs.scheduler, ref);
-        stream_rec *r = stream_rec_of(c, stream->stream_id);
-        if (stream->state == H2O_HTTP2_STREAM_STATE_RECV_BODY && (r == NULL || (r->promised == 0 && !r->answered))) {
-            if (*n == *cap)
-                *out = wh_realloc(*out, (*cap = *cap * 2 + 4) * sizeof(**out));
-            (*out)[(*n)++] = stream;
-        }
-        unadmitted_streams(c, &ref->node, out, n, cap);
-    }
 }
 
 /* HTTP/2: the connection stays (its other streams are admitted or done);
