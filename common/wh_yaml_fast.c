@@ -371,30 +371,14 @@ static int put_utf8(wh_buf *b, unsigned long cp)
     return 0;
 }
 
-/* A one-line quoted scalar starting at *pp (at the quote); on success *pp
- * points after the closing quote and the content is [*text, *text + *len):
- * inside the input when it holds no escape, else decoded onto the end of
- * `scratch` (then *decoded is 1; the caller truncates scratch afterwards).
- * The text goes on to `limit` (find_either may look that far). */
-static wh_code quoted_text(const char **pp, const char *end, const char *limit, wh_buf *scratch, const char **text,
-                           size_t *len, int *decoded)
+/* quoted_text's content with escapes (or '' in single quotes), from s (after the opening quote q), decoded onto the
+ * end of `scratch`: out of line, most scalars have none. */
+static __attribute__((noinline)) wh_code quoted_escaped(const char *s, char q, const char *end, wh_buf *scratch,
+                                                        const char **pp, const char **text, size_t *len, int *decoded)
 {
-    const char *p = *pp, *s;
-    char q = *p++;
+    const char *p = s;
     size_t mark = scratch->len;
 
-    *decoded = 0;
-    s = p;
-    p = find_either(p, end, limit, q, q == '"' ? '\\' : q);
-    if (p >= end)
-        return UNSUPPORTED; /* continues on the next line: multi-line scalar */
-    if (*p == q && !(q == '\'' && p + 1 < end && p[1] == '\'')) {
-        *text = s;
-        *len = (size_t)(p - s);
-        *pp = p + 1;
-        return WH_OK;
-    }
-    p = s;
     for (;;) {
         const char *run = p;
         while (p < end && *p != q && !(q == '"' && *p == '\\'))
@@ -509,6 +493,31 @@ unsupported:
     return UNSUPPORTED;
 }
 
+/* A one-line quoted scalar starting at *pp (at the quote); on success *pp
+ * points after the closing quote and the content is [*text, *text + *len):
+ * inside the input when it holds no escape, else decoded onto the end of
+ * `scratch` (then *decoded is 1; the caller truncates scratch afterwards).
+ * The text goes on to `limit` (find_either may look that far). */
+static inline wh_code quoted_text(const char **pp, const char *end, const char *limit, wh_buf *scratch,
+                                  const char **text, size_t *len, int *decoded)
+{
+    const char *p = *pp, *s;
+    char q = *p++;
+
+    s = p;
+    p = find_either(p, end, limit, q, q == '"' ? '\\' : q);
+    if (p >= end)
+        return UNSUPPORTED; /* continues on the next line: multi-line scalar */
+    if (*p == q && !(q == '\'' && p + 1 < end && p[1] == '\'')) {
+        *text = s;
+        *len = (size_t)(p - s);
+        *pp = p + 1;
+        *decoded = 0;
+        return WH_OK;
+    }
+    return quoted_escaped(s, q, end, scratch, pp, text, len, decoded);
+}
+
 /* A JSON string of the (valid UTF-8) text: in one bump of the request's
  * arena when there is one (wh_json_arena_string), else jansson's. */
 static json_t *new_string(const char *s, size_t len)
@@ -525,7 +534,7 @@ static wh_code quoted(fast *f, const char **pp, const char *end, json_t **out)
     int decoded;
     wh_code rc;
 
-    wh_buf_reset(&f->tmp);
+    f->tmp.len = 0; /* what an escape decodes to */
     if ((rc = quoted_text(pp, end, f->text_end, &f->tmp, &text, &len, &decoded)) != WH_OK)
         return rc;
     *out = new_string(text, len);
