@@ -127,7 +127,8 @@ static void drop_entries(fast *f, size_t vals, size_t krefs)
  * a mapping takes each key given again as json_object_setn_new_nocheck does (the last value, in the first place). */
 static json_t *make_sequence(fast *f, size_t vals)
 {
-    json_t *v = wh_json_arena_array(f->vals + vals, f->nvals - vals);
+    const size_t n = f->nvals - vals;
+    json_t *v = wh_json_arena_array(n != 0 ? f->vals + vals : NULL, n); /* (no stack yet: NULL) */
 
     f->nvals = vals;
     return v;
@@ -135,11 +136,12 @@ static json_t *make_sequence(fast *f, size_t vals)
 
 static json_t *make_mapping(fast *f, size_t vals, size_t krefs)
 {
+    const size_t n = f->nkrefs - krefs;
     json_t *v;
 
     for (size_t i = f->nkbufs; i > 0 && f->kbufs[i - 1].idx >= krefs; i--)
         f->krefs[f->kbufs[i - 1].idx].text = f->keys.data + f->kbufs[i - 1].off;
-    v = wh_json_arena_object(f->krefs + krefs, f->vals + vals, f->nkrefs - krefs, 0);
+    v = wh_json_arena_object(n != 0 ? f->krefs + krefs : NULL, n != 0 ? f->vals + vals : NULL, n, 0);
     f->nvals = vals;
     pop_keys(f, krefs);
     return v;
