@@ -251,6 +251,7 @@ void wh_json_arena_install(void)
         json_set_alloc_funcs(arena_malloc, arena_free);
         layouts_known = probe_layouts();
         wh_json_string_layout_known = (layouts_known & LAYOUT_STRING) != 0;
+        wh_json_object_layout_known = (layouts_known & LAYOUT_OBJECT) != 0;
     }
 }
 
@@ -557,29 +558,11 @@ struct jansson_array {
     json_t **table;
 };
 
-struct jansson_list {
-    struct jansson_list *prev, *next;
-};
-
-struct jansson_pair {
-    struct jansson_list list, ordered_list;
-    size_t hash;
-    json_t *value;
-    size_t key_len;
-    char key[]; /* key_len bytes and a NUL */
-};
-
-struct jansson_bucket {
-    struct jansson_list *first, *last;
-};
-
-struct jansson_object {
-    json_t json;
-    size_t size;
-    struct jansson_bucket *buckets;
-    size_t order;
-    struct jansson_list list, ordered_list;
-};
+#define jansson_list wh_json_list_layout /* (wh_json_arena.h: readers inline their members) */
+#define jansson_pair wh_json_pair_layout
+#define jansson_bucket wh_json_bucket_layout
+#define jansson_object wh_json_object_layout
+int wh_json_object_layout_known;
 
 #define ROUND(n, to) (((n) + ((to)-1)) & ~(size_t)((to)-1))
 #define FIRST_ORDER 1 /* the smallest table made: 2 buckets (jansson starts at 8, and grows any) */
@@ -882,15 +865,12 @@ struct shape {
 
 static _Thread_local struct shape shapes[SHAPE_SLOTS];
 
-/* Where the shape of keys[0..n) (2 <= n <= SHAPE_KEYS) is filed: a number from its count, the lengths of its first
- * two and last keys and their first bytes, whose top bits are its slot.  Cheap, for every object made; never 0. */
+/* Where the shape of keys[0..n) (2 <= n <= SHAPE_KEYS) is filed: a number from its count and the lengths of its first
+ * two and last keys, whose top bits are its slot.  Cheap, for every object made; never 0.  (Shapes with the same
+ * number are told apart by shape_is.) */
 static inline uint64_t shape_sign(const wh_json_key *keys, size_t n)
 {
-    const wh_json_key *first = &keys[0], *last = &keys[n - 1];
-    uint64_t c0 = first->len != 0 ? (unsigned char)first->text[0] : 0,
-             c1 = last->len != 0 ? (unsigned char)last->text[0] : 0;
-
-    return ((n | first->len << 3 | keys[1].len << 8 | last->len << 13 | c0 << 18 | c1 << 26) + 1) * 0x9e3779b97f4a7c15u;
+    return ((n | keys[0].len << 3 | keys[1].len << 13 | keys[n - 1].len << 23) + 1) * 0x9e3779b97f4a7c15u;
 }
 
 /* Whether s is the shape of keys[0..n). */
