@@ -685,7 +685,7 @@ struct key_memo {
     uint32_t hash;
 };
 
-#define MEMO_BITS 6
+#define MEMO_BITS 8
 static _Thread_local struct key_memo memo[1 << MEMO_BITS];
 
 static inline uint64_t load64(const char *p)
