@@ -54,14 +54,17 @@ typedef struct fast {
     wh_buf keys; /* a stack of keys that are not the text itself (escaped, resolved) */
     wh_buf tmp;  /* a decoded value, used at once */
     /* The entries of the open collections, made into one when it is complete (wh_json_arena_object / _array: a
-     * bump in jansson's layout when the request has an arena): their values, the mappings' keys, and the keys
-     * as the arena takes them. */
+     * bump in jansson's layout when the request has an arena): their values and the mappings' keys, as the arena
+     * takes them.  A key on f->keys has its text set when its mapping is made (the stack may move meanwhile): until
+     * then kbufs holds its index and offset. */
     json_t **vals;
     size_t nvals, vals_cap;
-    struct key_ref *krefs;
+    wh_json_key *krefs;
     size_t nkrefs, krefs_cap;
-    wh_json_key *kbuild;
-    size_t kbuild_cap;
+    struct kbuf {
+        size_t idx, off;
+    } * kbufs;
+    size_t nkbufs, kbufs_cap;
 } fast;
 
 /* A mapping key: `len` bytes at `text`, or at keys.data + off when in_buf
@@ -71,11 +74,6 @@ typedef struct key_ref {
     size_t len, off;
     int in_buf;
 } key_ref;
-
-static const char *key_text(const fast *f, const key_ref *k)
-{
-    return k->in_buf ? f->keys.data + k->off : k->text;
-}
 
 /* Drop the key (and anything above it) from the key stack. */
 static void key_drop(fast *f, const key_ref *k)
@@ -92,22 +90,28 @@ static size_t key_mark(const fast *f, const key_ref *k)
 
 /* An entry of the innermost open collection: its value (owned by the stack from now on), and its key for a
  * mapping. */
-static void push_value(fast *f, json_t *v)
+static inline void push_value(fast *f, json_t *v)
 {
-    if (f->nvals == f->vals_cap) {
-        f->vals_cap = f->vals_cap ? 2 * f->vals_cap : 64;
-        f->vals = wh_realloc(f->vals, f->vals_cap * sizeof(*f->vals));
-    }
+    WH_GROW(f->vals, f->nvals, f->vals_cap, 64);
     f->vals[f->nvals++] = v;
 }
 
-static void push_key(fast *f, const key_ref *k)
+static inline void push_key(fast *f, const key_ref *k)
 {
-    if (f->nkrefs == f->krefs_cap) {
-        f->krefs_cap = f->krefs_cap ? 2 * f->krefs_cap : 32;
-        f->krefs = wh_realloc(f->krefs, f->krefs_cap * sizeof(*f->krefs));
+    WH_GROW(f->krefs, f->nkrefs, f->krefs_cap, 32);
+    if (k->in_buf) {
+        WH_GROW(f->kbufs, f->nkbufs, f->kbufs_cap, 16);
+        f->kbufs[f->nkbufs++] = (struct kbuf){f->nkrefs, k->off};
     }
-    f->krefs[f->nkrefs++] = *k;
+    f->krefs[f->nkrefs++] = (wh_json_key){k->text, k->len};
+}
+
+/* Take the keys from krefs on off the stack (their texts on f->keys are the caller's to drop). */
+static inline void pop_keys(fast *f, size_t krefs)
+{
+    while (f->nkbufs > 0 && f->kbufs[f->nkbufs - 1].idx >= krefs)
+        f->nkbufs--;
+    f->nkrefs = krefs;
 }
 
 /* Release the entries of a collection that will not be made. */
@@ -115,7 +119,7 @@ static void drop_entries(fast *f, size_t vals, size_t krefs)
 {
     while (f->nvals > vals)
         json_decref(f->vals[--f->nvals]);
-    f->nkrefs = krefs;
+    pop_keys(f, krefs);
 }
 
 /* The collection whose entries start at vals (values) and krefs (keys; a sequence has none), taken off the stacks:
@@ -130,20 +134,13 @@ static json_t *make_sequence(fast *f, size_t vals)
 
 static json_t *make_mapping(fast *f, size_t vals, size_t krefs)
 {
-    size_t n = f->nkrefs - krefs;
     json_t *v;
 
-    if (n > f->kbuild_cap) {
-        f->kbuild_cap = n > 2 * f->kbuild_cap ? n : 2 * f->kbuild_cap;
-        f->kbuild = wh_realloc(f->kbuild, f->kbuild_cap * sizeof(*f->kbuild));
-    }
-    for (size_t i = 0; i < n; i++) {
-        f->kbuild[i].text = key_text(f, &f->krefs[krefs + i]);
-        f->kbuild[i].len = f->krefs[krefs + i].len;
-    }
-    v = wh_json_arena_object(f->kbuild, f->vals + vals, n, 0);
+    for (size_t i = f->nkbufs; i > 0 && f->kbufs[i - 1].idx >= krefs; i--)
+        f->krefs[f->kbufs[i - 1].idx].text = f->keys.data + f->kbufs[i - 1].off;
+    v = wh_json_arena_object(f->krefs + krefs, f->vals + vals, f->nkrefs - krefs, 0);
     f->nvals = vals;
-    f->nkrefs = krefs;
+    pop_keys(f, krefs);
     return v;
 }
 
@@ -236,7 +233,7 @@ static wh_code split_lines(fast *f, const char *text, size_t len)
         }
         while (q < stop && *q == ' ')
             q++;
-        WH_GROW(f->lines, f->n, f->cap, len / 32 + 16);
+        WH_GROW(f->lines, f->n, f->cap, len / 16 + 16); /* templates' lines average ~22 bytes: rarely a realloc */
         l = &f->lines[f->n];
         l->s = q;
         l->colon = l->colon2 = l->hash = NULL;
@@ -1137,7 +1134,7 @@ out:
     free(f.lines);
     free(f.vals);
     free(f.krefs);
-    free(f.kbuild);
+    free(f.kbufs);
     wh_buf_free(&f.keys);
     wh_buf_free(&f.tmp);
     return rc;
