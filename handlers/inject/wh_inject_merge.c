@@ -339,7 +339,7 @@ static wh_code fresh_value(json_t *pv, const wh_inject_field *f, int owned, json
  * target may share it with the request's pod (wh_inject_apply_overlays). */
 static wh_code delete_from_primitive_list(json_t *orig, const char *field, const json_t *values, wh_err *err)
 {
-    const json_t *list = json_object_get(orig, field);
+    const json_t *list = wh_json_get(orig, field);
     json_t *kept;
     size_t i, j;
 
@@ -361,8 +361,7 @@ static wh_code delete_from_primitive_list(json_t *orig, const char *field, const
 
 static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type *t, int owned, wh_err *err)
 {
-    const json_t *directive = json_object_getn(patch, "$patch", 6),
-                 *retain = json_object_getn(patch, "$retainKeys", 11);
+    const json_t *directive = wh_json_getn(patch, "$patch", 6), *retain = wh_json_getn(patch, "$retainKeys", 11);
     const char *key;
     size_t key_len;
     json_t *pv;
@@ -423,7 +422,7 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
             continue;
         }
         f = wh_inject_schema_field(t, key);
-        ov = empty ? NULL : json_object_getn(orig, key, key_len);
+        ov = empty ? NULL : wh_json_getn(orig, key, key_len);
         if (ov == NULL || !same_kind(ov, pv)) {
             if ((rc = fresh_value(pv, f, owned, &nv, err)) != WH_OK)
                 return rc;
@@ -470,7 +469,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
     *out = NULL;
     /* `$patch: replace` anywhere in the list: the list becomes the patch's other items. */
     for (i = 0; i < np; i++) {
-        const json_t *d = json_object_get(json_array_get(patch, i), "$patch");
+        const json_t *d = wh_json_get(json_array_get(patch, i), "$patch");
         if (json_is_string(d) && strcmp(json_string_value(d), "replace") == 0) {
             json_t *empty = json_array(), *rest = json_array();
             for (j = 0; j < np; j++)
@@ -486,7 +485,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
     for (i = 0; i < n; i++) {
         /* shared until a patch item merges into it (copy on write) */
         items[nitems].value = json_incref(json_array_get(orig_list, i));
-        items[nitems].key = json_object_get(items[nitems].value, mk);
+        items[nitems].key = wh_json_get(items[nitems].value, mk);
         items[nitems].orig_idx = (long)nitems;
         items[nitems].patch_idx = -1;
         nitems++;
@@ -497,8 +496,8 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             rc = wh_err_set(err, WH_E_INVALID, "%s: list items must be objects with the merge key %s", f->name, mk);
             goto out;
         }
-        pkey = json_object_get(pi, mk);
-        d = json_object_get(pi, "$patch");
+        pkey = wh_json_get(pi, mk);
+        d = wh_json_get(pi, "$patch");
         if (pkey == NULL) {
             rc = wh_err_set(err, WH_E_INVALID, "%s: map does not contain declared merge key: %s", f->name, mk);
             goto out;
@@ -549,7 +548,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             wh_err_prefix(err, "%s[%s=%s]", f->name, mk, json_is_string(pkey) ? json_string_value(pkey) : "?");
             goto out;
         }
-        items[j].key = json_object_get(items[j].value, mk); /* the merge may have changed or dropped it */
+        items[j].key = wh_json_get(items[j].value, mk); /* the merge may have changed or dropped it */
     }
     /* Kubernetes' order: patch items sorted by patch position, server-only
      * items by original position, merged so that a server-only item goes
