@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_alloc.h"
 #include "wh_buf.h"
 #include "wh_go.h"
 #include "wh_inject_pod.h"
+#include "wh_json_arena.h"
 
 /* ---- step 6 ---- */
 
@@ -33,65 +35,107 @@ static void move_proxy_to_init(json_t *pod)
     json_array_remove(containers, idx);
 }
 
-/* Copy the keys SMP reads as directives (`$patch`, `$retainKeys`) and `keep`
- * (NULL: none), in one walk over `src`: cheaper than three lookups. */
-static void copy_keys(json_t *dst, const json_t *src, const char *keep)
+/* A member of an object the template pod's view keeps: a directive SMP reads
+ * (`$patch`, `$retainKeys`) or `keep` (NULL: none). */
+static inline int kept(const char *key, const char *keep)
 {
+    return key[0] == '$' ? strcmp(key, "$patch") == 0 || strcmp(key, "$retainKeys") == 0
+                         : keep != NULL && key[0] == keep[0] && strcmp(key, keep) == 0;
+}
+
+#define VIEW_MEMBERS 48 /* read through the layout up to this many (a PodSpec has 40 fields) */
+
+/* The members of `src` that kept() keeps (at most three: keys are distinct),
+ * in src's order, into keys/values (new references): one walk over `src`,
+ * cheaper than three lookups.  Returns how many. */
+static size_t kept_members(const json_t *src, const char *keep, wh_json_key *keys, json_t **values)
+{
+    wh_json_member m[VIEW_MEMBERS];
+    size_t n = wh_json_object_members(src, m, VIEW_MEMBERS), i, out = 0;
     void *it;
 
-    for (it = json_object_iter((json_t *)src); it != NULL; it = json_object_iter_next((json_t *)src, it)) {
-        const char *key = json_object_iter_key(it);
-        if (key[0] == '$' ? strcmp(key, "$patch") == 0 || strcmp(key, "$retainKeys") == 0
-                          : keep != NULL && key[0] == keep[0] && strcmp(key, keep) == 0)
-            json_object_setn_nocheck(dst, key, json_object_iter_key_len(it), json_object_iter_value(it));
+    if (n <= VIEW_MEMBERS) {
+        for (i = 0; i < n; i++)
+            if (kept(m[i].key, keep)) {
+                keys[out] = (wh_json_key){m[i].key, m[i].len};
+                values[out++] = json_incref(m[i].value);
+            }
+        return out;
     }
+    for (it = json_object_iter((json_t *)src); it != NULL; it = json_object_iter_next((json_t *)src, it))
+        if (kept(json_object_iter_key(it), keep)) {
+            keys[out] = (wh_json_key){json_object_iter_key(it), json_object_iter_key_len(it)};
+            values[out++] = json_incref(json_object_iter_value(it));
+        }
+    return out;
 }
 
 /* The part of an overlay the template pod needs: later steps read only the
  * names of its containers, init containers, volumes and image pull secrets
  * (status annotation, overrides, native move), so those lists are merged
  * with items reduced to their name (and directives).  Saves copying the
- * whole overlay a second time.  `security`: containers keep a copy of their
+ * whole overlay a second time; each object is made in one piece
+ * (wh_json_arena_object).  `security`: containers keep a copy of their
  * securityContext too (WH_REL_OVERRIDE_RESETS_FOREIGN_UID reads its user). */
 static json_t *names_view(const json_t *overlay, int security)
 {
-    static const char *const lists[] = {"containers", "initContainers", "volumes", "imagePullSecrets"};
-    const json_t *spec = json_object_get(overlay, "spec");
-    json_t *out = json_object(), *vspec;
-    size_t l, i;
+    static const wh_json_key lists[] = {{"containers", 10},
+                                        {"initContainers", 14},
+                                        {"volumes", 7},
+                                        {"imagePullSecrets", 16}},
+                             spec_key = {"spec", 4}, sc_key = {"securityContext", 15};
+    const json_t *spec = wh_json_getn(overlay, spec_key.text, spec_key.len);
+    wh_json_key keys[3 + 4];
+    json_t *values[3 + 4], *stack[32], **items;
+    size_t l, i, n, nitems;
 
-    copy_keys(out, overlay, NULL);
+    n = kept_members(overlay, NULL, keys, values);
     if (!json_is_object(spec)) {
-        if (spec != NULL)
-            json_object_set(out, "spec", (json_t *)spec);
-        return out;
+        if (spec != NULL) {
+            keys[n] = spec_key;
+            values[n++] = json_incref((json_t *)spec);
+        }
+        return wh_json_arena_object(keys, values, n, 0);
     }
-    vspec = json_object();
-    json_object_set_new(out, "spec", vspec);
-    copy_keys(vspec, spec, NULL);
+    n = kept_members(spec, NULL, keys, values);
     for (l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
-        const json_t *list = json_object_get(spec, lists[l]);
-        json_t *vlist;
+        const json_t *list = wh_json_getn(spec, lists[l].text, lists[l].len);
         if (list == NULL)
             continue;
+        keys[n] = lists[l];
         if (!json_is_array(list)) {
-            json_object_set(vspec, lists[l], (json_t *)list);
+            values[n++] = json_incref((json_t *)list);
             continue;
         }
-        vlist = json_array();
-        json_object_set_new(vspec, lists[l], vlist);
-        for (i = 0; i < json_array_size(list); i++) {
-            const json_t *item = json_array_get(list, i);
-            json_t *vitem = json_is_object(item) ? json_object() : json_incref((json_t *)item);
-            const json_t *sc = l < 2 && security ? json_object_get(item, "securityContext") : NULL;
-            json_array_append_new(vlist, vitem);
-            if (json_is_object(item))
-                copy_keys(vitem, item, "name");
-            if (json_is_object(sc))
-                json_object_set_new(vitem, "securityContext", json_deep_copy(sc));
+        nitems = json_array_size(list);
+        items = nitems <= 32 ? stack : wh_malloc(nitems * sizeof(*items));
+        for (i = 0; i < nitems; i++) {
+            const json_t *item = json_array_get(list, i), *sc;
+            wh_json_key ikeys[4];
+            json_t *ivalues[4];
+            size_t ni;
+            if (!json_is_object(item)) {
+                items[i] = json_incref((json_t *)item);
+                continue;
+            }
+            ni = kept_members(item, "name", ikeys, ivalues);
+            if (l < 2 && security && json_is_object(sc = wh_json_getn(item, sc_key.text, sc_key.len))) {
+                ikeys[ni] = sc_key;
+                ivalues[ni++] = json_deep_copy(sc);
+            }
+            items[i] = wh_json_arena_object(ikeys, ivalues, ni, 0);
         }
+        values[n++] = wh_json_arena_array(items, nitems);
+        if (items != stack)
+            free(items);
     }
-    return out;
+    {
+        json_t *vspec = wh_json_arena_object(keys, values, n, 0);
+        n = kept_members(overlay, NULL, keys, values);
+        keys[n] = spec_key;
+        values[n++] = vspec;
+    }
+    return wh_json_arena_object(keys, values, n, 0);
 }
 
 /* ---- the merge target ---- */
@@ -231,7 +275,7 @@ out:
 /* Names listed under `key` in a parsed status/overrides object. */
 static int listed(const json_t *parsed, const char *key, const char *name)
 {
-    const json_t *l = json_object_get(parsed, key);
+    const json_t *l = wh_json_get(parsed, key);
     size_t i;
 
     for (i = 0; i < json_array_size(l); i++) {
@@ -258,8 +302,8 @@ static wh_code apply_container(json_t *pod, const char *list, const json_t *over
 /* 3.8.3: the user's runAsUser/runAsGroup on istio-proxy reach the init container. */
 static void adjust_init_user(json_t *pod, const json_t *original, int tproxy)
 {
-    const json_t *user = wh_inject_find_sidecar(original), *sc = json_object_get(user, "securityContext");
-    const json_t *uid = json_object_get(sc, "runAsUser"), *gid = json_object_get(sc, "runAsGroup");
+    const json_t *user = wh_inject_find_sidecar(original), *sc = wh_json_get(user, "securityContext");
+    const json_t *uid = wh_json_get(sc, "runAsUser"), *gid = wh_json_get(sc, "runAsGroup");
     json_t *init, *args, *proxy;
     size_t i;
 
@@ -284,7 +328,7 @@ static void adjust_init_user(json_t *pod, const json_t *original, int tproxy)
         if (gid != NULL)
             json_object_set(isc, "runAsGroup", (json_t *)gid);
     }
-    if (uid != NULL && json_integer_value(uid) != 0 && json_is_array(args = json_object_get(init, "args"))) {
+    if (uid != NULL && json_integer_value(uid) != 0 && json_is_array(args = wh_json_get(init, "args"))) {
         char text[32];
         snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT, json_integer_value(uid));
         for (i = 0; i + 1 < json_array_size(args); i++) {
@@ -302,7 +346,7 @@ static void adjust_init_user(json_t *pod, const json_t *original, int tproxy)
  * root), as istiod 1.21.0-1.21.2 and 1.22.0 decided. */
 static void reset_foreign_uid(json_t *overlay, const json_t *tmpl_container)
 {
-    json_t *sc = json_object_get(overlay, "securityContext");
+    json_t *sc = wh_json_get(overlay, "securityContext");
     const json_t *uid = wh_inject_jpath(tmpl_container, "securityContext", "runAsUser", NULL);
 
     if (json_is_object(sc) && json_is_integer(uid) && json_integer_value(uid) != 1337) {
@@ -342,7 +386,7 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
             json_t *overlay, *ordered;
             if (name == NULL || listed(status, lists[l], name))
                 continue;
-            match = wh_inject_find_named(json_object_get(existing, lists[l]), name, NULL);
+            match = wh_inject_find_named(wh_json_get(existing, lists[l]), name, NULL);
             if (match == NULL)
                 match = wh_inject_find_named(wh_inject_spec_list(original, "containers"), name, NULL);
             if (match == NULL && l == 1)
@@ -356,8 +400,7 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
             }
             if (reset_uid)
                 reset_foreign_uid(overlay, json_array_get(tlist, i));
-            if (json_is_string(json_object_get(overlay, "image")) &&
-                strcmp(wh_inject_jstr(overlay, "image"), "auto") == 0)
+            if (json_is_string(wh_json_get(overlay, "image")) && strcmp(wh_inject_jstr(overlay, "image"), "auto") == 0)
                 json_object_del(overlay, "image");
             ordered = wh_inject_go_ordered(overlay, &wh_inject_type_container);
             json_decref(overlay);
