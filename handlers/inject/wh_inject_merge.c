@@ -77,7 +77,7 @@ static const wh_json_member *members_of(const json_t *o, wh_json_member *buf, si
     return out;
 }
 
-#define MEMBERS_ON_STACK 24
+#define MEMBERS_ON_STACK 20
 
 /* What settle() found: the value must be rebuilt, is the fresh value, or is
  * once its nulls are dropped (purge()), which a caller deciding whether list
