@@ -12,7 +12,10 @@
  * pod's patch is ~900 tokens in 5 KB), so it keeps a cursor into the
  * buffer, checks for room once per token and terminates the text once at the
  * end; strings are scanned and copied 8 bytes at a time
- * (tests/common/test_go.c checks that scan against Go's byte-by-byte rules).
+ * (tests/common/test_go.c checks that scan against Go's byte-by-byte rules),
+ * and jansson's values are read through its layouts where
+ * wh_json_arena_install confirmed them (common/wh_json_arena.h), not a call
+ * per member and string.
  */
 #include "wh_go.h"
 
@@ -24,6 +27,7 @@
 
 #include "wh_alloc.h"
 #include "wh_chars.h"
+#include "wh_json_arena.h"
 
 static const char hex[] = "0123456789abcdef";
 
@@ -283,7 +287,8 @@ static inline __attribute__((always_inline)) char *plain_string_as(writer *w, ch
     return d;
 }
 
-static char *put_string(writer *w, char *d, const char *s, size_t len, char pre, char post)
+static inline __attribute__((always_inline)) char *put_string(writer *w, char *d, const char *s, size_t len, char pre,
+                                                              char post)
 {
     char *r = w->flags & WH_GO_JSON_HTML ? plain_string_as(w, d, (const unsigned char *)s, len, 1, pre, post)
                                          : plain_string_as(w, d, (const unsigned char *)s, len, 0, pre, post);
@@ -340,7 +345,7 @@ static char *indent_item(writer *w, char *d, char sep, int depth)
 }
 
 /* The closing ']' or '}' of a container that had elements. */
-static char *close_items(writer *w, char *d, char close, int depth)
+static inline char *close_items(writer *w, char *d, char close, int depth)
 {
     if (w->indent != NULL) {
         size_t n = strlen(w->indent);
@@ -348,80 +353,119 @@ static char *close_items(writer *w, char *d, char close, int depth)
         while (depth-- > 0)
             d = put(w, d, w->indent, n);
     }
-    return put(w, d, &close, 1);
+    d = room(w, d, 1);
+    *d++ = close;
+    return d;
 }
 
 static char *write_value(writer *w, char *d, const json_t *v, int depth);
 
 /* A member's or an element's value: strings (most of them) without another call. */
-static inline char *write_item(writer *w, char *d, const json_t *v, int depth)
+static inline __attribute__((always_inline)) char *write_item(writer *w, char *d, const json_t *v, int depth)
 {
-    if (json_is_string(v))
-        return put_string(w, d, json_string_value(v), json_string_length(v), 0, 0);
+    if (json_is_string(v)) {
+        size_t len;
+        const char *s = wh_json_string_text(v, &len);
+        return put_string(w, d, s, len, 0, 0);
+    }
     return write_value(w, d, v, depth);
 }
 
-/* One member: compact "k":v, or on its own line (indent) as
- * json.MarshalIndent prints it; sep is '{' for the first, ',' after. */
-static inline char *write_member(writer *w, char *d, char sep, const char *key, size_t key_len, const json_t *v,
-                                 int depth)
+/* key < b's key in byte order (a prefix first), as Go's sort of map keys:
+ * the first bytes decide most pairs without a call. */
+static inline int key_less(const wh_json_member *a, const wh_json_member *b)
 {
-    if (w->indent == NULL) {
-        d = put_string(w, d, key, key_len, sep, ':');
-    } else {
-        d = indent_item(w, d, sep, depth + 1);
-        d = put(w, put_string(w, d, key, key_len, 0, ':'), " ", 1);
-    }
-    return write_item(w, d, v, depth + 1);
-}
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c;
 
-typedef struct member {
-    const char *key;
-    size_t len;
-    const json_t *val;
-} member;
+    if (n != 0 && a->key[0] != b->key[0])
+        return (unsigned char)a->key[0] < (unsigned char)b->key[0];
+    c = memcmp(a->key, b->key, n);
+    return c < 0 || (c == 0 && a->len < b->len);
+}
 
 static int member_cmp(const void *a, const void *b)
 {
-    const member *x = a, *y = b;
-    int c = memcmp(x->key, y->key, x->len < y->len ? x->len : y->len);
-
-    return c != 0 ? c : (x->len > y->len) - (x->len < y->len);
+    return key_less(b, a) - key_less(a, b);
 }
 
-/* The object's members in its own order (one walk of its pairs), or with
- * WH_GO_JSON_SORTED in the byte order of their keys. */
+/* m[0..n) in the byte order of their keys (keys are distinct): most
+ * objects are small and many already sorted, which insertion sort checks in
+ * one pass; big ones go to qsort. */
+static void sort_members(wh_json_member *m, size_t n)
+{
+    if (n > 16) {
+        qsort(m, n, sizeof(*m), member_cmp);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        wh_json_member x = m[i];
+        size_t j = i;
+        if (!key_less(&x, &m[j - 1]))
+            continue;
+        do
+            m[j] = m[j - 1];
+        while (--j > 0 && key_less(&x, &m[j - 1]));
+        m[j] = x;
+    }
+}
+
+/* The members of object v in its order into *m (small when they fit, else
+ * a block the caller frees): read through jansson's layout where install
+ * confirmed it, else through its iterator.  Returns how many. */
+static size_t object_members(const json_t *v, wh_json_member **m, wh_json_member *small, size_t cap)
+{
+    size_t n = wh_json_object_members(v, small, cap), i = 0;
+
+    *m = small;
+    if (n <= cap)
+        return n;
+    if (n != (size_t)-1) { /* the layout, but more than cap */
+        *m = wh_malloc(n * sizeof(**m));
+        return wh_json_object_members(v, *m, n);
+    }
+    n = json_object_size(v);
+    if (n > cap)
+        *m = wh_malloc(n * sizeof(**m));
+    for (void *it = json_object_iter((json_t *)v); it != NULL; it = json_object_iter_next((json_t *)v, it), i++)
+        (*m)[i] = (wh_json_member){json_object_iter_key(it), json_object_iter_key_len(it), json_object_iter_value(it)};
+    return i;
+}
+
+/* The object's members in its own order, or with WH_GO_JSON_SORTED in the
+ * byte order of their keys; each compact "k":v, or on its own line (indent)
+ * as json.MarshalIndent prints it. */
 static char *write_object(writer *w, char *d, const json_t *v, int depth)
 {
-    void *it = json_object_iter((json_t *)v);
-    size_t i = 0, n;
+    wh_json_member small[16], *m;
+    size_t n = object_members(v, &m, small, 16);
 
-    if (it == NULL)
+    if (n == 0)
         return put(w, d, "{}", 2);
-    if (w->flags & WH_GO_JSON_SORTED && (n = json_object_size(v)) > 1) {
-        member small[16], *m = n <= 16 ? small : wh_malloc(n * sizeof(*m));
-        for (; it != NULL; it = json_object_iter_next((json_t *)v, it), i++)
-            m[i] = (member){json_object_iter_key(it), json_object_iter_key_len(it), json_object_iter_value(it)};
-        qsort(m, n, sizeof(*m), member_cmp);
-        for (i = 0; i < n; i++)
-            d = write_member(w, d, i == 0 ? '{' : ',', m[i].key, m[i].len, m[i].val, depth);
-        if (m != small)
-            free(m);
-    } else {
-        char sep = '{';
-        do {
-            d = write_member(w, d, sep, json_object_iter_key(it), json_object_iter_key_len(it),
-                             json_object_iter_value(it), depth);
-            sep = ',';
-        } while ((it = json_object_iter_next((json_t *)v, it)) != NULL);
+    if (w->flags & WH_GO_JSON_SORTED && n > 1)
+        sort_members(m, n);
+    for (size_t i = 0; i < n; i++) {
+        char sep = i == 0 ? '{' : ',';
+        if (w->indent == NULL) {
+            d = put_string(w, d, m[i].key, m[i].len, sep, ':');
+        } else {
+            d = indent_item(w, d, sep, depth + 1);
+            d = put(w, put_string(w, d, m[i].key, m[i].len, 0, ':'), " ", 1);
+        }
+        d = write_item(w, d, m[i].value, depth + 1);
     }
+    if (m != small)
+        free(m);
     return close_items(w, d, '}', depth);
 }
 
 static char *write_array(writer *w, char *d, const json_t *v, int depth)
 {
-    size_t i, n = json_array_size(v);
+    size_t i, n;
+    json_t *const *items = wh_json_array_items(v, &n);
 
+    if (items == NULL)
+        n = json_array_size(v);
     if (n == 0)
         return put(w, d, "[]", 2);
     for (i = 0; i < n; i++) {
@@ -432,7 +476,7 @@ static char *write_array(writer *w, char *d, const json_t *v, int depth)
         } else {
             d = indent_item(w, d, sep, depth + 1);
         }
-        d = write_item(w, d, json_array_get(v, i), depth + 1);
+        d = write_item(w, d, items != NULL ? items[i] : json_array_get(v, i), depth + 1);
     }
     return close_items(w, d, ']', depth);
 }
@@ -445,7 +489,7 @@ static char *write_value(writer *w, char *d, const json_t *v, int depth)
     case JSON_ARRAY:
         return write_array(w, d, v, depth);
     case JSON_STRING:
-        return put_string(w, d, json_string_value(v), json_string_length(v), 0, 0);
+        return write_item(w, d, v, depth);
     case JSON_INTEGER:
         return put_integer(w, d, json_integer_value(v));
     case JSON_REAL: /* jansson holds no NaN or infinity */

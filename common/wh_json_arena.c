@@ -89,15 +89,12 @@ struct wh_json_arena_deferred {
     void *arg;
 };
 
-/* jansson's string value as jansson lays it out (its private json_string_t, the same from 2.7 to 2.14): the reader's
+/* jansson's string value as jansson lays it out (wh_json_arena.h's struct wh_json_string_layout): the reader's
  * strings are made here in one bump instead of through json_stringn_nocheck's two allocations and copy.  Used only
  * when LAYOUT_STRING is known: jansson older than 2.15 at run time, and a string made by jansson reads back through
  * this layout as jansson's own accessors read it (wh_json_arena_install checks). */
-struct jansson_string {
-    json_t json;
-    char *value;
-    size_t length;
-};
+#define jansson_string wh_json_string_layout
+int wh_json_string_layout_known;
 
 /* The layouts confirmed at install (a bit each); a scope may use them when jansson allocates through it. */
 enum { LAYOUT_STRING = 1, LAYOUT_ARRAY = 2, LAYOUT_OBJECT = 4 };
@@ -253,6 +250,7 @@ void wh_json_arena_install(void)
     if (WH_ARENA_ENABLED) {
         json_set_alloc_funcs(arena_malloc, arena_free);
         layouts_known = probe_layouts();
+        wh_json_string_layout_known = (layouts_known & LAYOUT_STRING) != 0;
     }
 }
 

@@ -87,6 +87,30 @@ int wh_json_arena_check(const json_t *value, char *why, size_t size);
  * UTF-8; the value is freed by jansson as usual.  For the JSON reader. */
 json_t *wh_json_arena_string(const char *text, size_t len);
 
+/* jansson's private string value (json_string_t, the same from 2.7 to 2.14), and whether install confirmed that
+ * the running jansson lays strings out so (never under ASan, where the arena stands aside). */
+struct wh_json_string_layout {
+    json_t json;
+    char *value;
+    size_t length;
+};
+extern int wh_json_string_layout_known;
+
+/* The text of string `s` (NUL-terminated; *len bytes, which may hold NULs), read through that layout when it is
+ * known, else through jansson's calls.  Why: the JSON writer reads every string of the trees it writes (~350 per
+ * review's patch), and two calls into jansson per string cost more than writing most of them
+ * (common/wh_go_json.c). */
+static inline const char *wh_json_string_text(const json_t *s, size_t *len)
+{
+    if (wh_json_string_layout_known) {
+        const struct wh_json_string_layout *js = (const struct wh_json_string_layout *)s;
+        *len = js->length;
+        return js->value;
+    }
+    *len = json_string_length(s);
+    return json_string_value(s);
+}
+
 /* A key of an object to build: `len` bytes of valid UTF-8 without NUL. */
 typedef struct wh_json_key {
     const char *text;

@@ -40,6 +40,13 @@
  *      lib/common/socket.c setup_bio, read the same way by its own session
  *      callbacks): the client certificate's verdict is taken there at
  *      SSL_CB_HANDSHAKE_DONE and kept in our per-connection record.
+ *  P16 2.2.5 has no per-connection call for HTTP/2 (GOAWAY, a stream's
+ *      state): <h2o/http2_internal.h> declares them and the connection and
+ *      stream records, but includes klib's khash.h, which Debian does not
+ *      ship; server/h2o-2.2.5/khash.h stands in for the one pointer it
+ *      declares (the stream table stays opaque: streams are reached through
+ *      the connection's priority tree).  The connection records of a worker
+ *      are listed in its context (ctx.http2._conns).
  */
 #if !defined(H2O_USE_LIBUV) || H2O_USE_LIBUV
 #error "define H2O_USE_LIBUV=0: webhookd embeds libh2o-evloop (P1)"
@@ -51,6 +58,9 @@
 #include <fcntl.h>
 #include <h2o.h>
 #include <h2o/http1.h>
+#include <h2o/http2.h>
+#include <h2o/http2_internal.h> /* P16 */
+#include <h2o/version.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
@@ -63,9 +73,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#if H2O_VERSION_MAJOR != 2 || H2O_VERSION_MINOR != 2
+#error "server/wh_server_h2o.c reads libh2o 2.2's HTTP/2 records (P16)"
+#endif
+
 #include "wh_alloc.h"
 #include "wh_log.h"
 #include "wh_server.h"
+#include "wh_server_tickets.h"
 
 /* Once shutdown starts, idle connections are closed (2.2.5 has no close-idle
  * call: P10).  A connection is idle when nothing arrived since its last
@@ -111,6 +126,8 @@ typedef struct conn {
     const SSL *ssl;                  /* h2o's, borrowed from the handshake on (P14): the peer's certificates */
     int linger_fd;                   /* a duplicate kept to linger after h2o closes (see linger), or -1 */
     int revoked;                     /* verified once, refused by a later bundle: served no longer than it must be */
+    h2o_http2_conn_t *h2;            /* h2o's HTTP/2 connection on this socket (P16), else NULL */
+    int goaway;                      /* revoked HTTP/2: GOAWAY sent, closing once its open streams are answered */
 } conn;
 
 struct wh_http_server {
@@ -645,6 +662,53 @@ static void on_accept(h2o_socket_t *listener, const char *err)
         accept_some(listener->data, ACCEPT_BATCH);
 }
 
+/* --- HTTP/2 connections (P16) ------------------------------------------- */
+
+/* Point the worker's connection records at h2o's HTTP/2 connections (ALPN
+ * h2 or the prior-knowledge preface alike): each one's socket is ours. */
+static void find_h2_conns(worker *w)
+{
+    h2o_linklist_t *node;
+
+    for (node = w->ctx.http2._conns.next; node != &w->ctx.http2._conns; node = node->next) {
+        h2o_http2_conn_t *h = H2O_STRUCT_FROM_MEMBER(h2o_http2_conn_t, _conns, node);
+        if (h->sock != NULL && h->sock->on_close.cb == on_sock_close)
+            ((conn *)h->sock->on_close.data)->h2 = h;
+    }
+}
+
+/* A revoked HTTP/2 connection ends the way h2o's own graceful shutdown
+ * ends one: once every stream it opened is being answered, it turns
+ * half-closed and h2o closes it after the last answer.  Until then its
+ * streams still arriving keep flowing (h2o drops DATA on a half-closed
+ * connection) and are answered by the new verdict. */
+static void close_when_answered(conn *c)
+{
+    h2o_http2_conn_t *h = c->h2;
+
+    if (!c->goaway || h->state != H2O_HTTP2_CONN_STATE_OPEN ||
+        h->num_streams.pull.open != h->num_streams.pull.half_closed)
+        return;
+    h->state = H2O_HTTP2_CONN_STATE_HALF_CLOSED;
+    h2o_http2_conn_request_write(h);
+}
+
+/* GOAWAY (NO_ERROR, the last stream the client opened): it opens no new
+ * stream and reconnects, presenting whatever certificate it has now, as
+ * an HTTP/1.1 client does after "Connection: close". */
+static void send_goaway(conn *c)
+{
+    h2o_http2_conn_t *h = c->h2;
+
+    if (c->goaway || h->state != H2O_HTTP2_CONN_STATE_OPEN)
+        return;
+    h2o_http2_encode_goaway_frame(&h->_write.buf, h->pull_stream_ids.max_open, H2O_HTTP2_ERROR_NONE,
+                                  h2o_iovec_init(H2O_STRLIT("client certificate no longer trusted")));
+    h2o_http2_conn_request_write(h);
+    c->goaway = 1;
+    close_when_answered(c);
+}
+
 /* --- control messages (from the main thread) ------------------------------ */
 
 static int between_requests(conn *c);
@@ -656,7 +720,7 @@ static wh_http_client_cert rejudged_verdict(SSL_CTX *ctx, const SSL *ssl, const 
  * loses its verdict is closed at once when it sits between requests (its
  * client reconnects and presents whatever certificate it has now), else its
  * current request is answered by the new verdict with "Connection: close";
- * HTTP/2 connections have each request judged by the new verdict. */
+ * an HTTP/2 one gets GOAWAY and its open streams the new verdict. */
 static void rejudge_client_certs(worker *w, SSL_CTX *ctx)
 {
     h2o_linklist_t *node;
@@ -665,6 +729,7 @@ static void rejudge_client_certs(worker *w, SSL_CTX *ctx)
 
     if ((SSL_CTX_get_verify_mode(ctx) & SSL_VERIFY_PEER) == 0)
         return;
+    find_h2_conns(w);
     for (node = w->conns.next; node != &w->conns; node = node->next) {
         conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
         wh_http_client_cert was = c->client_cert;
@@ -678,7 +743,9 @@ static void rejudge_client_certs(worker *w, SSL_CTX *ctx)
         } else if (was == WH_CLIENT_CERT_VERIFIED) {
             refused++;
             c->revoked = 1;
-            if (!c->shut && between_requests(c)) {
+            if (c->h2 != NULL) {
+                send_goaway(c);
+            } else if (!c->shut && between_requests(c)) {
                 shutdown(c->fd, SHUT_RDWR); /* h2o sees the end and closes it */
                 c->shut = 1;
             }
@@ -986,6 +1053,8 @@ static void on_sweep(h2o_timeout_entry_t *entry)
     free(growing);
     for (node = w->conns.next; node != &w->conns; node = node->next) {
         conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
+        if (c->goaway)
+            close_when_answered(c);
         if (c->linger_until != 0 && now >= c->linger_until && !c->shut) {
             shutdown(c->fd, SHUT_RDWR); /* the lingering read sees the end */
             c->shut = 1;
@@ -1177,12 +1246,12 @@ static wh_http_client_cert client_verdict(const SSL *ssl, const char **reason)
 
 /* The verdict `ctx`'s client CAs give the certificate `ssl`'s peer presented,
  * checked as OpenSSL checks it in a handshake: the chain the peer sent as
- * untrusted intermediates, purpose sslclient, the context's parameters.  A
- * session resumed from a ticket carries no intermediates: a leaf issued by
- * an intermediate then verifies only if the bundle holds that intermediate. */
+ * untrusted intermediates (a session resumed from a ticket has them from the
+ * ticket: wh_server_tickets.h), purpose sslclient, the context's parameters. */
 static wh_http_client_cert rejudged_verdict(SSL_CTX *ctx, const SSL *ssl, const char **reason)
 {
     X509 *peer = SSL_get0_peer_certificate(ssl);
+    STACK_OF(X509) *kept = NULL;
     X509_STORE_CTX *vc;
     long result;
 
@@ -1191,13 +1260,14 @@ static wh_http_client_cert rejudged_verdict(SSL_CTX *ctx, const SSL *ssl, const 
         return WH_CLIENT_CERT_NONE;
     if ((vc = X509_STORE_CTX_new()) == NULL)
         wh_oom(sizeof(void *)); /* OpenSSL's own malloc failed: the same policy (wh_alloc.h) */
-    if (X509_STORE_CTX_init(vc, SSL_CTX_get_cert_store(ctx), peer, SSL_get_peer_cert_chain(ssl)) != 1 ||
+    if (X509_STORE_CTX_init(vc, SSL_CTX_get_cert_store(ctx), peer, wh_server_peer_intermediates(ssl, &kept)) != 1 ||
         X509_STORE_CTX_set_default(vc, "ssl_client") != 1 ||
         X509_VERIFY_PARAM_set1(X509_STORE_CTX_get0_param(vc), SSL_CTX_get0_param(ctx)) != 1)
         result = X509_V_ERR_UNSPECIFIED;
     else
         result = X509_verify_cert(vc) == 1 ? X509_V_OK : X509_STORE_CTX_get_error(vc);
     X509_STORE_CTX_free(vc);
+    sk_X509_pop_free(kept, X509_free);
     ERR_clear_error();
     return verdict_of(result, reason);
 }
@@ -1229,6 +1299,7 @@ static void prepare_tls(wh_http_server *s, SSL_CTX *ssl_ctx)
     /* Without h2 in ALPN every connection is HTTP/1.1 (P3, P5). */
     h2o_ssl_register_alpn_protocols(ssl_ctx, s->cfg.http2 ? h2o_alpn_protocols : alpn_http1_only);
     SSL_CTX_set_info_callback(ssl_ctx, on_tls_info);
+    wh_server_tickets_keep_chain(ssl_ctx);
 }
 
 wh_code wh_http_start(const wh_http_config *cfg, SSL_CTX *ssl_ctx, wh_http_server **out, wh_err *err)

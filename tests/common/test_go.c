@@ -17,6 +17,7 @@
 
 #include "go_json_oracle.h"
 #include "wh_go.h"
+#include "wh_json_arena.h"
 
 /* --- strconv ---------------------------------------------------------------- */
 
@@ -426,6 +427,63 @@ static void json_sorted(void **state)
     json_decref(v);
 }
 
+static int key_order(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b); /* bytes as unsigned char */
+}
+
+/* Random objects of 0 to 24 members whose keys (0 to 3 bytes of "aAb~\x7f")
+ * share prefixes, inserted in random order: WH_GO_JSON_SORTED must print
+ * them as strcmp orders the keys, nested too. */
+static void json_sorted_random(void **state)
+{
+    static const char alphabet[] = "aAb~\x7f";
+    uint64_t seed = 0x243f6a8885a308d3ULL;
+    wh_buf got = WH_BUF_INIT, want = WH_BUF_INIT;
+
+    (void)state;
+    for (int round = 0; round < 3000; round++) {
+        json_t *obj = json_object(), *inner = json_object();
+        const char *keys[32];
+        size_t n = 0, members;
+        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+        members = seed % 25;
+        for (size_t i = 0; i < members; i++) {
+            char key[4];
+            size_t len;
+            seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+            len = seed % 4;
+            for (size_t k = 0; k < len; k++)
+                key[k] = alphabet[(seed >> (8 + 4 * k)) % (sizeof(alphabet) - 1)];
+            key[len] = '\0';
+            json_object_set_new_nocheck(obj, key, json_integer((json_int_t)i));
+        }
+        json_object_set_new_nocheck(inner, "z", json_true());
+        json_object_set_new_nocheck(inner, "y", json_false());
+        json_object_set_new_nocheck(obj, "~~", inner); /* a key no random one is */
+        for (void *it = json_object_iter(obj); it != NULL; it = json_object_iter_next(obj, it))
+            keys[n++] = json_object_iter_key(it);
+        qsort(keys, n, sizeof(keys[0]), key_order);
+        wh_buf_reset(&want);
+        for (size_t i = 0; i < n; i++) {
+            json_t *v = json_object_get(obj, keys[i]);
+            wh_buf_putc(&want, i == 0 ? '{' : ',');
+            oracle_json_string(&want, (const unsigned char *)keys[i], strlen(keys[i]), 0);
+            if (json_is_integer(v))
+                wh_buf_printf(&want, ":%lld", (long long)json_integer_value(v));
+            else
+                wh_buf_puts(&want, ":{\"y\":false,\"z\":true}");
+        }
+        wh_buf_putc(&want, '}');
+        wh_buf_reset(&got);
+        wh_go_json(&got, obj, WH_GO_JSON_SORTED);
+        assert_string_equal(got.data, want.data);
+        json_decref(obj);
+    }
+    wh_buf_free(&got);
+    wh_buf_free(&want);
+}
+
 /* omitempty's isEmptyValue, seen through JSON */
 static void is_empty(void **state)
 {
@@ -608,10 +666,16 @@ int main(void)
         cmocka_unit_test(base64_decode_errors),
         cmocka_unit_test(json_indent),
         cmocka_unit_test(json_sorted),
+        cmocka_unit_test(json_sorted_random),
         cmocka_unit_test(json_string_every_byte),
         cmocka_unit_test(json_string_byte_pairs),
         cmocka_unit_test(json_string_utf8),
         cmocka_unit_test(json_string_random),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests_name("jansson's calls", tests, NULL, NULL);
+
+    /* Again as webhookd runs: the writer reads strings, arrays and objects
+     * through jansson's layouts where install confirms them. */
+    wh_json_arena_install();
+    return failed + cmocka_run_group_tests_name("jansson's layouts", tests, NULL, NULL);
 }

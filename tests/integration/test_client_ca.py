@@ -25,7 +25,7 @@ import unittest
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from whtest import (BINARY, WRAPPER, Server, client_context, connect, read_response, request, review,  # noqa: E402
+from whtest import (BINARY, H2, WRAPPER, Server, client_context, connect, read_response, request, review,  # noqa: E402
                     scaled)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -71,8 +71,8 @@ class PKI:
         return path
 
 
-def tls_context(cert=None, tls=None):
-    ctx = client_context()
+def tls_context(cert=None, tls=None, alpn=("http/1.1",)):
+    ctx = client_context(alpn)
     if cert is not None:
         ctx.load_cert_chain(cert[0], cert[1])
     if tls == "1.2":
@@ -349,6 +349,84 @@ class TestClientCAKeptConnections(unittest.TestCase):
                 # (connections the polls above closed may still be open on the server's side: at least)
                 self.assertGreaterEqual(sum(int(r["verified"]) for r in rejudged), 1, rejudged)
                 self.assertGreaterEqual(sum(int(r["refused"]) for r in rejudged), 2, rejudged)
+
+    def test_resumed_sessions_keep_their_chain(self):
+        """A connection resumed from a session ticket is judged again with the
+        intermediates its client sent in the first handshake (a ticket holds
+        only the leaf): a rotation that keeps the root keeps it served."""
+        with tempfile.TemporaryDirectory() as d:
+            pki = PKI(d)
+            ca, other = pki.root("ca"), pki.root("other-ca")
+            inter = pki.issue("intermediate", ca,
+                              ext="basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n")
+            leaf = pki.issue("chain", inter)
+            chain = (pki.bundle("chain-full", leaf[0], inter[0]), leaf[1])
+            other_cert = pki.issue("other", other)
+            volume_dir = os.path.join(d, "volume")
+            os.mkdir(volume_dir)
+            volume = Kubelet(volume_dir)
+            volume.publish(ca[0])
+            body = review()
+            with Server("--client-ca-file=" + volume.path, "--cert-check-interval=100ms") as server:
+                kept = {}
+                for tls in ("1.3", "1.2"):
+                    ctx = tls_context(chain, tls if tls == "1.2" else None)
+                    with connect(server.port, ctx) as first:
+                        self.assertEqual(request(first, "POST", "/validate", body)[0], 200)
+                        session = first.session
+                    raw = socket.create_connection(("127.0.0.1", server.port), timeout=scaled(10))
+                    kept[tls] = ctx.wrap_socket(raw, server_hostname="localhost", session=session)
+                    self.assertTrue(kept[tls].session_reused, tls)
+                    self.assertEqual(request(kept[tls], "POST", "/validate", body)[0], 200)
+                try:
+                    volume.publish(pki.bundle("both", ca[0], other[0]))
+                    deadline = time.time() + scaled(5)
+                    while call(server.port, tls_context(other_cert), "POST", "/validate", body)[0] != 200:
+                        self.assertLess(time.time(), deadline, "the new bundle never took effect")
+                        time.sleep(0.02)
+                    for tls, sock in kept.items():
+                        with self.subTest(tls=tls):
+                            status, _, text = request(sock, "POST", "/validate", body)
+                            self.assertEqual(status, 200, text)
+                    self.assertEqual(sum(int(r["refused"]) for r in server.records()
+                                         if r.get("msg") == "client CA changed: connections re-verified"), 0)
+                finally:
+                    for sock in kept.values():
+                        sock.close()
+
+    def test_http2_connection_gets_goaway(self):
+        """HTTP/2: the connection whose CA went gets GOAWAY (NO_ERROR, its last
+        stream), the stream still arriving on it is answered by the new
+        verdict, and then the server closes it, as HTTP/1.1 answers
+        "Connection: close"."""
+        with tempfile.TemporaryDirectory() as d:
+            pki = PKI(d)
+            old_ca, new_ca = pki.root("old-ca"), pki.root("new-ca")
+            old_cert = pki.issue("old", old_ca)
+            volume_dir = os.path.join(d, "volume")
+            os.mkdir(volume_dir)
+            volume = Kubelet(volume_dir)
+            volume.publish(old_ca[0])
+            body = review()
+            with Server("--http2", "--client-ca-file=" + volume.path, "--cert-check-interval=100ms") as server:
+                h2 = H2(server.port, tls_context(old_cert, alpn=("h2",)))
+                try:
+                    self.assertEqual(h2.request("POST", "/validate", body)[0], 200)
+                    arriving = h2.headers("POST", "/validate", len(body))
+                    h2.data(arriving, body[:10])
+                    h2.ping()  # the server has opened the stream
+                    volume.publish(new_ca[0])
+                    deadline = time.time() + scaled(10)
+                    while h2.goaway is None and time.time() < deadline:
+                        self.assertIsNotNone(h2.read_frame(), "closed without GOAWAY; log:\n" + server.log())
+                    self.assertEqual(h2.goaway, (arriving, 0))
+                    h2.data(arriving, body[10:], end=True)
+                    status, text, reset = h2.response(arriving)
+                    self.assertEqual((status, reset), (403, None), text)
+                    self.assertIn(b"client certificate refused", text)
+                    self.assertTrue(h2.read_until_closed(), "the connection stayed open after its last answer")
+                finally:
+                    h2.close()
 
 
 if __name__ == "__main__":

@@ -186,6 +186,111 @@ def request(sock, method, path, body=None, content_type="application/json", extr
     return read_response(sock)
 
 
+class H2:
+    """A minimal HTTP/2 client (h2 over ALPN; HPACK literals out, the static
+    table and literal :status in) for tests that need frame-level control:
+    streams opened and bodies sent piece by piece, every frame the server
+    sends seen (GOAWAY, RST_STREAM).  SETTINGS and PING are acknowledged."""
+
+    PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+    STATIC_STATUS = {0x88: 200, 0x89: 204, 0x8a: 206, 0x8b: 304, 0x8c: 400, 0x8d: 404, 0x8e: 500}
+
+    def __init__(self, port, ctx, timeout=10):
+        self.sock = connect(port, ctx, timeout)
+        assert self.sock.selected_alpn_protocol() == "h2", self.sock.selected_alpn_protocol()
+        self.inbuf, self.next_id = b"", 1
+        self.goaway = None  # (last stream id, error code) of the last GOAWAY
+        self.resets, self.status, self.body, self.ended = {}, {}, {}, set()
+        self.sock.sendall(self.PREFACE + self.frame(4, 0, 0))
+
+    @staticmethod
+    def frame(ftype, flags, sid, payload=b""):
+        return len(payload).to_bytes(3, "big") + bytes([ftype, flags]) + sid.to_bytes(4, "big") + payload
+
+    def headers(self, method, path, length=None, end=False):
+        """Open a stream; returns its id."""
+        def literal(name, value):
+            return b"\x00" + bytes([len(name)]) + name + bytes([len(value)]) + value
+        fields = [(b":method", method.encode()), (b":scheme", b"https"), (b":authority", b"localhost"),
+                  (b":path", path.encode()), (b"content-type", b"application/json")]
+        if length is not None:
+            fields.append((b"content-length", str(length).encode()))
+        sid, self.next_id = self.next_id, self.next_id + 2
+        self.sock.sendall(self.frame(1, 4 | (1 if end else 0), sid, b"".join(literal(k, v) for k, v in fields)))
+        return sid
+
+    def data(self, sid, payload, end=False):
+        for off in range(0, max(len(payload), 1), 16384):  # SETTINGS_MAX_FRAME_SIZE's default
+            last = end and off + 16384 >= len(payload)
+            self.sock.sendall(self.frame(0, 1 if last else 0, sid, payload[off:off + 16384]))
+
+    def read_frame(self):
+        """The next frame (type, flags, stream id, payload); None at the end of the connection."""
+        while len(self.inbuf) < 9 or len(self.inbuf) < 9 + int.from_bytes(self.inbuf[:3], "big"):
+            try:
+                got = self.sock.recv(65536)
+            except (ConnectionError, ssl.SSLError):
+                got = b""
+            if not got:
+                return None
+            self.inbuf += got
+        n = int.from_bytes(self.inbuf[:3], "big")
+        ftype, flags, sid = self.inbuf[3], self.inbuf[4], int.from_bytes(self.inbuf[5:9], "big") & 0x7FFFFFFF
+        payload, self.inbuf = self.inbuf[9:9 + n], self.inbuf[9 + n:]
+        if ftype == 4 and not flags & 1:
+            self.sock.sendall(self.frame(4, 1, 0))
+        elif ftype == 6 and not flags & 1:
+            self.sock.sendall(self.frame(6, 1, 0, payload))
+        elif ftype == 7:
+            self.goaway = (int.from_bytes(payload[:4], "big") & 0x7FFFFFFF, int.from_bytes(payload[4:8], "big"))
+        elif ftype == 3:
+            self.resets[sid] = int.from_bytes(payload[:4], "big")
+        elif ftype == 1:
+            if payload[0] in (0x08, 0x18, 0x48) and payload[1] == 3:  # literal :status (static name 8)
+                self.status[sid] = int(payload[2:5])
+            else:
+                self.status[sid] = self.STATIC_STATUS.get(payload[0], -1)
+        elif ftype == 0:
+            self.body[sid] = self.body.get(sid, b"") + payload
+        if ftype in (0, 1) and flags & 1:
+            self.ended.add(sid)
+        return ftype, flags, sid, payload
+
+    def ping(self):
+        """PING and wait for its ACK: the server has handled every frame sent before."""
+        self.sock.sendall(self.frame(6, 0, 0, b"wh-ping!"))
+        while True:
+            got = self.read_frame()
+            if got is None:
+                raise ConnectionError("connection closed before the PING ACK")
+            if got[0] == 6 and got[1] & 1 and got[3] == b"wh-ping!":
+                return
+
+    def response(self, sid):
+        """Read until stream `sid` ends or is reset: (status or None, body, RST_STREAM code or None)."""
+        while sid not in self.ended and sid not in self.resets:
+            if self.read_frame() is None:
+                raise ConnectionError("connection closed before stream %d ended" % sid)
+        return self.status.get(sid), self.body.get(sid, b""), self.resets.get(sid)
+
+    def request(self, method, path, body):
+        sid = self.headers(method, path, len(body))
+        self.data(sid, body, end=True)
+        return self.response(sid)
+
+    def read_until_closed(self):
+        """Read every frame until the server ends the connection; False if it stays open past the timeout."""
+        try:
+            while self.read_frame() is not None:
+                pass
+        except socket.timeout:
+            return False
+        return True
+
+    def close(self):
+        self.sock.close()
+
+
 def once(port, method, path, body=None, **kw):
     with connect(port) as s:
         return request(s, method, path, body, **kw)
