@@ -89,11 +89,11 @@ static int settle(json_t *pv, const wh_inject_field *f, int defer);
 static void purge(json_t *pv, const wh_inject_field *f);
 
 /* settle() for object `o` of type `t`, finding on the way the merge key `mk`
- * (NULL: none wanted) of the list holding it: *mkv gets its value, NULL when
+ * (`mk_len` bytes; NULL: none wanted) of the list holding it: *mkv gets its value, NULL when
  * absent; a null merge key is left to merge_keyed (it is not the same as
  * none there).  Fields are looked up from the previous one (templates print
  * them in Go's order). */
-static int settle_map(json_t *o, const wh_inject_type *t, const char *mk, const json_t **mkv, int defer)
+static int settle_map(json_t *o, const wh_inject_type *t, const char *mk, size_t mk_len, const json_t **mkv, int defer)
 {
     const wh_inject_field *prev = NULL;
     wh_json_member stack[MEMBERS_ON_STACK], *heap;
@@ -110,7 +110,7 @@ static int settle_map(json_t *o, const wh_inject_type *t, const char *mk, const 
         const char *key = m[i].key;
         json_t *v = m[i].value;
         const wh_inject_field *f;
-        int is_mk = mk != NULL && key[0] == mk[0] && strcmp(key, mk) == 0;
+        int is_mk = mk != NULL && m[i].len == mk_len && memcmp(key, mk, mk_len) == 0;
         if (key[0] == '$') {
             r = SETTLE_REBUILD;
         } else if (json_is_null(v)) {
@@ -137,7 +137,9 @@ static int settle_map(json_t *o, const wh_inject_type *t, const char *mk, const 
                     json_object_deln(o, m[i].key, m[i].len);
         }
     }
-    free(heap);
+    if (heap != NULL)
+        if (heap != NULL)
+            free(heap);
     return r;
 }
 
@@ -150,9 +152,8 @@ static uint64_t fingerprint(const json_t *v)
     size_t i, n;
 
     if (json_is_string(v)) { /* length, first and last 8 bytes: env names share prefixes, not both */
-        const unsigned char *s = (const unsigned char *)json_string_value(v);
+        const unsigned char *s = (const unsigned char *)wh_json_string_text(v, &n);
         uint64_t head = 0, tail = 0;
-        n = json_string_length(v);
         if (n >= 8) {
             memcpy(&head, s, 8);
             memcpy(&tail, s + n - 8, 8);
@@ -194,7 +195,7 @@ static int distinct(const json_t *const *v, size_t n)
 /* settle() for list `a` of field `f`. */
 static int settle_list(json_t *a, const wh_inject_field *f, int defer)
 {
-    size_t i, n, nulls = 0;
+    size_t i, n, nulls = 0, mk_len;
     json_t *const *table = wh_json_array_items(a, &n);
     const json_t *stack[64], **keys;
     int keyed = f != NULL && f->kind == WH_K_LIST && f->merge_key != NULL,
@@ -224,11 +225,13 @@ static int settle_list(json_t *a, const wh_inject_field *f, int defer)
     }
     /* items with the same merge key merge into one, duplicate primitives go */
     keys = n <= 64 ? stack : wh_malloc(n * sizeof(*keys));
+    mk_len = keyed ? strlen(f->merge_key) : 0;
     for (i = 0; i < n && r != SETTLE_REBUILD; i++) {
         json_t *item = table != NULL ? table[i] : json_array_get(a, i);
         if (keyed) {
             if (!json_is_object(item) ||
-                (sub = settle_map(item, f->type, f->merge_key, &keys[i], 1)) == SETTLE_REBUILD || keys[i] == NULL)
+                (sub = settle_map(item, f->type, f->merge_key, mk_len, &keys[i], 1)) == SETTLE_REBUILD ||
+                keys[i] == NULL)
                 r = SETTLE_REBUILD;
             else if (sub == SETTLE_NULLS)
                 later = 1;
@@ -299,7 +302,7 @@ static void purge(json_t *pv, const wh_inject_field *f)
 static int settle(json_t *pv, const wh_inject_field *f, int defer)
 {
     if (json_is_object(pv))
-        return settle_map(pv, f != NULL ? f->type : NULL, NULL, NULL, defer);
+        return settle_map(pv, f != NULL ? f->type : NULL, NULL, 0, NULL, defer);
     if (json_is_array(pv))
         return settle_list(pv, f, defer);
     return SETTLE_DONE;
@@ -525,7 +528,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
         if (j == nitems) {
             const json_t *mkv;
             /* owned: the patch is ours to change (wh_inject_smp_move) */
-            int move = owned && settle_map((json_t *)pi, f->type, mk, &mkv, 0) == SETTLE_DONE;
+            int move = owned && settle_map((json_t *)pi, f->type, mk, strlen(mk), &mkv, 0) == SETTLE_DONE;
             items[nitems].value = move ? json_incref((json_t *)pi) : json_object();
             items[nitems].own = 1;
             items[nitems].orig_idx = -1;
