@@ -140,7 +140,7 @@ static json_t *names_view(const json_t *overlay, int security)
 
 /* ---- the merge target ---- */
 
-static json_t *target_copy(const json_t *value, const wh_inject_type *type, wh_inject_go_leaves *leaves);
+static json_t *target_copy(const json_t *value, const wh_inject_type *type, wh_inject_go_leaves *leaves, int depth);
 
 static int injector_owned(const json_t *container)
 {
@@ -160,7 +160,7 @@ static int injector_owned(const json_t *container)
  * env, an init container's args) are container lists or belong to the
  * injector's containers, which are copied whole.  Container lists are never
  * shared for that reason, whatever their items. */
-static json_t *target_list(const json_t *list, const wh_inject_type *type, wh_inject_go_leaves *leaves)
+static json_t *target_list(const json_t *list, const wh_inject_type *type, wh_inject_go_leaves *leaves, int depth)
 {
     json_t *out;
     size_t i, n = json_array_size(list), nstable;
@@ -177,7 +177,7 @@ static json_t *target_list(const json_t *list, const wh_inject_type *type, wh_in
         const json_t *item = json_array_get(list, i);
         json_t *copy = type == &wh_inject_type_container && injector_owned(item) ? wh_inject_json_copy(item)
                        : i < nstable && stable[i] == item                        ? json_incref((json_t *)item)
-                                                                                 : target_copy(item, type, leaves);
+                                                          : target_copy(item, type, leaves, depth);
         if (json_array_append_new(out, copy) != 0) {
             json_decref(out);
             return NULL;
@@ -196,25 +196,56 @@ static json_t *target_list(const json_t *list, const wh_inject_type *type, wh_in
  * as it is, and the only in-place edits of list items (post-processing's env
  * entries) are on istio-proxy, so the injector's own containers are copied
  * whole. */
-static json_t *target_copy(const json_t *value, const wh_inject_type *type, wh_inject_go_leaves *leaves)
+static json_t *member_copy(const json_t *v, const wh_inject_field *f, wh_inject_go_leaves *leaves, int depth)
+{
+    return f != NULL && f->kind == WH_K_OBJ && f->type != NULL ? target_copy(v, f->type, leaves, depth + 1)
+           : f != NULL && f->kind == WH_K_LIST && f->type != NULL && json_is_array(v)
+               ? target_list(v, f->type, leaves, depth + 1)
+               : wh_inject_json_copy(v);
+}
+
+/* target_copy of object `value` read through the layout and made in one
+ * piece (wh_json_arena_object); NULL when the layout is unknown or it has
+ * too many members.  Out of line: its frame is large, so only the first
+ * levels use it (FLAT_DEPTH). */
+static __attribute__((noinline)) json_t *target_copy_flat(const json_t *value, const wh_inject_type *type,
+                                                          wh_inject_go_leaves *leaves, int depth)
+{
+    wh_json_member m[VIEW_MEMBERS];
+    wh_json_key keys[VIEW_MEMBERS];
+    json_t *values[VIEW_MEMBERS];
+    const wh_inject_field *prev = NULL, *f;
+    size_t i, n = wh_json_object_members(value, m, VIEW_MEMBERS);
+
+    if (n > VIEW_MEMBERS)
+        return NULL;
+
+    for (i = 0; i < n; i++) {
+        if ((f = wh_inject_schema_fieldn_after(type, prev, m[i].key, m[i].len)) != NULL)
+            prev = f;
+        keys[i] = (wh_json_key){m[i].key, m[i].len};
+        values[i] = member_copy(m[i].value, f, leaves, depth);
+    }
+    return wh_json_arena_object(keys, values, n, 0);
+}
+
+#define FLAT_DEPTH 8 /* a pod's typed objects nest about this deep */
+
+static json_t *target_copy(const json_t *value, const wh_inject_type *type, wh_inject_go_leaves *leaves, int depth)
 {
     json_t *out;
     void *it;
 
     if (!json_is_object(value) || type == NULL)
         return wh_inject_json_copy(value);
+    if (depth < FLAT_DEPTH && (out = target_copy_flat(value, type, leaves, depth)) != NULL)
+        return out;
     out = json_object();
     for (it = json_object_iter((json_t *)value); it != NULL; it = json_object_iter_next((json_t *)value, it)) {
         const json_t *v = json_object_iter_value(it);
         const wh_inject_field *f = wh_inject_schema_field(type, json_object_iter_key(it));
-        json_t *copy = f != NULL && f->kind == WH_K_OBJ && f->type != NULL ? target_copy(v, f->type, leaves)
-                       : f != NULL && f->kind == WH_K_LIST && f->type != NULL && json_is_array(v)
-                           ? target_list(v, f->type, leaves)
-                           : wh_inject_json_copy(v);
-        if (json_object_setn_new_nocheck(out, json_object_iter_key(it), json_object_iter_key_len(it), copy) != 0) {
-            json_decref(out);
-            return NULL;
-        }
+        json_object_setn_new_nocheck(out, json_object_iter_key(it), json_object_iter_key_len(it),
+                                     member_copy(v, f, leaves, depth));
     }
     return out;
 }
@@ -223,7 +254,7 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, wh_inject_go_leaves *l
                                  const char *const *names, const wh_inject_shaped *shaped, int native,
                                  const wh_inject_release *release, json_t **merged_out, json_t **tmpl_out, wh_err *err)
 {
-    json_t *merged = target_copy(merge_pod, &wh_inject_type_pod, leaves), *tmpl = json_object(), *view = NULL;
+    json_t *merged = target_copy(merge_pod, &wh_inject_type_pod, leaves, 0), *tmpl = json_object(), *view = NULL;
     size_t i;
     wh_code rc = WH_OK;
     int security = wh_inject_release_has(release, WH_REL_OVERRIDE_RESETS_FOREIGN_UID);
