@@ -15,6 +15,7 @@
  * that whenever this path answers, it answers exactly what the full loader
  * does.
  */
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +196,26 @@ static unsigned block_spaces(const char *p)
 #endif
 #define BLOCK_ALL ((1u << BLOCK) - 1)
 
+/* The first byte in [p, end) that is `a` or `b`, or end: a quoted scalar's closing quote or escape.  The text goes
+ * on to `limit` (>= end): blocks may be read up to there, past the line's end. */
+static inline const char *find_either(const char *p, const char *end, const char *limit, char a, char b)
+{
+#if defined(__SSE2__)
+    for (; limit - p >= BLOCK; p += BLOCK) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(a)), _mm_cmpeq_epi8(v, _mm_set1_epi8(b))));
+        if (m != 0)
+            return p + __builtin_ctz(m) < end ? p + __builtin_ctz(m) : end;
+        if (end - p <= BLOCK)
+            return end;
+    }
+#endif
+    while (p < end && *p != a && *p != b)
+        p++;
+    return p;
+}
+
 /* Record a ':' or '#' at c on line l (whose text starts at l->s) if it is
  * a value indicator or a comment's start. */
 static void note_mark(line *l, const char *c, const char *stop)
@@ -353,9 +374,10 @@ static int put_utf8(wh_buf *b, unsigned long cp)
 /* A one-line quoted scalar starting at *pp (at the quote); on success *pp
  * points after the closing quote and the content is [*text, *text + *len):
  * inside the input when it holds no escape, else decoded onto the end of
- * `scratch` (then *decoded is 1; the caller truncates scratch afterwards). */
-static wh_code quoted_text(const char **pp, const char *end, wh_buf *scratch, const char **text, size_t *len,
-                           int *decoded)
+ * `scratch` (then *decoded is 1; the caller truncates scratch afterwards).
+ * The text goes on to `limit` (find_either may look that far). */
+static wh_code quoted_text(const char **pp, const char *end, const char *limit, wh_buf *scratch, const char **text,
+                           size_t *len, int *decoded)
 {
     const char *p = *pp, *s;
     char q = *p++;
@@ -363,12 +385,7 @@ static wh_code quoted_text(const char **pp, const char *end, wh_buf *scratch, co
 
     *decoded = 0;
     s = p;
-    if (q == '"')
-        while (p < end && *p != '"' && *p != '\\')
-            p++;
-    else
-        while (p < end && *p != '\'')
-            p++;
+    p = find_either(p, end, limit, q, q == '"' ? '\\' : q);
     if (p >= end)
         return UNSUPPORTED; /* continues on the next line: multi-line scalar */
     if (*p == q && !(q == '\'' && p + 1 < end && p[1] == '\'')) {
@@ -509,7 +526,7 @@ static wh_code quoted(fast *f, const char **pp, const char *end, json_t **out)
     wh_code rc;
 
     wh_buf_reset(&f->tmp);
-    if ((rc = quoted_text(pp, end, &f->tmp, &text, &len, &decoded)) != WH_OK)
+    if ((rc = quoted_text(pp, end, f->text_end, &f->tmp, &text, &len, &decoded)) != WH_OK)
         return rc;
     *out = new_string(text, len);
     return WH_OK;
@@ -581,13 +598,14 @@ static inline __attribute__((always_inline)) int mapping_entry(fast *f, const li
 {
     const char *p = s, *end = l->end;
 
-    memset(key, 0, sizeof(*key));
+    key->in_buf = 0;
+    key->off = 0;
     if (*s == '"' || *s == '\'') {
         size_t mark = f->keys.len;
         int decoded;
         if (line_value_colon(l, s, end) == NULL)
             return 0; /* no ": " after s: a quoted scalar (its caller reads it), not a key */
-        if (quoted_text(&p, end, &f->keys, &key->text, &key->len, &decoded) != WH_OK)
+        if (quoted_text(&p, end, f->text_end, &f->keys, &key->text, &key->len, &decoded) != WH_OK)
             return -1;
         key->in_buf = decoded;
         key->off = mark;
@@ -633,17 +651,32 @@ static wh_code parse_node(fast *f, int parent_indent, json_t **out);
 /* Move to line `pos`, or past it to the next line with structure (blank
  * and comment lines have none): f->pos always rests on such a line or the
  * end, so that looking at it is free. */
-static void move_to(fast *f, size_t pos)
+static inline void move_to(fast *f, size_t pos)
 {
-    while (pos < f->n && f->lines[pos].skip)
+    while (f->lines[pos].skip) /* the end line stops it */
         pos++;
     f->pos = pos;
 }
 
-/* The current line (one with structure), or NULL at the end. */
-static line *peek(fast *f)
+/* The current line: one with structure, or at the end the line after the
+ * last, whose indent is below every other (add_end_line). */
+static inline line *peek(fast *f)
 {
-    return f->pos < f->n ? &f->lines[f->pos] : NULL;
+    return &f->lines[f->pos];
+}
+
+static inline int at_end(const fast *f)
+{
+    return f->pos >= f->n;
+}
+
+/* The line after the last (not counted in f->n): it has structure and an
+ * indent below any, so that what compares the current line's indent needs
+ * no test for the end first. */
+static void add_end_line(fast *f)
+{
+    WH_GROW(f->lines, f->n, f->cap, 16);
+    f->lines[f->n] = (line){.start = f->text_end, .s = f->text_end, .end = f->text_end, .indent = INT_MIN};
 }
 
 /* A literal block scalar ("|", "|-", "|+") whose header is at `s` on line
@@ -714,12 +747,10 @@ out:
 static wh_code nested_value(fast *f, int indent, int allow_indentless, json_t **out)
 {
     const line *l = peek(f);
-    if (l != NULL) {
-        if (l->indent > indent)
-            return parse_node(f, indent, out);
-        if (allow_indentless && l->indent == indent && l->s[0] == '-' && is_space_or_end(l->s + 1, l->end))
-            return parse_node(f, indent - 1, out);
-    }
+    if (l->indent > indent)
+        return parse_node(f, indent, out);
+    if (allow_indentless && l->indent == indent && l->s[0] == '-' && is_space_or_end(l->s + 1, l->end))
+        return parse_node(f, indent - 1, out);
     *out = json_null();
     return WH_OK;
 }
@@ -727,8 +758,7 @@ static wh_code nested_value(fast *f, int indent, int allow_indentless, json_t **
 /* After an inline scalar, a deeper line would continue it (multi-line). */
 static int continues(fast *f, int indent)
 {
-    const line *l = peek(f);
-    return l != NULL && l->indent > indent;
+    return peek(f)->indent > indent;
 }
 
 /* ---- flow collections ("{a: 1, b: 2}", "[x, y]", possibly over several lines) ---- */
@@ -762,6 +792,30 @@ static int flow_indicator(char c)
     return c == ',' || c == '[' || c == ']' || c == '{' || c == '}';
 }
 
+/* The first byte in [p, end) that may end a plain scalar inside a flow collection (a line break, a flow indicator,
+ * ':' or '#'), or end: BLOCK bytes a step, as split_lines reads lines. */
+static inline const char *flow_stop(const char *p, const char *end)
+{
+#if defined(__SSE2__)
+    for (; end - p >= BLOCK; p += BLOCK) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        /* '[' and '{' differ only in the bit 0x20, as ']' and '}' do: set it before comparing */
+        __m128i folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
+        __m128i open = _mm_cmpeq_epi8(folded, _mm_set1_epi8('{'));  /* '[' '{' */
+        __m128i close = _mm_cmpeq_epi8(folded, _mm_set1_epi8('}')); /* ']' '}' */
+        __m128i other =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(',')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+                         _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')), _mm_cmpeq_epi8(v, _mm_set1_epi8('#'))));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(open, close), other));
+        if (m != 0)
+            return p + __builtin_ctz(m);
+    }
+#endif
+    while (p < end && !(flow_indicator(*p) || *p == '\n' || *p == ':' || *p == '#'))
+        p++;
+    return p;
+}
+
 /* A plain scalar inside a flow collection, which must end on its own line. */
 static wh_code flow_plain_span(const char **pp, const char *end, int is_key, const char **text, size_t *len)
 {
@@ -770,23 +824,26 @@ static wh_code flow_plain_span(const char **pp, const char *end, int is_key, con
         return UNSUPPORTED;
     if (*p == '-' || *p == '?' || *p == ':')
         return UNSUPPORTED; /* libyaml's rules for these differ inside flow collections */
-    for (last = p; p < end; p++) {
+    for (; (p = flow_stop(p, end)) < end; p++) {
         if (*p == '\n')
             return UNSUPPORTED; /* may continue on the next line */
         if (flow_indicator(*p))
             break;
-        if (*p == '#' && p[-1] == ' ')
-            return UNSUPPORTED;
-        if (*p == ':' && p + 1 < end && (flow_indicator(p[1]) || p[1] == '?'))
-            return UNSUPPORTED; /* libyaml: "found unexpected ':'" */
-        if (*p == ':' && (p + 1 >= end || p[1] == ' ' || p[1] == '\n')) {
+        if (*p == '#') {
+            if (p[-1] == ' ')
+                return UNSUPPORTED;
+            continue;
+        }
+        if (p + 1 < end && (flow_indicator(p[1]) || p[1] == '?'))
+            return UNSUPPORTED; /* ':' before them -- libyaml: "found unexpected ':'" */
+        if (p + 1 >= end || p[1] == ' ' || p[1] == '\n') {
             if (!is_key)
                 return UNSUPPORTED;
             break;
         }
-        if (*p != ' ')
-            last = p + 1;
     }
+    for (last = p; last > s && last[-1] == ' ';) /* trailing spaces are not the scalar's */
+        last--;
     *text = s;
     *len = (size_t)(last - s);
     *pp = p;
@@ -816,7 +873,7 @@ static wh_code flow_key(fast *f, const char **pp, const char *end, key_ref *key)
     if (**pp == '"' || **pp == '\'') {
         size_t mark = f->keys.len;
         int decoded;
-        if (quoted_text(pp, line_end(*pp, end), &f->keys, &key->text, &key->len, &decoded) != WH_OK)
+        if (quoted_text(pp, line_end(*pp, end), f->text_end, &f->keys, &key->text, &key->len, &decoded) != WH_OK)
             return UNSUPPORTED; /* multi-line quoted scalars fold: not here */
         key->in_buf = decoded;
         key->off = mark;
@@ -984,9 +1041,8 @@ static wh_code parse_mapping(fast *f, int indent, key_ref *first, const char *fi
         push_key(f, &key); /* its text stays on f->keys until the mapping is made */
         push_value(f, val);
         val = NULL;
-        memset(&key, 0, sizeof(key));
         const line *next = peek(f);
-        if (next == NULL || next->indent < indent)
+        if (next->indent < indent)
             break;
         if (next->indent > indent) {
             rc = UNSUPPORTED;
@@ -1016,7 +1072,7 @@ static wh_code parse_sequence(fast *f, int indent, json_t **out)
     wh_code rc = WH_OK;
     line *l;
 
-    while ((l = peek(f)) != NULL && l->indent == indent) {
+    while ((l = peek(f))->indent == indent) {
         if (!(l->s[0] == '-' && is_space_or_end(l->s + 1, l->end)))
             break;
         const char *p = l->s + 1;
@@ -1054,7 +1110,7 @@ static wh_code parse_sequence(fast *f, int indent, json_t **out)
         push_value(f, item);
         item = NULL;
     }
-    if (l != NULL && l->indent > indent)
+    if (l->indent > indent)
         rc = UNSUPPORTED;
 out:
     json_decref(item);
@@ -1075,9 +1131,10 @@ static wh_code parse_node(fast *f, int parent_indent, json_t **out)
     const char *value;
 
     (void)parent_indent;
-    if (l == NULL || ++f->depth > f->max_depth) {
-        if (l != NULL)
-            f->depth--;
+    if (at_end(f))
+        return UNSUPPORTED;
+    if (++f->depth > f->max_depth) {
+        f->depth--;
         return UNSUPPORTED;
     }
     if (l->s[0] == '-' && is_space_or_end(l->s + 1, l->end)) {
@@ -1104,8 +1161,10 @@ wh_code wh_yaml_fast_load(const char *text, size_t len, int max_depth, json_t **
     *out = NULL;
     if ((rc = split_lines(&f, text, len)) != WH_OK)
         goto out;
+    add_end_line(&f);
     move_to(&f, 0);
-    if ((l = peek(&f)) == NULL) {
+    l = peek(&f);
+    if (at_end(&f)) {
         rc = UNSUPPORTED; /* empty or comments only: the full loader says null */
         goto out;
     }
@@ -1123,7 +1182,7 @@ wh_code wh_yaml_fast_load(const char *text, size_t len, int max_depth, json_t **
     }
     rc = parse_node(&f, -1, &v);
 done:
-    if (rc == WH_OK && peek(&f) != NULL)
+    if (rc == WH_OK && !at_end(&f))
         rc = UNSUPPORTED; /* something at a smaller indent than the first line */
     if (rc == WH_OK) {
         *out = v;

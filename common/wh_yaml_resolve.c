@@ -471,6 +471,19 @@ const unsigned char wh_yaml_resolve_class[256] = {
     ['Z'] = WH_RS_NUMERIC,
 };
 
+/* 1 when [s, s + len) is a decimal integer of up to 18 digits without a leading zero (*v its value): an int to
+ * go-yaml, whatever else a plain scalar may be. */
+static inline int decimal_int(const char *s, size_t len, long long *v)
+{
+    size_t i;
+
+    if (len == 0 || len > 18 || (s[0] == '0' && len != 1))
+        return 0;
+    for (*v = 0, i = 0; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+        *v = *v * 10 + (s[i] - '0');
+    return i == len;
+}
+
 /* resolve_plain() over a span.  Scalars that start with a letter can only be
  * one of the YAML 1.1 words, and most scalars are strings by their bytes
  * alone (may_resolve): both are decided on the span itself; only numbers,
@@ -478,6 +491,7 @@ const unsigned char wh_yaml_resolve_class[256] = {
 static void resolve_span(const char *s, size_t len, resolved *r)
 {
     char small[64], *text;
+    long long v;
 
     if (len != 0 && !(wh_yaml_resolve_class[(unsigned char)s[0]] & WH_RS_NUMBER)) {
         memset(r, 0, sizeof(*r));
@@ -491,17 +505,11 @@ static void resolve_span(const char *s, size_t len, resolved *r)
         r->kind = SK_STR;
         return;
     }
-    if (len != 0 && len <= 18 && (s[0] != '0' || len == 1)) { /* a decimal int: most numbers templates print */
-        long long v = 0;
-        size_t i;
-        for (i = 0; i < len && s[i] >= '0' && s[i] <= '9'; i++)
-            v = v * 10 + (s[i] - '0');
-        if (i == len) {
-            memset(r, 0, sizeof(*r));
-            r->kind = SK_INT;
-            r->i = v;
-            return;
-        }
+    if (decimal_int(s, len, &v)) { /* most numbers templates print */
+        memset(r, 0, sizeof(*r));
+        r->kind = SK_INT;
+        r->i = v;
+        return;
     }
     text = len < sizeof(small) ? small : wh_malloc(len + 1);
     memcpy(text, s, len);
@@ -551,7 +559,10 @@ json_t *wh_yaml_plain_key(const char *s, size_t len)
 json_t *wh_yaml_plain_json(const char *s, size_t len)
 {
     resolved r;
+    long long v;
 
+    if (decimal_int(s, len, &v)) /* the common number first */
+        return json_integer(v);
     if (len != 0 && !wh_yaml_plain_may_resolve(s, len))
         return json_stringn_nocheck(s, len); /* valid UTF-8: see wh_yaml_resolve.h */
     resolve_span(s, len, &r);
