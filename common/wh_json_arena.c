@@ -433,30 +433,42 @@ struct wh_json_frozen {
     } * e;
 };
 
-void wh_json_freeze(json_t *root, wh_json_frozen **record)
+/* Freeze `v`, `depth` levels below the root, and what it holds: the recursion
+ * goes no deeper than `max_depth`. */
+static wh_code freeze_node(json_t *v, int depth, int max_depth, wh_json_frozen **record, wh_err *err)
 {
     wh_json_frozen *r;
     const char *key;
     json_t *item;
     size_t i;
+    wh_code rc = WH_OK;
 
-    if (root == NULL || root->refcount == (size_t)-1)
-        return;
+    if (v == NULL || v->refcount == (size_t)-1)
+        return WH_OK;
+    if (depth > max_depth)
+        return wh_err_set(err, WH_E_LIMIT, "nesting deeper than %d levels", max_depth);
     if ((r = *record) == NULL)
         r = *record = wh_calloc(1, sizeof(*r));
     if (r->n == r->cap) {
         r->cap = r->cap != 0 ? r->cap * 2 : 64;
         r->e = wh_realloc(r->e, r->cap * sizeof(*r->e));
     }
-    r->e[r->n].value = root;
-    r->e[r->n].refcount = root->refcount;
+    r->e[r->n].value = v;
+    r->e[r->n].refcount = v->refcount;
     r->n++;
-    root->refcount = (size_t)-1;
-    if (json_is_object(root)) {
-        json_object_foreach(root, key, item) wh_json_freeze(item, record);
-    } else if (json_is_array(root)) {
-        json_array_foreach(root, i, item) wh_json_freeze(item, record);
+    v->refcount = (size_t)-1;
+    if (json_is_object(v)) {
+        json_object_foreach(v, key,
+                            item) if ((rc = freeze_node(item, depth + 1, max_depth, record, err)) != WH_OK) break;
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, item) if ((rc = freeze_node(item, depth + 1, max_depth, record, err)) != WH_OK) break;
     }
+    return rc;
+}
+
+wh_code wh_json_freeze(json_t *root, int max_depth, wh_json_frozen **record, wh_err *err)
+{
+    return freeze_node(root, 0, max_depth, record, err);
 }
 
 void wh_json_thaw(wh_json_frozen *record)

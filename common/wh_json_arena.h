@@ -31,6 +31,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "wh_result.h"
+
 #define WH_JSON_ARENA_MAX ((size_t)64 << 20)
 
 struct wh_json_arena_chunk;
@@ -195,7 +197,11 @@ int wh_json_arena_defer(void (*fn)(void *), void *arg);
  * recording each node's count in *record (a new record when NULL); nodes
  * already immortal are left as they are (and not recorded: they belong to
  * whoever froze them).  Freeze a tree once it is complete and before it is
- * shared with other threads; never change it afterwards.
+ * shared with other threads; never change it afterwards.  The walk recurses
+ * at most `max_depth` levels below `root` (trees may come from the cluster):
+ * deeper, it stops with WH_E_LIMIT ("nesting deeper than N levels", as the
+ * YAML loader words it), and what it froze so far stays in *record: thaw it
+ * as usual.
  * wh_json_thaw restores the counts recorded (then the owner releases its
  * references as usual) and frees the record; NULL is fine.  The owner calls
  * it only once nothing else uses the trees (e.g. wh_inject_revision's last
@@ -204,7 +210,7 @@ int wh_json_arena_defer(void (*fn)(void *), void *arg);
  * the thaw (a decref in between is lost: a leak), and one taken while frozen
  * (not counted) before the thaw. */
 typedef struct wh_json_frozen wh_json_frozen;
-void wh_json_freeze(json_t *root, wh_json_frozen **record);
+wh_code wh_json_freeze(json_t *root, int max_depth, wh_json_frozen **record, wh_err *err);
 void wh_json_thaw(wh_json_frozen *record);
 
 #endif

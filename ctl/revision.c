@@ -36,13 +36,23 @@
 /* A running migrate's claim on a namespace (see "lease" below). */
 #define LEASE_ANNOTATION "webhookd.io/revision-migrate-lease"
 
-/* SIGINT/SIGTERM during a migration: stop starting rollouts, release the leases, say how to resume. */
+/* SIGINT/SIGTERM once the migration holds leases: the request under way finishes (a
+ * namespace's relabel is one patch, so each namespace is either relabelled whole or not at
+ * all), nothing new starts, the leases are released and the run says how to resume.  The
+ * handler is one-shot (SA_RESETHAND): a second signal ends the run at once, and the leases
+ * it still holds then expire after --lease-duration. */
 static volatile sig_atomic_t interrupted;
 
 static void on_interrupt(int sig)
 {
+    static const char msg[] = "\nInterrupted: finishing the request under way, then releasing the migration leases "
+                              "(interrupt again to quit at once: the leases then expire after --lease-duration)\n";
+    ssize_t w;
+
     (void)sig;
     interrupted = 1;
+    w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    (void)w;
 }
 
 static const char *str(const json_t *o, const char *k)
@@ -673,13 +683,19 @@ static void lease_release_all(wh_kube_client *c, lease_ctx *l, const json_t *cho
     }
 }
 
-/* Claim every chosen namespace; on a refusal release what was taken; 0 or 1 after the error. */
+/* Claim every chosen namespace; on a refusal or an interruption release what was taken;
+ * 0 or 1 after the error. */
 static int lease_acquire_all(wh_kube_client *c, lease_ctx *l, const json_t *chosen)
 {
     l->now = time(NULL);
     l->next_renewal_ms = now_ms() + lease_interval_ms(l);
     for (size_t i = 0; i < json_array_size(chosen); i++) {
         wh_err err = {0};
+        if (interrupted) {
+            lease_release_all(c, l, chosen, i);
+            fprintf(stderr, "Interrupted before any change: the leases taken were released. Nothing was changed.\n");
+            return 1;
+        }
         l->ns = json_string_value(json_array_get(chosen, i));
         if (wh_kube_update_retry(c, &wh_kube_namespaces, NULL, l->ns, lease_take, l, "webhookctl", NULL, &err) !=
             WH_OK) {
@@ -980,7 +996,8 @@ static void print_plan(const wh_ctl_args *a, const migrate_plan *p)
     }
 }
 
-/* Relabel the chosen namespaces whose lease is still this run's (renewed when due); 0 or 1. */
+/* Relabel the chosen namespaces whose lease is still this run's (renewed when due),
+ * stopping between namespaces when interrupted; 0 or 1. */
 static int relabel(wh_kube_client *c, const migrate_plan *p, lease_ctx *l, const json_t *chosen, size_t *done)
 {
     size_t i;
@@ -989,6 +1006,13 @@ static int relabel(wh_kube_client *c, const migrate_plan *p, lease_ctx *l, const
     json_array_foreach(p->relabel, i, e)
     {
         wh_err err = {0};
+        if (interrupted) {
+            fprintf(stderr,
+                    "Interrupted: %zu of %zu namespaces relabelled (each whole: its label change is one patch); no "
+                    "workload was restarted. Run the same command again to continue.\n",
+                    *done, json_array_size(p->relabel));
+            return 1;
+        }
         lease_tick(c, l, chosen);
         if (lease_lost(l, str(e, "name")))
             continue;
@@ -1300,7 +1324,7 @@ static int run_migrate(const wh_ctl_args *a)
     long long parallel = wh_ctl_int(a, "parallel"), timeout_ns = wh_ctl_duration_ns(a, "timeout");
     long long lease_ns = wh_ctl_duration_ns(a, "lease-duration");
     int all = wh_ctl_bool(a, "all-namespaces"), dry = wh_ctl_bool(a, "dry-run"), restart = wh_ctl_bool(a, "restart");
-    int wait = wh_ctl_bool(a, "wait"), leased = 0;
+    int wait = wh_ctl_bool(a, "wait"), leased = 0, handlers = 0;
     size_t nns, i, relabelled = 0, restarted = 0;
     char holder[512];
     lease_ctx lease = {0};
@@ -1431,14 +1455,17 @@ static int run_migrate(const wh_ctl_args *a)
     lease.to = to;
     lease.force = wh_ctl_bool(a, "force");
     lease.duration_s = (lease_ns + 999999999LL) / 1000000000LL;
-    if (lease_acquire_all(c, &lease, chosen) != 0)
-        goto out;
-    leased = 1;
+    /* From the first lease on, an interruption releases them (on_interrupt). */
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_interrupt;
+    sa.sa_flags = SA_RESETHAND;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    handlers = 1;
+    if (lease_acquire_all(c, &lease, chosen) != 0)
+        goto out;
+    leased = 1;
     if (relabel(c, &p, &lease, chosen, &relabelled) != 0)
         goto out;
     if (restart && restart_all(c, &p, &lease, chosen, parallel, timeout_ns, &restarted) != 0)
@@ -1463,8 +1490,9 @@ static int run_migrate(const wh_ctl_args *a)
         rc = 1;
     }
 out:
-    if (leased) {
+    if (leased)
         lease_release_all(c, &lease, chosen, json_array_size(chosen));
+    if (handlers) {
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
         if (interrupted)
@@ -1773,7 +1801,11 @@ static const wh_ctl_cmd revision_migrate = {
         "renewed every third of --lease-duration; a second migrate of the same namespace is refused until the\n"
         "first ends or its lease expires (--force takes it over, for a run that was killed; the run it was taken\n"
         "from stops working on that namespace at its next renewal).  --dry-run lists the leases it would take and\n"
-        "those of other runs in the way.\n",
+        "those of other runs in the way.\n"
+        "\n"
+        "Interrupted (Ctrl-C, SIGTERM), it finishes the request under way, starts nothing new, releases its leases\n"
+        "and exits 130; each namespace is relabelled whole or not at all, and rollouts under way go on.  Run the\n"
+        "same command again to resume.  A second interruption quits at once; its leases then expire.\n",
     .examples = "  # See what moving two namespaces to the tag \"prod\" would do\n"
                 "  webhookctl revision migrate --to prod -n app-a -n app-b --restart --dry-run\n"
                 "\n"

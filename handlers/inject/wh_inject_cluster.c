@@ -338,6 +338,14 @@ static void on_change(void *ctx, wh_kube_informer *inf, const json_t *cache)
         publish(c, SRC_NODES, wh_kube_informer_unavailable(inf) ? json_false() : json_copy((json_t *)cache));
         break;
     case SRC_NAMESPACES:
+        /* Started because a revision runs on OpenShift: say what a missing
+         * grant costs, beside the informer's RBAC wording. */
+        if (wh_kube_informer_unavailable(inf))
+            wh_log(WH_LOG_ERROR,
+                   "inject: namespaces cannot be read: pods of revisions on OpenShift get the proxy UID/GID 1337 "
+                   "instead of their namespace's openshift.io/sa.scc ranges until get/list/watch on namespaces is "
+                   "granted (the chart grants it unless cluster.revisionsSource is builtin)",
+                   NULL);
         publish(c, SRC_NAMESPACES, json_copy((json_t *)cache));
         break;
     default:

@@ -191,11 +191,18 @@ wh_code wh_inject_revision_load_release(const char *name, const char *config, si
     json_decref(mesh_doc);
     mesh_doc = NULL;
     {
+        /* The walk is bounded as the YAML loader is: JSON values load up to
+         * jansson's 2048 levels, and a hostile ConfigMap is a load error. */
         json_t *const trees[] = {rev->config,           rev->default_templates,    rev->aliases, rev->never_selectors,
                                  rev->always_selectors, rev->injected_annotations, rev->values,  rev->mesh,
                                  rev->template_names};
+        static const char *const names[] = {"config", "config", "config", "config", "config",
+                                            "config", "values", "mesh",   "config"};
         for (i = 0; i < sizeof(trees) / sizeof(trees[0]); i++)
-            wh_json_freeze(trees[i], &rev->frozen);
+            if ((rc = wh_json_freeze(trees[i], WH_YAML_MAX_DEPTH, &rev->frozen, err)) != WH_OK) {
+                wh_err_prefix(err, names[i]);
+                goto out;
+            }
     }
     *out = rev;
     rev = NULL;

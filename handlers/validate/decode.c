@@ -109,7 +109,8 @@ static const char *go_int_type(int t)
 }
 
 /* jsonpb's integer and float fields: a JSON number, or any string, whose inside (quotes stripped, escapes
- * left as written) goes to json.Unmarshal. */
+ * left as written) goes to json.Unmarshal; a double also takes "NaN", "Infinity" and "-Infinity", kept in
+ * the canonical copy as Go's %v of them (wh_vnum reads them back). */
 static wh_code pb_number(dec *d, int type, const json_t *v, json_t **out)
 {
     const char *go_type = go_int_type(type);
@@ -119,8 +120,10 @@ static wh_code pb_number(dec *d, int type, const json_t *v, json_t **out)
         wh_buf raw = WH_BUF_INIT, msg = WH_BUF_INIT;
         wh_code rc = WH_OK;
         const char *s = json_string_value(v);
-        if (type == WH_VT_DBL && (strcmp(s, "NaN") == 0 || strcmp(s, "Infinity") == 0 || strcmp(s, "-Infinity") == 0))
-            return wh_err_set(d->err, WH_E_PARSE, "%s: non-finite numbers are not supported here", s);
+        if (type == WH_VT_DBL && (strcmp(s, "NaN") == 0 || strcmp(s, "Infinity") == 0 || strcmp(s, "-Infinity") == 0)) {
+            *out = json_string(s[0] == 'N' ? "NaN" : s[0] == 'I' ? "+Inf" : "-Inf");
+            return WH_OK;
+        }
         raw_json_string(&raw, v);
         if (wh_vgo_unmarshal_number(raw.data + 1, raw.len - 2, go_type, out, &msg) != 0)
             rc = wh_err_set(d->err, WH_E_PARSE, "%s", msg.data);
@@ -512,22 +515,9 @@ static wh_code dec_value(dec *d, const wh_vfield *f, int k8s, const json_t *v, j
         *out = json_integer(n);
         break;
     case WH_VT_DBL:
-        if (json_is_number(v)) {
-            *out = json_real(json_number_value(v));
-        } else if (!k8s && json_is_string(v)) {
-            const char *s = json_string_value(v);
-            char *end;
-            double x;
-            if (strcmp(s, "NaN") == 0 || strcmp(s, "Infinity") == 0 || strcmp(s, "-Infinity") == 0)
-                return fail(d, NULL, "non-finite numbers are not supported here");
-            errno = 0;
-            x = strtod(s, &end);
-            if (*s == '\0' || *end != '\0' || errno != 0 || !isfinite(x))
-                return fail(d, v, "a number");
-            *out = json_real(x);
-        } else {
+        if (!json_is_number(v))
             return fail(d, v, "a number");
-        }
+        *out = json_real(json_number_value(v));
         break;
     case WH_VT_BYTES:
         if (!json_is_string(v) || !is_base64(json_string_value(v)))

@@ -13,10 +13,62 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <yaml.h>
 
 static int by_name(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* go-yaml v2's words (sigs.k8s.io/yaml's YAMLToJSON) for the first document of `text` when it does not
+ * parse: 1 with them in `out`, else 0.  go-yaml v2 is a port of libyaml, so libyaml reports the same
+ * problem at the same marks; go-yaml's parser.fail() prints the problem's line, raised by one for a
+ * scanner error, unless it is 0, then the context's line unless 0 (both 0-based), and an alias of an
+ * anchor not seen before is its own error, without a line. */
+static int go_yaml_problem(const char *text, size_t len, wh_buf *out)
+{
+    yaml_parser_t p;
+    yaml_event_t ev;
+    wh_buf anchors = WH_BUF_INIT; /* "\n<name>\n" of each anchor so far */
+    int found = 0, done = 0;
+
+    if (!yaml_parser_initialize(&p))
+        return 0;
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    wh_buf_putc(&anchors, '\n');
+    while (!done && !found) {
+        const yaml_char_t *anchor = NULL;
+        if (!yaml_parser_parse(&p, &ev)) {
+            size_t line =
+                p.problem_mark.line != 0 ? p.problem_mark.line + (p.error == YAML_SCANNER_ERROR) : p.context_mark.line;
+            wh_buf_puts(out, "yaml: ");
+            if (line != 0)
+                wh_buf_printf(out, "line %zu: ", line);
+            wh_buf_puts(out, p.problem != NULL && *p.problem ? p.problem : "unknown problem parsing YAML content");
+            found = 1;
+            break;
+        }
+        if (ev.type == YAML_ALIAS_EVENT) {
+            wh_buf key = WH_BUF_INIT;
+            wh_buf_printf(&key, "\n%s\n", (const char *)ev.data.alias.anchor);
+            if (strstr(anchors.data, key.data) == NULL) {
+                wh_buf_printf(out, "yaml: unknown anchor '%s' referenced", (const char *)ev.data.alias.anchor);
+                found = 1;
+            }
+            wh_buf_free(&key);
+        }
+        anchor = ev.type == YAML_SCALAR_EVENT           ? ev.data.scalar.anchor
+                 : ev.type == YAML_SEQUENCE_START_EVENT ? ev.data.sequence_start.anchor
+                 : ev.type == YAML_MAPPING_START_EVENT  ? ev.data.mapping_start.anchor
+                                                        : NULL;
+        if (anchor != NULL)
+            wh_buf_printf(&anchors, "%s\n", (const char *)anchor);
+        done = ev.type == YAML_DOCUMENT_END_EVENT || ev.type == YAML_STREAM_END_EVENT;
+        yaml_event_delete(&ev);
+    }
+    wh_buf_free(&anchors);
+    yaml_parser_delete(&p);
+    return found;
 }
 
 /* validateNetwork: every problem of one network, each prefixed "invalid network <name>:". */
@@ -72,6 +124,8 @@ wh_code wh_validate_mesh_networks(const char *yaml, size_t len, wh_err *err)
 
     wh_vctx_init(&c, "", "");
     if (wh_yaml_load(yaml, len, &doc, &inner) != WH_OK) {
+        if (go_yaml_problem(yaml, len, &text))
+            wh_err_set(&inner, WH_E_PARSE, "%s", text.data);
         rc = wh_err_set(err, WH_E_INVALID, "failed to convert to proto. error converting YAML to JSON: %s",
                         wh_err_msg(&inner));
         goto out;

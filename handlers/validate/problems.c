@@ -270,6 +270,10 @@ long long wh_vint(const json_t *o, const char *key)
 double wh_vnum(const json_t *o, const char *key)
 {
     const json_t *v = wh_vget(o, key);
+    const char *s = json_string_value(v); /* a non-finite double, as decode.c keeps it */
+
+    if (s != NULL)
+        return strcmp(s, "NaN") == 0 ? NAN : strcmp(s, "+Inf") == 0 ? INFINITY : -INFINITY;
     return json_is_number(v) ? json_number_value(v) : 0;
 }
 

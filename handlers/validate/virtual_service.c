@@ -321,6 +321,24 @@ static void check_percentage(wh_vctx *c, const json_t *p)
     }
 }
 
+/* istiod's mirror percentage bounds, for a route's mirrorPercentage or a mirror's percentage (their
+ * messages name them differently); the value as Go's %f prints it (+Inf, -Inf: jsonpb reads them). */
+static void check_mirror_percentage(wh_vctx *c, int route, double v)
+{
+    wh_buf text = WH_BUF_INIT;
+
+    wh_go_float(&text, v, 'f', 6);
+    if (v > 100 && route)
+        wh_verr(c, "mirror_percentage must have a max value of 100 (it has %s)", text.data);
+    else if (v > 100)
+        wh_verr(c, "mirror percentage must have a max value of 100 (it has %s)", text.data);
+    if (v < 0 && route)
+        wh_verr(c, "mirror_percentage must have a min value of 0 (it has %s)", text.data);
+    else if (v < 0)
+        wh_verr(c, "mirror percentage must have a min value of 0 (it has %s)", text.data);
+    wh_buf_free(&text);
+}
+
 static void check_http_status(wh_vctx *c, long long status)
 {
     if (status < 200 || status > 600)
@@ -432,13 +450,8 @@ static void check_mirrors(wh_vctx *c, const json_t *mirrors)
             continue;
         }
         wh_vcheck_destination(c, wh_vobj(m, "destination"));
-        if (p != NULL) {
-            double v = wh_vnum(p, "value");
-            if (v > 100)
-                wh_verr(c, "mirror percentage must have a max value of 100 (it has %f)", v);
-            if (v < 0)
-                wh_verr(c, "mirror percentage must have a min value of 0 (it has %f)", v);
-        }
+        if (p != NULL)
+            check_mirror_percentage(c, 0, wh_vnum(p, "value"));
     }
 }
 
@@ -699,13 +712,8 @@ static void check_http_route(wh_vctx *c, const json_t *h, int delegate_vs)
             wh_verr(c, "mirror_percent must have a max value of 100 (it has %lld)", (long long)json_integer_value(mp));
         wh_vwarn(c, "using deprecated setting \"mirrorPercent\", use \"mirrorPercentage\" instead");
     }
-    if (wh_vobj(h, "mirrorPercentage") != NULL) {
-        double v = wh_vnum(wh_vobj(h, "mirrorPercentage"), "value");
-        if (v > 100)
-            wh_verr(c, "mirror_percentage must have a max value of 100 (it has %f)", v);
-        if (v < 0)
-            wh_verr(c, "mirror_percentage must have a min value of 0 (it has %f)", v);
-    }
+    if (wh_vobj(h, "mirrorPercentage") != NULL)
+        check_mirror_percentage(c, 1, wh_vnum(wh_vobj(h, "mirrorPercentage"), "value"));
     wh_vcheck_destination(c, wh_vobj(h, "mirror"));
     check_mirrors(c, wh_varr(h, "mirrors"));
     check_redirect(c, wh_vobj(h, "redirect"));

@@ -93,7 +93,7 @@ const json_t *wh_vobj(const json_t *o, const char *key); /* object or NULL */
 const json_t *wh_varr(const json_t *o, const char *key); /* non-empty array or NULL */
 size_t wh_vlen(const json_t *o, const char *key);        /* array / object size, 0 when absent */
 long long wh_vint(const json_t *o, const char *key);     /* 0 when absent */
-double wh_vnum(const json_t *o, const char *key);        /* 0 when absent */
+double wh_vnum(const json_t *o, const char *key);        /* 0 when absent; NaN, ±Inf as jsonpb reads them */
 int wh_vbool(const json_t *o, const char *key);          /* 0 when absent */
 /* Enum value name ("" for the zero value / absent); unknown numbers come back as "". */
 const char *wh_venum(const json_t *o, const char *key, const char *zero_name);

@@ -131,6 +131,11 @@ class TestValueSets(unittest.TestCase):
                     self.assertIn(tuple(ref.split("/", 1)), objs, "%s: %s missing" % (vs["name"], ref))
                 for ref in vs.get("absent", []):
                     self.assertNotIn(tuple(ref.split("/", 1)), objs, "%s: %s rendered" % (vs["name"], ref))
+                if "clusterReads" in vs:
+                    role = objs.get(("ClusterRole", "wh-webhookd"), {"rules": []})
+                    reads = {r + ("." + g if g else "") for rule in role["rules"] or [] if "watch" in rule["verbs"]
+                             for g in rule["apiGroups"] for r in rule["resources"]}
+                    self.assertEqual(reads, set(vs["clusterReads"]), "%s: ClusterRole get/list/watch" % vs["name"])
                 for ref, paths in (vs.get("paths") or {}).items():
                     obj = objs.get(tuple(ref.split("/", 1)))
                     self.assertIsNotNone(obj, "%s: %s missing" % (vs["name"], ref))

@@ -628,9 +628,9 @@ static void frozen_trees_count_no_references(void **state)
 
     (void)state;
     json_decref(shared); /* held by a and b: 2 */
-    wh_json_freeze(a, &record);
-    wh_json_freeze(b, &record);
-    wh_json_freeze(b, &record); /* already immortal: nothing recorded twice */
+    assert_int_equal(wh_json_freeze(a, 8, &record, NULL), WH_OK);
+    assert_int_equal(wh_json_freeze(b, 8, &record, NULL), WH_OK);
+    assert_int_equal(wh_json_freeze(b, 8, &record, NULL), WH_OK); /* already immortal: nothing recorded twice */
     assert_true(a->refcount == (size_t)-1 && shared->refcount == (size_t)-1 && outside->refcount == (size_t)-1);
     json_incref(shared);
     json_decref(shared);
@@ -646,6 +646,45 @@ static void frozen_trees_count_no_references(void **state)
     assert_int_equal(json_integer_value(outside), 7); /* still ours: no leak, no double free */
     json_decref(outside);
     wh_json_thaw(NULL);
+}
+
+/* A tree nested deeper than the bound stops the freeze with a clear error
+ * (no stack overflow on a hostile tree); what it froze is thawed as usual,
+ * and a tree exactly at the bound freezes whole. */
+static void freeze_is_bounded(void **state)
+{
+    json_t *root = json_object(), *deep = json_array(), *v = deep;
+    json_t *ok = json_array(), *w = ok;
+    wh_json_frozen *record = NULL;
+    wh_err err = {0};
+
+    (void)state;
+    json_object_set_new(root, "flat", json_integer(1));
+    json_object_set_new(root, "deep", deep); /* deep: level 1 */
+    for (int i = 2; i <= 3000; i++) {
+        json_t *next = json_array();
+        json_array_append_new(v, next);
+        v = next;
+    }
+    assert_int_equal(wh_json_freeze(root, 512, &record, &err), WH_E_LIMIT);
+    assert_string_equal(err.msg, "nesting deeper than 512 levels");
+    assert_true(root->refcount == (size_t)-1);
+    wh_json_thaw(record);
+    assert_int_equal(root->refcount, 1);
+    assert_int_equal(deep->refcount, 1);
+    json_decref(root); /* frees the whole chain: a leak check covers the thaw */
+
+    for (int i = 1; i <= 512; i++) { /* leaves at level 512 */
+        json_t *next = json_array();
+        json_array_append_new(w, next);
+        w = next;
+    }
+    record = NULL;
+    assert_int_equal(wh_json_freeze(ok, 512, &record, &err), WH_OK);
+    assert_true(w->refcount == (size_t)-1);
+    wh_json_thaw(record);
+    assert_int_equal(w->refcount, 1);
+    json_decref(ok);
 }
 
 static int calls[4], ncalls;
@@ -687,7 +726,7 @@ static void check_refuses_foreign_values(void **state)
     skip_without_arena();
     lasting = json_string("made before the scope");
     immortal = json_pack("{s[i]}", "k", 1);
-    wh_json_freeze(immortal, &record);
+    assert_int_equal(wh_json_freeze(immortal, 8, &record, NULL), WH_OK);
     wh_json_arena_begin(&a);
     tree = json_pack("{s{sO}sO}", "deep", "x", json_null(), "shared", immortal);
     assert_int_equal(wh_json_arena_check(tree, why, sizeof(why)), 1);
@@ -722,6 +761,7 @@ int main(void)
         cmocka_unit_test(containers_read_through_the_layouts),
         cmocka_unit_test(members_looked_up_as_jansson_does),
         cmocka_unit_test(frozen_trees_count_no_references),
+        cmocka_unit_test(freeze_is_bounded),
         cmocka_unit_test(deferred_calls_run_when_the_scope_ends),
         cmocka_unit_test(check_refuses_foreign_values),
     };

@@ -418,7 +418,9 @@ class TestClusterMode(unittest.TestCase):
         self.assertIn("--istio-namespace=istio-system", args)
         self.assertIn("--native-sidecars=auto", args)
         rwl = ("get", "list", "watch")
-        self.assertEqual(self.rules(objs), [(("",), ("nodes",), rwl), (("networking.istio.io",), ("proxyconfigs",), rwl)])
+        # namespaces: any revision read from the cluster may run on OpenShift (values.global.platform)
+        self.assertEqual(self.rules(objs), [(("",), ("namespaces",), rwl), (("",), ("nodes",), rwl),
+                                            (("networking.istio.io",), ("proxyconfigs",), rwl)])
         role = objs[("Role", "wh-webhookd")]
         self.assertEqual(role["metadata"]["namespace"], "istio-system")
         self.assertEqual(self.rules(objs, "Role"), [(("",), ("configmaps",), rwl)])

@@ -23,7 +23,8 @@ POST /_fake/load {"objects": [...]} (no admission), POST /_fake/replace {"object
 POST /_fake/delete {"kind", "namespace", "name"}, GET /_fake/state, GET /_fake/log,
 GET /_fake/admission (the webhook calls made),
 POST /_fake/faults [{"method", "path_contains", "action": status|delay|bump,
-"status", "message", "delay_ms", "count", "retry_after"}].
+"status", "message", "delay_ms", "count", "retry_after", "log_at_start"}] (log_at_start: a delayed
+request is logged when it arrives, so a test can act while it is under way).
 Watches (?watch=true) are served by fake_watch.py, with its own /_fake/watch/ controls.
 
 Usage: fakeapi.py [--tls-cert C --tls-key K [--client-ca CA]] [--auth FILE]
@@ -691,6 +692,7 @@ class Handler(BaseHTTPRequestHandler):
         extra_headers = {}
         self.warnings = []
         generation = STORE.generation
+        logged = False
         try:
             with STORE.lock:
                 faults = [f for f in STORE.faults if f.get("method", method) == method and
@@ -699,6 +701,10 @@ class Handler(BaseHTTPRequestHandler):
                 if fault:
                     fault["count"] = fault.get("count", 1) - 1
             if fault and fault.get("action") == "delay":
+                if fault.get("log_at_start"):
+                    with STORE.lock:
+                        STORE.log.append(entry)  # completed in place below
+                    logged = True
                 time.sleep(fault.get("delay_ms", 1000) / 1000.0)
             user = self.authenticate()
             entry["user"] = user
@@ -722,7 +728,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.warnings:
             extra_headers["Warning"] = ", ".join('299 - "%s"' % w.replace('"', "'") for w in self.warnings)
         with STORE.lock:
-            if STORE.generation == generation:
+            if STORE.generation == generation and not logged:
                 STORE.log.append(entry)
         try:
             self.send_json(code, obj, extra_headers)

@@ -408,9 +408,10 @@ class Runner:
             time.sleep(0.05)
         return "namespace %s never got a migrate lease" % ns
 
-    def ctl(self, args, stdin="", tty=False, kill_after_writes=None):
-        """Run webhookctl; stdin from a pseudo-terminal with `tty`; with kill_after_writes=N it is killed
-        (SIGKILL: an interrupted run) once the server has logged N write requests."""
+    def ctl(self, args, stdin="", tty=False, kill_after_writes=None, signals=("SIGKILL",)):
+        """Run webhookctl; stdin from a pseudo-terminal with `tty`; with kill_after_writes=N it gets `signals`
+        (default SIGKILL: a killed run; SIGINT is Ctrl-C), one a second, once the server has logged N write
+        requests."""
         argv, env = self.argv(args)
         if not tty and kill_after_writes is None:
             return subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=120, env=env)
@@ -431,7 +432,11 @@ class Runner:
             deadline = time.time() + 60
             while p.poll() is None and time.time() < deadline:
                 if sum(e["method"] != "GET" for e in self.api.log()[start:]) >= kill_after_writes:
-                    p.send_signal(signal.SIGKILL)
+                    for i, name in enumerate(signals):
+                        if i > 0:
+                            time.sleep(1.0)
+                        if p.poll() is None:
+                            p.send_signal(getattr(signal, name))
                     break
                 time.sleep(0.02)
         out, err = p.communicate(timeout=120)
@@ -517,7 +522,8 @@ class Runner:
             out, err = bg.communicate(timeout=120)
             p = subprocess.CompletedProcess(bg.args, bg.returncode, out, err)
         else:
-            p = self.ctl(sc["command"], sc.get("stdin", ""), sc.get("tty", False), sc.get("kill_after_writes"))
+            p = self.ctl(sc["command"], sc.get("stdin", ""), sc.get("tty", False), sc.get("kill_after_writes"),
+                         sc.get("signals", ["SIGKILL"]))
         log = self.api.log()[log0:]
         state = self.api.state()
         exp = b64(sc["expect"])
@@ -570,6 +576,9 @@ class Runner:
             for pth in o.get("absent_paths", []):
                 if get_path(actual, pth) is not None:
                     errs.append("%s %s: %s should be absent" % (o["kind"], o["name"], pth))
+            for pth in o.get("present_paths", []):
+                if get_path(actual, pth) is None:
+                    errs.append("%s %s: %s should be present" % (o["kind"], o["name"], pth))
         for w in exp.get("workloads", []):
             errs += workload_errors(state, w)
         for ns, want in exp.get("namespace_labels", {}).items():

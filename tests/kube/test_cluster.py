@@ -315,6 +315,33 @@ def main():
             check("no node access: native sidecars off under auto", proxy(inject(s, pod())[0])[1] == "sidecar")
     finally:
         api.close()
+
+    # A revision on OpenShift (its own values.global.platform) without RBAC on namespaces: the error names
+    # the cost and the fix, readiness shows it, and its proxies get 1337 (no namespace range is known).
+    api = kubetest.FakeApi(auth={"tokens": {"tok-admin": "admin"}, "basic": {}, "anonymous": False,
+                                 "forbid": [{"user": "admin", "resource": "namespaces"}]})
+    try:
+        inj = corpus.injector(hub="example.com/os")
+        values = json.loads(inj["data"]["values"])
+        values["global"]["platform"] = "openshift"
+        inj["data"]["values"] = json.dumps(values)
+        api.load([ns(NS, annotations={"openshift.io/sa.scc.uid-range": "1000620000/10000"}), inj, corpus.meshcm(),
+                  node("n1", "v1.34.1")])
+        with whtest.Server("--kubeconfig=" + api.kubeconfig(), "--self-signed-cert-out=" + api.path("wh.pem")) as s:
+            st, body = until(lambda: readyz(s), lambda r: r[0] == 200 and "namespaces: not available" in r[1],
+                             timeout=20)
+            check("OpenShift revision, no namespace access: reported in readiness",
+                  st == 200 and "namespaces: not available" in body, body)
+            recs = until(lambda: [r for r in s.records() if r.get("msg", "").startswith(
+                "inject: namespaces cannot be read: pods of revisions on OpenShift get the proxy UID/GID 1337")],
+                lambda v: v)
+            check("OpenShift revision, no namespace access: the error says what it costs and what to grant",
+                  len(recs) == 1 and "get/list/watch on namespaces" in recs[0]["msg"], recs)
+            final = inject(s, pod(namespace=NS))[0]
+            check("OpenShift revision, no namespace access: the proxy runs as 1337",
+                  final and proxy(final)[0]["securityContext"].get("runAsUser") == 1337, final)
+    finally:
+        api.close()
     return kubetest.failed_status(" (cluster mode)")
 
 

@@ -219,6 +219,33 @@ static void test_version_file(void **state)
     wh_metrics_free(m);
 }
 
+/* A revision's trees nest at most WH_YAML_MAX_DEPTH levels whatever their
+ * syntax: JSON values deeper than that (jansson reads up to 2048) or beyond
+ * jansson's limit (then read as YAML) are a load error, never a stack
+ * overflow, and the previous config keeps serving. */
+static void test_deep_values(void **state)
+{
+    wh_inject_registry *reg = NULL;
+    wh_buf deep = WH_BUF_INIT;
+    wh_err err;
+
+    put_revision("canary", "policy: disabled\n", "{}");
+    assert_int_equal(wh_inject_registry_open(root, NULL, &reg, &err), WH_OK);
+    for (int levels = 600, round = 0; round < 2; levels = 100000, round++) {
+        wh_buf_reset(&deep);
+        for (int i = 0; i < levels; i++)
+            wh_buf_puts(&deep, "{\"a\":");
+        wh_buf_puts(&deep, "1");
+        for (int i = 0; i < levels; i++)
+            wh_buf_puts(&deep, "}");
+        expect_rejected(reg, deep.data, "policy: enabled\n",
+                        round == 0 ? "values: nesting deeper than 512 levels"
+                                   : "values: yaml: line 1: nesting deeper than 512 levels");
+    }
+    wh_buf_free(&deep);
+    wh_inject_registry_free(reg);
+}
+
 static void test_bad_dir(void **state)
 {
     wh_inject_registry *reg = NULL;
@@ -283,6 +310,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_load_reload_broken_remove, setup, teardown),
         cmocka_unit_test_setup_teardown(test_version_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deep_values, setup, teardown),
         cmocka_unit_test(test_bad_dir),
         cmocka_unit_test_setup_teardown(test_concurrent_readers, setup, teardown),
     };
