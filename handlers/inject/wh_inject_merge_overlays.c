@@ -330,7 +330,8 @@ static wh_code apply_container(json_t *pod, const char *list, const json_t *over
     return rc;
 }
 
-/* 3.8.3: the user's runAsUser/runAsGroup on istio-proxy reach the init container. */
+/* 3.8.3: the user's runAsUser/runAsGroup on istio-proxy reach the init
+ * container (WH_REL_ADJUST_INIT_CONTAINER_USER). */
 static void adjust_init_user(json_t *pod, const json_t *original, int tproxy)
 {
     const json_t *user = wh_inject_find_sidecar(original), *sc = wh_json_get(user, "securityContext");
@@ -449,7 +450,8 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
         wh_go_json(&text, recorded, WH_GO_JSON_HTML);
         wh_inject_set_json_text(ann, WH_A_OVERRIDES, &text);
     }
-    adjust_init_user(pod, original, tproxy);
+    if (wh_inject_release_has(release, WH_REL_ADJUST_INIT_CONTAINER_USER))
+        adjust_init_user(pod, original, tproxy);
 out:
     json_decref(status);
     json_decref(existing);

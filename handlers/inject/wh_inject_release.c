@@ -23,7 +23,7 @@ static const wh_release_row table[] = {
      "from PROXY_CONFIG"},
     {WH_REL_DEFAULT_INBOUND_POLICY, "default-inbound-policy", "1.22", "", "",
      "DefaultMeshConfig sets inboundTrafficPolicy PASSTHROUGH"},
-    {WH_REL_MULTUS_JSON_NAMESPACE, "multus-json-namespace", "1.26", "", "",
+    {WH_REL_MULTUS_JSON_NAMESPACE, "multus-json-namespace", "1.26", "", "1.23.6 1.24.4 1.25.1",
      "appendMultusNetwork writes {\"name\": \"istio-cni\", \"namespace\": \"default\"} into a JSON "
      "k8s.v1.cni.cncf.io/networks (before: {\"name\": \"default/istio-cni\"})"},
     {WH_REL_INJECT_VALUE_STRICT, "inject-value-strict", "1.27", "", "",
@@ -35,7 +35,7 @@ static const wh_release_row table[] = {
      "sidecar.istio.io/enableCoreDump must parse as a bool"},
     {WH_REL_REWRITE_LIFECYCLE_HOOKS, "rewrite-lifecycle-hooks", "1.25", "", "",
      "preStop/postStart httpGet and tcpSocket hooks go through the agent (/app-lifecycle/<c>/prestopz|poststartz)"},
-    {WH_REL_VALIDATE_PROXY_RESOURCE_ANNOTATIONS, "validate-proxy-resource-annotations", "1.29", "", "",
+    {WH_REL_VALIDATE_PROXY_RESOURCE_ANNOTATIONS, "validate-proxy-resource-annotations", "1.29", "", "1.27.6 1.28.4",
      "sidecar.istio.io/proxyCPU, proxyMemory, proxyCPULimit, proxyMemoryLimit must be quantities"},
     {WH_REL_VALIDATE_INTERFACE_ANNOTATIONS, "validate-interface-annotations", "1.30", "", "",
      "excludeInterfaces, kubevirtInterfaces and reroute-virtual-interfaces annotations must be interface names"},
@@ -46,10 +46,10 @@ static const wh_release_row table[] = {
      "prometheus.istio.io/secure-port is set from ENVOY_SECURE_MERGED_METRICS_PORT"},
     {WH_REL_PROBERS_APPEND_ON_REINJECT, "probers-append-on-reinject", "1.27", "", "",
      "a re-injected pod whose proxy has no ISTIO_KUBE_APP_PROBERS gets it (before: left without)"},
-    {WH_REL_OVERRIDE_RESETS_FOREIGN_UID, "override-resets-foreign-uid", "1.21", "1.22", "1.21.3 1.22.1",
+    {WH_REL_OVERRIDE_RESETS_FOREIGN_UID, "override-resets-foreign-uid", "1.21", "1.22", "1.20.1 1.20.7 1.21.3 1.22.1",
      "the pod's own istio-proxy (or other template container) loses runAsUser/runAsGroup when the template's runs as "
      "a user other than 1337"},
-    {WH_REL_OPENSHIFT_PROXY_UID_RESET, "openshift-proxy-uid-reset", "1.24", "", "",
+    {WH_REL_OPENSHIFT_PROXY_UID_RESET, "openshift-proxy-uid-reset", "1.24", "", "1.23.1",
      "PLATFORM=openshift: the pod's istio-proxy runAsUser/runAsGroup are dropped when its runAsUser equals the app "
      "container's"},
     {WH_REL_NATIVE_SIDECAR_ANNOTATION, "native-sidecar-annotation", "1.24", "", "",
@@ -60,6 +60,9 @@ static const wh_release_row table[] = {
     {WH_REL_VARIANT_FILLS_EMPTY_IMAGE_TYPE, "variant-fills-empty-image-type", "1.31", "", "",
      "a ProxyConfig image without imageType takes values.global.variant (before: an image replaced the variant with "
      "its empty type)"},
+    {WH_REL_ADJUST_INIT_CONTAINER_USER, "adjust-init-container-user", "1.23", "", "1.20.7 1.21.3 1.22.1",
+     "the pod's own istio-proxy runAsUser/runAsGroup reach the init side: with TPROXY the proxy runs as 0, otherwise "
+     "istio-validation takes them"},
 };
 #define NROWS (sizeof(table) / sizeof(table[0]))
 
@@ -259,27 +262,28 @@ void wh_inject_release_describe(const wh_inject_release *r, char *buf, size_t si
 
 /* ---- the table ----------------------------------------------------------- */
 
-/* Whether a backport listed in the row ended the behaviour in v's minor at
+/* How many backports listed in the row changed the behaviour in v's minor at
  * or before v's patch (an unknown patch is the minor's first). */
-static int ended_by_backport(const wh_release_row *row, const wh_istio_version *v)
+static int backports_at(const wh_release_row *row, const wh_istio_version *v)
 {
-    const char *p = row->ended_by_backport;
+    const char *p = row->backports;
     char word[16];
-    int n;
+    int n, count = 0;
 
     while (sscanf(p, " %15s%n", word, &n) == 1) {
         wh_istio_version fix = fixed(word);
         if (wh_istio_version_cmp(&fix, v) == 0 && (v->patch < 0 ? 0 : v->patch) >= fix.patch)
-            return 1;
+            count++;
         p += n;
     }
-    return 0;
+    return count;
 }
 
 _Static_assert(WH_REL_NBEHAVIOURS <= sizeof(unsigned) * CHAR_BIT, "a bit per behaviour");
 
 /* The rows that apply to release v, a bit each: what wh_inject_release_has
- * answers, read from the table's texts once per release. */
+ * answers, read from the table's texts once per release.  Each backport
+ * flips the behaviour its minor has (inside the row's minors: on). */
 static unsigned behaviours_of(const wh_istio_version *v)
 {
     unsigned bits = 0;
@@ -287,11 +291,12 @@ static unsigned behaviours_of(const wh_istio_version *v)
     for (size_t b = 0; b < NROWS; b++) {
         const wh_release_row *row = &table[b];
         wh_istio_version bound;
+        int inside = 1;
         if (row->first[0] && (bound = fixed(row->first), wh_istio_version_cmp(v, &bound) < 0))
-            continue;
+            inside = 0;
         if (row->last[0] && (bound = fixed(row->last), wh_istio_version_cmp(v, &bound) > 0))
-            continue;
-        if (!ended_by_backport(row, v))
+            inside = 0;
+        if (inside != (backports_at(row, v) & 1))
             bits |= 1u << row->id;
     }
     return bits;

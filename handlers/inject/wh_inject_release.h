@@ -92,7 +92,8 @@ typedef enum wh_release_behaviour {
     WH_REL_DEFAULT_INBOUND_POLICY,
     /* appendMultusNetwork splits "ns/name" in the JSON form of
      * k8s.v1.cni.cncf.io/networks: {"name": "istio-cni", "namespace": "default"};
-     * before, {"name": "default/istio-cni"}, matched on the whole text. */
+     * before, {"name": "default/istio-cni"}, matched on the whole text
+     * (backported to 1.23.6, 1.24.4 and 1.25.1). */
     WH_REL_MULTUS_JSON_NAMESPACE,
     /* sidecar.istio.io/inject accepts only "true"/"false" (anything else: a
      * warning and the default policy); before, y/yes/true/on in any case
@@ -121,11 +122,12 @@ typedef enum wh_release_behaviour {
     /* re-applying the pod's own version of a template container drops its
      * runAsUser/runAsGroup when it has a securityContext and the template's
      * container runs as a user other than 1337 (resetFieldsInAutoImageContainer;
-     * reverted by a backport in 1.21.3 and 1.22.1). */
+     * backported to 1.20.1, reverted by backports in 1.20.7, 1.21.3 and 1.22.1). */
     WH_REL_OVERRIDE_RESETS_FOREIGN_UID,
     /* PLATFORM=openshift: the pod's istio-proxy runAsUser/runAsGroup are
      * dropped before injection when its runAsUser equals the app's (the one
-     * OpenShift assigned to every container); before, kept as overrides. */
+     * OpenShift assigned to every container); before, kept as overrides
+     * (backported to 1.23.1). */
     WH_REL_OPENSHIFT_PROXY_UID_RESET,
     /* sidecar.istio.io/nativeSidecar "true"/"false" overrides
      * ENABLE_NATIVE_SIDECARS when istiod moves the pod's own istio-proxy into
@@ -137,6 +139,11 @@ typedef enum wh_release_behaviour {
     /* a ProxyConfig image without an imageType falls back to the variant too;
      * before, naming an image at all replaced the variant with its type. */
     WH_REL_VARIANT_FILLS_EMPTY_IMAGE_TYPE,
+    /* the pod's own istio-proxy runAsUser/runAsGroup reach the init side
+     * (adjustInitContainerUser): with TPROXY the proxy runs as 0, otherwise
+     * istio-validation takes them; it came with the backport that ended
+     * WH_REL_OVERRIDE_RESETS_FOREIGN_UID (1.20.7, 1.21.3, 1.22.1). */
+    WH_REL_ADJUST_INIT_CONTAINER_USER,
     WH_REL_NBEHAVIOURS
 } wh_release_behaviour;
 
@@ -145,14 +152,18 @@ typedef enum wh_release_behaviour {
 int wh_inject_release_has(const wh_inject_release *r, wh_release_behaviour b);
 
 /* A table row, for diagnostics and tests: name, first and last release
- * ("" when open-ended), the patch releases in which a backport ended the
- * behaviour within their minor ("" when none; e.g. "1.21.3 1.22.1": 1.21.0
- * to 1.21.2 and 1.22.0 have it), and what it is. */
+ * ("" when open-ended), the patch releases in which a backport changed the
+ * behaviour within their minor ("" when none), and what it is.  Each backport
+ * flips the behaviour in its minor from its patch on: in a minor the row
+ * covers the first one ends it (e.g. "1.21.3 1.22.1": 1.21.0 to 1.21.2 and
+ * 1.22.0 have it), in a minor outside it begins it (e.g. first "1.26",
+ * "1.25.1": 1.25.1 and later 1.25 patches have it too), a second one
+ * flips it back ("1.20.1 1.20.7": only 1.20.1 to 1.20.6). */
 typedef struct wh_release_row {
     wh_release_behaviour id;
     const char *name;
     const char *first, *last;
-    const char *ended_by_backport;
+    const char *backports;
     const char *what;
 } wh_release_row;
 

@@ -188,16 +188,15 @@ static void table_rows(void **state)
             assert_int_equal(wh_istio_version_parse(t[i].last, &b, NULL), WH_OK);
         if (t[i].first[0] && t[i].last[0])
             assert_true(wh_istio_version_cmp(&a, &b) <= 0);
-        /* a backport names a patch release inside the row's minors */
-        for (const char *p = t[i].ended_by_backport; *p;) {
+        /* a backport names a patch release (inside the row's minors it ends
+         * the behaviour, outside them it begins it) */
+        for (const char *p = t[i].backports; *p;) {
             char word[16];
             int used;
             wh_istio_version fix;
             assert_int_equal(sscanf(p, " %15s%n", word, &used), 1);
             assert_int_equal(wh_istio_version_parse(word, &fix, NULL), WH_OK);
             assert_true(fix.patch > 0);
-            assert_true(!t[i].first[0] || wh_istio_version_cmp(&fix, &a) >= 0);
-            assert_true(!t[i].last[0] || wh_istio_version_cmp(&fix, &b) <= 0);
             p += used;
             while (*p == ' ')
                 p++;
@@ -206,7 +205,7 @@ static void table_rows(void **state)
     {
         wh_inject_release r121 = detect("1.21.0", WH_RELEASE_FILE, NULL, NULL);
         wh_inject_release r122 = detect("1.22.0", WH_RELEASE_FILE, NULL, NULL);
-        wh_inject_release r125 = detect("1.25.9", WH_RELEASE_FILE, NULL, NULL);
+        wh_inject_release r125 = detect("1.25.0", WH_RELEASE_FILE, NULL, NULL);
         wh_inject_release r126 = detect("1.26.0", WH_RELEASE_FILE, NULL, NULL);
         assert_true(wh_inject_release_has(&r121, WH_REL_DEFAULT_ZIPKIN_TRACER));
         assert_false(wh_inject_release_has(&r122, WH_REL_DEFAULT_ZIPKIN_TRACER));
@@ -215,21 +214,72 @@ static void table_rows(void **state)
     }
 }
 
-/* A row a backport ended within a minor: by patch there, by minor elsewhere;
- * a version without a patch is the minor's first release. */
+/* A row backports ended within its minors (and began, then ended again, in
+ * 1.20): by patch there, by minor elsewhere; a version without a patch is the
+ * minor's first release. */
 static void backported_rows(void **state)
 {
     static const struct {
         const char *v;
         int has;
-    } cases[] = {{"1.20.9", 0}, {"1.21.0", 1}, {"1.21", 1},        {"v1.21.2", 1}, {"1.21.3", 0}, {"1.21.6", 0},
-                 {"1.22.0", 1}, {"1.22", 1},   {"1.22.1-rc.0", 0}, {"1.22.8", 0},  {"1.23.0", 0}};
+    } cases[] = {{"1.20.0", 0}, {"1.20.1", 1}, {"1.20.6", 1},      {"1.20.7", 0}, {"1.20.9", 0},
+                 {"1.21.0", 1}, {"1.21", 1},   {"v1.21.2", 1},     {"1.21.3", 0}, {"1.21.6", 0},
+                 {"1.22.0", 1}, {"1.22", 1},   {"1.22.1-rc.0", 0}, {"1.22.8", 0}, {"1.23.0", 0}};
     (void)state;
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         wh_inject_release r = detect(cases[i].v, WH_RELEASE_FLAG, NULL, NULL);
         if (wh_inject_release_has(&r, WH_REL_OVERRIDE_RESETS_FOREIGN_UID) != cases[i].has)
             fail_msg("%s: override-resets-foreign-uid should be %d", cases[i].v, cases[i].has);
+    }
+}
+
+/* A row a backport began within a minor outside its range: from that patch
+ * on there, by minor inside it. */
+static void backports_that_begin(void **state)
+{
+    static const struct {
+        const char *v;
+        wh_release_behaviour b;
+        int has;
+    } cases[] = {
+        {"1.22.8", WH_REL_MULTUS_JSON_NAMESPACE, 0},
+        {"1.23.5", WH_REL_MULTUS_JSON_NAMESPACE, 0},
+        {"1.23.6", WH_REL_MULTUS_JSON_NAMESPACE, 1},
+        {"1.24.0", WH_REL_MULTUS_JSON_NAMESPACE, 0},
+        {"1.24.3", WH_REL_MULTUS_JSON_NAMESPACE, 0},
+        {"1.24.4", WH_REL_MULTUS_JSON_NAMESPACE, 1},
+        {"1.25", WH_REL_MULTUS_JSON_NAMESPACE, 0},
+        {"1.25.0", WH_REL_MULTUS_JSON_NAMESPACE, 0},
+        {"1.25.1", WH_REL_MULTUS_JSON_NAMESPACE, 1},
+        {"1.25.5", WH_REL_MULTUS_JSON_NAMESPACE, 1},
+        {"1.26.0", WH_REL_MULTUS_JSON_NAMESPACE, 1},
+        {"1.22.8", WH_REL_OPENSHIFT_PROXY_UID_RESET, 0},
+        {"1.23.0", WH_REL_OPENSHIFT_PROXY_UID_RESET, 0},
+        {"1.23.1", WH_REL_OPENSHIFT_PROXY_UID_RESET, 1},
+        {"1.23.6", WH_REL_OPENSHIFT_PROXY_UID_RESET, 1},
+        {"1.24.0", WH_REL_OPENSHIFT_PROXY_UID_RESET, 1},
+        {"1.26.8", WH_REL_VALIDATE_PROXY_RESOURCE_ANNOTATIONS, 0},
+        {"1.27.5", WH_REL_VALIDATE_PROXY_RESOURCE_ANNOTATIONS, 0},
+        {"1.27.6", WH_REL_VALIDATE_PROXY_RESOURCE_ANNOTATIONS, 1},
+        {"1.28.3", WH_REL_VALIDATE_PROXY_RESOURCE_ANNOTATIONS, 0},
+        {"1.28.4", WH_REL_VALIDATE_PROXY_RESOURCE_ANNOTATIONS, 1},
+        {"1.29.0", WH_REL_VALIDATE_PROXY_RESOURCE_ANNOTATIONS, 1},
+        {"1.20.6", WH_REL_ADJUST_INIT_CONTAINER_USER, 0},
+        {"1.20.7", WH_REL_ADJUST_INIT_CONTAINER_USER, 1},
+        {"1.21.2", WH_REL_ADJUST_INIT_CONTAINER_USER, 0},
+        {"1.21.3", WH_REL_ADJUST_INIT_CONTAINER_USER, 1},
+        {"1.22", WH_REL_ADJUST_INIT_CONTAINER_USER, 0},
+        {"1.22.1", WH_REL_ADJUST_INIT_CONTAINER_USER, 1},
+        {"1.23.0", WH_REL_ADJUST_INIT_CONTAINER_USER, 1},
+        {"1.30.3", WH_REL_ADJUST_INIT_CONTAINER_USER, 1},
+    };
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        wh_inject_release r = detect(cases[i].v, WH_RELEASE_FLAG, NULL, NULL);
+        if (wh_inject_release_has(&r, cases[i].b) != cases[i].has)
+            fail_msg("%s: behaviour %d should be %d", cases[i].v, (int)cases[i].b, cases[i].has);
     }
 }
 
@@ -243,6 +293,7 @@ int main(void)
         cmocka_unit_test(older_gets_oldest_with_warning),
         cmocka_unit_test(table_rows),
         cmocka_unit_test(backported_rows),
+        cmocka_unit_test(backports_that_begin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
