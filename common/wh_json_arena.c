@@ -251,6 +251,7 @@ void wh_json_arena_install(void)
         json_set_alloc_funcs(arena_malloc, arena_free);
         layouts_known = probe_layouts();
         wh_json_string_layout_known = (layouts_known & LAYOUT_STRING) != 0;
+        wh_json_object_layout_known = (layouts_known & LAYOUT_OBJECT) != 0;
     }
 }
 
@@ -557,29 +558,11 @@ struct jansson_array {
     json_t **table;
 };
 
-struct jansson_list {
-    struct jansson_list *prev, *next;
-};
-
-struct jansson_pair {
-    struct jansson_list list, ordered_list;
-    size_t hash;
-    json_t *value;
-    size_t key_len;
-    char key[]; /* key_len bytes and a NUL */
-};
-
-struct jansson_bucket {
-    struct jansson_list *first, *last;
-};
-
-struct jansson_object {
-    json_t json;
-    size_t size;
-    struct jansson_bucket *buckets;
-    size_t order;
-    struct jansson_list list, ordered_list;
-};
+#define jansson_list wh_json_list_layout /* (wh_json_arena.h: readers inline their members) */
+#define jansson_pair wh_json_pair_layout
+#define jansson_bucket wh_json_bucket_layout
+#define jansson_object wh_json_object_layout
+int wh_json_object_layout_known;
 
 #define ROUND(n, to) (((n) + ((to)-1)) & ~(size_t)((to)-1))
 #define FIRST_ORDER 1 /* the smallest table made: 2 buckets (jansson starts at 8, and grows any) */
@@ -685,7 +668,7 @@ struct key_memo {
     uint32_t hash;
 };
 
-#define MEMO_BITS 6
+#define MEMO_BITS 8
 static _Thread_local struct key_memo memo[1 << MEMO_BITS];
 
 static inline uint64_t load64(const char *p)
@@ -704,25 +687,33 @@ static inline uint32_t load32(const char *p)
     return v;
 }
 
+/* A key of up to 16 bytes as two words that, with its length, are the key. */
+static inline void key_words(const char *key, size_t len, uint64_t *lo, uint64_t *hi)
+{
+    const unsigned char *k = (const unsigned char *)key;
+
+    *hi = 0;
+    if (len >= 8) { /* two words that overlap cover every byte */
+        *lo = load64(key);
+        *hi = load64(key + len - 8);
+    } else if (len >= 4) {
+        *lo = load32(key) | (uint64_t)load32(key + len - 4) << 32;
+    } else if (len > 0) { /* bytes 0, len / 2 and len - 1: every byte of 1 to 3 */
+        *lo = k[0] | (uint64_t)k[len / 2] << 8 | (uint64_t)k[len - 1] << 16;
+    } else {
+        *lo = 0;
+    }
+}
+
 /* key_hash with the process's seed, from the memo when the key was seen lately. */
 static inline uint32_t key_hash_memo(const char *key, size_t len)
 {
-    const unsigned char *k = (const unsigned char *)key;
-    uint64_t lo, hi = 0;
+    uint64_t lo, hi;
     struct key_memo *m;
 
     if (len > 16)
         return key_hash(key, len, key_seed);
-    if (len >= 8) { /* two words that overlap cover every byte */
-        lo = load64(key);
-        hi = load64(key + len - 8);
-    } else if (len >= 4) {
-        lo = load32(key) | (uint64_t)load32(key + len - 4) << 32;
-    } else if (len > 0) { /* bytes 0, len / 2 and len - 1: every byte of 1 to 3 */
-        lo = k[0] | (uint64_t)k[len / 2] << 8 | (uint64_t)k[len - 1] << 16;
-    } else {
-        lo = 0;
-    }
+    key_words(key, len, &lo, &hi);
     m = &memo[((lo ^ (hi + len) * 0x9e3779b97f4a7c15u) * 0x9e3779b97f4a7c15u) >> (64 - MEMO_BITS)];
     if (m->len1 != len + 1 || m->lo != lo || m->hi != hi) {
         m->lo = lo;
@@ -849,9 +840,162 @@ static __attribute__((noinline)) int repeated_key(struct jansson_object *o, stru
     return 1;
 }
 
-json_t *wh_json_arena_object(const wh_json_key *keys, json_t *const *values, size_t n, int reject_duplicates)
+/* Long lists hold objects of one shape: the same few keys in the same order (every env entry {name, value}, every
+ * port, every volume mount).  The block the construction below made for the last object of a shape is kept per
+ * thread as a template, its pointers as offsets from its start; another object of that shape is the template copied
+ * to its own block with the block's address added to each pointer slot, and its values set: the same bytes the
+ * construction makes, without hashing keys, searching buckets or linking lists.  Shapes of 2 to SHAPE_KEYS distinct
+ * keys (a single key is built as fast) of up to 16 bytes each; SHAPE_SLOTS of them at a time, filed by their keys.  A
+ * shape becomes a template when it is asked for twice in a row in its slot: one-off objects pay no copy.  Under
+ * memcheck objects are built part by part (it is told of each). */
+#define SHAPE_KEYS 4
+#define SHAPE_BYTES 512 /* the largest block: an object of 4 keys of 16 bytes takes 464 */
+#define SHAPE_BITS 4
+#define SHAPE_SLOTS (1 << SHAPE_BITS)
+
+struct shape {
+    size_t n, bytes;                              /* its keys; its block's size (0: an empty slot) */
+    uint64_t sign, missed;                        /* its shape_sign; that of the last other shape asked for here */
+    size_t len[SHAPE_KEYS];                       /* the keys, as key_words gives them */
+    uint64_t lo[SHAPE_KEYS], hi[SHAPE_KEYS];      /* .. */
+    size_t value_at[SHAPE_KEYS];                  /* where pair i's value is in the block */
+    _Alignas(16) uint64_t words[SHAPE_BYTES / 8]; /* the block, pointers as offsets from its start */
+    _Alignas(16) uint64_t moves[SHAPE_BYTES / 8]; /* all ones in each pointer slot */
+};
+
+static _Thread_local struct shape shapes[SHAPE_SLOTS];
+
+/* Where the shape of keys[0..n) (2 <= n <= SHAPE_KEYS) is filed: a number from its count and the lengths of its first
+ * two and last keys, whose top bits are its slot.  Cheap, for every object made; never 0.  (Shapes with the same
+ * number are told apart by shape_is.) */
+static inline uint64_t shape_sign(const wh_json_key *keys, size_t n)
 {
-    wh_json_arena *a = current;
+    return ((n | keys[0].len << 3 | keys[1].len << 13 | keys[n - 1].len << 23) + 1) * 0x9e3779b97f4a7c15u;
+}
+
+/* Whether s is the shape of keys[0..n). */
+static inline int shape_is(const struct shape *s, const wh_json_key *keys, size_t n)
+{
+    uint64_t lo, hi;
+
+    if (s->n != n)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s->len[i] != keys[i].len) /* (a shape's keys are 16 bytes at most) */
+            return 0;
+        key_words(keys[i].text, keys[i].len, &lo, &hi);
+        if (((s->lo[i] ^ lo) | (s->hi[i] ^ hi)) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+static json_t *object_build(wh_json_arena *a, const wh_json_key *keys, json_t *const *values, size_t n,
+                            int reject_duplicates, struct shape *shape, uint64_t sign);
+
+/* The object of keys[0..n) and `values` in a block of its own, from the template of shape s when that is theirs.  Out
+ * of line, as object_build: the caller's tests then need no stack frame. */
+static __attribute__((noinline)) json_t *shape_object(wh_json_arena *a, const struct shape *s, const wh_json_key *keys,
+                                                      json_t *const *values, size_t n, int reject_duplicates)
+{
+    char *p;
+    size_t i = 0;
+
+    if (!shape_is(s, keys, n)) /* another shape of the same number */
+        return object_build(a, keys, values, n, reject_duplicates, NULL, 0);
+    if ((p = bump(a, s->bytes)) == NULL) /* over the budget */
+        return object_by_jansson(keys, values, n, reject_duplicates);
+#if defined(__SSE2__)
+    {
+        const __m128i base = _mm_set1_epi64x((long long)(uintptr_t)p), *w = (const __m128i *)s->words,
+                      *m = (const __m128i *)s->moves;
+        __m128i *out = (__m128i *)p;
+#define MOVE(k) _mm_store_si128(out + (k), _mm_add_epi64(w[k], _mm_and_si128(m[k], base)))
+        for (n = s->bytes / 16; i + 4 <= n; i += 4)
+            MOVE(i), MOVE(i + 1), MOVE(i + 2), MOVE(i + 3);
+        switch (n - i) {
+        case 3:
+            MOVE(i + 2);
+            /* fallthrough */
+        case 2:
+            MOVE(i + 1);
+            /* fallthrough */
+        case 1:
+            MOVE(i);
+            break;
+        default:
+            break;
+        }
+#undef MOVE
+    }
+#else
+    for (n = s->bytes / 8; i < n; i++) {
+        uint64_t w = s->words[i] + (s->moves[i] & (uint64_t)(uintptr_t)p);
+        memcpy(p + 8 * i, &w, 8);
+    }
+#endif
+    for (i = 0, n = s->n; i < n; i++)
+        memcpy(p + s->value_at[i], &values[i], sizeof(values[i]));
+    return (json_t *)p;
+}
+
+/* A pointer slot of the template: the offset of what it points at (inside the block). */
+static inline void shape_pointer(struct shape *s, const char *block, const void *slot)
+{
+    size_t at = (size_t)((const char *)slot - block) / 8;
+    const char *target;
+
+    memcpy(&target, slot, sizeof(target));
+    s->words[at] = (uint64_t)(target - block);
+    s->moves[at] = ~(uint64_t)0;
+}
+
+/* Keep object o, just made from n distinct keys in one block of `bytes`, as the template of its shape in s. */
+static void shape_record(struct shape *s, uint64_t sign, const struct jansson_object *o, const wh_json_key *keys,
+                         size_t n, size_t bytes)
+{
+    const char *block = (const char *)o;
+    const struct jansson_list *l;
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (keys[i].len > 16)
+            return;
+    s->n = 0; /* incomplete until the end */
+    memcpy(s->words, block, bytes);
+    memset(s->moves, 0, bytes);
+    shape_pointer(s, block, &o->buckets);
+    shape_pointer(s, block, &o->list.prev);
+    shape_pointer(s, block, &o->list.next);
+    shape_pointer(s, block, &o->ordered_list.prev);
+    shape_pointer(s, block, &o->ordered_list.next);
+    for (i = 0; i < ((size_t)1 << o->order); i++) {
+        shape_pointer(s, block, &o->buckets[i].first);
+        shape_pointer(s, block, &o->buckets[i].last);
+    }
+    for (i = 0, l = o->ordered_list.next; i < n; i++, l = l->next) {
+        const struct jansson_pair *pair =
+            (const struct jansson_pair *)((const char *)l - offsetof(struct jansson_pair, ordered_list));
+        shape_pointer(s, block, &pair->list.prev);
+        shape_pointer(s, block, &pair->list.next);
+        shape_pointer(s, block, &pair->ordered_list.prev);
+        shape_pointer(s, block, &pair->ordered_list.next);
+        s->value_at[i] = (size_t)((const char *)&pair->value - block);
+        s->words[s->value_at[i] / 8] = 0;
+        s->len[i] = keys[i].len;
+        key_words(keys[i].text, keys[i].len, &s->lo[i], &s->hi[i]);
+    }
+    s->bytes = bytes;
+    s->sign = sign;
+    s->n = n;
+}
+
+/* wh_json_arena_object's construction, out of line: most objects are of a shape met lately.  `shape`, when not NULL,
+ * is the slot for the shape of keys[0..n) (numbered `sign`), where the object made is kept as its template. */
+static __attribute__((noinline)) json_t *object_build(wh_json_arena *a, const wh_json_key *keys, json_t *const *values,
+                                                      size_t n, int reject_duplicates, struct shape *shape,
+                                                      uint64_t sign)
+{
     const size_t head = ROUND(sizeof(struct jansson_object), ALIGN);
     size_t order = FIRST_ORDER, nbuckets, bytes, size = 0, i;
     struct jansson_object *o;
@@ -935,7 +1079,28 @@ json_t *wh_json_arena_object(const wh_json_key *keys, json_t *const *values, siz
     all_last->next = all, all->prev = all_last;
     ordered_last->next = ordered, ordered->prev = ordered_last;
     o->size = size;
+    if (shape != NULL && size == n && ROUND(bytes, ALIGN) <= SHAPE_BYTES)
+        shape_record(shape, sign, o, keys, n, ROUND(bytes, ALIGN));
     return &o->json;
+}
+
+json_t *wh_json_arena_object(const wh_json_key *keys, json_t *const *values, size_t n, int reject_duplicates)
+{
+    wh_json_arena *a = current;
+    struct shape *shape;
+    uint64_t sign;
+
+    if (a == NULL || n - 2 > SHAPE_KEYS - 2 || !(a->layouts & LAYOUT_OBJECT) || on_valgrind)
+        return object_build(a, keys, values, n, reject_duplicates, NULL, 0); /* (memcheck: it tells of each part) */
+    sign = shape_sign(keys, n);
+    shape = &shapes[sign >> (64 - SHAPE_BITS)];
+    if (shape->sign == sign)
+        return shape_object(a, shape, keys, values, n, reject_duplicates);
+    if (shape->missed != sign) { /* a shape met once: no template yet */
+        shape->missed = sign;
+        return object_build(a, keys, values, n, reject_duplicates, NULL, 0);
+    }
+    return object_build(a, keys, values, n, reject_duplicates, shape, sign);
 }
 
 /* --- the install-time checks that the layouts above are the running jansson's ---------------------------------- */

@@ -113,6 +113,37 @@ static inline const char *wh_json_string_text(const json_t *s, size_t *len)
     return json_string_value(s);
 }
 
+/* jansson 2.14's object as it lays it out (json_object_t, its hashtable_t and their pairs; built and probed in
+ * common/wh_json_arena.c), and whether install confirmed the running jansson lays objects out so (never under ASan).
+ * The members, in jansson's iteration order, are the pairs on the circular list through ordered_list. */
+struct wh_json_list_layout {
+    struct wh_json_list_layout *prev, *next;
+};
+struct wh_json_pair_layout {
+    struct wh_json_list_layout list, ordered_list;
+    size_t hash;
+    json_t *value;
+    size_t key_len;
+    char key[]; /* key_len bytes and a NUL */
+};
+struct wh_json_bucket_layout {
+    struct wh_json_list_layout *first, *last;
+};
+struct wh_json_object_layout {
+    json_t json;
+    size_t size;
+    struct wh_json_bucket_layout *buckets;
+    size_t order;
+    struct wh_json_list_layout list, ordered_list;
+};
+extern int wh_json_object_layout_known;
+
+/* The pair whose ordered_list node is `l` (an object's member when l is not the object's own ordered_list). */
+static inline const struct wh_json_pair_layout *wh_json_pair_at(const struct wh_json_list_layout *l)
+{
+    return (const struct wh_json_pair_layout *)((const char *)l - offsetof(struct wh_json_pair_layout, ordered_list));
+}
+
 /* A key of an object to build: `len` bytes of valid UTF-8 without NUL. */
 typedef struct wh_json_key {
     const char *text;

@@ -127,7 +127,8 @@ static void drop_entries(fast *f, size_t vals, size_t krefs)
  * a mapping takes each key given again as json_object_setn_new_nocheck does (the last value, in the first place). */
 static json_t *make_sequence(fast *f, size_t vals)
 {
-    json_t *v = wh_json_arena_array(f->vals + vals, f->nvals - vals);
+    const size_t n = f->nvals - vals;
+    json_t *v = wh_json_arena_array(n != 0 ? f->vals + vals : NULL, n); /* (no stack yet: NULL) */
 
     f->nvals = vals;
     return v;
@@ -135,11 +136,12 @@ static json_t *make_sequence(fast *f, size_t vals)
 
 static json_t *make_mapping(fast *f, size_t vals, size_t krefs)
 {
+    const size_t n = f->nkrefs - krefs;
     json_t *v;
 
     for (size_t i = f->nkbufs; i > 0 && f->kbufs[i - 1].idx >= krefs; i--)
         f->krefs[f->kbufs[i - 1].idx].text = f->keys.data + f->kbufs[i - 1].off;
-    v = wh_json_arena_object(f->krefs + krefs, f->vals + vals, f->nkrefs - krefs, 0);
+    v = wh_json_arena_object(n != 0 ? f->krefs + krefs : NULL, n != 0 ? f->vals + vals : NULL, n, 0);
     f->nvals = vals;
     pop_keys(f, krefs);
     return v;
@@ -371,30 +373,14 @@ static int put_utf8(wh_buf *b, unsigned long cp)
     return 0;
 }
 
-/* A one-line quoted scalar starting at *pp (at the quote); on success *pp
- * points after the closing quote and the content is [*text, *text + *len):
- * inside the input when it holds no escape, else decoded onto the end of
- * `scratch` (then *decoded is 1; the caller truncates scratch afterwards).
- * The text goes on to `limit` (find_either may look that far). */
-static wh_code quoted_text(const char **pp, const char *end, const char *limit, wh_buf *scratch, const char **text,
-                           size_t *len, int *decoded)
+/* quoted_text's content with escapes (or '' in single quotes), from s (after the opening quote q), decoded onto the
+ * end of `scratch`: out of line, most scalars have none. */
+static __attribute__((noinline)) wh_code quoted_escaped(const char *s, char q, const char *end, wh_buf *scratch,
+                                                        const char **pp, const char **text, size_t *len, int *decoded)
 {
-    const char *p = *pp, *s;
-    char q = *p++;
+    const char *p = s;
     size_t mark = scratch->len;
 
-    *decoded = 0;
-    s = p;
-    p = find_either(p, end, limit, q, q == '"' ? '\\' : q);
-    if (p >= end)
-        return UNSUPPORTED; /* continues on the next line: multi-line scalar */
-    if (*p == q && !(q == '\'' && p + 1 < end && p[1] == '\'')) {
-        *text = s;
-        *len = (size_t)(p - s);
-        *pp = p + 1;
-        return WH_OK;
-    }
-    p = s;
     for (;;) {
         const char *run = p;
         while (p < end && *p != q && !(q == '"' && *p == '\\'))
@@ -509,6 +495,31 @@ unsupported:
     return UNSUPPORTED;
 }
 
+/* A one-line quoted scalar starting at *pp (at the quote); on success *pp
+ * points after the closing quote and the content is [*text, *text + *len):
+ * inside the input when it holds no escape, else decoded onto the end of
+ * `scratch` (then *decoded is 1; the caller truncates scratch afterwards).
+ * The text goes on to `limit` (find_either may look that far). */
+static inline wh_code quoted_text(const char **pp, const char *end, const char *limit, wh_buf *scratch,
+                                  const char **text, size_t *len, int *decoded)
+{
+    const char *p = *pp, *s;
+    char q = *p++;
+
+    s = p;
+    p = find_either(p, end, limit, q, q == '"' ? '\\' : q);
+    if (p >= end)
+        return UNSUPPORTED; /* continues on the next line: multi-line scalar */
+    if (*p == q && !(q == '\'' && p + 1 < end && p[1] == '\'')) {
+        *text = s;
+        *len = (size_t)(p - s);
+        *pp = p + 1;
+        *decoded = 0;
+        return WH_OK;
+    }
+    return quoted_escaped(s, q, end, scratch, pp, text, len, decoded);
+}
+
 /* A JSON string of the (valid UTF-8) text: in one bump of the request's
  * arena when there is one (wh_json_arena_string), else jansson's. */
 static json_t *new_string(const char *s, size_t len)
@@ -525,7 +536,7 @@ static wh_code quoted(fast *f, const char **pp, const char *end, json_t **out)
     int decoded;
     wh_code rc;
 
-    wh_buf_reset(&f->tmp);
+    f->tmp.len = 0; /* what an escape decodes to */
     if ((rc = quoted_text(pp, end, f->text_end, &f->tmp, &text, &len, &decoded)) != WH_OK)
         return rc;
     *out = new_string(text, len);

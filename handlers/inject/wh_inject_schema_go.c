@@ -480,11 +480,42 @@ static const unsigned char verdicts[WH_K_QMAP + 1][2][JSON_NULL + 1] = {
                    {V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_FIELD, V_PASS}},
 };
 
+/* One member (key, len bytes; value) of a list item for flat_item: its field (f, the one expected next, else the
+ * one the key names) with the field's verdict applied to *keeps and *fills; NULL when the table cannot tell. */
+static inline __attribute__((always_inline)) const wh_inject_field *
+flat_member(const wh_inject_type *type, const wh_inject_field *f, const char *key, size_t len, const json_t *value,
+            int *keeps, unsigned *fills)
+{
+    size_t n;
+
+    if (f->len != len || len == 0 || !wh_inject_schema_same(f->name, key, len))
+        if ((f = wh_inject_schema_fieldn(type, key, len)) == NULL)
+            return NULL;
+    *fills -= f->flags & WH_F_FILL;
+    switch (verdicts[f->kind][f->flags & WH_F_OMIT][json_typeof(value)]) {
+    case V_KEEP:
+        break;
+    case V_PASS:
+        *keeps = 0;
+        break;
+    case V_STRING:
+        *keeps = *keeps && (wh_json_string_text(value, &n), n != 0);
+        break;
+    case V_INTEGER:
+        *keeps = *keeps && json_integer_value(value) != 0;
+        break;
+    default:
+        return NULL;
+    }
+    return f;
+}
+
 /* The check of a list item `elem` of struct `type` (holding `fills` fill
  * fields) when every member is a field whose verdict the table gives, in one
- * pass over its members without a frame of its own: 1 when it decodes and
- * is a stable leaf, 0 when it decodes and is not, -1 when the table cannot
- * tell (an unknown key, a container, a type error, many members): then
+ * pass over its members without a frame of its own (read through jansson's
+ * layout when known): 1 when it decodes and is a stable leaf, 0 when it
+ * decodes and is not, -1 when the table cannot tell (an unknown key, a
+ * container, a type error, without the layout many members): then
  * walk_object decides, nothing having been changed.  The common item of
  * long lists (EnvVar {name, value}, ports, mounts). */
 static inline __attribute__((always_inline)) int flat_item(const json_t *elem, const wh_inject_type *type,
@@ -493,32 +524,25 @@ static inline __attribute__((always_inline)) int flat_item(const json_t *elem, c
     wh_json_member buf[FLAT_MEMBERS];
     const wh_inject_field *f = type->fields;
     size_t i, n;
-    const wh_json_member *m = members_of(elem, buf, FLAT_MEMBERS, NULL, &n);
+    const wh_json_member *m;
     int keeps = 1;
 
-    if (m == NULL || !WH_INJECT_SCHEMA_GO_TABLE)
+    if (!WH_INJECT_SCHEMA_GO_TABLE)
         return -1;
-    for (i = 0; i < n; i++, f++) {
-        if (f->len != m[i].len || m[i].len == 0 || !wh_inject_schema_same(f->name, m[i].key, m[i].len))
-            if ((f = wh_inject_schema_fieldn(type, m[i].key, m[i].len)) == NULL)
+    if (wh_json_object_layout_known) {
+        const struct wh_json_object_layout *o = (const struct wh_json_object_layout *)elem;
+        for (const struct wh_json_list_layout *l = o->ordered_list.next; l != &o->ordered_list; l = l->next, f++) {
+            const struct wh_json_pair_layout *pair = wh_json_pair_at(l);
+            if ((f = flat_member(type, f, pair->key, pair->key_len, pair->value, &keeps, &fills)) == NULL)
                 return -1;
-        fills -= f->flags & WH_F_FILL;
-        switch (verdicts[f->kind][f->flags & WH_F_OMIT][json_typeof(m[i].value)]) {
-        case V_KEEP:
-            break;
-        case V_PASS:
-            keeps = 0;
-            break;
-        case V_STRING:
-            keeps = keeps && json_string_length(m[i].value) != 0;
-            break;
-        case V_INTEGER:
-            keeps = keeps && json_integer_value(m[i].value) != 0;
-            break;
-        default:
-            return -1;
         }
+        return keeps && fills == 0;
     }
+    if ((m = members_of(elem, buf, FLAT_MEMBERS, NULL, &n)) == NULL)
+        return -1;
+    for (i = 0; i < n; i++, f++)
+        if ((f = flat_member(type, f, m[i].key, m[i].len, m[i].value, &keeps, &fills)) == NULL)
+            return -1;
     return keeps && fills == 0;
 }
 

@@ -596,6 +596,83 @@ static void objects_take_repeated_keys_as_jansson_does(void **state)
     wh_buf_free(&order);
 }
 
+/* The object `keys` (n of them) and their values (ints from `first`) make, checked against the one jansson builds
+ * from the same calls: equal, the same iteration order, every key found, and after the same sets, deletes and growth
+ * (a rehash) still the same. */
+static void object_is_janssons(const wh_json_key *keys, size_t n, json_int_t first, wh_buf *order_v, wh_buf *order_ref)
+{
+    json_t *values[8], *ref = json_object(), *v;
+
+    for (size_t i = 0; i < n; i++) {
+        values[i] = json_integer(first + (json_int_t)i);
+        json_object_setn_nocheck(ref, keys[i].text, keys[i].len, values[i]);
+    }
+    v = wh_json_arena_object(keys, values, n, 0);
+    assert_true(json_equal(v, ref));
+    assert_int_equal(json_object_size(v), json_object_size(ref));
+    for (size_t i = 0; i < n; i++)
+        assert_true(json_object_getn(v, keys[i].text, keys[i].len) == json_object_getn(ref, keys[i].text, keys[i].len));
+    keys_in_order(v, order_v);
+    keys_in_order(ref, order_ref);
+    assert_int_equal(order_v->len, order_ref->len);
+    assert_memory_equal(order_v->data, order_ref->data, order_v->len);
+    assert_int_equal(json_object_deln(v, keys[0].text, keys[0].len), json_object_deln(ref, keys[0].text, keys[0].len));
+    for (int i = 0; i < 20; i++) {
+        char k[16];
+        int len = snprintf(k, sizeof(k), "n%d", i);
+        assert_int_equal(json_object_setn_new_nocheck(v, k, (size_t)len, json_integer(i)), 0);
+        assert_int_equal(json_object_setn_new_nocheck(ref, k, (size_t)len, json_integer(i)), 0);
+    }
+    assert_int_equal(json_object_setn_new_nocheck(v, keys[n - 1].text, keys[n - 1].len, json_true()), 0);
+    assert_int_equal(json_object_setn_new_nocheck(ref, keys[n - 1].text, keys[n - 1].len, json_true()), 0);
+    assert_true(json_equal(v, ref));
+    keys_in_order(v, order_v);
+    keys_in_order(ref, order_ref);
+    assert_int_equal(order_v->len, order_ref->len);
+    assert_memory_equal(order_v->data, order_ref->data, order_v->len);
+    json_decref(v);
+    json_decref(ref);
+}
+
+/* Small objects of a shape met lately are copied from the last one made (common/wh_json_arena.c, struct shape): for
+ * every count of keys up to 5, keys of every length 0..17 (bucket collisions among them, shapes that share a slot,
+ * keys given twice), each shape made again from other copies of its keys is still jansson's object. */
+static void objects_of_a_shape_met_again_are_jansson_objects(void **state)
+{
+    char text[4][8][24];
+    wh_json_key keys[8], again[8];
+    wh_buf order_v = WH_BUF_INIT, order_ref = WH_BUF_INIT;
+    wh_json_arena a;
+    uint32_t x = 2463534242u;
+
+    (void)state;
+    wh_json_arena_begin(&a);
+    for (int round = 0; round < 400; round++) {
+        size_t n = 1 + (size_t)round % 5;
+        for (size_t i = 0; i < n; i++) {
+            size_t len;
+            x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+            len = x % 18;
+            for (size_t b = 0; b < len; b++)
+                text[0][i][b] = (char)('a' + (x >> (b % 24)) % 3); /* few letters: keys repeat, shapes collide */
+            keys[i] = (wh_json_key){text[0][i], len};
+        }
+        if (round % 7 == 0 && n > 1) /* a key given twice: never a shape */
+            keys[n - 1] = keys[0];
+        for (int copy = 1; copy < 4; copy++) { /* the same shape from other bytes, three times */
+            for (size_t i = 0; i < n; i++) {
+                memcpy(text[copy][i], keys[i].text, keys[i].len);
+                again[i] = (wh_json_key){text[copy][i], keys[i].len};
+            }
+            object_is_janssons(again, n, round * 10 + copy, &order_v, &order_ref);
+        }
+        object_is_janssons(keys, n, round, &order_v, &order_ref);
+    }
+    wh_json_arena_end(&a);
+    wh_buf_free(&order_v);
+    wh_buf_free(&order_ref);
+}
+
 static void *other_thread(void *arg)
 {
     json_t **out = arg;
@@ -758,6 +835,7 @@ int main(void)
         cmocka_unit_test(arrays_made_in_the_arena_are_jansson_arrays),
         cmocka_unit_test(objects_made_in_the_arena_are_jansson_objects),
         cmocka_unit_test(objects_take_repeated_keys_as_jansson_does),
+        cmocka_unit_test(objects_of_a_shape_met_again_are_jansson_objects),
         cmocka_unit_test(containers_read_through_the_layouts),
         cmocka_unit_test(members_looked_up_as_jansson_does),
         cmocka_unit_test(frozen_trees_count_no_references),

@@ -83,6 +83,8 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 [ -n "$ok" ] || { cat "$work/webhookd.log"; fail "no /healthz answer from webhookd in the image"; }
+# /healthz can answer before the first pgrep above saw the process (a loaded machine): look again.
+[ -n "$pid" ] || pid=$(pgrep -f "^/usr/local/bin/webhookd --listen 127.0.0.1:$port" | head -1)
 echo "/healthz: $out"
 code=$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:$port/readyz")
 [ "$code" = 200 ] || fail "/readyz answered $code"
