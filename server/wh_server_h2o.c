@@ -17,8 +17,9 @@
  *      the default cap is 1 GiB, so set max_request_entity_size.  It is checked
  *      as the body arrives: a Content-Length over it at the head, a chunked
  *      body (decoded in place) at every read, an HTTP/2 stream at every DATA
- *      frame (RST_STREAM, the frame not buffered).  A chunked body is refused
- *      once it reaches the limit, the others once they exceed it.
+ *      frame (RST_STREAM REFUSED_STREAM, which clients retry: webhookd answers
+ *      first, see on_h2_frame).  A chunked body is refused once it reaches
+ *      the limit, the others once they exceed it.
  *  P15 HTTP/1.1 refusals h2o makes itself (the 413 above) are answered on the
  *      host's fallback path, not the one our handler is registered on: a
  *      filter there gives them the router's answer (istiod's text).
@@ -41,12 +42,15 @@
  *      callbacks): the client certificate's verdict is taken there at
  *      SSL_CB_HANDSHAKE_DONE and kept in our per-connection record.
  *  P16 2.2.5 has no per-connection call for HTTP/2 (GOAWAY, a stream's
- *      state): <h2o/http2_internal.h> declares them and the connection and
- *      stream records, but includes klib's khash.h, which Debian does not
- *      ship; server/h2o-2.2.5/khash.h stands in for the one pointer it
- *      declares (the stream table stays opaque: streams are reached through
- *      the connection's priority tree).  The connection records of a worker
- *      are listed in its context (ctx.http2._conns).
+ *      state and body buffer, a hook between frames): <h2o/http2_internal.h>
+ *      declares the connection and stream records, but includes klib's
+ *      khash.h, which Debian does not ship; server/h2o-2.2.5/khash.h stands
+ *      in for the one pointer it declares (the stream table stays opaque:
+ *      streams are reached through the connection's priority tree).  The
+ *      connection records of a worker are listed in its context
+ *      (ctx.http2._conns); on_h2_frame sits in the record's frame-reader
+ *      pointer (_read_expect) to answer bodies over the cap (413) or beyond
+ *      the in-flight bound (503) on their stream.
  */
 #if !defined(H2O_USE_LIBUV) || H2O_USE_LIBUV
 #error "define H2O_USE_LIBUV=0: webhookd embeds libh2o-evloop (P1)"
@@ -103,6 +107,9 @@
 
 typedef struct worker worker;
 
+/* The answer to a request refused at the in-flight bound (503, Retry-After: 1). */
+#define INFLIGHT_TEXT "webhookd is at its in-flight memory bound (--max-inflight-bytes); retry later\n"
+
 /* One accepted connection (we accept ourselves to know its fd). */
 typedef struct conn {
     h2o_linklist_t link; /* in worker.conns */
@@ -128,6 +135,10 @@ typedef struct conn {
     int revoked;                     /* verified once, refused by a later bundle: served no longer than it must be */
     h2o_http2_conn_t *h2;            /* h2o's HTTP/2 connection on this socket (P16), else NULL */
     int goaway;                      /* revoked HTTP/2: GOAWAY sent, closing once its open streams are answered */
+    /* h2o's frame reader this connection's frames go to after on_h2_frame */
+    ssize_t (*h2_next)(h2o_http2_conn_t *h, const uint8_t *src, size_t len, const char **err_desc);
+    h2o_linklist_t streams; /* what webhookd keeps about its HTTP/2 streams (stream_rec) */
+    size_t held_now;        /* held_by() at this sweep */
 } conn;
 
 struct wh_http_server {
@@ -168,7 +179,8 @@ struct worker {
     size_t cut; /* connections still open at the deadline */
     h2o_timeout_t sweep_timeout;
     h2o_timeout_entry_t sweep_entry;
-    uint64_t accept_resume_at; /* accepting stopped (EMFILE or the in-flight bound) until then; 0 = accepting */
+    h2o_timeout_entry_t hook_entry; /* a handshake finished: hook new HTTP/2 connections (find_h2_conns) */
+    uint64_t accept_resume_at;      /* accepting stopped (EMFILE or the in-flight bound) until then; 0 = accepting */
     int accept_stopped;
 };
 
@@ -275,21 +287,33 @@ static conn *conn_of(h2o_req_t *req)
     return sock != NULL && sock->on_close.cb == on_sock_close ? sock->on_close.data : NULL;
 }
 
-/* Whether a complete request of `len` body bytes must be refused at the
- * bound.  An HTTP/1.1 request admitted while it arrived goes through; one
- * that arrived whole between two sweeps is admitted now if its buffer fits.
- * HTTP/2 bodies sit in h2o's stream buffers, outside the accounting: one is
- * served when its length fits in what is left. */
-static int refused_at_bound(wh_http_server *s, h2o_req_t *req, size_t len)
+static size_t h2_held(conn *c);
+
+/* What a connection's request bytes take: its input buffer, and on HTTP/2
+ * its streams' bodies beyond their promises (stream_rec). */
+static size_t held_by(conn *c)
+{
+    return c->h2 != NULL ? h2_held(c) : input_of(c);
+}
+
+/* Whether a complete request must be refused at the bound.  An HTTP/1.1
+ * request admitted while it arrived goes through, and so does an HTTP/2 one
+ * whose stream was admitted with its declared length; otherwise what the
+ * connection holds is admitted now if it fits (arrived whole between two
+ * sweeps). */
+static int refused_at_bound(wh_http_server *s, h2o_req_t *req)
 {
     conn *c = conn_of(req);
     size_t in;
 
-    if (req->version >= 0x200 || c == NULL)
-        return inflight_total(s) > s->cfg.max_inflight_bytes || len > s->cfg.max_inflight_bytes - inflight_total(s);
-    if (c->promised != 0 && c->promised_at == c->answers)
+    if (c == NULL)
+        return inflight_total(s) > s->cfg.max_inflight_bytes ||
+               req->entity.len > s->cfg.max_inflight_bytes - inflight_total(s);
+    if (req->version >= 0x200)
+        c->h2 = (h2o_http2_conn_t *)req->conn; /* before the sweep found it */
+    else if (c->promised != 0 && c->promised_at == c->answers)
         return 0;
-    in = input_of(c);
+    in = held_by(c);
     if (in <= c->reserved)
         return 0;
     if (!reserve(s, in - c->reserved))
@@ -500,11 +524,11 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         out.content_type = "text/plain; charset=utf-8";
         wh_buf_puts(&out.body, "conflicting Content-Length and Transfer-Encoding headers\n");
         req->http1_is_persistent = 0; /* what follows the body is ambiguous too */
-    } else if (req->entity.len != 0 && refused_at_bound(server, req, req->entity.len)) {
+    } else if (req->entity.len != 0 && refused_at_bound(server, req)) {
         /* Fast and cheap: no parsing, and closing frees the request's buffer. */
         out.status = 503;
         out.content_type = "text/plain; charset=utf-8";
-        wh_buf_puts(&out.body, "webhookd is at its in-flight memory bound (--max-inflight-bytes); retry later\n");
+        wh_buf_puts(&out.body, INFLIGHT_TEXT);
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL, H2O_STRLIT("1"));
         req->http1_is_persistent = 0;
         wh_metric_add(server->inflight_rejected, server->listener, 1);
@@ -588,6 +612,8 @@ static void linger(worker *w, int fd)
     h2o_socket_read_start(l->sock, on_lingerer_read);
 }
 
+static void forget_stream_recs(conn *c);
+
 static void on_sock_close(void *data)
 {
     conn *c = data;
@@ -595,6 +621,7 @@ static void on_sock_close(void *data)
 
     if (c->linger_fd != -1)
         linger(w, c->linger_fd);
+    forget_stream_recs(c);
     hold(w->server, c, 0);
     h2o_linklist_unlink(&c->link);
     free(c);
@@ -644,6 +671,7 @@ static void accept_some(worker *w, size_t max)
         c->w = w;
         c->fd = fd;
         c->linger_fd = -1;
+        h2o_linklist_init_anchor(&c->streams);
         c->sock = h2o_evloop_socket_create(w->loop, fd, H2O_SOCKET_FLAG_IS_ACCEPTED_CONNECTION);
         h2o_socket_setpeername(c->sock, (struct sockaddr *)&peer, peerlen);
         h2o_linklist_insert(&w->conns, &c->link);
@@ -664,17 +692,313 @@ static void on_accept(h2o_socket_t *listener, const char *err)
 
 /* --- HTTP/2 connections (P16) ------------------------------------------- */
 
+/* The stream `id` of `node`'s subtree of a connection's priority tree,
+ * where every open stream sits (its stream table is opaque: khash.h). */
+static h2o_http2_stream_t *find_stream(h2o_http2_scheduler_node_t *node, uint32_t id)
+{
+    h2o_linklist_t *l;
+
+    for (l = node->_all_refs.next; l != &node->_all_refs; l = l->next) {
+        h2o_http2_scheduler_openref_t *ref = H2O_STRUCT_FROM_MEMBER(h2o_http2_scheduler_openref_t, _all_link, l);
+        h2o_http2_stream_t *stream = H2O_STRUCT_FROM_MEMBER(h2o_http2_stream_t, _refs.scheduler, ref);
+        if (stream->stream_id == id || (stream = find_stream(&ref->node, id)) != NULL)
+            return stream;
+    }
+    return NULL;
+}
+
+/* What webhookd keeps about an HTTP/2 stream whose body arrives, in the
+ * stream's request pool (h2o disposes it when the stream closes):
+ * - its promise: a body is admitted at its HEADERS with the buffer it can
+ *   grow to reserved against --max-inflight-bytes (h2o doubles a body
+ *   buffer until the next DATA frame fits: under twice its declared length,
+ *   or the limit's, plus one frame; at most the whole bound, so that any
+ *   one body can be admitted), released when the stream closes; once
+ *   admitted it is never refused, and one that does not fit gets 503 at
+ *   once.  What a stream holds beyond its promise (a Content-Length that
+ *   lied, a stream opened before on_h2_frame was in place) is held by its
+ *   connection as it grows (h2_held, the sweep), like an HTTP/1.1 upload;
+ * - an answer given before the body ended (too large, or no room at the
+ *   bound): what the client still sends is dropped (h2o would reset the
+ *   stream and lose the answer), and once h2o has sent the answer and
+ *   closed the stream, RST_STREAM NO_ERROR asks the client to stop sending,
+ *   as Go's HTTP/2 server does after a handler returns without reading the
+ *   whole body. */
+typedef struct stream_rec {
+    h2o_linklist_t link; /* in conn.streams */
+    conn *c;             /* NULL once the connection is gone */
+    wh_http_server *server;
+    uint32_t id;
+    size_t promised; /* reserved for the whole body, 0 = held by the connection */
+    int answered;    /* answered before its body ended */
+    int ended;       /* the client ended its side (END_STREAM on a dropped frame) */
+} stream_rec;
+
+static void on_stream_closed(void *p)
+{
+    stream_rec *r = p;
+    h2o_http2_conn_t *h;
+
+    if (r->promised != 0)
+        atomic_fetch_sub(&r->server->reserved, r->promised);
+    if (r->c == NULL)
+        return;
+    h2o_linklist_unlink(&r->link);
+    h = r->c->h2;
+    if (r->answered && !r->ended && h->state < H2O_HTTP2_CONN_STATE_IS_CLOSING) {
+        h2o_http2__encode_rst_stream_frame(&h->_write.buf, r->id, H2O_HTTP2_ERROR_NONE);
+        h2o_http2_conn_request_write(h);
+    }
+}
+
+static void forget_stream_recs(conn *c)
+{
+    while (!h2o_linklist_is_empty(&c->streams)) {
+        stream_rec *r = H2O_STRUCT_FROM_MEMBER(stream_rec, link, c->streams.next);
+        h2o_linklist_unlink(&r->link);
+        r->c = NULL;
+    }
+}
+
+static stream_rec *stream_rec_of(conn *c, uint32_t id)
+{
+    h2o_linklist_t *l;
+
+    for (l = c->streams.next; l != &c->streams; l = l->next)
+        if (H2O_STRUCT_FROM_MEMBER(stream_rec, link, l)->id == id)
+            return H2O_STRUCT_FROM_MEMBER(stream_rec, link, l);
+    return NULL;
+}
+
+static stream_rec *stream_rec_for(conn *c, h2o_http2_stream_t *stream)
+{
+    stream_rec *r = stream_rec_of(c, stream->stream_id);
+
+    if (r == NULL) {
+        r = h2o_mem_alloc_shared(&stream->req.pool, sizeof(*r), on_stream_closed);
+        memset(r, 0, sizeof(*r));
+        r->c = c;
+        r->server = c->w->server;
+        r->id = stream->stream_id;
+        h2o_linklist_insert(&c->streams, &r->link);
+    }
+    return r;
+}
+
+/* What an HTTP/2 connection holds beyond its streams' promises: its input
+ * buffer and every body buffer (or the part of one past its promise). */
+static size_t h2_body_bytes(conn *c, h2o_http2_scheduler_node_t *node)
+{
+    h2o_linklist_t *l;
+    size_t total = 0;
+
+    for (l = node->_all_refs.next; l != &node->_all_refs; l = l->next) {
+        h2o_http2_scheduler_openref_t *ref = H2O_STRUCT_FROM_MEMBER(h2o_http2_scheduler_openref_t, _all_link, l);
+        h2o_http2_stream_t *stream = H2O_STRUCT_FROM_MEMBER(h2o_http2_stream_t, _refs.scheduler, ref);
+        if (stream->_req_body != NULL && stream->_req_body->bytes != NULL) {
+            stream_rec *r = stream_rec_of(c, stream->stream_id);
+            size_t promised = r != NULL ? r->promised : 0;
+            if (stream->_req_body->capacity > promised)
+                total += stream->_req_body->capacity - promised;
+        }
+        total += h2_body_bytes(c, &ref->node);
+    }
+    return total;
+}
+
+static size_t h2_held(conn *c)
+{
+    return input_of(c) + h2_body_bytes(c, &c->h2->scheduler);
+}
+
+/* Answer a stream whose body is still arriving: h2o's own way to answer a
+ * request at its HEADERS (the stream fast-forwarded to sending).  A 413 is
+ * the one h2o gives a body over the limit, which the refusal filter turns
+ * into the router's answer (P15): istiod's "Request entity too large". */
+static void answer_early(conn *c, h2o_http2_conn_t *h, h2o_http2_stream_t *stream, int status)
+{
+    wh_http_server *server = c->w->server;
+
+    stream_rec_for(c, stream)->answered = 1;
+    h2o_http2_stream_set_state(h, stream, H2O_HTTP2_STREAM_STATE_REQ_PENDING);
+    h2o_http2_stream_set_state(h, stream, H2O_HTTP2_STREAM_STATE_SEND_HEADERS);
+    if (h->pull_stream_ids.max_processed < stream->stream_id)
+        h->pull_stream_ids.max_processed = stream->stream_id;
+    if (status == 413) {
+        h2o_send_error_generic(&stream->req, 413, "Payload Too Large", "request entity is too large", 0);
+        return;
+    }
+    h2o_add_header(&stream->req.pool, &stream->req.res.headers, H2O_TOKEN_RETRY_AFTER, NULL, H2O_STRLIT("1"));
+    wh_metric_add(server->inflight_rejected, server->listener, 1);
+    h2o_send_error_generic(&stream->req, 503, "Service Unavailable", INFLIGHT_TEXT, 0);
+}
+
+/* Admit a body at its HEADERS (see stream_rec); answer 503 when its
+ * promise does not fit. */
+static void admit_body(conn *c, h2o_http2_conn_t *h, h2o_http2_stream_t *stream)
+{
+    wh_http_server *server = c->w->server;
+    size_t len = stream->_expected_content_length, bound = server->cfg.max_inflight_bytes, promise;
+
+    if (stream_rec_of(c, stream->stream_id) != NULL)
+        return;
+    if (len == SIZE_MAX)
+        len = h->super.ctx->globalconf->max_request_entity_size;
+    promise = bound > 2 * 16384 && len <= (bound - 2 * 16384) / 2 ? 2 * (len + 16384) : bound;
+    if (!reserve(server, promise)) {
+        answer_early(c, h, stream, 503);
+        return;
+    }
+    stream_rec_for(c, stream)->promised = promise;
+}
+
+/* A DATA frame webhookd takes instead of h2o still counts against the
+ * connection's flow-control window, refilled as h2o refills it. */
+static void consume_connection_window(h2o_http2_conn_t *h, size_t length)
+{
+    ssize_t avail;
+
+    h2o_http2_window_consume_window(&h->_input_window, length);
+    avail = h2o_http2_window_get_window(&h->_input_window);
+    if (avail * 2 < (ssize_t)H2O_HTTP2_SETTINGS_HOST.initial_window_size) {
+        int32_t delta = (int32_t)(H2O_HTTP2_SETTINGS_HOST.initial_window_size - avail);
+        h2o_http2_encode_window_update_frame(&h->_write.buf, 0, delta);
+        h2o_http2_conn_request_write(h);
+        h2o_http2_window_update(&h->_input_window, delta);
+    }
+}
+
+/* Whether a stream's declared length, or its body with `more` bytes, is
+ * over what h2o buffers (P6). */
+static int over_limit(const h2o_http2_conn_t *h, const h2o_http2_stream_t *stream, size_t more)
+{
+    size_t limit = h->super.ctx->globalconf->max_request_entity_size;
+
+    return (stream->_expected_content_length != SIZE_MAX && stream->_expected_content_length > limit) ||
+           stream->_req_body->size + more > limit;
+}
+
+/* Every frame of a hooked HTTP/2 connection passes here before h2o's reader
+ * (the conn record's _read_expect, which h2o switches between its readers:
+ * the hook is put back after each).  A body over the limit is answered 413
+ * at its HEADERS when its Content-Length says so, else at the DATA frame
+ * that crosses it, where h2o would reset the stream with REFUSED_STREAM
+ * (an invitation to retry); DATA for a stream answered that way is dropped. */
+static ssize_t on_h2_frame(h2o_http2_conn_t *h, const uint8_t *src, size_t len, const char **err_desc)
+{
+    conn *c = h->sock->on_close.data;
+    int monitoring = c->w->server->cfg.monitoring;
+    uint32_t length = 0, id = 0;
+    uint8_t type = 0xff, flags = 0;
+    h2o_http2_stream_t *stream;
+    ssize_t ret;
+
+    if (len >= H2O_HTTP2_FRAME_HEADER_SIZE) {
+        length = h2o_http2_decode24u(src);
+        type = src[3];
+        flags = src[4];
+        id = h2o_http2_decode32u(src + 5) & 0x7fffffff;
+    }
+    /* DATA h2o would accept as a frame and payload (else h2o reports the error) */
+    if (type == H2O_HTTP2_FRAME_TYPE_DATA && id != 0 && h->state == H2O_HTTP2_CONN_STATE_OPEN &&
+        length <= H2O_HTTP2_SETTINGS_HOST.max_frame_size && len - H2O_HTTP2_FRAME_HEADER_SIZE >= length &&
+        ((flags & H2O_HTTP2_FRAME_FLAG_PADDED) == 0 || (length != 0 && (size_t)src[9] < length))) {
+        size_t payload = (flags & H2O_HTTP2_FRAME_FLAG_PADDED) != 0 ? length - 1 - src[9] : length;
+        stream_rec *r = stream_rec_of(c, id);
+
+        if ((r == NULL || !r->answered) && (stream = find_stream(&h->scheduler, id)) != NULL &&
+            stream->state == H2O_HTTP2_STREAM_STATE_RECV_BODY && over_limit(h, stream, payload)) {
+            answer_early(c, h, stream, 413);
+            r = stream_rec_of(c, id);
+        }
+        if (r != NULL && r->answered) {
+            r->ended |= (flags & H2O_HTTP2_FRAME_FLAG_END_STREAM) != 0;
+            consume_connection_window(h, length);
+            return H2O_HTTP2_FRAME_HEADER_SIZE + (ssize_t)length;
+        }
+    }
+    ret = c->h2_next(h, src, len, err_desc);
+    if (h->_read_expect != on_h2_frame) {
+        c->h2_next = h->_read_expect;
+        h->_read_expect = on_h2_frame;
+    }
+    if (ret > 0 && (type == H2O_HTTP2_FRAME_TYPE_HEADERS || type == H2O_HTTP2_FRAME_TYPE_CONTINUATION) &&
+        h->state == H2O_HTTP2_CONN_STATE_OPEN && !monitoring && (stream = find_stream(&h->scheduler, id)) != NULL &&
+        stream->state == H2O_HTTP2_STREAM_STATE_RECV_BODY) {
+        if (over_limit(h, stream, 0))
+            answer_early(c, h, stream, 413);
+        else
+            admit_body(c, h, stream);
+    }
+    return ret;
+}
+
+/* The streams of `node`'s subtree whose bodies arrive unadmitted (no
+ * promise, not answered), into *out (grown as needed). */
+static void unadmitted_streams(conn *c, h2o_http2_scheduler_node_t *node, h2o_http2_stream_t ***out, size_t *n,
+                               size_t *cap)
+{
+    h2o_linklist_t *l;
+
+    for (l = node->_all_refs.next; l != &node->_all_refs; l = l->next) {
+        h2o_http2_scheduler_openref_t *ref = H2O_STRUCT_FROM_MEMBER(h2o_http2_scheduler_openref_t, _all_link, l);
+        h2o_http2_stream_t *stream = H2O_STRUCT_FROM_MEMBER(h2o_http2_stream_t, _refs.scheduler, ref);
+        stream_rec *r = stream_rec_of(c, stream->stream_id);
+        if (stream->state == H2O_HTTP2_STREAM_STATE_RECV_BODY && (r == NULL || (r->promised == 0 && !r->answered))) {
+            if (*n == *cap)
+                *out = wh_realloc(*out, (*cap = *cap * 2 + 4) * sizeof(**out));
+            (*out)[(*n)++] = stream;
+        }
+        unadmitted_streams(c, &ref->node, out, n, cap);
+    }
+}
+
+/* Streams h2o opened before on_h2_frame was in place (their HEADERS came
+ * with the handshake) get what on_h2_frame gives a stream at its HEADERS:
+ * no other frame has been read since. */
+static void screen_open_streams(conn *c, h2o_http2_conn_t *h)
+{
+    h2o_http2_stream_t **streams = NULL;
+    size_t i, n = 0, cap = 0;
+
+    unadmitted_streams(c, &h->scheduler, &streams, &n, &cap);
+    for (i = 0; i < n; i++) {
+        if (over_limit(h, streams[i], 0))
+            answer_early(c, h, streams[i], 413);
+        else if (!c->w->server->cfg.monitoring)
+            admit_body(c, h, streams[i]);
+    }
+    free(streams);
+}
+
 /* Point the worker's connection records at h2o's HTTP/2 connections (ALPN
- * h2 or the prior-knowledge preface alike): each one's socket is ours. */
+ * h2 or the prior-knowledge preface alike: each one's socket is ours) and
+ * put on_h2_frame before the frame reader of those that lack it. */
 static void find_h2_conns(worker *w)
 {
     h2o_linklist_t *node;
 
     for (node = w->ctx.http2._conns.next; node != &w->ctx.http2._conns; node = node->next) {
         h2o_http2_conn_t *h = H2O_STRUCT_FROM_MEMBER(h2o_http2_conn_t, _conns, node);
-        if (h->sock != NULL && h->sock->on_close.cb == on_sock_close)
-            ((conn *)h->sock->on_close.data)->h2 = h;
+        conn *c;
+        if (h->sock == NULL || h->sock->on_close.cb != on_sock_close)
+            continue;
+        c = h->sock->on_close.data;
+        c->h2 = h;
+        if (h->_read_expect != on_h2_frame && h->state == H2O_HTTP2_CONN_STATE_OPEN) {
+            c->h2_next = h->_read_expect;
+            h->_read_expect = on_h2_frame;
+            screen_open_streams(c, h);
+        }
     }
+}
+
+/* Run once the loop is done with the sockets that finished a handshake, so
+ * that h2o has made their HTTP/2 connections (and read at most the frames
+ * that came with the handshake: a flow-control window's worth). */
+static void on_handshakes_done(h2o_timeout_entry_t *entry)
+{
+    find_h2_conns(H2O_STRUCT_FROM_MEMBER(worker, hook_entry, entry));
 }
 
 /* A revoked HTTP/2 connection ends the way h2o's own graceful shutdown
@@ -902,6 +1226,21 @@ static void on_refusal_written(h2o_socket_t *sock, const char *err)
     h2o_socket_read_start(sock, on_linger_read);
 }
 
+/* HTTP/2: the connection stays (its other streams are admitted or done);
+ * the streams growing without a promise are answered 503 on their own,
+ * and what they still send is dropped (stream_rec). */
+static void refuse_arriving_streams(worker *w, conn *c)
+{
+    h2o_http2_stream_t **streams = NULL;
+    size_t i, n = 0, cap = 0;
+
+    unadmitted_streams(c, &c->h2->scheduler, &streams, &n, &cap);
+    for (i = 0; i < n; i++)
+        answer_early(c, c->h2, streams[i], 503);
+    free(streams);
+    hold(w->server, c, c->held_now); /* held until those streams close */
+}
+
 static void refuse_arriving_request(worker *w, conn *c)
 {
     static h2o_iovec_t answer = {H2O_STRLIT("HTTP/1.1 503 Service Unavailable\r\n"
@@ -909,11 +1248,11 @@ static void refuse_arriving_request(worker *w, conn *c)
                                             "Content-Type: text/plain; charset=utf-8\r\n"
                                             "Retry-After: 1\r\n"
                                             "Connection: close\r\n"
-                                            "Content-Length: 78\r\n\r\n"
-                                            "webhookd is at its in-flight memory bound (--max-inflight-bytes); "
-                                            "retry later\n")};
-    h2o_iovec_t proto = h2o_socket_ssl_get_selected_protocol(c->sock);
-
+                                            "Content-Length: 78\r\n\r\n" INFLIGHT_TEXT)};
+    if (c->h2 != NULL) {
+        refuse_arriving_streams(w, c);
+        return;
+    }
     c->paused_read = c->sock->_cb.read;
     c->paused = 1;
     h2o_socket_read_stop(c->sock);
@@ -921,18 +1260,12 @@ static void refuse_arriving_request(worker *w, conn *c)
     hold(w->server, c, 0);
     c->promised = 0;
     wh_metric_add(w->server->inflight_rejected, w->server->listener, 1);
-    if (proto.len == 2 && memcmp(proto.base, "h2", 2) == 0) { /* no HTTP/1.1 answer to give */
-        shutdown(c->fd, SHUT_RDWR);
-        c->shut = 1;
-        h2o_socket_read_start(c->sock, on_linger_read);
-        return;
-    }
     h2o_socket_write(c->sock, &answer, 1, on_refusal_written);
 }
 
 static int cmp_input_desc(const void *a, const void *b)
 {
-    size_t x = input_of(*(conn *const *)a), y = input_of(*(conn *const *)b);
+    size_t x = (*(conn *const *)a)->held_now, y = (*(conn *const *)b)->held_now;
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
@@ -940,19 +1273,19 @@ static int cmp_input_desc(const void *a, const void *b)
  * and declares a Content-Length, what its input buffer will grow to (h2o
  * 2.2.5 starts it at 8 KiB and doubles it, keeping 4 KiB free for each
  * read), at most the whole bound so that any one request can be admitted;
- * otherwise (head still arriving, chunked, HTTP/2) what it holds now.
+ * otherwise (head still arriving, chunked, HTTP/2: stream_rec) what it
+ * holds now.
  * Sets *whole when the figure covers the complete request. */
 static size_t admission_bytes(const wh_http_server *s, const conn *c, int *whole)
 {
     const h2o_buffer_t *in = c->sock->input;
-    h2o_iovec_t proto = h2o_socket_ssl_get_selected_protocol(c->sock);
     const char *head = in->bytes, *end, *line, *value;
-    size_t vlen, need, cap = 8192, held = input_of(c);
+    size_t vlen, need, cap = 8192, held = c->held_now;
     unsigned long long len = 0;
     int cl = 0;
 
     *whole = 0;
-    if ((proto.len == 2 && memcmp(proto.base, "h2", 2) == 0) || (end = memmem(head, in->size, "\r\n\r\n", 4)) == NULL)
+    if (c->h2 != NULL || (end = memmem(head, in->size, "\r\n\r\n", 4)) == NULL)
         return held;
     for (line = head; line < end;) {
         const char *nl = memchr(line, '\n', (size_t)(end - line));
@@ -985,8 +1318,12 @@ static size_t admission_bytes(const wh_http_server *s, const conn *c, int *whole
     return cap > held ? cap : held;
 }
 
+/* Whether what a connection holds beyond its reservation is a request
+ * arriving (on HTTP/2: stream bodies, see stream_rec). */
 static int arriving(const conn *c)
 {
+    if (c->h2 != NULL)
+        return !c->shut && c->h2->state == H2O_HTTP2_CONN_STATE_OPEN;
     return !c->paused && !c->shut && c->sock->input->size != 0 && c->sock->_cb.read != NULL &&
            !h2o_socket_is_writing(c->sock);
 }
@@ -999,6 +1336,8 @@ static void on_sweep(h2o_timeout_entry_t *entry)
     h2o_linklist_t *node;
     conn **growing = wh_malloc(w->num_conns * sizeof(*growing) + 1);
     size_t n = 0;
+
+    find_h2_conns(w); /* those upgraded from HTTP/1.1 too */
 
     for (node = w->conns.next; node != &w->conns; node = node->next) {
         conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
@@ -1023,7 +1362,8 @@ static void on_sweep(h2o_timeout_entry_t *entry)
          * until it is answered; bytes already buffered are held anyway. */
         if (c->promised != 0 && c->promised_at != c->answers)
             c->promised = 0;
-        want = input_of(c) > c->promised ? input_of(c) : c->promised;
+        c->held_now = held_by(c);
+        want = c->held_now > c->promised ? c->held_now : c->promised;
         if (want <= c->reserved || c->promised != 0 || !arriving(c))
             hold(s, c, want);
         else
@@ -1088,6 +1428,7 @@ static void *worker_main(void *arg)
     h2o_socket_read_start(w->listener, on_accept);
     h2o_timeout_init(w->loop, &w->sweep_timeout, SWEEP_MS);
     w->sweep_entry.cb = on_sweep;
+    w->hook_entry.cb = on_handshakes_done;
     h2o_timeout_link(w->loop, &w->sweep_timeout, &w->sweep_entry);
     h2o_barrier_wait(&s->started); /* every receiver exists before main sends anything */
 
@@ -1105,6 +1446,8 @@ static void *worker_main(void *arg)
             h2o_timeout_unlink(&w->ctx.http2._graceful_shutdown_timeout);
         h2o_multithread_queue_t *queue = w->ctx.queue;
         h2o_timeout_unlink(&w->sweep_entry);
+        if (h2o_timeout_is_linked(&w->hook_entry))
+            h2o_timeout_unlink(&w->hook_entry);
         h2o_timeout_dispose(w->loop, &w->sweep_timeout);
         h2o_context_dispose(&w->ctx);
         free(queue); /* 2.2.5: dispose destroys the queue but never frees it */
@@ -1286,6 +1629,8 @@ static void on_tls_info(const SSL *ssl, int where, int ret)
         return;
     c = sock->on_close.data;
     c->ssl = ssl;
+    if (!h2o_timeout_is_linked(&c->w->hook_entry))
+        h2o_timeout_link(c->w->loop, &c->w->ctx.zero_timeout, &c->w->hook_entry);
     /* A handshake that began before a reload finishes under the previous
      * context (P11): judge it by the client CAs in force now. */
     if (SSL_get_SSL_CTX(ssl) != c->w->accept_ctx.ssl_ctx && c->w->accept_ctx.ssl_ctx != NULL)

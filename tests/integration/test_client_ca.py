@@ -179,6 +179,15 @@ class Kubelet:
         self.n = 0
         os.symlink("..data/ca.crt", os.path.join(directory, "ca.crt"))
 
+    @classmethod
+    def volume(cls, parent, pem_file):
+        """A volume in parent/volume with `pem_file` published."""
+        directory = os.path.join(parent, "volume")
+        os.mkdir(directory)
+        volume = cls(directory)
+        volume.publish(pem_file)
+        return volume
+
     @property
     def path(self):
         return os.path.join(self.dir, "ca.crt")
@@ -199,10 +208,7 @@ class TestClientCARotation(unittest.TestCase):
             pki = PKI(d)
             old_ca, new_ca = pki.root("old-ca"), pki.root("new-ca")
             old_cert, new_cert = pki.issue("apiserver-old", old_ca), pki.issue("apiserver-new", new_ca)
-            volume_dir = os.path.join(d, "volume")
-            os.mkdir(volume_dir)
-            volume = Kubelet(volume_dir)
-            volume.publish(old_ca[0])
+            volume = Kubelet.volume(d, old_ca[0])
             contexts = {"old": tls_context(old_cert), "new": tls_context(new_cert)}
 
             with Server("--client-ca-file=" + volume.path, "--cert-check-interval=100ms") as server:
@@ -304,10 +310,7 @@ class TestClientCAKeptConnections(unittest.TestCase):
             pki = PKI(d)
             old_ca, new_ca = pki.root("old-ca"), pki.root("new-ca")
             old, new = tls_context(pki.issue("old", old_ca)), tls_context(pki.issue("new", new_ca))
-            volume_dir = os.path.join(d, "volume")
-            os.mkdir(volume_dir)
-            volume = Kubelet(volume_dir)
-            volume.publish(old_ca[0])
+            volume = Kubelet.volume(d, old_ca[0])
             body = review()
 
             def until(ctx, want):
@@ -353,7 +356,9 @@ class TestClientCAKeptConnections(unittest.TestCase):
     def test_resumed_sessions_keep_their_chain(self):
         """A connection resumed from a session ticket is judged again with the
         intermediates its client sent in the first handshake (a ticket holds
-        only the leaf): a rotation that keeps the root keeps it served."""
+        only the leaf): a rotation that keeps the root keeps it served.  A
+        chain too large to ride in a ticket is not resumed (the full
+        handshake sends it again)."""
         with tempfile.TemporaryDirectory() as d:
             pki = PKI(d)
             ca, other = pki.root("ca"), pki.root("other-ca")
@@ -361,31 +366,34 @@ class TestClientCAKeptConnections(unittest.TestCase):
                               ext="basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n")
             leaf = pki.issue("chain", inter)
             chain = (pki.bundle("chain-full", leaf[0], inter[0]), leaf[1])
+            big_inter = pki.issue("big-intermediate", ca,
+                                  ext="basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n"
+                                  "nsComment=" + "x" * 17000 + "\n")
+            big_leaf = pki.issue("big-chain", big_inter)
+            big_chain = (pki.bundle("big-chain-full", big_leaf[0], big_inter[0]), big_leaf[1])
             other_cert = pki.issue("other", other)
-            volume_dir = os.path.join(d, "volume")
-            os.mkdir(volume_dir)
-            volume = Kubelet(volume_dir)
-            volume.publish(ca[0])
+            volume = Kubelet.volume(d, ca[0])
             body = review()
             with Server("--client-ca-file=" + volume.path, "--cert-check-interval=100ms") as server:
                 kept = {}
-                for tls in ("1.3", "1.2"):
-                    ctx = tls_context(chain, tls if tls == "1.2" else None)
+                for name, cert, tls, resumed in (("chain", chain, "1.3", True), ("chain", chain, "1.2", True),
+                                                 ("big chain", big_chain, "1.3", False)):
+                    ctx = tls_context(cert, tls if tls == "1.2" else None)
                     with connect(server.port, ctx) as first:
                         self.assertEqual(request(first, "POST", "/validate", body)[0], 200)
                         session = first.session
                     raw = socket.create_connection(("127.0.0.1", server.port), timeout=scaled(10))
-                    kept[tls] = ctx.wrap_socket(raw, server_hostname="localhost", session=session)
-                    self.assertTrue(kept[tls].session_reused, tls)
-                    self.assertEqual(request(kept[tls], "POST", "/validate", body)[0], 200)
+                    kept[name, tls] = ctx.wrap_socket(raw, server_hostname="localhost", session=session)
+                    self.assertEqual(kept[name, tls].session_reused, resumed, (name, tls))
+                    self.assertEqual(request(kept[name, tls], "POST", "/validate", body)[0], 200)
                 try:
                     volume.publish(pki.bundle("both", ca[0], other[0]))
                     deadline = time.time() + scaled(5)
                     while call(server.port, tls_context(other_cert), "POST", "/validate", body)[0] != 200:
                         self.assertLess(time.time(), deadline, "the new bundle never took effect")
                         time.sleep(0.02)
-                    for tls, sock in kept.items():
-                        with self.subTest(tls=tls):
+                    for (name, tls), sock in kept.items():
+                        with self.subTest(chain=name, tls=tls):
                             status, _, text = request(sock, "POST", "/validate", body)
                             self.assertEqual(status, 200, text)
                     self.assertEqual(sum(int(r["refused"]) for r in server.records()
@@ -403,10 +411,7 @@ class TestClientCAKeptConnections(unittest.TestCase):
             pki = PKI(d)
             old_ca, new_ca = pki.root("old-ca"), pki.root("new-ca")
             old_cert = pki.issue("old", old_ca)
-            volume_dir = os.path.join(d, "volume")
-            os.mkdir(volume_dir)
-            volume = Kubelet(volume_dir)
-            volume.publish(old_ca[0])
+            volume = Kubelet.volume(d, old_ca[0])
             body = review()
             with Server("--http2", "--client-ca-file=" + volume.path, "--cert-check-interval=100ms") as server:
                 h2 = H2(server.port, tls_context(old_cert, alpn=("h2",)))

@@ -23,7 +23,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from whtest import (BINARY, Server, client_context, connect, metric, once, read_response, request,  # noqa: E402
+from whtest import (BINARY, H2, Server, client_context, connect, metric, once, read_response, request,  # noqa: E402
                     review, scaled)
 
 WEBHOOKCTL = os.environ.get("WEBHOOKCTL", "")
@@ -236,6 +236,29 @@ class TestInflightBytes(unittest.TestCase):
                     self.assertEqual(upload_reading_early(s, "/validate", body), 200)
             self.assertEqual(once(srv.port, "GET", "/healthz")[0], 200)
 
+    def test_http2_bodies_count_against_the_bound(self):
+        """HTTP/2 bodies sit in h2o's stream buffers: each is admitted at its
+        HEADERS with the buffer it can grow to reserved, or answered 503 at
+        once; the admitted ones are never refused and are answered, and the
+        connection keeps serving (stream_rec in server/wh_server_h2o.c)."""
+        streams, size, bound = 10, 4 << 20, 24 << 20
+        with Server("--http2", "--max-inflight-bytes=%d" % bound) as srv:
+            base = proc_status(srv.proc.pid, "VmRSS")
+            results = H2Uploads(srv.port, "/validate", [b"x" * size] * streams, first_pause=0).run(scaled(60))
+            peak = proc_status(srv.proc.pid, "VmHWM")
+            admitted = results.count("200")
+            refused = [r for r in results if re.fullmatch(r"503 after \d+", r)]
+            self.assertEqual(admitted + len(refused), streams, results)
+            self.assertGreaterEqual(admitted, 1, results)
+            # every admitted body was held whole at once (H2Uploads holds each at its last byte)
+            self.assertLessEqual(admitted, bound // size, results)
+            self.assertEqual(metric(srv, "webhookd_inflight_rejected_total", '{listener="webhook"}'), len(refused))
+            self.assertLess((peak - base) * 1024, bound + (32 << 20))
+            # Nothing stays reserved: one body after another is admitted.
+            for _ in range(3):
+                self.assertEqual(H2Uploads(srv.port, "/validate", [b"x" * size], first_pause=0).run(scaled(30)),
+                                 ["200"])
+
 
 def early_answer(sock):
     """An answer already waiting on `sock` (a refusal sent while the body
@@ -360,11 +383,11 @@ class H2Uploads:
     are held at once), then ends.  result[i]: "200", "status" (another
     status), or "reset <code> after <bytes sent>"."""
 
-    def __init__(self, port, path, bodies, piece=16384, pause=0.005, first=16384, first_pause=0.3):
+    def __init__(self, port, path, bodies, piece=16384, pause=0.005, first=16384, first_pause=0.3, declare=True):
         self.sock = connect(port, client_context(alpn=("h2",)), timeout=60)
         self.sock.setblocking(False)
-        self.path, self.bodies, self.piece, self.pause, self.first, self.first_pause = \
-            path, bodies, piece, pause, first, first_pause
+        self.path, self.bodies, self.piece, self.pause, self.first, self.first_pause, self.declare = \
+            path, bodies, piece, pause, first, first_pause, declare
         self.conn_window, self.stream_window, self.windows = 65535, 65535, {}
         self.inbuf, self.result = b"", {}
 
@@ -412,7 +435,12 @@ class H2Uploads:
             elif ftype == 3 and sid in self.sent and sid not in self.result:  # RST_STREAM
                 self.result[sid] = "reset %d after %d" % (int.from_bytes(payload[:4], "big"), self.sent[sid])
             elif ftype == 1 and sid in self.sent and sid not in self.result:  # HEADERS: 0x88 is :status 200
-                self.result[sid] = "200" if payload[:1] == b"\x88" else "status"
+                if payload[:1] == b"\x88":
+                    self.result[sid] = "200"
+                elif payload[:2] == b"\x08\x03":  # literal :status without indexing, as h2o writes it
+                    self.result[sid] = "%s after %d" % (payload[2:5].decode(), self.sent[sid])
+                else:
+                    self.result[sid] = "status"
 
     def run(self, timeout):
         def literal(name, value):
@@ -424,8 +452,8 @@ class H2Uploads:
             self.windows[sid] = self.stream_window
             block = b"".join(literal(k, v) for k, v in (
                 (b":method", b"POST"), (b":scheme", b"https"), (b":authority", b"localhost"),
-                (b":path", self.path.encode()), (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode())))
+                (b":path", self.path.encode()), (b"content-type", b"application/json")) +
+                ((b"content-length", str(len(body)).encode()),) * self.declare)
             self.send(self.frame(1, 4, sid, block))
         deadline = time.time() + timeout
         ended = set()
@@ -459,25 +487,65 @@ class H2Uploads:
 
 
 class TestHTTP2Bodies(unittest.TestCase):
-    """Leftover of #15: an HTTP/2 body is bounded while it streams: h2o checks
-    the cap at every DATA frame (P6 in server/wh_server_h2o.c) and resets the
-    stream at the frame that crosses it, never buffering the excess; a body
-    at the cap is served (one byte over it gets the endpoint's 413:
-    integration.TestHTTP2)."""
+    """An HTTP/2 body over the cap (--max-request-bytes) gets the answer
+    istiod's Go server gives, 413 "Request entity too large: limit is N", on
+    its stream, not the RST_STREAM REFUSED_STREAM h2o sends (which clients
+    retry): at its HEADERS when its Content-Length says so, else at the DATA
+    frame that crosses the cap, never buffering the excess (on_h2_frame in
+    server/wh_server_h2o.c).  Then RST_STREAM NO_ERROR asks the client to
+    stop sending, as Go's server does; what it still sends is dropped but
+    given back to the connection's flow-control window, so the connection
+    keeps serving.  A body at the cap is served (one byte over it gets the
+    endpoint's 413 too: integration.TestHTTP2)."""
 
     LIMIT = 1 << 20
 
-    def test_a_body_over_the_cap_is_reset_as_it_crosses(self):
+    def too_large(self):
+        return b"Request entity too large: limit is %d\n" % self.LIMIT
+
+    def test_a_body_over_the_cap_is_answered_as_it_crosses(self):
         with Server("--http2", "--max-request-bytes=%d" % self.LIMIT) as srv:
             self.assertEqual(H2Uploads(srv.port, "/validate", [b"x" * self.LIMIT], first_pause=0).run(scaled(30)),
                              ["200"])
             base = proc_status(srv.proc.pid, "VmRSS")
             results = H2Uploads(srv.port, "/validate", [b"x" * (64 << 20)], piece=16384, pause=0,
-                                first_pause=0).run(scaled(30))
+                                first_pause=0, declare=False).run(scaled(30))
             self.assertEqual(len(results), 1)
-            self.assertTrue(re.fullmatch(r"reset \d+ after (\d+)", results[0]), results)
-            self.assertLess(int(results[0].split()[-1]), 32 << 20, "reset only after %s" % results[0])
+            self.assertTrue(re.fullmatch(r"413 after \d+", results[0]), results)
+            self.assertLess(int(results[0].split()[-1]), 32 << 20, "answered only after %s" % results[0])
             self.assertLess((proc_status(srv.proc.pid, "VmHWM") - base) * 1024, 32 << 20)  # half the body
+
+    def test_declared_oversize_is_answered_at_its_headers(self):
+        with Server("--http2", "--max-request-bytes=%d" % self.LIMIT) as srv:
+            h2 = H2(srv.port, client_context(alpn=("h2",)))
+            try:
+                sid = h2.headers("POST", "/validate", length=self.LIMIT + 2)
+                self.assertEqual(h2.response(sid), (413, self.too_large(), None))
+                while sid not in h2.resets:
+                    self.assertIsNotNone(h2.read_frame(), "closed before RST_STREAM")
+                self.assertEqual(h2.resets[sid], 0)  # NO_ERROR: stop sending
+                # A client that goes on sending: dropped, and the connection's window given back.
+                credit = h2.conn_credit
+                h2.data(sid, b"x" * (256 << 10))
+                h2.ping()
+                self.assertGreaterEqual(h2.conn_credit - credit, (256 << 10) - 32768)
+                status, text, _ = h2.request("POST", "/validate", review())
+                self.assertEqual(status, 200, text)
+            finally:
+                h2.close()
+
+    def test_crossing_without_a_length(self):
+        with Server("--http2", "--max-request-bytes=%d" % self.LIMIT) as srv:
+            h2 = H2(srv.port, client_context(alpn=("h2",)))
+            try:
+                sid = h2.headers("POST", "/inject")
+                h2.data(sid, b"x" * self.LIMIT)
+                h2.ping()  # the whole cap is in: served if it ended here
+                self.assertNotIn(sid, h2.status)
+                h2.data(sid, b"xx")  # cap + 2: crosses
+                self.assertEqual(h2.response(sid), (413, self.too_large(), None))
+            finally:
+                h2.close()
 
 
 class StartedServer(Server):

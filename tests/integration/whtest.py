@@ -201,6 +201,7 @@ class H2:
         self.inbuf, self.next_id = b"", 1
         self.goaway = None  # (last stream id, error code) of the last GOAWAY
         self.resets, self.status, self.body, self.ended = {}, {}, {}, set()
+        self.conn_credit = 0  # what the server's WINDOW_UPDATEs on the connection gave back
         self.sock.sendall(self.PREFACE + self.frame(4, 0, 0))
 
     @staticmethod
@@ -245,6 +246,8 @@ class H2:
             self.goaway = (int.from_bytes(payload[:4], "big") & 0x7FFFFFFF, int.from_bytes(payload[4:8], "big"))
         elif ftype == 3:
             self.resets[sid] = int.from_bytes(payload[:4], "big")
+        elif ftype == 8 and sid == 0:
+            self.conn_credit += int.from_bytes(payload[:4], "big") & 0x7FFFFFFF
         elif ftype == 1:
             if payload[0] in (0x08, 0x18, 0x48) and payload[1] == 3:  # literal :status (static name 8)
                 self.status[sid] = int(payload[2:5])
