@@ -1256,3 +1256,18 @@ size_t wh_json_object_members(const json_t *object, wh_json_member *out, size_t 
     }
     return n;
 }
+
+json_t *wh_json_getn(const json_t *object, const char *key, size_t len)
+{
+    const struct jansson_object *jo = (const struct jansson_object *)object;
+    size_t hash;
+
+    if (!(layouts_known & LAYOUT_OBJECT) || !json_is_object(object))
+        return json_object_getn(object, key, len);
+    if (jo->size == 0)
+        return NULL;
+    hash = key_hash_memo(key, len);
+    struct jansson_pair *pair =
+        bucket_find((struct jansson_object *)jo, &jo->buckets[hash & (((size_t)1 << jo->order) - 1)], key, len, hash);
+    return pair != NULL ? pair->value : NULL;
+}

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "wh_buf.h"
+#include "wh_json_arena.h"
 
 /* The injected pod shares the request pod's untouched lists
  * (wh_inject_apply_overlays): the same address is the same value, without
@@ -71,7 +72,7 @@ static void diff(json_t *ops, wh_buf *path, const json_t *a, const json_t *b)
         for (it = json_object_iter((json_t *)a); it != NULL; it = json_object_iter_next((json_t *)a, it)) {
             const char *key = json_object_iter_key(it);
             size_t len = json_object_iter_key_len(it);
-            if (json_object_getn(b, key, len) != NULL)
+            if (wh_json_getn(b, key, len) != NULL)
                 continue;
             push_token(path, key, len);
             emit(ops, "remove", path, NULL);
@@ -80,7 +81,7 @@ static void diff(json_t *ops, wh_buf *path, const json_t *a, const json_t *b)
         for (it = json_object_iter((json_t *)b); it != NULL; it = json_object_iter_next((json_t *)b, it)) {
             const char *key = json_object_iter_key(it);
             size_t len = json_object_iter_key_len(it);
-            const json_t *v = json_object_iter_value(it), *old = json_object_getn(a, key, len);
+            const json_t *v = json_object_iter_value(it), *old = wh_json_getn(a, key, len);
             if (old != NULL && same_value(old, v))
                 continue;
             push_token(path, key, len);

@@ -12,6 +12,7 @@
 
 #include "wh_alloc.h"
 #include "wh_inject_pod.h"
+#include "wh_json_arena.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -53,37 +54,93 @@ static int sole(const json_t *v)
     return __atomic_load_n(&v->refcount, __ATOMIC_RELAXED) == 1;
 }
 
-static int movable(const json_t *pv, const wh_inject_field *f);
+/* The members of object `o` in jansson's order, read through its layout when
+ * known (common/wh_json_arena.h), else through its iteration calls: into buf
+ * when at most `cap`, else into *heap (to free).  A snapshot: the caller may
+ * delete members it has read. */
+static const wh_json_member *members_of(const json_t *o, wh_json_member *buf, size_t cap, wh_json_member **heap,
+                                        size_t *n)
+{
+    wh_json_member *out = buf;
+    void *it;
 
-/* Whether object `pv` of type `t` is movable (see movable()), in one walk
- * over its members that also finds the merge key `mk` (NULL: none wanted)
- * for the list holding it: *mkv gets its value, NULL when absent.  Fields are
- * looked up from the previous one (templates print them in Go's order). */
-static int movable_map(const json_t *pv, const wh_inject_type *t, const char *mk, const json_t **mkv)
+    *heap = NULL;
+    if ((*n = wh_json_object_members(o, buf, cap)) <= cap)
+        return buf;
+    if (*n == (size_t)-1) /* the layout unknown */
+        *n = json_object_size(o);
+    if (*n > cap)
+        out = *heap = wh_malloc(*n * sizeof(*out));
+    for (*n = 0, it = json_object_iter((json_t *)o); it != NULL; it = json_object_iter_next((json_t *)o, it))
+        out[(*n)++] =
+            (wh_json_member){json_object_iter_key(it), json_object_iter_key_len(it), json_object_iter_value(it)};
+    return out;
+}
+
+#define MEMBERS_ON_STACK 20
+
+/* What settle() found: the value must be rebuilt, is the fresh value, or is
+ * once its nulls are dropped (purge()), which a caller deciding whether list
+ * items merge does only after deciding: a null of an item merged into an
+ * earlier one with its merge key deletes there. */
+enum { SETTLE_REBUILD, SETTLE_DONE, SETTLE_NULLS };
+
+static int settle(json_t *pv, const wh_inject_field *f, int defer);
+static void purge(json_t *pv, const wh_inject_field *f);
+
+/* settle() for object `o` of type `t`, finding on the way the merge key `mk`
+ * (`mk_len` bytes; NULL: none wanted) of the list holding it: *mkv gets its value, NULL when
+ * absent; a null merge key is left to merge_keyed (it is not the same as
+ * none there).  Fields are looked up from the previous one (templates print
+ * them in Go's order). */
+static int settle_map(json_t *o, const wh_inject_type *t, const char *mk, size_t mk_len, const json_t **mkv, int defer)
 {
     const wh_inject_field *prev = NULL;
-    void *it;
+    wh_json_member stack[MEMBERS_ON_STACK], *heap;
+    const wh_json_member *m;
+    size_t i, n, nulls = 0;
+    int r = SETTLE_DONE;
 
     if (mkv != NULL)
         *mkv = NULL;
-    if (!sole(pv))
-        return 0;
-    for (it = json_object_iter((json_t *)pv); it != NULL; it = json_object_iter_next((json_t *)pv, it)) {
-        const char *key = json_object_iter_key(it);
-        const json_t *v = json_object_iter_value(it);
+    if (!sole(o))
+        return SETTLE_REBUILD;
+    m = members_of(o, stack, MEMBERS_ON_STACK, &heap, &n);
+    for (i = 0; i < n && r != SETTLE_REBUILD; i++) {
+        const char *key = m[i].key;
+        json_t *v = m[i].value;
         const wh_inject_field *f;
-        if (key[0] == '$' || json_is_null(v))
-            return 0;
-        if (mk != NULL && key[0] == mk[0] && strcmp(key, mk) == 0)
-            *mkv = v;
-        if (!json_is_object(v) && !json_is_array(v))
-            continue;
-        if ((f = wh_inject_schema_fieldn_after(t, prev, key, json_object_iter_key_len(it))) != NULL)
-            prev = f;
-        if (!movable(v, f))
-            return 0;
+        int is_mk = mk != NULL && m[i].len == mk_len && memcmp(key, mk, mk_len) == 0;
+        if (key[0] == '$') {
+            r = SETTLE_REBUILD;
+        } else if (json_is_null(v)) {
+            r = is_mk ? SETTLE_REBUILD : r;
+            nulls++;
+        } else {
+            if (is_mk)
+                *mkv = v;
+            if (json_is_object(v) || json_is_array(v)) {
+                int sub;
+                if ((f = wh_inject_schema_fieldn_after(t, prev, key, m[i].len)) != NULL)
+                    prev = f;
+                if ((sub = settle(v, f, defer)) != SETTLE_DONE)
+                    r = sub;
+            }
+        }
     }
-    return 1;
+    if (r == SETTLE_DONE && nulls > 0) {
+        if (defer) {
+            r = SETTLE_NULLS;
+        } else { /* merging into nothing drops a null: so does settling */
+            for (i = 0; i < n; i++)
+                if (json_is_null(m[i].value))
+                    json_object_deln(o, m[i].key, m[i].len);
+        }
+    }
+    if (heap != NULL)
+        if (heap != NULL)
+            free(heap);
+    return r;
 }
 
 /* A fingerprint for value_equal: equal values have equal fingerprints
@@ -95,9 +152,8 @@ static uint64_t fingerprint(const json_t *v)
     size_t i, n;
 
     if (json_is_string(v)) { /* length, first and last 8 bytes: env names share prefixes, not both */
-        const unsigned char *s = (const unsigned char *)json_string_value(v);
+        const unsigned char *s = (const unsigned char *)wh_json_string_text(v, &n);
         uint64_t head = 0, tail = 0;
-        n = json_string_length(v);
         if (n >= 8) {
             memcpy(&head, s, 8);
             memcpy(&tail, s + n - 8, 8);
@@ -136,64 +192,131 @@ static int distinct(const json_t *const *v, size_t n)
     return ok;
 }
 
-static int movable_list(const json_t *pv, const wh_inject_field *f)
+/* settle() for list `a` of field `f`. */
+static int settle_list(json_t *a, const wh_inject_field *f, int defer)
 {
-    size_t i, n = json_array_size(pv);
+    size_t i, n, nulls = 0, mk_len;
+    json_t *const *table = wh_json_array_items(a, &n);
     const json_t *stack[64], **keys;
     int keyed = f != NULL && f->kind == WH_K_LIST && f->merge_key != NULL,
-        plist = f != NULL && f->kind == WH_K_PLIST && (f->flags & WH_F_MERGE), ok = 1;
+        plist = f != NULL && f->kind == WH_K_PLIST && (f->flags & WH_F_MERGE), r = SETTLE_DONE, sub, later = 0;
 
-    if (!sole(pv))
-        return 0;
-    if (!keyed && !plist) {
-        for (i = 0; i < n; i++) {
-            const json_t *item = json_array_get(pv, i);
-            if (json_is_null(item) || ((json_is_object(item) || json_is_array(item)) &&
-                                       !movable(item, f != NULL && f->kind == WH_K_LIST ? f : NULL)))
-                return 0;
+    if (!sole(a))
+        return SETTLE_REBUILD;
+    if (table == NULL)
+        n = json_array_size(a);
+    if (!keyed && !plist) { /* atomic: the items settled, nulls dropped */
+        const wh_inject_field *of = f != NULL && f->kind == WH_K_LIST ? f : NULL;
+        for (i = 0; i < n && r != SETTLE_REBUILD; i++) {
+            json_t *item = table != NULL ? table[i] : json_array_get(a, i);
+            if (json_is_null(item))
+                nulls++;
+            else if ((json_is_object(item) || json_is_array(item)) && (sub = settle(item, of, defer)) != SETTLE_DONE)
+                r = sub;
         }
-        return 1;
+        if (r == SETTLE_DONE && nulls > 0) {
+            if (defer)
+                return SETTLE_NULLS;
+            for (i = n; i-- > 0;)
+                if (json_is_null(json_array_get(a, i)))
+                    json_array_remove(a, i);
+        }
+        return r;
     }
     /* items with the same merge key merge into one, duplicate primitives go */
     keys = n <= 64 ? stack : wh_malloc(n * sizeof(*keys));
-    for (i = 0; i < n && ok; i++) {
-        const json_t *item = json_array_get(pv, i);
+    mk_len = keyed ? strlen(f->merge_key) : 0;
+    for (i = 0; i < n && r != SETTLE_REBUILD; i++) {
+        json_t *item = table != NULL ? table[i] : json_array_get(a, i);
         if (keyed) {
-            ok = json_is_object(item) && movable_map(item, f->type, f->merge_key, &keys[i]) && keys[i] != NULL;
+            if (!json_is_object(item) ||
+                (sub = settle_map(item, f->type, f->merge_key, mk_len, &keys[i], 1)) == SETTLE_REBUILD ||
+                keys[i] == NULL)
+                r = SETTLE_REBUILD;
+            else if (sub == SETTLE_NULLS)
+                later = 1;
         } else {
             keys[i] = item;
-            ok = !json_is_object(item) && !json_is_array(item);
+            if (json_is_object(item) || json_is_array(item))
+                r = SETTLE_REBUILD;
         }
     }
-    ok = ok && distinct(keys, n);
+    if (r != SETTLE_REBUILD && !distinct(keys, n))
+        r = SETTLE_REBUILD;
     if (keys != stack)
         free(keys);
-    return ok;
+    if (r != SETTLE_REBUILD && later) { /* no item merges into another: the items' nulls go */
+        if (defer)
+            return SETTLE_NULLS;
+        for (i = 0; i < n; i++)
+            purge(table != NULL ? table[i] : json_array_get(a, i), f);
+    }
+    return r;
 }
 
-/* Whether merging `pv` into nothing (fresh_value) gives `pv` itself: no
- * directive or null to resolve at any depth, no list items that merge or
- * go, and every container held only by its parent (so that changing it in
- * the target later changes nothing else).  Then it is moved, not rebuilt:
- * most of an overlay (the sidecar containers, the volumes) is new to the pod. */
-static int movable(const json_t *pv, const wh_inject_field *f)
+/* Drop the nulls settle() left in `pv` (value of field `f`; SETTLE_NULLS),
+ * at every depth but inside lists of primitives, where null is an item. */
+static void purge(json_t *pv, const wh_inject_field *f)
+{
+    size_t i, n;
+
+    if (json_is_object(pv)) {
+        const wh_inject_type *t = f != NULL ? f->type : NULL;
+        const wh_inject_field *prev = NULL, *cf;
+        wh_json_member stack[MEMBERS_ON_STACK], *heap;
+        const wh_json_member *m = members_of(pv, stack, MEMBERS_ON_STACK, &heap, &n);
+        for (i = 0; i < n; i++) {
+            if (json_is_null(m[i].value)) {
+                json_object_deln(pv, m[i].key, m[i].len);
+            } else if (json_is_object(m[i].value) || json_is_array(m[i].value)) {
+                if ((cf = wh_inject_schema_fieldn_after(t, prev, m[i].key, m[i].len)) != NULL)
+                    prev = cf;
+                purge(m[i].value, cf);
+            }
+        }
+        free(heap);
+    } else if (json_is_array(pv) && !(f != NULL && f->kind == WH_K_PLIST && (f->flags & WH_F_MERGE))) {
+        int keyed = f != NULL && f->kind == WH_K_LIST && f->merge_key != NULL;
+        const wh_inject_field *of = f != NULL && f->kind == WH_K_LIST ? f : NULL;
+        for (i = json_array_size(pv); i-- > 0;) {
+            json_t *item = json_array_get(pv, i);
+            if (json_is_null(item) && !keyed)
+                json_array_remove(pv, i);
+            else
+                purge(item, of);
+        }
+    }
+}
+
+/* Make `pv`, a value of an owned patch (its parent holds it alone, see
+ * `owned`), what merging it into nothing (fresh_value) gives, in place where
+ * that needs no more than dropping nulls: SETTLE_DONE when it then is that
+ * value, SETTLE_REBUILD when it must be rebuilt -- a directive to resolve,
+ * list items that merge or go, a value held more than once (changing it in
+ * the target later would change something else) at any depth.  Settling
+ * drops only what the rebuild skips, so a rebuild after a partial settle
+ * gives the same.  With `defer` (inside a list whose items may yet merge)
+ * nulls are left for purge(): SETTLE_NULLS.  One walk: most of an overlay
+ * (the sidecar containers, the volumes with their `emptyDir: null`) is new
+ * to the pod and moved, not rebuilt. */
+static int settle(json_t *pv, const wh_inject_field *f, int defer)
 {
     if (json_is_object(pv))
-        return movable_map(pv, f != NULL ? f->type : NULL, NULL, NULL);
+        return settle_map(pv, f != NULL ? f->type : NULL, NULL, 0, NULL, defer);
     if (json_is_array(pv))
-        return movable_list(pv, f);
-    return 1;
+        return settle_list(pv, f, defer);
+    return SETTLE_DONE;
 }
 
 /* A fresh value for a key the target does not have: the patch value with
  * its nulls and directives resolved against nothing. */
-static wh_code fresh_value(const json_t *pv, const wh_inject_field *f, int owned, json_t **out, wh_err *err)
+static wh_code fresh_value(json_t *pv, const wh_inject_field *f, int owned, json_t **out, wh_err *err)
 {
     wh_code rc;
 
     *out = NULL;
-    if (owned && movable(pv, f)) {
-        *out = json_incref((json_t *)pv);
+    if (owned && settle(pv, f, 0) == SETTLE_DONE) {
+        *out = json_incref(pv);
         return WH_OK;
     }
     if (json_is_object(pv)) {
@@ -211,7 +334,7 @@ static wh_code fresh_value(const json_t *pv, const wh_inject_field *f, int owned
         json_decref(empty);
         return rc;
     }
-    *out = json_incref((json_t *)pv); /* a scalar: shared (see wh_inject_json_copy) */
+    *out = json_incref(pv); /* a scalar: shared (see wh_inject_json_copy) */
     return WH_OK;
 }
 
@@ -219,7 +342,7 @@ static wh_code fresh_value(const json_t *pv, const wh_inject_field *f, int owned
  * target may share it with the request's pod (wh_inject_apply_overlays). */
 static wh_code delete_from_primitive_list(json_t *orig, const char *field, const json_t *values, wh_err *err)
 {
-    const json_t *list = json_object_get(orig, field);
+    const json_t *list = wh_json_get(orig, field);
     json_t *kept;
     size_t i, j;
 
@@ -241,8 +364,7 @@ static wh_code delete_from_primitive_list(json_t *orig, const char *field, const
 
 static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type *t, int owned, wh_err *err)
 {
-    const json_t *directive = json_object_getn(patch, "$patch", 6),
-                 *retain = json_object_getn(patch, "$retainKeys", 11);
+    const json_t *directive = wh_json_getn(patch, "$patch", 6), *retain = wh_json_getn(patch, "$retainKeys", 11);
     const char *key;
     size_t key_len;
     json_t *pv;
@@ -303,7 +425,7 @@ static wh_code merge_map(json_t *orig, const json_t *patch, const wh_inject_type
             continue;
         }
         f = wh_inject_schema_field(t, key);
-        ov = empty ? NULL : json_object_getn(orig, key, key_len);
+        ov = empty ? NULL : wh_json_getn(orig, key, key_len);
         if (ov == NULL || !same_kind(ov, pv)) {
             if ((rc = fresh_value(pv, f, owned, &nv, err)) != WH_OK)
                 return rc;
@@ -350,7 +472,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
     *out = NULL;
     /* `$patch: replace` anywhere in the list: the list becomes the patch's other items. */
     for (i = 0; i < np; i++) {
-        const json_t *d = json_object_get(json_array_get(patch, i), "$patch");
+        const json_t *d = wh_json_get(json_array_get(patch, i), "$patch");
         if (json_is_string(d) && strcmp(json_string_value(d), "replace") == 0) {
             json_t *empty = json_array(), *rest = json_array();
             for (j = 0; j < np; j++)
@@ -366,7 +488,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
     for (i = 0; i < n; i++) {
         /* shared until a patch item merges into it (copy on write) */
         items[nitems].value = json_incref(json_array_get(orig_list, i));
-        items[nitems].key = json_object_get(items[nitems].value, mk);
+        items[nitems].key = wh_json_get(items[nitems].value, mk);
         items[nitems].orig_idx = (long)nitems;
         items[nitems].patch_idx = -1;
         nitems++;
@@ -377,8 +499,8 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             rc = wh_err_set(err, WH_E_INVALID, "%s: list items must be objects with the merge key %s", f->name, mk);
             goto out;
         }
-        pkey = json_object_get(pi, mk);
-        d = json_object_get(pi, "$patch");
+        pkey = wh_json_get(pi, mk);
+        d = wh_json_get(pi, "$patch");
         if (pkey == NULL) {
             rc = wh_err_set(err, WH_E_INVALID, "%s: map does not contain declared merge key: %s", f->name, mk);
             goto out;
@@ -404,7 +526,9 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             if (value_equal(items[j].key, pkey))
                 break;
         if (j == nitems) {
-            int move = owned && movable_map(pi, f->type, NULL, NULL); /* as it stands: moved, not merged into {} */
+            const json_t *mkv;
+            /* owned: the patch is ours to change (wh_inject_smp_move) */
+            int move = owned && settle_map((json_t *)pi, f->type, mk, strlen(mk), &mkv, 0) == SETTLE_DONE;
             items[nitems].value = move ? json_incref((json_t *)pi) : json_object();
             items[nitems].own = 1;
             items[nitems].orig_idx = -1;
@@ -427,7 +551,7 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             wh_err_prefix(err, "%s[%s=%s]", f->name, mk, json_is_string(pkey) ? json_string_value(pkey) : "?");
             goto out;
         }
-        items[j].key = json_object_get(items[j].value, mk); /* the merge may have changed or dropped it */
+        items[j].key = wh_json_get(items[j].value, mk); /* the merge may have changed or dropped it */
     }
     /* Kubernetes' order: patch items sorted by patch position, server-only
      * items by original position, merged so that a server-only item goes
@@ -503,7 +627,8 @@ static wh_code merge_list(const json_t *orig, const json_t *patch, const wh_inje
         wh_code rc;
         if (json_is_null(pi))
             continue;
-        if ((rc = fresh_value(pi, f != NULL && f->kind == WH_K_LIST ? f : NULL, owned, &nv, err)) != WH_OK) {
+        /* changed only when owned: then ours (wh_inject_smp_move) */
+        if ((rc = fresh_value((json_t *)pi, f != NULL && f->kind == WH_K_LIST ? f : NULL, owned, &nv, err)) != WH_OK) {
             json_decref(result);
             return rc;
         }

@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wh_alloc.h"
 #include "wh_buf.h"
 #include "wh_go.h"
 #include "wh_inject_pod.h"
+#include "wh_json_arena.h"
 
 /* ---- step 6 ---- */
 
@@ -33,70 +35,112 @@ static void move_proxy_to_init(json_t *pod)
     json_array_remove(containers, idx);
 }
 
-/* Copy the keys SMP reads as directives (`$patch`, `$retainKeys`) and `keep`
- * (NULL: none), in one walk over `src`: cheaper than three lookups. */
-static void copy_keys(json_t *dst, const json_t *src, const char *keep)
+/* A member of an object the template pod's view keeps: a directive SMP reads
+ * (`$patch`, `$retainKeys`) or `keep` (NULL: none). */
+static inline int kept(const char *key, const char *keep)
 {
+    return key[0] == '$' ? strcmp(key, "$patch") == 0 || strcmp(key, "$retainKeys") == 0
+                         : keep != NULL && key[0] == keep[0] && strcmp(key, keep) == 0;
+}
+
+#define VIEW_MEMBERS 48 /* read through the layout up to this many (a PodSpec has 40 fields) */
+
+/* The members of `src` that kept() keeps (at most three: keys are distinct),
+ * in src's order, into keys/values (new references): one walk over `src`,
+ * cheaper than three lookups.  Returns how many. */
+static size_t kept_members(const json_t *src, const char *keep, wh_json_key *keys, json_t **values)
+{
+    wh_json_member m[VIEW_MEMBERS];
+    size_t n = wh_json_object_members(src, m, VIEW_MEMBERS), i, out = 0;
     void *it;
 
-    for (it = json_object_iter((json_t *)src); it != NULL; it = json_object_iter_next((json_t *)src, it)) {
-        const char *key = json_object_iter_key(it);
-        if (key[0] == '$' ? strcmp(key, "$patch") == 0 || strcmp(key, "$retainKeys") == 0
-                          : keep != NULL && key[0] == keep[0] && strcmp(key, keep) == 0)
-            json_object_setn_nocheck(dst, key, json_object_iter_key_len(it), json_object_iter_value(it));
+    if (n <= VIEW_MEMBERS) {
+        for (i = 0; i < n; i++)
+            if (kept(m[i].key, keep)) {
+                keys[out] = (wh_json_key){m[i].key, m[i].len};
+                values[out++] = json_incref(m[i].value);
+            }
+        return out;
     }
+    for (it = json_object_iter((json_t *)src); it != NULL; it = json_object_iter_next((json_t *)src, it))
+        if (kept(json_object_iter_key(it), keep)) {
+            keys[out] = (wh_json_key){json_object_iter_key(it), json_object_iter_key_len(it)};
+            values[out++] = json_incref(json_object_iter_value(it));
+        }
+    return out;
 }
 
 /* The part of an overlay the template pod needs: later steps read only the
  * names of its containers, init containers, volumes and image pull secrets
  * (status annotation, overrides, native move), so those lists are merged
  * with items reduced to their name (and directives).  Saves copying the
- * whole overlay a second time.  `security`: containers keep a copy of their
+ * whole overlay a second time; each object is made in one piece
+ * (wh_json_arena_object).  `security`: containers keep a copy of their
  * securityContext too (WH_REL_OVERRIDE_RESETS_FOREIGN_UID reads its user). */
 static json_t *names_view(const json_t *overlay, int security)
 {
-    static const char *const lists[] = {"containers", "initContainers", "volumes", "imagePullSecrets"};
-    const json_t *spec = json_object_get(overlay, "spec");
-    json_t *out = json_object(), *vspec;
-    size_t l, i;
+    static const wh_json_key lists[] = {{"containers", 10},
+                                        {"initContainers", 14},
+                                        {"volumes", 7},
+                                        {"imagePullSecrets", 16}},
+                             spec_key = {"spec", 4}, sc_key = {"securityContext", 15};
+    const json_t *spec = wh_json_getn(overlay, spec_key.text, spec_key.len);
+    wh_json_key keys[3 + 4];
+    json_t *values[3 + 4], *stack[32], **items;
+    size_t l, i, n, nitems;
 
-    copy_keys(out, overlay, NULL);
+    n = kept_members(overlay, NULL, keys, values);
     if (!json_is_object(spec)) {
-        if (spec != NULL)
-            json_object_set(out, "spec", (json_t *)spec);
-        return out;
+        if (spec != NULL) {
+            keys[n] = spec_key;
+            values[n++] = json_incref((json_t *)spec);
+        }
+        return wh_json_arena_object(keys, values, n, 0);
     }
-    vspec = json_object();
-    json_object_set_new(out, "spec", vspec);
-    copy_keys(vspec, spec, NULL);
+    n = kept_members(spec, NULL, keys, values);
     for (l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
-        const json_t *list = json_object_get(spec, lists[l]);
-        json_t *vlist;
+        const json_t *list = wh_json_getn(spec, lists[l].text, lists[l].len);
         if (list == NULL)
             continue;
+        keys[n] = lists[l];
         if (!json_is_array(list)) {
-            json_object_set(vspec, lists[l], (json_t *)list);
+            values[n++] = json_incref((json_t *)list);
             continue;
         }
-        vlist = json_array();
-        json_object_set_new(vspec, lists[l], vlist);
-        for (i = 0; i < json_array_size(list); i++) {
-            const json_t *item = json_array_get(list, i);
-            json_t *vitem = json_is_object(item) ? json_object() : json_incref((json_t *)item);
-            const json_t *sc = l < 2 && security ? json_object_get(item, "securityContext") : NULL;
-            json_array_append_new(vlist, vitem);
-            if (json_is_object(item))
-                copy_keys(vitem, item, "name");
-            if (json_is_object(sc))
-                json_object_set_new(vitem, "securityContext", json_deep_copy(sc));
+        nitems = json_array_size(list);
+        items = nitems <= 32 ? stack : wh_malloc(nitems * sizeof(*items));
+        for (i = 0; i < nitems; i++) {
+            const json_t *item = json_array_get(list, i), *sc;
+            wh_json_key ikeys[4];
+            json_t *ivalues[4];
+            size_t ni;
+            if (!json_is_object(item)) {
+                items[i] = json_incref((json_t *)item);
+                continue;
+            }
+            ni = kept_members(item, "name", ikeys, ivalues);
+            if (l < 2 && security && json_is_object(sc = wh_json_getn(item, sc_key.text, sc_key.len))) {
+                ikeys[ni] = sc_key;
+                ivalues[ni++] = json_deep_copy(sc);
+            }
+            items[i] = wh_json_arena_object(ikeys, ivalues, ni, 0);
         }
+        values[n++] = wh_json_arena_array(items, nitems);
+        if (items != stack)
+            free(items);
     }
-    return out;
+    {
+        json_t *vspec = wh_json_arena_object(keys, values, n, 0);
+        n = kept_members(overlay, NULL, keys, values);
+        keys[n] = spec_key;
+        values[n++] = vspec;
+    }
+    return wh_json_arena_object(keys, values, n, 0);
 }
 
 /* ---- the merge target ---- */
 
-static json_t *target_copy(const json_t *value, const wh_inject_type *type, wh_inject_go_leaves *leaves);
+static json_t *target_copy(const json_t *value, const wh_inject_type *type, wh_inject_go_leaves *leaves, int depth);
 
 static int injector_owned(const json_t *container)
 {
@@ -116,7 +160,7 @@ static int injector_owned(const json_t *container)
  * env, an init container's args) are container lists or belong to the
  * injector's containers, which are copied whole.  Container lists are never
  * shared for that reason, whatever their items. */
-static json_t *target_list(const json_t *list, const wh_inject_type *type, wh_inject_go_leaves *leaves)
+static json_t *target_list(const json_t *list, const wh_inject_type *type, wh_inject_go_leaves *leaves, int depth)
 {
     json_t *out;
     size_t i, n = json_array_size(list), nstable;
@@ -133,7 +177,7 @@ static json_t *target_list(const json_t *list, const wh_inject_type *type, wh_in
         const json_t *item = json_array_get(list, i);
         json_t *copy = type == &wh_inject_type_container && injector_owned(item) ? wh_inject_json_copy(item)
                        : i < nstable && stable[i] == item                        ? json_incref((json_t *)item)
-                                                                                 : target_copy(item, type, leaves);
+                                                          : target_copy(item, type, leaves, depth);
         if (json_array_append_new(out, copy) != 0) {
             json_decref(out);
             return NULL;
@@ -152,25 +196,56 @@ static json_t *target_list(const json_t *list, const wh_inject_type *type, wh_in
  * as it is, and the only in-place edits of list items (post-processing's env
  * entries) are on istio-proxy, so the injector's own containers are copied
  * whole. */
-static json_t *target_copy(const json_t *value, const wh_inject_type *type, wh_inject_go_leaves *leaves)
+static json_t *member_copy(const json_t *v, const wh_inject_field *f, wh_inject_go_leaves *leaves, int depth)
+{
+    return f != NULL && f->kind == WH_K_OBJ && f->type != NULL ? target_copy(v, f->type, leaves, depth + 1)
+           : f != NULL && f->kind == WH_K_LIST && f->type != NULL && json_is_array(v)
+               ? target_list(v, f->type, leaves, depth + 1)
+               : wh_inject_json_copy(v);
+}
+
+/* target_copy of object `value` read through the layout and made in one
+ * piece (wh_json_arena_object); NULL when the layout is unknown or it has
+ * too many members.  Out of line: its frame is large, so only the first
+ * levels use it (FLAT_DEPTH). */
+static __attribute__((noinline)) json_t *target_copy_flat(const json_t *value, const wh_inject_type *type,
+                                                          wh_inject_go_leaves *leaves, int depth)
+{
+    wh_json_member m[VIEW_MEMBERS];
+    wh_json_key keys[VIEW_MEMBERS];
+    json_t *values[VIEW_MEMBERS];
+    const wh_inject_field *prev = NULL, *f;
+    size_t i, n = wh_json_object_members(value, m, VIEW_MEMBERS);
+
+    if (n > VIEW_MEMBERS)
+        return NULL;
+
+    for (i = 0; i < n; i++) {
+        if ((f = wh_inject_schema_fieldn_after(type, prev, m[i].key, m[i].len)) != NULL)
+            prev = f;
+        keys[i] = (wh_json_key){m[i].key, m[i].len};
+        values[i] = member_copy(m[i].value, f, leaves, depth);
+    }
+    return wh_json_arena_object(keys, values, n, 0);
+}
+
+#define FLAT_DEPTH 8 /* a pod's typed objects nest about this deep */
+
+static json_t *target_copy(const json_t *value, const wh_inject_type *type, wh_inject_go_leaves *leaves, int depth)
 {
     json_t *out;
     void *it;
 
     if (!json_is_object(value) || type == NULL)
         return wh_inject_json_copy(value);
+    if (depth < FLAT_DEPTH && (out = target_copy_flat(value, type, leaves, depth)) != NULL)
+        return out;
     out = json_object();
     for (it = json_object_iter((json_t *)value); it != NULL; it = json_object_iter_next((json_t *)value, it)) {
         const json_t *v = json_object_iter_value(it);
         const wh_inject_field *f = wh_inject_schema_field(type, json_object_iter_key(it));
-        json_t *copy = f != NULL && f->kind == WH_K_OBJ && f->type != NULL ? target_copy(v, f->type, leaves)
-                       : f != NULL && f->kind == WH_K_LIST && f->type != NULL && json_is_array(v)
-                           ? target_list(v, f->type, leaves)
-                           : wh_inject_json_copy(v);
-        if (json_object_setn_new_nocheck(out, json_object_iter_key(it), json_object_iter_key_len(it), copy) != 0) {
-            json_decref(out);
-            return NULL;
-        }
+        json_object_setn_new_nocheck(out, json_object_iter_key(it), json_object_iter_key_len(it),
+                                     member_copy(v, f, leaves, depth));
     }
     return out;
 }
@@ -179,7 +254,7 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, wh_inject_go_leaves *l
                                  const char *const *names, const wh_inject_shaped *shaped, int native,
                                  const wh_inject_release *release, json_t **merged_out, json_t **tmpl_out, wh_err *err)
 {
-    json_t *merged = target_copy(merge_pod, &wh_inject_type_pod, leaves), *tmpl = json_object(), *view = NULL;
+    json_t *merged = target_copy(merge_pod, &wh_inject_type_pod, leaves, 0), *tmpl = json_object(), *view = NULL;
     size_t i;
     wh_code rc = WH_OK;
     int security = wh_inject_release_has(release, WH_REL_OVERRIDE_RESETS_FOREIGN_UID);
@@ -231,7 +306,7 @@ out:
 /* Names listed under `key` in a parsed status/overrides object. */
 static int listed(const json_t *parsed, const char *key, const char *name)
 {
-    const json_t *l = json_object_get(parsed, key);
+    const json_t *l = wh_json_get(parsed, key);
     size_t i;
 
     for (i = 0; i < json_array_size(l); i++) {
@@ -259,8 +334,8 @@ static wh_code apply_container(json_t *pod, const char *list, const json_t *over
  * container (WH_REL_ADJUST_INIT_CONTAINER_USER). */
 static void adjust_init_user(json_t *pod, const json_t *original, int tproxy)
 {
-    const json_t *user = wh_inject_find_sidecar(original), *sc = json_object_get(user, "securityContext");
-    const json_t *uid = json_object_get(sc, "runAsUser"), *gid = json_object_get(sc, "runAsGroup");
+    const json_t *user = wh_inject_find_sidecar(original), *sc = wh_json_get(user, "securityContext");
+    const json_t *uid = wh_json_get(sc, "runAsUser"), *gid = wh_json_get(sc, "runAsGroup");
     json_t *init, *args, *proxy;
     size_t i;
 
@@ -285,7 +360,7 @@ static void adjust_init_user(json_t *pod, const json_t *original, int tproxy)
         if (gid != NULL)
             json_object_set(isc, "runAsGroup", (json_t *)gid);
     }
-    if (uid != NULL && json_integer_value(uid) != 0 && json_is_array(args = json_object_get(init, "args"))) {
+    if (uid != NULL && json_integer_value(uid) != 0 && json_is_array(args = wh_json_get(init, "args"))) {
         char text[32];
         snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT, json_integer_value(uid));
         for (i = 0; i + 1 < json_array_size(args); i++) {
@@ -303,7 +378,7 @@ static void adjust_init_user(json_t *pod, const json_t *original, int tproxy)
  * root), as istiod 1.21.0-1.21.2 and 1.22.0 decided. */
 static void reset_foreign_uid(json_t *overlay, const json_t *tmpl_container)
 {
-    json_t *sc = json_object_get(overlay, "securityContext");
+    json_t *sc = wh_json_get(overlay, "securityContext");
     const json_t *uid = wh_inject_jpath(tmpl_container, "securityContext", "runAsUser", NULL);
 
     if (json_is_object(sc) && json_is_integer(uid) && json_integer_value(uid) != 1337) {
@@ -343,7 +418,7 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
             json_t *overlay, *ordered;
             if (name == NULL || listed(status, lists[l], name))
                 continue;
-            match = wh_inject_find_named(json_object_get(existing, lists[l]), name, NULL);
+            match = wh_inject_find_named(wh_json_get(existing, lists[l]), name, NULL);
             if (match == NULL)
                 match = wh_inject_find_named(wh_inject_spec_list(original, "containers"), name, NULL);
             if (match == NULL && l == 1)
@@ -357,8 +432,7 @@ wh_code wh_inject_reapply_overrides(json_t *pod, const json_t *original, const j
             }
             if (reset_uid)
                 reset_foreign_uid(overlay, json_array_get(tlist, i));
-            if (json_is_string(json_object_get(overlay, "image")) &&
-                strcmp(wh_inject_jstr(overlay, "image"), "auto") == 0)
+            if (json_is_string(wh_json_get(overlay, "image")) && strcmp(wh_inject_jstr(overlay, "image"), "auto") == 0)
                 json_object_del(overlay, "image");
             ordered = wh_inject_go_ordered(overlay, &wh_inject_type_container);
             json_decref(overlay);

@@ -4,12 +4,14 @@
  */
 #include "wh_inject_pod.h"
 
+#include "wh_json_arena.h"
+
 #include <stdarg.h>
 #include <string.h>
 
 json_t *wh_inject_obj_child(json_t *parent, const char *key, int create)
 {
-    json_t *v = json_object_get(parent, key);
+    json_t *v = wh_json_get(parent, key);
 
     if (json_is_object(v) || !create || !json_is_object(parent))
         return json_is_object(v) ? v : NULL;
@@ -20,13 +22,13 @@ json_t *wh_inject_obj_child(json_t *parent, const char *key, int create)
 
 json_t *wh_inject_spec_list(const json_t *pod, const char *key)
 {
-    json_t *l = json_object_get(json_object_get(pod, "spec"), key);
+    json_t *l = wh_json_get(wh_json_get(pod, "spec"), key);
     return json_is_array(l) ? l : NULL;
 }
 
 const char *wh_inject_jstr(const json_t *o, const char *key)
 {
-    return json_string_value(json_object_get(o, key));
+    return json_string_value(wh_json_get(o, key));
 }
 
 const json_t *wh_inject_jpath(const json_t *v, ...)
@@ -36,7 +38,7 @@ const json_t *wh_inject_jpath(const json_t *v, ...)
 
     va_start(ap, v);
     while (v != NULL && (key = va_arg(ap, const char *)) != NULL)
-        v = json_object_get(v, key);
+        v = wh_json_get(v, key);
     va_end(ap);
     return v;
 }
@@ -66,7 +68,7 @@ json_t *wh_inject_find_sidecar(const json_t *pod)
 
 const char *wh_inject_annotation(const json_t *pod, const char *key)
 {
-    return wh_inject_jstr(json_object_get(json_object_get(pod, "metadata"), "annotations"), key);
+    return wh_inject_jstr(wh_json_get(wh_json_get(pod, "metadata"), "annotations"), key);
 }
 
 void wh_inject_set_string(json_t *obj, const char *key, const char *value)
@@ -81,7 +83,7 @@ void wh_inject_set_json_text(json_t *obj, const char *key, const wh_buf *text)
 
 void wh_inject_append_env(json_t *container, const char *name, const char *value)
 {
-    json_t *env = json_object_get(container, "env");
+    json_t *env = wh_json_get(container, "env");
 
     if (!json_is_array(env)) {
         env = json_array();

@@ -18,6 +18,7 @@
 #include "wh_log.h"
 #include "wh_inject_pod.h"
 #include "wh_inject_schema.h"
+#include "wh_json_arena.h"
 
 /* ---- step 8 ---- */
 
@@ -33,12 +34,12 @@ typedef struct pod_view {
 
 static void view_of(json_t *pod, pod_view *v)
 {
-    const json_t *spec = json_object_get(pod, "spec");
+    const json_t *spec = wh_json_get(pod, "spec");
 
     v->meta = wh_inject_obj_child(pod, "metadata", 1); /* pod: an object (decode checked) */
     v->ann = wh_inject_obj_child(v->meta, "annotations", 1);
-    v->containers = json_object_get(spec, "containers");
-    v->init = json_object_get(spec, "initContainers");
+    v->containers = wh_json_get(spec, "containers");
+    v->init = wh_json_get(spec, "initContainers");
     if (!json_is_array(v->containers))
         v->containers = NULL;
     if (!json_is_array(v->init))
@@ -56,7 +57,7 @@ static const char *small_str(const json_t *o, const char *key, size_t len)
     void *it;
 
     if (json_object_size(o) > 4)
-        return json_string_value(json_object_getn(o, key, len));
+        return json_string_value(wh_json_getn(o, key, len));
     for (it = json_object_iter((json_t *)o); it != NULL; it = json_object_iter_next((json_t *)o, it))
         if (json_object_iter_key_len(it) == len && memcmp(json_object_iter_key(it), key, len) == 0)
             return json_string_value(json_object_iter_value(it));
@@ -74,10 +75,10 @@ static void cluster_envs(json_t *proxy, const json_t *envs)
 
     if (json_object_size(envs) == 0 || proxy == NULL)
         return;
-    if (json_is_array(env = json_object_get(proxy, "env")))
+    if (json_is_array(env = wh_json_get(proxy, "env")))
         for (i = json_array_size(env); i-- > 0;) {
             const char *name = wh_inject_jstr(json_array_get(env, i), "name");
-            if (name != NULL && json_object_get(envs, name) != NULL)
+            if (name != NULL && wh_json_get(envs, name) != NULL)
                 json_array_remove(env, i);
         }
     keys = wh_malloc(json_object_size(envs) * sizeof(*keys));
@@ -90,7 +91,7 @@ static void cluster_envs(json_t *proxy, const json_t *envs)
         keys[j] = k;
     }
     for (i = 0; i < n; i++) {
-        const char *value = json_string_value(json_object_get(envs, keys[i]));
+        const char *value = json_string_value(wh_json_get(envs, keys[i]));
         wh_inject_append_env(proxy, keys[i], value != NULL ? value : "");
     }
     free(keys);
@@ -251,8 +252,8 @@ static wh_code prometheus_merge(json_t *ann, json_t *proxy, const prom_annotatio
     merge = wh_inject_jstr(ann, "prometheus.istio.io/merge-metrics");
     if (merge != NULL && wh_go_parse_bool(merge) >= 0)
         enabled = wh_go_parse_bool(merge);
-    else if (json_is_boolean(json_object_get(mesh, "enablePrometheusMerge")))
-        enabled = json_is_true(json_object_get(mesh, "enablePrometheusMerge"));
+    else if (json_is_boolean(wh_json_get(mesh, "enablePrometheusMerge")))
+        enabled = json_is_true(wh_json_get(mesh, "enablePrometheusMerge"));
     if (!enabled)
         return WH_OK;
     snprintf(target_text, sizeof(target_text), "%d", target);
@@ -306,7 +307,7 @@ out:
  * sanitizing to prometheus_istio_io_secure_port. */
 static void secure_port(json_t *ann, const json_t *proxy, const prom_annotations *pa)
 {
-    const json_t *env = json_object_get(proxy, "env");
+    const json_t *env = wh_json_get(proxy, "env");
     size_t i;
 
     if (proxy == NULL || pa->value[PROM_SECURE] != NULL)
@@ -354,7 +355,7 @@ static void slot_handlers(const json_t *container, json_t *h[N_SLOTS])
             if (key[0] != probe_slots[s].field[0] || strcmp(key, probe_slots[s].field) != 0)
                 continue;
             if (probe_slots[s].sub != NULL)
-                v = json_object_get(v, probe_slots[s].sub);
+                v = wh_json_get(v, probe_slots[s].sub);
             h[s] = json_is_object(v) ? v : NULL;
         }
     }
@@ -371,14 +372,14 @@ static json_t *prober_of(const json_t *container, const json_t *handler, int is_
     int k;
 
     for (k = 0; k < (is_probe ? 3 : 2); k++)
-        if (json_is_object(action = json_object_get(handler, kinds[k])))
+        if (json_is_object(action = wh_json_get(handler, kinds[k])))
             break;
     if (k == (is_probe ? 3 : 2))
         return NULL;
     copy = wh_inject_json_copy(action);
-    port = json_object_get(copy, "port");
+    port = wh_json_get(copy, "port");
     if (k < 2 && json_is_string(port)) {
-        const json_t *ports = json_object_get(container, "ports");
+        const json_t *ports = wh_json_get(container, "ports");
         size_t i;
         for (i = 0; i < json_array_size(ports); i++) {
             const char *n = wh_inject_jstr(json_array_get(ports, i), "name");
@@ -389,7 +390,7 @@ static json_t *prober_of(const json_t *container, const json_t *handler, int is_
             json_decref(copy);
             return NULL;
         }
-        json_object_set(copy, "port", json_object_get(json_array_get(ports, i), "containerPort"));
+        json_object_set(copy, "port", wh_json_get(json_array_get(ports, i), "containerPort"));
     } else if (k < 2 && json_is_integer(port) && json_integer_value(port) == status_port) {
         json_decref(copy);
         return NULL;
@@ -398,7 +399,7 @@ static json_t *prober_of(const json_t *container, const json_t *handler, int is_
     if (out != NULL)
         json_object_set_new(out, kinds[k], wh_inject_go_ordered(copy, types[k]));
     json_decref(copy);
-    timeout = json_object_get(handler, "timeoutSeconds");
+    timeout = wh_json_get(handler, "timeoutSeconds");
     if (out != NULL && is_probe && json_is_integer(timeout) && json_integer_value(timeout) != 0)
         json_object_set(out, "timeoutSeconds", (json_t *)timeout);
     return out;
@@ -418,7 +419,7 @@ static void dump_sorted(const json_t *map, wh_buf *out)
     json_object_foreach((json_t *)map, key, v) keys[n++] = key;
     qsort(keys, n, sizeof(*keys), cmp_cstr);
     for (i = 0; i < n; i++)
-        json_object_set_nocheck(sorted, keys[i], json_object_get(map, keys[i])); /* keys of an object: UTF-8 */
+        json_object_set_nocheck(sorted, keys[i], wh_json_get(map, keys[i])); /* keys of an object: UTF-8 */
     wh_go_json(out, sorted, WH_GO_JSON_HTML);
     free(keys);
     json_decref(sorted);
@@ -427,10 +428,10 @@ static void dump_sorted(const json_t *map, wh_buf *out)
 /* url: UTF-8 (wh_asprintf of ASCII around a container's name) */
 static void rewrite_handler(json_t *h, const char *url, long port)
 {
-    json_t *get = json_object_get(h, "httpGet");
+    json_t *get = wh_json_get(h, "httpGet");
 
     if (!json_is_object(get)) {
-        if (json_object_get(h, "tcpSocket") == NULL && json_object_get(h, "grpc") == NULL)
+        if (wh_json_get(h, "tcpSocket") == NULL && wh_json_get(h, "grpc") == NULL)
             return;
         json_object_del(h, "tcpSocket");
         json_object_del(h, "grpc");
@@ -439,7 +440,7 @@ static void rewrite_handler(json_t *h, const char *url, long port)
     }
     json_object_set_new(get, "path", json_string(url));
     json_object_set_new(get, "port", json_integer(port));
-    if (json_is_string(json_object_get(get, "scheme")) && strcmp(wh_inject_jstr(get, "scheme"), "HTTPS") == 0)
+    if (json_is_string(wh_json_get(get, "scheme")) && strcmp(wh_inject_jstr(get, "scheme"), "HTTPS") == 0)
         wh_inject_set_string(get, "scheme", "HTTP");
 }
 
@@ -474,8 +475,7 @@ static void probe_pass(const pod_view *v, int status_port, int hooks, int rewrit
                     json_object_set_new_nocheck(probers, urls[s], p);
             }
             for (s = 0; s < N_SLOTS; s++) {
-                if (urls[s] != NULL && rewrite &&
-                    (probe_slots[s].is_probe || json_object_get(handlers[s], "grpc") == NULL))
+                if (urls[s] != NULL && rewrite && (probe_slots[s].is_probe || wh_json_get(handlers[s], "grpc") == NULL))
                     rewrite_handler(handlers[s], urls[s], port);
                 free(urls[s]);
             }
@@ -486,8 +486,8 @@ static void probe_pass(const pod_view *v, int status_port, int hooks, int rewrit
 static void app_probes(const pod_view *pv, const wh_inject_revision *rev, int status_port)
 {
     json_t *ann = pv->ann, *proxy = pv->proxy;
-    const json_t *values_flag = json_object_get(
-        json_object_get(wh_inject_revision_values(rev), "sidecarInjectorWebhook"), "rewriteAppHTTPProbe");
+    const json_t *values_flag =
+        wh_json_get(wh_json_get(wh_inject_revision_values(rev), "sidecarInjectorWebhook"), "rewriteAppHTTPProbe");
     const char *a = wh_inject_jstr(ann, "sidecar.istio.io/rewriteAppHTTPProbers"),
                *ann_port = wh_inject_jstr(ann, "status.sidecar.istio.io/port");
     const wh_inject_release *release = wh_inject_revision_release(rev);
@@ -514,7 +514,7 @@ static void app_probes(const pod_view *pv, const wh_inject_revision *rev, int st
     reinjected = wh_inject_jstr(ann, WH_A_STATUS) != NULL;
     if (json_object_size(probers) > 0) {
         json_t *existing = NULL;
-        env = json_object_get(proxy, "env");
+        env = wh_json_get(proxy, "env");
         if (reinjected)
             for (i = 0; i < json_array_size(env); i++)
                 if (strcmp(wh_inject_jstr(json_array_get(env, i), "name")
@@ -558,7 +558,7 @@ static void status_names(wh_buf *out, const char *field, const json_t *list)
         return;
     }
     for (i = 0; i < n; i++) {
-        const json_t *name = json_object_get(json_array_get(list, i), "name");
+        const json_t *name = wh_json_get(json_array_get(list, i), "name");
         wh_buf_putc(out, i == 0 ? '[' : ',');
         if (json_is_string(name))
             wh_go_json_string(out, json_string_value(name), json_string_length(name), WH_GO_JSON_HTML);
@@ -582,7 +582,7 @@ static int is_utf8(const char *s)
 static wh_code metadata(const pod_view *pv, const wh_inject_post_params *p, wh_err *err)
 {
     json_t *meta = pv->meta, *ann = pv->ann;
-    const json_t *tspec = json_object_get(p->tmpl, "spec");
+    const json_t *tspec = wh_json_get(p->tmpl, "spec");
     const char *key, *revision = p->r->revision != NULL && *p->r->revision != '\0' ? p->r->revision : "default";
     json_t *v;
     wh_buf text = WH_BUF_INIT;
@@ -592,10 +592,10 @@ static wh_code metadata(const pod_view *pv, const wh_inject_post_params *p, wh_e
     if (p->r->network != NULL && *p->r->network != '\0')
         wh_inject_set_string(wh_inject_obj_child(meta, "labels", 1), "topology.istio.io/network", p->r->network);
     /* the status annotation: SidecarInjectionStatus's fields in Go's order */
-    status_names(&text, "{\"initContainers\":", json_object_get(tspec, "initContainers"));
-    status_names(&text, ",\"containers\":", json_object_get(tspec, "containers"));
-    status_names(&text, ",\"volumes\":", json_object_get(tspec, "volumes"));
-    status_names(&text, ",\"imagePullSecrets\":", json_object_get(tspec, "imagePullSecrets"));
+    status_names(&text, "{\"initContainers\":", wh_json_get(tspec, "initContainers"));
+    status_names(&text, ",\"containers\":", wh_json_get(tspec, "containers"));
+    status_names(&text, ",\"volumes\":", wh_json_get(tspec, "volumes"));
+    status_names(&text, ",\"imagePullSecrets\":", wh_json_get(tspec, "imagePullSecrets"));
     wh_buf_puts(&text, ",\"revision\":");
     wh_go_json_string(&text, revision, strlen(revision), WH_GO_JSON_HTML);
     wh_buf_putc(&text, '}');

@@ -27,7 +27,8 @@ wh_code wh_inject_shape(json_t **doc, const char *name, wh_inject_shaped *out, w
 wh_code wh_inject_shape_overlays(json_t *overlays, const char *const *names, wh_inject_shaped **out, wh_err *err)
 {
     size_t i, n = json_array_size(overlays);
-    wh_inject_shaped *shaped = wh_calloc(n + 1, sizeof(*shaped));
+    /* not zeroed: wh_inject_shape sets what it reads (a wh_err is 1 KiB) */
+    wh_inject_shaped *shaped = wh_malloc((n + 1) * sizeof(*shaped));
     wh_code rc = WH_OK;
 
     *out = NULL;

@@ -493,6 +493,49 @@ static void containers_read_through_the_layouts(void **state)
     wh_json_arena_end(&a);
 }
 
+/* wh_json_getn finds what json_object_getn finds, in objects jansson made and changed (deletes, rehashes) and objects
+ * made in one bump, for keys of every length (those the hash memo holds, 0..16 bytes, and longer), present or not;
+ * anything but an object has no members. */
+static void members_looked_up_as_jansson_does(void **state)
+{
+    wh_json_arena a;
+    json_t *theirs = json_object(), *made, *values[3], *list = json_array();
+    char text[80];
+    static const wh_json_key keys[] = {{"name", 4}, {"", 0}, {"a-key-longer-than-sixteen-bytes", 31}};
+    size_t i, len;
+
+    (void)state;
+    wh_json_arena_begin(&a);
+    for (i = 0; i < sizeof(text); i++)
+        text[i] = (char)('a' + i * 7 % 26);
+    for (len = 0; len < 48; len++) /* keys text[0..len): lengths 0..47 */
+        json_object_setn_new_nocheck(theirs, text, len, json_integer((json_int_t)len));
+    for (len = 0; len < 48; len += 5)
+        json_object_deln(theirs, text, len);
+    for (i = 0; i < 3; i++)
+        values[i] = json_integer((json_int_t)i);
+    made = wh_json_arena_object(keys, values, 3, 0);
+    for (int round = 0; round < 2; round++) /* the second round: from the memo */
+        for (len = 0; len < 60; len++) {
+            assert_ptr_equal(wh_json_getn(theirs, text, len), json_object_getn(theirs, text, len));
+            assert_ptr_equal(wh_json_getn(theirs, text + 1, len), json_object_getn(theirs, text + 1, len));
+        }
+    for (i = 0; i < 3; i++) {
+        assert_non_null(wh_json_getn(made, keys[i].text, keys[i].len));
+        assert_ptr_equal(wh_json_getn(made, keys[i].text, keys[i].len), values[i]);
+    }
+    assert_ptr_equal(wh_json_get(made, "name"), values[0]);
+    assert_null(wh_json_get(made, "nam"));
+    assert_null(wh_json_get(made, "names"));
+    assert_null(wh_json_getn(made, "name", 3));
+    assert_null(wh_json_get(list, "name"));
+    assert_null(wh_json_get(NULL, "name"));
+    json_decref(list);
+    json_decref(made);
+    json_decref(theirs);
+    wh_json_arena_end(&a);
+}
+
 /* A key given again: json_object_setn_new_nocheck's meaning (the last value, in the first place), or NULL with every
  * value released when duplicates are refused; the same without a scope (jansson's calls). */
 static void objects_take_repeated_keys_as_jansson_does(void **state)
@@ -794,6 +837,7 @@ int main(void)
         cmocka_unit_test(objects_take_repeated_keys_as_jansson_does),
         cmocka_unit_test(objects_of_a_shape_met_again_are_jansson_objects),
         cmocka_unit_test(containers_read_through_the_layouts),
+        cmocka_unit_test(members_looked_up_as_jansson_does),
         cmocka_unit_test(frozen_trees_count_no_references),
         cmocka_unit_test(freeze_is_bounded),
         cmocka_unit_test(deferred_calls_run_when_the_scope_ends),
