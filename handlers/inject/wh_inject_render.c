@@ -34,8 +34,8 @@ void wh_inject_rendered_clear(wh_inject_rendered *out)
     memset(out, 0, sizeof(*out));
 }
 
-/* OpenShift (3.8.4; WH_REL_OPENSHIFT_PROXY_UID_RESET, istiod >= 1.24's
- * webhook): a user istio-proxy running as the "app user" gets its
+/* OpenShift (3.8.4; WH_REL_OPENSHIFT_PROXY_UID_RESET: istiod's webhook from
+ * 1.24, and from 1.23.1 by backport, wh_inject_release.c): a user istio-proxy running as the "app user" gets its
  * runAsUser/runAsGroup cleared so that the namespace's UID applies. */
 static json_t *openshift_reset(const json_t *pod)
 {
