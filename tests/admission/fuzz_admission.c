@@ -2,7 +2,10 @@
  * fuzz_admission.c - libFuzzer target for the AdmissionReview codec: any
  * bytes as the body (the first byte picks the Content-Type and the admit
  * behaviour) must get an answer, and every 200 must be a well-formed review
- * whose uid is the request's (or "" when undecodable).
+ * whose uid is the request's (or "" when undecodable).  The JSON arena is
+ * installed as webhookd installs it (server/main.c), so that the reader and
+ * the Go JSON writer run on jansson's layouts as in production (under ASan
+ * the arena stands aside and the fallbacks run instead).
  */
 #include <jansson.h>
 #include <stdint.h>
@@ -10,6 +13,7 @@
 #include <string.h>
 
 #include "wh_admission.h"
+#include "wh_json_arena.h"
 
 static wh_code admit(void *ctx, const wh_admission_request *req, wh_admission_response *resp, wh_err *err)
 {
@@ -40,6 +44,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wh_http_response res = {0};
     wh_admission_outcome outcome;
     json_t *doc;
+    static int installed;
+
+    if (!installed) {
+        wh_json_arena_install();
+        installed = 1;
+    }
 
     req.content_type = ct;
     req.content_type_len = ct != NULL ? strlen(ct) : 0;

@@ -6,7 +6,10 @@
  *
  * The revision comes from $WH_FUZZ_REVISIONS_DIR (a --revisions-dir layout,
  * e.g. one holding the conformance corpus' files as revision `default`),
- * else the embedded default revision.  Registered with wh_add_fuzz_target:
+ * else the embedded default revision.  The JSON arena is installed first, as
+ * webhookd does (server/main.c), so that every stage runs on jansson's
+ * layouts as in production (under ASan the arena stands aside and the
+ * fallbacks run instead).  Registered with wh_add_fuzz_target:
  * a libFuzzer binary with -DWH_FUZZ=ON, and always a replay of corpus/.
  */
 #include <stdint.h>
@@ -16,6 +19,7 @@
 
 #include "wh_admission.h"
 #include "wh_inject.h"
+#include "wh_json_arena.h"
 
 static wh_inject_registry *registry;
 static wh_inject_settings settings = WH_INJECT_SETTINGS_INIT;
@@ -39,6 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (registry == NULL) {
         wh_err err = {0};
+        wh_json_arena_install(); /* before any JSON value exists */
         if (wh_inject_registry_open(getenv("WH_FUZZ_REVISIONS_DIR"), NULL, &registry, &err) != WH_OK) {
             fprintf(stderr, "fuzz_inject: %s\n", wh_err_msg(&err));
             abort();
