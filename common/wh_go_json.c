@@ -470,35 +470,15 @@ static void sort_members(wh_json_member *m, size_t n)
     }
 }
 
-/* The members of object v in its order into *m (small when they fit, else
- * a block the caller frees): read through jansson's layout where install
- * confirmed it, else through its iterator.  Returns how many. */
-static size_t object_members(const json_t *v, wh_json_member **m, wh_json_member *small, size_t cap)
-{
-    size_t n = wh_json_object_members(v, small, cap), i = 0;
-
-    *m = small;
-    if (n <= cap)
-        return n;
-    if (n != (size_t)-1) { /* the layout, but more than cap */
-        *m = wh_malloc(n * sizeof(**m));
-        return wh_json_object_members(v, *m, n);
-    }
-    n = json_object_size(v);
-    if (n > cap)
-        *m = wh_malloc(n * sizeof(**m));
-    for (void *it = json_object_iter((json_t *)v); it != NULL; it = json_object_iter_next((json_t *)v, it), i++)
-        (*m)[i] = (wh_json_member){json_object_iter_key(it), json_object_iter_key_len(it), json_object_iter_value(it)};
-    return i;
-}
-
 /* The object's members in its own order, or with WH_GO_JSON_SORTED in the
  * byte order of their keys; each compact "k":v, or on its own line (indent)
  * as json.MarshalIndent prints it. */
 static char *write_object(writer *w, char *d, const json_t *v, int depth)
 {
-    wh_json_member small[16], *m;
-    size_t n = object_members(v, &m, small, 16);
+    wh_json_member small[16], *heap, *m;
+    size_t n;
+
+    m = wh_json_members(v, small, 16, &heap, &n);
 
     if (n == 0)
         return put(w, d, "{}", 2);
@@ -514,8 +494,7 @@ static char *write_object(writer *w, char *d, const json_t *v, int depth)
         }
         d = write_value(w, d, m[i].value, depth + 1);
     }
-    if (m != small)
-        free(m);
+    free(heap);
     return close_items(w, d, '}', depth);
 }
 

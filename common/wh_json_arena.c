@@ -1239,6 +1239,30 @@ json_t *const *wh_json_array_items(const json_t *array, size_t *n)
     return ja->table;
 }
 
+/* wh_json_members past its fast path: *n is what wh_json_object_members
+ * said (more than cap, or (size_t)-1 when the layout is unknown). */
+wh_json_member *wh_json_members_slow(const json_t *object, wh_json_member *buf, size_t cap, wh_json_member **heap,
+                                     size_t *n)
+{
+    wh_json_member *out = buf;
+    size_t have = *n != (size_t)-1 ? *n : json_object_size(object);
+
+    if (have > cap) {
+        if (heap == NULL)
+            return NULL;
+        out = *heap = wh_malloc(have * sizeof(*out));
+        if (*n != (size_t)-1) { /* the layout, only more than cap */
+            *n = wh_json_object_members(object, out, have);
+            return out;
+        }
+    }
+    *n = 0;
+    for (void *it = json_object_iter((json_t *)object); it != NULL; it = json_object_iter_next((json_t *)object, it))
+        out[(*n)++] =
+            (wh_json_member){json_object_iter_key(it), json_object_iter_key_len(it), json_object_iter_value(it)};
+    return out;
+}
+
 size_t wh_json_object_members(const json_t *object, wh_json_member *out, size_t cap)
 {
     const struct jansson_object *jo = (const struct jansson_object *)object;

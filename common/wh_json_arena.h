@@ -190,6 +190,25 @@ typedef struct wh_json_member {
  * object: (size_t)-1.  Then iterate with json_object_iter. */
 size_t wh_json_object_members(const json_t *object, wh_json_member *out, size_t cap);
 
+/* A snapshot of the members of `object` in jansson's order (a walk may then
+ * delete or replace the member it is at): in buf when at most `cap`, else in
+ * a block put in *heap for the caller to free (*heap is NULL otherwise), or,
+ * with heap NULL, none: NULL.  *n receives how many (0 for a non-object).
+ * Read through the layout when install confirmed it, else through jansson's
+ * iteration (wh_json_members_slow).  For the walks that read every member:
+ * the Go type check, the merge, the Go JSON writer. */
+wh_json_member *wh_json_members_slow(const json_t *object, wh_json_member *buf, size_t cap, wh_json_member **heap,
+                                     size_t *n);
+static inline __attribute__((always_inline)) wh_json_member *
+wh_json_members(const json_t *object, wh_json_member *buf, size_t cap, wh_json_member **heap, size_t *n)
+{
+    if (heap != NULL)
+        *heap = NULL;
+    if ((*n = wh_json_object_members(object, buf, cap)) <= cap)
+        return buf;
+    return wh_json_members_slow(object, buf, cap, heap, n);
+}
+
 /* json_object_getn(object, key, len): the member `key` (len bytes) of
  * `object`, NULL when it has none or is not an object; found through jansson's
  * layout when install confirmed it (the key's hash from a per-thread memo of

@@ -54,29 +54,6 @@ static int sole(const json_t *v)
     return __atomic_load_n(&v->refcount, __ATOMIC_RELAXED) == 1;
 }
 
-/* The members of object `o` in jansson's order, read through its layout when
- * known (common/wh_json_arena.h), else through its iteration calls: into buf
- * when at most `cap`, else into *heap (to free).  A snapshot: the caller may
- * delete members it has read. */
-static const wh_json_member *members_of(const json_t *o, wh_json_member *buf, size_t cap, wh_json_member **heap,
-                                        size_t *n)
-{
-    wh_json_member *out = buf;
-    void *it;
-
-    *heap = NULL;
-    if ((*n = wh_json_object_members(o, buf, cap)) <= cap)
-        return buf;
-    if (*n == (size_t)-1) /* the layout unknown */
-        *n = json_object_size(o);
-    if (*n > cap)
-        out = *heap = wh_malloc(*n * sizeof(*out));
-    for (*n = 0, it = json_object_iter((json_t *)o); it != NULL; it = json_object_iter_next((json_t *)o, it))
-        out[(*n)++] =
-            (wh_json_member){json_object_iter_key(it), json_object_iter_key_len(it), json_object_iter_value(it)};
-    return out;
-}
-
 #define MEMBERS_ON_STACK 20
 
 /* What settle() found: the value must be rebuilt, is the fresh value, or is
@@ -105,7 +82,7 @@ static int settle_map(json_t *o, const wh_inject_type *t, const char *mk, size_t
         *mkv = NULL;
     if (!sole(o))
         return SETTLE_REBUILD;
-    m = members_of(o, stack, MEMBERS_ON_STACK, &heap, &n);
+    m = wh_json_members(o, stack, MEMBERS_ON_STACK, &heap, &n);
     for (i = 0; i < n && r != SETTLE_REBUILD; i++) {
         const char *key = m[i].key;
         json_t *v = m[i].value;
@@ -264,7 +241,7 @@ static void purge(json_t *pv, const wh_inject_field *f)
         const wh_inject_type *t = f != NULL ? f->type : NULL;
         const wh_inject_field *prev = NULL, *cf;
         wh_json_member stack[MEMBERS_ON_STACK], *heap;
-        const wh_json_member *m = members_of(pv, stack, MEMBERS_ON_STACK, &heap, &n);
+        const wh_json_member *m = wh_json_members(pv, stack, MEMBERS_ON_STACK, &heap, &n);
         for (i = 0; i < n; i++) {
             if (json_is_null(m[i].value)) {
                 json_object_deln(pv, m[i].key, m[i].len);

@@ -76,32 +76,6 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The members of object `value` in jansson's order, read through its layout
- * when known (common/wh_json_arena.h), else through its iteration calls:
- * into buf when at most `cap`, else into a heap array *heap (to free), or
- * none (NULL) when heap is NULL.  *n receives how many.  A snapshot: a walk
- * may delete or replace the member it is at. */
-static inline __attribute__((always_inline)) const wh_json_member *
-members_of(const json_t *value, wh_json_member *buf, size_t cap, wh_json_member **heap, size_t *n)
-{
-    wh_json_member *out = buf;
-    void *it;
-
-    if ((*n = wh_json_object_members(value, buf, cap)) <= cap)
-        return buf;
-    if (*n == (size_t)-1) /* the layout unknown */
-        *n = json_object_size(value);
-    if (*n > cap) {
-        if (heap == NULL)
-            return NULL;
-        out = *heap = wh_malloc(*n * sizeof(*out));
-    }
-    for (*n = 0, it = json_object_iter((json_t *)value); it != NULL; it = json_object_iter_next((json_t *)value, it))
-        out[(*n)++] =
-            (wh_json_member){json_object_iter_key(it), json_object_iter_key_len(it), json_object_iter_value(it)};
-    return out;
-}
-
 /* Room on the stack for the members of an object (a PodSpec has 40 fields),
  * and the most a list item may have for flat_item. */
 #define MEMBERS_ON_STACK 48
@@ -223,7 +197,7 @@ static wh_code roundtrip(json_t *value, const wh_inject_type *type, const json_t
     if (!json_is_object(value) || type == NULL)
         return WH_OK;
     fill_zero_fields(value, type);
-    m = members_of(value, buf, MEMBERS_ON_STACK, &heap, &n);
+    m = wh_json_members(value, buf, MEMBERS_ON_STACK, &heap, &n);
     for (k = 0; k < n && rc == WH_OK; k++) {
         const char *key = m[k].key;
         json_t *v = m[k].value;
@@ -538,7 +512,7 @@ static inline __attribute__((always_inline)) int flat_item(const json_t *elem, c
         }
         return keeps && fills == 0;
     }
-    if ((m = members_of(elem, buf, FLAT_MEMBERS, NULL, &n)) == NULL)
+    if ((m = wh_json_members(elem, buf, FLAT_MEMBERS, NULL, &n)) == NULL)
         return -1;
     for (i = 0; i < n; i++, f++)
         if ((f = flat_member(type, f, m[i].key, m[i].len, m[i].value, &keeps, &fills)) == NULL)
@@ -652,7 +626,7 @@ static int walk_object(json_t *value, const wh_inject_type *type, const check_pa
     int keeps = leaf != NULL, stop = 0;
     wh_json_member buf[MEMBERS_ON_STACK], *heap = NULL;
     size_t i, n;
-    const wh_json_member *m = members_of(value, buf, MEMBERS_ON_STACK, &heap, &n);
+    const wh_json_member *m = wh_json_members(value, buf, MEMBERS_ON_STACK, &heap, &n);
 
     for (i = 0; i < n && !stop; i++) {
         const char *key = m[i].key;
