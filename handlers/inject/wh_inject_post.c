@@ -396,8 +396,13 @@ static json_t *prober_of(const json_t *container, const json_t *handler, int is_
         return NULL;
     }
     out = json_object();
-    if (out != NULL)
-        json_object_set_new(out, kinds[k], wh_inject_go_ordered(copy, types[k]));
+    if (out != NULL) {
+        json_t *action_out = wh_inject_go_ordered(copy, types[k]);
+        /* corev1.GRPCAction's service is a *string without omitempty: Go prints "service":null */
+        if (k == 2 && json_object_get(action_out, "service") == NULL)
+            json_object_set_new(action_out, "service", json_null());
+        json_object_set_new(out, kinds[k], action_out);
+    }
     json_decref(copy);
     timeout = wh_json_get(handler, "timeoutSeconds");
     if (out != NULL && is_probe && json_is_integer(timeout) && json_integer_value(timeout) != 0)
