@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""The release table's rows at their edges, through webhookctl kube-inject.
+"""Injection cases through webhookctl kube-inject: the release table's rows at
+their edges (behaviour.yaml) and Istio's injector unit tests beyond the goldens
+(../units/cases.yaml).
 
-  run_behaviour.py WEBHOOKCTL SET_DIR behaviour.yaml
+  run_behaviour.py WEBHOOKCTL SET_DIR CASES.yaml
 
 SET_DIR is a conformance set (inject-config.yaml, values.json, mesh.yaml);
-each case of behaviour.yaml injects a small Deployment with --istio-version
-and says what istiod of that release does (see the file's header).
+each case injects a small Deployment (with --istio-version when it names a
+`version`) and says what istiod of that release does (see behaviour.yaml's header).
 """
 import copy
 import json
@@ -25,10 +27,16 @@ BASE = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hel
 
 
 def lookup(doc, path):
-    """A dotted path (\\. escapes a dot, numbers index lists); KeyError when absent."""
+    """A dotted path (\\. escapes a dot; in a list a number is an index, any other
+    step the item of that name); KeyError when absent."""
     cur = doc
     for step in [p.replace("\\0", ".") for p in path.replace("\\.", "\\0").split(".")]:
-        if isinstance(cur, list):
+        if isinstance(cur, list) and not step.isdigit():
+            named = [item for item in cur if isinstance(item, dict) and item.get("name") == step]
+            if not named:
+                raise KeyError(path)
+            cur = named[0]
+        elif isinstance(cur, list):
             cur = cur[int(step)]
         elif isinstance(cur, dict) and step in cur:
             cur = cur[step]
@@ -50,8 +58,11 @@ def run(ctl, set_dir, case, tmp):
     tmpl = dep["spec"]["template"]
     if case.get("annotations"):
         tmpl["metadata"]["annotations"] = case["annotations"]
+    if case.get("labels"):
+        tmpl["metadata"]["labels"].update(case["labels"])
     if case.get("containers"):
         tmpl["spec"]["containers"] = case["containers"]
+    tmpl["spec"].update(case.get("spec") or {})
     path = os.path.join(tmp, case["name"] + ".yaml")
     with open(path, "w") as f:
         yaml.safe_dump(dep, f)
@@ -62,11 +73,20 @@ def run(ctl, set_dir, case, tmp):
         values = os.path.join(tmp, case["name"] + ".values.json")
         with open(values, "w") as f:
             json.dump(merged, f)
-    cmd = [ctl, "kube-inject", "-f", path, "--istio-version", case["version"],
+    mesh = os.path.join(set_dir, "mesh.yaml")
+    if case.get("mesh"):
+        with open(mesh) as f:
+            merged = overlay(yaml.safe_load(f) or {}, case["mesh"])
+        mesh = os.path.join(tmp, case["name"] + ".mesh.yaml")
+        with open(mesh, "w") as f:
+            yaml.safe_dump(merged, f)
+    cmd = [ctl, "kube-inject", "-f", path,
            "--injectConfigFile", os.path.join(set_dir, "inject-config.yaml"),
            "--valuesFile", values,
-           "--meshConfigFile", os.path.join(set_dir, "mesh.yaml"),
+           "--meshConfigFile", mesh,
            "--native-sidecars", "false"] + case.get("flags", [])
+    if case.get("version"):
+        cmd += ["--istio-version", case["version"]]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     if case.get("stderr") and case["stderr"] not in p.stderr:
         return "stderr %r lacks %r" % (p.stderr[:300], case["stderr"])
@@ -90,6 +110,13 @@ def run(ctl, set_dir, case, tmp):
             got = None
         if got != want:
             return "%s is %r, want %r" % (path, got, want)
+    for path, want in (case.get("check_json") or {}).items():
+        try:
+            got = json.loads(lookup(out, path))
+        except (KeyError, IndexError, TypeError, ValueError):
+            got = None
+        if got != want:
+            return "%s is %r, want the JSON text of %r" % (path, got, want)
     return None
 
 
