@@ -255,9 +255,12 @@ static int v_quantity(const char *v, wh_buf *why)
     const char *p = v;
     size_t nd = 0;
 
-    for (const char *c = v; *c; c++)
-        if (iscntrl((unsigned char)*c))
-            goto bad;
+    /* validateResourceQuantity refuses unicode.IsControl runes first: C0, DEL and C1 (U+0080-U+009F) */
+    for (const unsigned char *c = (const unsigned char *)v; *c; c++)
+        if (iscntrl(*c) || (c[0] == 0xC2 && c[1] >= 0x80 && c[1] <= 0x9F)) {
+            wh_buf_puts(why, "value contains control characters");
+            return -1;
+        }
     if (*p == '+' || *p == '-')
         p++;
     while (isdigit((unsigned char)*p)) {
@@ -368,7 +371,11 @@ char *wh_inject_validate_annotations(const json_t *annotations, const wh_inject_
         for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {
             if (strcmp(checks[i].name, names[k]) != 0)
                 continue;
-            if (checks[i].check != NULL) {
+            if (checks[i].check == v_quantity &&
+                memchr(v, '\0', json_string_length(json_object_get(annotations, names[k]))) != NULL) {
+                bad = 1; /* a NUL inside the value: a control character too */
+                wh_buf_puts(&why, "value contains control characters");
+            } else if (checks[i].check != NULL) {
                 bad = checks[i].check(v, &why) != 0;
             } else {
                 char *m = v_proxy_config_msg(v, rel);
