@@ -94,6 +94,15 @@ def main():
                  "nosuch"),
                 ("empty body", "/inject", b"", "application/json", 400, None, None),
                 ("wrong content type", "/inject", review(hello()), "text/plain", 415, None, None),
+                # Istio's TestRunAndServe (webhook_test.go): random bytes are a denial, YAML is
+                # refused; serveInject wants the exact type and reads the body before the type
+                ("bad content (TestRunAndServe)", "/inject", bytes([0, 1, 2, 3, 4, 5]), "application/json", 200,
+                 False, "could not decode"),
+                ("yaml content type (TestRunAndServe)", "/inject", review(hello()), "application/yaml", 415, None,
+                 None),
+                ("content type with parameters", "/inject", review(hello()), "application/json; charset=utf-8", 415,
+                 None, None),
+                ("empty body beats content type", "/inject", b"", "application/yaml", 400, None, None),
             ]
             for name, path, body, ctype, want_status, want_allowed, text in cases:
                 t0 = time.time()
@@ -154,6 +163,12 @@ def main():
             rv, resp, pod = patched("/inject", hello(hostNetwork=True))
             if not resp.get("allowed") or resp.get("patch"):
                 failures.append("host-network pod not skipped: %s" % json.dumps(resp)[:300])
+            # TestRunAndServe's "skipped": sidecar.istio.io/inject=false is allowed, unpatched, answered in kind
+            skip = hello()
+            skip["metadata"]["annotations"] = {"sidecar.istio.io/inject": "false"}
+            rv, resp, pod = patched("/inject", skip, "admission.k8s.io/v1beta1")
+            if not resp.get("allowed") or resp.get("patch") or rv.get("apiVersion") != "admission.k8s.io/v1beta1":
+                failures.append("inject=false pod not skipped: %s" % json.dumps(rv)[:300])
             print("ok  URL segments, v1beta1, named revision, skip")
             # istiod's metric names, plus our per-revision series
             ms, metrics = srv.get("/metrics")
