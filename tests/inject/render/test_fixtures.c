@@ -364,7 +364,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "unknown family %s\n", argv[1]);
         return 2;
     }
-    if ((cases = json_load_file(argv[2], JSON_ALLOW_NUL, &jerr)) == NULL || !json_is_array(cases) || json_array_size(cases) == 0) {
+    if ((cases = json_load_file(argv[2], JSON_ALLOW_NUL, &jerr)) == NULL || !json_is_array(cases) ||
+        json_array_size(cases) == 0) {
         fprintf(stderr, "%s: not a non-empty JSON array: %s (line %d)\n", argv[2], jerr.text, jerr.line);
         return 2;
     }
