@@ -651,9 +651,15 @@ static wh_code fn_to_json_map(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n
     return rc;
 }
 
-/* Drop nulls recursively; a collection left empty becomes null itself. */
+static int has_nil(const json_t *v);
+
+/* Drop nulls recursively as istiod's omitNil does: a collection holding no null
+ * anywhere is kept as it is (an empty one too); one that held some and is left
+ * empty becomes null itself. */
 static json_t *prune_nil(json_t *v)
 {
+    if (!has_nil(v))
+        return json_incref(v);
     if (json_is_object(v)) {
         json_t *out = json_object(), *e;
         const char *k;
