@@ -8,6 +8,7 @@
 
 #include "wh_inject_pod.h"
 
+#include <ctype.h>
 #include <string.h>
 #include <strings.h>
 
@@ -23,6 +24,62 @@ static int in_values(const json_t *values, const char *v)
     return 0;
 }
 
+/* A label name (the part after any prefix) or value: at most 63 of [A-Za-z0-9._-], starting and
+ * ending alphanumeric; a value may be empty. */
+static int label_token_ok(const char *s, size_t n, int may_be_empty)
+{
+    if (n == 0)
+        return may_be_empty;
+    if (n > 63 || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+        return 0;
+    for (size_t i = 1; i + 1 < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+            return 0;
+    return 1;
+}
+
+/* A DNS-1123 subdomain: at most 253 bytes, dot-separated [a-z0-9-] labels, each starting and ending
+ * [a-z0-9]. */
+static int dns_subdomain_ok(const char *s, size_t n)
+{
+    size_t start = 0;
+
+    if (n == 0 || n > 253)
+        return 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && s[i] != '.') {
+            if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '-') ||
+                (s[i] == '-' && (i == start || i + 1 == n || s[i + 1] == '.')))
+                return 0;
+            continue;
+        }
+        if (i == start)
+            return 0; /* an empty label */
+        start = i + 1;
+    }
+    return 1;
+}
+
+/* A label key (validation.IsQualifiedName): [prefix/]name. */
+static int label_key_ok(const char *key)
+{
+    const char *slash = strchr(key, '/');
+
+    if (slash == NULL)
+        return label_token_ok(key, strlen(key), 0);
+    return strchr(slash + 1, '/') == NULL && dns_subdomain_ok(key, (size_t)(slash - key)) &&
+           label_token_ok(slash + 1, strlen(slash + 1), 0);
+}
+
+static int label_value_ok(const json_t *v)
+{
+    return json_is_string(v) && label_token_ok(json_string_value(v), json_string_length(v), 1);
+}
+
+/* metav1.LabelSelectorAsSelector then Matches: 1 matches, 0 does not (or
+ * selects nothing / everything: istiod skips an empty selector), -1 invalid
+ * (a malformed field, an invalid label key or value, an unknown operator,
+ * values where the operator takes none or none where it needs some). */
 int wh_inject_selector_matches(const json_t *selector, const json_t *labels)
 {
     const json_t *ml, *me, *req, *val;
@@ -40,7 +97,7 @@ int wh_inject_selector_matches(const json_t *selector, const json_t *labels)
     json_object_foreach((json_t *)ml, key, val)
     {
         const char *have;
-        if (!json_is_string(val))
+        if (!label_key_ok(key) || !label_value_ok(val))
             return -1;
         n++;
         have = wh_inject_jstr(labels, key);
@@ -52,13 +109,17 @@ int wh_inject_selector_matches(const json_t *selector, const json_t *labels)
         const char *k = wh_inject_jstr(req, "key"), *op = wh_inject_jstr(req, "operator"), *have;
         const json_t *values = json_object_get(req, "values");
         size_t nv = json_array_size(values);
-        if (k == NULL || op == NULL || (values != NULL && !json_is_array(values) && !json_is_null(values)))
+        if (k == NULL || op == NULL || (values != NULL && !json_is_array(values) && !json_is_null(values)) ||
+            !label_key_ok(k))
             return -1;
         n++;
         have = wh_inject_jstr(labels, k);
         if (strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0) {
             if (nv == 0)
                 return -1;
+            for (size_t j = 0; j < nv; j++)
+                if (!label_value_ok(json_array_get(values, j)))
+                    return -1;
             int in = have != NULL && in_values(values, have);
             if (op[0] == 'I' ? !in : in)
                 match = 0;
