@@ -134,7 +134,7 @@ static json_t *make_sequence(fast *f, size_t vals)
     return v;
 }
 
-static json_t *make_mapping(fast *f, size_t vals, size_t krefs)
+static inline __attribute__((always_inline)) json_t *make_mapping(fast *f, size_t vals, size_t krefs)
 {
     const size_t n = f->nkrefs - krefs;
     json_t *v;
@@ -344,7 +344,8 @@ static inline const char *line_comment(const line *l, const char *s, const char 
 /* Trim trailing spaces and a trailing " #comment" from a plain scalar on
  * line l; the scalar itself may not contain ": " (the full loader reports
  * that). */
-static wh_code plain_extent(const line *l, const char *s, const char *end, const char **out_end)
+static inline __attribute__((always_inline)) wh_code plain_extent(const line *l, const char *s, const char *end,
+                                                                  const char **out_end)
 {
     const char *c = line_comment(l, s, end), *last = c != NULL ? c : end;
 
@@ -529,7 +530,7 @@ static json_t *new_string(const char *s, size_t len)
 }
 
 /* A quoted scalar (see quoted_text) as a new JSON string. */
-static wh_code quoted(fast *f, const char **pp, const char *end, json_t **out)
+static inline __attribute__((always_inline)) wh_code quoted(fast *f, const char **pp, const char *end, json_t **out)
 {
     const char *text;
     size_t len;
@@ -562,7 +563,8 @@ static int indicator(char c)
 }
 
 /* An inline value (the text after "key: " or "- "), to the end of the line. */
-static wh_code inline_scalar(fast *f, const line *l, const char *s, const char *end, json_t **out)
+static inline __attribute__((always_inline)) wh_code inline_scalar(fast *f, const line *l, const char *s,
+                                                                   const char *end, json_t **out)
 {
     const char *e;
     wh_code rc;
