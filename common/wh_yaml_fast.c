@@ -266,20 +266,22 @@ static wh_code split_lines(fast *f, const char *text, size_t len)
                 unsigned i = (unsigned)__builtin_ctz(marks);
                 if (special & (1u << i)) {
                     eol += i;
-                    goto special; /* '\n', or refused below */
+                    if (*eol != '\n')
+                        return UNSUPPORTED; /* tabs, CRs, controls; non-ASCII (libyaml validates it) */
+                    goto line_break;
                 }
                 note_mark(l, eol + i, stop);
                 marks &= marks - 1;
             }
         }
-    special:
-        for (; eol < stop && *eol != '\n'; eol++) {
+        for (; eol < stop && *eol != '\n'; eol++) { /* the text's last bytes, fewer than BLOCK */
             unsigned char ch = (unsigned char)*eol;
             if (ch < 0x20 || ch >= 0x7F) /* tabs, CRs, controls; non-ASCII (libyaml validates it) */
                 return UNSUPPORTED;
             if (ch == ':' || ch == '#')
                 note_mark(l, eol, stop);
         }
+    line_break:
         if (q == p && q < eol &&
             (*q == '%' || (eol - q >= 3 && (memcmp(q, "---", 3) == 0 || memcmp(q, "...", 3) == 0))))
             return UNSUPPORTED;
