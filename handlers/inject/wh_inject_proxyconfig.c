@@ -337,10 +337,8 @@ wh_code wh_inject_proxy_config_apply(json_t *pc, const json_t *doc, wh_err *err)
             return wh_err_set(err, WH_E_INVALID, "unknown field \"%s\" in ProxyConfig", key);
         if ((rc = normalise(f, val, &norm, err)) != WH_OK)
             return rc;
-        if (norm == NULL) {
-            json_object_del(pc, f->name);
-            continue;
-        }
+        if (norm == NULL)
+            continue; /* jsonpb skips a null: the field keeps its value */
         if (f->kind == PC_MAP && strcmp(f->name, "proxyMetadata") == 0 &&
             json_is_object(json_object_get(pc, f->name))) {
             /* proxyMetadata: the new keys win, the others stay. */
@@ -352,6 +350,40 @@ wh_code wh_inject_proxy_config_apply(json_t *pc, const json_t *doc, wh_err *err)
         json_object_set_new(pc, f->name, norm);
     }
     return WH_OK;
+}
+
+void wh_inject_proxy_config_drop_zero(json_t *pc)
+{
+    for (size_t i = 0; i < PC_NFIELDS; i++) {
+        const struct pc_field *f = &pc_fields[i];
+        const json_t *v = json_object_get(pc, f->name);
+        int zero = 0;
+
+        if (v == NULL)
+            continue;
+        switch (f->kind) {
+        case PC_STR:
+            zero = json_is_string(v) && json_string_length(v) == 0;
+            break;
+        case PC_INT:
+            zero = json_is_integer(v) && json_integer_value(v) == 0;
+            break;
+        case PC_ENUM:
+            zero = (json_is_string(v) && strcmp(json_string_value(v), f->enums[0]) == 0) ||
+                   (json_is_integer(v) && json_integer_value(v) == 0);
+            break;
+        case PC_LIST:
+            zero = json_array_size(v) == 0;
+            break;
+        case PC_MAP:
+            zero = json_object_size(v) == 0;
+            break;
+        default: /* messages, durations, wrappers: printed whenever set */
+            break;
+        }
+        if (zero)
+            json_object_del(pc, f->name);
+    }
 }
 
 wh_code wh_inject_mesh_apply(json_t *mesh, const json_t *doc, wh_err *err)

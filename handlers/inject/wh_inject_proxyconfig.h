@@ -30,10 +30,16 @@ wh_code wh_inject_proxy_config_apply(json_t *pc, const json_t *doc, wh_err *err)
  * defaultConfig, the ProxyConfig resources (wh_inject_cluster_view's array,
  * oldest first; NULL: none) of the root namespace, of the pod's namespace,
  * then the parsed proxy.istio.io/config `annotation` (NULL: none) under the
- * workload's resource.  *out is a new reference (the mesh's own object when
+ * workload's resource; `webhook` (istiod's /inject, not istioctl kube-inject):
+ * the annotation's zero-valued fields change nothing, as mergeWithPrecedence
+ * goes through protojson.  *out is a new reference (the mesh's own object when
  * nothing applies). */
 wh_code wh_inject_effective_proxy_config(const json_t *mesh, const json_t *proxyconfigs, const json_t *pod,
-                                         const json_t *annotation, json_t **out, wh_err *err);
+                                         const json_t *annotation, int webhook, json_t **out, wh_err *err);
+/* Drop from a normalised ProxyConfig what protojson does not print (EmitUnpopulated
+ * false): fields at their proto3 zero value ("", 0, the enum's first name, an empty
+ * list or map).  Messages, durations and wrappers stay whenever set. */
+void wh_inject_proxy_config_drop_zero(json_t *pc);
 /* Istio's agent-side ProxyConfig validation; NULL when valid, else a new
  * message (caller frees). */
 char *wh_inject_proxy_config_invalid(const json_t *pc);

@@ -52,9 +52,28 @@ static void apply_resource(json_t *pc, const json_t *res)
     json_decref(trial);
 }
 
-wh_code wh_inject_effective_proxy_config(const json_t *mesh, const json_t *proxyconfigs, const json_t *pod,
-                                         const json_t *annotation, json_t **out, wh_err *err)
+/* The annotation's layer as istiod's webhook merges it: parsed onto an empty
+ * ProxyConfig (proxyConfigFromAnnotation), then printed by protojson and
+ * applied again (mergeWithPrecedence), so a field the annotation sets to its
+ * zero value ("", 0, REDIRECT, NONE, [] ...) leaves the value below it alone. */
+static wh_code webhook_annotation_layer(const json_t *annotation, json_t **layer, wh_err *err)
 {
+    wh_code rc;
+
+    *layer = json_object();
+    if ((rc = wh_inject_proxy_config_apply(*layer, annotation, err)) != WH_OK) {
+        json_decref(*layer);
+        *layer = NULL;
+        return rc;
+    }
+    wh_inject_proxy_config_drop_zero(*layer);
+    return WH_OK;
+}
+
+wh_code wh_inject_effective_proxy_config(const json_t *mesh, const json_t *proxyconfigs, const json_t *pod,
+                                         const json_t *annotation, int webhook, json_t **out, wh_err *err)
+{
+    json_t *layer = NULL;
     const json_t *base = json_object_get(mesh, "defaultConfig"), *meta = json_object_get(pod, "metadata");
     const char *root = json_string_value(json_object_get(mesh, "rootNamespace"));
     const char *ns = json_string_value(json_object_get(meta, "namespace"));
@@ -77,8 +96,17 @@ wh_code wh_inject_effective_proxy_config(const json_t *mesh, const json_t *proxy
         if (strcmp(ns, root) != 0)
             apply_resource(pc, oldest(proxyconfigs, ns, 0, NULL));
     }
-    /* Workload level: the annotation, then the matching resource over it. */
-    if (annotation != NULL && (rc = wh_inject_proxy_config_apply(pc, annotation, err)) != WH_OK) {
+    /* Workload level: the annotation (kube-inject: ApplyProxyConfig, all of
+     * it), then the matching resource over it. */
+    rc = WH_OK;
+    if (annotation != NULL && webhook) {
+        if ((rc = webhook_annotation_layer(annotation, &layer, err)) == WH_OK)
+            rc = wh_inject_proxy_config_apply(pc, layer, err);
+        json_decref(layer);
+    } else if (annotation != NULL) {
+        rc = wh_inject_proxy_config_apply(pc, annotation, err);
+    }
+    if (rc != WH_OK) {
         json_decref(pc);
         return wh_err_prefix(err, "invalid value for annotation 'proxy.istio.io/config'");
     }

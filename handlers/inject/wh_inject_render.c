@@ -175,7 +175,8 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
         goto fail;
     }
     if ((rc = wh_inject_effective_proxy_config(rev->mesh, in->proxyconfigs, out->merge_pod,
-                                               json_is_null(pc_doc) ? NULL : pc_doc, &pc, err)) != WH_OK)
+                                               json_is_null(pc_doc) ? NULL : pc_doc, !in->kube_inject, &pc, err)) !=
+        WH_OK)
         goto fail;
 
     /* deploy meta */

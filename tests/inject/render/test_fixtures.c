@@ -181,11 +181,13 @@ static void check_deploymeta(size_t i, json_t *c)
 }
 
 /* {"mesh": yaml|null, "annotation": yaml|null, "proxyConfig": s (protoToJSON) | "error": s,
- *  "mode": s, "statusPort": n} */
+ *  "mode": s, "statusPort": n}; with "webhook": bool the annotation goes through
+ * wh_inject_effective_proxy_config as /inject (true) or kube-inject (false) merge it. */
 static void check_proxyconfig(size_t i, json_t *c)
 {
     wh_inject_revision *rev = load_rev(i, c);
     const char *ann = json_string_value(json_object_get(c, "annotation"));
+    const json_t *webhook = json_object_get(c, "webhook");
     json_t *pc, *doc = NULL;
     wh_buf b = WH_BUF_INIT;
     wh_err err;
@@ -195,6 +197,19 @@ static void check_proxyconfig(size_t i, json_t *c)
     }
     pc = json_deep_copy(json_object_get(wh_inject_revision_mesh(rev), "defaultConfig"));
     wh_err_clear(&err);
+    if (webhook != NULL && ann != NULL && wh_yaml_load(ann, strlen(ann), &doc, &err) == WH_OK) {
+        json_t *pod = json_pack("{s{ss}}", "metadata", "namespace", "default"), *eff = NULL;
+        if (wh_inject_effective_proxy_config(wh_inject_revision_mesh(rev), NULL, pod, doc, json_is_true(webhook), &eff,
+                                             &err) == WH_OK) {
+            json_decref(pc);
+            pc = json_deep_copy(eff);
+            json_decref(doc);
+            doc = NULL;
+            ann = NULL; /* applied */
+        }
+        json_decref(eff);
+        json_decref(pod);
+    }
     if (ann != NULL &&
         (wh_yaml_load(ann, strlen(ann), &doc, &err) != WH_OK || wh_inject_proxy_config_apply(pc, doc, &err) != WH_OK)) {
         expect_str(i, "error", json_object_get(c, "error"), wh_err_msg(&err));
