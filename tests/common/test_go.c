@@ -100,6 +100,26 @@ static void format_float(void **state)
     check_float(-INFINITY, 'f', -1, "-Inf");
 }
 
+#define check_float32(f, fmt, prec, want) EXPECT_TEXT(want, wh_go_float_bits(&b, f, fmt, prec, 32))
+
+/* strconv.FormatFloat(f, fmt, prec, 32): f rounded to a float, its shortest digits (sigs.k8s.io/yaml's float keys) */
+static void format_float32(void **state)
+{
+    (void)state;
+    check_float32(0.1, 'g', -1, "0.1");
+    check_float32(3.14159265358979, 'g', -1, "3.1415927");
+    check_float32(123456789, 'g', -1, "1.2345679e+08"); /* not integral digits: the float is 123456792 */
+    check_float32(16777216, 'f', -1, "16777216");
+    check_float32(100, 'g', -1, "100");
+    check_float32(1e20, 'g', -1, "1e+20");
+    check_float32(2.5e-5, 'g', -1, "2.5e-05");
+    check_float32(-0.0, 'g', -1, "-0");
+    check_float32(1.17549435e-38, 'g', -1, "1.1754944e-38");
+    check_float32(3.5e38, 'g', -1, "+Inf"); /* above the largest float */
+    check_float32(1e-46, 'g', -1, "0");
+    check_float32(NAN, 'g', -1, "NaN");
+}
+
 /* --- encoding/json ---------------------------------------------------------- */
 
 #define check_json_float(f, want) EXPECT_TEXT(want, wh_go_json_float(&b, f))
@@ -655,6 +675,7 @@ int main(void)
         cmocka_unit_test(parse_bool),
         cmocka_unit_test(quote),
         cmocka_unit_test(format_float),
+        cmocka_unit_test(format_float32),
         cmocka_unit_test(json_float),
         cmocka_unit_test(json_strings),
         cmocka_unit_test(json_values),
