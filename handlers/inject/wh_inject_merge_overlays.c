@@ -144,7 +144,7 @@ static json_t *target_copy(const json_t *value, const wh_inject_type *type, wh_i
 
 static int injector_owned(const json_t *container)
 {
-    const char *name = wh_inject_jstr(container, "name");
+    const char *name = wh_inject_name(container);
 
     return name != NULL &&
            (strcmp(name, WH_PROXY) == 0 || strcmp(name, WH_INIT) == 0 || strcmp(name, WH_VALIDATION) == 0);
