@@ -72,33 +72,59 @@ enum { SETTLE_REBUILD, SETTLE_DONE };
 
 static int settle(json_t *pv, const wh_inject_field *f);
 
-/* settle() for object `o` of type `t`.  Fields are looked up from the
- * previous one (templates print them in Go's order). */
+/* settle() for member `key` (`len` bytes) -> `v` of an object of type `t`;
+ * *prev: the field found last (fields are looked up from the previous one:
+ * templates print them in Go's order); *nulls counts the nulls. */
+static inline int settle_member(const char *key, size_t len, json_t *v, const wh_inject_type *t,
+                                const wh_inject_field **prev, size_t *nulls)
+{
+    const wh_inject_field *f;
+
+    if (key[0] == '$')
+        return SETTLE_REBUILD;
+    if (json_is_null(v)) {
+        (*nulls)++;
+        return SETTLE_DONE;
+    }
+    if (!json_is_object(v) && !json_is_array(v))
+        return SETTLE_DONE;
+    if ((f = wh_inject_schema_fieldn_after(t, *prev, key, len)) != NULL)
+        *prev = f;
+    return settle(v, f);
+}
+
+/* settle() for object `o` of type `t`: its members read through jansson's
+ * layout when known (no snapshot: a hello overlay has ~100 objects), else
+ * from a snapshot. */
 static int settle_map(json_t *o, const wh_inject_type *t)
 {
     const wh_inject_field *prev = NULL;
-    wh_json_member stack[MEMBERS_ON_STACK], *heap;
-    const wh_json_member *m;
     size_t i, n, nulls = 0;
     int r = SETTLE_DONE;
 
     if (!sole(o))
         return SETTLE_REBUILD;
-    m = wh_json_members(o, stack, MEMBERS_ON_STACK, &heap, &n);
-    for (i = 0; i < n && r != SETTLE_REBUILD; i++) {
-        json_t *v = m[i].value;
-        if (m[i].key[0] == '$') {
-            r = SETTLE_REBUILD;
-        } else if (json_is_null(v)) {
-            nulls++;
-        } else if (json_is_object(v) || json_is_array(v)) {
-            const wh_inject_field *f = wh_inject_schema_fieldn_after(t, prev, m[i].key, m[i].len);
-            if (f != NULL)
-                prev = f;
-            r = settle(v, f);
+    if (wh_json_object_layout_known) {
+        const struct wh_json_object_layout *jo = (const struct wh_json_object_layout *)o;
+        const struct wh_json_list_layout *l, *next;
+        for (l = jo->ordered_list.next; l != &jo->ordered_list && r != SETTLE_REBUILD; l = l->next) {
+            const struct wh_json_pair_layout *p = wh_json_pair_at(l);
+            r = settle_member(p->key, p->key_len, p->value, t, &prev, &nulls);
         }
+        if (r == SETTLE_DONE && nulls > 0) /* merging into nothing drops a null: so does settling */
+            for (l = jo->ordered_list.next; l != &jo->ordered_list; l = next) {
+                const struct wh_json_pair_layout *p = wh_json_pair_at(l);
+                next = l->next; /* deleting frees the pair */
+                if (json_is_null(p->value))
+                    json_object_deln(o, p->key, p->key_len);
+            }
+        return r;
     }
-    if (r == SETTLE_DONE && nulls > 0) /* merging into nothing drops a null: so does settling */
+    wh_json_member stack[MEMBERS_ON_STACK], *heap;
+    const wh_json_member *m = wh_json_members(o, stack, MEMBERS_ON_STACK, &heap, &n);
+    for (i = 0; i < n && r != SETTLE_REBUILD; i++)
+        r = settle_member(m[i].key, m[i].len, m[i].value, t, &prev, &nulls);
+    if (r == SETTLE_DONE && nulls > 0)
         for (i = 0; i < n; i++)
             if (json_is_null(m[i].value))
                 json_object_deln(o, m[i].key, m[i].len);
@@ -137,21 +163,32 @@ static uint64_t fingerprint(const json_t *v)
     return (uint64_t)json_typeof(v); /* objects, arrays, booleans, null: value_equal decides */
 }
 
-/* Whether the `n` values `v` (none NULL) are pairwise different. */
+/* Whether the `n` values `v` (none NULL) are pairwise different: their
+ * fingerprints go into an open-addressed table (a proxy's ~30 env names
+ * cost ~450 pair compares otherwise), equal fingerprints are compared. */
 static int distinct(const json_t *const *v, size_t n)
 {
-    uint64_t stack[64], *h = n <= 64 ? stack : wh_malloc(n * sizeof(*h));
-    size_t i, j;
+    uint64_t hstack[64], *h = n <= 64 ? hstack : wh_malloc(n * sizeof(*h));
+    uint32_t sstack[128], *slot;
+    size_t i, size = 16, mask, at;
     int ok = 1;
 
+    while (size < 2 * n)
+        size *= 2;
+    slot = size <= 128 ? sstack : wh_malloc(size * sizeof(*slot));
+    memset(slot, 0, size * sizeof(*slot));
+    mask = size - 1;
     for (i = 0; i < n && ok; i++) {
         h[i] = fingerprint(v[i]);
-        for (j = 0; j < i && ok; j++)
-            if (h[j] == h[i] && value_equal(v[j], v[i]))
+        for (at = (size_t)(h[i] ^ h[i] >> 29) & mask; slot[at] != 0 && ok; at = (at + 1) & mask)
+            if (h[slot[at] - 1] == h[i] && value_equal(v[slot[at] - 1], v[i]))
                 ok = 0;
+        slot[at] = (uint32_t)(i + 1);
     }
-    if (h != stack)
+    if (h != hstack)
         free(h);
+    if (slot != sstack)
+        free(slot);
     return ok;
 }
 

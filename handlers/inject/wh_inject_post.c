@@ -623,7 +623,7 @@ static wh_code metadata(const pod_view *pv, const wh_inject_post_params *p, wh_e
         return wh_err_set(err, WH_E_INVALID, "the revision name is not UTF-8");
     if (p->r->network != NULL && *p->r->network != '\0')
         wh_inject_set_string(wh_inject_obj_child(meta, "labels", 1), "topology.istio.io/network", p->r->network);
-    /* the status annotation: SidecarInjectionStatus's fields in Go's order */
+        /* the status annotation: SidecarInjectionStatus's fields in Go's order */
 #define STATUS_NAMES(text, field, list) status_names(text, field, sizeof(field) - 1, list)
     wh_buf_reserve(&text, 512); /* the hello pod's status annotation is ~250 bytes: one allocation */
     STATUS_NAMES(&text, "{\"initContainers\":", wh_json_get(tspec, "initContainers"));
