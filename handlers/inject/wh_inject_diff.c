@@ -92,7 +92,8 @@ static int same_value(const json_t *a, const json_t *b)
 }
 
 /* Append "/" and `token` escaped as RFC 6901 says ("~" -> "~0", "/" ->
- * "~1"), written in place: at most two bytes per byte. */
+ * "~1"), written in place (at most two bytes per byte); a token without
+ * either (most keys, every index) is copied whole. */
 static void push_token(wh_buf *path, const char *token, size_t len)
 {
     char *out;
@@ -101,13 +102,18 @@ static void push_token(wh_buf *path, const char *token, size_t len)
     wh_buf_reserve(path, 1 + 2 * len);
     out = path->data + path->len;
     *out++ = '/';
-    for (i = 0; i < len; i++) {
-        char c = token[i];
-        if (c == '~' || c == '/') {
-            *out++ = '~';
-            c = c == '~' ? '0' : '1';
+    if (memchr(token, '/', len) == NULL && memchr(token, '~', len) == NULL) {
+        memcpy(out, token, len);
+        out += len;
+    } else {
+        for (i = 0; i < len; i++) {
+            char c = token[i];
+            if (c == '~' || c == '/') {
+                *out++ = '~';
+                c = c == '~' ? '0' : '1';
+            }
+            *out++ = c;
         }
-        *out++ = c;
     }
     *out = '\0';
     path->len = (size_t)(out - path->data);

@@ -255,6 +255,14 @@ static void decimal(char *buf, int v)
     *buf = '\0';
 }
 
+/* o[key] = `text` (`len` bytes); key and text ASCII, ours. */
+static void set_ascii(json_t *o, const char *key, const char *text, size_t len)
+{
+    json_t *v = wh_json_arena_string(text, len);
+
+    json_object_set_new_nocheck(o, key, v != NULL ? v : json_stringn_nocheck(text, len));
+}
+
 /* 3.10.2 */
 static wh_code prometheus_merge(json_t *ann, json_t *proxy, const prom_annotations *pa, const wh_inject_revision *rev,
                                 int target, wh_err *err)
@@ -315,9 +323,9 @@ static wh_code prometheus_merge(json_t *ann, json_t *proxy, const prom_annotatio
             json_object_del(ann, key);
     }
     /* ASCII keys and values */
-    json_object_set_new_nocheck(ann, "prometheus.io/port", json_string_nocheck(target_text));
-    json_object_set_new_nocheck(ann, "prometheus.io/path", json_string_nocheck("/stats/prometheus"));
-    json_object_set_new_nocheck(ann, "prometheus.io/scrape", json_string_nocheck("true"));
+    set_ascii(ann, "prometheus.io/port", target_text, strlen(target_text));
+    set_ascii(ann, "prometheus.io/path", "/stats/prometheus", 17);
+    set_ascii(ann, "prometheus.io/scrape", "true", 4);
 out:
     json_decref(cfg);
     json_decref(targets);
