@@ -130,7 +130,7 @@ MSG(m_route_dest, "RouteDestination", M("destination", m_destination), T("weight
 ENUM(e_derive_port, "istio.networking.v1alpha3.HTTPRedirect.RedirectPortSelection", "FROM_PROTOCOL_DEFAULT",
      "FROM_REQUEST_PORT");
 MSG(m_redirect, "HTTPRedirect", S("uri"), S("authority"), O("port", WH_VT_U32, 1), OE("derivePort", e_derive_port, 1),
-    S("scheme"), T("redirectCode", WH_VT_U32));
+    S("scheme"), T("redirectCode", WH_VT_U32), S("prefixRewrite"));
 MSG(m_http_body, "HTTPBody", O("string", WH_VT_STR, 1), O("bytes", WH_VT_BYTES, 1));
 MSG(m_direct_response, "HTTPDirectResponse", T("status", WH_VT_U32), M("body", m_http_body));
 MSG(m_delegate, "Delegate", S("name"), S("namespace"));
@@ -212,8 +212,7 @@ MSG(m_ingress_listener, "IstioIngressListener", M("port", m_sidecar_port), S("bi
     S("defaultEndpoint"), M("tls", m_server_tls), M("connectionPool", m_conn_pool));
 MSG(m_egress_listener, "IstioEgressListener", M("port", m_sidecar_port), S("bind"), E("captureMode", e_capture_mode),
     LS("hosts"));
-ENUM(e_outbound_mode, "istio.networking.v1alpha3.OutboundTrafficPolicy.Mode", "REGISTRY_ONLY", "ALLOW_ANY",
-     "ALLOW_ANY_DYNAMIC_DNS");
+ENUM(e_outbound_mode, "istio.networking.v1alpha3.OutboundTrafficPolicy.Mode", "REGISTRY_ONLY", "ALLOW_ANY");
 MSG(m_outbound_policy, "OutboundTrafficPolicy", E("mode", e_outbound_mode), M("egressProxy", m_destination));
 MSG(m_sidecar, "Sidecar", M("workloadSelector", m_net_selector), LM("ingress", m_ingress_listener),
     LM("egress", m_egress_listener), M("inboundConnectionPool", m_conn_pool),
