@@ -24,6 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "wh_alloc.h"
 #include "wh_chars.h"
@@ -246,9 +249,23 @@ typedef signed char bytes16 __attribute__((vector_size(16)));
 typedef uint64_t words16 __attribute__((vector_size(16)));
 
 /* Whether any byte of x needs a look (the tables above, exactly): signed,
- * every byte from 0x80 is below 0x20 as the controls are. */
+ * every byte from 0x80 is below 0x20 as the controls are.  With SSE2 the
+ * compares are spelled out (a constant first for "below", which the
+ * compiler otherwise negates in two more steps; '<' and '>' differ in one
+ * bit) and one movemask answers. */
 static inline int look16(bytes16 x, int html)
 {
+#if defined(__SSE2__)
+    __m128i v = (__m128i)x;
+    __m128i m =
+        _mm_or_si128(_mm_cmpgt_epi8(_mm_set1_epi8(0x20), v),
+                     _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+
+    if (html)
+        m = _mm_or_si128(m, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('&')),
+                                         _mm_cmpeq_epi8(_mm_or_si128(v, _mm_set1_epi8(2)), _mm_set1_epi8('>'))));
+    return _mm_movemask_epi8(m) != 0;
+#else
     bytes16 m = (x < 0x20) | (x == '"') | (x == '\\');
     words16 q;
 
@@ -256,6 +273,7 @@ static inline int look16(bytes16 x, int html)
         m |= (x == '&') | (x == '<') | (x == '>');
     q = (words16)m;
     return (q[0] | q[1]) != 0;
+#endif
 }
 
 /* The same for the common case, without a call: a string that needs no
@@ -470,30 +488,34 @@ static void sort_members(wh_json_member *m, size_t n)
     }
 }
 
+/* One member: sep ('{' or ','), then the compact "k":v, or the member on
+ * its own line (indent) as json.MarshalIndent prints it. */
+static inline __attribute__((always_inline)) char *write_member(writer *w, char *d, char sep, const char *key,
+                                                                size_t len, const json_t *value, int depth)
+{
+    if (w->indent == NULL) {
+        d = put_string(w, d, key, len, sep, ':');
+    } else {
+        d = indent_item(w, d, sep, depth + 1);
+        d = put(w, put_string(w, d, key, len, 0, ':'), " ", 1);
+    }
+    return write_value(w, d, value, depth + 1);
+}
+
 /* The object's members in its own order, or with WH_GO_JSON_SORTED in the
- * byte order of their keys; each compact "k":v, or on its own line (indent)
- * as json.MarshalIndent prints it. */
+ * byte order of their keys (a snapshot of them, which the sort orders). */
 static char *write_object(writer *w, char *d, const json_t *v, int depth)
 {
     wh_json_member small[16], *heap, *m;
     size_t n;
 
     m = wh_json_members(v, small, 16, &heap, &n);
-
     if (n == 0)
         return put(w, d, "{}", 2);
     if (w->flags & WH_GO_JSON_SORTED && n > 1)
         sort_members(m, n);
-    for (size_t i = 0; i < n; i++) {
-        char sep = i == 0 ? '{' : ',';
-        if (w->indent == NULL) {
-            d = put_string(w, d, m[i].key, m[i].len, sep, ':');
-        } else {
-            d = indent_item(w, d, sep, depth + 1);
-            d = put(w, put_string(w, d, m[i].key, m[i].len, 0, ':'), " ", 1);
-        }
-        d = write_value(w, d, m[i].value, depth + 1);
-    }
+    for (size_t i = 0; i < n; i++)
+        d = write_member(w, d, i == 0 ? '{' : ',', m[i].key, m[i].len, m[i].value, depth);
     free(heap);
     return close_items(w, d, '}', depth);
 }
@@ -520,12 +542,114 @@ static char *write_array(writer *w, char *d, const json_t *v, int depth)
     return close_items(w, d, ']', depth);
 }
 
+/* The compact writer's open containers: an object (at: the member written
+ * last, end: its list's head) or an array (end NULL; item: the item
+ * written last, of those up to `last`). */
+typedef struct open_level {
+    const struct wh_json_list_layout *at, *end;
+    json_t *const *item, *const *last;
+} open_level;
+
+#define COMPACT_DEPTH 64
+
+/* The compact text of v, objects in their own order, where install
+ * confirmed jansson's layouts (the caller checks): one loop with a stack of
+ * the open containers, reading members off jansson's lists and items off
+ * its tables, instead of a call, a frame and a member snapshot per
+ * container (a patch has ~100 of them).  A container deeper than
+ * COMPACT_DEPTH, or an array whose layout is unknown, is written by the
+ * general writer above. */
+static char *write_compact(writer *w, char *d, const json_t *v)
+{
+    open_level stack[COMPACT_DEPTH], *top = stack; /* top: the first free level */
+    const struct wh_json_pair_layout *pair;
+
+    for (;;) {
+        switch (json_typeof(v)) {
+        case JSON_STRING: {
+            size_t len;
+            const char *s = wh_json_string_text(v, &len);
+            d = put_string(w, d, s, len, 0, 0);
+            break;
+        }
+        case JSON_OBJECT: {
+            const struct wh_json_object_layout *o = (const struct wh_json_object_layout *)v;
+            if (o->ordered_list.next == &o->ordered_list) {
+                d = put(w, d, "{}", 2);
+                break;
+            }
+            if (top == stack + COMPACT_DEPTH) {
+                d = write_object(w, d, v, COMPACT_DEPTH);
+                break;
+            }
+            top->at = o->ordered_list.next;
+            top->end = &o->ordered_list;
+            top++;
+            pair = wh_json_pair_at(o->ordered_list.next);
+            d = put_string(w, d, pair->key, pair->key_len, '{', ':');
+            v = pair->value;
+            continue;
+        }
+        case JSON_ARRAY: {
+            size_t n;
+            json_t *const *items = wh_json_array_items(v, &n);
+            if (items == NULL || top == stack + COMPACT_DEPTH) {
+                d = write_array(w, d, v, (int)(top - stack));
+                break;
+            }
+            if (n == 0) {
+                d = put(w, d, "[]", 2);
+                break;
+            }
+            top->end = NULL;
+            top->item = items;
+            top->last = items + n - 1;
+            top++;
+            d = room(w, d, 1);
+            *d++ = '[';
+            v = items[0];
+            continue;
+        }
+        default:
+            d = write_scalar(w, d, v);
+            break;
+        }
+        /* v is written: on to the next member or item of the innermost open
+         * container, closing each that ends */
+        for (;; top--) {
+            open_level *t;
+            if (top == stack)
+                return d;
+            t = top - 1;
+            if (t->end != NULL && t->at->next != t->end) {
+                t->at = t->at->next;
+                pair = wh_json_pair_at(t->at);
+                d = put_string(w, d, pair->key, pair->key_len, ',', ':');
+                v = pair->value;
+                break;
+            }
+            if (t->end == NULL && t->item != t->last) {
+                v = *++t->item;
+                d = room(w, d, 1);
+                *d++ = ',';
+                break;
+            }
+            d = room(w, d, 1);
+            *d++ = t->end != NULL ? '}' : ']';
+        }
+    }
+}
+
 void wh_go_json(wh_buf *out, const json_t *v, int flags)
 {
     writer w;
     char *d = writer_begin(&w, out, flags, NULL, 64);
 
-    writer_end(&w, write_value(&w, d, v, 0));
+    if (wh_json_object_layout_known && !(flags & WH_GO_JSON_SORTED))
+        d = write_compact(&w, d, v);
+    else
+        d = write_value(&w, d, v, 0);
+    writer_end(&w, d);
 }
 
 void wh_go_json_indent(wh_buf *out, const json_t *v, int flags, const char *indent)
