@@ -181,9 +181,49 @@ static char *put_bytes(writer *w, char *d, const unsigned char *p, const unsigne
     return d;
 }
 
+/* 16 bytes as one vector (GCC's vector extensions: SSE2 on x86-64, NEON
+ * on arm64, plain words elsewhere). */
+typedef signed char bytes16 __attribute__((vector_size(16)));
+typedef uint64_t words16 __attribute__((vector_size(16)));
+
+#if defined(__SSE2__)
+/* A bit for each byte of x that needs a look (the tables above, exactly):
+ * signed, every byte from 0x80 is below 0x20 as the controls are; '<' and
+ * '>' differ in one bit. */
+static inline unsigned flags16(bytes16 x, int html)
+{
+    __m128i v = (__m128i)x;
+    __m128i m =
+        _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                     _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+
+    if (html)
+        m = _mm_or_si128(m, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('&')),
+                                         _mm_cmpeq_epi8(_mm_or_si128(v, _mm_set1_epi8(2)), _mm_set1_epi8('>'))));
+    return (unsigned)_mm_movemask_epi8(m);
+}
+#endif
+
+/* Whether any byte of x needs a look: with SSE2 one movemask answers. */
+static inline int look16(bytes16 x, int html)
+{
+#if defined(__SSE2__)
+    return flags16(x, html) != 0;
+#else
+    bytes16 m = (x < 0x20) | (x == '"') | (x == '\\');
+    words16 q;
+
+    if (html)
+        m |= (x == '&') | (x == '<') | (x == '>');
+    q = (words16)m;
+    return (q[0] | q[1]) != 0;
+#endif
+}
+
 /* The quoted string at d, after `pre` and before `post` (each a byte, 0
- * for none), whatever it holds.  From 8 bytes on: 8 bytes at a time are
- * loaded, stored as they are and kept up to the first that needs a look;
+ * for none), whatever it holds.  From 8 bytes on: 16 (SSE2) or 8 bytes at
+ * a time are loaded, stored as they are and kept up to the first that
+ * needs a look (JSON in annotations has an escape every ~8 bytes);
  * the last few are the text's last 8 again (overlapping bytes already
  * checked) unless an escape came that close to the end. */
 static inline __attribute__((always_inline)) char *escape_string_as(writer *w, char *d, const unsigned char *p,
@@ -198,6 +238,19 @@ static inline __attribute__((always_inline)) char *escape_string_as(writer *w, c
     for (;;) {
         uint64_t m;
         size_t k;
+#if defined(__SSE2__)
+        while (end - p >= 16) {
+            bytes16 x;
+            unsigned f;
+            memcpy(&x, p, 16);
+            memcpy(d, &x, 16);
+            if ((f = flags16(x, html)) != 0) {
+                k = (size_t)__builtin_ctz(f);
+                goto escape_at;
+            }
+            p += 16, d += 16;
+        }
+#endif
         while (end - p >= 8) {
             m = look(wh_load8(p), html);
             memcpy(d, p, 8);
@@ -221,6 +274,9 @@ static inline __attribute__((always_inline)) char *escape_string_as(writer *w, c
         }
     escape:
         k = (size_t)__builtin_ctzll(m) / 8;
+#if defined(__SSE2__)
+    escape_at:
+#endif
         p += k, d += k;
         if (*p == '"' || *p == '\\') { /* the escapes of JSON inside strings (annotations), without a call */
             d = room(w, d, (size_t)(end - p) + 2 + 2);
@@ -241,39 +297,6 @@ static __attribute__((noinline)) char *escape_string(writer *w, char *d, const c
     if (w->flags & WH_GO_JSON_HTML)
         return escape_string_as(w, d, (const unsigned char *)s, len, 1, pre, post);
     return escape_string_as(w, d, (const unsigned char *)s, len, 0, pre, post);
-}
-
-/* 16 bytes as one vector (GCC's vector extensions: SSE2 on x86-64, NEON
- * on arm64, plain words elsewhere). */
-typedef signed char bytes16 __attribute__((vector_size(16)));
-typedef uint64_t words16 __attribute__((vector_size(16)));
-
-/* Whether any byte of x needs a look (the tables above, exactly): signed,
- * every byte from 0x80 is below 0x20 as the controls are.  With SSE2 the
- * compares are spelled out (a constant first for "below", which the
- * compiler otherwise negates in two more steps; '<' and '>' differ in one
- * bit) and one movemask answers. */
-static inline int look16(bytes16 x, int html)
-{
-#if defined(__SSE2__)
-    __m128i v = (__m128i)x;
-    __m128i m =
-        _mm_or_si128(_mm_cmpgt_epi8(_mm_set1_epi8(0x20), v),
-                     _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
-
-    if (html)
-        m = _mm_or_si128(m, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('&')),
-                                         _mm_cmpeq_epi8(_mm_or_si128(v, _mm_set1_epi8(2)), _mm_set1_epi8('>'))));
-    return _mm_movemask_epi8(m) != 0;
-#else
-    bytes16 m = (x < 0x20) | (x == '"') | (x == '\\');
-    words16 q;
-
-    if (html)
-        m |= (x == '&') | (x == '<') | (x == '>');
-    q = (words16)m;
-    return (q[0] | q[1]) != 0;
-#endif
 }
 
 /* The same for the common case, without a call: a string that needs no
@@ -339,13 +362,19 @@ static inline __attribute__((always_inline)) char *plain_string_as(writer *w, ch
     return d;
 }
 
+static inline __attribute__((always_inline)) char *put_string_as(writer *w, char *d, const char *s, size_t len,
+                                                                 int html, char pre, char post)
+{
+    char *r = plain_string_as(w, d, (const unsigned char *)s, len, html, pre, post);
+
+    return r != NULL ? r : escape_string(w, d, s, len, pre, post);
+}
+
 static inline __attribute__((always_inline)) char *put_string(writer *w, char *d, const char *s, size_t len, char pre,
                                                               char post)
 {
-    char *r = w->flags & WH_GO_JSON_HTML ? plain_string_as(w, d, (const unsigned char *)s, len, 1, pre, post)
-                                         : plain_string_as(w, d, (const unsigned char *)s, len, 0, pre, post);
-
-    return r != NULL ? r : escape_string(w, d, s, len, pre, post);
+    return w->flags & WH_GO_JSON_HTML ? put_string_as(w, d, s, len, 1, pre, post)
+                                      : put_string_as(w, d, s, len, 0, pre, post);
 }
 
 void wh_go_json_string(wh_buf *out, const char *s, size_t len, int flags)
@@ -358,19 +387,30 @@ void wh_go_json_string(wh_buf *out, const char *s, size_t len, int flags)
 
 /* --- values ------------------------------------------------------------------ */
 
+/* "00" to "99": two digits a step. */
+static const char digit_pairs[] =
+    "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+    "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
 /* Decimal text of `v` (what "%" JSON_INTEGER_FORMAT prints), without
- * snprintf's format parsing. */
+ * snprintf's format parsing: two digits a step, backwards into num, then
+ * one copy of a fixed 24 bytes (at most 20 are text) instead of a call. */
 static char *put_integer(writer *w, char *d, json_int_t v)
 {
-    char num[24], *q = num + sizeof(num);
+    char num[48], *const last = num + 24, *q = last; /* the text ends at last; 24 bytes readable from any q */
     unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
 
-    do
-        *--q = (char)('0' + u % 10);
-    while ((u /= 10) != 0);
+    for (; u >= 100; u /= 100)
+        memcpy(q -= 2, digit_pairs + 2 * (u % 100), 2);
+    if (u >= 10)
+        memcpy(q -= 2, digit_pairs + 2 * u, 2);
+    else
+        *--q = (char)('0' + u);
     if (v < 0)
         *--q = '-';
-    return put(w, d, q, (size_t)(num + sizeof(num) - q));
+    d = room(w, d, 24);
+    memcpy(d, q, 24);
+    return d + (last - q);
 }
 
 static char *put_float(writer *w, char *d, double f)
@@ -553,13 +593,14 @@ typedef struct open_level {
 #define COMPACT_DEPTH 64
 
 /* The compact text of v, objects in their own order, where install
- * confirmed jansson's layouts (the caller checks): one loop with a stack of
+ * confirmed jansson's string and container layouts (the caller checks),
+ * with (html 1) or without WH_GO_JSON_HTML: one loop with a stack of
  * the open containers, reading members off jansson's lists and items off
  * its tables, instead of a call, a frame and a member snapshot per
  * container (a patch has ~100 of them).  A container deeper than
  * COMPACT_DEPTH, or an array whose layout is unknown, is written by the
  * general writer above. */
-static char *write_compact(writer *w, char *d, const json_t *v)
+static inline __attribute__((always_inline)) char *write_compact_as(writer *w, char *d, const json_t *v, int html)
 {
     open_level stack[COMPACT_DEPTH], *top = stack; /* top: the first free level */
     const struct wh_json_pair_layout *pair;
@@ -567,9 +608,8 @@ static char *write_compact(writer *w, char *d, const json_t *v)
     for (;;) {
         switch (json_typeof(v)) {
         case JSON_STRING: {
-            size_t len;
-            const char *s = wh_json_string_text(v, &len);
-            d = put_string(w, d, s, len, 0, 0);
+            const struct wh_json_string_layout *js = (const struct wh_json_string_layout *)v;
+            d = put_string_as(w, d, js->value, js->length, html, 0, 0);
             break;
         }
         case JSON_OBJECT: {
@@ -586,7 +626,7 @@ static char *write_compact(writer *w, char *d, const json_t *v)
             top->end = &o->ordered_list;
             top++;
             pair = wh_json_pair_at(o->ordered_list.next);
-            d = put_string(w, d, pair->key, pair->key_len, '{', ':');
+            d = put_string_as(w, d, pair->key, pair->key_len, html, '{', ':');
             v = pair->value;
             continue;
         }
@@ -624,7 +664,7 @@ static char *write_compact(writer *w, char *d, const json_t *v)
             if (t->end != NULL && t->at->next != t->end) {
                 t->at = t->at->next;
                 pair = wh_json_pair_at(t->at);
-                d = put_string(w, d, pair->key, pair->key_len, ',', ':');
+                d = put_string_as(w, d, pair->key, pair->key_len, html, ',', ':');
                 v = pair->value;
                 break;
             }
@@ -640,12 +680,18 @@ static char *write_compact(writer *w, char *d, const json_t *v)
     }
 }
 
+/* One copy of the loop each: the per-string test of the flag is gone. */
+static char *write_compact(writer *w, char *d, const json_t *v)
+{
+    return w->flags & WH_GO_JSON_HTML ? write_compact_as(w, d, v, 1) : write_compact_as(w, d, v, 0);
+}
+
 void wh_go_json(wh_buf *out, const json_t *v, int flags)
 {
     writer w;
     char *d = writer_begin(&w, out, flags, NULL, 64);
 
-    if (wh_json_object_layout_known && !(flags & WH_GO_JSON_SORTED))
+    if (wh_json_object_layout_known && wh_json_string_layout_known && !(flags & WH_GO_JSON_SORTED))
         d = write_compact(&w, d, v);
     else
         d = write_value(&w, d, v, 0);
