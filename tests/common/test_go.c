@@ -447,6 +447,42 @@ static void json_sorted(void **state)
     json_decref(v);
 }
 
+/* Containers nested deeper than the compact writer keeps open on its own
+ * stack (64), each followed by siblings of every kind: every level closes
+ * where it should, in both writers (main() runs the tests through jansson's
+ * calls and through its layouts). */
+static void json_nesting(void **state)
+{
+    json_t *v = json_string("leaf");
+    wh_buf want = WH_BUF_INIT, outer = WH_BUF_INIT;
+
+    (void)state;
+    wh_buf_puts(&want, "\"leaf\"");
+    for (int i = 150; i > 0; i--) {
+        json_t *arr = json_array(), *obj = json_object();
+        wh_buf tmp;
+        json_array_append_new(arr, json_integer(i));
+        json_array_append_new(arr, v);
+        json_array_append_new(arr, json_object());
+        json_object_set_new(obj, i % 2 ? "a" : "\"q\"", arr);
+        json_object_set_new(obj, "b", json_array());
+        json_object_set_new(obj, "c", i % 3 ? json_true() : json_string("s"));
+        wh_buf_reset(&outer);
+        wh_buf_printf(&outer, "{\"%s\":[%d,%s,{}],\"b\":[],\"c\":%s}", i % 2 ? "a" : "\\\"q\\\"", i, want.data,
+                      i % 3 ? "true" : "\"s\"");
+        tmp = want, want = outer, outer = tmp;
+        v = obj;
+    }
+    EXPECT_TEXT(want.data, wh_go_json(&b, v, 0));
+    json_decref(v);
+    v = json_loads("[[[]],{},[{}],{\"x\":{}},5]", 0, NULL);
+    assert_non_null(v);
+    EXPECT_TEXT("[[[]],{},[{}],{\"x\":{}},5]", wh_go_json(&b, v, 0));
+    wh_buf_free(&want);
+    wh_buf_free(&outer);
+    json_decref(v);
+}
+
 static int key_order(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b); /* bytes as unsigned char */
@@ -688,6 +724,7 @@ int main(void)
         cmocka_unit_test(base64_decode_errors),
         cmocka_unit_test(json_indent),
         cmocka_unit_test(json_sorted),
+        cmocka_unit_test(json_nesting),
         cmocka_unit_test(json_sorted_random),
         cmocka_unit_test(json_string_every_byte),
         cmocka_unit_test(json_string_byte_pairs),
