@@ -7,8 +7,8 @@
  */
 #include "wh_inject_schema.h"
 
-#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* One field row (wh_inject_field): JSON name, kind, flags, merge key, element
@@ -447,11 +447,9 @@ const wh_inject_type *wh_inject_schema_workload(const char *kind)
 
 /* ---- the field index (wh_inject_schema.h) ----
  * A scan of up to 41 names with strcmp per key was most of the type check's
- * cost; the index hashes a name to the one field to compare.  The seed is
- * found on a type's first lookup, under a lock, and published with release
- * order (the inline lookup reads `ready` with acquire). */
-static pthread_mutex_t index_lock = PTHREAD_MUTEX_INITIALIZER;
-
+ * cost; the index hashes a name to the one field to compare.  Every type's
+ * index is built once, before main() (index_all), so that the lookup reads
+ * it without a test or a lock. */
 static unsigned slot_of(unsigned signature, unsigned seed, unsigned bits)
 {
     return (signature * seed) >> (32 - bits);
@@ -459,7 +457,8 @@ static unsigned slot_of(unsigned signature, unsigned seed, unsigned bits)
 
 /* The smallest table of at least four slots per field (up to 256) and the
  * first seed of a fixed odd sequence that puts no two names in one slot: a
- * few dozen seeds at most for the largest type (PodSpec, 41 fields). */
+ * few dozen seeds at most for the largest type (PodSpec, 41 fields); and
+ * the Go struct's order as the first guess of the key order. */
 static void index_fill(const wh_inject_type *type, wh_inject_type_index *ix)
 {
     const wh_inject_field *f;
@@ -467,6 +466,11 @@ static void index_fill(const wh_inject_type *type, wh_inject_type_index *ix)
 
     for (f = type->fields; f->name != NULL; f++, n++)
         ix->nfill += (f->flags & WH_F_FILL) != 0;
+    if (n > WH_INJECT_TYPE_MAX_FIELDS)
+        abort(); /* a table edit beyond after[]: caught by any test that starts */
+    ix->nfields = (unsigned char)n;
+    for (k = 0; k <= n; k++)
+        ix->after[k] = (unsigned char)k;
     for (bits = 1; bits < 8 && (1u << bits) < 4 * n; bits++)
         ;
     for (; bits <= 8; bits++) {
@@ -488,16 +492,30 @@ static void index_fill(const wh_inject_type *type, wh_inject_type_index *ix)
     ix->bits = 0; /* scan */
 }
 
-void wh_inject_schema_index_build(const wh_inject_type *type)
+/* The index of `type` and of every type its fields lead to (nfields != 0
+ * marks a type done: every type has a field). */
+static void index_tree(const wh_inject_type *type)
 {
-    wh_inject_type_index *ix = type->index;
+    const wh_inject_field *f;
 
-    pthread_mutex_lock(&index_lock);
-    if (!ix->ready) {
-        index_fill(type, ix);
-        __atomic_store_n(&ix->ready, 1, __ATOMIC_RELEASE);
-    }
-    pthread_mutex_unlock(&index_lock);
+    if (type == NULL || type->index->nfields != 0)
+        return;
+    index_fill(type, type->index);
+    for (f = type->fields; f->name != NULL; f++)
+        index_tree(f->type);
+}
+
+/* Before main(): no thread runs yet, and every type is reachable from these
+ * (the same list as wh_inject_schema_workload's). */
+__attribute__((constructor)) static void index_all(void)
+{
+    const wh_inject_type *const roots[] = {
+        &t_Deployment, &t_DaemonSet, &t_StatefulSet,      &t_ReplicaSet,      &t_ReplicationController,
+        &t_Job,        &t_CronJob,   &t_DeploymentConfig, &wh_inject_type_pod};
+    size_t i;
+
+    for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+        index_tree(roots[i]);
 }
 
 const wh_inject_field *wh_inject_schema_scan(const wh_inject_type *type, const char *name, size_t len)

@@ -61,14 +61,21 @@ typedef struct wh_inject_field {
 
 /* A type's fields by JSON name: a perfect hash, slot = (signature * seed)
  * >> (32 - bits) with the signature of wh_inject_schema_signature, slot[]
- * holding the field's index + 1 (0: none).  wh_inject_schema.c finds the
- * seed on the type's first lookup; read-only from then on. */
+ * holding the field's index + 1 (0: none); and the order keys came in last
+ * time, after[i] the index of the field that followed field i - 1 (after[0]:
+ * the first key), so that a walk over objects printed in one order (the
+ * API server's: the Go struct's; a template's: its own) finds each key with
+ * one compare.  wh_inject_schema.c builds the hash of every type before
+ * main() runs; after[] is a hint, read and written with relaxed atomics by
+ * any thread (a stale entry costs a hash lookup, never a wrong field). */
+#define WH_INJECT_TYPE_MAX_FIELDS 63
 typedef struct wh_inject_type_index {
-    int ready;           /* read with acquire: the rest is written before it */
     unsigned char bits;  /* 0: no perfect table within 256 slots: the names are scanned */
     unsigned char nfill; /* how many fields carry WH_F_FILL */
+    unsigned char nfields;
     unsigned seed;
     unsigned char slot[256];
+    unsigned char after[WH_INJECT_TYPE_MAX_FIELDS + 1];
 } wh_inject_type_index;
 
 struct wh_inject_type {
@@ -96,17 +103,10 @@ const wh_inject_type *wh_inject_schema_workload(const char *kind);
 const char *wh_inject_schema_go_name(const wh_inject_field *f, char *buf, size_t size);
 
 /* The field lookup is on every key of every pod, overlay and injected pod
- * (type check, merge, round trip): its common path is inline, its first use
- * of a type (finding the seed) and the scan out of line. */
-void wh_inject_schema_index_build(const wh_inject_type *type);
+ * (type check, merge, round trip): its common path is inline, the scan out
+ * of line.  The index is built for every type reachable from the Pod and the
+ * workload types before main() (wh_inject_schema.c). */
 const wh_inject_field *wh_inject_schema_scan(const wh_inject_type *type, const char *name, size_t len);
-
-static inline const wh_inject_type_index *wh_inject_schema_index(const wh_inject_type *type)
-{
-    if (!__atomic_load_n(&type->index->ready, __ATOMIC_ACQUIRE))
-        wh_inject_schema_index_build(type);
-    return type->index;
-}
 
 /* The name's length mixed with its first, middle and last bytes (len >= 1). */
 static inline unsigned wh_inject_schema_signature(const char *name, size_t len)
@@ -145,7 +145,7 @@ wh_inject_schema_fieldn(const wh_inject_type *type, const char *name, size_t len
 
     if (type == NULL || len - 1 > 254) /* names are 1..255 bytes */
         return NULL;
-    ix = wh_inject_schema_index(type);
+    ix = type->index;
     if (ix->bits == 0)
         return wh_inject_schema_scan(type, name, len);
     if ((s = ix->slot[(wh_inject_schema_signature(name, len) * ix->seed) >> (32 - ix->bits)]) == 0)
@@ -154,19 +154,29 @@ wh_inject_schema_fieldn(const wh_inject_type *type, const char *name, size_t len
     return f->len == len && wh_inject_schema_same(f->name, name, len) ? f : NULL;
 }
 
-/* The same, trying first the field after `prev` (NULL: the first field):
- * Kubernetes sends objects with their keys in the Go struct's order, so a
- * walk over a pod from the API server finds most keys there with one
- * compare. */
+/* The same, trying first the field that followed `prev` (NULL: the start of
+ * the object) the last time an object of `type` was walked -- at first the
+ * next field of the Go struct, the API server's order -- and remembering
+ * what followed this time: a walk over objects printed in one order finds
+ * most keys with one compare. */
 static inline __attribute__((always_inline)) const wh_inject_field *
 wh_inject_schema_fieldn_after(const wh_inject_type *type, const wh_inject_field *prev, const char *name, size_t len)
 {
-    const wh_inject_field *f = prev != NULL ? prev + 1 : type != NULL ? type->fields : NULL;
+    wh_inject_type_index *ix;
+    const wh_inject_field *f;
+    unsigned at;
 
+    if (type == NULL)
+        return NULL;
+    ix = type->index;
+    at = prev != NULL ? (unsigned)(prev - type->fields) + 1 : 0;
+    f = &type->fields[__atomic_load_n(&ix->after[at], __ATOMIC_RELAXED)];
     /* len != 0: the terminating row (len 0) never matches */
-    if (f != NULL && len != 0 && f->len == len && wh_inject_schema_same(f->name, name, len))
+    if (len != 0 && f->len == len && wh_inject_schema_same(f->name, name, len))
         return f;
-    return wh_inject_schema_fieldn(type, name, len);
+    if ((f = wh_inject_schema_fieldn(type, name, len)) != NULL)
+        __atomic_store_n(&ix->after[at], (unsigned char)(f - type->fields), __ATOMIC_RELAXED);
+    return f;
 }
 
 /* The same for a NUL-terminated name. */
@@ -178,7 +188,7 @@ static inline const wh_inject_field *wh_inject_schema_field(const wh_inject_type
 /* How many fields of `type` carry WH_F_FILL. */
 static inline unsigned wh_inject_schema_fills(const wh_inject_type *type)
 {
-    return wh_inject_schema_index(type)->nfill;
+    return type->index->nfill;
 }
 
 /* ---- Go's encoding/json over the table (wh_inject_schema_go.c) ---- */

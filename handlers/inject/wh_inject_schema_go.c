@@ -92,7 +92,7 @@ typedef enum go_fate {
     GO_DESCENDS       /* a struct, a list of structs: their fields decide */
 } go_fate;
 
-static inline go_fate fate_of(const wh_inject_field *f, const json_t *v)
+static inline __attribute__((always_inline)) go_fate fate_of(const wh_inject_field *f, const json_t *v)
 {
     if (json_is_null(v))
         return GO_DROPS;
@@ -186,6 +186,63 @@ static wh_code canonical_quantities(json_t *map, const char *field, wh_err *err)
     return WH_OK;
 }
 
+static wh_code roundtrip(json_t *value, const wh_inject_type *type, const json_t *pristine, wh_err *err);
+static inline __attribute__((always_inline)) int flat_item(const json_t *elem, const wh_inject_type *type,
+                                                           unsigned fills);
+
+/* The round trip of the items of `v`, a list of struct `f->type` under the
+ * key of field `f`, beside `plist` (the request pod's list there, or NULL). */
+static wh_code roundtrip_items(json_t *v, const wh_inject_field *f, const json_t *plist, wh_err *err)
+{
+    unsigned fills = wh_inject_schema_fills(f->type) * WH_F_FILL;
+    size_t i, n, np = json_array_size(plist);
+    json_t *const *table = wh_json_array_items(v, &n);
+    wh_code rc = WH_OK;
+
+    if (v == plist)
+        return WH_OK; /* the list itself shared: its items all are */
+    if (table == NULL)
+        n = json_array_size(v);
+    for (i = n; rc == WH_OK && i-- > 0;) {
+        json_t *item = table != NULL ? table[i] : json_array_get(v, i);
+        if (json_is_null(item) || (i < np && json_array_get(plist, i) == item))
+            continue; /* shared with the request's pod: stable (see wh_inject_go_roundtrip_beside) */
+        /* an item of scalars the round trip leaves as they are (an EnvVar
+         * {name, value}, a port, a mount): nothing to do, no frame */
+        if (json_is_object(item) && flat_item(item, f->type, fills) == 1)
+            continue;
+        rc = roundtrip(item, f->type, pristine_item(plist, i, item, f->merge_key), err);
+    }
+    return rc;
+}
+
+/* The round trip of member `key` (len bytes; value `v`) of `value`, an object
+ * of `type` beside `pristine`; *prev: the field of the member before. */
+static inline __attribute__((always_inline)) wh_code roundtrip_member(json_t *value, const wh_inject_type *type,
+                                                                      const json_t *pristine,
+                                                                      const wh_inject_field **prev, const char *key,
+                                                                      size_t len, json_t *v, wh_err *err)
+{
+    const wh_inject_field *f = wh_inject_schema_fieldn_after(type, *prev, key, len);
+
+    if (f != NULL) /* templates and the API server print an object's fields in one order mostly */
+        *prev = f;
+    switch (fate_of(f, v)) {
+    case GO_KEEPS:
+        return WH_OK;
+    case GO_DROPS:
+        json_object_del(value, key);
+        return WH_OK;
+    case GO_CANONICALISES:
+        return f->kind == WH_K_QTY ? canonical_quantity(value, key, v, err) : canonical_quantities(v, key, err);
+    case GO_DESCENDS:
+    default:
+        if (f->kind == WH_K_OBJ)
+            return roundtrip(v, f->type, pristine != NULL ? wh_json_getn(pristine, key, len) : NULL, err);
+        return roundtrip_items(v, f, pristine != NULL ? wh_json_getn(pristine, key, len) : NULL, err);
+    }
+}
+
 static wh_code roundtrip(json_t *value, const wh_inject_type *type, const json_t *pristine, wh_err *err)
 {
     const wh_inject_field *prev = NULL;
@@ -197,40 +254,22 @@ static wh_code roundtrip(json_t *value, const wh_inject_type *type, const json_t
     if (!json_is_object(value) || type == NULL)
         return WH_OK;
     fill_zero_fields(value, type);
-    m = wh_json_members(value, buf, MEMBERS_ON_STACK, &heap, &n);
-    for (k = 0; k < n && rc == WH_OK; k++) {
-        const char *key = m[k].key;
-        json_t *v = m[k].value;
-        const wh_inject_field *f = wh_inject_schema_fieldn_after(type, prev, key, m[k].len);
-        if (f != NULL) /* templates and the API server print fields in the Go type's order mostly */
-            prev = f;
-        switch (fate_of(f, v)) {
-        case GO_KEEPS:
-            break;
-        case GO_DROPS:
-            json_object_del(value, key);
-            break;
-        case GO_CANONICALISES:
-            rc = f->kind == WH_K_QTY ? canonical_quantity(value, key, v, err) : canonical_quantities(v, key, err);
-            break;
-        case GO_DESCENDS:
-            if (f->kind == WH_K_OBJ) {
-                rc = roundtrip(v, f->type, pristine != NULL ? json_object_get(pristine, key) : NULL, err);
-            } else {
-                const json_t *plist = pristine != NULL ? json_object_get(pristine, key) : NULL;
-                size_t i, np = json_array_size(plist);
-                if (v == plist)
-                    break; /* the list itself shared: its items all are */
-                for (i = json_array_size(v); rc == WH_OK && i-- > 0;) {
-                    json_t *item = json_array_get(v, i);
-                    if (json_is_null(item) || (i < np && json_array_get(plist, i) == item))
-                        continue; /* shared with the request's pod: stable (see wh_inject_go_roundtrip_beside) */
-                    rc = roundtrip(item, f->type, pristine_item(plist, i, item, f->merge_key), err);
-                }
-            }
-            break;
+    if (wh_json_object_layout_known) {
+        /* through jansson's layout: a member may be deleted (its pair with
+         * it) or its value replaced (the pair stays): the next pair is read
+         * first */
+        const struct wh_json_object_layout *o = (const struct wh_json_object_layout *)value;
+        const struct wh_json_list_layout *l, *next;
+        for (l = o->ordered_list.next; l != &o->ordered_list && rc == WH_OK; l = next) {
+            const struct wh_json_pair_layout *pair = wh_json_pair_at(l);
+            next = l->next;
+            rc = roundtrip_member(value, type, pristine, &prev, pair->key, pair->key_len, pair->value, err);
         }
+        return rc;
     }
+    m = wh_json_members(value, buf, MEMBERS_ON_STACK, &heap, &n);
+    for (k = 0; k < n && rc == WH_OK; k++)
+        rc = roundtrip_member(value, type, pristine, &prev, m[k].key, m[k].len, m[k].value, err);
     free(heap);
     return rc;
 }
@@ -621,27 +660,38 @@ static __attribute__((noinline)) int walk_field(json_t *v, const wh_inject_field
 /* `leaf` (NULL: not asked) receives whether `value` is a stable leaf. */
 static int walk_object(json_t *value, const wh_inject_type *type, const check_path *up, decode_walk *w, int *leaf)
 {
-    const wh_inject_field *f = type->fields; /* the field expected next: Kubernetes' order */
+    const wh_inject_field *f, *prev = NULL;
     unsigned fills = wh_inject_schema_fills(type) * WH_F_FILL;
     int keeps = leaf != NULL, stop = 0;
     wh_json_member buf[MEMBERS_ON_STACK], *heap = NULL;
-    size_t i, n;
-    const wh_json_member *m = wh_json_members(value, buf, MEMBERS_ON_STACK, &heap, &n);
+    size_t i, n = 0;
+    const wh_json_member *m = NULL;
+    /* through jansson's layout when known (a member may be deleted, its pair
+     * with it: the next pair is read first), else a snapshot */
+    const struct wh_json_list_layout *head = NULL, *l = NULL, *next = NULL;
 
-    for (i = 0; i < n && !stop; i++) {
-        const char *key = m[i].key;
-        json_t *v = m[i].value;
-        size_t len = m[i].len;
-        if (f->len != len || len == 0 || !wh_inject_schema_same(f->name, key, len)) {
-            const wh_inject_field *other = wh_inject_schema_fieldn(type, key, len);
-            if (other == NULL) {
-                keeps = keeps && leaf_keeps(NULL, v);
-                if (w->drop && type->closed && key[0] != '$')
-                    json_object_deln(value, key, len);
-                continue;
-            }
-            f = other;
+    if (wh_json_object_layout_known)
+        head = &((const struct wh_json_object_layout *)value)->ordered_list, next = head->next;
+    else
+        m = wh_json_members(value, buf, MEMBERS_ON_STACK, &heap, &n);
+    for (i = 0; !stop && (head != NULL ? (l = next) != head : i < n); i++) {
+        const char *key;
+        json_t *v;
+        size_t len;
+        if (head != NULL) {
+            const struct wh_json_pair_layout *pair = wh_json_pair_at(l);
+            next = l->next;
+            key = pair->key, len = pair->key_len, v = pair->value;
+        } else {
+            key = m[i].key, len = m[i].len, v = m[i].value;
         }
+        if ((f = wh_inject_schema_fieldn_after(type, prev, key, len)) == NULL) {
+            keeps = keeps && leaf_keeps(NULL, v);
+            if (w->drop && type->closed && key[0] != '$')
+                json_object_deln(value, key, len);
+            continue;
+        }
+        prev = f;
         fills -= f->flags & WH_F_FILL;
         switch (WH_INJECT_SCHEMA_GO_TABLE ? verdicts[f->kind][f->flags & WH_F_OMIT][json_typeof(v)] : V_FIELD) {
         case V_KEEP:
@@ -660,7 +710,6 @@ static int walk_object(json_t *value, const wh_inject_type *type, const check_pa
             stop = walk_field(v, f, type, up, key, w);
             break;
         }
-        f++; /* the terminating row's len 0 matches no key */
     }
     free(heap);
     if (leaf != NULL) /* the round trip would add the fill fields it lacks */
