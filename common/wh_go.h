@@ -32,6 +32,9 @@ int wh_go_parse_bool(const char *s);
  * form below 1e-4 and from 1e+06 on, which is also fmt's %v).  NaN and the
  * infinities are spelled "NaN", "+Inf", "-Inf" as strconv does. */
 void wh_go_float(wh_buf *out, double f, char fmt, int prec);
+/* The same with strconv's bitSize: 32 rounds f to a float and prints the shortest digits that read back as that float
+ * (sigs.k8s.io/yaml writes a float map key so). */
+void wh_go_float_bits(wh_buf *out, double f, char fmt, int prec, int bits);
 
 /* unicode.IsPrint as strconv's quoting asks it. */
 int wh_go_is_print(unsigned r);

@@ -50,21 +50,21 @@ static const char pairs[4096][2] = {B64P1024(0), B64P1024(1024), B64P1024(2048),
  * second byte of each half.  An index then becomes its character by adding
  * an offset that depends only on its range: 'A' for 0..25, 'a' - 26 for
  * 26..51, '0' - 52 for 52..61, '+' - 62 and '/' - 63; a saturating
- * subtraction of 51 numbers the ranges from 52 up (1..12), indices below
- * 26 get 13, and one byte shuffle looks the offset up. */
+ * subtraction of 51 numbers the ranges from 52 up (1..12), minus the
+ * all-ones of "above 25" adds one to everything from 26 (0, 1, 2..13), and
+ * one byte shuffle looks the offset up. */
 __attribute__((target("ssse3"))) static void encode_blocks_ssse3(unsigned char *p, size_t from, size_t n)
 {
     const __m128i spread = _mm_setr_epi8(1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10);
-    const __m128i offsets = _mm_setr_epi8('a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
-                                          '0' - 52, '0' - 52, '0' - 52, '0' - 52, '+' - 62, '/' - 63, 'A', 0, 0);
+    const __m128i offsets = _mm_setr_epi8('A', 'a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
+                                          '0' - 52, '0' - 52, '0' - 52, '0' - 52, '+' - 62, '/' - 63, 0, 0);
 
     while (n-- > from) {
         __m128i x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 12 * n)), spread);
         __m128i right = _mm_mulhi_epu16(_mm_and_si128(x, _mm_set1_epi32(0x0fc0fc00)), _mm_set1_epi32(0x04000040));
         __m128i left = _mm_mullo_epi16(_mm_and_si128(x, _mm_set1_epi32(0x003f03f0)), _mm_set1_epi32(0x01000010));
         __m128i idx = _mm_or_si128(right, left);
-        __m128i range = _mm_or_si128(_mm_subs_epu8(idx, _mm_set1_epi8(51)),
-                                     _mm_and_si128(_mm_cmpgt_epi8(_mm_set1_epi8(26), idx), _mm_set1_epi8(13)));
+        __m128i range = _mm_sub_epi8(_mm_subs_epu8(idx, _mm_set1_epi8(51)), _mm_cmpgt_epi8(idx, _mm_set1_epi8(25)));
         _mm_storeu_si128((__m128i *)(p + 16 * n), _mm_add_epi8(idx, _mm_shuffle_epi8(offsets, range)));
     }
 }
@@ -80,10 +80,10 @@ __attribute__((target("avx2"))) static void encode_blocks_avx2(unsigned char *p,
 {
     const __m256i spread = _mm256_setr_epi8(5, 4, 6, 5, 8, 7, 9, 8, 11, 10, 12, 11, 14, 13, 15, 14, /* low lane */
                                             1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10);
-    const __m256i offsets = _mm256_setr_epi8('a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
-                                             '0' - 52, '0' - 52, '0' - 52, '0' - 52, '+' - 62, '/' - 63, 'A', 0, 0,
+    const __m256i offsets = _mm256_setr_epi8('A', 'a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
+                                             '0' - 52, '0' - 52, '0' - 52, '0' - 52, '+' - 62, '/' - 63, 0, 0, 'A',
                                              'a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
-                                             '0' - 52, '0' - 52, '0' - 52, '0' - 52, '+' - 62, '/' - 63, 'A', 0, 0);
+                                             '0' - 52, '0' - 52, '0' - 52, '0' - 52, '+' - 62, '/' - 63, 0, 0);
 
     while (to-- > from) {
         __m256i x = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)(p + 24 * to - 4)), spread);
@@ -93,8 +93,7 @@ __attribute__((target("avx2"))) static void encode_blocks_avx2(unsigned char *p,
             _mm256_mullo_epi16(_mm256_and_si256(x, _mm256_set1_epi32(0x003f03f0)), _mm256_set1_epi32(0x01000010));
         __m256i idx = _mm256_or_si256(right, left);
         __m256i range =
-            _mm256_or_si256(_mm256_subs_epu8(idx, _mm256_set1_epi8(51)),
-                            _mm256_and_si256(_mm256_cmpgt_epi8(_mm256_set1_epi8(26), idx), _mm256_set1_epi8(13)));
+            _mm256_sub_epi8(_mm256_subs_epu8(idx, _mm256_set1_epi8(51)), _mm256_cmpgt_epi8(idx, _mm256_set1_epi8(25)));
         _mm256_storeu_si256((__m256i *)(p + 32 * to), _mm256_add_epi8(idx, _mm256_shuffle_epi8(offsets, range)));
     }
 }

@@ -24,6 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "wh_alloc.h"
 #include "wh_chars.h"
@@ -178,9 +181,49 @@ static char *put_bytes(writer *w, char *d, const unsigned char *p, const unsigne
     return d;
 }
 
+/* 16 bytes as one vector (GCC's vector extensions: SSE2 on x86-64, NEON
+ * on arm64, plain words elsewhere). */
+typedef signed char bytes16 __attribute__((vector_size(16)));
+typedef uint64_t words16 __attribute__((vector_size(16)));
+
+#if defined(__SSE2__)
+/* A bit for each byte of x that needs a look (the tables above, exactly):
+ * signed, every byte from 0x80 is below 0x20 as the controls are; '<' and
+ * '>' differ in one bit. */
+static inline unsigned flags16(bytes16 x, int html)
+{
+    __m128i v = (__m128i)x;
+    __m128i m =
+        _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                     _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+
+    if (html)
+        m = _mm_or_si128(m, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('&')),
+                                         _mm_cmpeq_epi8(_mm_or_si128(v, _mm_set1_epi8(2)), _mm_set1_epi8('>'))));
+    return (unsigned)_mm_movemask_epi8(m);
+}
+#endif
+
+/* Whether any byte of x needs a look: with SSE2 one movemask answers. */
+static inline int look16(bytes16 x, int html)
+{
+#if defined(__SSE2__)
+    return flags16(x, html) != 0;
+#else
+    bytes16 m = (x < 0x20) | (x == '"') | (x == '\\');
+    words16 q;
+
+    if (html)
+        m |= (x == '&') | (x == '<') | (x == '>');
+    q = (words16)m;
+    return (q[0] | q[1]) != 0;
+#endif
+}
+
 /* The quoted string at d, after `pre` and before `post` (each a byte, 0
- * for none), whatever it holds.  From 8 bytes on: 8 bytes at a time are
- * loaded, stored as they are and kept up to the first that needs a look;
+ * for none), whatever it holds.  From 8 bytes on: 16 (SSE2) or 8 bytes at
+ * a time are loaded, stored as they are and kept up to the first that
+ * needs a look (JSON in annotations has an escape every ~8 bytes);
  * the last few are the text's last 8 again (overlapping bytes already
  * checked) unless an escape came that close to the end. */
 static inline __attribute__((always_inline)) char *escape_string_as(writer *w, char *d, const unsigned char *p,
@@ -195,6 +238,19 @@ static inline __attribute__((always_inline)) char *escape_string_as(writer *w, c
     for (;;) {
         uint64_t m;
         size_t k;
+#if defined(__SSE2__)
+        while (end - p >= 16) {
+            bytes16 x;
+            unsigned f;
+            memcpy(&x, p, 16);
+            memcpy(d, &x, 16);
+            if ((f = flags16(x, html)) != 0) {
+                k = (size_t)__builtin_ctz(f);
+                goto escape_at;
+            }
+            p += 16, d += 16;
+        }
+#endif
         while (end - p >= 8) {
             m = look(wh_load8(p), html);
             memcpy(d, p, 8);
@@ -218,6 +274,9 @@ static inline __attribute__((always_inline)) char *escape_string_as(writer *w, c
         }
     escape:
         k = (size_t)__builtin_ctzll(m) / 8;
+#if defined(__SSE2__)
+    escape_at:
+#endif
         p += k, d += k;
         if (*p == '"' || *p == '\\') { /* the escapes of JSON inside strings (annotations), without a call */
             d = room(w, d, (size_t)(end - p) + 2 + 2);
@@ -238,24 +297,6 @@ static __attribute__((noinline)) char *escape_string(writer *w, char *d, const c
     if (w->flags & WH_GO_JSON_HTML)
         return escape_string_as(w, d, (const unsigned char *)s, len, 1, pre, post);
     return escape_string_as(w, d, (const unsigned char *)s, len, 0, pre, post);
-}
-
-/* 16 bytes as one vector (GCC's vector extensions: SSE2 on x86-64, NEON
- * on arm64, plain words elsewhere). */
-typedef signed char bytes16 __attribute__((vector_size(16)));
-typedef uint64_t words16 __attribute__((vector_size(16)));
-
-/* Whether any byte of x needs a look (the tables above, exactly): signed,
- * every byte from 0x80 is below 0x20 as the controls are. */
-static inline int look16(bytes16 x, int html)
-{
-    bytes16 m = (x < 0x20) | (x == '"') | (x == '\\');
-    words16 q;
-
-    if (html)
-        m |= (x == '&') | (x == '<') | (x == '>');
-    q = (words16)m;
-    return (q[0] | q[1]) != 0;
 }
 
 /* The same for the common case, without a call: a string that needs no
@@ -321,13 +362,19 @@ static inline __attribute__((always_inline)) char *plain_string_as(writer *w, ch
     return d;
 }
 
+static inline __attribute__((always_inline)) char *put_string_as(writer *w, char *d, const char *s, size_t len,
+                                                                 int html, char pre, char post)
+{
+    char *r = plain_string_as(w, d, (const unsigned char *)s, len, html, pre, post);
+
+    return r != NULL ? r : escape_string(w, d, s, len, pre, post);
+}
+
 static inline __attribute__((always_inline)) char *put_string(writer *w, char *d, const char *s, size_t len, char pre,
                                                               char post)
 {
-    char *r = w->flags & WH_GO_JSON_HTML ? plain_string_as(w, d, (const unsigned char *)s, len, 1, pre, post)
-                                         : plain_string_as(w, d, (const unsigned char *)s, len, 0, pre, post);
-
-    return r != NULL ? r : escape_string(w, d, s, len, pre, post);
+    return w->flags & WH_GO_JSON_HTML ? put_string_as(w, d, s, len, 1, pre, post)
+                                      : put_string_as(w, d, s, len, 0, pre, post);
 }
 
 void wh_go_json_string(wh_buf *out, const char *s, size_t len, int flags)
@@ -340,19 +387,30 @@ void wh_go_json_string(wh_buf *out, const char *s, size_t len, int flags)
 
 /* --- values ------------------------------------------------------------------ */
 
+/* "00" to "99": two digits a step. */
+static const char digit_pairs[] =
+    "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+    "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
 /* Decimal text of `v` (what "%" JSON_INTEGER_FORMAT prints), without
- * snprintf's format parsing. */
+ * snprintf's format parsing: two digits a step, backwards into num, then
+ * one copy of a fixed 24 bytes (at most 20 are text) instead of a call. */
 static char *put_integer(writer *w, char *d, json_int_t v)
 {
-    char num[24], *q = num + sizeof(num);
+    char num[48], *const last = num + 24, *q = last; /* the text ends at last; 24 bytes readable from any q */
     unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
 
-    do
-        *--q = (char)('0' + u % 10);
-    while ((u /= 10) != 0);
+    for (; u >= 100; u /= 100)
+        memcpy(q -= 2, digit_pairs + 2 * (u % 100), 2);
+    if (u >= 10)
+        memcpy(q -= 2, digit_pairs + 2 * u, 2);
+    else
+        *--q = (char)('0' + u);
     if (v < 0)
         *--q = '-';
-    return put(w, d, q, (size_t)(num + sizeof(num) - q));
+    d = room(w, d, 24);
+    memcpy(d, q, 24);
+    return d + (last - q);
 }
 
 static char *put_float(writer *w, char *d, double f)
@@ -470,30 +528,34 @@ static void sort_members(wh_json_member *m, size_t n)
     }
 }
 
+/* One member: sep ('{' or ','), then the compact "k":v, or the member on
+ * its own line (indent) as json.MarshalIndent prints it. */
+static inline __attribute__((always_inline)) char *write_member(writer *w, char *d, char sep, const char *key,
+                                                                size_t len, const json_t *value, int depth)
+{
+    if (w->indent == NULL) {
+        d = put_string(w, d, key, len, sep, ':');
+    } else {
+        d = indent_item(w, d, sep, depth + 1);
+        d = put(w, put_string(w, d, key, len, 0, ':'), " ", 1);
+    }
+    return write_value(w, d, value, depth + 1);
+}
+
 /* The object's members in its own order, or with WH_GO_JSON_SORTED in the
- * byte order of their keys; each compact "k":v, or on its own line (indent)
- * as json.MarshalIndent prints it. */
+ * byte order of their keys (a snapshot of them, which the sort orders). */
 static char *write_object(writer *w, char *d, const json_t *v, int depth)
 {
     wh_json_member small[16], *heap, *m;
     size_t n;
 
     m = wh_json_members(v, small, 16, &heap, &n);
-
     if (n == 0)
         return put(w, d, "{}", 2);
     if (w->flags & WH_GO_JSON_SORTED && n > 1)
         sort_members(m, n);
-    for (size_t i = 0; i < n; i++) {
-        char sep = i == 0 ? '{' : ',';
-        if (w->indent == NULL) {
-            d = put_string(w, d, m[i].key, m[i].len, sep, ':');
-        } else {
-            d = indent_item(w, d, sep, depth + 1);
-            d = put(w, put_string(w, d, m[i].key, m[i].len, 0, ':'), " ", 1);
-        }
-        d = write_value(w, d, m[i].value, depth + 1);
-    }
+    for (size_t i = 0; i < n; i++)
+        d = write_member(w, d, i == 0 ? '{' : ',', m[i].key, m[i].len, m[i].value, depth);
     free(heap);
     return close_items(w, d, '}', depth);
 }
@@ -520,12 +582,120 @@ static char *write_array(writer *w, char *d, const json_t *v, int depth)
     return close_items(w, d, ']', depth);
 }
 
+/* The compact writer's open containers: an object (at: the member written
+ * last, end: its list's head) or an array (end NULL; item: the item
+ * written last, of those up to `last`). */
+typedef struct open_level {
+    const struct wh_json_list_layout *at, *end;
+    json_t *const *item, *const *last;
+} open_level;
+
+#define COMPACT_DEPTH 64
+
+/* The compact text of v, objects in their own order, where install
+ * confirmed jansson's string and container layouts (the caller checks),
+ * with (html 1) or without WH_GO_JSON_HTML: one loop with a stack of
+ * the open containers, reading members off jansson's lists and items off
+ * its tables, instead of a call, a frame and a member snapshot per
+ * container (a patch has ~100 of them).  A container deeper than
+ * COMPACT_DEPTH, or an array whose layout is unknown, is written by the
+ * general writer above. */
+static inline __attribute__((always_inline)) char *write_compact_as(writer *w, char *d, const json_t *v, int html)
+{
+    open_level stack[COMPACT_DEPTH], *top = stack; /* top: the first free level */
+    const struct wh_json_pair_layout *pair;
+
+    for (;;) {
+        switch (json_typeof(v)) {
+        case JSON_STRING: {
+            const struct wh_json_string_layout *js = (const struct wh_json_string_layout *)v;
+            d = put_string_as(w, d, js->value, js->length, html, 0, 0);
+            break;
+        }
+        case JSON_OBJECT: {
+            const struct wh_json_object_layout *o = (const struct wh_json_object_layout *)v;
+            if (o->ordered_list.next == &o->ordered_list) {
+                d = put(w, d, "{}", 2);
+                break;
+            }
+            if (top == stack + COMPACT_DEPTH) {
+                d = write_object(w, d, v, COMPACT_DEPTH);
+                break;
+            }
+            top->at = o->ordered_list.next;
+            top->end = &o->ordered_list;
+            top++;
+            pair = wh_json_pair_at(o->ordered_list.next);
+            d = put_string_as(w, d, pair->key, pair->key_len, html, '{', ':');
+            v = pair->value;
+            continue;
+        }
+        case JSON_ARRAY: {
+            size_t n;
+            json_t *const *items = wh_json_array_items(v, &n);
+            if (items == NULL || top == stack + COMPACT_DEPTH) {
+                d = write_array(w, d, v, (int)(top - stack));
+                break;
+            }
+            if (n == 0) {
+                d = put(w, d, "[]", 2);
+                break;
+            }
+            top->end = NULL;
+            top->item = items;
+            top->last = items + n - 1;
+            top++;
+            d = room(w, d, 1);
+            *d++ = '[';
+            v = items[0];
+            continue;
+        }
+        default:
+            d = write_scalar(w, d, v);
+            break;
+        }
+        /* v is written: on to the next member or item of the innermost open
+         * container, closing each that ends */
+        for (;; top--) {
+            open_level *t;
+            if (top == stack)
+                return d;
+            t = top - 1;
+            if (t->end != NULL && t->at->next != t->end) {
+                t->at = t->at->next;
+                pair = wh_json_pair_at(t->at);
+                d = put_string_as(w, d, pair->key, pair->key_len, html, ',', ':');
+                v = pair->value;
+                break;
+            }
+            if (t->end == NULL && t->item != t->last) {
+                v = *++t->item;
+                d = room(w, d, 1);
+                *d++ = ',';
+                break;
+            }
+            d = room(w, d, 1);
+            *d++ = t->end != NULL ? '}' : ']';
+        }
+    }
+}
+
+/* One copy of the loop each: the per-string test of the flag is gone. */
+static char *write_compact(writer *w, char *d, const json_t *v)
+{
+    return w->flags & WH_GO_JSON_HTML ? write_compact_as(w, d, v, 1) : write_compact_as(w, d, v, 0);
+}
+
 void wh_go_json(wh_buf *out, const json_t *v, int flags)
 {
     writer w;
     char *d = writer_begin(&w, out, flags, NULL, 64);
 
-    writer_end(&w, write_value(&w, d, v, 0));
+    if (wh_json_object_layout_known && wh_json_string_layout_known && !(flags & WH_GO_JSON_SORTED))
+        d = write_compact(&w, d, v);
+    else
+        d = write_value(&w, d, v, 0);
+    writer_end(&w, d);
 }
 
 void wh_go_json_indent(wh_buf *out, const json_t *v, int flags, const char *indent)

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Shortest decimal digits of f that read back as f: digits (no dot) and the
+/* Shortest decimal digits of f that read back as f (as a float when bits is 32: f is one): digits (no dot) and the
  * decimal exponent `dp` (value = 0.DIGITS * 10^dp). */
-static int shortest_digits(double f, char *digits, int *dp)
+static int shortest_digits(double f, int bits, char *digits, int *dp)
 {
     char buf[40];
     int prec, nd = 0, e;
@@ -27,7 +27,7 @@ static int shortest_digits(double f, char *digits, int *dp)
 
     for (prec = 1; prec <= 17; prec++) {
         snprintf(buf, sizeof(buf), "%.*e", prec - 1, f);
-        if (strtod(buf, NULL) == f)
+        if (bits == 32 ? strtof(buf, NULL) == (float)f : strtod(buf, NULL) == f)
             break;
     }
     p = buf;
@@ -67,7 +67,7 @@ static int integral_digits(double f, char *digits, int *dp)
 /* The shortest digits of finite f >= 0 laid out as fmt ('e', 'f'; 'g' is
  * resolved by the caller).  `min_exp` is the exponent's minimum number of
  * digits: 2 for strconv, 1 for encoding/json, which trims "e-07" to "e-7". */
-static void shortest(wh_buf *out, double f, char fmt, int min_exp)
+static void shortest(wh_buf *out, double f, int bits, char fmt, int min_exp)
 {
     char digits[40];
     int nd, dp, i;
@@ -77,10 +77,10 @@ static void shortest(wh_buf *out, double f, char fmt, int min_exp)
         digits[1] = 0;
         nd = 1;
         dp = 1;
-    } else if (f < 9007199254740992.0 && f == floor(f)) {
+    } else if (bits == 64 && f < 9007199254740992.0 && f == floor(f)) {
         nd = integral_digits(f, digits, &dp);
     } else {
-        nd = shortest_digits(f, digits, &dp);
+        nd = shortest_digits(f, bits, digits, &dp);
     }
     /* the longest layout below: digits, |dp| zeros, "0.", "e-308" */
     wh_buf_reserve(out, (size_t)nd + (size_t)abs(dp) + 8);
@@ -118,6 +118,13 @@ static void shortest(wh_buf *out, double f, char fmt, int min_exp)
 
 void wh_go_float(wh_buf *out, double f, char fmt, int prec)
 {
+    wh_go_float_bits(out, f, fmt, prec, 64);
+}
+
+void wh_go_float_bits(wh_buf *out, double f, char fmt, int prec, int bits)
+{
+    if (bits == 32)
+        f = (float)f; /* strconv rounds to the nearest float first */
     if (isnan(f)) {
         wh_buf_puts(out, "NaN");
         return;
@@ -134,7 +141,7 @@ void wh_go_float(wh_buf *out, double f, char fmt, int prec)
     }
     if (signbit(f))
         wh_buf_putc(out, '-');
-    shortest(out, fabs(f), fmt, 2);
+    shortest(out, fabs(f), bits, fmt, 2);
 }
 
 void wh_go_json_float(wh_buf *out, double f)
@@ -143,7 +150,7 @@ void wh_go_json_float(wh_buf *out, double f)
 
     if (signbit(f)) /* -0 too, as Go prints it */
         wh_buf_putc(out, '-');
-    shortest(out, a, a != 0 && (a < 1e-6 || a >= 1e21) ? 'e' : 'f', 1);
+    shortest(out, a, 64, a != 0 && (a < 1e-6 || a >= 1e21) ? 'e' : 'f', 1);
 }
 
 int wh_go_parse_bool(const char *s)

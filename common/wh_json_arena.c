@@ -13,6 +13,9 @@
  * values that longer-lived owners (a revision: handlers/inject/
  * wh_inject_revision_load.c) share into them, and calls deferred to the
  * scope's end that keep those owners alive until then.
+ * Under valgrind and ASan the arena tells the tool which bytes are blocks
+ * (tests/common/test_json_arena.c: asan_sees_the_arena_blocks), so the
+ * sanitizer builds and fuzzers (tests/fuzz/README.md) run these paths too.
  */
 #include "wh_alloc.h"
 #include "wh_json_arena.h"
@@ -28,15 +31,16 @@
 #endif
 
 #if defined(__SANITIZE_ADDRESS__)
-#define WH_ARENA_ENABLED 0
+#define WH_ARENA_ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define WH_ARENA_ENABLED 0
+#define WH_ARENA_ASAN 1
 #endif
 #endif
-#ifndef WH_ARENA_ENABLED
+#ifndef WH_ARENA_ASAN
+#define WH_ARENA_ASAN 0
+#endif
 #define WH_ARENA_ENABLED 1
-#endif
 
 #if defined(__has_include)
 #if __has_include(<valgrind/memcheck.h>)
@@ -82,6 +86,105 @@ struct wh_json_arena_chunk {
 
 static _Thread_local wh_json_arena *current;
 
+#if WH_ARENA_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+
+/* Under AddressSanitizer the arena runs as in production, and ASan is told what it hands out, as valgrind is above:
+ * a chunk is poisoned when made; a block is unpoisoned when carved (REDZONE poisoned bytes follow each, so a write
+ * past its end is caught), and poisoned again when freed (a later read is a use after free).  A freed block's space is
+ * never given back before the scope ends, as ASan's quarantine would not.  Freeing an address inside a chunk that is
+ * not a live block (a double free, a pointer into a block) aborts with both stacks.  The live blocks and their sizes
+ * are kept per thread in an open-addressing table (the free hook is given only a pointer). */
+#define REDZONE 16
+
+struct asan_blocks {
+    uintptr_t *at; /* 0: an empty slot */
+    size_t *size;
+    size_t cap, count; /* cap: 0 or a power of two */
+};
+static _Thread_local struct asan_blocks asan_live;
+
+static size_t asan_slot(const struct asan_blocks *t, uintptr_t p)
+{
+    size_t i = (size_t)((p >> 3) * 0x9e3779b97f4a7c15u) & (t->cap - 1);
+
+    while (t->at[i] != 0 && t->at[i] != p)
+        i = (i + 1) & (t->cap - 1);
+    return i;
+}
+
+static void asan_grow_table(struct asan_blocks *t)
+{
+    struct asan_blocks bigger = {.cap = t->cap ? t->cap * 2 : 1024};
+
+    bigger.at = wh_calloc(bigger.cap, sizeof(*bigger.at));
+    bigger.size = wh_malloc(bigger.cap * sizeof(*bigger.size));
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->at[i] != 0) {
+            size_t j = asan_slot(&bigger, t->at[i]);
+            bigger.at[j] = t->at[i];
+            bigger.size[j] = t->size[i];
+        }
+    bigger.count = t->count;
+    free(t->at);
+    free(t->size);
+    *t = bigger;
+}
+
+/* `size` bytes at p, carved in the scope, may now be used. */
+static void asan_made(const void *p, size_t size)
+{
+    struct asan_blocks *t = &asan_live;
+    size_t i;
+
+    if (2 * (t->count + 1) > t->cap)
+        asan_grow_table(t);
+    i = asan_slot(t, (uintptr_t)p);
+    if (t->at[i] == 0)
+        t->count++;
+    t->at[i] = (uintptr_t)p;
+    t->size[i] = size;
+    ASAN_UNPOISON_MEMORY_REGION(p, size);
+}
+
+/* The block at p, inside a chunk of the scope, is freed: poisoned and forgotten (backward-shift deletion keeps every
+ * other block reachable from its home slot). */
+static void asan_freed(const void *p)
+{
+    struct asan_blocks *t = &asan_live;
+    size_t i, j, home;
+
+    if (t->cap == 0 || t->at[i = asan_slot(t, (uintptr_t)p)] == 0) {
+        fprintf(stderr, "wh_json_arena: free of %p, which is no live block of the scope (double free?)\n", p);
+        __asan_describe_address((void *)p);
+        __sanitizer_print_stack_trace();
+        abort();
+    }
+    ASAN_POISON_MEMORY_REGION(p, (t->size[i] + 7) & ~(size_t)7); /* (a part's last granule is its own) */
+    t->at[i] = 0;
+    t->count--;
+    for (j = (i + 1) & (t->cap - 1); t->at[j] != 0; j = (j + 1) & (t->cap - 1)) {
+        home = (size_t)((t->at[j] >> 3) * 0x9e3779b97f4a7c15u) & (t->cap - 1);
+        if (((j - home) & (t->cap - 1)) >= ((j - i) & (t->cap - 1))) {
+            t->at[i] = t->at[j];
+            t->size[i] = t->size[j];
+            t->at[j] = 0;
+            i = j;
+        }
+    }
+}
+
+#define ASAN_MADE(p, size) asan_made((p), (size))
+#define ASAN_FREED(p) asan_freed(p)
+#else
+#define REDZONE 0
+#define ASAN_MADE(p, size) ((void)0)
+#define ASAN_FREED(p) ((void)0)
+#define ASAN_POISON_MEMORY_REGION(p, size) ((void)0)
+#define ASAN_UNPOISON_MEMORY_REGION(p, size) ((void)0)
+#endif
+
 /* A call of wh_json_arena_defer, run when the scope ends. */
 struct wh_json_arena_deferred {
     struct wh_json_arena_deferred *next;
@@ -118,6 +221,7 @@ static int grow(wh_json_arena *a, size_t need)
         return 0;
     c = wh_malloc(sizeof(*c) + size);
     VALGRIND_MAKE_MEM_NOACCESS(c->data, size);
+    ASAN_POISON_MEMORY_REGION(c->data, size);
     c->size = size;
     c->next = a->chunks;
     a->chunks = c;
@@ -146,7 +250,7 @@ static void *big_block(wh_json_arena *a, size_t size)
  * a full chunk (a new one, or malloc once over budget). */
 static __attribute__((noinline)) void *arena_malloc_slow(wh_json_arena *a, size_t size)
 {
-    size_t n = (size + (ALIGN - 1)) & ~(size_t)(ALIGN - 1);
+    size_t n = ((size + (ALIGN - 1)) & ~(size_t)(ALIGN - 1)) + REDZONE;
     char *p;
 
     if (a == NULL || n == 0)
@@ -162,6 +266,7 @@ static __attribute__((noinline)) void *arena_malloc_slow(wh_json_arena *a, size_
     a->last = p;
     if (on_valgrind)
         VALGRIND_MEMPOOL_ALLOC(a, p, size);
+    ASAN_MADE(p, size);
     return p;
 }
 
@@ -178,7 +283,7 @@ static __attribute__((noinline)) void *valgrind_block(wh_json_arena *a, void *p,
 static void *arena_malloc(size_t size)
 {
     wh_json_arena *a = current;
-    size_t n = (size + (ALIGN - 1)) & ~(size_t)(ALIGN - 1);
+    size_t n = ((size + (ALIGN - 1)) & ~(size_t)(ALIGN - 1)) + REDZONE;
     char *p;
 
     if (a == NULL || size > BIG_BLOCK || n - 1 >= (size_t)(a->end - a->ptr))
@@ -188,6 +293,7 @@ static void *arena_malloc(size_t size)
     a->last = p;
     if (on_valgrind)
         return valgrind_block(a, p, size);
+    ASAN_MADE(p, size);
     return p;
 }
 
@@ -231,7 +337,8 @@ static void arena_free(void *ptr)
     }
     if (on_valgrind)
         VALGRIND_MEMPOOL_FREE(a, ptr);
-    if (ptr == a->last) {
+    ASAN_FREED(ptr);
+    if (ptr == a->last && !WH_ARENA_ASAN) {
         a->ptr = a->last;
         a->last = NULL;
     }
@@ -281,6 +388,21 @@ void wh_json_arena_begin(wh_json_arena *a)
     current = a;
 }
 
+#if WH_ARENA_ASAN
+/* The scope's blocks leave the table (a probe's scope may end inside another: the other's stay). */
+static void asan_forget_scope(wh_json_arena *a)
+{
+    struct asan_blocks old = asan_live;
+
+    memset(&asan_live, 0, sizeof(asan_live));
+    for (size_t i = 0; i < old.cap; i++)
+        if (old.at[i] != 0 && !owned(a, (const char *)old.at[i]))
+            asan_made((const void *)old.at[i], old.size[i]);
+    free(old.at);
+    free(old.size);
+}
+#endif
+
 void wh_json_arena_end(wh_json_arena *a)
 {
     struct wh_json_arena_chunk *c, *next;
@@ -288,8 +410,12 @@ void wh_json_arena_end(wh_json_arena *a)
     if (current == a)
         current = NULL;
     VALGRIND_DESTROY_MEMPOOL(a);
+#if WH_ARENA_ASAN
+    asan_forget_scope(a);
+#endif
     for (c = a->chunks; c != NULL; c = next) {
         next = c->next;
+        ASAN_UNPOISON_MEMORY_REGION(c->data, c->size);
         free(c);
     }
     for (size_t i = 0; i < a->nbig; i++)
@@ -513,16 +639,18 @@ json_t *wh_json_arena_string(const char *text, size_t len)
     struct jansson_string *js;
     char *value;
 
-    if (a == NULL || !(a->layouts & LAYOUT_STRING) || len > BIG_BLOCK || n > (size_t)(a->end - a->ptr))
+    if (a == NULL || !(a->layouts & LAYOUT_STRING) || len > BIG_BLOCK || n + REDZONE > (size_t)(a->end - a->ptr))
         return NULL; /* jansson makes it (and grows the chunk when it is full) */
     js = (struct jansson_string *)a->ptr;
     value = a->ptr + head;
-    a->ptr += n;
+    a->ptr += n + REDZONE;
     a->last = (char *)js; /* jansson frees the text, then js: freeing js gives both back */
     if (on_valgrind) {
         VALGRIND_MEMPOOL_ALLOC(a, js, sizeof(*js));
         VALGRIND_MEMPOOL_ALLOC(a, value, len + 1);
     }
+    ASAN_MADE(js, sizeof(*js));
+    ASAN_MADE(value, len + 1);
     copy_text(value, text, len);
     value[len] = '\0';
     js->json.type = JSON_STRING;
@@ -755,11 +883,12 @@ static char *bump(wh_json_arena *a, size_t n)
 {
     char *p;
 
-    if (n > (size_t)(a->end - a->ptr) && !grow(a, n))
+    if (n + REDZONE > (size_t)(a->end - a->ptr) && !grow(a, n + REDZONE))
         return NULL;
     p = a->ptr;
-    a->ptr = p + n;
+    a->ptr = p + n + REDZONE;
     a->last = p; /* jansson frees a value's parts before the value: freeing it gives the whole block back */
+    ASAN_UNPOISON_MEMORY_REGION(p, n); /* (ASan: the constructors write it whole; each part is told as made) */
     return p;
 }
 
@@ -768,6 +897,7 @@ static inline void part(wh_json_arena *a, const void *p, size_t n)
 {
     if (on_valgrind)
         VALGRIND_MEMPOOL_ALLOC(a, p, n);
+    ASAN_MADE(p, n);
 }
 
 static json_t *array_by_jansson(json_t *const *items, size_t n)
@@ -919,6 +1049,19 @@ static inline int shape_is(const struct shape *s, const wh_json_key *keys, size_
 static json_t *object_build(wh_json_arena *a, const wh_json_key *keys, json_t *const *values, size_t n,
                             int reject_duplicates, struct shape *shape, uint64_t sign);
 
+#if WH_ARENA_ASAN
+/* The parts of an object copied from a template, told to ASan as object_build tells them (jansson frees each). */
+static void asan_object_parts(const struct jansson_object *o)
+{
+    ASAN_MADE(o, sizeof(*o));
+    ASAN_MADE(o->buckets, ((size_t)1 << o->order) * sizeof(struct jansson_bucket));
+    for (const struct jansson_list *l = o->ordered_list.next; l != &o->ordered_list; l = l->next) {
+        const struct jansson_pair *pair = wh_json_pair_at(l);
+        ASAN_MADE(pair, offsetof(struct jansson_pair, key) + pair->key_len + 1);
+    }
+}
+#endif
+
 /* The object of keys[0..n) and `values` in a block of its own, from the template of shape s when that is theirs.  Out
  * of line, as object_build: the caller's tests then need no stack frame. */
 static __attribute__((noinline)) json_t *shape_object(wh_json_arena *a, const struct shape *s, const wh_json_key *keys,
@@ -962,6 +1105,9 @@ static __attribute__((noinline)) json_t *shape_object(wh_json_arena *a, const st
 #endif
     for (i = 0, n = s->n; i < n; i++)
         memcpy(p + s->value_at[i], &values[i], sizeof(values[i]));
+#if WH_ARENA_ASAN
+    asan_object_parts((const struct jansson_object *)p);
+#endif
     return (json_t *)p;
 }
 

@@ -20,9 +20,12 @@
  *     allocations once a scope has reserved WH_JSON_ARENA_MAX bytes, go to
  *     malloc as before (the large ones made in the scope are also freed when
  *     it ends, should nothing free them before).
- * Under AddressSanitizer the arena stands aside (ASan then sees every
- * value); under valgrind each carved block is reported as a heap block, so
- * memcheck still catches use after free and escapes from the scope.
+ * Under AddressSanitizer the arena runs as in production and tells ASan
+ * which bytes are in use (redzones between blocks, freed blocks poisoned
+ * and not reused, a double free aborts), so the sanitizer builds and the
+ * fuzzers test the layouts below; under valgrind each carved block is
+ * reported as a heap block, so memcheck catches use after free and escapes
+ * from the scope.
  */
 #ifndef WH_JSON_ARENA_H
 #define WH_JSON_ARENA_H
@@ -68,7 +71,7 @@ void wh_json_arena_end(wh_json_arena *a);
  * made outside it except immortal values (wh_json_freeze) and that nothing
  * outside the scope refers to (a parsed request, a merged pod, a patch):
  * its blocks are reclaimed when the scope ends.  Without an open scope,
- * with the arena off (ASan) or once the scope went over its budget, this is
+ * or once the scope went over its budget, this is
  * json_decref.  Why: freeing a review's trees value by value cost ~10 % of
  * it (bench/inject/README.md).  With WH_JSON_ARENA_CHECK=1 in the
  * environment (read at install; tests set it), every dropped tree is walked
@@ -90,7 +93,7 @@ int wh_json_arena_check(const json_t *value, char *why, size_t size);
 json_t *wh_json_arena_string(const char *text, size_t len);
 
 /* jansson's private string value (json_string_t, the same from 2.7 to 2.14), and whether install confirmed that
- * the running jansson lays strings out so (never under ASan, where the arena stands aside). */
+ * the running jansson lays strings out so. */
 struct wh_json_string_layout {
     json_t json;
     char *value;
@@ -114,7 +117,7 @@ static inline const char *wh_json_string_text(const json_t *s, size_t *len)
 }
 
 /* jansson 2.14's object as it lays it out (json_object_t, its hashtable_t and their pairs; built and probed in
- * common/wh_json_arena.c), and whether install confirmed the running jansson lays objects out so (never under ASan).
+ * common/wh_json_arena.c), and whether install confirmed the running jansson lays objects out so.
  * The members, in jansson's iteration order, are the pairs on the circular list through ordered_list. */
 struct wh_json_list_layout {
     struct wh_json_list_layout *prev, *next;
@@ -168,7 +171,7 @@ json_t *wh_json_arena_array(json_t *const *items, size_t n);
 json_t *wh_json_arena_object(const wh_json_key *keys, json_t *const *values, size_t n, int reject_duplicates);
 
 /* Reading a container without a call per member, when install confirmed
- * jansson's layout (never under ASan, where the arena stands aside): the
+ * jansson's layout: the
  * items of `array` as jansson holds them (*n of them, borrowed until the
  * array changes), or NULL (*n 0) when the layout is unknown or `array` is
  * not an array -- then read it with json_array_get.  Why: the Go type check

@@ -105,52 +105,166 @@ static void add_anchor(loader *ld, const char *name, json_t *value)
     ld->anchors[ld->nanchors++].value = json_incref(value);
 }
 
-static json_t *scalar_to_json(const yaml_event_t *ev)
-{
-    const char *text = (const char *)ev->data.scalar.value;
-    size_t len = ev->data.scalar.length;
-    const char *tag = (const char *)ev->data.scalar.tag;
-    resolved r;
+/* The tags go-yaml v2 resolves a scalar against, with what each must resolve to ("!!float" also takes an int). */
+static const struct {
+    const char *tag, *name;
+    scalar_kind kind;
+} resolvable_tags[] = {
+    {YAML_NULL_TAG, "!!null", SK_NULL},
+    {YAML_BOOL_TAG, "!!bool", SK_BOOL},
+    {YAML_INT_TAG, "!!int", SK_INT},
+    {YAML_FLOAT_TAG, "!!float", SK_FLOAT},
+    {YAML_TIMESTAMP_TAG, "!!timestamp", SK_TIMESTAMP},
+};
 
-    if (tag != NULL && strcmp(tag, "!") != 0) {
-        if (strcmp(tag, YAML_STR_TAG) == 0 || strcmp(tag, YAML_TIMESTAMP_TAG) == 0 ||
-            strcmp(tag, "tag:yaml.org,2002:binary") == 0)
-            return json_stringn(text, len);
-        if (strcmp(tag, YAML_NULL_TAG) == 0)
-            return json_null();
-        wh_yaml_resolve_plain(text, &r);
-        if (strcmp(tag, YAML_BOOL_TAG) == 0 && r.kind == SK_BOOL)
-            return json_boolean(r.b);
-        if (strcmp(tag, YAML_INT_TAG) == 0 && r.kind == SK_INT)
-            return r.is_uint ? json_real((double)r.u) : json_integer(r.i);
-        if (strcmp(tag, YAML_FLOAT_TAG) == 0 && (r.kind == SK_INT || r.kind == SK_FLOAT))
-            return json_real(r.kind == SK_INT ? (r.is_uint ? (double)r.u : (double)r.i) : r.f);
-        /* Unknown or mismatching tags: keep the text, as a string. */
-        return json_stringn(text, len);
-    }
-    if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || tag != NULL)
-        return json_stringn(text, len);
-    if (strlen(text) != len) /* embedded NUL: cannot be anything but a string */
-        return json_stringn(text, len);
-    wh_yaml_resolve_plain(text, &r);
-    if (wh_yaml_resolved_is_string(&r))
-        return json_stringn(text, len);
-    return wh_yaml_resolved_json(&r);
+static const char *kind_tag(scalar_kind kind)
+{
+    for (size_t i = 0; i < sizeof(resolvable_tags) / sizeof(resolvable_tags[0]); i++)
+        if (resolvable_tags[i].kind == kind)
+            return resolvable_tags[i].name;
+    return "!!str";
 }
 
-/* A mapping key as JSON would hold it (sigs.k8s.io/yaml stringifies keys). */
-static char *key_string(const yaml_event_t *ev)
+/* What go-yaml v2 makes of scalar event `ev` decoding into interface{}: *r (SK_STR: its text, or with *binary its
+ * text is base64 of the bytes), or an error when a tag names what its text does not resolve to ("cannot decode !!str
+ * `abc` as a !!int").  Untagged plain scalars resolve; quoted ones, !!str, "!" and tags go-yaml does not resolve
+ * (!foo, !!map on a scalar) stay text. */
+static wh_code scalar_meaning(loader *ld, const yaml_event_t *ev, resolved *r, int *binary)
+{
+    const char *text = (const char *)ev->data.scalar.value, *tag = (const char *)ev->data.scalar.tag;
+    size_t len = ev->data.scalar.length, i, n = sizeof(resolvable_tags) / sizeof(resolvable_tags[0]);
+
+    memset(r, 0, sizeof(*r));
+    r->kind = SK_STR;
+    *binary = tag != NULL && strcmp(tag, "tag:yaml.org,2002:binary") == 0;
+    if (tag == NULL) {
+        if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && strlen(text) == len)
+            wh_yaml_resolve_plain(text, r);
+        return WH_OK;
+    }
+    for (i = 0; i < n && strcmp(tag, resolvable_tags[i].tag) != 0; i++)
+        ;
+    if (i == n)
+        return WH_OK;
+    if (strlen(text) == len) /* (with a NUL it is no number, word or timestamp) */
+        wh_yaml_resolve_plain(text, r);
+    if (r->kind == resolvable_tags[i].kind)
+        return WH_OK;
+    if (resolvable_tags[i].kind == SK_FLOAT && r->kind == SK_INT && !r->is_uint) {
+        r->kind = SK_FLOAT;
+        r->f = (double)r->i;
+        return WH_OK;
+    }
+    return wh_err_set(ld->err, WH_E_PARSE, "yaml: line %zu: cannot decode %s `%s` as a %s", ev->start_mark.line + 1,
+                      kind_tag(r->kind), text, resolvable_tags[i].name);
+}
+
+/* The string go-yaml v2 makes of a !!binary scalar, as JSON holds it: the base64 decoded (line breaks skipped), each
+ * byte that is not UTF-8 replaced by U+FFFD as encoding/json replaces it. */
+static wh_code binary_text(loader *ld, const yaml_event_t *ev, wh_buf *out)
+{
+    wh_buf raw = WH_BUF_INIT;
+    unsigned cp;
+    wh_code rc = WH_OK;
+
+    if (wh_go_base64_decode(&raw, (const char *)ev->data.scalar.value, ev->data.scalar.length, 0) >= 0) {
+        rc = wh_err_set(ld->err, WH_E_PARSE, "yaml: line %zu: !!binary value contains invalid base64 data",
+                        ev->start_mark.line + 1);
+        goto out;
+    }
+    for (size_t i = 0, n; i < raw.len; i += n)
+        if ((n = wh_utf8_decode((const unsigned char *)raw.data + i, raw.len - i, &cp)) != 0) {
+            wh_buf_append(out, raw.data + i, n);
+        } else {
+            wh_buf_puts(out, "\xef\xbf\xbd");
+            n = 1;
+        }
+out:
+    wh_buf_free(&raw);
+    return rc;
+}
+
+/* The JSON value of scalar event `ev`; an error when its tag does not fit it or JSON has no such number (NaN, Inf). */
+static wh_code scalar_to_json(loader *ld, const yaml_event_t *ev, json_t **out)
 {
     const char *text = (const char *)ev->data.scalar.value;
     size_t len = ev->data.scalar.length;
+    wh_buf bytes = WH_BUF_INIT;
+    resolved r;
+    int binary;
+    wh_code rc;
 
-    if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && ev->data.scalar.tag == NULL && strlen(text) == len) {
-        json_t *k = wh_yaml_plain_key(text, len);
-        char *out = k != NULL ? wh_strdup(json_string_value(k)) : NULL;
-        json_decref(k);
-        return out;
+    if ((rc = scalar_meaning(ld, ev, &r, &binary)) != WH_OK)
+        return rc;
+    if (binary) {
+        if ((rc = binary_text(ld, ev, &bytes)) == WH_OK)
+            *out = json_stringn(bytes.len != 0 ? bytes.data : "", bytes.len);
+        wh_buf_free(&bytes);
+        return rc;
     }
-    return wh_strndup(text, len);
+    if (r.kind == SK_STR || r.kind == SK_TIMESTAMP)
+        *out = json_stringn(text, len);
+    else if ((*out = wh_yaml_resolved_json(&r)) == NULL)
+        return wh_err_set(ld->err, WH_E_PARSE, "yaml: line %zu: cannot represent %s in JSON", ev->start_mark.line + 1,
+                          text);
+    return WH_OK;
+}
+
+/* The JSON key sigs.k8s.io/yaml makes of a key go-yaml v2 read as r (wh_yaml_key_text), or an error naming the key
+ * it makes none of (null, an integer above 2^63-1), at `line`. */
+static wh_code key_text(loader *ld, const resolved *r, const char *text, size_t len, size_t line, char **out)
+{
+    char tmp[WH_YAML_KEY_TMP];
+    size_t n;
+    const char *k = wh_yaml_key_text(r, text, len, tmp, &n);
+
+    if (k == NULL && r->kind == SK_NULL)
+        return wh_err_set(ld->err, WH_E_UNSUPPORTED, "yaml: line %zu: unsupported null mapping key%s%.*s%s", line,
+                          len != 0 ? " `" : "", (int)len, text, len != 0 ? "`" : "");
+    if (k == NULL)
+        return wh_err_set(ld->err, WH_E_UNSUPPORTED,
+                          "yaml: line %zu: unsupported mapping key %.*s: integers above 2^63-1 have no JSON form", line,
+                          (int)len, text);
+    *out = wh_strndup(k, n);
+    return WH_OK;
+}
+
+/* The JSON key of scalar event `ev` (sigs.k8s.io/yaml stringifies keys: yes -> "true", 0x1f -> "31", 1e3 -> "1000"). */
+static wh_code key_string(loader *ld, const yaml_event_t *ev, char **out)
+{
+    wh_buf bytes = WH_BUF_INIT;
+    resolved r;
+    int binary;
+    wh_code rc;
+
+    if ((rc = scalar_meaning(ld, ev, &r, &binary)) != WH_OK)
+        return rc;
+    if (binary) {
+        if ((rc = binary_text(ld, ev, &bytes)) == WH_OK)
+            *out = wh_strndup(bytes.len != 0 ? bytes.data : "", bytes.len);
+        wh_buf_free(&bytes);
+        return rc;
+    }
+    return key_text(ld, &r, (const char *)ev->data.scalar.value, ev->data.scalar.length, ev->start_mark.line + 1, out);
+}
+
+/* The JSON key of an alias's value: a scalar's, as key_string makes it of the scalar the anchor named. */
+static wh_code alias_key(loader *ld, const json_t *v, size_t line, char **out)
+{
+    resolved r = {.kind = SK_NULL};
+
+    if (json_is_string(v))
+        r.kind = SK_STR;
+    else if (json_is_boolean(v))
+        r.kind = SK_BOOL, r.b = json_is_true(v);
+    else if (json_is_integer(v))
+        r.kind = SK_INT, r.i = json_integer_value(v);
+    else if (json_is_real(v))
+        r.kind = SK_FLOAT, r.f = json_real_value(v);
+    else if (!json_is_null(v))
+        return wh_err_set(ld->err, WH_E_UNSUPPORTED, "yaml: line %zu: non-scalar mapping keys are not supported", line);
+    return key_text(ld, &r, r.kind == SK_STR ? json_string_value(v) : "", r.kind == SK_STR ? json_string_length(v) : 0,
+                    line, out);
 }
 
 static wh_code load_node(loader *ld, yaml_event_t *ev, int depth, json_t **out);
@@ -204,25 +318,25 @@ static wh_code load_mapping(loader *ld, int depth, json_t **out)
             if (ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && ev.data.scalar.tag == NULL &&
                 strcmp((const char *)ev.data.scalar.value, "<<") == 0)
                 is_merge = 1;
-            key = key_string(&ev);
+            if ((rc = key_string(ld, &ev, &key)) != WH_OK)
+                goto out;
             if (ev.data.scalar.anchor != NULL) {
-                json_t *ks = json_string(key); /* libyaml read the key as UTF-8 */
-                add_anchor(ld, (const char *)ev.data.scalar.anchor, ks);
-                json_decref(ks);
+                json_t *kv = NULL; /* an alias of it is the scalar, not the key made of it (1, not "1") */
+                if ((rc = scalar_to_json(ld, &ev, &kv)) != WH_OK)
+                    goto out;
+                add_anchor(ld, (const char *)ev.data.scalar.anchor, kv);
+                json_decref(kv);
             }
         } else if (ev.type == YAML_ALIAS_EVENT) {
             json_t *kv = NULL;
+            size_t line = ev.start_mark.line + 1;
             if ((rc = load_node(ld, &ev, depth + 1, &kv)) != WH_OK)
                 goto out;
             have_event = 0; /* load_node consumed (deleted) it */
-            if (!json_is_string(kv)) {
-                json_decref(kv);
-                rc = wh_err_set(ld->err, WH_E_UNSUPPORTED, "yaml: line %zu: non-scalar mapping keys are not supported",
-                                ld->parser.mark.line + 1);
-                goto out;
-            }
-            key = wh_strdup(json_string_value(kv));
+            rc = alias_key(ld, kv, line, &key);
             json_decref(kv);
+            if (rc != WH_OK)
+                goto out;
         } else {
             rc = wh_err_set(ld->err, WH_E_UNSUPPORTED, "yaml: line %zu: non-scalar mapping keys are not supported",
                             ev.start_mark.line + 1);
@@ -324,11 +438,8 @@ static wh_code load_node(loader *ld, yaml_event_t *ev, int depth, json_t **out)
         anchor_name = wh_strdup((const char *)anchor_text);
     switch (ev->type) {
     case YAML_SCALAR_EVENT:
-        if ((v = scalar_to_json(ev)) == NULL) {
-            rc = wh_err_set(ld->err, WH_E_PARSE, "yaml: line %zu: cannot represent %s in JSON", ev->start_mark.line + 1,
-                            (const char *)ev->data.scalar.value);
+        if ((rc = scalar_to_json(ld, ev, &v)) != WH_OK)
             goto out;
-        }
         break;
     case YAML_SEQUENCE_START_EVENT:
         yaml_event_delete(ev);

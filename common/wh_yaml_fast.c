@@ -646,7 +646,8 @@ static inline __attribute__((always_inline)) int mapping_entry(fast *f, const li
         key->len = (size_t)(ke - s);
         if (wh_yaml_plain_may_resolve(s, key->len)) {
             char tmp[WH_YAML_KEY_TMP];
-            key->text = wh_yaml_plain_key_text(s, key->len, tmp, &key->len);
+            if ((key->text = wh_yaml_plain_key_text(s, key->len, tmp, &key->len)) == NULL)
+                return -1;          /* no JSON key (null, above 2^63-1): the loader says why */
             if (key->text == tmp) { /* a resolved key ("yes" -> "true"): keep it on the stack */
                 key->off = f->keys.len;
                 key->in_buf = 1;
@@ -896,9 +897,10 @@ static wh_code flow_key(fast *f, const char **pp, const char *end, key_ref *key)
     }
     if (flow_plain_span(pp, end, 1, &key->text, &key->len) != WH_OK)
         return UNSUPPORTED;
-    if (key->len != 0 && wh_yaml_plain_may_resolve(key->text, key->len)) {
+    if (key->len == 0 || wh_yaml_plain_may_resolve(key->text, key->len)) {
         char tmp[WH_YAML_KEY_TMP];
-        key->text = wh_yaml_plain_key_text(key->text, key->len, tmp, &key->len);
+        if ((key->text = wh_yaml_plain_key_text(key->text, key->len, tmp, &key->len)) == NULL)
+            return UNSUPPORTED; /* no JSON key (null, above 2^63-1): the loader says why */
         if (key->text == tmp) { /* a resolved key ("yes" -> "true"): keep it on the stack */
             key->off = f->keys.len;
             key->in_buf = 1;

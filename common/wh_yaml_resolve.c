@@ -9,7 +9,9 @@
 #include "wh_yaml_resolve.h"
 
 #include "wh_alloc.h"
+#include "wh_buf.h"
 #include "wh_chars.h"
+#include "wh_go.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -519,41 +521,51 @@ static void resolve_span(const char *s, size_t len, resolved *r)
         free(text);
 }
 
-const char *wh_yaml_plain_key_text(const char *s, size_t len, char tmp[WH_YAML_KEY_TMP], size_t *out_len)
+const char *wh_yaml_key_text(const resolved *r, const char *s, size_t len, char tmp[WH_YAML_KEY_TMP], size_t *out_len)
 {
-    resolved r;
+    wh_buf f = WH_BUF_INIT;
     int n;
 
-    if (len == 0) { /* an empty key stays "" (resolution would say null) */
-        *out_len = 0;
-        return s;
-    }
-    if (!wh_yaml_plain_may_resolve(s, len)) { /* the common case: the key is its own text */
+    switch (r->kind) {
+    case SK_STR:
+    case SK_TIMESTAMP:
         *out_len = len;
         return s;
-    }
-    resolve_span(s, len, &r);
-    if (r.kind == SK_BOOL) {
-        n = snprintf(tmp, WH_YAML_KEY_TMP, "%s", r.b ? "true" : "false");
-    } else if (r.kind == SK_INT && !r.is_uint) {
-        n = snprintf(tmp, WH_YAML_KEY_TMP, "%lld", r.i);
-    } else if (r.kind == SK_NULL) {
-        n = snprintf(tmp, WH_YAML_KEY_TMP, "null");
-    } else {
-        *out_len = len;
-        return s;
+    case SK_NULL:
+        return NULL;
+    case SK_BOOL:
+        n = snprintf(tmp, WH_YAML_KEY_TMP, "%s", r->b ? "true" : "false");
+        break;
+    case SK_INT:
+        if (r->is_uint)
+            return NULL;
+        n = snprintf(tmp, WH_YAML_KEY_TMP, "%lld", r->i);
+        break;
+    case SK_FLOAT:
+    default:
+        wh_go_float_bits(&f, r->f, 'g', -1, 32); /* at most 14 bytes: -1.1754944e-38 */
+        n = snprintf(tmp, WH_YAML_KEY_TMP, "%s",
+                     strcmp(f.data, "+Inf") == 0   ? ".inf"
+                     : strcmp(f.data, "-Inf") == 0 ? "-.inf"
+                     : strcmp(f.data, "NaN") == 0  ? ".nan"
+                                                   : f.data);
+        wh_buf_free(&f);
+        break;
     }
     *out_len = (size_t)n;
     return tmp;
 }
 
-json_t *wh_yaml_plain_key(const char *s, size_t len)
+const char *wh_yaml_plain_key_text(const char *s, size_t len, char tmp[WH_YAML_KEY_TMP], size_t *out_len)
 {
-    char tmp[WH_YAML_KEY_TMP];
-    size_t n;
-    const char *k = wh_yaml_plain_key_text(s, len, tmp, &n);
+    resolved r;
 
-    return json_stringn(k, n);
+    if (len != 0 && !wh_yaml_plain_may_resolve(s, len)) { /* the common case: the key is its own text */
+        *out_len = len;
+        return s;
+    }
+    resolve_span(s, len, &r); /* (empty: null) */
+    return wh_yaml_key_text(&r, s, len, tmp, out_len);
 }
 
 json_t *wh_yaml_plain_json(const char *s, size_t len)

@@ -70,11 +70,18 @@ static inline int wh_yaml_plain_may_resolve(const char *s, size_t len)
  * (NaN/Inf).  `s` must be valid UTF-8 without NUL (the fast path only hands
  * over such text): a string value is made without jansson's UTF-8 check. */
 json_t *wh_yaml_plain_json(const char *s, size_t len);
-/* The JSON key of an untagged plain mapping key (yes -> "true", 0x1 -> "1"). */
-json_t *wh_yaml_plain_key(const char *s, size_t len);
-/* The same key as text, without allocating: `s` itself when the key is its
- * own text, else the resolved text written into `tmp`.  Sets *out_len. */
+/* The JSON key sigs.k8s.io/yaml makes of a mapping key go-yaml v2 read as r
+ * ([s, s + len) its text): a string is itself, a boolean "true"/"false", an
+ * integer its decimal digits, a float strconv.FormatFloat(f, 'g', -1, 32)
+ * (1.0 -> "1", 1e20 -> "1e+20", 0.1 -> "0.1", 3.14159265358979 ->
+ * "3.1415927") with infinities and NaN as ".inf", "-.inf", ".nan".  `s`
+ * itself, or the text written into `tmp`; sets *out_len.  NULL when it makes
+ * none ("Unsupported map key"): null, and an integer above 2^63-1 (a Go
+ * uint64). */
 #define WH_YAML_KEY_TMP 32
+const char *wh_yaml_key_text(const resolved *r, const char *s, size_t len, char tmp[WH_YAML_KEY_TMP], size_t *out_len);
+/* The same for an untagged plain mapping key, without allocating for the
+ * common key that is its own text (the empty key is null). */
 const char *wh_yaml_plain_key_text(const char *s, size_t len, char tmp[WH_YAML_KEY_TMP], size_t *out_len);
 
 #endif

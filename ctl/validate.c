@@ -27,7 +27,7 @@ typedef struct run_state {
 
 static void judge(run_state *r, const char *source, size_t index, const json_t *obj)
 {
-    wh_validate_input in = {NULL, NULL, r->ns};
+    wh_validate_input in = {NULL, NULL, r->ns, 0};
     wh_validate_verdict v;
     wh_err err;
     char id[512];

@@ -21,7 +21,7 @@
 
 const wh_server_endpoint_def wh_server_endpoint_defs[] = {
     {"inject", "/inject", wh_inject_endpoint_flags, wh_inject_endpoint_new},
-    {"validate", "/validate", NULL, wh_validate_endpoint_new},
+    {"validate", "/validate", wh_validate_endpoint_flags, wh_validate_endpoint_new},
 };
 const size_t wh_server_endpoint_ndefs = sizeof(wh_server_endpoint_defs) / sizeof(wh_server_endpoint_defs[0]);
 

@@ -20,6 +20,11 @@
  *      frame (RST_STREAM REFUSED_STREAM, which clients retry: webhookd answers
  *      first, see on_h2_frame).  A chunked body is refused once it reaches
  *      the limit, the others once they exceed it.
+ *  P17 h2o decodes what came with a TLS handshake's last flight and reads its
+ *      frames at once, before on_h2_frame can be put in place (P16): a body
+ *      over the cap in a client's first frames got REFUSED_STREAM.  An h2
+ *      handshake's input is held back at SSL_CB_HANDSHAKE_DONE (a BIO that
+ *      reads nothing) and decoded once the hook is in (hold_first_flight).
  *  P15 HTTP/1.1 refusals h2o makes itself (the 413 above) are answered on the
  *      host's fallback path, not the one our handler is registered on: a
  *      filter there gives them the router's answer (istiod's text).
@@ -134,6 +139,7 @@ typedef struct conn {
     int linger_fd;                   /* a duplicate kept to linger after h2o closes (see linger), or -1 */
     int revoked;                     /* verified once, refused by a later bundle: served no longer than it must be */
     h2o_http2_conn_t *h2;            /* h2o's HTTP/2 connection on this socket (P16), else NULL */
+    BIO *held_rbio;                  /* h2o's BIO while the handshake's first flight is held back (P17), else NULL */
     int goaway;                      /* revoked HTTP/2: GOAWAY sent, closing once its open streams are answered */
     /* h2o's frame reader this connection's frames go to after on_h2_frame */
     ssize_t (*h2_next)(h2o_http2_conn_t *h, const uint8_t *src, size_t len, const char **err_desc);
@@ -971,6 +977,81 @@ static void screen_open_streams(conn *c, h2o_http2_conn_t *h)
     free(streams);
 }
 
+/* P17: a BIO whose reads would block, h2o's socket as its data (on_tls_info finds the connection through it). */
+static int held_read(BIO *b, char *out, int len)
+{
+    (void)out;
+    (void)len;
+    BIO_clear_retry_flags(b);
+    BIO_set_retry_read(b);
+    return -1;
+}
+
+static long held_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+    (void)b;
+    (void)num;
+    (void)ptr;
+    return cmd == BIO_CTRL_FLUSH;
+}
+
+static BIO_METHOD *held_method;
+static pthread_once_t held_method_once = PTHREAD_ONCE_INIT;
+
+static void make_held_method(void)
+{
+    held_method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "webhookd first flight held");
+    if (held_method == NULL || !BIO_meth_set_read(held_method, held_read) || !BIO_meth_set_ctrl(held_method, held_ctrl))
+        wh_oom(0);
+}
+
+/* At the end of an h2 handshake (inside SSL_accept): what the client sent with its last flight stays encrypted, in
+ * h2o's buffer, until release_first_flight.  h2o then makes its HTTP/2 connection with no input; on_handshakes_done
+ * puts on_h2_frame before its reader and has it read the held input, so that every frame passes on_h2_frame. */
+static void hold_first_flight(conn *c, SSL *ssl)
+{
+    const unsigned char *alpn;
+    unsigned alpn_len;
+    BIO *held;
+
+    SSL_get0_alpn_selected(ssl, &alpn, &alpn_len);
+    if (alpn_len != 2 || memcmp(alpn, "h2", 2) != 0)
+        return; /* HTTP/1.1 reads its requests through the filters in place already */
+    pthread_once(&held_method_once, make_held_method);
+    if ((held = BIO_new(held_method)) == NULL)
+        wh_oom(0);
+    BIO_set_data(held, c->sock);
+    BIO_set_init(held, 1);
+    c->held_rbio = SSL_get_rbio(ssl);
+    BIO_up_ref(c->held_rbio); /* (h2o's BIO is also the write BIO: one reference for both) */
+    SSL_set0_rbio(ssl, held);
+}
+
+/* Give h2o's BIO back and decode what was held, as h2o decodes input (sock->input), then let h2o's reader (now behind
+ * on_h2_frame) read it.  c may be closed when this returns. */
+static void release_first_flight(conn *c)
+{
+    SSL *ssl = (SSL *)c->ssl;
+    h2o_socket_t *sock = c->sock;
+    const char *err = NULL;
+    int n;
+
+    SSL_set0_rbio(ssl, c->held_rbio); /* frees the held BIO */
+    c->held_rbio = NULL;
+    for (;;) {
+        h2o_iovec_t buf = h2o_buffer_reserve(&sock->input, 4096);
+        ERR_clear_error();
+        if ((n = SSL_read(ssl, buf.base, (int)buf.len)) <= 0) {
+            if (n < 0 && SSL_get_error(ssl, n) != SSL_ERROR_WANT_READ)
+                err = h2o_socket_error_ssl_decode;
+            break;
+        }
+        sock->input->size += (size_t)n;
+    }
+    if ((sock->input->size != 0 || err != NULL) && sock->_cb.read != NULL)
+        sock->_cb.read(sock, err);
+}
+
 /* Point the worker's connection records at h2o's HTTP/2 connections (ALPN
  * h2 or the prior-knowledge preface alike: each one's socket is ours) and
  * put on_h2_frame before the frame reader of those that lack it. */
@@ -993,12 +1074,26 @@ static void find_h2_conns(worker *w)
     }
 }
 
+/* find_h2_conns, then the first flights held back (P17) of the connections it hooked are read. */
+static void hook_h2_conns(worker *w)
+{
+    h2o_linklist_t *l, *next;
+
+    find_h2_conns(w);
+    for (l = w->conns.next; l != &w->conns; l = next) {
+        conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, l);
+        next = l->next; /* (reading the held input may close c, no other) */
+        if (c->held_rbio != NULL && c->h2 != NULL)
+            release_first_flight(c);
+    }
+}
+
 /* Run once the loop is done with the sockets that finished a handshake, so
- * that h2o has made their HTTP/2 connections (and read at most the frames
- * that came with the handshake: a flow-control window's worth). */
+ * that h2o has made their HTTP/2 connections (with no input read: P17; a
+ * handshake whose last write had to wait is found by the sweep). */
 static void on_handshakes_done(h2o_timeout_entry_t *entry)
 {
-    find_h2_conns(H2O_STRUCT_FROM_MEMBER(worker, hook_entry, entry));
+    hook_h2_conns(H2O_STRUCT_FROM_MEMBER(worker, hook_entry, entry));
 }
 
 /* A revoked HTTP/2 connection ends the way h2o's own graceful shutdown
@@ -1337,7 +1432,7 @@ static void on_sweep(h2o_timeout_entry_t *entry)
     conn **growing = wh_malloc(w->num_conns * sizeof(*growing) + 1);
     size_t n = 0;
 
-    find_h2_conns(w); /* those upgraded from HTTP/1.1 too */
+    hook_h2_conns(w); /* those upgraded from HTTP/1.1 too, and handshakes that ended late */
 
     for (node = w->conns.next; node != &w->conns; node = node->next) {
         conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
@@ -1628,6 +1723,8 @@ static void on_tls_info(const SSL *ssl, int where, int ret)
         sock->on_close.cb != on_sock_close)
         return;
     c = sock->on_close.data;
+    if (c->ssl == NULL && c->w->server->cfg.http2)
+        hold_first_flight(c, (SSL *)ssl); /* the first time only (P17) */
     c->ssl = ssl;
     if (!h2o_timeout_is_linked(&c->w->hook_entry))
         h2o_timeout_link(c->w->loop, &c->w->ctx.zero_timeout, &c->w->hook_entry);

@@ -11,7 +11,6 @@
  * without a socket (tests/server/test_router.c).
  */
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -261,6 +260,22 @@ static void refuse_client(wh_router *r, const char *label, const wh_http_request
 }
 
 /* `monitoring`: the plain-HTTP listener, which needs no client certificate. */
+/* The status's decimal text (the metrics' code label) in code, without
+ * snprintf's format parsing: ~600 instructions of every request. */
+static void status_label(char code[16], int status)
+{
+    char digits[12], *q = digits + sizeof(digits);
+    unsigned u = status < 0 ? 0u - (unsigned)status : (unsigned)status;
+
+    *--q = '\0';
+    do
+        *--q = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (status < 0)
+        *--q = '-';
+    memcpy(code, q, (size_t)(digits + sizeof(digits) - q));
+}
+
 static void serve(wh_router *r, const wh_http_request *req, int monitoring, wh_http_response *res)
 {
     struct timespec start;
@@ -315,7 +330,7 @@ static void serve(wh_router *r, const wh_http_request *req, int monitoring, wh_h
     }
 
     elapsed = seconds_since(&start);
-    snprintf(code, sizeof(code), "%d", res->status);
+    status_label(code, res->status);
     wh_metric_add(r->requests, (const char *const[]){label, code}, 1);
     wh_metric_observe(r->duration, (const char *const[]){label}, elapsed);
 }

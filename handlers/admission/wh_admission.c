@@ -108,23 +108,24 @@ typedef struct member_name {
 
 /* The members of `obj` named in `names` (ending with {NULL}), each in the
  * same place of `vals` (NULL when absent): one walk of the object's members
- * instead of a lookup per name. */
+ * (read off jansson's layout where it is known: wh_json_members) instead
+ * of a lookup per name, and a name's first byte before its whole text. */
 static void members(const json_t *obj, const member_name *names, const json_t **vals)
 {
-    size_t i;
-    void *it;
+    wh_json_member buf[16], *heap, *m;
+    size_t i, j, n;
 
     for (i = 0; names[i].s != NULL; i++)
         vals[i] = NULL;
-    for (it = json_object_iter((json_t *)obj); it != NULL; it = json_object_iter_next((json_t *)obj, it)) {
-        const char *key = json_object_iter_key(it);
-        size_t len = json_object_iter_key_len(it);
+    m = wh_json_members(obj, buf, 16, &heap, &n);
+    for (j = 0; j < n; j++)
         for (i = 0; names[i].s != NULL; i++)
-            if (names[i].len == len && memcmp(names[i].s, key, len) == 0) {
-                vals[i] = json_object_iter_value(it);
+            if (names[i].len == m[j].len && names[i].s[0] == m[j].key[0] &&
+                memcmp(names[i].s, m[j].key, m[j].len) == 0) {
+                vals[i] = m[j].value;
                 break;
             }
-    }
+    free(heap);
 }
 
 /* The typed fields of AdmissionRequest: a value of another JSON type fails

@@ -56,67 +56,79 @@ static int sole(const json_t *v)
 
 #define MEMBERS_ON_STACK 20
 
-/* What settle() found: the value must be rebuilt, is the fresh value, or is
- * once its nulls are dropped (purge()), which a caller deciding whether list
- * items merge does only after deciding: a null of an item merged into an
- * earlier one with its merge key deletes there. */
-enum { SETTLE_REBUILD, SETTLE_DONE, SETTLE_NULLS };
+/* The merge key `mk` (`len` bytes) of list item `item` (an object), or
+ * NULL: looked for at the first member before the hash (names come first). */
+static const json_t *merge_key_of(const json_t *item, const char *mk, size_t len)
+{
+    const json_t *k;
 
-static int settle(json_t *pv, const wh_inject_field *f, int defer);
-static void purge(json_t *pv, const wh_inject_field *f);
+    if (len == 4 && memcmp(mk, "name", 4) == 0 && (k = wh_inject_name_json(item)) != NULL)
+        return k;
+    return wh_json_getn(item, mk, len);
+}
 
-/* settle() for object `o` of type `t`, finding on the way the merge key `mk`
- * (`mk_len` bytes; NULL: none wanted) of the list holding it: *mkv gets its value, NULL when
- * absent; a null merge key is left to merge_keyed (it is not the same as
- * none there).  Fields are looked up from the previous one (templates print
- * them in Go's order). */
-static int settle_map(json_t *o, const wh_inject_type *t, const char *mk, size_t mk_len, const json_t **mkv, int defer)
+/* What settle() found: the value must be rebuilt, or is the fresh value. */
+enum { SETTLE_REBUILD, SETTLE_DONE };
+
+static int settle(json_t *pv, const wh_inject_field *f);
+
+/* settle() for member `key` (`len` bytes) -> `v` of an object of type `t`;
+ * *prev: the field found last (fields are looked up from the previous one:
+ * templates print them in Go's order); *nulls counts the nulls. */
+static inline int settle_member(const char *key, size_t len, json_t *v, const wh_inject_type *t,
+                                const wh_inject_field **prev, size_t *nulls)
+{
+    const wh_inject_field *f;
+
+    if (key[0] == '$')
+        return SETTLE_REBUILD;
+    if (json_is_null(v)) {
+        (*nulls)++;
+        return SETTLE_DONE;
+    }
+    if (!json_is_object(v) && !json_is_array(v))
+        return SETTLE_DONE;
+    if ((f = wh_inject_schema_fieldn_after(t, *prev, key, len)) != NULL)
+        *prev = f;
+    return settle(v, f);
+}
+
+/* settle() for object `o` of type `t`: its members read through jansson's
+ * layout when known (no snapshot: a hello overlay has ~100 objects), else
+ * from a snapshot. */
+static int settle_map(json_t *o, const wh_inject_type *t)
 {
     const wh_inject_field *prev = NULL;
-    wh_json_member stack[MEMBERS_ON_STACK], *heap;
-    const wh_json_member *m;
     size_t i, n, nulls = 0;
     int r = SETTLE_DONE;
 
-    if (mkv != NULL)
-        *mkv = NULL;
     if (!sole(o))
         return SETTLE_REBUILD;
-    m = wh_json_members(o, stack, MEMBERS_ON_STACK, &heap, &n);
-    for (i = 0; i < n && r != SETTLE_REBUILD; i++) {
-        const char *key = m[i].key;
-        json_t *v = m[i].value;
-        const wh_inject_field *f;
-        int is_mk = mk != NULL && m[i].len == mk_len && memcmp(key, mk, mk_len) == 0;
-        if (key[0] == '$') {
-            r = SETTLE_REBUILD;
-        } else if (json_is_null(v)) {
-            r = is_mk ? SETTLE_REBUILD : r;
-            nulls++;
-        } else {
-            if (is_mk)
-                *mkv = v;
-            if (json_is_object(v) || json_is_array(v)) {
-                int sub;
-                if ((f = wh_inject_schema_fieldn_after(t, prev, key, m[i].len)) != NULL)
-                    prev = f;
-                if ((sub = settle(v, f, defer)) != SETTLE_DONE)
-                    r = sub;
+    if (wh_json_object_layout_known) {
+        const struct wh_json_object_layout *jo = (const struct wh_json_object_layout *)o;
+        const struct wh_json_list_layout *l, *next;
+        for (l = jo->ordered_list.next; l != &jo->ordered_list && r != SETTLE_REBUILD; l = l->next) {
+            const struct wh_json_pair_layout *p = wh_json_pair_at(l);
+            r = settle_member(p->key, p->key_len, p->value, t, &prev, &nulls);
+        }
+        if (r == SETTLE_DONE && nulls > 0) /* merging into nothing drops a null: so does settling */
+            for (l = jo->ordered_list.next; l != &jo->ordered_list; l = next) {
+                const struct wh_json_pair_layout *p = wh_json_pair_at(l);
+                next = l->next; /* deleting frees the pair */
+                if (json_is_null(p->value))
+                    json_object_deln(o, p->key, p->key_len);
             }
-        }
+        return r;
     }
-    if (r == SETTLE_DONE && nulls > 0) {
-        if (defer) {
-            r = SETTLE_NULLS;
-        } else { /* merging into nothing drops a null: so does settling */
-            for (i = 0; i < n; i++)
-                if (json_is_null(m[i].value))
-                    json_object_deln(o, m[i].key, m[i].len);
-        }
-    }
-    if (heap != NULL)
-        if (heap != NULL)
-            free(heap);
+    wh_json_member stack[MEMBERS_ON_STACK], *heap;
+    const wh_json_member *m = wh_json_members(o, stack, MEMBERS_ON_STACK, &heap, &n);
+    for (i = 0; i < n && r != SETTLE_REBUILD; i++)
+        r = settle_member(m[i].key, m[i].len, m[i].value, t, &prev, &nulls);
+    if (r == SETTLE_DONE && nulls > 0)
+        for (i = 0; i < n; i++)
+            if (json_is_null(m[i].value))
+                json_object_deln(o, m[i].key, m[i].len);
+    free(heap);
     return r;
 }
 
@@ -151,32 +163,45 @@ static uint64_t fingerprint(const json_t *v)
     return (uint64_t)json_typeof(v); /* objects, arrays, booleans, null: value_equal decides */
 }
 
-/* Whether the `n` values `v` (none NULL) are pairwise different. */
+/* Whether the `n` values `v` (none NULL) are pairwise different: their
+ * fingerprints go into an open-addressed table (a proxy's ~30 env names
+ * cost ~450 pair compares otherwise), equal fingerprints are compared. */
 static int distinct(const json_t *const *v, size_t n)
 {
-    uint64_t stack[64], *h = n <= 64 ? stack : wh_malloc(n * sizeof(*h));
-    size_t i, j;
+    uint64_t hstack[64], *h = n <= 64 ? hstack : wh_malloc(n * sizeof(*h));
+    uint32_t sstack[128], *slot;
+    size_t i, size = 16, mask, at;
     int ok = 1;
 
+    while (size < 2 * n)
+        size *= 2;
+    slot = size <= 128 ? sstack : wh_malloc(size * sizeof(*slot));
+    memset(slot, 0, size * sizeof(*slot));
+    mask = size - 1;
     for (i = 0; i < n && ok; i++) {
         h[i] = fingerprint(v[i]);
-        for (j = 0; j < i && ok; j++)
-            if (h[j] == h[i] && value_equal(v[j], v[i]))
+        for (at = (size_t)(h[i] ^ h[i] >> 29) & mask; slot[at] != 0 && ok; at = (at + 1) & mask)
+            if (h[slot[at] - 1] == h[i] && value_equal(v[slot[at] - 1], v[i]))
                 ok = 0;
+        slot[at] = (uint32_t)(i + 1);
     }
-    if (h != stack)
+    if (h != hstack)
         free(h);
+    if (slot != sstack)
+        free(slot);
     return ok;
 }
 
-/* settle() for list `a` of field `f`. */
-static int settle_list(json_t *a, const wh_inject_field *f, int defer)
+/* settle() for list `a` of field `f`.  The items of a merge-keyed list are
+ * settled only once their merge keys are known to differ: an item merging
+ * into an earlier one must keep its nulls, which delete there. */
+static int settle_list(json_t *a, const wh_inject_field *f)
 {
-    size_t i, n, nulls = 0, mk_len;
+    size_t i, n, mk_len;
     json_t *const *table = wh_json_array_items(a, &n);
     const json_t *stack[64], **keys;
     int keyed = f != NULL && f->kind == WH_K_LIST && f->merge_key != NULL,
-        plist = f != NULL && f->kind == WH_K_PLIST && (f->flags & WH_F_MERGE), r = SETTLE_DONE, sub, later = 0;
+        plist = f != NULL && f->kind == WH_K_PLIST && (f->flags & WH_F_MERGE), r = SETTLE_DONE, nulls = 0;
 
     if (!sole(a))
         return SETTLE_REBUILD;
@@ -187,17 +212,14 @@ static int settle_list(json_t *a, const wh_inject_field *f, int defer)
         for (i = 0; i < n && r != SETTLE_REBUILD; i++) {
             json_t *item = table != NULL ? table[i] : json_array_get(a, i);
             if (json_is_null(item))
-                nulls++;
-            else if ((json_is_object(item) || json_is_array(item)) && (sub = settle(item, of, defer)) != SETTLE_DONE)
-                r = sub;
+                nulls = 1;
+            else if (json_is_object(item) || json_is_array(item))
+                r = settle(item, of);
         }
-        if (r == SETTLE_DONE && nulls > 0) {
-            if (defer)
-                return SETTLE_NULLS;
+        if (r == SETTLE_DONE && nulls)
             for (i = n; i-- > 0;)
                 if (json_is_null(json_array_get(a, i)))
                     json_array_remove(a, i);
-        }
         return r;
     }
     /* items with the same merge key merge into one, duplicate primitives go */
@@ -206,12 +228,10 @@ static int settle_list(json_t *a, const wh_inject_field *f, int defer)
     for (i = 0; i < n && r != SETTLE_REBUILD; i++) {
         json_t *item = table != NULL ? table[i] : json_array_get(a, i);
         if (keyed) {
-            if (!json_is_object(item) ||
-                (sub = settle_map(item, f->type, f->merge_key, mk_len, &keys[i], 1)) == SETTLE_REBUILD ||
-                keys[i] == NULL)
+            /* an item without its merge key, or a null one: the rebuild says which error */
+            keys[i] = json_is_object(item) ? merge_key_of(item, f->merge_key, mk_len) : NULL;
+            if (keys[i] == NULL || json_is_null(keys[i]))
                 r = SETTLE_REBUILD;
-            else if (sub == SETTLE_NULLS)
-                later = 1;
         } else {
             keys[i] = item;
             if (json_is_object(item) || json_is_array(item))
@@ -222,47 +242,9 @@ static int settle_list(json_t *a, const wh_inject_field *f, int defer)
         r = SETTLE_REBUILD;
     if (keys != stack)
         free(keys);
-    if (r != SETTLE_REBUILD && later) { /* no item merges into another: the items' nulls go */
-        if (defer)
-            return SETTLE_NULLS;
-        for (i = 0; i < n; i++)
-            purge(table != NULL ? table[i] : json_array_get(a, i), f);
-    }
+    for (i = 0; keyed && i < n && r != SETTLE_REBUILD; i++)
+        r = settle_map(table != NULL ? table[i] : json_array_get(a, i), f->type);
     return r;
-}
-
-/* Drop the nulls settle() left in `pv` (value of field `f`; SETTLE_NULLS),
- * at every depth but inside lists of primitives, where null is an item. */
-static void purge(json_t *pv, const wh_inject_field *f)
-{
-    size_t i, n;
-
-    if (json_is_object(pv)) {
-        const wh_inject_type *t = f != NULL ? f->type : NULL;
-        const wh_inject_field *prev = NULL, *cf;
-        wh_json_member stack[MEMBERS_ON_STACK], *heap;
-        const wh_json_member *m = wh_json_members(pv, stack, MEMBERS_ON_STACK, &heap, &n);
-        for (i = 0; i < n; i++) {
-            if (json_is_null(m[i].value)) {
-                json_object_deln(pv, m[i].key, m[i].len);
-            } else if (json_is_object(m[i].value) || json_is_array(m[i].value)) {
-                if ((cf = wh_inject_schema_fieldn_after(t, prev, m[i].key, m[i].len)) != NULL)
-                    prev = cf;
-                purge(m[i].value, cf);
-            }
-        }
-        free(heap);
-    } else if (json_is_array(pv) && !(f != NULL && f->kind == WH_K_PLIST && (f->flags & WH_F_MERGE))) {
-        int keyed = f != NULL && f->kind == WH_K_LIST && f->merge_key != NULL;
-        const wh_inject_field *of = f != NULL && f->kind == WH_K_LIST ? f : NULL;
-        for (i = json_array_size(pv); i-- > 0;) {
-            json_t *item = json_array_get(pv, i);
-            if (json_is_null(item) && !keyed)
-                json_array_remove(pv, i);
-            else
-                purge(item, of);
-        }
-    }
 }
 
 /* Make `pv`, a value of an owned patch (its parent holds it alone, see
@@ -272,16 +254,15 @@ static void purge(json_t *pv, const wh_inject_field *f)
  * list items that merge or go, a value held more than once (changing it in
  * the target later would change something else) at any depth.  Settling
  * drops only what the rebuild skips, so a rebuild after a partial settle
- * gives the same.  With `defer` (inside a list whose items may yet merge)
- * nulls are left for purge(): SETTLE_NULLS.  One walk: most of an overlay
- * (the sidecar containers, the volumes with their `emptyDir: null`) is new
- * to the pod and moved, not rebuilt. */
-static int settle(json_t *pv, const wh_inject_field *f, int defer)
+ * gives the same.  One walk: most of an overlay (the sidecar containers,
+ * the volumes with their `emptyDir: null`) is new to the pod and moved, not
+ * rebuilt. */
+static int settle(json_t *pv, const wh_inject_field *f)
 {
     if (json_is_object(pv))
-        return settle_map(pv, f != NULL ? f->type : NULL, NULL, 0, NULL, defer);
+        return settle_map(pv, f != NULL ? f->type : NULL);
     if (json_is_array(pv))
-        return settle_list(pv, f, defer);
+        return settle_list(pv, f);
     return SETTLE_DONE;
 }
 
@@ -292,7 +273,7 @@ static wh_code fresh_value(json_t *pv, const wh_inject_field *f, int owned, json
     wh_code rc;
 
     *out = NULL;
-    if (owned && settle(pv, f, 0) == SETTLE_DONE) {
+    if (owned && settle(pv, f) == SETTLE_DONE) {
         *out = json_incref(pv);
         return WH_OK;
     }
@@ -503,9 +484,9 @@ static wh_code merge_keyed(const json_t *orig_list, const json_t *patch, const w
             if (value_equal(items[j].key, pkey))
                 break;
         if (j == nitems) {
-            const json_t *mkv;
-            /* owned: the patch is ours to change (wh_inject_smp_move) */
-            int move = owned && settle_map((json_t *)pi, f->type, mk, strlen(mk), &mkv, 0) == SETTLE_DONE;
+            /* owned: the patch is ours to change (wh_inject_smp_move); a
+             * null merge key is dropped by merging into a new item */
+            int move = owned && !json_is_null(pkey) && settle_map((json_t *)pi, f->type) == SETTLE_DONE;
             items[nitems].value = move ? json_incref((json_t *)pi) : json_object();
             items[nitems].own = 1;
             items[nitems].orig_idx = -1;

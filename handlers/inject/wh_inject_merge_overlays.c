@@ -36,34 +36,37 @@ static void move_proxy_to_init(json_t *pod)
 }
 
 /* A member of an object the template pod's view keeps: a directive SMP reads
- * (`$patch`, `$retainKeys`) or `keep` (NULL: none). */
-static inline int kept(const char *key, const char *keep)
+ * (`$patch`, `$retainKeys`) or `keep` (`keep_len` bytes; NULL: none). */
+static inline int kept(const char *key, size_t len, const char *keep, size_t keep_len)
 {
-    return key[0] == '$' ? strcmp(key, "$patch") == 0 || strcmp(key, "$retainKeys") == 0
-                         : keep != NULL && key[0] == keep[0] && strcmp(key, keep) == 0;
+    return key[0] == '$'
+               ? (len == 6 && memcmp(key, "$patch", 6) == 0) || (len == 11 && memcmp(key, "$retainKeys", 11) == 0)
+               : keep != NULL && len == keep_len && memcmp(key, keep, len) == 0;
 }
 
-#define VIEW_MEMBERS 48 /* read through the layout up to this many (a PodSpec has 40 fields) */
-
 /* The members of `src` that kept() keeps (at most three: keys are distinct),
- * in src's order, into keys/values (new references): one walk over `src`,
- * cheaper than three lookups.  Returns how many. */
-static size_t kept_members(const json_t *src, const char *keep, wh_json_key *keys, json_t **values)
+ * in src's order, into keys/values (new references): one walk over `src`
+ * (through jansson's layout when known), cheaper than three lookups.
+ * Returns how many. */
+static size_t kept_members(const json_t *src, const char *keep, size_t keep_len, wh_json_key *keys, json_t **values)
 {
-    wh_json_member m[VIEW_MEMBERS];
-    size_t n = wh_json_object_members(src, m, VIEW_MEMBERS), i, out = 0;
+    size_t out = 0;
     void *it;
 
-    if (n <= VIEW_MEMBERS) {
-        for (i = 0; i < n; i++)
-            if (kept(m[i].key, keep)) {
-                keys[out] = (wh_json_key){m[i].key, m[i].len};
-                values[out++] = json_incref(m[i].value);
+    if (wh_json_object_layout_known && json_is_object(src)) {
+        const struct wh_json_object_layout *jo = (const struct wh_json_object_layout *)src;
+        const struct wh_json_list_layout *l;
+        for (l = jo->ordered_list.next; l != &jo->ordered_list; l = l->next) {
+            const struct wh_json_pair_layout *p = wh_json_pair_at(l);
+            if (kept(p->key, p->key_len, keep, keep_len)) {
+                keys[out] = (wh_json_key){p->key, p->key_len};
+                values[out++] = json_incref(p->value);
             }
+        }
         return out;
     }
     for (it = json_object_iter((json_t *)src); it != NULL; it = json_object_iter_next((json_t *)src, it))
-        if (kept(json_object_iter_key(it), keep)) {
+        if (kept(json_object_iter_key(it), json_object_iter_key_len(it), keep, keep_len)) {
             keys[out] = (wh_json_key){json_object_iter_key(it), json_object_iter_key_len(it)};
             values[out++] = json_incref(json_object_iter_value(it));
         }
@@ -89,7 +92,7 @@ static json_t *names_view(const json_t *overlay, int security)
     json_t *values[3 + 4], *stack[32], **items;
     size_t l, i, n, nitems;
 
-    n = kept_members(overlay, NULL, keys, values);
+    n = kept_members(overlay, NULL, 0, keys, values);
     if (!json_is_object(spec)) {
         if (spec != NULL) {
             keys[n] = spec_key;
@@ -97,7 +100,7 @@ static json_t *names_view(const json_t *overlay, int security)
         }
         return wh_json_arena_object(keys, values, n, 0);
     }
-    n = kept_members(spec, NULL, keys, values);
+    n = kept_members(spec, NULL, 0, keys, values);
     for (l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
         const json_t *list = wh_json_getn(spec, lists[l].text, lists[l].len);
         if (list == NULL)
@@ -118,7 +121,7 @@ static json_t *names_view(const json_t *overlay, int security)
                 items[i] = json_incref((json_t *)item);
                 continue;
             }
-            ni = kept_members(item, "name", ikeys, ivalues);
+            ni = kept_members(item, "name", 4, ikeys, ivalues);
             if (l < 2 && security && json_is_object(sc = wh_json_getn(item, sc_key.text, sc_key.len))) {
                 ikeys[ni] = sc_key;
                 ivalues[ni++] = json_deep_copy(sc);
@@ -131,7 +134,7 @@ static json_t *names_view(const json_t *overlay, int security)
     }
     {
         json_t *vspec = wh_json_arena_object(keys, values, n, 0);
-        n = kept_members(overlay, NULL, keys, values);
+        n = kept_members(overlay, NULL, 0, keys, values);
         keys[n] = spec_key;
         values[n++] = vspec;
     }
@@ -144,7 +147,7 @@ static json_t *target_copy(const json_t *value, const wh_inject_type *type, wh_i
 
 static int injector_owned(const json_t *container)
 {
-    const char *name = wh_inject_jstr(container, "name");
+    const char *name = wh_inject_name(container);
 
     return name != NULL &&
            (strcmp(name, WH_PROXY) == 0 || strcmp(name, WH_INIT) == 0 || strcmp(name, WH_VALIDATION) == 0);
@@ -203,6 +206,8 @@ static json_t *member_copy(const json_t *v, const wh_inject_field *f, wh_inject_
                ? target_list(v, f->type, leaves, depth + 1)
                : wh_inject_json_copy(v);
 }
+
+#define VIEW_MEMBERS 48 /* read through the layout up to this many (a PodSpec has 40 fields) */
 
 /* target_copy of object `value` read through the layout and made in one
  * piece (wh_json_arena_object); NULL when the layout is unknown or it has

@@ -35,6 +35,12 @@ json_t *wh_inject_spec_list(const json_t *pod, const char *key);
 const char *wh_inject_jstr(const json_t *o, const char *key);
 /* v[k1][k2]... (a NULL-terminated list of keys), or NULL where one is missing. */
 const json_t *wh_inject_jpath(const json_t *v, ...) __attribute__((sentinel));
+/* o.name when o is an object and it is a string, else NULL: looked for at
+ * o's first member before its hash (templates, kubectl and the Go round
+ * trip print a container's, port's or volume's name first).  The text, or
+ * the string value (borrowed). */
+const char *wh_inject_name(const json_t *o);
+const json_t *wh_inject_name_json(const json_t *o);
 /* First item of `list` named `name` (NULL if none); *idx its index. */
 json_t *wh_inject_find_named(const json_t *list, const char *name, size_t *idx);
 /* istiod's FindSidecar: istio-proxy in containers, else in initContainers. */
@@ -46,7 +52,7 @@ const char *wh_inject_annotation(const json_t *pod, const char *key);
 void wh_inject_set_string(json_t *obj, const char *key, const char *value);
 /* The same for JSON text that wh_go_json wrote from jansson
  * values: valid UTF-8 already, so jansson's check (a pass over the whole
- * annotation) is skipped. */
+ * annotation) is skipped, and for the key too: `key` is one of ours. */
 void wh_inject_set_json_text(json_t *obj, const char *key, const wh_buf *text);
 /* Append {name, value} (UTF-8 text) to container.env. */
 void wh_inject_append_env(json_t *container, const char *name, const char *value);

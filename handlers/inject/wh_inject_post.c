@@ -22,6 +22,8 @@
 
 /* ---- step 8 ---- */
 
+#define MEMBERS_ON_STACK 48 /* a Container has 22 fields; a pod's annotations are a handful */
+
 /* What the steps below read of the merged pod, found once: they change
  * these objects and lists in place but never replace them (reorder, last,
  * permutes the lists in place). */
@@ -126,13 +128,15 @@ typedef struct prom_annotations {
 
 static void prom_scan(const json_t *ann, prom_annotations *pa)
 {
-    void *it;
+    wh_json_member stack[MEMBERS_ON_STACK], *heap;
+    size_t i, n;
+    const wh_json_member *m = wh_json_members(ann, stack, MEMBERS_ON_STACK, &heap, &n);
     int k;
 
     memset(pa, 0, sizeof(*pa));
-    for (it = json_object_iter((json_t *)ann); it != NULL; it = json_object_iter_next((json_t *)ann, it)) {
-        const char *key = json_object_iter_key(it);
-        const json_t *v = json_object_iter_value(it);
+    for (i = 0; i < n; i++) {
+        const char *key = m[i].key;
+        const json_t *v = m[i].value;
         if (key[0] != 'p' || !json_is_string(v)) /* every name starts with 'p', which sanitizes to itself */
             continue;
         for (k = 0; k < PROM_N; k++) {
@@ -144,6 +148,7 @@ static void prom_scan(const json_t *ann, prom_annotations *pa)
                 pa->scrape_false = 1;
         }
     }
+    free(heap);
 }
 
 /* The data-plane ports the agent owns, and why (the agent's istioReservedPorts). */
@@ -232,6 +237,32 @@ static void parse_targets(const char *list, json_t *targets)
     free(copy);
 }
 
+/* `v` in decimal into buf (at least 12 bytes), as "%d" prints it without
+ * snprintf's cost (~700 instructions). */
+static void decimal(char *buf, int v)
+{
+    char tmp[12];
+    unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+    size_t n = 0;
+
+    do
+        tmp[n++] = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (v < 0)
+        *buf++ = '-';
+    while (n > 0)
+        *buf++ = tmp[--n];
+    *buf = '\0';
+}
+
+/* o[key] = `text` (`len` bytes); key and text ASCII, ours. */
+static void set_ascii(json_t *o, const char *key, const char *text, size_t len)
+{
+    json_t *v = wh_json_arena_string(text, len);
+
+    json_object_set_new_nocheck(o, key, v != NULL ? v : json_stringn_nocheck(text, len));
+}
+
 /* 3.10.2 */
 static wh_code prometheus_merge(json_t *ann, json_t *proxy, const prom_annotations *pa, const wh_inject_revision *rev,
                                 int target, wh_err *err)
@@ -256,7 +287,7 @@ static wh_code prometheus_merge(json_t *ann, json_t *proxy, const prom_annotatio
         enabled = json_is_true(wh_json_get(mesh, "enablePrometheusMerge"));
     if (!enabled)
         return WH_OK;
-    snprintf(target_text, sizeof(target_text), "%d", target);
+    decimal(target_text, target);
     port = pa->value[PROM_PORT];
     if (port != NULL && strcmp(port, target_text) == 0)
         return WH_OK;
@@ -292,9 +323,9 @@ static wh_code prometheus_merge(json_t *ann, json_t *proxy, const prom_annotatio
             json_object_del(ann, key);
     }
     /* ASCII keys and values */
-    json_object_set_new_nocheck(ann, "prometheus.io/port", json_string_nocheck(target_text));
-    json_object_set_new_nocheck(ann, "prometheus.io/path", json_string_nocheck("/stats/prometheus"));
-    json_object_set_new_nocheck(ann, "prometheus.io/scrape", json_string_nocheck("true"));
+    set_ascii(ann, "prometheus.io/port", target_text, strlen(target_text));
+    set_ascii(ann, "prometheus.io/path", "/stats/prometheus", 17);
+    set_ascii(ann, "prometheus.io/scrape", "true", 4);
 out:
     json_decref(cfg);
     json_decref(targets);
@@ -343,15 +374,16 @@ static const struct {
  * (first bytes compared before names) rather than looked up slot by slot. */
 static void slot_handlers(const json_t *container, json_t *h[N_SLOTS])
 {
-    void *it;
-    size_t s;
+    wh_json_member stack[MEMBERS_ON_STACK], *heap;
+    size_t i, n, s;
+    const wh_json_member *m = wh_json_members(container, stack, MEMBERS_ON_STACK, &heap, &n);
 
     for (s = 0; s < N_SLOTS; s++)
         h[s] = NULL;
-    for (it = json_object_iter((json_t *)container); it != NULL; it = json_object_iter_next((json_t *)container, it)) {
-        const char *key = json_object_iter_key(it);
+    for (i = 0; i < n; i++) {
+        const char *key = m[i].key;
         for (s = 0; s < N_SLOTS; s++) {
-            json_t *v = json_object_iter_value(it);
+            json_t *v = m[i].value;
             if (key[0] != probe_slots[s].field[0] || strcmp(key, probe_slots[s].field) != 0)
                 continue;
             if (probe_slots[s].sub != NULL)
@@ -359,6 +391,7 @@ static void slot_handlers(const json_t *container, json_t *h[N_SLOTS])
             h[s] = json_is_object(v) ? v : NULL;
         }
     }
+    free(heap);
 }
 
 /* The prober istio-agent runs for one handler, or NULL when none applies
@@ -461,7 +494,7 @@ static void probe_pass(const pod_view *v, int status_port, int hooks, int rewrit
         size_t i, s;
         for (i = 0; i < json_array_size(lists[l]); i++) {
             json_t *c = json_array_get(lists[l], i), *handlers[N_SLOTS];
-            const char *name = wh_inject_jstr(c, "name");
+            const char *name = wh_inject_name(c);
             char *urls[N_SLOTS] = {NULL};
             if (name == NULL || strcmp(name, WH_PROXY) == 0)
                 continue;
@@ -548,22 +581,29 @@ static void app_probes(const pod_view *pv, const wh_inject_revision *rev, int st
 /* `"field":` and the names of the items of `list` as a JSON list (null when
  * there are none; "" for an item without a name), as json.Marshal prints a
  * []string field of istiod's SidecarInjectionStatus. */
-static void status_names(wh_buf *out, const char *field, const json_t *list)
+static void status_names(wh_buf *out, const char *field, size_t field_len, const json_t *list)
 {
-    size_t i, n = json_array_size(list);
+    size_t i, n;
+    json_t *const *items = wh_json_array_items(list, &n);
 
-    wh_buf_puts(out, field);
+    if (items == NULL)
+        n = json_array_size(list);
+    wh_buf_append(out, field, field_len);
     if (n == 0) {
-        wh_buf_puts(out, "null");
+        wh_buf_append(out, "null", 4);
         return;
     }
     for (i = 0; i < n; i++) {
-        const json_t *name = wh_json_get(json_array_get(list, i), "name");
+        const json_t *item = items != NULL ? items[i] : json_array_get(list, i);
+        const json_t *name = wh_inject_name_json(item);
         wh_buf_putc(out, i == 0 ? '[' : ',');
-        if (json_is_string(name))
-            wh_go_json_string(out, json_string_value(name), json_string_length(name), WH_GO_JSON_HTML);
-        else
-            wh_buf_puts(out, "\"\"");
+        if (name != NULL) {
+            size_t len;
+            const char *text = wh_json_string_text(name, &len);
+            wh_go_json_string(out, text, len, WH_GO_JSON_HTML);
+        } else {
+            wh_buf_append(out, "\"\"", 2);
+        }
     }
     wh_buf_putc(out, ']');
 }
@@ -591,11 +631,14 @@ static wh_code metadata(const pod_view *pv, const wh_inject_post_params *p, wh_e
         return wh_err_set(err, WH_E_INVALID, "the revision name is not UTF-8");
     if (p->r->network != NULL && *p->r->network != '\0')
         wh_inject_set_string(wh_inject_obj_child(meta, "labels", 1), "topology.istio.io/network", p->r->network);
-    /* the status annotation: SidecarInjectionStatus's fields in Go's order */
-    status_names(&text, "{\"initContainers\":", wh_json_get(tspec, "initContainers"));
-    status_names(&text, ",\"containers\":", wh_json_get(tspec, "containers"));
-    status_names(&text, ",\"volumes\":", wh_json_get(tspec, "volumes"));
-    status_names(&text, ",\"imagePullSecrets\":", wh_json_get(tspec, "imagePullSecrets"));
+        /* the status annotation: SidecarInjectionStatus's fields in Go's order */
+#define STATUS_NAMES(text, field, list) status_names(text, field, sizeof(field) - 1, list)
+    wh_buf_reserve(&text, 512); /* the hello pod's status annotation is ~250 bytes: one allocation */
+    STATUS_NAMES(&text, "{\"initContainers\":", wh_json_get(tspec, "initContainers"));
+    STATUS_NAMES(&text, ",\"containers\":", wh_json_get(tspec, "containers"));
+    STATUS_NAMES(&text, ",\"volumes\":", wh_json_get(tspec, "volumes"));
+    STATUS_NAMES(&text, ",\"imagePullSecrets\":", wh_json_get(tspec, "imagePullSecrets"));
+#undef STATUS_NAMES
     wh_buf_puts(&text, ",\"revision\":");
     wh_go_json_string(&text, revision, strlen(revision), WH_GO_JSON_HTML);
     wh_buf_putc(&text, '}');

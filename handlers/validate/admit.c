@@ -5,6 +5,7 @@
  * plugs it into the server through the AdmissionReview codec.
  */
 #include "wh_alloc.h"
+#include "wh_go.h"
 #include "wh_validate.h"
 #include "wh_validate_int.h"
 
@@ -65,9 +66,10 @@ static void count_failed(const wh_validate_metrics *m, const wh_admission_reques
 
 wh_code wh_validate_admit(void *ctx, const wh_admission_request *req, wh_admission_response *resp, wh_err *err)
 {
-    const wh_validate_metrics *m = ctx;
-    const json_t *request = req->request;
-    wh_validate_input in = {req->kind, req->namespace, NULL};
+    const wh_validate_admit_ctx *ac = ctx;
+    const wh_validate_metrics *m = ac != NULL ? &ac->metrics : NULL;
+    const json_t *request = req->request, *object;
+    wh_validate_input in = {req->kind, req->namespace, NULL, ac != NULL && ac->alpha_gateway_api};
     wh_validate_verdict v;
     wh_code rc;
 
@@ -76,7 +78,10 @@ wh_code wh_validate_admit(void *ctx, const wh_admission_request *req, wh_admissi
         resp->allowed = 1;
         return WH_OK;
     }
-    if ((rc = wh_validate_object(json_object_get(request, "object"), &in, &v, err)) != WH_OK)
+    /* request.object is a runtime.RawExtension, which keeps no bytes for a JSON null: istiod then decodes
+     * an empty object text, exactly as when the member is absent. */
+    object = json_object_get(request, "object");
+    if ((rc = wh_validate_object(json_is_null(object) ? NULL : object, &in, &v, err)) != WH_OK)
         return rc;
     resp->allowed = v.allowed;
     if (!v.allowed) {
@@ -98,23 +103,30 @@ wh_code wh_validate_admit(void *ctx, const wh_admission_request *req, wh_admissi
 
 typedef struct validate_endpoint {
     wh_endpoint ep;
-    wh_validate_metrics metrics;
+    wh_validate_admit_ctx admit;
     wh_admission_stats stats;
 } validate_endpoint;
+
+const wh_endpoint_flag wh_validate_endpoint_flags[] = {
+    {"enable-alpha-gateway-api", "false",
+     "true: know the alpha Gateway API kinds (UDPRoute, XBackend, XBackendTrafficPolicy) as istiod does with "
+     "PILOT_ENABLE_ALPHA_GATEWAY_API=true; false (istiod's default): they are unrecognized types"},
+    {NULL, NULL, NULL},
+};
 
 static void serve(wh_endpoint *self, const wh_http_request *req, wh_http_response *res)
 {
     validate_endpoint *ve = self->data;
     wh_admission_outcome outcome;
 
-    wh_admission_serve(&ve->stats, req, wh_validate_admit, &ve->metrics, res, &outcome);
+    wh_admission_serve(&ve->stats, req, wh_validate_admit, &ve->admit, res, &outcome);
     /* a 405 or 413 (outcome.refused) is webhookd's, counted as "rejected"
      * in webhookd_admission_reviews_total only */
-    if (res->status != 200 && !outcome.refused && ve->metrics.http_error != NULL) {
+    if (res->status != 200 && !outcome.refused && ve->admit.metrics.http_error != NULL) {
         char status[16];
         const char *labels[1] = {status};
         snprintf(status, sizeof(status), "%d", res->status);
-        wh_metric_add(ve->metrics.http_error, labels, 1);
+        wh_metric_add(ve->admit.metrics.http_error, labels, 1);
     }
 }
 
@@ -135,9 +147,17 @@ wh_code wh_validate_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, 
 {
     validate_endpoint *ve = wh_calloc(1, sizeof(*ve));
     wh_code rc;
+    const char *alpha = env->flag(env, "enable-alpha-gateway-api");
 
     *out = NULL;
-    if ((rc = wh_validate_metrics_init(&ve->metrics, env->metrics, err)) != WH_OK ||
+    /* read as istiod reads its environment (strconv.ParseBool) */
+    ve->admit.alpha_gateway_api = alpha != NULL ? wh_go_parse_bool(alpha) : 0;
+    if (ve->admit.alpha_gateway_api < 0) {
+        free(ve);
+        return wh_err_set(err, WH_E_INVALID,
+                          "--enable-alpha-gateway-api: strconv.ParseBool: parsing \"%s\": invalid syntax", alpha);
+    }
+    if ((rc = wh_validate_metrics_init(&ve->admit.metrics, env->metrics, err)) != WH_OK ||
         (rc = wh_admission_stats_init(&ve->stats, env->name, env->metrics, err)) != WH_OK) {
         free(ve);
         return rc;

@@ -183,7 +183,7 @@ static void copy_field(char *dst, size_t len, const char *src)
 
 wh_code wh_validate_object(const json_t *obj, const wh_validate_input *in, wh_validate_verdict *out, wh_err *err)
 {
-    static const wh_validate_input defaults = {NULL, NULL, NULL};
+    static const wh_validate_input defaults = {NULL, NULL, NULL, 0};
     const json_t *meta, *spec_in;
     const char *api_version, *kind_name, *slash, *ns, *name, *k, *gv_group, *gv_version;
     size_t glen;
@@ -240,7 +240,7 @@ wh_code wh_validate_object(const json_t *obj, const wh_validate_input *in, wh_va
         out->group[glen] = '\0';
     }
     copy_field(out->version, sizeof(out->version), gv_version);
-    kind = glen < sizeof(out->group) ? wh_vkind_find(out->group, kind_name) : NULL;
+    kind = glen < sizeof(out->group) ? wh_vkind_find(out->group, kind_name, in->alpha_gateway_api) : NULL;
     if (kind == NULL) {
         rc = deny(out, WH_VALIDATE_UNKNOWN_TYPE, "unrecognized type %.*s/%s, Kind=%s", (int)glen, gv_group, gv_version,
                   kind_name);

@@ -130,7 +130,7 @@ MSG(m_route_dest, "RouteDestination", M("destination", m_destination), T("weight
 ENUM(e_derive_port, "istio.networking.v1alpha3.HTTPRedirect.RedirectPortSelection", "FROM_PROTOCOL_DEFAULT",
      "FROM_REQUEST_PORT");
 MSG(m_redirect, "HTTPRedirect", S("uri"), S("authority"), O("port", WH_VT_U32, 1), OE("derivePort", e_derive_port, 1),
-    S("scheme"), T("redirectCode", WH_VT_U32));
+    S("scheme"), T("redirectCode", WH_VT_U32), S("prefixRewrite"));
 MSG(m_http_body, "HTTPBody", O("string", WH_VT_STR, 1), O("bytes", WH_VT_BYTES, 1));
 MSG(m_direct_response, "HTTPDirectResponse", T("status", WH_VT_U32), M("body", m_http_body));
 MSG(m_delegate, "Delegate", S("name"), S("namespace"));
@@ -212,8 +212,7 @@ MSG(m_ingress_listener, "IstioIngressListener", M("port", m_sidecar_port), S("bi
     S("defaultEndpoint"), M("tls", m_server_tls), M("connectionPool", m_conn_pool));
 MSG(m_egress_listener, "IstioEgressListener", M("port", m_sidecar_port), S("bind"), E("captureMode", e_capture_mode),
     LS("hosts"));
-ENUM(e_outbound_mode, "istio.networking.v1alpha3.OutboundTrafficPolicy.Mode", "REGISTRY_ONLY", "ALLOW_ANY",
-     "ALLOW_ANY_DYNAMIC_DNS");
+ENUM(e_outbound_mode, "istio.networking.v1alpha3.OutboundTrafficPolicy.Mode", "REGISTRY_ONLY", "ALLOW_ANY");
 MSG(m_outbound_policy, "OutboundTrafficPolicy", E("mode", e_outbound_mode), M("egressProxy", m_destination));
 MSG(m_sidecar, "Sidecar", M("workloadSelector", m_net_selector), LM("ingress", m_ingress_listener),
     LM("egress", m_egress_listener), M("inboundConnectionPool", m_conn_pool),
@@ -348,35 +347,35 @@ const wh_vmsg *const wh_vschema_mesh_networks = &m_mesh_networks;
 #define XGWAPI "gateway.networking.x-k8s.io"
 
 static const wh_vkind kinds[] = {
-    {NET, "DestinationRule", "destinationrules", &m_destination_rule, wh_validate_destination_rule},
-    {NET, "VirtualService", "virtualservices", &m_virtual_service, wh_validate_virtual_service},
-    {NET, "ServiceEntry", "serviceentries", &m_service_entry, wh_validate_service_entry},
-    {NET, "Sidecar", "sidecars", &m_sidecar, wh_validate_sidecar},
-    {NET, "Gateway", "gateways", &m_gateway, wh_validate_gateway},
-    {NET, "WorkloadEntry", "workloadentries", &m_workload_entry, wh_validate_workload_entry},
-    {NET, "WorkloadGroup", "workloadgroups", &m_workload_group, wh_validate_workload_group},
-    {NET, "EnvoyFilter", "envoyfilters", &m_envoy_filter, wh_validate_envoy_filter},
-    {NET, "ProxyConfig", "proxyconfigs", &m_proxy_config, wh_validate_proxy_config},
-    {SEC, "AuthorizationPolicy", "authorizationpolicies", &m_authorization_policy, wh_validate_authorization_policy},
-    {SEC, "PeerAuthentication", "peerauthentications", &m_peer_authentication, wh_validate_peer_authentication},
+    {NET, "DestinationRule", "destinationrules", &m_destination_rule, wh_validate_destination_rule, 0},
+    {NET, "VirtualService", "virtualservices", &m_virtual_service, wh_validate_virtual_service, 0},
+    {NET, "ServiceEntry", "serviceentries", &m_service_entry, wh_validate_service_entry, 0},
+    {NET, "Sidecar", "sidecars", &m_sidecar, wh_validate_sidecar, 0},
+    {NET, "Gateway", "gateways", &m_gateway, wh_validate_gateway, 0},
+    {NET, "WorkloadEntry", "workloadentries", &m_workload_entry, wh_validate_workload_entry, 0},
+    {NET, "WorkloadGroup", "workloadgroups", &m_workload_group, wh_validate_workload_group, 0},
+    {NET, "EnvoyFilter", "envoyfilters", &m_envoy_filter, wh_validate_envoy_filter, 0},
+    {NET, "ProxyConfig", "proxyconfigs", &m_proxy_config, wh_validate_proxy_config, 0},
+    {SEC, "AuthorizationPolicy", "authorizationpolicies", &m_authorization_policy, wh_validate_authorization_policy, 0},
+    {SEC, "PeerAuthentication", "peerauthentications", &m_peer_authentication, wh_validate_peer_authentication, 0},
     {SEC, "RequestAuthentication", "requestauthentications", &m_request_authentication,
-     wh_validate_request_authentication},
-    {"telemetry.istio.io", "Telemetry", "telemetries", &m_telemetry, wh_validate_telemetry},
-    {"extensions.istio.io", "WasmPlugin", "wasmplugins", &m_wasm_plugin, wh_validate_wasm_plugin},
+     wh_validate_request_authentication, 0},
+    {"telemetry.istio.io", "Telemetry", "telemetries", &m_telemetry, wh_validate_telemetry, 0},
+    {"extensions.istio.io", "WasmPlugin", "wasmplugins", &m_wasm_plugin, wh_validate_wasm_plugin, 0},
     {"extensions.istio.io", "TrafficExtension", "trafficextensions", &m_traffic_extension,
-     wh_validate_traffic_extension},
-    {GWAPI, "GatewayClass", "gatewayclasses", &k_gateway_class, NULL},
-    {GWAPI, "Gateway", "gateways", &k_gateway, NULL},
-    {GWAPI, "HTTPRoute", "httproutes", &k_route, NULL},
-    {GWAPI, "GRPCRoute", "grpcroutes", &k_route, NULL},
-    {GWAPI, "TCPRoute", "tcproutes", &k_route, NULL},
-    {GWAPI, "TLSRoute", "tlsroutes", &k_route, NULL},
-    {GWAPI, "UDPRoute", "udproutes", &k_route, NULL},
-    {GWAPI, "ReferenceGrant", "referencegrants", &k_reference_grant, NULL},
-    {GWAPI, "BackendTLSPolicy", "backendtlspolicies", &k_backend_tls, NULL},
-    {GWAPI, "ListenerSet", "listenersets", &k_listener_set, NULL},
-    {XGWAPI, "XBackend", "xbackends", &k_opaque, NULL},
-    {XGWAPI, "XBackendTrafficPolicy", "xbackendtrafficpolicies", &k_opaque, NULL},
+     wh_validate_traffic_extension, 0},
+    {GWAPI, "GatewayClass", "gatewayclasses", &k_gateway_class, NULL, 0},
+    {GWAPI, "Gateway", "gateways", &k_gateway, NULL, 0},
+    {GWAPI, "HTTPRoute", "httproutes", &k_route, NULL, 0},
+    {GWAPI, "GRPCRoute", "grpcroutes", &k_route, NULL, 0},
+    {GWAPI, "TCPRoute", "tcproutes", &k_route, NULL, 0},
+    {GWAPI, "TLSRoute", "tlsroutes", &k_route, NULL, 0},
+    {GWAPI, "UDPRoute", "udproutes", &k_route, NULL, 1},
+    {GWAPI, "ReferenceGrant", "referencegrants", &k_reference_grant, NULL, 0},
+    {GWAPI, "BackendTLSPolicy", "backendtlspolicies", &k_backend_tls, NULL, 0},
+    {GWAPI, "ListenerSet", "listenersets", &k_listener_set, NULL, 0},
+    {XGWAPI, "XBackend", "xbackends", &k_opaque, NULL, 1},
+    {XGWAPI, "XBackendTrafficPolicy", "xbackendtrafficpolicies", &k_opaque, NULL, 1},
 };
 
 /* The kind of `group` whose resource (by_resource) or kind is `name`. */
@@ -393,7 +392,8 @@ const wh_vkind *wh_vkind_find_resource(const char *group, const char *resource)
     return find_kind(group, resource, 1);
 }
 
-const wh_vkind *wh_vkind_find(const char *group, const char *kind)
+const wh_vkind *wh_vkind_find(const char *group, const char *kind, int alpha)
 {
-    return find_kind(group, kind, 0);
+    const wh_vkind *k = find_kind(group, kind, 0);
+    return k != NULL && k->alpha && !alpha ? NULL : k;
 }

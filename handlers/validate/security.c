@@ -663,10 +663,39 @@ out:
     return why;
 }
 
+/* istiod warns about each key of a parsed set that carries private material (jwx's private RSA, EC and
+ * OKP keys, which it picks by the presence of "d", and every symmetric "oct" key): Envoy verifies with
+ * public keys only.  Call only for a text jwks_problem accepted. */
+static void warn_private_jwks_keys(wh_vctx *c, const char *text)
+{
+    json_t *doc = wh_json_loadb(text, strlen(text), JSON_DECODE_ANY, NULL);
+    const json_t *keys;
+    size_t i, n;
+
+    if (!json_is_object(doc))
+        goto out;
+    keys = json_object_get(doc, "keys");
+    n = keys == NULL ? 1 : json_array_size(keys);
+    for (i = 0; i < n; i++) {
+        const json_t *k = keys == NULL ? doc : json_array_get(keys, i);
+        const char *kty = json_string_value(json_object_get(k, "kty"));
+        if (kty == NULL)
+            continue;
+        if (strcmp(kty, "oct") == 0 || json_object_get(k, "d") != NULL)
+            wh_vwarn(c,
+                     "jwks key at index %zu contains private key material; only public keys are used for "
+                     "verification",
+                     i);
+    }
+out:
+    json_decref(doc);
+}
+
+/* istiod's "strict" header names: ASCII letters, digits, '-' and '_' (kept for compatibility). */
 static int strict_header_name_ok(const char *s)
 {
     for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && *s != '-')
+        if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_')
             return 0;
     return 1;
 }
@@ -691,6 +720,8 @@ void wh_validate_request_authentication(wh_vctx *c, const json_t *spec)
             check_jwks_uri(c, wh_vstr(r, "jwksUri"));
         if (*wh_vstr(r, "jwks") && (why = jwks_problem(c, wh_vstr(r, "jwks"))) != NULL)
             wh_verr_listed(c, "jwks parse error: failed to unmarshal JWK set: %s", why);
+        else if (*wh_vstr(r, "jwks"))
+            warn_private_jwks_keys(c, wh_vstr(r, "jwks"));
         a = wh_varr(r, "fromHeaders");
         for (j = 0; j < json_array_size(a); j++)
             if (*wh_vstr(json_array_get(a, j), "name") == '\0')

@@ -251,7 +251,9 @@ static void check_outbound(wh_vctx *c, const json_t *tp)
         return;
     mode = wh_venum(tp, "mode", "REGISTRY_ONLY");
     proxy = wh_vobj(tp, "egressProxy");
-    if (strcmp(mode, "ALLOW_ANY_DYNAMIC_DNS") == 0) {
+    /* MeshConfig's ALLOW_ANY_DYNAMIC_DNS is mode 3; the Sidecar's own enum has no name for it, so
+     * it can only arrive as that number, which istiod refuses here. */
+    if (json_is_integer(wh_vget(tp, "mode")) && wh_vint(tp, "mode") == 3) {
         wh_verr(c, "sidecar: ALLOW_ANY_DYNAMIC_DNS mode is only supported in MeshConfig, not in Sidecar resource");
         return;
     }

@@ -455,15 +455,39 @@ static void check_mirrors(wh_vctx *c, const json_t *mirrors)
     }
 }
 
-static void check_redirect(wh_vctx *c, const json_t *r)
+/* A redirect's prefixRewrite replaces the matched prefix, so it needs every URI match of the
+ * route to be a prefix match (routes without a URI match are fine: they match any path). */
+static int uri_matches_are_prefixes(const json_t *matches)
+{
+    size_t i;
+    const json_t *m;
+
+    json_array_foreach(matches, i, m)
+    {
+        const json_t *uri = wh_vobj(m, "uri");
+        if (uri != NULL && wh_vget(uri, "prefix") == NULL)
+            return 0;
+    }
+    return 1;
+}
+
+static void check_redirect(wh_vctx *c, const json_t *r, const json_t *matches)
 {
     long long code;
     const char *scheme;
 
     if (r == NULL)
         return;
-    if (*wh_vstr(r, "uri") == '\0' && *wh_vstr(r, "authority") == '\0' && wh_vget(r, "port") == NULL &&
-        wh_vget(r, "derivePort") == NULL && *wh_vstr(r, "scheme") == '\0') {
+    if (*wh_vstr(r, "uri") != '\0' && *wh_vstr(r, "prefixRewrite") != '\0') {
+        wh_verr(c, "redirect may only specify one of uri or prefix_rewrite");
+        return;
+    }
+    if (*wh_vstr(r, "prefixRewrite") != '\0' && !uri_matches_are_prefixes(matches)) {
+        wh_verr(c, "redirect prefix_rewrite requires all URI matches to use prefix match type");
+        return;
+    }
+    if (*wh_vstr(r, "uri") == '\0' && *wh_vstr(r, "prefixRewrite") == '\0' && *wh_vstr(r, "authority") == '\0' &&
+        wh_vget(r, "port") == NULL && wh_vget(r, "derivePort") == NULL && *wh_vstr(r, "scheme") == '\0') {
         wh_verr(c, "redirect must specify URI, authority, scheme, or port");
         return;
     }
@@ -716,7 +740,7 @@ static void check_http_route(wh_vctx *c, const json_t *h, int delegate_vs)
         check_mirror_percentage(c, 1, wh_vnum(wh_vobj(h, "mirrorPercentage"), "value"));
     wh_vcheck_destination(c, wh_vobj(h, "mirror"));
     check_mirrors(c, wh_varr(h, "mirrors"));
-    check_redirect(c, wh_vobj(h, "redirect"));
+    check_redirect(c, wh_vobj(h, "redirect"), wh_varr(h, "match"));
     check_direct_response(c, wh_vobj(h, "directResponse"));
     check_retry(c, wh_vobj(h, "retries"));
     check_rewrite(c, wh_vobj(h, "rewrite"));

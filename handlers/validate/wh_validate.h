@@ -58,6 +58,9 @@ typedef struct wh_validate_input {
     /* Namespace used for namespace-relative rules (exportTo ".", sidecar "./host") when the object's
      * metadata has none; NULL = "". */
     const char *default_namespace;
+    /* istiod's PILOT_ENABLE_ALPHA_GATEWAY_API (default off): only then does it know the alpha Gateway API
+     * kinds (UDPRoute, XBackend, XBackendTrafficPolicy); off, they are unrecognized types. */
+    int alpha_gateway_api;
 } wh_validate_input;
 
 /* Judge one object (borrowed; JSON null is treated like Go's zero value, any other non-object is a decode
@@ -83,13 +86,22 @@ typedef struct wh_validate_metrics {
 /* Register the three families in `registry` (NULL registry: all NULL). */
 wh_code wh_validate_metrics_init(wh_validate_metrics *m, wh_metrics *registry, wh_err *err);
 
+/* What the admit function needs beside the request: metrics and istiod's settings that change verdicts. */
+typedef struct wh_validate_admit_ctx {
+    wh_validate_metrics metrics;
+    int alpha_gateway_api; /* as wh_validate_input.alpha_gateway_api */
+} wh_validate_admit_ctx;
+
 /* The admit function for wh_admission_serve: operation check, then wh_validate_object on request.object,
- * then metrics.  ctx is a wh_validate_metrics * (or NULL). */
+ * then metrics.  ctx is a wh_validate_admit_ctx * (or NULL: no metrics, istiod's defaults). */
 wh_code wh_validate_admit(void *ctx, const wh_admission_request *req, wh_admission_response *resp, wh_err *err);
 
 /* The /validate endpoint (a wh_endpoint_create_fn for the server's endpoint table): serves every
  * AdmissionReview through wh_admission_serve + wh_validate_admit and registers the metrics in
  * env->metrics (when not NULL). */
 wh_code wh_validate_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh_err *err);
+
+/* The /validate endpoint's own flags (--help, --name, WEBHOOKD_NAME). */
+extern const wh_endpoint_flag wh_validate_endpoint_flags[];
 
 #endif

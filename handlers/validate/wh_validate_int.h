@@ -249,9 +249,11 @@ typedef struct wh_vkind {
     const char *resource; /* plural */
     const wh_vmsg *schema;
     wh_vkind_fn validate; /* NULL: metadata checks only */
+    int alpha;            /* an alpha Gateway API kind: known only with wh_validate_input.alpha_gateway_api */
 } wh_vkind;
 
-const wh_vkind *wh_vkind_find(const char *group, const char *kind);
+/* The kind `kind` of `group`; an alpha Gateway API kind only when `alpha` is set. */
+const wh_vkind *wh_vkind_find(const char *group, const char *kind, int alpha);
 /* By API group and plural resource name (request.resource.resource). */
 const wh_vkind *wh_vkind_find_resource(const char *group, const char *resource);
 

@@ -4,8 +4,8 @@
  * behaviour) must get an answer, and every 200 must be a well-formed review
  * whose uid is the request's (or "" when undecodable).  The JSON arena is
  * installed as webhookd installs it (server/main.c), so that the reader and
- * the Go JSON writer run on jansson's layouts as in production (under ASan
- * the arena stands aside and the fallbacks run instead).
+ * the Go JSON writer run on jansson's layouts as in production (ASan sees
+ * the arena's blocks: common/wh_json_arena.c).
  */
 #include <jansson.h>
 #include <stdint.h>

@@ -7,7 +7,7 @@
  * wh_json_loadb must always agree with json_loadb on success or failure.
  * Each input is read inside a request arena scope, as webhookd reads
  * reviews, so that the values the reader makes in the arena are compared
- * too (under ASan the arena stands aside; the replay test runs it natively
+ * too (ASan sees the arena's blocks; the replay test also runs natively
  * and under valgrind).
  */
 #include <stdint.h>

@@ -9,8 +9,8 @@
  * The fast path of wh_yaml_load must, whenever it answers, answer exactly
  * what the full loader answers (types and key order included); both load
  * inside a request arena scope, as webhookd loads templates' output, so
- * that the strings the fast path makes in the arena are compared too (under
- * ASan the arena stands aside; the replay test runs it natively).
+ * that the strings the fast path makes in the arena are compared too (ASan
+ * sees the arena's blocks: common/wh_json_arena.c).
  */
 #include <math.h>
 #include <stdint.h>

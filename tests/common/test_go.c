@@ -100,6 +100,26 @@ static void format_float(void **state)
     check_float(-INFINITY, 'f', -1, "-Inf");
 }
 
+#define check_float32(f, fmt, prec, want) EXPECT_TEXT(want, wh_go_float_bits(&b, f, fmt, prec, 32))
+
+/* strconv.FormatFloat(f, fmt, prec, 32): f rounded to a float, its shortest digits (sigs.k8s.io/yaml's float keys) */
+static void format_float32(void **state)
+{
+    (void)state;
+    check_float32(0.1, 'g', -1, "0.1");
+    check_float32(3.14159265358979, 'g', -1, "3.1415927");
+    check_float32(123456789, 'g', -1, "1.2345679e+08"); /* not integral digits: the float is 123456792 */
+    check_float32(16777216, 'f', -1, "16777216");
+    check_float32(100, 'g', -1, "100");
+    check_float32(1e20, 'g', -1, "1e+20");
+    check_float32(2.5e-5, 'g', -1, "2.5e-05");
+    check_float32(-0.0, 'g', -1, "-0");
+    check_float32(1.17549435e-38, 'g', -1, "1.1754944e-38");
+    check_float32(3.5e38, 'g', -1, "+Inf"); /* above the largest float */
+    check_float32(1e-46, 'g', -1, "0");
+    check_float32(NAN, 'g', -1, "NaN");
+}
+
 /* --- encoding/json ---------------------------------------------------------- */
 
 #define check_json_float(f, want) EXPECT_TEXT(want, wh_go_json_float(&b, f))
@@ -427,6 +447,42 @@ static void json_sorted(void **state)
     json_decref(v);
 }
 
+/* Containers nested deeper than the compact writer keeps open on its own
+ * stack (64), each followed by siblings of every kind: every level closes
+ * where it should, in both writers (main() runs the tests through jansson's
+ * calls and through its layouts). */
+static void json_nesting(void **state)
+{
+    json_t *v = json_string("leaf");
+    wh_buf want = WH_BUF_INIT, outer = WH_BUF_INIT;
+
+    (void)state;
+    wh_buf_puts(&want, "\"leaf\"");
+    for (int i = 150; i > 0; i--) {
+        json_t *arr = json_array(), *obj = json_object();
+        wh_buf tmp;
+        json_array_append_new(arr, json_integer(i));
+        json_array_append_new(arr, v);
+        json_array_append_new(arr, json_object());
+        json_object_set_new(obj, i % 2 ? "a" : "\"q\"", arr);
+        json_object_set_new(obj, "b", json_array());
+        json_object_set_new(obj, "c", i % 3 ? json_true() : json_string("s"));
+        wh_buf_reset(&outer);
+        wh_buf_printf(&outer, "{\"%s\":[%d,%s,{}],\"b\":[],\"c\":%s}", i % 2 ? "a" : "\\\"q\\\"", i, want.data,
+                      i % 3 ? "true" : "\"s\"");
+        tmp = want, want = outer, outer = tmp;
+        v = obj;
+    }
+    EXPECT_TEXT(want.data, wh_go_json(&b, v, 0));
+    json_decref(v);
+    v = json_loads("[[[]],{},[{}],{\"x\":{}},5]", 0, NULL);
+    assert_non_null(v);
+    EXPECT_TEXT("[[[]],{},[{}],{\"x\":{}},5]", wh_go_json(&b, v, 0));
+    wh_buf_free(&want);
+    wh_buf_free(&outer);
+    json_decref(v);
+}
+
 static int key_order(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b); /* bytes as unsigned char */
@@ -655,6 +711,7 @@ int main(void)
         cmocka_unit_test(parse_bool),
         cmocka_unit_test(quote),
         cmocka_unit_test(format_float),
+        cmocka_unit_test(format_float32),
         cmocka_unit_test(json_float),
         cmocka_unit_test(json_strings),
         cmocka_unit_test(json_values),
@@ -667,6 +724,7 @@ int main(void)
         cmocka_unit_test(base64_decode_errors),
         cmocka_unit_test(json_indent),
         cmocka_unit_test(json_sorted),
+        cmocka_unit_test(json_nesting),
         cmocka_unit_test(json_sorted_random),
         cmocka_unit_test(json_string_every_byte),
         cmocka_unit_test(json_string_byte_pairs),

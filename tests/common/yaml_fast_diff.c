@@ -9,7 +9,7 @@
  * been taken by the fast path, or it would be dead weight.  Each document
  * is loaded inside a request arena scope, as webhookd loads templates'
  * output, so that the strings the fast path makes in the arena are compared
- * too (under ASan the arena stands aside).
+ * too.
  */
 #include <dirent.h>
 #include <stdio.h>

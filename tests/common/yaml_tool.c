@@ -37,7 +37,7 @@ int main(int argc, char **argv)
         }
     } else {
         json_error_t jerr;
-        if ((v = json_loadb(in.data, in.len, JSON_DECODE_ANY, &jerr)) == NULL) {
+        if ((v = json_loadb(in.data, in.len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr)) == NULL) {
             fprintf(stderr, "bad JSON: %s\n", jerr.text);
             status = 2;
             goto out;

@@ -548,6 +548,38 @@ class TestHTTP2Bodies(unittest.TestCase):
                 h2.close()
 
 
+    def test_over_the_cap_with_the_handshake(self):
+        """A client's first frames can come in the same read as the end of
+        its TLS handshake; h2o read them before on_h2_frame was in place, and
+        a body over the cap in them got REFUSED_STREAM (P17)."""
+        limit = 1000  # h2o's own limit is one byte more (the router answers a body one byte over the cap)
+        too_large = b"Request entity too large: limit is %d\n" % limit
+        with Server("--http2", "--max-request-bytes=%d" % limit) as srv:
+            first = (H2.headers_frame(1, "POST", "/validate") + H2.frame(0, 0, 1, b"x" * (limit + 2)) +
+                     H2.headers_frame(3, "POST", "/inject") + H2.frame(0, 1, 3, b"x" * (limit + 2)) +
+                     H2.headers_frame(5, "POST", "/inject", length=limit + 2) + H2.frame(0, 0, 5, b"x" * 100))
+            h2 = H2(srv.port, client_context(alpn=("h2",)), first=first, first_streams=3)
+            try:
+                self.assertEqual(h2.response(1), (413, too_large, None))  # crossing in a DATA frame
+                self.assertEqual(h2.response(3), (413, too_large, None))  # .. that ends the stream
+                self.assertEqual(h2.response(5), (413, too_large, None))  # declared at its HEADERS
+                body = review()
+                self.assertLessEqual(len(body), limit)
+                status, text, _ = h2.request("POST", "/validate", body)
+                self.assertEqual(status, 200, text)
+            finally:
+                h2.close()
+            # A whole request in the first flight is served as ever.
+            body = review()
+            h2 = H2(srv.port, client_context(alpn=("h2",)), first_streams=1,
+                    first=H2.headers_frame(1, "POST", "/validate", length=len(body)) + H2.frame(0, 1, 1, body))
+            try:
+                status, text, _ = h2.response(1)
+                self.assertEqual(status, 200, text)
+            finally:
+                h2.close()
+
+
 class StartedServer(Server):
     def __enter__(self):
         return self

@@ -186,38 +186,94 @@ def request(sock, method, path, body=None, content_type="application/json", extr
     return read_response(sock)
 
 
+class FirstFlight:
+    """A TLS client connection (the socket calls H2 makes) whose first bytes
+    leave with the handshake's last flight, the client's Finished and them in
+    one write, as a client that writes at once after connecting sends them:
+    the server reads both at once (server/wh_server_h2o.c, P17)."""
+
+    def __init__(self, port, ctx, first, timeout=10):
+        self.raw = socket.create_connection(("127.0.0.1", port), timeout=scaled(timeout))
+        self.incoming, self.outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self.tls = ctx.wrap_bio(self.incoming, self.outgoing, server_hostname="localhost")
+        while True:
+            try:
+                self.tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                self.raw.sendall(self.outgoing.read())
+                self.fill()
+        self.sendall(first)  # after the Finished still in `outgoing`
+
+    def fill(self):
+        got = self.raw.recv(65536)
+        if not got:
+            raise ConnectionError("connection closed")
+        self.incoming.write(got)
+
+    def selected_alpn_protocol(self):
+        return self.tls.selected_alpn_protocol()
+
+    def sendall(self, data):
+        self.tls.write(data)
+        self.raw.sendall(self.outgoing.read())
+
+    def recv(self, n):
+        while True:
+            try:
+                return self.tls.read(n)
+            except ssl.SSLWantReadError:
+                try:
+                    self.fill()
+                except ConnectionError:
+                    return b""
+            except ssl.SSLZeroReturnError:
+                return b""
+
+    def close(self):
+        self.raw.close()
+
+
 class H2:
     """A minimal HTTP/2 client (h2 over ALPN; HPACK literals out, the static
     table and literal :status in) for tests that need frame-level control:
     streams opened and bodies sent piece by piece, every frame the server
-    sends seen (GOAWAY, RST_STREAM).  SETTINGS and PING are acknowledged."""
+    sends seen (GOAWAY, RST_STREAM).  SETTINGS and PING are acknowledged.
+    `first`: frames sent with the preface and the handshake's last flight
+    (FirstFlight); their streams are the client's first (1, 3, ...)."""
 
     PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
     STATIC_STATUS = {0x88: 200, 0x89: 204, 0x8a: 206, 0x8b: 304, 0x8c: 400, 0x8d: 404, 0x8e: 500}
 
-    def __init__(self, port, ctx, timeout=10):
-        self.sock = connect(port, ctx, timeout)
+    def __init__(self, port, ctx, timeout=10, first=b"", first_streams=0):
+        hello = self.PREFACE + self.frame(4, 0, 0)
+        self.sock = FirstFlight(port, ctx, hello + first, timeout) if first else connect(port, ctx, timeout)
         assert self.sock.selected_alpn_protocol() == "h2", self.sock.selected_alpn_protocol()
-        self.inbuf, self.next_id = b"", 1
+        self.inbuf, self.next_id = b"", 1 + 2 * first_streams
         self.goaway = None  # (last stream id, error code) of the last GOAWAY
         self.resets, self.status, self.body, self.ended = {}, {}, {}, set()
         self.conn_credit = 0  # what the server's WINDOW_UPDATEs on the connection gave back
-        self.sock.sendall(self.PREFACE + self.frame(4, 0, 0))
+        if not first:
+            self.sock.sendall(hello)
 
     @staticmethod
     def frame(ftype, flags, sid, payload=b""):
         return len(payload).to_bytes(3, "big") + bytes([ftype, flags]) + sid.to_bytes(4, "big") + payload
 
-    def headers(self, method, path, length=None, end=False):
-        """Open a stream; returns its id."""
+    @classmethod
+    def headers_frame(cls, sid, method, path, length=None, end=False):
         def literal(name, value):
             return b"\x00" + bytes([len(name)]) + name + bytes([len(value)]) + value
         fields = [(b":method", method.encode()), (b":scheme", b"https"), (b":authority", b"localhost"),
                   (b":path", path.encode()), (b"content-type", b"application/json")]
         if length is not None:
             fields.append((b"content-length", str(length).encode()))
+        return cls.frame(1, 4 | (1 if end else 0), sid, b"".join(literal(k, v) for k, v in fields))
+
+    def headers(self, method, path, length=None, end=False):
+        """Open a stream; returns its id."""
         sid, self.next_id = self.next_id, self.next_id + 2
-        self.sock.sendall(self.frame(1, 4 | (1 if end else 0), sid, b"".join(literal(k, v) for k, v in fields)))
+        self.sock.sendall(self.headers_frame(sid, method, path, length, end))
         return sid
 
     def data(self, sid, payload, end=False):

@@ -8,8 +8,8 @@
  * e.g. one holding the conformance corpus' files as revision `default`),
  * else the embedded default revision.  The JSON arena is installed first, as
  * webhookd does (server/main.c), so that every stage runs on jansson's
- * layouts as in production (under ASan the arena stands aside and the
- * fallbacks run instead).  Registered with wh_add_fuzz_target:
+ * layouts as in production (ASan sees the arena's blocks:
+ * common/wh_json_arena.c).  Registered with wh_add_fuzz_target:
  * a libFuzzer binary with -DWH_FUZZ=ON, and always a replay of corpus/.
  */
 #include <stdint.h>
