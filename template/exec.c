@@ -833,16 +833,22 @@ static wh_code eval_commands(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, w
     return WH_OK;
 }
 
+/* Whether `.` and `$` are the receivers something computed once needs
+ * (tm_kpipe, tm_run): non-nil host values of those types (NULL: any). */
+static inline int receivers_hold(wh_tmpl_ctx *ctx, const frame *fr, const wh_tmpl_type *dot, const wh_tmpl_type *dollar)
+{
+    const tm_var *v;
+
+    if (dot != NULL && !const_recv(&fr->dot, dot))
+        return 0;
+    return dollar == NULL || ((v = find_var(ctx, tm_dollar, fr->var_base)) != NULL && const_recv(&v->val, dollar));
+}
+
 /* Whether a pipeline computed once (tm_fold_pipes) has that value here:
  * its const fields' receivers are what they were then. */
 static inline int kpipe_holds(wh_tmpl_ctx *ctx, const frame *fr, const tm_kpipe *k)
 {
-    const tm_var *v;
-
-    if (k->dot != NULL && !const_recv(&fr->dot, k->dot))
-        return 0;
-    return k->dollar == NULL ||
-           ((v = find_var(ctx, tm_dollar, fr->var_base)) != NULL && const_recv(&v->val, k->dollar));
+    return receivers_hold(ctx, fr, k->dot, k->dollar);
 }
 
 /* Whether two values are the same one: kind, type and the bits that hold
@@ -972,8 +978,10 @@ static int over_cpu_budget(wh_tmpl_ctx *ctx)
 
 /* Budgets: a template (a revision's config is input too) must neither run
  * forever nor take the process's memory; exceeding one is this render's
- * error.  The CPU clock is read every 1024 steps.  A step counted by
- * check_limits below when it is not within all of them. */
+ * error.  The CPU clock is read each time the steps pass a multiple of 1024
+ * (a run of static items, tm_run, counts several at once).  A step counted
+ * by check_limits below when it is not within all of them, or reaches
+ * step_check. */
 static wh_code limits_hit(wh_tmpl_ctx *ctx)
 {
     if (ctx->steps > ctx->max_steps)
@@ -982,9 +990,15 @@ static wh_code limits_hit(wh_tmpl_ctx *ctx)
         tm_errorf(ctx, "template execution exceeded its memory budget (%zu MiB)", ctx->max_memory >> 20);
         return WH_E_LIMIT;
     }
-    if ((ctx->steps & 1023) == 0 && over_cpu_budget(ctx)) {
-        tm_errorf(ctx, "template execution exceeded its CPU time budget (%u ms)", ctx->max_cpu_ms);
-        return WH_E_LIMIT;
+    if (ctx->steps >= ctx->step_check) {
+        uint64_t due = ctx->step_check;
+        ctx->step_check = (ctx->steps | 1023) + 1;
+        if (ctx->step_check > ctx->max_steps)
+            ctx->step_check = ctx->max_steps + (ctx->max_steps < UINT64_MAX);
+        if (due != 0 && over_cpu_budget(ctx)) {
+            tm_errorf(ctx, "template execution exceeded its CPU time budget (%u ms)", ctx->max_cpu_ms);
+            return WH_E_LIMIT;
+        }
     }
     if (ctx->out->len > ctx->max_output) {
         tm_errorf(ctx, "template output exceeded %zu bytes", ctx->max_output);
@@ -996,8 +1010,7 @@ static wh_code limits_hit(wh_tmpl_ctx *ctx)
 /* One step of the render against its budgets: every node walked. */
 static inline __attribute__((always_inline)) wh_code check_limits(wh_tmpl_ctx *ctx)
 {
-    if (++ctx->steps <= ctx->max_steps && ctx->arena->used <= ctx->max_memory && (ctx->steps & 1023) != 0 &&
-        ctx->out->len <= ctx->max_output)
+    if (++ctx->steps < ctx->step_check && ctx->arena->used <= ctx->max_memory && ctx->out->len <= ctx->max_output)
         return WH_OK;
     return limits_hit(ctx);
 }
@@ -1173,7 +1186,16 @@ static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n)
     case N_LIST:
         for (i = 0; i < n->u.list.n; i++) {
             const tm_node *item = n->u.list.items[i];
-            if (item->kind == N_TEXT) { /* half the nodes: walked here, without a call */
+            const tm_run *run = n->u.list.runs != NULL ? &n->u.list.runs[i] : NULL;
+            if (run != NULL && run->end != 0 && receivers_hold(ctx, fr, run->dot, run->dollar)) {
+                /* what walking the run's items writes, written at once */
+                i = run->end - 1;
+                ctx->node = n->u.list.items[i];
+                ctx->steps += run->steps - 1;
+                if ((rc = check_limits(ctx)) != WH_OK)
+                    return rc;
+                out_append(ctx->out, run->text, run->len);
+            } else if (item->kind == N_TEXT) { /* half the nodes: walked here, without a call */
                 ctx->node = item;
                 if ((rc = check_limits(ctx)) != WH_OK)
                     return rc;
@@ -1590,6 +1612,107 @@ void tm_fold_pipes(wh_tmpl_set *set, tm_node *root)
     sc->vars = f.ctx.vars;
     wh_buf_free(&f.out);
     wh_tmpl_scratch_free(sc);
+}
+
+/* ---- runs of items whose walk needs no render (tm_fold_runs) ---- */
+
+/* Whether walking `n` needs no render when g's receivers hold (adding those
+ * it needs to g): then its output is appended to `out` and the steps its
+ * walk takes are added to `steps`. */
+static int static_node(const tm_node *n, guard *g, wh_buf *out, uint64_t *steps)
+{
+    const tm_node *pipe;
+    const tm_kpipe *k;
+    const wh_tmpl_value *v;
+    size_t i;
+
+    *steps += 1;
+    switch (n->kind) {
+    case N_TEXT:
+        wh_buf_append(out, n->u.text.s, n->u.text.len);
+        return 1;
+    case N_COMMENT:
+        return 1;
+    case N_LIST:
+        for (i = 0; i < n->u.list.n; i++)
+            if (!static_node(n->u.list.items[i], g, out, steps))
+                return 0;
+        return 1;
+    case N_ACTION:
+    case N_IF:
+        pipe = n->u.branch.pipe;
+        k = pipe->u.pipe.konst;
+        if (k == NULL || pipe->u.pipe.ndecl != 0 || (k->dot != NULL && !guard_need(&g->dot, k->dot)) ||
+            (k->dollar != NULL && !guard_need(&g->dollar, k->dollar)))
+            return 0;
+        if (n->kind == N_IF) {
+            const tm_node *branch = tm_truth(&k->val) ? n->u.branch.list : n->u.branch.else_list;
+            return branch == NULL || static_node(branch, g, out, steps);
+        }
+        v = &k->val; /* printed as walk prints it */
+        if (k->printed != NULL)
+            wh_buf_append(out, k->printed, k->printed_len);
+        else if (v->kind == WH_TMPL_STRING && (v->type == NULL || v->type->format == NULL))
+            wh_buf_append(out, v->u.s, v->len);
+        else
+            return 0;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static void fold_list_runs(tm_node *n, void *arg)
+{
+    wh_tmpl_set *set = arg;
+    wh_buf text = WH_BUF_INIT;
+    tm_run *runs = NULL;
+    size_t i = 0, start;
+
+    if (n->kind != N_LIST)
+        return;
+    n->u.list.runs = NULL;
+    while (i < n->u.list.n) {
+        guard g = {NULL, NULL};
+        uint64_t steps = 0;
+        start = i;
+        wh_buf_reset(&text);
+        for (; i < n->u.list.n; i++) {
+            guard g2 = g;
+            size_t len = text.len;
+            uint64_t st = steps;
+            if (!static_node(n->u.list.items[i], &g2, &text, &st) || st > UINT32_MAX) {
+                text.len = len; /* what the dynamic item wrote before it was found so */
+                break;
+            }
+            g = g2;
+            steps = st;
+        }
+        if (i == start) { /* a dynamic item */
+            i++;
+            continue;
+        }
+        /* one text alone is walked as cheaply; anything else is worth a run */
+        if (i - start >= 2 || n->u.list.items[start]->kind != N_TEXT) {
+            if (runs == NULL) {
+                runs = tm_alloc(&set->arena, n->u.list.n * sizeof(*runs));
+                memset(runs, 0, n->u.list.n * sizeof(*runs)); /* no run starts anywhere else */
+            }
+            runs[start].end = (uint32_t)i;
+            runs[start].steps = (uint32_t)steps;
+            runs[start].dot = g.dot;
+            runs[start].dollar = g.dollar;
+            runs[start].text = tm_strndup(&set->arena, text.len ? text.data : "", text.len);
+            runs[start].len = text.len;
+        }
+    }
+    n->u.list.runs = runs;
+    wh_buf_free(&text);
+}
+
+void tm_fold_runs(wh_tmpl_set *set, tm_node *root)
+{
+    tm_node_walk(root, fold_list_runs, set);
 }
 
 /* ---- pipelines computed once per render (tm_memo_pipes) ---- */

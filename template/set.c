@@ -101,6 +101,7 @@ wh_code wh_tmpl_parse(wh_tmpl_set *set, const char *name, const char *text, size
         tm_fold_const_fields(set, defs.items[i].root);
         if (!(set->flags & WH_TMPL_NO_FOLD)) {
             tm_fold_pipes(set, defs.items[i].root);
+            tm_fold_runs(set, defs.items[i].root);
             tm_memo_pipes(set, defs.items[i].root);
         }
         if (old != NULL) {
@@ -132,8 +133,10 @@ wh_code wh_tmpl_set_const_field(wh_tmpl_set *set, const wh_tmpl_type *type, cons
     c->val = value;
     for (i = 0; i < set->defs.n; i++) {
         tm_fold_const_fields(set, set->defs.items[i].root);
-        if (!(set->flags & WH_TMPL_NO_FOLD))
+        if (!(set->flags & WH_TMPL_NO_FOLD)) {
             tm_fold_pipes(set, set->defs.items[i].root);
+            tm_fold_runs(set, set->defs.items[i].root);
+        }
     }
     return WH_OK;
 }

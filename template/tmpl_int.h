@@ -65,6 +65,18 @@ typedef struct tm_konst {
  * position (what a later error on the value reports). */
 typedef struct tm_kpipe tm_kpipe;
 
+/* Items of a list whose walk needs no render (tm_fold_runs): text, and
+ * actions and ifs over pipelines computed once, whenever `.` and `$`, where
+ * not NULL, are non-nil host values of those types.  Walking items
+ * [start, end) writes `text` and takes `steps` steps. */
+typedef struct tm_run {
+    uint32_t end; /* 0: no run starts at this item */
+    uint32_t steps;
+    const wh_tmpl_type *dot, *dollar;
+    const char *text;
+    size_t len;
+} tm_run;
+
 /* A pipeline whose value stays the same within one render for the same `.`
  * and `$` (tm_memo_pipes): stable calls (WH_TMPL_FN_STABLE) over constants
  * and fields of `.` and `$`.  Pipelines written alike share `id`, the slot
@@ -117,6 +129,7 @@ struct tm_node {
         struct {
             tm_node **items;
             size_t n;
+            const tm_run *runs; /* per item (NULL: none) */
         } list;
         struct {
             const char *s;
@@ -312,6 +325,7 @@ struct wh_tmpl_ctx {
     void *user;
     unsigned depth, max_depth;
     uint64_t steps, max_steps;
+    uint64_t step_check; /* the step at which check_limits next looks at steps and CPU (0: the first) */
     size_t max_output;
     size_t max_memory;        /* arena bytes */
     uint64_t cpu_deadline_ns; /* CLOCK_THREAD_CPUTIME_ID */
@@ -366,6 +380,9 @@ void tm_fold_const_fields(wh_tmpl_set *set, tm_node *root);
 /* Compute once the pipelines under `root` whose commands are pure calls over
  * constants (WH_TMPL_FN_PURE; their konst, in the set's arena). */
 void tm_fold_pipes(wh_tmpl_set *set, tm_node *root);
+/* Find the runs of items under `root` whose walk needs no render (their
+ * output computed now, in the set's arena; after tm_fold_pipes). */
+void tm_fold_runs(wh_tmpl_set *set, tm_node *root);
 /* Mark the pipelines under `root` that a render may compute once for each
  * `.` and `$` (their memo, in the set's arena; ids interned in the set). */
 void tm_memo_pipes(wh_tmpl_set *set, tm_node *root);

@@ -507,6 +507,14 @@ static void test_const_fields(void **state)
         "{{ range $i, $e := .Values.list }}{{ $i }}{{ $.Values.a.b | quote }}{{ . | quote }}{{ end }}",
         "{{ with .Values.a }}{{ eq .b \"x\" }}{{ eq $.Values.s \"str\" }}{{ end }}",
         "{{ define \"w\" }}{{ .Values.s | upper }}{{ end }}{{ template \"w\" .Values.a }}",
+        /* runs of items that need no render (tm_run): text, comments, actions and ifs over constants */
+        "a{{/* c */}}{{ if .Values.a.b }}x{{ .Values.s }}{{ if not .Values.zz }}y{{ .Values.n }}{{ end }}{{ else }}z"
+        "{{ end }}b{{ .Name }}c{{ .Values.s }}{{ if .Values.zz }}{{ .Name }}{{ else if .Values.s }}e{{ end }}",
+        "{{ define \"r\" }}<{{ .Values.s }}{{ if .Values.a.b }}!{{ .Values.a.b }}{{ end }}>{{ end }}{{ template \"r\" "
+        ". }}"
+        "{{ template \"r\" .Values }}{{ with .Values.a }}{{ template \"r\" $ }}{{ template \"r\" . }}{{ end }}"
+        "{{ range .Values.list }}[{{ if $.Values.s }}{{ $.Values.a.b }}{{ end }}]{{ end }}",
+        "{{ .Values.s }}x{{ if .Values.a.b }}y{{ .Values.list }}{{ end }}{{ .Values.a.missing.x }}z",
     };
     static const unsigned flags[] = {WH_TMPL_SPRIG, WH_TMPL_SPRIG | WH_TMPL_MISSINGKEY_ERROR,
                                      WH_TMPL_SPRIG | WH_TMPL_MISSINGKEY_ZERO};
@@ -585,6 +593,44 @@ static void test_folding(void **state)
         wh_tmpl_set_free(set);
     }
     json_decref(other);
+    wh_buf_free(&out);
+}
+
+/* The steps a render may take: exactly those of walking every node, whether
+ * a run of items is written at once (tm_run) or walked. */
+static void test_run_steps(void **state)
+{
+    static const char text[] =
+        "a{{ if .Values.a.b }}x{{ .Values.s }}{{/* c */}}{{ if .Values.zz }}{{ .Name }}{{ else }}"
+        "y{{ .Values.n }}{{ end }}{{ end }}b{{ .Name }}c{{ range .Values.a }}{{ . }}{{ end }}";
+    static const unsigned flags[] = {WH_TMPL_NO_FOLD, 0};
+    wh_buf out = WH_BUF_INIT;
+    wh_tmpl_opts opts = {0};
+    wh_err err;
+    uint64_t need = 0;
+    size_t k;
+    (void)state;
+
+    for (k = 0; k < 2; k++) {
+        wh_tmpl_set *set = wh_tmpl_set_new(WH_TMPL_SPRIG | flags[k]);
+        uint64_t steps;
+        assert_int_equal(wh_tmpl_set_funcs(set, funcs, sizeof(funcs) / sizeof(funcs[0]), &err), WH_OK);
+        assert_int_equal(wh_tmpl_set_const_field(set, &pod_type, "Values", wh_tmpl_json(the_pod.values), &err), WH_OK);
+        assert_int_equal(wh_tmpl_parse(set, "t", text, strlen(text), &err), WH_OK);
+        for (steps = 1; steps < 100; steps++) { /* the fewest the render needs */
+            opts.max_steps = steps;
+            wh_buf_reset(&out);
+            if (wh_tmpl_render(set, "t", wh_tmpl_host(&pod_type, &the_pod), &opts, &out, &err) == WH_OK)
+                break;
+            assert_non_null(strstr(wh_err_msg(&err), "exceeded"));
+        }
+        assert_string_equal(out.data, "axstry3bhellocx1.5");
+        if (k == 0)
+            need = steps;
+        else if (steps != need)
+            fail_msg("folded: %llu steps, walked: %llu", (unsigned long long)steps, (unsigned long long)need);
+        wh_tmpl_set_free(set);
+    }
     wh_buf_free(&out);
 }
 
@@ -708,7 +754,7 @@ int main(void)
         cmocka_unit_test(test_host_values), cmocka_unit_test(test_host_errors), cmocka_unit_test(test_functions),
         cmocka_unit_test(test_bad_params),  cmocka_unit_test(test_positions),   cmocka_unit_test(test_options),
         cmocka_unit_test(test_budgets),     cmocka_unit_test(test_threads),     cmocka_unit_test(test_const_fields),
-        cmocka_unit_test(test_folding),     cmocka_unit_test(test_memo),
+        cmocka_unit_test(test_folding),     cmocka_unit_test(test_run_steps),   cmocka_unit_test(test_memo),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
