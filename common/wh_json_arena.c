@@ -705,6 +705,31 @@ static inline void key_words(const char *key, size_t len, uint64_t *lo, uint64_t
     }
 }
 
+/* Keys of 17 to 32 bytes ("allowPrivilegeEscalation", "terminationGracePeriodSeconds") as four words that, with the
+ * length, are the key (the first and last 16 bytes overlap), and their memo. */
+struct long_key_memo {
+    uint64_t w[4];
+    size_t len1;
+    uint32_t hash;
+};
+
+#define LONG_MEMO_BITS 7
+static _Thread_local struct long_key_memo long_memo[1 << LONG_MEMO_BITS];
+
+static __attribute__((noinline)) uint32_t long_key_hash_memo(const char *key, size_t len)
+{
+    const uint64_t w0 = load64(key), w1 = load64(key + 8), w2 = load64(key + len - 16), w3 = load64(key + len - 8);
+    struct long_key_memo *m = &long_memo[(((w0 ^ w3) + len) * 0x9e3779b97f4a7c15u ^ (w1 + w2)) * 0x9e3779b97f4a7c15u >>
+                                         (64 - LONG_MEMO_BITS)];
+
+    if (m->len1 != len + 1 || ((m->w[0] ^ w0) | (m->w[1] ^ w1) | (m->w[2] ^ w2) | (m->w[3] ^ w3)) != 0) {
+        m->w[0] = w0, m->w[1] = w1, m->w[2] = w2, m->w[3] = w3;
+        m->len1 = len + 1;
+        m->hash = key_hash(key, len, key_seed);
+    }
+    return m->hash;
+}
+
 /* key_hash with the process's seed, from the memo when the key was seen lately. */
 static inline uint32_t key_hash_memo(const char *key, size_t len)
 {
@@ -712,7 +737,7 @@ static inline uint32_t key_hash_memo(const char *key, size_t len)
     struct key_memo *m;
 
     if (len > 16)
-        return key_hash(key, len, key_seed);
+        return len <= 32 ? long_key_hash_memo(key, len) : key_hash(key, len, key_seed);
     key_words(key, len, &lo, &hi);
     m = &memo[((lo ^ (hi + len) * 0x9e3779b97f4a7c15u) * 0x9e3779b97f4a7c15u) >> (64 - MEMO_BITS)];
     if (m->len1 != len + 1 || m->lo != lo || m->hi != hi) {
@@ -844,13 +869,14 @@ static __attribute__((noinline)) int repeated_key(struct jansson_object *o, stru
  * port, every volume mount).  The block the construction below made for the last object of a shape is kept per
  * thread as a template, its pointers as offsets from its start; another object of that shape is the template copied
  * to its own block with the block's address added to each pointer slot, and its values set: the same bytes the
- * construction makes, without hashing keys, searching buckets or linking lists.  Shapes of 2 to SHAPE_KEYS distinct
- * keys (a single key is built as fast) of up to 16 bytes each; SHAPE_SLOTS of them at a time, filed by their keys.  A
- * shape becomes a template when it is asked for twice in a row in its slot: one-off objects pay no copy.  Under
- * memcheck objects are built part by part (it is told of each). */
+ * construction makes, without hashing keys, searching buckets or linking lists.  Shapes of 1 to SHAPE_KEYS distinct
+ * keys of up to 16 bytes each; SHAPE_SLOTS of them at a time (a rendered sidecar has some 40 shapes: 128 slots keep
+ * most of them from one request to the next, in 150 KB per thread), filed by their keys.  A shape becomes a template
+ * when it is asked for twice in a row in its slot: one-off objects pay no copy.  Under memcheck objects are built part
+ * by part (it is told of each). */
 #define SHAPE_KEYS 4
 #define SHAPE_BYTES 512 /* the largest block: an object of 4 keys of 16 bytes takes 464 */
-#define SHAPE_BITS 4
+#define SHAPE_BITS 7
 #define SHAPE_SLOTS (1 << SHAPE_BITS)
 
 struct shape {
@@ -865,12 +891,12 @@ struct shape {
 
 static _Thread_local struct shape shapes[SHAPE_SLOTS];
 
-/* Where the shape of keys[0..n) (2 <= n <= SHAPE_KEYS) is filed: a number from its count and the lengths of its first
- * two and last keys, whose top bits are its slot.  Cheap, for every object made; never 0.  (Shapes with the same
+/* Where the shape of keys[0..n) (1 <= n <= SHAPE_KEYS) is filed: a number from its count and the lengths of its first,
+ * middle and last keys, whose top bits are its slot.  Cheap, for every object made; never 0.  (Shapes with the same
  * number are told apart by shape_is.) */
 static inline uint64_t shape_sign(const wh_json_key *keys, size_t n)
 {
-    return ((n | keys[0].len << 3 | keys[1].len << 13 | keys[n - 1].len << 23) + 1) * 0x9e3779b97f4a7c15u;
+    return ((n | keys[0].len << 3 | keys[n / 2].len << 13 | keys[n - 1].len << 23) + 1) * 0x9e3779b97f4a7c15u;
 }
 
 /* Whether s is the shape of keys[0..n). */
@@ -1090,7 +1116,7 @@ json_t *wh_json_arena_object(const wh_json_key *keys, json_t *const *values, siz
     struct shape *shape;
     uint64_t sign;
 
-    if (a == NULL || n - 2 > SHAPE_KEYS - 2 || !(a->layouts & LAYOUT_OBJECT) || on_valgrind)
+    if (a == NULL || n - 1 > SHAPE_KEYS - 1 || !(a->layouts & LAYOUT_OBJECT) || on_valgrind)
         return object_build(a, keys, values, n, reject_duplicates, NULL, 0); /* (memcheck: it tells of each part) */
     sign = shape_sign(keys, n);
     shape = &shapes[sign >> (64 - SHAPE_BITS)];

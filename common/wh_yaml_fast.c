@@ -134,7 +134,7 @@ static json_t *make_sequence(fast *f, size_t vals)
     return v;
 }
 
-static json_t *make_mapping(fast *f, size_t vals, size_t krefs)
+static inline __attribute__((always_inline)) json_t *make_mapping(fast *f, size_t vals, size_t krefs)
 {
     const size_t n = f->nkrefs - krefs;
     json_t *v;
@@ -266,20 +266,22 @@ static wh_code split_lines(fast *f, const char *text, size_t len)
                 unsigned i = (unsigned)__builtin_ctz(marks);
                 if (special & (1u << i)) {
                     eol += i;
-                    goto special; /* '\n', or refused below */
+                    if (*eol != '\n')
+                        return UNSUPPORTED; /* tabs, CRs, controls; non-ASCII (libyaml validates it) */
+                    goto line_break;
                 }
                 note_mark(l, eol + i, stop);
                 marks &= marks - 1;
             }
         }
-    special:
-        for (; eol < stop && *eol != '\n'; eol++) {
+        for (; eol < stop && *eol != '\n'; eol++) { /* the text's last bytes, fewer than BLOCK */
             unsigned char ch = (unsigned char)*eol;
             if (ch < 0x20 || ch >= 0x7F) /* tabs, CRs, controls; non-ASCII (libyaml validates it) */
                 return UNSUPPORTED;
             if (ch == ':' || ch == '#')
                 note_mark(l, eol, stop);
         }
+    line_break:
         if (q == p && q < eol &&
             (*q == '%' || (eol - q >= 3 && (memcmp(q, "---", 3) == 0 || memcmp(q, "...", 3) == 0))))
             return UNSUPPORTED;
@@ -344,7 +346,8 @@ static inline const char *line_comment(const line *l, const char *s, const char 
 /* Trim trailing spaces and a trailing " #comment" from a plain scalar on
  * line l; the scalar itself may not contain ": " (the full loader reports
  * that). */
-static wh_code plain_extent(const line *l, const char *s, const char *end, const char **out_end)
+static inline __attribute__((always_inline)) wh_code plain_extent(const line *l, const char *s, const char *end,
+                                                                  const char **out_end)
 {
     const char *c = line_comment(l, s, end), *last = c != NULL ? c : end;
 
@@ -529,7 +532,7 @@ static json_t *new_string(const char *s, size_t len)
 }
 
 /* A quoted scalar (see quoted_text) as a new JSON string. */
-static wh_code quoted(fast *f, const char **pp, const char *end, json_t **out)
+static inline __attribute__((always_inline)) wh_code quoted(fast *f, const char **pp, const char *end, json_t **out)
 {
     const char *text;
     size_t len;
@@ -562,7 +565,8 @@ static int indicator(char c)
 }
 
 /* An inline value (the text after "key: " or "- "), to the end of the line. */
-static wh_code inline_scalar(fast *f, const line *l, const char *s, const char *end, json_t **out)
+static inline __attribute__((always_inline)) wh_code inline_scalar(fast *f, const line *l, const char *s,
+                                                                   const char *end, json_t **out)
 {
     const char *e;
     wh_code rc;

@@ -635,11 +635,11 @@ static void object_is_janssons(const wh_json_key *keys, size_t n, json_int_t fir
 }
 
 /* Small objects of a shape met lately are copied from the last one made (common/wh_json_arena.c, struct shape): for
- * every count of keys up to 5, keys of every length 0..17 (bucket collisions among them, shapes that share a slot,
+ * every count of keys up to 5, keys of every length 0..33 (bucket collisions among them, shapes that share a slot,
  * keys given twice), each shape made again from other copies of its keys is still jansson's object. */
 static void objects_of_a_shape_met_again_are_jansson_objects(void **state)
 {
-    char text[4][8][24];
+    char text[4][8][40];
     wh_json_key keys[8], again[8];
     wh_buf order_v = WH_BUF_INIT, order_ref = WH_BUF_INIT;
     wh_json_arena a;
@@ -652,7 +652,7 @@ static void objects_of_a_shape_met_again_are_jansson_objects(void **state)
         for (size_t i = 0; i < n; i++) {
             size_t len;
             x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-            len = x % 18;
+            len = x % 34; /* short keys (memo by two words), 17..32 (by four) and longer (hashed each time) */
             for (size_t b = 0; b < len; b++)
                 text[0][i][b] = (char)('a' + (x >> (b % 24)) % 3); /* few letters: keys repeat, shapes collide */
             keys[i] = (wh_json_key){text[0][i], len};
