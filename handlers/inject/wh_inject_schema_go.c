@@ -49,9 +49,14 @@ static int quantity_is_canonical(const char *text)
  * stale. */
 #define QUANTITY_MEMO 16
 #define QUANTITY_MEMO_TEXT 24
+/* 0: no memo -- the reference the memo is compared with
+ * (tests/inject/schema/schema_go_reference.c). */
+#ifndef WH_INJECT_SCHEMA_GO_MEMO
+#define WH_INJECT_SCHEMA_GO_MEMO 1
+#endif
 typedef struct quantity_memo {
-    char text[QUANTITY_MEMO_TEXT]; /* "" : empty */
-    char out[QUANTITY_MEMO_TEXT];
+    char text[QUANTITY_MEMO_TEXT];
+    char out[QUANTITY_MEMO_TEXT]; /* "": an empty entry (a canonical form never is) */
 } quantity_memo;
 static __thread quantity_memo quantity_memos[QUANTITY_MEMO];
 
@@ -69,10 +74,10 @@ static quantity_memo *quantity_memo_of(const char *text, size_t len)
 static wh_code canonical_text(const char *text, char *out, size_t size, wh_err *err)
 {
     size_t len = strlen(text), olen;
-    quantity_memo *m = len < QUANTITY_MEMO_TEXT ? quantity_memo_of(text, len) : NULL;
+    quantity_memo *m = WH_INJECT_SCHEMA_GO_MEMO && len < QUANTITY_MEMO_TEXT ? quantity_memo_of(text, len) : NULL;
     wh_code rc;
 
-    if (m != NULL && memcmp(m->text, text, len + 1) == 0) {
+    if (m != NULL && m->out[0] != '\0' && memcmp(m->text, text, len + 1) == 0) {
         memcpy(out, m->out, strlen(m->out) + 1);
         return WH_OK;
     }
