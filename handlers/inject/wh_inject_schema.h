@@ -154,29 +154,45 @@ wh_inject_schema_fieldn(const wh_inject_type *type, const char *name, size_t len
     return f->len == len && wh_inject_schema_same(f->name, name, len) ? f : NULL;
 }
 
-/* The same, trying first the field that followed `prev` (NULL: the start of
- * the object) the last time an object of `type` was walked -- at first the
- * next field of the Go struct, the API server's order -- and remembering
- * what followed this time: a walk over objects printed in one order finds
- * most keys with one compare. */
+/* The same, trying first the field that followed the field at index *at -
+ * 1 (*at 0: the start of the object) the last time an object of `type` was
+ * walked -- at first the next field of the Go struct, the API server's
+ * order -- and remembering what followed this time: a walk over objects
+ * printed in one order finds most keys with one compare.  A walk starts an
+ * object with *at = 0; a found field sets *at to its index + 1, an unknown
+ * key leaves it. */
 static inline __attribute__((always_inline)) const wh_inject_field *
-wh_inject_schema_fieldn_after(const wh_inject_type *type, const wh_inject_field *prev, const char *name, size_t len)
+wh_inject_schema_fieldn_at(const wh_inject_type *type, unsigned *at, const char *name, size_t len)
 {
     wh_inject_type_index *ix;
     const wh_inject_field *f;
-    unsigned at;
+    unsigned i;
 
     if (type == NULL)
         return NULL;
     ix = type->index;
-    at = prev != NULL ? (unsigned)(prev - type->fields) + 1 : 0;
-    f = &type->fields[__atomic_load_n(&ix->after[at], __ATOMIC_RELAXED)];
+    i = __atomic_load_n(&ix->after[*at], __ATOMIC_RELAXED);
+    f = &type->fields[i];
     /* len != 0: the terminating row (len 0) never matches */
-    if (len != 0 && f->len == len && wh_inject_schema_same(f->name, name, len))
+    if (len != 0 && f->len == len && wh_inject_schema_same(f->name, name, len)) {
+        *at = i + 1;
         return f;
-    if ((f = wh_inject_schema_fieldn(type, name, len)) != NULL)
-        __atomic_store_n(&ix->after[at], (unsigned char)(f - type->fields), __ATOMIC_RELAXED);
+    }
+    if ((f = wh_inject_schema_fieldn(type, name, len)) == NULL)
+        return NULL;
+    i = (unsigned)(f - type->fields);
+    __atomic_store_n(&ix->after[*at], (unsigned char)i, __ATOMIC_RELAXED);
+    *at = i + 1;
     return f;
+}
+
+/* The same from the field before (`prev`; NULL: the start of the object). */
+static inline __attribute__((always_inline)) const wh_inject_field *
+wh_inject_schema_fieldn_after(const wh_inject_type *type, const wh_inject_field *prev, const char *name, size_t len)
+{
+    unsigned at = type != NULL && prev != NULL ? (unsigned)(prev - type->fields) + 1 : 0;
+
+    return wh_inject_schema_fieldn_at(type, &at, name, len);
 }
 
 /* The same for a NUL-terminated name. */

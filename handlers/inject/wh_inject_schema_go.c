@@ -42,6 +42,54 @@ static int quantity_is_canonical(const char *text)
     return text[1] == 'i' && text[2] == '\0' && strchr("KMGTPE", text[0]) != NULL;
 }
 
+/* The canonical forms this thread computed last, by text: a revision's
+ * templates print the same few quantities that are not canonical ("2000m",
+ * "1024Mi") into every injected pod.  A direct-mapped table of short texts;
+ * the canonical form is a function of the text alone, so an entry is never
+ * stale. */
+#define QUANTITY_MEMO 16
+#define QUANTITY_MEMO_TEXT 24
+/* 0: no memo -- the reference the memo is compared with
+ * (tests/inject/schema/schema_go_reference.c). */
+#ifndef WH_INJECT_SCHEMA_GO_MEMO
+#define WH_INJECT_SCHEMA_GO_MEMO 1
+#endif
+typedef struct quantity_memo {
+    char text[QUANTITY_MEMO_TEXT];
+    char out[QUANTITY_MEMO_TEXT]; /* "": an empty entry (a canonical form never is) */
+} quantity_memo;
+static __thread quantity_memo quantity_memos[QUANTITY_MEMO];
+
+static quantity_memo *quantity_memo_of(const char *text, size_t len)
+{
+    unsigned h = 2166136261u;
+    size_t i;
+
+    for (i = 0; i < len; i++)
+        h = (h ^ (unsigned char)text[i]) * 16777619u;
+    return &quantity_memos[(h ^ (h >> 16)) % QUANTITY_MEMO];
+}
+
+/* The canonical form of quantity `text` into out (64 bytes at least). */
+static wh_code canonical_text(const char *text, char *out, size_t size, wh_err *err)
+{
+    size_t len = strlen(text), olen;
+    quantity_memo *m = WH_INJECT_SCHEMA_GO_MEMO && len < QUANTITY_MEMO_TEXT ? quantity_memo_of(text, len) : NULL;
+    wh_code rc;
+
+    if (m != NULL && m->out[0] != '\0' && memcmp(m->text, text, len + 1) == 0) {
+        memcpy(out, m->out, strlen(m->out) + 1);
+        return WH_OK;
+    }
+    if ((rc = wh_inject_quantity_canonical(text, out, size, err)) != WH_OK)
+        return rc;
+    if (m != NULL && (olen = strlen(out)) < QUANTITY_MEMO_TEXT) {
+        memcpy(m->text, text, len + 1);
+        memcpy(m->out, out, olen + 1);
+    }
+    return WH_OK;
+}
+
 static wh_code canonical_quantity(json_t *parent, const char *key, json_t *v, wh_err *err)
 {
     char buf[96], out[96];
@@ -61,13 +109,18 @@ static wh_code canonical_quantity(json_t *parent, const char *key, json_t *v, wh
     } else {
         return wh_err_set(err, WH_E_INVALID, "%s: a quantity must be a string or a number", key);
     }
-    if ((rc = wh_inject_quantity_canonical(text, out, sizeof(out), err)) != WH_OK) {
+    if ((rc = canonical_text(text, out, sizeof(out), err)) != WH_OK) {
         wh_err_prefix(err, "%s", key);
         return rc;
     }
     if (json_is_string(v) && strcmp(out, text) == 0)
         return WH_OK;
-    json_object_set_new_nocheck(parent, key, json_string_nocheck(out)); /* ASCII */
+    /* a string `parent` alone holds: the same as replacing it, without the
+     * lookup of its key */
+    if (json_is_string(v) && v->refcount == 1)
+        json_string_setn_nocheck(v, out, strlen(out)); /* ASCII */
+    else
+        json_object_set_new_nocheck(parent, key, json_string_nocheck(out));
     return WH_OK;
 }
 
@@ -167,23 +220,39 @@ static const json_t *pristine_item(const json_t *pristine, size_t i, const json_
 
 static wh_code canonical_quantities(json_t *map, const char *field, wh_err *err)
 {
-    const char *qk;
-    json_t *qv;
-    void *qtmp;
     wh_code rc;
 
-    json_object_foreach_safe(map, qtmp, qk, qv)
-    {
-        if (json_is_null(qv)) {
-            json_object_del(map, qk);
-            continue;
+    if (wh_json_object_layout_known) {
+        /* through jansson's layout: a null member is deleted (its pair with
+         * it: the next pair is read first), a quantity replaced in place */
+        const struct wh_json_object_layout *o = (const struct wh_json_object_layout *)map;
+        const struct wh_json_list_layout *l, *next;
+        for (l = o->ordered_list.next; l != &o->ordered_list; l = next) {
+            const struct wh_json_pair_layout *pair = wh_json_pair_at(l);
+            next = l->next;
+            if (json_is_null(pair->value))
+                json_object_deln(map, pair->key, pair->key_len);
+            else if ((rc = canonical_quantity(map, pair->key, pair->value, err)) != WH_OK)
+                goto fail;
         }
-        if ((rc = canonical_quantity(map, qk, qv, err)) != WH_OK) {
-            wh_err_prefix(err, "%s", field);
-            return rc;
+        return WH_OK;
+    }
+    {
+        const char *qk;
+        json_t *qv;
+        void *qtmp;
+        json_object_foreach_safe(map, qtmp, qk, qv)
+        {
+            if (json_is_null(qv))
+                json_object_del(map, qk);
+            else if ((rc = canonical_quantity(map, qk, qv, err)) != WH_OK)
+                goto fail;
         }
     }
     return WH_OK;
+fail:
+    wh_err_prefix(err, "%s", field);
+    return rc;
 }
 
 static wh_code roundtrip(json_t *value, const wh_inject_type *type, const json_t *pristine, wh_err *err);
@@ -217,16 +286,16 @@ static wh_code roundtrip_items(json_t *v, const wh_inject_field *f, const json_t
 }
 
 /* The round trip of member `key` (len bytes; value `v`) of `value`, an object
- * of `type` beside `pristine`; *prev: the field of the member before. */
+ * of `type` beside `pristine`; *at: where the lookup of its field starts
+ * (wh_inject_schema_fieldn_at). */
 static inline __attribute__((always_inline)) wh_code roundtrip_member(json_t *value, const wh_inject_type *type,
-                                                                      const json_t *pristine,
-                                                                      const wh_inject_field **prev, const char *key,
-                                                                      size_t len, json_t *v, wh_err *err)
+                                                                      const json_t *pristine, unsigned *at,
+                                                                      const char *key, size_t len, json_t *v,
+                                                                      wh_err *err)
 {
-    const wh_inject_field *f = wh_inject_schema_fieldn_after(type, *prev, key, len);
+    /* templates and the API server print an object's fields in one order mostly */
+    const wh_inject_field *f = wh_inject_schema_fieldn_at(type, at, key, len);
 
-    if (f != NULL) /* templates and the API server print an object's fields in one order mostly */
-        *prev = f;
     switch (fate_of(f, v)) {
     case GO_KEEPS:
         return WH_OK;
@@ -245,7 +314,7 @@ static inline __attribute__((always_inline)) wh_code roundtrip_member(json_t *va
 
 static wh_code roundtrip(json_t *value, const wh_inject_type *type, const json_t *pristine, wh_err *err)
 {
-    const wh_inject_field *prev = NULL;
+    unsigned at = 0;
     wh_json_member buf[MEMBERS_ON_STACK], *heap = NULL;
     const wh_json_member *m;
     size_t k, n;
@@ -263,14 +332,15 @@ static wh_code roundtrip(json_t *value, const wh_inject_type *type, const json_t
         for (l = o->ordered_list.next; l != &o->ordered_list && rc == WH_OK; l = next) {
             const struct wh_json_pair_layout *pair = wh_json_pair_at(l);
             next = l->next;
-            rc = roundtrip_member(value, type, pristine, &prev, pair->key, pair->key_len, pair->value, err);
+            rc = roundtrip_member(value, type, pristine, &at, pair->key, pair->key_len, pair->value, err);
         }
         return rc;
     }
     m = wh_json_members(value, buf, MEMBERS_ON_STACK, &heap, &n);
     for (k = 0; k < n && rc == WH_OK; k++)
-        rc = roundtrip_member(value, type, pristine, &prev, m[k].key, m[k].len, m[k].value, err);
-    free(heap);
+        rc = roundtrip_member(value, type, pristine, &at, m[k].key, m[k].len, m[k].value, err);
+    if (heap != NULL)
+        free(heap);
     return rc;
 }
 
@@ -634,17 +704,20 @@ static __attribute__((noinline)) int walk_field(json_t *v, const wh_inject_field
                                  : fail(w, wh_go_json_kind(v), owner, path, f->type->name);
     case WH_K_MAP:
     case WH_K_QMAP: {
-        const char *mk;
-        json_t *mv;
+        wh_json_member buf[MEMBERS_ON_STACK], *heap = NULL;
+        const wh_json_member *m;
+        size_t i, n;
+        int stop = 0;
         if (!json_is_object(v))
             return fail(w, wh_go_json_kind(v), owner, path, "map[string]string");
-        json_object_foreach(v, mk, mv)
-        {
-            if (!json_is_null(mv) && !json_is_string(mv) && !(f->kind == WH_K_QMAP && json_is_number(mv)) &&
-                fail(w, wh_go_json_kind(mv), owner, path, "string"))
-                return 1;
+        m = wh_json_members(v, buf, MEMBERS_ON_STACK, &heap, &n);
+        for (i = 0; i < n && !stop; i++) {
+            const json_t *mv = m[i].value;
+            if (!json_is_null(mv) && !json_is_string(mv) && !(f->kind == WH_K_QMAP && json_is_number(mv)))
+                stop = fail(w, wh_go_json_kind(mv), owner, path, "string");
         }
-        return 0;
+        free(heap);
+        return stop;
     }
     case WH_K_LIST:
     case WH_K_PLIST:
@@ -660,8 +733,8 @@ static __attribute__((noinline)) int walk_field(json_t *v, const wh_inject_field
 /* `leaf` (NULL: not asked) receives whether `value` is a stable leaf. */
 static int walk_object(json_t *value, const wh_inject_type *type, const check_path *up, decode_walk *w, int *leaf)
 {
-    const wh_inject_field *f, *prev = NULL;
-    unsigned fills = wh_inject_schema_fills(type) * WH_F_FILL;
+    const wh_inject_field *f;
+    unsigned at = 0, fills = wh_inject_schema_fills(type) * WH_F_FILL;
     int keeps = leaf != NULL, stop = 0;
     wh_json_member buf[MEMBERS_ON_STACK], *heap = NULL;
     size_t i, n = 0;
@@ -685,13 +758,12 @@ static int walk_object(json_t *value, const wh_inject_type *type, const check_pa
         } else {
             key = m[i].key, len = m[i].len, v = m[i].value;
         }
-        if ((f = wh_inject_schema_fieldn_after(type, prev, key, len)) == NULL) {
+        if ((f = wh_inject_schema_fieldn_at(type, &at, key, len)) == NULL) {
             keeps = keeps && leaf_keeps(NULL, v);
             if (w->drop && type->closed && key[0] != '$')
                 json_object_deln(value, key, len);
             continue;
         }
-        prev = f;
         fills -= f->flags & WH_F_FILL;
         switch (WH_INJECT_SCHEMA_GO_TABLE ? verdicts[f->kind][f->flags & WH_F_OMIT][json_typeof(v)] : V_FIELD) {
         case V_KEEP:
@@ -711,7 +783,8 @@ static int walk_object(json_t *value, const wh_inject_type *type, const check_pa
             break;
         }
     }
-    free(heap);
+    if (heap != NULL)
+        free(heap);
     if (leaf != NULL) /* the round trip would add the fill fields it lacks */
         *leaf = keeps && fills == 0;
     return stop;

@@ -1,9 +1,9 @@
 /*
  * test_schema_walk.c - the Go type check's fast path (the verdict table in
- * handlers/inject/wh_inject_schema_go.c) against the generic walk it
- * shortcuts (schema_go_reference.c, the same file without the table): both
- * must give the same verdict, error text, stable leaves and, with `drop`, the
- * same value --
+ * handlers/inject/wh_inject_schema_go.c) and the round trip's shortcuts
+ * against the generic walks (schema_go_reference.c, the same file without
+ * them): both must give the same verdict, error text, stable leaves and,
+ * with `drop` and after a round trip, the same value --
  *   - for every field of every type reachable from a Pod holding each kind of
  *     JSON value (empty and not, integral reals, embedded NUL);
  *   - for every document of the injection corpora (argv[1], e.g.
@@ -121,6 +121,17 @@ static void compare(json_t *doc, const wh_inject_type *type, const char *what)
     rb = ref_go_decode(cb, type, 1, NULL, &eb);
     if (ra != rb || (ra != WH_OK && strcmp(wh_err_msg(&ea), wh_err_msg(&eb)) != 0) || !json_equal(ca, cb))
         fail_msg("%s (drop): %d %s vs reference %d %s", what, ra, wh_err_msg(&ea), rb, wh_err_msg(&eb));
+    json_decref(ca);
+    json_decref(cb);
+
+    /* the round trip (flat stable items skipped, quantities memoised and
+     * rewritten in place): the same outcome and value */
+    ca = json_deep_copy(doc), cb = json_deep_copy(doc);
+    ra = wh_inject_go_roundtrip(ca, type, &ea);
+    rb = ref_go_roundtrip(cb, type, &eb);
+    if (ra != rb || (ra != WH_OK && strcmp(wh_err_msg(&ea), wh_err_msg(&eb)) != 0) ||
+        (ra == WH_OK && !json_equal(ca, cb)))
+        fail_msg("%s (round trip): %d %s vs reference %d %s", what, ra, wh_err_msg(&ea), rb, wh_err_msg(&eb));
     json_decref(ca);
     json_decref(cb);
     compared++;
