@@ -125,40 +125,6 @@ static const char *kind_tag(scalar_kind kind)
     return "!!str";
 }
 
-/* What go-yaml v2 makes of scalar event `ev` decoding into interface{}: *r (SK_STR: its text, or with *binary its
- * text is base64 of the bytes), or an error when a tag names what its text does not resolve to ("cannot decode !!str
- * `abc` as a !!int").  Untagged plain scalars resolve; quoted ones, !!str, "!" and tags go-yaml does not resolve
- * (!foo, !!map on a scalar) stay text. */
-static wh_code scalar_meaning(loader *ld, const yaml_event_t *ev, resolved *r, int *binary)
-{
-    const char *text = (const char *)ev->data.scalar.value, *tag = (const char *)ev->data.scalar.tag;
-    size_t len = ev->data.scalar.length, i, n = sizeof(resolvable_tags) / sizeof(resolvable_tags[0]);
-
-    memset(r, 0, sizeof(*r));
-    r->kind = SK_STR;
-    *binary = tag != NULL && strcmp(tag, "tag:yaml.org,2002:binary") == 0;
-    if (tag == NULL) {
-        if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && strlen(text) == len)
-            wh_yaml_resolve_plain(text, r);
-        return WH_OK;
-    }
-    for (i = 0; i < n && strcmp(tag, resolvable_tags[i].tag) != 0; i++)
-        ;
-    if (i == n)
-        return WH_OK;
-    if (strlen(text) == len) /* (with a NUL it is no number, word or timestamp) */
-        wh_yaml_resolve_plain(text, r);
-    if (r->kind == resolvable_tags[i].kind)
-        return WH_OK;
-    if (resolvable_tags[i].kind == SK_FLOAT && r->kind == SK_INT && !r->is_uint) {
-        r->kind = SK_FLOAT;
-        r->f = (double)r->i;
-        return WH_OK;
-    }
-    return wh_err_set(ld->err, WH_E_PARSE, "yaml: line %zu: cannot decode %s `%s` as a %s", ev->start_mark.line + 1,
-                      kind_tag(r->kind), text, resolvable_tags[i].name);
-}
-
 /* The string go-yaml v2 makes of a !!binary scalar, as JSON holds it: the base64 decoded (line breaks skipped), each
  * byte that is not UTF-8 replaced by U+FFFD as encoding/json replaces it. */
 static wh_code binary_text(loader *ld, const yaml_event_t *ev, wh_buf *out)
@@ -184,30 +150,68 @@ out:
     return rc;
 }
 
+/* What go-yaml v2 makes of scalar event `ev` decoding into interface{}: *r, with the text a string (SK_STR,
+ * SK_TIMESTAMP) holds in *text and *len (a !!binary scalar's decoded bytes, kept in `bytes`), or an error when a tag
+ * names what its text does not resolve to ("cannot decode !!str `abc` as a !!int").  Untagged plain scalars resolve;
+ * quoted ones, !!str, "!" and tags go-yaml does not resolve (!foo, !!map on a scalar) stay text. */
+static wh_code scalar_meaning(loader *ld, const yaml_event_t *ev, resolved *r, wh_buf *bytes, const char **text,
+                              size_t *len)
+{
+    const char *tag = (const char *)ev->data.scalar.tag;
+    size_t i, n = sizeof(resolvable_tags) / sizeof(resolvable_tags[0]);
+    wh_code rc;
+
+    memset(r, 0, sizeof(*r));
+    r->kind = SK_STR;
+    *text = (const char *)ev->data.scalar.value;
+    *len = ev->data.scalar.length;
+    if (tag != NULL && strcmp(tag, "tag:yaml.org,2002:binary") == 0) {
+        rc = binary_text(ld, ev, bytes);
+        *text = bytes->len != 0 ? bytes->data : "";
+        *len = bytes->len;
+        return rc;
+    }
+    if (tag == NULL) {
+        if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && strlen(*text) == *len)
+            wh_yaml_resolve_plain(*text, r);
+        return WH_OK;
+    }
+    for (i = 0; i < n && strcmp(tag, resolvable_tags[i].tag) != 0; i++)
+        ;
+    if (i == n)
+        return WH_OK;
+    if (strlen(*text) == *len) /* (with a NUL it is no number, word or timestamp) */
+        wh_yaml_resolve_plain(*text, r);
+    if (r->kind == resolvable_tags[i].kind)
+        return WH_OK;
+    if (resolvable_tags[i].kind == SK_FLOAT && r->kind == SK_INT && !r->is_uint) {
+        r->kind = SK_FLOAT;
+        r->f = (double)r->i;
+        return WH_OK;
+    }
+    return wh_err_set(ld->err, WH_E_PARSE, "yaml: line %zu: cannot decode %s `%s` as a %s", ev->start_mark.line + 1,
+                      kind_tag(r->kind), *text, resolvable_tags[i].name);
+}
+
 /* The JSON value of scalar event `ev`; an error when its tag does not fit it or JSON has no such number (NaN, Inf). */
 static wh_code scalar_to_json(loader *ld, const yaml_event_t *ev, json_t **out)
 {
-    const char *text = (const char *)ev->data.scalar.value;
-    size_t len = ev->data.scalar.length;
     wh_buf bytes = WH_BUF_INIT;
     resolved r;
-    int binary;
+    const char *text;
+    size_t len;
     wh_code rc;
 
-    if ((rc = scalar_meaning(ld, ev, &r, &binary)) != WH_OK)
-        return rc;
-    if (binary) {
-        if ((rc = binary_text(ld, ev, &bytes)) == WH_OK)
-            *out = json_stringn(bytes.len != 0 ? bytes.data : "", bytes.len);
-        wh_buf_free(&bytes);
-        return rc;
-    }
+    if ((rc = scalar_meaning(ld, ev, &r, &bytes, &text, &len)) != WH_OK)
+        goto out;
     if (r.kind == SK_STR || r.kind == SK_TIMESTAMP)
         *out = json_stringn(text, len);
     else if ((*out = wh_yaml_resolved_json(&r)) == NULL)
-        return wh_err_set(ld->err, WH_E_PARSE, "yaml: line %zu: cannot represent %s in JSON", ev->start_mark.line + 1,
-                          text);
-    return WH_OK;
+        rc = wh_err_set(ld->err, WH_E_PARSE, "yaml: line %zu: cannot represent %s in JSON", ev->start_mark.line + 1,
+                        text);
+out:
+    wh_buf_free(&bytes);
+    return rc;
 }
 
 /* The JSON key sigs.k8s.io/yaml makes of a key go-yaml v2 read as r (wh_yaml_key_text), or an error naming the key
@@ -234,18 +238,14 @@ static wh_code key_string(loader *ld, const yaml_event_t *ev, char **out)
 {
     wh_buf bytes = WH_BUF_INIT;
     resolved r;
-    int binary;
+    const char *text;
+    size_t len;
     wh_code rc;
 
-    if ((rc = scalar_meaning(ld, ev, &r, &binary)) != WH_OK)
-        return rc;
-    if (binary) {
-        if ((rc = binary_text(ld, ev, &bytes)) == WH_OK)
-            *out = wh_strndup(bytes.len != 0 ? bytes.data : "", bytes.len);
-        wh_buf_free(&bytes);
-        return rc;
-    }
-    return key_text(ld, &r, (const char *)ev->data.scalar.value, ev->data.scalar.length, ev->start_mark.line + 1, out);
+    if ((rc = scalar_meaning(ld, ev, &r, &bytes, &text, &len)) == WH_OK)
+        rc = key_text(ld, &r, text, len, ev->start_mark.line + 1, out);
+    wh_buf_free(&bytes);
+    return rc;
 }
 
 /* The JSON key of an alias's value: a scalar's, as key_string makes it of the scalar the anchor named. */
