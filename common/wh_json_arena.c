@@ -1467,3 +1467,254 @@ json_t *wh_json_getn(const json_t *object, const char *key, size_t len)
         bucket_find((struct jansson_object *)jo, &jo->buckets[hash & (((size_t)1 << jo->order) - 1)], key, len, hash);
     return pair != NULL ? pair->value : NULL;
 }
+
+json_t *wh_json_arena_clone(const json_t *v)
+{
+    enum { STACK = 16 };
+    json_t *made[STACK], **vals = made, *out = NULL;
+    size_t n, i;
+
+    if (v->refcount == (size_t)-1 && !json_is_object(v) && !json_is_array(v))
+        return (json_t *)v; /* an immortal scalar (true, false, null among them): shared as it is */
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        wh_json_member buf[STACK], *heap, *m = wh_json_members(v, buf, STACK, &heap, &n);
+        wh_json_key keys[STACK], *k = n > STACK ? wh_malloc(n * sizeof(*k)) : keys;
+        if (n > STACK)
+            vals = wh_malloc(n * sizeof(*vals));
+        for (i = 0; i < n; i++) {
+            k[i] = (wh_json_key){m[i].key, m[i].len};
+            vals[i] = wh_json_arena_clone(m[i].value);
+        }
+        out = wh_json_arena_object(n > 0 ? k : NULL, n > 0 ? vals : NULL, n, 0); /* distinct keys: never NULL */
+        if (k != keys)
+            free(k);
+        free(heap);
+        break;
+    }
+    case JSON_ARRAY: {
+        json_t *const *items = wh_json_array_items(v, &n);
+        if (items == NULL)
+            n = json_array_size(v);
+        if (n > STACK)
+            vals = wh_malloc(n * sizeof(*vals));
+        for (i = 0; i < n; i++)
+            vals[i] = wh_json_arena_clone(items != NULL ? items[i] : json_array_get(v, i));
+        out = wh_json_arena_array(n > 0 ? vals : NULL, n);
+        break;
+    }
+    case JSON_STRING: {
+        const char *s = wh_json_string_text(v, &n);
+        if ((out = wh_json_arena_string(s, n)) == NULL)
+            out = json_stringn_nocheck(s, n);
+        break;
+    }
+    case JSON_INTEGER:
+        out = json_integer(json_integer_value(v));
+        break;
+    case JSON_REAL:
+        out = json_real(json_real_value(v));
+        break;
+    default: /* true, false, null: jansson's own, immortal (above) */
+        out = (json_t *)v;
+        break;
+    }
+    if (vals != made)
+        free(vals);
+    return out;
+}
+
+/* A tree's objects and arrays as one image in jansson's layouts (wh_json_mold_new), copied into a request with one
+ * bump and its pointers moved, as shape_object copies one object: the image's words, pointers into it as offsets from
+ * its start, and all ones in `moves` at those; pointers to its (immortal) scalars as they are. */
+struct wh_json_mold {
+    const json_t *tree;      /* the tree: its copy the slow way (no scope, a sanitizer, valgrind, over budget) */
+    size_t bytes, root;      /* the image's size (a multiple of 16); where the root is in it */
+    uint64_t *words, *moves; /* NULL: no image (the layouts unknown, a node made otherwise) */
+};
+
+/* A container of the tree being molded: where the construction made it, its extent, where it goes in the image. */
+struct mold_box {
+    const char *at;
+    size_t len, off;
+};
+
+struct mold_build {
+    struct mold_box *box;
+    size_t n, cap, bytes;
+    int ok;
+};
+
+/* The extent of a container made by the constructors above (one block each). */
+static size_t box_len(const json_t *v)
+{
+    if (json_is_object(v)) {
+        const struct jansson_object *o = (const struct jansson_object *)v;
+        size_t bytes =
+            ROUND(sizeof(struct jansson_object), ALIGN) + ((size_t)1 << o->order) * sizeof(struct jansson_bucket);
+        for (const struct jansson_list *l = o->ordered_list.next; l != &o->ordered_list; l = l->next)
+            bytes += pair_bytes(wh_json_pair_at(l)->key_len);
+        return ROUND(bytes, ALIGN);
+    }
+    const struct jansson_array *arr = (const struct jansson_array *)v;
+    return ROUND(sizeof(struct jansson_array), ALIGN) + ROUND(arr->size * sizeof(json_t *), ALIGN);
+}
+
+static void mold_collect(struct mold_build *b, const json_t *v)
+{
+    size_t n;
+    if (!json_is_object(v) && !json_is_array(v))
+        return;
+    WH_GROW(b->box, b->n, b->cap, 16);
+    b->box[b->n++] = (struct mold_box){(const char *)v, box_len(v), b->bytes};
+    b->bytes += b->box[b->n - 1].len;
+    if (json_is_object(v)) {
+        const struct jansson_object *o = (const struct jansson_object *)v;
+        for (const struct jansson_list *l = o->ordered_list.next; l != &o->ordered_list; l = l->next)
+            mold_collect(b, wh_json_pair_at(l)->value);
+    } else {
+        json_t *const *items = wh_json_array_items(v, &n);
+        for (size_t i = 0; i < n; i++)
+            mold_collect(b, items[i]);
+    }
+}
+
+/* Record the pointer at `slot` (inside box `self`) in the image: into a box, as an offset to move; else as it is. */
+static void mold_pointer(struct mold_build *b, struct wh_json_mold *m, const struct mold_box *self, const void *slot)
+{
+    const char *target;
+    size_t at = self->off + (size_t)((const char *)slot - self->at);
+
+    memcpy(&target, slot, sizeof(target));
+    for (size_t i = 0; i < b->n; i++)
+        if (target >= b->box[i].at && target < b->box[i].at + b->box[i].len) {
+            m->words[at / 8] = (uint64_t)(b->box[i].off + (size_t)(target - b->box[i].at));
+            m->moves[at / 8] = ~(uint64_t)0;
+            return;
+        }
+    if ((uintptr_t)target - (uintptr_t)self->at < self->len) /* (cannot be: a box holds itself) */
+        b->ok = 0;
+}
+
+/* The image of box i: its words, and its pointers recorded; 0 when one of its parts lies outside its extent. */
+static void mold_box_image(struct mold_build *b, struct wh_json_mold *m, const struct mold_box *x)
+{
+    const json_t *v = (const json_t *)x->at;
+
+    memcpy((char *)m->words + x->off, x->at, x->len);
+    if (json_is_object(v)) {
+        const struct jansson_object *o = (const struct jansson_object *)v;
+        size_t nb = (size_t)1 << o->order, n = 0;
+        if ((const char *)o->buckets < x->at || (const char *)(o->buckets + nb) > x->at + x->len)
+            b->ok = 0;
+        mold_pointer(b, m, x, &o->buckets);
+        mold_pointer(b, m, x, &o->list.prev);
+        mold_pointer(b, m, x, &o->list.next);
+        mold_pointer(b, m, x, &o->ordered_list.prev);
+        mold_pointer(b, m, x, &o->ordered_list.next);
+        for (size_t i = 0; b->ok && i < nb; i++) {
+            mold_pointer(b, m, x, &o->buckets[i].first);
+            mold_pointer(b, m, x, &o->buckets[i].last);
+        }
+        for (const struct jansson_list *l = o->ordered_list.next; b->ok && l != &o->ordered_list; l = l->next) {
+            const struct jansson_pair *pair = wh_json_pair_at(l);
+            if ((const char *)pair < x->at || (const char *)pair->key + pair->key_len + 1 > x->at + x->len) {
+                b->ok = 0;
+                break;
+            }
+            mold_pointer(b, m, x, &pair->list.prev);
+            mold_pointer(b, m, x, &pair->list.next);
+            mold_pointer(b, m, x, &pair->ordered_list.prev);
+            mold_pointer(b, m, x, &pair->ordered_list.next);
+            mold_pointer(b, m, x, &pair->value);
+            n++;
+        }
+        if (n != o->size)
+            b->ok = 0;
+    } else {
+        const struct jansson_array *arr = (const struct jansson_array *)v;
+        if ((const char *)arr->table != x->at + ROUND(sizeof(*arr), ALIGN) || arr->entries > arr->size)
+            b->ok = 0;
+        mold_pointer(b, m, x, &arr->table);
+        for (size_t i = 0; b->ok && i < arr->entries; i++)
+            mold_pointer(b, m, x, &arr->table[i]);
+    }
+}
+
+wh_json_mold *wh_json_mold_new(const json_t *tree)
+{
+    wh_json_mold *m = wh_calloc(1, sizeof(*m));
+    wh_json_arena *outer, scope;
+    struct mold_build b = {NULL, 0, 0, 0, 1};
+    json_t *copy;
+
+    m->tree = tree;
+    if (!json_is_object(tree) && !json_is_array(tree))
+        return m; /* a scalar: shared (immortal) or copied, no image */
+    if ((layouts_known & (LAYOUT_OBJECT | LAYOUT_ARRAY)) != (LAYOUT_OBJECT | LAYOUT_ARRAY) || WH_ARENA_ASAN ||
+        on_valgrind)
+        return m;
+    /* the constructors lay the copy out in a scope of its own: the image is its containers, end to end */
+    outer = wh_json_arena_pause();
+    wh_json_arena_begin(&scope);
+    if ((scope.layouts & (LAYOUT_OBJECT | LAYOUT_ARRAY)) != (LAYOUT_OBJECT | LAYOUT_ARRAY))
+        b.ok = 0; /* jansson's allocator is not the arena's: its own calls would make the copy */
+    copy = wh_json_arena_clone(tree);
+    mold_collect(&b, copy);
+    m->bytes = b.bytes;
+    m->words = aligned_alloc(16, b.bytes);
+    m->moves = aligned_alloc(16, b.bytes);
+    if (m->words == NULL || m->moves == NULL)
+        wh_oom(b.bytes);
+    memset(m->moves, 0, b.bytes);
+    for (size_t i = 0; b.ok && i < b.n; i++)
+        mold_box_image(&b, m, &b.box[i]);
+    m->root = 0;
+    json_decref(copy);
+    wh_json_arena_end(&scope);
+    wh_json_arena_resume(outer);
+    free(b.box);
+    if (!b.ok) {
+        free(m->words);
+        free(m->moves);
+        m->words = m->moves = NULL;
+    }
+    return m;
+}
+
+json_t *wh_json_mold_make(const wh_json_mold *m)
+{
+    wh_json_arena *a = current;
+    char *p;
+    size_t i = 0, n;
+
+    if (m->words == NULL || a == NULL ||
+        (a->layouts & (LAYOUT_OBJECT | LAYOUT_ARRAY)) != (LAYOUT_OBJECT | LAYOUT_ARRAY) ||
+        (p = bump(a, m->bytes)) == NULL)
+        return wh_json_arena_clone(m->tree);
+    a->last = NULL; /* its parts are freed one by one (and may outlive the root): never the image whole */
+#if defined(__SSE2__)
+    {
+        const __m128i base = _mm_set1_epi64x((long long)(uintptr_t)p), *w = (const __m128i *)(const void *)m->words,
+                      *mv = (const __m128i *)(const void *)m->moves;
+        __m128i *out = (__m128i *)(void *)p;
+        for (n = m->bytes / 16; i < n; i++)
+            _mm_store_si128(out + i, _mm_add_epi64(w[i], _mm_and_si128(mv[i], base)));
+    }
+#else
+    for (n = m->bytes / 8; i < n; i++) {
+        uint64_t w = m->words[i] + (m->moves[i] & (uint64_t)(uintptr_t)p);
+        memcpy(p + 8 * i, &w, 8);
+    }
+#endif
+    return (json_t *)(p + m->root);
+}
+
+void wh_json_mold_free(wh_json_mold *m)
+{
+    if (m == NULL)
+        return;
+    free(m->words);
+    free(m->moves);
+    free(m);
+}

@@ -170,6 +170,28 @@ json_t *wh_json_arena_array(json_t *const *items, size_t n);
  * instructions per member (hash, lookup, a malloc per pair, rehashes). */
 json_t *wh_json_arena_object(const wh_json_key *keys, json_t *const *values, size_t n, int reject_duplicates);
 
+/* A copy of `v` whose objects and arrays are new, made as the two calls
+ * above make them (in one bump each inside this thread's open scope), and
+ * whose other values are shared when immortal (wh_json_freeze), else copied.
+ * Never NULL.  Why: a tree built once (the YAML of a template's constant
+ * text, common/wh_yaml_fast.c's pieces) is copied into each request for far
+ * less than parsing it again, and the request may change its copy. */
+json_t *wh_json_arena_clone(const json_t *v);
+
+/* A tree made ready, once, to be copied into requests: wh_json_mold_make
+ * gives what wh_json_arena_clone(tree) gives, in this thread's open scope
+ * with one bump and a copy of words (its objects and arrays laid out at
+ * wh_json_mold_new, pointers moved as shape templates move them), else by
+ * wh_json_arena_clone.  `tree` must outlive the mold and stay unchanged; its
+ * scalars should be immortal (wh_json_freeze): they are shared.  Under a
+ * sanitizer or valgrind there is no image (the blocks are told part by part
+ * by the constructors).  Why: a template's constant text reads as the same
+ * YAML every request (common/wh_yaml_fast.c's pieces). */
+typedef struct wh_json_mold wh_json_mold;
+wh_json_mold *wh_json_mold_new(const json_t *tree);
+json_t *wh_json_mold_make(const wh_json_mold *mold);
+void wh_json_mold_free(wh_json_mold *mold);
+
 /* Reading a container without a call per member, when install confirmed
  * jansson's layout: the
  * items of `array` as jansson holds them (*n of them, borrowed until the

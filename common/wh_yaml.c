@@ -554,6 +554,16 @@ wh_code wh_yaml_load(const char *text, size_t len, json_t **out, wh_err *err)
     return wh_yaml_load_reference(text, len, out, err);
 }
 
+wh_code wh_yaml_load_at(const char *text, size_t len, const struct wh_yaml_at *at, size_t nat, json_t **out,
+                        wh_err *err)
+{
+    wh_code rc = wh_yaml_fast_load_at(text, len, WH_YAML_MAX_DEPTH, at, nat, out);
+
+    if (rc != WH_E_UNSUPPORTED)
+        return rc;
+    return wh_yaml_load_reference(text, len, out, err);
+}
+
 wh_code wh_yaml_load_reference(const char *text, size_t len, json_t **out, wh_err *err)
 {
     json_t *docs = NULL;

@@ -23,6 +23,13 @@
  * yields JSON null.  A stream with more than one document is an error. */
 wh_code wh_yaml_load(const char *text, size_t len, json_t **out, wh_err *err);
 
+/* wh_yaml_load of a text that holds constant texts whose entries were read
+ * once (common/wh_yaml_fast.h wh_yaml_at: where, and their pieces): the same
+ * answer, copying those entries instead of reading them again. */
+struct wh_yaml_at;
+wh_code wh_yaml_load_at(const char *text, size_t len, const struct wh_yaml_at *at, size_t nat, json_t **out,
+                        wh_err *err);
+
 /* The same, always through the full libyaml-based loader: wh_yaml_load()
  * first tries a fast path for the block-style subset that templates print and
  * falls back to this one for anything else.  For differential tests. */

@@ -14,6 +14,18 @@
  * which both decides and words the error.  The differential tests check
  * that whenever this path answers, it answers exactly what the full loader
  * does.
+ *
+ * Most of a rendered sidecar is the template's constant text (template/
+ * tmpl_int.h tm_run: written by one append).  Its entries are read once,
+ * when the revision loads (wh_yaml_pieces_new: a mapping entry or sequence
+ * item whose lines the constant text both holds and ends), and the render
+ * says where it wrote each constant text (wh_yaml_fast_load_at): where the
+ * parser meets a piece's first line as an entry of its kind and indent, it
+ * copies the piece's value (wh_json_mold_make) and goes on after its lines.
+ * Any other context (a block scalar's content, a flow collection, a line
+ * that does not start where the piece did, a text that differs) reads the
+ * lines as before: the answer never depends on the pieces
+ * (tests/common/test_yaml_pieces.c, yaml_pieces_check.h).
  */
 #include <limits.h>
 #include <stdint.h>
@@ -31,6 +43,8 @@
 #include <emmintrin.h>
 #endif
 
+struct piece;
+
 typedef struct line {
     const char *start;  /* first character of the line */
     const char *s;      /* first non-space character */
@@ -39,9 +53,33 @@ typedef struct line {
     const char *colon2; /* the second such ':', or NULL */
     const char *hash;   /* the first '#' after s that a space precedes (a comment), or NULL */
     int indent;
-    int skip; /* blank or comment only: no structure (may be block scalar content) */
-    int nl;   /* ends with a line break (all but possibly the last line) */
+    int skip;               /* blank or comment only: no structure (may be block scalar content) */
+    int nl;                 /* ends with a line break (all but possibly the last line) */
+    const struct piece *pc; /* the piece of constant text starting at this line (mark_pieces), or NULL */
 } line;
+
+/* An entry of a template's constant text read once (wh_yaml_pieces_new): a mapping entry ("key: ..." and the lines
+ * of its value) or a sequence item ("- ..." and its lines), whose lines lie in the text and are followed, in the
+ * text, by a line that ends the entry: wherever the text is printed, a parser that meets its first line where an entry
+ * of that kind and indent starts reads those lines as the piece's value and goes on at that line. */
+enum { PIECE_ENTRY = 1, PIECE_ITEM = 2 };
+struct piece {
+    uint32_t off, nlines; /* its first line's offset in the text; its lines */
+    int indent, kind;     /* its first line's indent; PIECE_* */
+    int depth;            /* the levels of collections in its value (at least what max_depth counts) */
+    const char *key;      /* an entry's key (klen bytes, in doc) */
+    size_t klen;
+    const json_t *value; /* the value (in doc) */
+    json_t *doc;         /* what its lines read as alone: {key: value} or [value] */
+    wh_json_mold *mold;  /* the value, ready to be copied */
+};
+
+struct wh_yaml_pieces {
+    const char *text; /* the constant text (the caller's, which outlives this) */
+    size_t len, n;
+    wh_json_frozen *frozen; /* the docs' scalars are immortal: wh_json_arena_clone shares them */
+    struct piece p[];
+};
 
 /* Everything the fast path reads is printable ASCII (split_lines sends the
  * rest to the full loader) and escapes decode to valid UTF-8, so strings and
@@ -260,6 +298,7 @@ static wh_code split_lines(fast *f, const char *text, size_t len)
         l = &f->lines[f->n];
         l->s = q;
         l->colon = l->colon2 = l->hash = NULL;
+        l->pc = NULL;
         for (eol = q; stop - eol >= BLOCK; eol += BLOCK) {
             unsigned special, marks = block_marks(eol, &special);
             while (marks != 0) {
@@ -664,6 +703,18 @@ static inline __attribute__((always_inline)) int mapping_entry(fast *f, const li
 
 static wh_code parse_node(fast *f, int parent_indent, json_t **out);
 
+/* The piece of `kind` that starts at line l, when the parser is about to read an entry of that kind at `indent` there
+ * and the piece's levels fit below max_depth (else the lines are read as usual: the same value, or the same refusal).
+ */
+static inline const struct piece *piece_at(const fast *f, const line *l, int kind, int indent)
+{
+    const struct piece *pc = l->pc;
+
+    if (pc != NULL && pc->kind == kind && pc->indent == indent && f->depth + pc->depth <= f->max_depth)
+        return pc;
+    return NULL;
+}
+
 /* Move to line `pos`, or past it to the next line with structure (blank
  * and comment lines have none): f->pos always rests on such a line or the
  * end, so that looking at it is free. */
@@ -1048,13 +1099,20 @@ static wh_code parse_mapping(fast *f, int indent, key_ref *first, const char *fi
 
     for (;;) {
         const line *l = &f->lines[f->pos];
-        move_to(f, f->pos + 1);
-        if (value < l->end && *value != '#')
-            rc = inline_value(f, l, value, indent, &val);
-        else
-            rc = nested_value(f, indent, 1, &val);
-        if (rc != WH_OK)
-            goto out;
+        const struct piece *pc = piece_at(f, l, PIECE_ENTRY, indent);
+        if (pc != NULL) { /* read once: a copy */
+            key = (key_ref){pc->key, pc->klen, 0, 0};
+            val = wh_json_mold_make(pc->mold);
+            move_to(f, f->pos + pc->nlines);
+        } else {
+            move_to(f, f->pos + 1);
+            if (value < l->end && *value != '#')
+                rc = inline_value(f, l, value, indent, &val);
+            else
+                rc = nested_value(f, indent, 1, &val);
+            if (rc != WH_OK)
+                goto out;
+        }
         push_key(f, &key); /* its text stays on f->keys until the mapping is made */
         push_value(f, val);
         val = NULL;
@@ -1067,6 +1125,8 @@ static wh_code parse_mapping(fast *f, int indent, key_ref *first, const char *fi
         }
         if (next->s[0] == '-' && is_space_or_end(next->s + 1, next->end))
             break; /* a sequence at this indent belongs to the parent */
+        if (piece_at(f, next, PIECE_ENTRY, indent) != NULL)
+            continue; /* its key is the piece's */
         if (mapping_entry(f, next, next->s, &key, &value) != 1) {
             rc = UNSUPPORTED;
             goto out;
@@ -1093,9 +1153,13 @@ static wh_code parse_sequence(fast *f, int indent, json_t **out)
         if (!(l->s[0] == '-' && is_space_or_end(l->s + 1, l->end)))
             break;
         const char *p = l->s + 1;
+        const struct piece *pc = piece_at(f, l, PIECE_ITEM, indent);
         while (p < l->end && *p == ' ')
             p++;
-        if (p >= l->end || *p == '#') {
+        if (pc != NULL) { /* read once: a copy */
+            item = wh_json_mold_make(pc->mold);
+            move_to(f, f->pos + pc->nlines);
+        } else if (p >= l->end || *p == '#') {
             move_to(f, f->pos + 1);
             rc = nested_value(f, indent, 0, &item);
         } else if (*p == '-' && is_space_or_end(p + 1, l->end)) {
@@ -1165,7 +1229,37 @@ static wh_code parse_node(fast *f, int parent_indent, json_t **out)
     return rc;
 }
 
+/* Mark the lines where the pieces of the runs `at` start, for the runs whose text is there (the caller's offsets are
+ * checked, not trusted: a run elsewhere, out of order or beyond the text is left alone). */
+static void mark_pieces(fast *f, const char *text, size_t len, const wh_yaml_at *at, size_t nat)
+{
+    size_t li = 0, done = 0; /* the text before `done` is behind the runs marked */
+
+    for (size_t r = 0; r < nat; r++) {
+        const wh_yaml_pieces *ps = at[r].pieces;
+        if (ps == NULL || at[r].off < done || at[r].off > len || len - at[r].off < ps->len ||
+            memcmp(text + at[r].off, ps->text, ps->len) != 0)
+            continue;
+        done = at[r].off + ps->len;
+        for (size_t k = 0; k < ps->n; k++) {
+            const char *first = text + at[r].off + ps->p[k].off;
+            while (li < f->n && f->lines[li].start < first)
+                li++;
+            if (li >= f->n)
+                return;
+            if (f->lines[li].start == first) /* a line starts there: where the piece was read from */
+                f->lines[li].pc = &ps->p[k];
+        }
+    }
+}
+
 wh_code wh_yaml_fast_load(const char *text, size_t len, int max_depth, json_t **out)
+{
+    return wh_yaml_fast_load_at(text, len, max_depth, NULL, 0, out);
+}
+
+wh_code wh_yaml_fast_load_at(const char *text, size_t len, int max_depth, const wh_yaml_at *at, size_t nat,
+                             json_t **out)
 {
     fast f;
     wh_code rc;
@@ -1179,6 +1273,8 @@ wh_code wh_yaml_fast_load(const char *text, size_t len, int max_depth, json_t **
     if ((rc = split_lines(&f, text, len)) != WH_OK)
         goto out;
     add_end_line(&f);
+    if (nat > 0)
+        mark_pieces(&f, text, len, at, nat);
     move_to(&f, 0);
     l = peek(&f);
     if (at_end(&f)) {
@@ -1214,4 +1310,153 @@ out:
     wh_buf_free(&f.keys);
     wh_buf_free(&f.tmp);
     return rc;
+}
+
+/* ---- pieces: the entries of a constant text, read once ---- */
+
+void wh_yaml_pieces_free(const wh_yaml_pieces *ps);
+
+/* The levels of collections in v. */
+static int levels(const json_t *v)
+{
+    int d = 0, c;
+    size_t i;
+    const char *k;
+    json_t *m;
+
+    if (json_is_object(v)) {
+        json_object_foreach((json_t *)v, k, m)
+        {
+            if ((c = levels(m)) > d)
+                d = c;
+        }
+        return d + 1;
+    }
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, m)
+        {
+            if ((c = levels(m)) > d)
+                d = c;
+        }
+        return d + 1;
+    }
+    return 0;
+}
+
+/* Where the entry whose first line has `indent` (an item when `item`) ends in text[0, len), looking from `from` (the
+ * line after its first): at the first line with structure that the parser stops at, neither blank nor a comment,
+ * indented less, or as much and not one of a mapping's entry's sequence items ("- " at its indent).  *end is that
+ * line's start; 0 when the text ends before it tells. */
+static int entry_end(const char *text, size_t len, size_t from, int indent, int item, size_t *end)
+{
+    size_t m = from;
+
+    while (m < len) {
+        size_t q = m;
+        const char *eol;
+        while (q < len && text[q] == ' ')
+            q++;
+        if (q >= len)
+            return 0; /* spaces to the end: a blank line, or not */
+        if (text[q] != '\n' && text[q] != '#' && (size_t)indent >= q - m) {
+            if (q - m < (size_t)indent || item || text[q] != '-') {
+                *end = m;
+                return 1;
+            }
+            if (q + 1 >= len)
+                return 0;
+            if (text[q + 1] != ' ' && text[q + 1] != '\n') {
+                *end = m;
+                return 1;
+            }
+        }
+        if ((eol = memchr(text + q, '\n', len - q)) == NULL)
+            return 0;
+        m = (size_t)(eol - text) + 1;
+    }
+    return 0;
+}
+
+const wh_yaml_pieces *wh_yaml_pieces_new(const char *text, size_t len, int max_depth)
+{
+    struct piece *p = NULL;
+    size_t n = 0, cap = 0, ls = 0, budget = 16 * len + 4096; /* bytes read again: a bound on deep texts */
+    wh_json_arena *scope = wh_json_arena_pause();            /* the pieces outlive any request */
+    wh_yaml_pieces *ps = NULL;
+
+    while (ls < len && len <= UINT32_MAX) {
+        const char *eol = memchr(text + ls, '\n', len - ls);
+        size_t next, q = ls, end;
+        json_t *doc = NULL;
+        if (eol == NULL)
+            break;
+        next = (size_t)(eol - text) + 1;
+        while (text[q] == ' ')
+            q++;
+        if (text[q] != '\n' && text[q] != '#') {
+            const int indent = (int)(q - ls), item = text[q] == '-' && (text[q + 1] == ' ' || text[q + 1] == '\n');
+            if (entry_end(text, len, next, indent, item, &end) && end - ls <= budget &&
+                wh_yaml_fast_load(text + ls, end - ls, max_depth, &doc) == WH_OK) {
+                const char *key = NULL;
+                json_t *value = NULL;
+                budget -= end - ls;
+                if (item && json_is_array(doc) && json_array_size(doc) == 1) {
+                    value = json_array_get(doc, 0);
+                } else if (!item && json_is_object(doc) && json_object_size(doc) == 1) {
+                    key = json_object_iter_key(json_object_iter(doc));
+                    value = json_object_iter_value(json_object_iter(doc));
+                }
+                if (value != NULL) {
+                    uint32_t lines = 0;
+                    for (size_t i = ls; i < end; i++)
+                        lines += text[i] == '\n';
+                    WH_GROW(p, n, cap, 16);
+                    p[n++] = (struct piece){(uint32_t)ls,
+                                            lines,
+                                            indent,
+                                            item ? PIECE_ITEM : PIECE_ENTRY,
+                                            levels(value),
+                                            key,
+                                            key != NULL ? json_object_iter_key_len(json_object_iter(doc)) : 0,
+                                            value,
+                                            doc,
+                                            NULL};
+                    doc = NULL;
+                }
+                json_decref(doc);
+            }
+        }
+        ls = next;
+    }
+    if (n > 0) {
+        ps = wh_malloc(sizeof(*ps) + n * sizeof(*p));
+        ps->text = text;
+        ps->len = len;
+        ps->n = n;
+        ps->frozen = NULL;
+        memcpy(ps->p, p, n * sizeof(*p));
+        for (size_t i = 0; i < n; i++) /* shared by every request (block levels and flow levels below the root) */
+            if (wh_json_freeze(ps->p[i].doc, max_depth + FLOW_MAX_DEPTH + 2, &ps->frozen, NULL) != WH_OK) {
+                wh_yaml_pieces_free(ps);
+                ps = NULL;
+                break;
+            }
+        for (size_t i = 0; ps != NULL && i < n; i++) /* after the freeze: the molds share the scalars */
+            ps->p[i].mold = wh_json_mold_new(ps->p[i].value);
+    }
+    free(p);
+    wh_json_arena_resume(scope);
+    return ps;
+}
+
+void wh_yaml_pieces_free(const wh_yaml_pieces *ps)
+{
+    if (ps == NULL)
+        return;
+    for (size_t i = 0; i < ps->n; i++)
+        wh_json_mold_free(ps->p[i].mold);
+    wh_json_thaw(ps->frozen);
+    for (size_t i = 0; i < ps->n; i++)
+        json_decref(ps->p[i].doc);
+    free((void *)ps);
 }

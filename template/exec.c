@@ -940,6 +940,15 @@ static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, w
 
 /* Output of text and actions: most appends fit the buffer, so copy without
  * the calls through wh_buf_append (same result: NUL-terminated). */
+/* An annotated run about to be written straight into the render's output: where, for opts->runs. */
+static __attribute__((noinline)) void note_run(wh_tmpl_ctx *ctx, const tm_run *run)
+{
+    wh_tmpl_runs *r = ctx->opts->runs;
+
+    WH_GROW(r->at, r->n, r->cap, 32);
+    r->at[r->n++] = (wh_tmpl_run_at){ctx->out->len, run->note};
+}
+
 static inline wh_code out_append(wh_buf *b, const char *s, size_t n)
 {
     if (b->data != NULL && b->cap - b->len > n) {
@@ -1194,6 +1203,8 @@ static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n)
                 ctx->steps += run->steps - 1;
                 if ((rc = check_limits(ctx)) != WH_OK)
                     return rc;
+                if (run->note != NULL && ctx->out == ctx->runs_out)
+                    note_run(ctx, run);
                 out_append(ctx->out, run->text, run->len);
             } else if (item->kind == N_TEXT) { /* half the nodes: walked here, without a call */
                 ctx->node = item;
@@ -1713,6 +1724,37 @@ static void fold_list_runs(tm_node *n, void *arg)
 void tm_fold_runs(wh_tmpl_set *set, tm_node *root)
 {
     tm_node_walk(root, fold_list_runs, set);
+}
+
+struct annotate {
+    wh_tmpl_set *set;
+    const void *(*note)(const char *text, size_t len, void *arg);
+    void *arg;
+};
+
+static void annotate_list_runs(tm_node *n, void *arg)
+{
+    struct annotate *a = arg;
+    tm_run *runs = (tm_run *)n->u.list.runs; /* the set's own, in its arena */
+
+    if (n->kind != N_LIST || runs == NULL)
+        return;
+    for (size_t i = 0; i < n->u.list.n; i++) {
+        if (runs[i].end == 0 || (runs[i].note = a->note(runs[i].text, runs[i].len, a->arg)) == NULL)
+            continue;
+        WH_GROW(a->set->notes, a->set->nnotes, a->set->capnotes, 16);
+        a->set->notes[a->set->nnotes++] = runs[i].note;
+    }
+}
+
+void wh_tmpl_set_annotate_runs(wh_tmpl_set *set, const void *(*note)(const char *text, size_t len, void *arg),
+                               void *arg, void (*release)(const void *note))
+{
+    struct annotate a = {set, note, arg};
+
+    set->release_note = release;
+    for (size_t i = 0; i < set->defs.n; i++)
+        tm_node_walk(set->defs.items[i].root, annotate_list_runs, &a);
 }
 
 /* ---- pipelines computed once per render (tm_memo_pipes) ---- */

@@ -52,6 +52,9 @@ void wh_tmpl_set_free(wh_tmpl_set *set)
 {
     if (set == NULL)
         return;
+    for (size_t i = 0; i < set->nnotes; i++)
+        set->release_note(set->notes[i]);
+    free(set->notes);
     tm_arena_free(&set->arena);
     if (set->ctype != (locale_t)0)
         freelocale(set->ctype);
@@ -223,6 +226,7 @@ wh_code wh_tmpl_render(const wh_tmpl_set *set, const char *name, wh_tmpl_value d
     ctx.scratch = scratch;
     ctx.arena = &scratch->arena;
     ctx.out = out;
+    ctx.runs_out = opts != NULL && opts->runs != NULL ? out : NULL;
     ctx.vars = scratch->vars;
     ctx.capvars = scratch->capvars;
     ctx.opts = opts;

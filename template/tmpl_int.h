@@ -75,6 +75,7 @@ typedef struct tm_run {
     const wh_tmpl_type *dot, *dollar;
     const char *text;
     size_t len;
+    const void *note; /* wh_tmpl_set_annotate_runs's (NULL: none) */
 } tm_run;
 
 /* A pipeline whose value stays the same within one render for the same `.`
@@ -235,6 +236,9 @@ struct wh_tmpl_set {
     struct tm_memo_key *memo_keys; /* the memoised pipelines' texts (open addressing) */
     size_t nmemo, capmemo_keys;    /* ids handed out; slots of memo_keys */
     uint32_t *memo_uses;           /* per id: the pipelines written so (tm_memo_share) */
+    const void **notes;            /* wh_tmpl_set_annotate_runs's, released with the set */
+    size_t nnotes, capnotes;
+    void (*release_note)(const void *note);
 };
 
 const tm_func *tm_find_func(const wh_tmpl_set *set, const char *name, size_t len);
@@ -317,6 +321,7 @@ struct wh_tmpl_ctx {
     wh_tmpl_scratch *scratch;
     tm_arena *arena;
     wh_buf *out;
+    wh_buf *runs_out; /* the output whose annotated runs go to opts->runs (NULL: none wanted) */
     tm_var *vars;
     size_t nvars, capvars;
     const tm_def *def;   /* template being executed */

@@ -343,6 +343,16 @@ wh_code wh_tmpl_parse(wh_tmpl_set *set, const char *name, const char *text, size
 wh_code wh_tmpl_set_const_field(wh_tmpl_set *set, const wh_tmpl_type *type, const char *name, wh_tmpl_value value,
                                 wh_err *err);
 
+/* Annotate every run of constant output of the set's templates (what a
+ * render writes in one append; see wh_tmpl_run_at): note(text, len, arg)
+ * returns the run's annotation, or NULL for none; release(annotation) is
+ * called for each when the set is freed.  Why: a caller that reads the
+ * output (handlers/inject parses it as YAML) can prepare what it reads of
+ * the constant text once.  Call it after the set's last wh_tmpl_parse and
+ * wh_tmpl_set_const_field: those fold the runs anew, unannotated. */
+void wh_tmpl_set_annotate_runs(wh_tmpl_set *set, const void *(*note)(const char *text, size_t len, void *arg),
+                               void *arg, void (*release)(const void *note));
+
 /* 1 if the set has a template of that name. */
 int wh_tmpl_has(const wh_tmpl_set *set, const char *name);
 
@@ -356,6 +366,20 @@ typedef struct wh_tmpl_pos {
     int col;        /* byte offset in the line, as Go reports it (0-based) */
 } wh_tmpl_pos;
 
+/* A run of a template's constant output (text whose walk needs no render,
+ * written in one append) that wh_tmpl_set_annotate_runs annotated, as a
+ * render wrote it straight into its output: from byte `off` on. */
+typedef struct wh_tmpl_run_at {
+    size_t off;
+    const void *note;
+} wh_tmpl_run_at;
+
+/* The annotated runs a render wrote, in output order (the caller frees `at`). */
+typedef struct wh_tmpl_runs {
+    wh_tmpl_run_at *at;
+    size_t n, cap;
+} wh_tmpl_runs;
+
 typedef struct wh_tmpl_opts {
     void *user;               /* for functions and resolvers: wh_tmpl_user(ctx) */
     wh_tmpl_scratch *scratch; /* reusable arena memory (one render at a time); NULL = private */
@@ -366,6 +390,7 @@ typedef struct wh_tmpl_opts {
     size_t max_memory;        /* memory of the render's intermediate values; 0 = 256 MiB */
     unsigned max_cpu_ms;      /* CPU time of the render (the calling thread's); 0 = 2000 ms */
     wh_tmpl_pos *pos;         /* filled when the render fails at a known place */
+    wh_tmpl_runs *runs;       /* when not NULL: the annotated runs written into `out` are appended to it */
 } wh_tmpl_opts;
 
 /* Execute template `name` of `set` with `data` as dot, appending the output

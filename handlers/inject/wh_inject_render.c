@@ -13,6 +13,7 @@
 #include "wh_inject_quantity.h"
 #include "wh_json_arena.h"
 #include "wh_yaml.h"
+#include "wh_yaml_fast.h"
 #include "wh_alloc.h"
 
 #include <stdlib.h>
@@ -130,6 +131,9 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
     wh_inject_owner owner = {0};
     char *bad = NULL, *proxy_image = NULL, *init_image = NULL;
     wh_buf text = WH_BUF_INIT;
+    wh_tmpl_runs runs = {0}; /* where the render wrote constant text whose YAML was read once */
+    wh_yaml_at *at = NULL;
+    size_t at_cap = 0;
     wh_inject_data data;
     wh_code rc;
     size_t i;
@@ -260,6 +264,8 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
         out->names[i] = wh_strdup(name);
         opts.user = &data;
         opts.max_output = 16u << 20;
+        opts.runs = &runs;
+        runs.n = 0;
         wh_buf_reset(&text);
         if ((rc = wh_tmpl_render(wh_inject_revision_template(rev, name), "inject", wh_inject_data_value(&data), &opts,
                                  &text, err)) != WH_OK) {
@@ -279,7 +285,16 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
             if (k < text.len && text.data[k] == '{')
                 doc = json_loadb(text.data + k, text.len - k, JSON_REJECT_DUPLICATES, NULL);
         }
-        if (doc == NULL && (rc = wh_yaml_load(text.data ? text.data : "", text.len, &doc, err)) != WH_OK) {
+        if (doc == NULL) {
+            if (runs.n > at_cap) {
+                at_cap = runs.cap;
+                at = wh_realloc(at, at_cap * sizeof(*at));
+            }
+            for (size_t r = 0; r < runs.n; r++)
+                at[r] = (wh_yaml_at){runs.at[r].off, runs.at[r].note};
+        }
+        if (doc == NULL &&
+            (rc = wh_yaml_load_at(text.data ? text.data : "", text.len, at, runs.n, &doc, err)) != WH_OK) {
             wh_err_prefix(err, "template \"%s\" rendered invalid YAML", name);
             goto fail;
         }
@@ -308,5 +323,7 @@ out:
     free(proxy_image);
     free(init_image);
     wh_buf_free(&text);
+    free(runs.at);
+    free(at);
     return rc;
 }

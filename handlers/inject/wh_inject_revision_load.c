@@ -14,6 +14,7 @@
 #include "wh_inject_render_funcs.h"
 #include "wh_inject_revision.h"
 #include "wh_yaml.h"
+#include "wh_yaml_fast.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,18 @@ static int cmp_entry(const void *a, const void *b)
 
 /* Parse every template as istiod does: each is its own template named
  * "inject" with Sprig and Istio's functions. */
+/* A template's constant texts as the YAML loader reads them (wh_tmpl_set_annotate_runs). */
+static const void *yaml_pieces_new(const char *text, size_t len, void *arg)
+{
+    (void)arg;
+    return wh_yaml_pieces_new(text, len, WH_YAML_MAX_DEPTH);
+}
+
+static void yaml_pieces_free(const void *pieces)
+{
+    wh_yaml_pieces_free(pieces);
+}
+
 static wh_code parse_templates(wh_inject_revision *rev, const json_t *templates, wh_err *err)
 {
     tmpl_table *t = wh_calloc(1, sizeof(*t));
@@ -56,6 +69,8 @@ static wh_code parse_templates(wh_inject_revision *rev, const json_t *templates,
             return wh_err_prefix(err, "config: template \"%s\"", name);
         if ((rc = wh_inject_bind_values(e->set, rev->values, err)) != WH_OK)
             return rc;
+        /* the YAML of the template's constant text, read once (wh_inject_render.c hands it to the loader) */
+        wh_tmpl_set_annotate_runs(e->set, yaml_pieces_new, NULL, yaml_pieces_free);
     }
     qsort(t->e, t->n, sizeof(*t->e), cmp_entry);
     for (size_t i = 0; i < t->n; i++) /* keys of a decoded object: UTF-8 */

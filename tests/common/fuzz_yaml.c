@@ -10,7 +10,9 @@
  * what the full loader answers (types and key order included); both load
  * inside a request arena scope, as webhookd loads templates' output, so
  * that the strings the fast path makes in the arena are compared too (ASan
- * sees the arena's blocks: common/wh_json_arena.c).
+ * sees the arena's blocks: common/wh_json_arena.c).  Parts of the input
+ * standing for a template's constant text whose YAML was read once must
+ * not change the fast path's answer (yaml_pieces_check.h).
  */
 #include <math.h>
 #include <stdint.h>
@@ -22,6 +24,7 @@
 #include "wh_json_arena.h"
 #include "wh_yaml.h"
 #include "wh_yaml_fast.h"
+#include "yaml_pieces_check.h"
 
 static int same(const json_t *a, const json_t *b)
 {
@@ -77,6 +80,14 @@ static void check_fast_path(const char *text, size_t size)
     if (!installed) {
         wh_json_arena_install();
         installed = 1;
+    }
+    {
+        /* the constant text: the whole input, and a part the input's first byte picks */
+        int had = 0;
+        size_t a0 = size > 0 ? (unsigned char)text[0] % (size / 2 + 1) : 0;
+        if (pieces_agree("input", text, size, 0, size, &had) ||
+            pieces_agree("input", text, size, a0, size - a0 / 2, &had))
+            abort();
     }
     wh_json_arena_begin(&arena);
     wh_code ra = wh_yaml_fast_load(text, size, WH_YAML_MAX_DEPTH, &a);

@@ -7,6 +7,10 @@
  * keys in the same order.  Files with several documents are split and each
  * document checked.  At least --min-fast percent of the documents must have
  * been taken by the fast path, or it would be dead weight.  Each document
+ * is also loaded with a part of it standing for a template's constant text
+ * whose YAML was read once (yaml_pieces_check.h): the whole document, its
+ * middle third from a line start to a line start, and a part that starts
+ * mid-line; the answers must not change.  Each document
  * is loaded inside a request arena scope, as webhookd loads templates'
  * output, so that the strings the fast path makes in the arena are compared
  * too.
@@ -21,14 +25,34 @@
 #include "wh_json_arena.h"
 #include "wh_yaml.h"
 #include "wh_yaml_fast.h"
+#include "yaml_pieces_check.h"
 
-static int docs, fast_taken, failures;
+static int docs, fast_taken, failures, with_pieces;
+
+/* The start of the line that holds text[i]. */
+static size_t line_start(const char *text, size_t i)
+{
+    while (i > 0 && text[i - 1] != '\n')
+        i--;
+    return i;
+}
+
+static void check_pieces(const char *name, const char *text, size_t len)
+{
+    int had = 0;
+
+    failures += pieces_agree(name, text, len, 0, len, &had);
+    failures += pieces_agree(name, text, len, line_start(text, len / 3), line_start(text, 2 * len / 3), &had);
+    failures += pieces_agree(name, text, len, len / 4, len - len / 4, &had);
+    with_pieces += had;
+}
 
 static void check_doc(const char *name, const char *text, size_t len)
 {
     json_t *a = NULL, *b = NULL;
     wh_err ea, eb;
     wh_json_arena arena;
+    check_pieces(name, text, len); /* (scopes of its own: before this one) */
     wh_json_arena_begin(&arena);
     wh_code ra = wh_yaml_fast_load(text, len, WH_YAML_MAX_DEPTH, &a);
     docs++;
@@ -117,7 +141,12 @@ int main(int argc, char **argv)
     }
     for (; i < argc; i++)
         walk(argv[i]);
-    printf("%d documents, %d through the fast path\n", docs, fast_taken);
+    printf("%d documents, %d through the fast path, %d with pieces of constant text\n", docs, fast_taken, with_pieces);
+    if (with_pieces * 2 < fast_taken) {
+        printf("FAIL: only %d of the %d documents had pieces: the check above proves little\n", with_pieces,
+               fast_taken);
+        failures++;
+    }
     if (docs == 0 || fast_taken * 100 < min_fast * docs) {
         printf("FAIL: the fast path took %d of %d documents, expected at least %d%%\n", fast_taken, docs, min_fast);
         failures++;
