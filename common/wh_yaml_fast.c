@@ -63,11 +63,16 @@ typedef struct line {
  * text, by a line that ends the entry: wherever the text is printed, a parser that meets its first line where an entry
  * of that kind and indent starts reads those lines as the piece's value and goes on at that line. */
 enum { PIECE_ENTRY = 1, PIECE_ITEM = 2 };
+#define NO_MARK UINT32_MAX
 struct piece {
-    uint32_t off, nlines; /* its first line's offset in the text; its lines */
-    int indent, kind;     /* its first line's indent; PIECE_* */
-    int depth;            /* the levels of collections in its value (at least what max_depth counts) */
-    const char *key;      /* an entry's key (klen bytes, in doc) */
+    uint32_t off, len;  /* where its lines are in the text */
+    uint32_t tail;      /* the bytes after them that say the entry ends there (the next line's indent, first two) */
+    uint32_t after;     /* the index of the first piece after its lines (those within are read with it) */
+    uint32_t first_end; /* its first line: its end, and its value colons and comment (NO_MARK: none), from its start */
+    uint32_t colon, colon2, hash;
+    int indent, kind; /* its first line's indent; PIECE_* */
+    int depth;        /* the levels of collections in its value (at least what max_depth counts) */
+    const char *key;  /* an entry's key (klen bytes, in doc) */
     size_t klen;
     const json_t *value; /* the value (in doc) */
     json_t *doc;         /* what its lines read as alone: {key: value} or [value] */
@@ -104,6 +109,15 @@ typedef struct fast {
         size_t idx, off;
     } * kbufs;
     size_t nkbufs, kbufs_cap;
+    /* Where the text holds constant texts whose pieces split_lines puts in the lines whole (a piece's first line
+     * only, the rest hidden): the runs not looked at yet from at[r], piece k; the next piece's start, or NULL. */
+    const wh_yaml_at *at;
+    size_t nat, r, k;
+    int checked;            /* at[r] is where it says (its text there) */
+    const char *done;       /* the end of the last run checked */
+    const char *next_piece; /* where f->piece starts */
+    const struct piece *piece;
+    int restart; /* a piece's first line was read without the piece: its hidden lines are missing */
 } fast;
 
 /* A mapping key: `len` bytes at `text`, or at keys.data + off when in_buf
@@ -278,13 +292,76 @@ static void note_mark(line *l, const char *c, const char *stop)
  * would need care (tab, CR, controls, anything not ASCII) or a line that
  * starts a document/directive sends the whole input to the full loader.
  * Lines are scanned 8 bytes at a time. */
+/* Make f->piece the first piece of the runs that starts at or after p (f->next_piece NULL: none). */
+static void piece_seek(fast *f, const char *text, size_t len, const char *p)
+{
+    for (; f->r < f->nat; f->r++, f->k = 0, f->checked = 0) {
+        const wh_yaml_at *a = &f->at[f->r];
+        const wh_yaml_pieces *ps = a->pieces;
+        if (!f->checked) { /* (each piece's text is compared when it is used) */
+            if (ps == NULL || a->off > len || text + a->off < f->done || len - a->off < ps->len)
+                continue;
+            f->checked = 1;
+            f->done = text + a->off + ps->len;
+        }
+        for (; f->k < ps->n; f->k++) {
+            const char *first = text + a->off + ps->p[f->k].off;
+            if (first >= p) {
+                f->next_piece = first;
+                f->piece = &ps->p[f->k];
+                return;
+            }
+        }
+    }
+    f->next_piece = NULL;
+}
+
+/* Whether the text holds f->piece's lines at p, and after them what ends its entry (else they are read as usual). */
+static inline int piece_here(const fast *f, const char *p, const char *stop)
+{
+    const struct piece *pc = f->piece;
+    const size_t n = (size_t)pc->len + pc->tail;
+
+    return (size_t)(stop - p) >= n && memcmp(p, f->at[f->r].pieces->text + pc->off, n) == 0;
+}
+
+/* The first line of piece pc, starting at p, from what the piece noted of it; the lines of its value are left out
+ * (hidden: the parser copies the piece's value, or starts again without pieces). */
+static void piece_line(line *l, const struct piece *pc, const char *p)
+{
+    l->start = p;
+    l->s = p + pc->indent;
+    l->end = p + pc->first_end;
+    l->colon = pc->colon != NO_MARK ? p + pc->colon : NULL;
+    l->colon2 = pc->colon2 != NO_MARK ? p + pc->colon2 : NULL;
+    l->hash = pc->hash != NO_MARK ? p + pc->hash : NULL;
+    l->indent = pc->indent;
+    l->skip = 0;
+    l->nl = 1;
+    l->pc = pc;
+}
+
 static wh_code split_lines(fast *f, const char *text, size_t len)
 {
     const char *p = text, *stop = text + len;
 
+    if (f->nat > 0)
+        piece_seek(f, text, len, p);
     while (p < stop) {
         const char *q = p, *eol;
         line *l;
+        if (f->next_piece != NULL && p >= f->next_piece) {
+            if (p > f->next_piece) /* a piece read from a run that starts mid-line: not a line here */
+                piece_seek(f, text, len, p);
+            if (p == f->next_piece && piece_here(f, p, stop)) {
+                WH_GROW(f->lines, f->n, f->cap, len / 16 + 16);
+                piece_line(&f->lines[f->n++], f->piece, p);
+                p += f->piece->len;
+                f->k = f->piece->after;
+                piece_seek(f, text, len, p);
+                continue;
+            }
+        }
         for (; stop - q >= BLOCK; q += BLOCK) { /* indentation, BLOCK bytes a step */
             unsigned spaces = block_spaces(q);
             if (spaces != BLOCK_ALL) {
@@ -715,6 +792,15 @@ static inline const struct piece *piece_at(const fast *f, const line *l, int kin
     return NULL;
 }
 
+/* A piece's first line read as something else (a block scalar's content, inside a flow collection) or where its
+ * value may not be copied (max_depth): the lines of its value are not in f->lines, so the text is read again without
+ * pieces. */
+static __attribute__((noinline, cold)) wh_code piece_unused(fast *f)
+{
+    f->restart = 1;
+    return UNSUPPORTED;
+}
+
 /* Move to line `pos`, or past it to the next line with structure (blank
  * and comment lines have none): f->pos always rests on such a line or the
  * end, so that looking at it is free. */
@@ -779,6 +865,9 @@ static wh_code block_scalar(fast *f, const line *hdr, const char *s, int parent,
             break;
     }
     size_t stop = i;
+    for (i = first; i < stop; i++)
+        if (f->lines[i].pc != NULL)
+            return piece_unused(f);
     last_content = first;
     for (i = first; i < stop; i++) /* spaces beyond the indentation are content too */
         if (f->lines[i].s != f->lines[i].end || f->lines[i].end - f->lines[i].start > m)
@@ -1051,7 +1140,11 @@ static wh_code flow_value(fast *f, const line *hdr, const char *s, int indent, j
     if (rc != WH_OK)
         return rc;
     while (idx + 1 < f->n && f->lines[idx + 1].start <= p - 1)
-        idx++;
+        if (f->lines[++idx].pc != NULL) {
+            json_decref(*out);
+            *out = NULL;
+            return piece_unused(f);
+        }
     if (!only_trailer(p, f->lines[idx].end)) {
         json_decref(*out);
         *out = NULL;
@@ -1103,7 +1196,10 @@ static wh_code parse_mapping(fast *f, int indent, key_ref *first, const char *fi
         if (pc != NULL) { /* read once: a copy */
             key = (key_ref){pc->key, pc->klen, 0, 0};
             val = wh_json_mold_make(pc->mold);
-            move_to(f, f->pos + pc->nlines);
+            move_to(f, f->pos + 1);
+        } else if (l->pc != NULL) {
+            rc = piece_unused(f);
+            goto out;
         } else {
             move_to(f, f->pos + 1);
             if (value < l->end && *value != '#')
@@ -1158,7 +1254,9 @@ static wh_code parse_sequence(fast *f, int indent, json_t **out)
             p++;
         if (pc != NULL) { /* read once: a copy */
             item = wh_json_mold_make(pc->mold);
-            move_to(f, f->pos + pc->nlines);
+            move_to(f, f->pos + 1);
+        } else if (l->pc != NULL) {
+            rc = piece_unused(f);
         } else if (p >= l->end || *p == '#') {
             move_to(f, f->pos + 1);
             rc = nested_value(f, indent, 0, &item);
@@ -1229,30 +1327,6 @@ static wh_code parse_node(fast *f, int parent_indent, json_t **out)
     return rc;
 }
 
-/* Mark the lines where the pieces of the runs `at` start, for the runs whose text is there (the caller's offsets are
- * checked, not trusted: a run elsewhere, out of order or beyond the text is left alone). */
-static void mark_pieces(fast *f, const char *text, size_t len, const wh_yaml_at *at, size_t nat)
-{
-    size_t li = 0, done = 0; /* the text before `done` is behind the runs marked */
-
-    for (size_t r = 0; r < nat; r++) {
-        const wh_yaml_pieces *ps = at[r].pieces;
-        if (ps == NULL || at[r].off < done || at[r].off > len || len - at[r].off < ps->len ||
-            memcmp(text + at[r].off, ps->text, ps->len) != 0)
-            continue;
-        done = at[r].off + ps->len;
-        for (size_t k = 0; k < ps->n; k++) {
-            const char *first = text + at[r].off + ps->p[k].off;
-            while (li < f->n && f->lines[li].start < first)
-                li++;
-            if (li >= f->n)
-                return;
-            if (f->lines[li].start == first) /* a line starts there: where the piece was read from */
-                f->lines[li].pc = &ps->p[k];
-        }
-    }
-}
-
 wh_code wh_yaml_fast_load(const char *text, size_t len, int max_depth, json_t **out)
 {
     return wh_yaml_fast_load_at(text, len, max_depth, NULL, 0, out);
@@ -1269,12 +1343,12 @@ wh_code wh_yaml_fast_load_at(const char *text, size_t len, int max_depth, const 
     memset(&f, 0, sizeof(f));
     f.text_end = text + len;
     f.max_depth = max_depth;
+    f.at = at;
+    f.nat = nat;
     *out = NULL;
     if ((rc = split_lines(&f, text, len)) != WH_OK)
         goto out;
     add_end_line(&f);
-    if (nat > 0)
-        mark_pieces(&f, text, len, at, nat);
     move_to(&f, 0);
     l = peek(&f);
     if (at_end(&f)) {
@@ -1309,6 +1383,8 @@ out:
     free(f.kbufs);
     wh_buf_free(&f.keys);
     wh_buf_free(&f.tmp);
+    if (f.restart) /* a piece's first line read as something else: the text alone decides */
+        return wh_yaml_fast_load_at(text, len, max_depth, NULL, 0, out);
     return rc;
 }
 
@@ -1347,7 +1423,7 @@ static int levels(const json_t *v)
  * line after its first): at the first line with structure that the parser stops at, neither blank nor a comment,
  * indented less, or as much and not one of a mapping's entry's sequence items ("- " at its indent).  *end is that
  * line's start; 0 when the text ends before it tells. */
-static int entry_end(const char *text, size_t len, size_t from, int indent, int item, size_t *end)
+static int entry_end(const char *text, size_t len, size_t from, int indent, int item, size_t *end, size_t *tail)
 {
     size_t m = from;
 
@@ -1359,6 +1435,7 @@ static int entry_end(const char *text, size_t len, size_t from, int indent, int 
         if (q >= len)
             return 0; /* spaces to the end: a blank line, or not */
         if (text[q] != '\n' && text[q] != '#' && (size_t)indent >= q - m) {
+            *tail = (q + 2 < len ? q + 2 : len) - m; /* what is read here: the indent, one or two bytes */
             if (q - m < (size_t)indent || item || text[q] != '-') {
                 *end = m;
                 return 1;
@@ -1386,7 +1463,7 @@ const wh_yaml_pieces *wh_yaml_pieces_new(const char *text, size_t len, int max_d
 
     while (ls < len && len <= UINT32_MAX) {
         const char *eol = memchr(text + ls, '\n', len - ls);
-        size_t next, q = ls, end;
+        size_t next, q = ls, end, tail = 0;
         json_t *doc = NULL;
         if (eol == NULL)
             break;
@@ -1395,7 +1472,7 @@ const wh_yaml_pieces *wh_yaml_pieces_new(const char *text, size_t len, int max_d
             q++;
         if (text[q] != '\n' && text[q] != '#') {
             const int indent = (int)(q - ls), item = text[q] == '-' && (text[q + 1] == ' ' || text[q + 1] == '\n');
-            if (entry_end(text, len, next, indent, item, &end) && end - ls <= budget &&
+            if (entry_end(text, len, next, indent, item, &end, &tail) && end - ls <= budget &&
                 wh_yaml_fast_load(text + ls, end - ls, max_depth, &doc) == WH_OK) {
                 const char *key = NULL;
                 json_t *value = NULL;
@@ -1407,12 +1484,20 @@ const wh_yaml_pieces *wh_yaml_pieces_new(const char *text, size_t len, int max_d
                     value = json_object_iter_value(json_object_iter(doc));
                 }
                 if (value != NULL) {
-                    uint32_t lines = 0;
-                    for (size_t i = ls; i < end; i++)
-                        lines += text[i] == '\n';
+                    fast first; /* what split_lines notes of its first line */
+                    memset(&first, 0, sizeof(first));
+                    if (split_lines(&first, text + ls, next - ls) != WH_OK || first.n != 1)
+                        abort(); /* (the piece's text was split before) */
+#define FROM_START(x) (first.lines[0].x != NULL ? (uint32_t)(first.lines[0].x - (text + ls)) : NO_MARK)
                     WH_GROW(p, n, cap, 16);
                     p[n++] = (struct piece){(uint32_t)ls,
-                                            lines,
+                                            (uint32_t)(end - ls),
+                                            (uint32_t)tail,
+                                            0,
+                                            FROM_START(end),
+                                            FROM_START(colon),
+                                            FROM_START(colon2),
+                                            FROM_START(hash),
                                             indent,
                                             item ? PIECE_ITEM : PIECE_ENTRY,
                                             levels(value),
@@ -1421,12 +1506,20 @@ const wh_yaml_pieces *wh_yaml_pieces_new(const char *text, size_t len, int max_d
                                             value,
                                             doc,
                                             NULL};
+#undef FROM_START
+                    free(first.lines);
                     doc = NULL;
                 }
                 json_decref(doc);
             }
         }
         ls = next;
+    }
+    for (size_t i = 0; i < n; i++) { /* (pieces are in the order of their first lines) */
+        size_t j = i + 1;
+        while (j < n && p[j].off < p[i].off + p[i].len)
+            j++;
+        p[i].after = (uint32_t)j;
     }
     if (n > 0) {
         ps = wh_malloc(sizeof(*ps) + n * sizeof(*p));

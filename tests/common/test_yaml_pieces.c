@@ -125,7 +125,8 @@ static void dynamic_text_at_the_same_indent_continues(void **state)
     doc_free(&d);
 }
 
-/* Told the constant text is where the document holds another text, the loader reads that text. */
+/* Told the constant text is where the document holds another text, the loader reads that text: a piece is used
+ * only where its own lines, and the start of the line that ends it, are there byte for byte. */
 static void a_text_that_differs_is_read(void **state)
 {
     doc d;
@@ -134,7 +135,16 @@ static void a_text_that_differs_is_read(void **state)
     d.text.data[3] = '7'; /* a: 7 */
     json_t *v = load(&d, WH_YAML_MAX_DEPTH, WH_OK);
     assert_int_equal(json_integer_value(json_object_get(v, "a")), 7);
-    assert_false(immortal(json_object_get(v, "b")));
+    assert_false(immortal(json_object_get(v, "a")));
+    assert_true(immortal(json_object_get(v, "b"))); /* its own lines, and "c" after them, are there */
+    json_decref(v);
+    doc_free(&d);
+    /* the piece's lines are there, but not the line that ended its entry: here a deeper one continues it */
+    doc_make(&d, "k:\n  x: 1\nz: 2\n", "", "");
+    wh_buf_reset(&d.text);
+    wh_buf_append(&d.text, "k:\n  x: 1\n  y: 2\n", 17);
+    v = load(&d, WH_YAML_MAX_DEPTH, WH_OK);
+    assert_int_equal(json_object_size(json_object_get(v, "k")), 2);
     json_decref(v);
     doc_free(&d);
     doc_make(&d, "a: 1\nb: 2\nc: 3\n", "x: 0\n", "");
@@ -151,9 +161,10 @@ static void the_context_decides(void **state)
 {
     doc d;
     (void)state;
-    doc_make(&d, "  a: 1\n  b: 2\n", "s: |\n", "t: 1\n");
+    doc_make(&d, "  a:\n    b: 1\n  c: 2\n", "s: |\n", "t: 1\n");
+    assert_non_null(d.ps); /* "a" and "b: 1" */
     json_t *v = load(&d, WH_YAML_MAX_DEPTH, WH_OK);
-    assert_string_equal(json_string_value(json_object_get(v, "s")), "a: 1\nb: 2\n");
+    assert_string_equal(json_string_value(json_object_get(v, "s")), "a:\n  b: 1\nc: 2\n");
     json_decref(v);
     doc_free(&d);
     doc_make(&d, "y: 1\nz: 2\nw: 3\n", "x", "");
