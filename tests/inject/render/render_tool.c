@@ -169,7 +169,6 @@ fail:
     fprintf(stderr, "inject_render_tool: %s\n", wh_err_msg(&err));
 out:
     wh_inject_rendered_clear(&out);
-    wh_inject_revision_unref(rev);
     wh_inject_settings_clear(&settings);
     for (int i = 0; i < 3; i++)
         wh_buf_free(&text[i]);
@@ -178,6 +177,8 @@ out:
     json_decref(ns);
     json_decref(envs);
     json_decref(res);
+    /* last: what was rendered shares the revision's immortal values (its config's, its templates' constant YAML) */
+    wh_inject_revision_unref(rev);
     free(rev_name);
     return status;
 }
