@@ -366,12 +366,22 @@ static wh_code eval_field_chain(wh_tmpl_ctx *ctx, frame *fr, const wh_tmpl_value
     return eval_field(ctx, fr, idents[n - 1], node, args, nargs, final, &recv, out);
 }
 
+/* Bounds of the folding of one tree: what a set keeps of folded strings and
+ * the CPU it spends (a pure call over constants can still be costly, e.g.
+ * `repeat`); beyond them pipelines are left to the render. */
+#define TM_FOLD_MAX_STRING ((size_t)64 << 10)
+#define TM_FOLD_MAX_KEPT ((size_t)4 << 20)
+#define TM_FOLD_CPU_NS (200u * 1000000u)
+
 /* What the steps `idents` give on `v` where that needs no render: keys of
- * JSON maps (whose types have no methods) and no value below a missing key,
- * as eval_field takes them.  0 when a step needs the render (a host value,
- * an error). */
-static int fold_steps(unsigned flags, wh_tmpl_value v, const char *const *idents, size_t n, wh_tmpl_value *out)
+ * JSON maps (whose types have no methods), fields of non-nil host values
+ * whose types say they are pure (wh_tmpl_type.pure_fields; looked up in
+ * `ctx`, a string kept in the set's arena) and no value below a missing key,
+ * as eval_field takes them.  0 when a step needs the render (another host
+ * value, an error, a collection made by the lookup). */
+static int fold_steps(wh_tmpl_ctx *ctx, wh_tmpl_value v, const char *const *idents, size_t n, wh_tmpl_value *out)
 {
+    unsigned flags = ctx->set->flags;
     size_t i;
 
     for (i = 0; i < n; i++) {
@@ -381,6 +391,13 @@ static int fold_steps(unsigned flags, wh_tmpl_value v, const char *const *idents
                 return 0;
         } else if (v.kind == WH_TMPL_INVALID && !(flags & WH_TMPL_MISSINGKEY_ERROR)) {
             next = wh_tmpl_invalid();
+        } else if (v.kind == WH_TMPL_HOST && v.u.host != NULL && v.type->field != NULL && v.type->pure_fields) {
+            ctx->failed = 0;
+            next = wh_tmpl_invalid();
+            if (v.type->field(ctx, &v, idents[i], NULL, 0, &next) != WH_OK || engine_value(&next))
+                return 0;
+            if (next.kind == WH_TMPL_STRING)
+                next.u.s = tm_strndup((tm_arena *)&ctx->set->arena, next.len ? next.u.s : "", next.len);
         } else {
             return 0;
         }
@@ -391,7 +408,7 @@ static int fold_steps(unsigned flags, wh_tmpl_value v, const char *const *idents
 }
 
 /* The konst of a chain whose first step is `idents[0]`, or NULL. */
-static const tm_konst *fold_chain(wh_tmpl_set *set, const char *const *idents, size_t n)
+static const tm_konst *fold_chain(wh_tmpl_set *set, wh_tmpl_ctx *ctx, const char *const *idents, size_t n)
 {
     size_t i;
 
@@ -401,7 +418,8 @@ static const tm_konst *fold_chain(wh_tmpl_set *set, const char *const *idents, s
         tm_konst *k;
         if (strcmp(c->name, idents[0]) != 0)
             continue;
-        if (!fold_steps(set->flags, c->val, idents + 1, n - 1, &v))
+        tm_arena_reset(ctx->arena); /* what a pure lookup made is dropped (fold_steps keeps none of it) */
+        if (!fold_steps(ctx, c->val, idents + 1, n - 1, &v))
             return NULL;
         k = tm_alloc(&set->arena, sizeof(*k));
         k->type = c->type;
@@ -414,18 +432,19 @@ static const tm_konst *fold_chain(wh_tmpl_set *set, const char *const *idents, s
 /* A field, variable or chain node that starts with a constant field gets its konst. */
 static void fold_const_field(tm_node *n, void *arg)
 {
-    wh_tmpl_set *set = arg;
+    wh_tmpl_ctx *ctx = arg;
+    wh_tmpl_set *set = (wh_tmpl_set *)ctx->set;
 
     switch (n->kind) {
     case N_FIELD:
-        n->u.field.konst = fold_chain(set, n->u.field.idents, n->u.field.n);
+        n->u.field.konst = fold_chain(set, ctx, n->u.field.idents, n->u.field.n);
         break;
     case N_VARIABLE:
         if (n->u.field.n > 1)
-            n->u.field.konst = fold_chain(set, n->u.field.idents + 1, n->u.field.n - 1);
+            n->u.field.konst = fold_chain(set, ctx, n->u.field.idents + 1, n->u.field.n - 1);
         break;
     case N_CHAIN:
-        n->u.chain.konst = fold_chain(set, n->u.chain.fields, n->u.chain.n);
+        n->u.chain.konst = fold_chain(set, ctx, n->u.chain.fields, n->u.chain.n);
         break;
     default:
         break;
@@ -434,7 +453,20 @@ static void fold_const_field(tm_node *n, void *arg)
 
 void tm_fold_const_fields(wh_tmpl_set *set, tm_node *root)
 {
-    tm_node_walk(root, fold_const_field, set);
+    wh_tmpl_ctx ctx; /* what pure host lookups (fold_steps) run in */
+    wh_tmpl_scratch *sc = wh_tmpl_scratch_new();
+    wh_buf out = WH_BUF_INIT;
+
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.set = set;
+    ctx.scratch = sc;
+    ctx.arena = &sc->arena;
+    ctx.out = &out;
+    ctx.max_output = TM_FOLD_MAX_STRING;
+    ctx.max_memory = TM_FOLD_MAX_KEPT;
+    tm_node_walk(root, fold_const_field, &ctx);
+    wh_tmpl_scratch_free(sc);
+    wh_buf_free(&out);
 }
 
 static wh_code eval_field_node(wh_tmpl_ctx *ctx, frame *fr, const tm_node *field, tm_node *const *args, size_t nargs,
@@ -1560,13 +1592,6 @@ static int const_command(const tm_node *cmd, int head, guard *g)
             return 0;
     return 1;
 }
-
-/* Bounds of the folding of one tree: what a set keeps of folded strings and
- * the CPU it spends (a pure call over constants can still be costly, e.g.
- * `repeat`); beyond them pipelines are left to the render. */
-#define TM_FOLD_MAX_STRING ((size_t)64 << 10)
-#define TM_FOLD_MAX_KEPT ((size_t)4 << 20)
-#define TM_FOLD_CPU_NS (200u * 1000000u)
 
 typedef struct folder {
     wh_tmpl_set *set;

@@ -7,6 +7,7 @@
  */
 #include "wh_inject_render.h"
 #include "wh_inject_render_int.h"
+#include "wh_inject_render_funcs.h"
 #include "wh_inject_proxyconfig.h"
 
 #include "wh_inject_pod.h"
@@ -241,10 +242,7 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
     data.proxy_init_image = init_image;
     data.proxy_uid = out->proxy_uid;
     data.proxy_gid = out->proxy_gid;
-    {
-        const char *m = wh_inject_jstr(json_object_get(rev->mesh, "inboundTrafficPolicy"), "mode");
-        data.inbound_mode = m != NULL && strcmp(m, "LOCALHOST") == 0 ? "localhost" : "passthrough";
-    }
+    data.inbound_mode = wh_inject_inbound_mode(rev->mesh);
     data.compliance = wh_inject_settings_compliance(&settings);
     data.concurrency = estimate_concurrency(pc, annotations, rev->values);
     data.settings = &settings;

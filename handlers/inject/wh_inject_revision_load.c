@@ -54,7 +54,7 @@ static wh_code parse_templates(wh_inject_revision *rev, const json_t *templates,
             return rc;
         if ((rc = wh_tmpl_parse(e->set, "inject", json_string_value(text), json_string_length(text), err)) != WH_OK)
             return wh_err_prefix(err, "config: template \"%s\"", name);
-        if ((rc = wh_inject_bind_values(e->set, rev->values, err)) != WH_OK)
+        if ((rc = wh_inject_bind_values(e->set, rev->values, rev->mesh, err)) != WH_OK)
             return rc;
     }
     qsort(t->e, t->n, sizeof(*t->e), cmp_entry);
