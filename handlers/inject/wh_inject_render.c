@@ -260,8 +260,8 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
         opts.user = &data;
         opts.max_output = 16u << 20;
         wh_buf_reset(&text);
-        if ((rc = wh_tmpl_render(wh_inject_revision_template(rev, name), "inject", wh_inject_data_value(&data), &opts,
-                                 &text, err)) != WH_OK) {
+        if ((rc = wh_tmpl_render(wh_inject_revision_template_pc(rev, name, pc), "inject", wh_inject_data_value(&data),
+                                 &opts, &text, err)) != WH_OK) {
             json_decref(data.captured);
             data.captured = NULL;
             goto fail;

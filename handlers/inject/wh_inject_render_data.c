@@ -814,16 +814,19 @@ const char *wh_inject_inbound_mode(const json_t *mesh)
     return m != NULL && strcmp(m, "LOCALHOST") == 0 ? "localhost" : "passthrough";
 }
 
-wh_code wh_inject_bind_values(wh_tmpl_set *set, const json_t *values, const json_t *mesh, wh_err *err)
+wh_code wh_inject_bind_values(wh_tmpl_set *set, const json_t *values, const json_t *mesh, const json_t *pc, wh_err *err)
 {
     wh_code rc;
 
     pthread_once(&v1_once, v1_build);
     if ((rc = wh_tmpl_set_const_field(set, &data_type, "Values", values_value(values), err)) != WH_OK ||
-        (rc = wh_tmpl_set_const_field(set, &data_type, "MeshConfig", wh_tmpl_host(&mesh_type.t, mesh), err)) != WH_OK)
+        (rc = wh_tmpl_set_const_field(set, &data_type, "MeshConfig", wh_tmpl_host(&mesh_type.t, mesh), err)) != WH_OK ||
+        (rc = wh_tmpl_set_const_field(set, &data_type, "InboundTrafficPolicyMode",
+                                      wh_tmpl_str(wh_inject_inbound_mode(mesh)), err)) != WH_OK)
         return rc;
-    return wh_tmpl_set_const_field(set, &data_type, "InboundTrafficPolicyMode",
-                                   wh_tmpl_str(wh_inject_inbound_mode(mesh)), err);
+    if (pc == NULL)
+        return WH_OK;
+    return wh_tmpl_set_const_field(set, &data_type, "ProxyConfig", wh_tmpl_host(&pc_type.t, pc), err);
 }
 
 /* ---- for the functions ---- */

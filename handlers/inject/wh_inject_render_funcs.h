@@ -18,8 +18,11 @@ extern const size_t wh_inject_nfuncs;
  * config (JSON it owns and never changes; wh_inject_render_data.c):
  * templates' `.Values...`, `.MeshConfig...` and `.InboundTrafficPolicyMode`
  * and the pure pipelines over them are computed once, at load, instead of
- * on every render. */
-wh_code wh_inject_bind_values(wh_tmpl_set *set, const json_t *values, const json_t *mesh, wh_err *err);
+ * on every render.  With `pc`, `.ProxyConfig` too: the set then renders
+ * only pods whose proxy config is that object
+ * (wh_inject_revision_template_pc). */
+wh_code wh_inject_bind_values(wh_tmpl_set *set, const json_t *values, const json_t *mesh, const json_t *pc,
+                              wh_err *err);
 /* What `.InboundTrafficPolicyMode` gives for a mesh config. */
 const char *wh_inject_inbound_mode(const json_t *mesh);
 
