@@ -43,8 +43,6 @@ static wh_code load_template(const wh_inject_revision *rev, const char *name, co
     return wh_inject_bind_values(*set, rev->values, rev->mesh, pc, err);
 }
 
-/* Parse every template as istiod does: each is its own template named
- * "inject" with Sprig and Istio's functions. */
 /* A template's constant texts as the YAML loader reads them (wh_tmpl_set_annotate_runs). */
 static const void *yaml_pieces_new(const char *text, size_t len, void *arg)
 {
@@ -57,6 +55,8 @@ static void yaml_pieces_free(const void *pieces)
     wh_yaml_pieces_free(pieces);
 }
 
+/* Parse every template as istiod does: each is its own template named
+ * "inject" with Sprig and Istio's functions. */
 static wh_code parse_templates(wh_inject_revision *rev, const json_t *templates, wh_err *err)
 {
     tmpl_table *t = wh_calloc(1, sizeof(*t));
@@ -83,6 +83,7 @@ static wh_code parse_templates(wh_inject_revision *rev, const json_t *templates,
             return rc;
         /* the YAML of the template's constant text, read once (wh_inject_render.c hands it to the loader) */
         wh_tmpl_set_annotate_runs(e->set, yaml_pieces_new, NULL, yaml_pieces_free);
+        wh_tmpl_set_annotate_runs(e->set_pc, yaml_pieces_new, NULL, yaml_pieces_free);
     }
     qsort(t->e, t->n, sizeof(*t->e), cmp_entry);
     for (size_t i = 0; i < t->n; i++) /* keys of a decoded object: UTF-8 */
