@@ -124,6 +124,18 @@ static const struct pc_field pc_fields[] = {
 };
 #define PC_NFIELDS (sizeof(pc_fields) / sizeof(pc_fields[0]))
 
+/* The other member of a field's oneof (cluster_name), or NULL: a member
+ * set, even to its zero value, is present (protojson prints it) and unsets
+ * the other. */
+static const char *pc_oneof(const struct pc_field *f)
+{
+    if (strcmp(f->name, "serviceCluster") == 0)
+        return "tracingServiceName";
+    if (strcmp(f->name, "tracingServiceName") == 0)
+        return "serviceCluster";
+    return NULL;
+}
+
 static const struct pc_field *pc_field(const char *name)
 {
     for (size_t i = 0; i < PC_NFIELDS; i++)
@@ -316,6 +328,37 @@ static wh_code normalise(const struct pc_field *f, const json_t *v, json_t **out
     }
 }
 
+/* Istio's MergeProxyConfig (correctProxyHeaders): five headers of a new
+ * proxyHeaders the document leaves unset (absent, null, or
+ * forwardedClientCert's UNDEFINED) keep the value they had below; its other
+ * fields replace as any message's do.  `ph` is the new value (our own copy),
+ * `below` the old one or NULL. */
+static void keep_proxy_headers(json_t *ph, const json_t *below)
+{
+    static const char *const kept[][2] = {{"forwardedClientCert", "forwarded_client_cert"},
+                                          {"requestId", "request_id"},
+                                          {"attemptCount", "attempt_count"},
+                                          {"server", "server"},
+                                          {"envoyDebugHeaders", "envoy_debug_headers"}};
+
+    if (!json_is_object(below))
+        return;
+    for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+        const json_t *now = json_object_get(ph, kept[i][0]), *old = json_object_get(below, kept[i][0]);
+        const char *snake = kept[i][1];
+        if (now == NULL && (now = json_object_get(ph, snake)) != NULL && !json_is_null(now))
+            continue; /* set under its proto name */
+        if (old == NULL && (old = json_object_get(below, snake)) == NULL)
+            continue;
+        if (now == NULL || json_is_null(now) ||
+            (json_is_string(now) && strcmp(json_string_value(now), "UNDEFINED") == 0) ||
+            (json_is_integer(now) && json_integer_value(now) == 0)) {
+            json_object_del(ph, snake);
+            json_object_set_new(ph, kept[i][0], json_deep_copy(old));
+        }
+    }
+}
+
 wh_code wh_inject_proxy_config_apply(json_t *pc, const json_t *doc, wh_err *err)
 {
     const char *key;
@@ -346,7 +389,11 @@ wh_code wh_inject_proxy_config_apply(json_t *pc, const json_t *doc, wh_err *err)
             json_object_update(merged, norm); /* both objects (normalise checked norm) */
             json_decref(norm);
             norm = merged;
+        } else if (strcmp(f->name, "proxyHeaders") == 0) {
+            keep_proxy_headers(norm, json_object_get(pc, f->name));
         }
+        if (pc_oneof(f) != NULL)
+            json_object_del(pc, pc_oneof(f));
         json_object_set_new(pc, f->name, norm);
     }
     return WH_OK;
@@ -359,7 +406,7 @@ void wh_inject_proxy_config_drop_zero(json_t *pc)
         const json_t *v = json_object_get(pc, f->name);
         int zero = 0;
 
-        if (v == NULL)
+        if (v == NULL || pc_oneof(f) != NULL)
             continue;
         switch (f->kind) {
         case PC_STR:
@@ -469,6 +516,8 @@ static int is_cleared_default(const char *name, const json_t *v, const json_t *d
 /* Zero values are omitted by jsonpb (wrappers and messages are not scalars). */
 static int is_zero(const struct pc_field *f, const json_t *v)
 {
+    if (pc_oneof(f) != NULL)
+        return 0; /* a oneof member has presence: printed even at its zero value */
     switch (f->kind) {
     case PC_STR:
         return json_string_length(v) == 0;
@@ -575,17 +624,54 @@ void wh_inject_proxy_config_json(const json_t *pc, const wh_inject_release *rel,
     wh_buf_putc(out, '}');
 }
 
-/* host:port with a numeric port in range (Istio's ValidateProxyAddress). */
-static int valid_address(const char *a)
+/* Istio's ValidateProxyAddress up to the port's range: net.SplitHostPort's
+ * errors, strconv.Atoi's, ValidatePort's (the host name's DNS check is not
+ * done).  0 when valid, else the reason appended to `why`. */
+static int proxy_address(const char *a, wh_buf *why)
 {
-    const char *colon = strrchr(a, ':');
+    const char *colon = strrchr(a, ':'), *port, *reason = NULL;
+    size_t j = 0, k = 0;
     char *end;
-    long port;
+    long n;
 
-    if (colon == NULL || colon == a)
-        return 0;
-    port = strtol(colon + 1, &end, 10);
-    return *end == '\0' && colon[1] != '\0' && port > 0 && port <= 65535;
+    if (colon == NULL) {
+        reason = "missing port in address";
+    } else if (a[0] == '[') {
+        const char *close = strchr(a, ']');
+        if (close == NULL)
+            reason = "missing ']' in address";
+        else if (close[1] == '\0')
+            reason = "missing port in address";
+        else if (close + 1 != colon)
+            reason = close[1] == ':' ? "too many colons in address" : "missing port in address";
+        j = 1;
+        k = close != NULL ? (size_t)(close - a) + 1 : 0;
+    } else if (memchr(a, ':', (size_t)(colon - a)) != NULL) {
+        reason = "too many colons in address";
+    }
+    if (reason == NULL && strchr(a + j, '[') != NULL)
+        reason = "unexpected '[' in address";
+    if (reason == NULL && strchr(a + k, ']') != NULL)
+        reason = "unexpected ']' in address";
+    if (reason != NULL) {
+        wh_buf_puts(why, "unable to split ");
+        wh_go_quote(why, a, strlen(a), '"', 0);
+        wh_buf_printf(why, ": address %s: %s", a, reason);
+        return -1;
+    }
+    port = colon + 1;
+    n = strtol(port, &end, 10);
+    if (port[0] == '\0' || *end != '\0' || strspn(port, "+-0123456789") != strlen(port) || strlen(port) > 18) {
+        wh_buf_printf(why, "port (%s) is not a number: strconv.Atoi: parsing ", port);
+        wh_go_quote(why, port, strlen(port), '"', 0);
+        wh_buf_puts(why, ": invalid syntax");
+        return -1;
+    }
+    if (n < 1 || n > 65535) {
+        wh_buf_printf(why, "port number %ld must be in the range 1..65535", n);
+        return -1;
+    }
+    return 0;
 }
 
 char *wh_inject_proxy_config_invalid(const json_t *pc)
@@ -606,8 +692,18 @@ char *wh_inject_proxy_config_invalid(const json_t *pc)
         PROBLEM("config path must be set");
     if ((s = wh_inject_jstr(pc, "binaryPath")) == NULL || s[0] == '\0')
         PROBLEM("binary path must be set");
-    if ((s = wh_inject_jstr(pc, "discoveryAddress")) != NULL && !valid_address(s))
-        PROBLEM("invalid discovery address: unable to split \"%s\"", s);
+    if (json_object_get(pc, "tracingServiceName") == NULL &&
+        ((s = wh_inject_jstr(pc, "serviceCluster")) == NULL || s[0] == '\0'))
+        PROBLEM(s == NULL ? "oneof service cluster or tracing service name must be specified"
+                          : "service cluster must be specified");
+    if ((s = wh_inject_jstr(pc, "discoveryAddress")) == NULL || s[0] == '\0') {
+        PROBLEM("discovery address must be set to the proxy discovery service");
+    } else {
+        wh_buf why = WH_BUF_INIT;
+        if (proxy_address(s, &why) != 0)
+            PROBLEM("invalid discovery address: %s", why.data);
+        wh_buf_free(&why);
+    }
     if ((v = json_object_get(pc, "proxyAdminPort")) != NULL &&
         (json_integer_value(v) <= 0 || json_integer_value(v) > 65535))
         PROBLEM("invalid proxy admin port: port number %lld must be in the range 1..65535",

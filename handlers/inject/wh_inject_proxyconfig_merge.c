@@ -47,8 +47,10 @@ static void apply_resource(json_t *pc, const json_t *res)
     if (res == NULL)
         return;
     trial = json_deep_copy(pc);
-    if (wh_inject_proxy_config_apply(trial, json_object_get(res, "doc"), NULL) == WH_OK)
+    if (wh_inject_proxy_config_apply(trial, json_object_get(res, "doc"), NULL) == WH_OK) {
+        json_object_clear(pc); /* trial may lack a key of pc (a oneof's other member) */
         json_object_update(pc, trial);
+    }
     json_decref(trial);
 }
 
@@ -70,11 +72,24 @@ static wh_code webhook_annotation_layer(const json_t *annotation, json_t **layer
     return WH_OK;
 }
 
-wh_code wh_inject_effective_proxy_config(const json_t *mesh, const json_t *proxyconfigs, const json_t *pod,
-                                         const json_t *annotation, int webhook, json_t **out, wh_err *err)
+json_t *wh_inject_webhook_proxy_config(const json_t *mesh, const wh_inject_release *rel)
+{
+    json_t *pc = wh_inject_default_proxy_config(rel), *layer = json_deep_copy(json_object_get(mesh, "defaultConfig"));
+
+    /* The mesh's fields were normalised when the mesh loaded: applying them
+     * again cannot fail. */
+    wh_inject_proxy_config_drop_zero(layer);
+    wh_inject_proxy_config_apply(pc, layer, NULL);
+    json_decref(layer);
+    return pc;
+}
+
+wh_code wh_inject_effective_proxy_config(const json_t *mesh, const json_t *base, const json_t *proxyconfigs,
+                                         const json_t *pod, const json_t *annotation, int webhook, json_t **out,
+                                         wh_err *err)
 {
     json_t *layer = NULL;
-    const json_t *base = json_object_get(mesh, "defaultConfig"), *meta = json_object_get(pod, "metadata");
+    const json_t *meta = json_object_get(pod, "metadata");
     const char *root = json_string_value(json_object_get(mesh, "rootNamespace"));
     const char *ns = json_string_value(json_object_get(meta, "namespace"));
     json_t *pc;

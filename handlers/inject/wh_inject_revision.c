@@ -40,6 +40,7 @@ static void revision_free(wh_inject_revision *rev)
     json_decref(rev->injected_annotations);
     json_decref(rev->values);
     json_decref(rev->mesh);
+    json_decref(rev->webhook_pc);
     free(rev->default_pc_json);
     json_decref(rev->template_names);
     free(rev);

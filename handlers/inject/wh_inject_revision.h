@@ -78,6 +78,9 @@ struct wh_inject_revision {
     json_t *mesh;                      /* DefaultMeshConfig with the mesh file applied */
     char *default_pc_json;             /* protoToJSON of mesh.defaultConfig: most pods' proxy config, printed
                                         * once here for their renders (wh_inject_render_funcs.c) */
+    json_t *webhook_pc;                /* what /inject starts a pod's proxy config from
+                                        * (wh_inject_webhook_proxy_config): mesh.defaultConfig itself
+                                        * unless that has zero-valued fields */
     json_t *template_names;            /* sorted array of the names in `templates` */
     struct wh_inject_tmpls *templates; /* every template parsed, each its own set */
     wh_inject_release release;         /* the Istio release whose behaviour applies */

@@ -177,6 +177,12 @@ wh_code wh_inject_revision_load_release(const char *name, const char *config, si
         }
     }
 
+    rev->webhook_pc = wh_inject_webhook_proxy_config(rev->mesh, &rev->release);
+    if (json_equal(rev->webhook_pc, json_object_get(rev->mesh, "defaultConfig"))) {
+        /* the same: one object, so renders find its printed text (default_pc_json) */
+        json_decref(rev->webhook_pc);
+        rev->webhook_pc = json_incref(json_object_get(rev->mesh, "defaultConfig"));
+    }
     {
         wh_buf pc_json = WH_BUF_INIT;
         wh_inject_proxy_config_json(json_object_get(rev->mesh, "defaultConfig"), &rev->release, &pc_json);
@@ -195,9 +201,9 @@ wh_code wh_inject_revision_load_release(const char *name, const char *config, si
          * jansson's 2048 levels, and a hostile ConfigMap is a load error. */
         json_t *const trees[] = {rev->config,           rev->default_templates,    rev->aliases, rev->never_selectors,
                                  rev->always_selectors, rev->injected_annotations, rev->values,  rev->mesh,
-                                 rev->template_names};
+                                 rev->webhook_pc,       rev->template_names};
         static const char *const names[] = {"config", "config", "config", "config", "config",
-                                            "config", "values", "mesh",   "config"};
+                                            "config", "values", "mesh",   "mesh",   "config"};
         for (i = 0; i < sizeof(trees) / sizeof(trees[0]); i++)
             if ((rc = wh_json_freeze(trees[i], WH_YAML_MAX_DEPTH, &rev->frozen, err)) != WH_OK) {
                 wh_err_prefix(err, names[i]);

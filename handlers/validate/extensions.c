@@ -25,14 +25,17 @@ static const char *wasm_url_scheme(wh_vctx *c, const char *url)
     return s;
 }
 
-void wh_validate_wasm_plugin(wh_vctx *c, const json_t *spec)
+/* The module both kinds fetch (a WasmPlugin's own fields, a TrafficExtension's
+ * `wasm`): URL, digest, pull secret, plugin name and VM environment, in
+ * istiod's order.  Both allow 256 bytes of plugin name; WasmPlugin's message
+ * says 255 (`said_name_limit`). */
+static void check_wasm_module(wh_vctx *c, const json_t *wasm, int said_name_limit)
 {
-    const char *url = wh_vstr(spec, "url"), *sha = wh_vstr(spec, "sha256");
-    const json_t *env = wh_varr(wh_vobj(spec, "vmConfig"), "env"), *match = wh_varr(spec, "match");
+    const char *url = wh_vstr(wasm, "url"), *sha = wh_vstr(wasm, "sha256");
+    const json_t *env = wh_varr(wh_vobj(wasm, "vmConfig"), "env");
     wh_vset env_names;
-    size_t i, j;
+    size_t i;
 
-    wh_vcheck_policy_target(c, spec, "selector");
     if (*url == '\0') {
         wh_verr(c, "url field needs to be set");
     } else {
@@ -47,10 +50,10 @@ void wh_validate_wasm_plugin(wh_vctx *c, const json_t *spec)
         else if (strspn(sha, "0123456789abcdef") != 64)
             wh_verr(c, "sha256 field must match [a-f0-9]{64} pattern");
     }
-    if (strlen(wh_vstr(spec, "imagePullSecret")) > 253)
+    if (json_string_length(wh_vget(wasm, "imagePullSecret")) > 253)
         wh_verr(c, "imagePullSecret field must be less than 253 characters long");
-    if (strlen(wh_vstr(spec, "pluginName")) > 256)
-        wh_verr(c, "pluginName field must be less than 255 characters long");
+    if (json_string_length(wh_vget(wasm, "pluginName")) > 256)
+        wh_verr(c, "pluginName field must be less than %d characters long", said_name_limit);
     /* the VM environment stops at its first problem */
     wh_vset_init(&env_names, json_array_size(env));
     for (i = 0; i < json_array_size(env); i++) {
@@ -60,7 +63,7 @@ void wh_validate_wasm_plugin(wh_vctx *c, const json_t *spec)
             wh_verr(c, "spec.vmConfig.env invalid");
             break;
         }
-        if (strlen(name) > 256) {
+        if (json_string_length(wh_vget(e, "name")) > 256) {
             wh_verr(c, "env.name field must be less than 255 characters long");
             break;
         }
@@ -74,6 +77,13 @@ void wh_validate_wasm_plugin(wh_vctx *c, const json_t *spec)
         }
     }
     wh_vset_free(&env_names);
+}
+
+/* Traffic selectors (both kinds): every port must be a real one; the first bad one ends the check. */
+static void check_traffic_match(wh_vctx *c, const json_t *match)
+{
+    size_t i, j;
+
     for (i = 0; i < json_array_size(match); i++) {
         const json_t *ports = wh_varr(json_array_get(match, i), "ports");
         for (j = 0; j < json_array_size(ports); j++) {
@@ -86,7 +96,30 @@ void wh_validate_wasm_plugin(wh_vctx *c, const json_t *spec)
     }
 }
 
-void wh_validate_traffic_extension(wh_vctx *c, const json_t *spec)
+void wh_validate_wasm_plugin(wh_vctx *c, const json_t *spec)
 {
     wh_vcheck_policy_target(c, spec, "selector");
+    check_wasm_module(c, spec, 255);
+    check_traffic_match(c, wh_varr(spec, "match"));
+}
+
+/* istiod's ValidateTrafficExtension: one filter (a Wasm module or inline Lua),
+ * where it applies, then the filter's own checks and the traffic selectors. */
+void wh_validate_traffic_extension(wh_vctx *c, const json_t *spec)
+{
+    const json_t *wasm = wh_vobj(spec, "wasm"), *lua = wh_vobj(spec, "lua");
+
+    if ((wasm != NULL) == (lua != NULL))
+        wh_verr(c, "exactly one of wasm or lua must be set");
+    wh_vcheck_policy_target(c, spec, "selector");
+    if (lua != NULL) {
+        size_t n = json_string_length(wh_vget(lua, "inlineCode"));
+        if (n == 0)
+            wh_verr(c, "lua.inlineCode cannot be empty");
+        else if (n > 65536)
+            wh_verr(c, "lua.inlineCode exceeds maximum size of 64KB");
+    }
+    if (wasm != NULL)
+        check_wasm_module(c, wasm, 256);
+    check_traffic_match(c, wh_varr(spec, "match"));
 }

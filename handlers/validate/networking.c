@@ -247,7 +247,10 @@ void wh_validate_envoy_filter(wh_vctx *c, const json_t *spec)
             wh_verr(c, "Envoy filter: missing patch value for non-remove operation");
             continue;
         }
-        if (*wh_vstr(proxy, "proxyVersion")) {
+        if (json_string_length(wh_vget(proxy, "proxyVersion")) > 1024) {
+            /* istiod (maxProxyVersionLen) does not compile such a pattern and ignores it when translating */
+            wh_vwarn(c, "Envoy filter: proxyVersion match exceeds 1024 characters and will be ignored");
+        } else if (*wh_vstr(proxy, "proxyVersion")) {
             size_t before = wh_verr_mark(c);
             wh_vcheck_regex(c, wh_vstr(proxy, "proxyVersion"), "proxyVersion");
             if (wh_verr_mark(c) != before) {

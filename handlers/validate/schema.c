@@ -293,17 +293,29 @@ MSG(m_telemetry, "Telemetry", M("selector", m_type_selector), M("targetRef", m_t
 
 ENUM(e_pull_policy, "istio.extensions.v1alpha1.PullPolicy", "UNSPECIFIED_POLICY", "IfNotPresent", "Always");
 ENUM(e_plugin_phase, "istio.extensions.v1alpha1.PluginPhase", "UNSPECIFIED_PHASE", "AUTHN", "AUTHZ", "STATS");
-ENUM(e_fail_strategy, "istio.extensions.v1alpha1.FailStrategy", "FAIL_CLOSE", "FAIL_OPEN");
+ENUM(e_fail_strategy, "istio.extensions.v1alpha1.FailStrategy", "FAIL_CLOSE", "FAIL_OPEN", "FAIL_RELOAD");
 ENUM(e_plugin_type, "istio.extensions.v1alpha1.PluginType", "UNSPECIFIED_PLUGIN_TYPE", "HTTP", "NETWORK");
-MSG(m_env_var, "EnvVar", S("name"), S("valueFrom"), S("value"));
+ENUM(e_execution_phase, "istio.extensions.v1alpha1.TrafficExtension.ExecutionPhase", "UNSPECIFIED", "AUTHN", "AUTHZ",
+     "STATS");
+ENUM(e_workload_mode, "istio.type.v1beta1.WorkloadMode", "UNDEFINED", "CLIENT", "SERVER", "CLIENT_AND_SERVER");
+MSG(m_type_port_selector, "istio.type.v1beta1.PortSelector", T("number", WH_VT_U32));
+MSG(m_traffic_selector, "istio.extensions.v1alpha1.TrafficSelector", E("mode", e_workload_mode),
+    LM("ports", m_type_port_selector));
+ENUM(e_env_value_source, "istio.extensions.v1alpha1.EnvValueSource", "INLINE", "HOST");
+MSG(m_env_var, "EnvVar", S("name"), E("valueFrom", e_env_value_source), S("value"));
 MSG(m_vm_config, "VmConfig", LM("env", m_env_var));
 MSG(m_wasm_plugin, "WasmPlugin", M("selector", m_type_selector), M("targetRef", m_target_ref),
     LM("targetRefs", m_target_ref), S("url"), S("sha256"), E("imagePullPolicy", e_pull_policy), S("imagePullSecret"),
-    T("pluginConfig", WH_VT_PBSTRUCT), S("pluginName"), E("phase", e_plugin_phase), T("priority", WH_VT_I32),
-    E("failStrategy", e_fail_strategy), M("vmConfig", m_vm_config), T("match", WH_VT_ANYLIST),
-    E("type", e_plugin_type));
+    S("verificationKey"), T("pluginConfig", WH_VT_PBSTRUCT), S("pluginName"), E("phase", e_plugin_phase),
+    T("priority", WH_VT_I32), E("failStrategy", e_fail_strategy), M("vmConfig", m_vm_config),
+    LM("match", m_traffic_selector), E("type", e_plugin_type));
+MSG(m_wasm_config, "istio.extensions.v1alpha1.WasmConfig", S("url"), S("sha256"), E("imagePullPolicy", e_pull_policy),
+    S("imagePullSecret"), S("verificationKey"), T("pluginConfig", WH_VT_PBSTRUCT), S("pluginName"),
+    E("failStrategy", e_fail_strategy), M("vmConfig", m_vm_config), E("type", e_plugin_type));
+MSG(m_lua_config, "istio.extensions.v1alpha1.LuaConfig", S("inlineCode"));
 MSG(m_traffic_extension, "TrafficExtension", M("selector", m_type_selector), LM("targetRefs", m_target_ref),
-    E("phase", e_plugin_phase), T("priority", WH_VT_I32));
+    E("phase", e_execution_phase), T("priority", WH_VT_I32), LM("match", m_traffic_selector),
+    OM("wasm", m_wasm_config, 1), OM("lua", m_lua_config, 1));
 
 /* ------------------------------------------------------------------ Gateway API (Go structs, encoding/json) */
 

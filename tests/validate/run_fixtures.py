@@ -28,6 +28,7 @@ API = {
     "ProxyConfig": "networking.istio.io/v1beta1", "AuthorizationPolicy": "security.istio.io/v1",
     "PeerAuthentication": "security.istio.io/v1", "RequestAuthentication": "security.istio.io/v1",
     "Telemetry": "telemetry.istio.io/v1", "WasmPlugin": "extensions.istio.io/v1alpha1",
+    "TrafficExtension": "extensions.istio.io/v1alpha1",
     "HTTPRoute": "gateway.networking.k8s.io/v1",
 }
 

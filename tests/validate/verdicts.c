@@ -17,7 +17,7 @@ int main(void)
     json_t *item;
     int status = 0;
 
-    while ((item = json_loadf(stdin, JSON_DISABLE_EOF_CHECK, &jerr)) != NULL) {
+    while ((item = json_loadf(stdin, JSON_DISABLE_EOF_CHECK | JSON_ALLOW_NUL, &jerr)) != NULL) {
         const char *ns = json_string_value(json_object_get(item, "namespace"));
         wh_validate_input in = {NULL, NULL, ns ? ns : "default", 0};
         wh_validate_verdict v;

@@ -181,8 +181,9 @@ static void check_deploymeta(size_t i, json_t *c)
 }
 
 /* {"mesh": yaml|null, "annotation": yaml|null, "proxyConfig": s (protoToJSON) | "error": s,
- *  "mode": s, "statusPort": n}; with "webhook": bool the annotation goes through
- * wh_inject_effective_proxy_config as /inject (true) or kube-inject (false) merge it. */
+ *  "mode": s, "statusPort": n, "effective": the whole ProxyConfig object, "invalid": s|null}; with "webhook": bool the
+ * mesh and the annotation go through wh_inject_effective_proxy_config as /inject (true) or kube-inject (false) merge
+ * them. */
 static void check_proxyconfig(size_t i, json_t *c)
 {
     wh_inject_revision *rev = load_rev(i, c);
@@ -197,10 +198,11 @@ static void check_proxyconfig(size_t i, json_t *c)
     }
     pc = json_deep_copy(json_object_get(wh_inject_revision_mesh(rev), "defaultConfig"));
     wh_err_clear(&err);
-    if (webhook != NULL && ann != NULL && wh_yaml_load(ann, strlen(ann), &doc, &err) == WH_OK) {
+    if (webhook != NULL && (ann == NULL || wh_yaml_load(ann, strlen(ann), &doc, &err) == WH_OK)) {
         json_t *pod = json_pack("{s{ss}}", "metadata", "namespace", "default"), *eff = NULL;
-        if (wh_inject_effective_proxy_config(wh_inject_revision_mesh(rev), NULL, pod, doc, json_is_true(webhook), &eff,
-                                             &err) == WH_OK) {
+        const json_t *base = json_is_true(webhook) ? rev->webhook_pc : json_object_get(rev->mesh, "defaultConfig");
+        if (wh_inject_effective_proxy_config(rev->mesh, base, NULL, pod, json_is_null(doc) ? NULL : doc,
+                                             json_is_true(webhook), &eff, &err) == WH_OK) {
             json_decref(pc);
             pc = json_deep_copy(eff);
             json_decref(doc);
@@ -221,6 +223,8 @@ static void check_proxyconfig(size_t i, json_t *c)
         if (json_object_get(c, "statusPort") &&
             json_integer_value(json_object_get(c, "statusPort")) != wh_inject_revision_status_port(rev))
             fail(i, "statusPort", json_object_get(c, "statusPort"), NULL);
+        if (json_object_get(c, "effective") && !json_equal(json_object_get(c, "effective"), pc))
+            fail(i, "effective", json_object_get(c, "effective"), pc);
         if (json_object_get(c, "invalid")) {
             char *m = wh_inject_proxy_config_invalid(pc);
             expect_str(i, "invalid", json_object_get(c, "invalid"), m);
