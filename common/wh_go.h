@@ -123,11 +123,6 @@ const char *wh_go_unmarshal_number(double d, char *buf, size_t size);
 /* base64.StdEncoding.EncodeToString(data): padded, standard alphabet. */
 void wh_go_base64(wh_buf *out, const void *data, size_t len);
 
-/* The same for the bytes of `out` from offset `from` to its end, replaced
- * by their encoding in place: text written straight into a reply (the
- * AdmissionResponse's patch) needs no buffer of its own. */
-void wh_go_base64_in_place(wh_buf *out, size_t from);
-
 enum {
     WH_GO_BASE64_LENIENT = 1, /* also accept a final quantum without padding, and spaces and tabs */
 };

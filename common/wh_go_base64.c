@@ -3,10 +3,10 @@
  * base64 of the tree: the AdmissionResponse's patch, caBundle fields,
  * kubeconfig's *-data fields, Sprig's b64enc / b64dec and `webhookctl check`
  * all encode and decode through it.  Decoding follows Go's decodeQuantum so
- * that errors name the byte Go names.  The encoder works in place (the
- * codec writes the patch's JSON text where its base64 goes: no second
- * buffer), 12 bytes a step with SSSE3 where the CPU has it (the patch of
- * every admission, several KB), 3 otherwise and for the last bytes.
+ * that errors name the byte Go names.  The encoder copies the bytes where
+ * their characters go and encodes them there from the end, 12 bytes a step
+ * with SSSE3 where the CPU has it (the patch of every admission, several
+ * KB), 3 otherwise and for the last bytes.
  */
 #include "wh_go.h"
 
@@ -149,16 +149,6 @@ void wh_go_base64(wh_buf *out, const void *data, size_t len)
         memcpy(out->data + out->len, data, len);
     encode_in_place((unsigned char *)out->data + out->len, len);
     out->len += n;
-    out->data[out->len] = '\0';
-}
-
-void wh_go_base64_in_place(wh_buf *out, size_t from)
-{
-    size_t len = out->len - from, n = 4 * ((len + 2) / 3);
-
-    wh_buf_reserve(out, n - len);
-    encode_in_place((unsigned char *)out->data + from, len);
-    out->len = from + n;
     out->data[out->len] = '\0';
 }
 

@@ -21,6 +21,7 @@
 #include "wh_json_arena.h"
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +86,7 @@ struct wh_json_arena_chunk {
 };
 
 static _Thread_local wh_json_arena *current;
+static int kept_key_failed; /* pthread_key_create failed: no chunk is kept */
 
 #if WH_ARENA_ASAN
 #include <sanitizer/asan_interface.h>
@@ -362,6 +364,55 @@ void wh_json_arena_install(void)
     }
 }
 
+/* The largest chunk (up to KEPT_CHUNK_MAX) a thread's last scope held, kept for its next scope: a review then
+ * starts with its room at hand instead of a malloc and free of 64 KB or more each (and a first string made by
+ * jansson's calls while there is no chunk).  Freed when the thread ends (kept_key's destructor). */
+#define KEPT_CHUNK_MAX ((size_t)256 << 10)
+static _Thread_local struct wh_json_arena_chunk *kept;
+static _Thread_local int kept_registered;
+static pthread_key_t kept_key;
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+
+static void free_kept(void *unused)
+{
+    (void)unused;
+    free(kept);
+    kept = NULL;
+}
+
+static void make_kept_key(void)
+{
+    if (pthread_key_create(&kept_key, free_kept) != 0)
+        kept_key_failed = 1;
+}
+
+/* c becomes the scope's only chunk, all of it free. */
+static void use_chunk(wh_json_arena *a, struct wh_json_arena_chunk *c)
+{
+    VALGRIND_MAKE_MEM_NOACCESS(c->data, c->size);
+    ASAN_POISON_MEMORY_REGION(c->data, c->size);
+    c->next = NULL;
+    a->chunks = c;
+    a->reserved = c->size;
+    a->ptr = c->data;
+    a->end = c->data + c->size;
+    a->last = NULL;
+}
+
+/* Keep c for this thread's next scope (see kept), when the thread's end can free it. */
+static int keep_chunk(struct wh_json_arena_chunk *c)
+{
+    if (!kept_registered) {
+        pthread_once(&kept_once, make_kept_key);
+        if (kept_key_failed || pthread_setspecific(kept_key, &kept) != 0)
+            return 0;
+        kept_registered = 1;
+    }
+    free(kept);
+    kept = c;
+    return 1;
+}
+
 /* No chunk and no large block: how a scope starts and how its end leaves it. */
 static void arena_clear(wh_json_arena *a)
 {
@@ -376,6 +427,10 @@ static void arena_clear(wh_json_arena *a)
 void wh_json_arena_begin(wh_json_arena *a)
 {
     arena_clear(a);
+    if (kept != NULL) {
+        use_chunk(a, kept);
+        kept = NULL;
+    }
     a->over_budget = 0;
     a->deferred = NULL;
     {
@@ -405,7 +460,7 @@ static void asan_forget_scope(wh_json_arena *a)
 
 void wh_json_arena_end(wh_json_arena *a)
 {
-    struct wh_json_arena_chunk *c, *next;
+    struct wh_json_arena_chunk *c, *next, *best = NULL;
 
     if (current == a)
         current = NULL;
@@ -413,10 +468,14 @@ void wh_json_arena_end(wh_json_arena *a)
 #if WH_ARENA_ASAN
     asan_forget_scope(a);
 #endif
+    for (c = a->chunks; c != NULL; c = c->next)
+        if (c->size <= KEPT_CHUNK_MAX && (best == NULL || c->size > best->size))
+            best = c;
     for (c = a->chunks; c != NULL; c = next) {
         next = c->next;
         ASAN_UNPOISON_MEMORY_REGION(c->data, c->size);
-        free(c);
+        if (c != best || !keep_chunk(c))
+            free(c);
     }
     for (size_t i = 0; i < a->nbig; i++)
         free(a->big[i]);

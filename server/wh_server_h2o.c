@@ -25,6 +25,9 @@
  *      over the cap in a client's first frames got REFUSED_STREAM.  An h2
  *      handshake's input is held back at SSL_CB_HANDSHAKE_DONE (a BIO that
  *      reads nothing) and decoded once the hook is in (hold_first_flight).
+ *  P18 the same with HTTP/2 by prior knowledge (no ALPN, or ALPN http/1.1, then the
+ *      preface): h2o's HTTP/1.1 reader makes the HTTP/2 connection and reads the
+ *      frames that came with the preface at once; watch_preface holds them back.
  *  P15 HTTP/1.1 refusals h2o makes itself (the 413 above) are answered on the
  *      host's fallback path, not the one our handler is registered on: a
  *      filter there gives them the router's answer (istiod's text).
@@ -140,6 +143,7 @@ typedef struct conn {
     int revoked;                     /* verified once, refused by a later bundle: served no longer than it must be */
     h2o_http2_conn_t *h2;            /* h2o's HTTP/2 connection on this socket (P16), else NULL */
     BIO *held_rbio;                  /* h2o's BIO while the handshake's first flight is held back (P17), else NULL */
+    h2o_socket_cb h1_read;           /* h2o's HTTP/1.1 reader while watch_preface looks at the first bytes (P18) */
     int goaway;                      /* revoked HTTP/2: GOAWAY sent, closing once its open streams are answered */
     /* h2o's frame reader this connection's frames go to after on_h2_frame */
     ssize_t (*h2_next)(h2o_http2_conn_t *h, const uint8_t *src, size_t len, const char **err_desc);
@@ -1005,18 +1009,14 @@ static void make_held_method(void)
         wh_oom(0);
 }
 
-/* At the end of an h2 handshake (inside SSL_accept): what the client sent with its last flight stays encrypted, in
- * h2o's buffer, until release_first_flight.  h2o then makes its HTTP/2 connection with no input; on_handshakes_done
- * puts on_h2_frame before its reader and has it read the held input, so that every frame passes on_h2_frame. */
+/* At the end of a handshake (inside SSL_accept) of a server that speaks h2: what the client sent with its last flight
+ * stays encrypted, in h2o's buffer, until release_first_flight.  h2o then makes its HTTP/2 (ALPN h2) or HTTP/1.1
+ * connection with no input; on_handshakes_done puts on_h2_frame before the HTTP/2 reader, or watch_preface before the
+ * HTTP/1.1 one (P18), and has it read the held input, so that every frame passes on_h2_frame. */
 static void hold_first_flight(conn *c, SSL *ssl)
 {
-    const unsigned char *alpn;
-    unsigned alpn_len;
     BIO *held;
 
-    SSL_get0_alpn_selected(ssl, &alpn, &alpn_len);
-    if (alpn_len != 2 || memcmp(alpn, "h2", 2) != 0)
-        return; /* HTTP/1.1 reads its requests through the filters in place already */
     pthread_once(&held_method_once, make_held_method);
     if ((held = BIO_new(held_method)) == NULL)
         wh_oom(0);
@@ -1074,7 +1074,60 @@ static void find_h2_conns(worker *w)
     }
 }
 
-/* find_h2_conns, then the first flights held back (P17) of the connections it hooked are read. */
+#define H2_PREFACE "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+/* P18: a client may speak HTTP/2 over TLS without ALPN saying so (prior knowledge: its first bytes are the preface).
+ * h2o's HTTP/1.1 reader then makes an HTTP/2 connection and reads every frame that came with the preface before
+ * on_h2_frame can be put in place: a body over the cap in them got REFUSED_STREAM.  The first bytes of an HTTP/1.1
+ * connection pass here: when they are the preface, h2o's reader gets the preface alone, the new connection is hooked
+ * (find_h2_conns), and then its reader (behind on_h2_frame) gets what followed it.  Anything else gives the socket back
+ * to h2o's reader for good. */
+static void watch_preface(h2o_socket_t *sock, const char *err)
+{
+    conn *c = sock->on_close.data;
+    h2o_socket_cb h1_read = c->h1_read;
+    size_t n = sock->input->size, seen = n < sizeof(H2_PREFACE) - 1 ? n : sizeof(H2_PREFACE) - 1;
+    char *rest = NULL;
+    size_t rest_len = 0;
+
+    if (err != NULL || n == 0 || memcmp(sock->input->bytes, H2_PREFACE, seen) != 0) {
+        sock->_cb.read = h1_read;
+        c->h1_read = NULL;
+        h1_read(sock, err);
+        return;
+    }
+    if (n > seen) { /* the frames after the preface wait for the hook */
+        rest_len = n - seen;
+        rest = wh_memdup(sock->input->bytes + seen, rest_len);
+        sock->input->size = seen;
+    }
+    h1_read(sock, NULL); /* from 12 bytes of the preface on, h2o's HTTP/2 reader replaces it (and reads those) */
+    if (sock->_cb.read == watch_preface) {
+        free(rest); /* (nothing followed: less than the whole preface came) */
+        return;
+    }
+    c->h1_read = NULL;
+    find_h2_conns(c->w);
+    if (rest != NULL) {
+        h2o_iovec_t buf = h2o_buffer_reserve(&sock->input, rest_len);
+        memcpy(buf.base, rest, rest_len);
+        sock->input->size += rest_len;
+        free(rest);
+        sock->_cb.read(sock, NULL); /* (may close c) */
+    }
+}
+
+/* Whether h2o has made its connection on c's socket (its handshake callback ran: sock->data is the h2o_conn_t of
+ * an HTTP/1.1 or HTTP/2 connection of this worker, no longer h2o's accept record). */
+static int h2o_accepted(conn *c)
+{
+    const h2o_conn_t *hc = c->sock->data;
+
+    return hc != NULL && hc->ctx == &c->w->ctx;
+}
+
+/* find_h2_conns, then the first flights held back (P17) of the connections it hooked are read, and those of the
+ * HTTP/1.1 connections through watch_preface (P18). */
 static void hook_h2_conns(worker *w)
 {
     h2o_linklist_t *l, *next;
@@ -1083,7 +1136,13 @@ static void hook_h2_conns(worker *w)
     for (l = w->conns.next; l != &w->conns; l = next) {
         conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, l);
         next = l->next; /* (reading the held input may close c, no other) */
-        if (c->held_rbio != NULL && c->h2 != NULL)
+        if (c->held_rbio == NULL)
+            continue;
+        if (c->h2 == NULL && h2o_accepted(c)) {
+            c->h1_read = c->sock->_cb.read;
+            c->sock->_cb.read = watch_preface;
+        }
+        if (c->h2 != NULL || c->h1_read != NULL)
             release_first_flight(c);
     }
 }

@@ -117,7 +117,7 @@ int main(int argc, char **argv)
             goto out;
         }
         t0 = bench_cpu_now(), stage[S_POST] += t0 - t, t = t0;
-        resp.patch = wh_inject_json_diff(pod, merged);
+        wh_inject_json_diff(pod, merged, &resp.patch);
         t0 = bench_cpu_now(), stage[S_DIFF] += t0 - t, t = t0;
         resp.allowed = 1; /* and the audit annotations wh_inject_admit adds */
         resp.audit_annotations = json_pack("{ssss}", "revision", wh_inject_revision_name(rev), "injected", "true");

@@ -29,8 +29,8 @@ void wh_admission_response_clear(wh_admission_response *resp)
 {
     free(resp->message);
     free(resp->reason);
+    wh_buf_free(&resp->patch);
     /* made in the review's arena scope: reclaimed with it, no walk */
-    wh_json_arena_drop(resp->patch);
     wh_json_arena_drop(resp->warnings);
     wh_json_arena_drop(resp->audit_annotations);
     memset(resp, 0, sizeof(*resp));
@@ -311,8 +311,8 @@ void wh_admission_encode(const wh_admission_request *req, const wh_admission_res
      * part of the contract, and the request path stays allocation-light.
      * A patch is several KB (hello's 5 KB, 7 KB once in base64): room for
      * it at once rather than by the 7 doublings from wh_buf's 64 bytes. */
-    if (resp->patch != NULL)
-        wh_buf_reserve(out, 8192);
+    if (resp->patch.len != 0)
+        wh_buf_reserve(out, 4 * (resp->patch.len / 3 + 1) + 512);
     if (req != NULL && req->api_version != NULL) {
         PUT(out, "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"");
         wh_buf_puts(out, req->api_version);
@@ -343,12 +343,9 @@ void wh_admission_encode(const wh_admission_request *req, const wh_admission_res
             wh_buf_printf(out, ",\"code\":%d", resp->status_code);
         wh_buf_putc(out, '}');
     }
-    if (resp->patch != NULL) { /* its text where its base64 goes, then encoded there */
-        size_t at;
+    if (resp->patch.len != 0) {
         PUT(out, ",\"patch\":\"");
-        at = out->len;
-        put_json(out, resp->patch);
-        wh_go_base64_in_place(out, at);
+        wh_go_base64(out, resp->patch.data, resp->patch.len);
         PUT(out, "\",\"patchType\":\"JSONPatch\"");
     }
     if (resp->audit_annotations != NULL && json_object_size(resp->audit_annotations) != 0) {
@@ -513,15 +510,14 @@ static void serve(const wh_http_request *http, wh_admit_fn admit, void *ctx, wh_
             wh_admission_deny(&resp, 0, "%s", wh_err_msg(&err));
         if (!resp.allowed) {
             /* A denial never carries a patch or warnings (istiod drops them). */
-            wh_json_arena_drop(resp.patch);
-            resp.patch = NULL;
+            wh_buf_free(&resp.patch);
             wh_json_arena_drop(resp.warnings);
             resp.warnings = NULL;
         }
     }
 
     result->allowed = resp.allowed;
-    result->has_patch = resp.patch != NULL;
+    result->has_patch = resp.patch.len != 0;
     res->status = 200;
     res->content_type = CT_JSON;
     wh_buf_reset(&res->body);

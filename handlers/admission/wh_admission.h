@@ -53,7 +53,8 @@ typedef struct wh_admission_response {
     int status_code;           /* status.code; 0 = omit */
     char *message;             /* status.message, malloc'd or NULL */
     char *reason;              /* status.reason, malloc'd or NULL */
-    json_t *patch;             /* the JSON Patch (owned reference) or NULL: the codec writes its text, base64-encoded */
+    wh_buf patch;              /* the JSON Patch's compact JSON text (empty: none), written by the admit function
+                                * (handlers/inject/wh_inject_diff.h); the codec base64-encodes it */
     json_t *warnings;          /* array of strings, or NULL (owned reference) */
     json_t *audit_annotations; /* object of string values, or NULL (owned reference) */
 } wh_admission_response;

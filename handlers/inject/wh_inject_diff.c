@@ -4,8 +4,9 @@
  *
  * The diff runs against the raw request object, so fields webhookd does not
  * know survive untouched: only what injection changed appears in the patch.
- * Objects are read through jansson's layout (wh_json_members) and the ops
- * made in one piece each (wh_json_arena_object): the injected pod keeps the
+ * Objects are read through jansson's layout (wh_json_members) and each op is
+ * written as text the moment it is found (the codec base64-encodes the text:
+ * handlers/admission): the injected pod keeps the
  * request's members in their order (wh_inject_apply_overlays copies it and
  * the merge appends), so a member's counterpart is looked for at the same
  * place first, and a hash lookup is left for when it is not there.
@@ -17,6 +18,7 @@
 
 #include "wh_alloc.h"
 #include "wh_buf.h"
+#include "wh_go.h"
 #include "wh_json_arena.h"
 
 #define MEMBERS_ON_STACK 24
@@ -119,24 +121,31 @@ static void push_token(wh_buf *path, const char *token, size_t len)
     path->len = (size_t)(out - path->data);
 }
 
-/* path: object keys (UTF-8, as jansson holds them) and indexes, so it needs
- * no UTF-8 check; value: NULL for "remove" only.  The op's members in
- * RFC 6902's order. */
-static void emit(json_t *ops, const char *op, size_t op_len, const wh_buf *path, const json_t *value)
-{
-    static const wh_json_key keys[3] = {{"op", 2}, {"path", 4}, {"value", 5}};
-    const char *p = path->data != NULL ? path->data : "";
-    json_t *values[3];
+/* The patch being written: its text and how many ops it holds. */
+typedef struct patch {
+    wh_buf *out;
+    size_t ops;
+} patch;
 
-    if ((values[0] = wh_json_arena_string(op, op_len)) == NULL)
-        values[0] = json_stringn_nocheck(op, op_len);
-    if ((values[1] = wh_json_arena_string(p, path->len)) == NULL)
-        values[1] = json_stringn_nocheck(p, path->len);
-    values[2] = value != NULL ? json_incref((json_t *)value) : NULL;
-    json_array_append_new(ops, wh_json_arena_object(keys, values, value != NULL ? 3 : 2, 0));
+/* One op, its members in RFC 6902's order.  path: object keys (UTF-8, as
+ * jansson holds them) and indexes, written as a JSON string; value: NULL
+ * for "remove" only. */
+static void emit(patch *pt, const char *op, size_t op_len, const wh_buf *path, const json_t *value)
+{
+    wh_buf *out = pt->out;
+
+    wh_buf_append(out, pt->ops++ == 0 ? "[{\"op\":\"" : ",{\"op\":\"", 8);
+    wh_buf_append(out, op, op_len);
+    wh_buf_append(out, "\",\"path\":", 9);
+    wh_go_json_string(out, path->data != NULL ? path->data : "", path->len, WH_GO_JSON_MINIMAL);
+    if (value != NULL) {
+        wh_buf_append(out, ",\"value\":", 9);
+        wh_go_json(out, value, WH_GO_JSON_MINIMAL);
+    }
+    wh_buf_putc(out, '}');
 }
 
-#define EMIT(ops, op, path, value) emit(ops, op, sizeof(op) - 1, path, value)
+#define EMIT(pt, op, path, value) emit(pt, op, sizeof(op) - 1, path, value)
 
 static void truncate_to(wh_buf *path, size_t mark)
 {
@@ -158,13 +167,13 @@ static size_t index_token(char *buf, size_t i)
     return n;
 }
 
-static void diff(json_t *ops, wh_buf *path, const json_t *a, const json_t *b);
+static void diff(patch *pt, wh_buf *path, const json_t *a, const json_t *b);
 
 /* Objects `a` and `b`: the removes (in a's order) first, then the adds and
  * replaces (in b's order).  The counterparts in `a` of b's members are found
  * once; a remove is looked for only when fewer than all of a's members have
  * one (keys are distinct). */
-static void diff_objects(json_t *ops, wh_buf *path, const json_t *a, const json_t *b)
+static void diff_objects(patch *pt, wh_buf *path, const json_t *a, const json_t *b)
 {
     wh_json_member as[MEMBERS_ON_STACK], bs[MEMBERS_ON_STACK], *aheap, *bheap;
     const json_t *olds_stack[MEMBERS_ON_STACK], **olds;
@@ -180,7 +189,7 @@ static void diff_objects(json_t *ops, wh_buf *path, const json_t *a, const json_
         if (wh_json_getn(b, am[i].key, am[i].len) != NULL)
             continue;
         push_token(path, am[i].key, am[i].len);
-        EMIT(ops, "remove", path, NULL);
+        EMIT(pt, "remove", path, NULL);
         truncate_to(path, mark);
     }
     for (i = 0; i < nb; i++) {
@@ -188,9 +197,9 @@ static void diff_objects(json_t *ops, wh_buf *path, const json_t *a, const json_
             continue;
         push_token(path, bm[i].key, bm[i].len);
         if (olds[i] == NULL)
-            EMIT(ops, "add", path, bm[i].value);
+            EMIT(pt, "add", path, bm[i].value);
         else
-            diff(ops, path, olds[i], bm[i].value);
+            diff(pt, path, olds[i], bm[i].value);
         truncate_to(path, mark);
     }
     if (olds != olds_stack)
@@ -201,12 +210,12 @@ static void diff_objects(json_t *ops, wh_buf *path, const json_t *a, const json_
 
 /* `a` and `b` differ (same_value): the ops for them, at `path`.  A
  * member's or item's token is appended only when it differs too. */
-static void diff(json_t *ops, wh_buf *path, const json_t *a, const json_t *b)
+static void diff(patch *pt, wh_buf *path, const json_t *a, const json_t *b)
 {
     size_t mark = path->len, i;
 
     if (json_is_object(a) && json_is_object(b)) {
-        diff_objects(ops, path, a, b);
+        diff_objects(pt, path, a, b);
         return;
     }
     if (json_is_array(a) && json_is_array(b) && json_array_size(a) == json_array_size(b)) {
@@ -216,23 +225,28 @@ static void diff(json_t *ops, wh_buf *path, const json_t *a, const json_t *b)
             if (same_value(x, y))
                 continue;
             push_token(path, idx, index_token(idx, i));
-            diff(ops, path, x, y);
+            diff(pt, path, x, y);
             truncate_to(path, mark);
         }
         return;
     }
-    EMIT(ops, "replace", path, b);
+    EMIT(pt, "replace", path, b);
 }
 
-json_t *wh_inject_json_diff(const json_t *from, const json_t *to)
+void wh_inject_json_diff(const json_t *from, const json_t *to, wh_buf *out)
 {
     wh_buf path = WH_BUF_INIT;
-    json_t *ops = json_array();
+    patch pt = {out, 0};
 
     wh_buf_reserve(&path, 255);
     path.data[0] = '\0';
+    /* An injection's patch is several KB (the hello pod's 5 KB): room at
+     * once rather than by the doublings from wh_buf's 64 bytes. */
+    wh_buf_reserve(out, 8192);
     if (!same_value(from, to))
-        diff(ops, &path, from, to);
+        diff(&pt, &path, from, to);
+    if (pt.ops == 0)
+        wh_buf_putc(out, '[');
+    wh_buf_putc(out, ']');
     wh_buf_free(&path);
-    return ops;
 }

@@ -8,13 +8,15 @@
 
 #include <jansson.h>
 
-#include "wh_result.h"
+#include "wh_buf.h"
 
-/* Ops turning `from` into `to` (both borrowed): objects are diffed key by key
- * (add/remove/replace), lists of equal length element by element, lists
- * whose length changed are replaced whole.  Returns a new array (empty when
- * the documents are equal); nothing here can fail (common/wh_alloc.h).  Op
- * values share structure with `to`: do not modify `to` while the ops live. */
-json_t *wh_inject_json_diff(const json_t *from, const json_t *to);
+/* The ops turning `from` into `to` (both borrowed), appended to `out` as the
+ * compact JSON text the AdmissionResponse carries (`[]` when the documents
+ * are equal): objects are diffed key by key (add/remove/replace), lists of
+ * equal length element by element, lists whose length changed are replaced
+ * whole.  Each op is written as it is found, its value by the Go JSON writer
+ * (common/wh_go.h): no op object is built to be written afterwards.  Nothing
+ * here can fail (common/wh_alloc.h). */
+void wh_inject_json_diff(const json_t *from, const json_t *to, wh_buf *out);
 
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "wh_admission.h"
+#include "wh_go.h"
 #include "wh_json_arena.h"
 
 static wh_code admit(void *ctx, const wh_admission_request *req, wh_admission_response *resp, wh_err *err)
@@ -26,7 +27,11 @@ static wh_code admit(void *ctx, const wh_admission_request *req, wh_admission_re
     case 1:
         resp->allowed = 1;
         /* a patch holding request text: the codec must write and base64 it */
-        resp->patch = json_pack("[{s:s,s:s,s:s}]", "op", "add", "path", req->name, "value", req->uid);
+        {
+            json_t *ops = json_pack("[{s:s,s:s,s:s}]", "op", "add", "path", req->name, "value", req->uid);
+            wh_go_json(&resp->patch, ops, WH_GO_JSON_MINIMAL);
+            json_decref(ops);
+        }
         return wh_admission_warn(resp, "kind %s operation %s", req->kind, req->operation);
     case 2:
         return wh_admission_deny(resp, 403, "denied %s/%s %s", req->namespace, req->name, req->path_suffix);

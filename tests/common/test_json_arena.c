@@ -218,8 +218,7 @@ static void strings_made_in_the_arena_are_jansson_strings(void **state)
     (void)state;
     assert_null(wh_json_arena_string("x", 1)); /* no scope */
     wh_json_arena_begin(&a);
-    assert_null(wh_json_arena_string("x", 1)); /* no chunk yet: jansson's first allocation makes one */
-    json_decref(json_integer(1));
+    json_decref(json_integer(1)); /* (a chunk, should the thread have kept none) */
     v = wh_json_arena_string("caf\xc3\xa9\0z", 7);
     assert_non_null(v);
     assert_true(json_is_string(v));
@@ -675,6 +674,49 @@ static void scopes_are_per_thread(void **state)
     json_decref(made);
 }
 
+/* On a thread of its own: its first scope starts without a chunk (a string
+ * is left to jansson, whose allocation makes one); its next scopes start
+ * with the largest chunk the last one held, up to 256 KB, so that a review
+ * costs no malloc and free of its room.  The thread's end frees the chunk
+ * it kept (leak checkers: the sanitizer and valgrind runs). */
+static void *kept_chunk_thread(void *unused)
+{
+    wh_json_arena a;
+    json_t *big;
+    size_t first;
+
+    (void)unused;
+    wh_json_arena_begin(&a);
+    assert_null(wh_json_arena_string("x", 1));
+    json_decref(json_integer(1));
+    first = a.reserved;
+    assert_true(first > 0);
+    wh_json_arena_end(&a);
+    wh_json_arena_begin(&a);
+    assert_int_equal(a.reserved, first);
+    assert_non_null(a.ptr);
+    assert_non_null(wh_json_arena_string("x", 1)); /* no allocation before it */
+    big = json_array();
+    for (int i = 0; i < 20000; i++) /* more than the first chunk: a second one, twice as large */
+        json_array_append_new(big, json_string("grows the arena past its first chunk"));
+    assert_true(a.reserved > first);
+    wh_json_arena_drop(big);
+    wh_json_arena_end(&a);
+    wh_json_arena_begin(&a);
+    assert_true(a.reserved > first && a.reserved <= ((size_t)256 << 10)); /* the largest kept, within the bound */
+    wh_json_arena_end(&a);
+    return NULL;
+}
+
+static void a_thread_keeps_a_chunk_for_its_next_scope(void **state)
+{
+    pthread_t t;
+
+    (void)state;
+    assert_int_equal(pthread_create(&t, NULL, kept_chunk_thread, NULL), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+}
+
 /* A frozen tree ignores json_incref/json_decref; thawing gives every node
  * back the count it had, shared nodes and outside references included. */
 static void frozen_trees_count_no_references(void **state)
@@ -859,6 +901,7 @@ int main(void)
         cmocka_unit_test(paused_scope_makes_lasting_values),
         cmocka_unit_test(budget_falls_back_to_malloc),
         cmocka_unit_test(scopes_are_per_thread),
+        cmocka_unit_test(a_thread_keeps_a_chunk_for_its_next_scope),
         cmocka_unit_test(large_blocks_freed_in_the_scope_are_forgotten),
         cmocka_unit_test(dropped_documents_are_reclaimed_at_the_end),
         cmocka_unit_test(strings_made_in_the_arena_are_jansson_strings),

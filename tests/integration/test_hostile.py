@@ -580,6 +580,34 @@ class TestHTTP2Bodies(unittest.TestCase):
                 h2.close()
 
 
+    def test_over_the_cap_by_prior_knowledge(self):
+        """A client that speaks HTTP/2 over TLS without ALPN (prior knowledge:
+        its first bytes are the preface) gets the 413 an ALPN client gets.
+        h2o turns such a connection into HTTP/2 from its HTTP/1.1 reader and
+        read the frames that came with the preface at once, before
+        on_h2_frame was in place: a body over the cap got REFUSED_STREAM.
+        Both ways the frames come: in the write that follows the handshake,
+        and with the handshake's last flight."""
+        limit = 1000
+        too_large = b"Request entity too large: limit is %d\n" % limit
+        frames = (H2.headers_frame(1, "POST", "/validate") + H2.frame(0, 0, 1, b"x" * (limit + 2)) +
+                  H2.headers_frame(3, "POST", "/inject") + H2.frame(0, 1, 3, b"x" * (limit + 2)) +
+                  H2.headers_frame(5, "POST", "/inject", length=limit + 2) + H2.frame(0, 0, 5, b"x" * 100))
+        with Server("--http2", "--max-request-bytes=%d" % limit) as srv:
+            for how in ("then", "first"):
+                for alpn in (None, ("http/1.1",)):
+                    ctx = client_context(alpn=alpn)
+                    h2 = H2(srv.port, ctx, first_streams=3, prior_knowledge=True, **{how: frames})
+                    try:
+                        self.assertEqual(h2.response(1), (413, too_large, None), (how, alpn))
+                        self.assertEqual(h2.response(3), (413, too_large, None), (how, alpn))
+                        self.assertEqual(h2.response(5), (413, too_large, None), (how, alpn))
+                        status, text, _ = h2.request("POST", "/validate", review())
+                        self.assertEqual(status, 200, text)
+                    finally:
+                        h2.close()
+
+
 class StartedServer(Server):
     def __enter__(self):
         return self

@@ -240,21 +240,26 @@ class H2:
     streams opened and bodies sent piece by piece, every frame the server
     sends seen (GOAWAY, RST_STREAM).  SETTINGS and PING are acknowledged.
     `first`: frames sent with the preface and the handshake's last flight
-    (FirstFlight); their streams are the client's first (1, 3, ...)."""
+    (FirstFlight); their streams are the client's first (1, 3, ...), as are
+    those of `then`, sent with the preface in one write once the handshake
+    is over (a client that writes them at once).  prior_knowledge: the
+    context does not offer h2 in ALPN; the preface alone says HTTP/2
+    (RFC 9113 3.3)."""
 
     PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
     STATIC_STATUS = {0x88: 200, 0x89: 204, 0x8a: 206, 0x8b: 304, 0x8c: 400, 0x8d: 404, 0x8e: 500}
 
-    def __init__(self, port, ctx, timeout=10, first=b"", first_streams=0):
+    def __init__(self, port, ctx, timeout=10, first=b"", first_streams=0, then=b"", prior_knowledge=False):
         hello = self.PREFACE + self.frame(4, 0, 0)
         self.sock = FirstFlight(port, ctx, hello + first, timeout) if first else connect(port, ctx, timeout)
-        assert self.sock.selected_alpn_protocol() == "h2", self.sock.selected_alpn_protocol()
+        want = (None, "http/1.1") if prior_knowledge else ("h2",)
+        assert self.sock.selected_alpn_protocol() in want, self.sock.selected_alpn_protocol()
         self.inbuf, self.next_id = b"", 1 + 2 * first_streams
         self.goaway = None  # (last stream id, error code) of the last GOAWAY
         self.resets, self.status, self.body, self.ended = {}, {}, {}, set()
         self.conn_credit = 0  # what the server's WINDOW_UPDATEs on the connection gave back
         if not first:
-            self.sock.sendall(hello)
+            self.sock.sendall(hello + then)
 
     @staticmethod
     def frame(ftype, flags, sid, payload=b""):

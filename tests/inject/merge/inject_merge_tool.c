@@ -185,8 +185,13 @@ int main(int argc, char **argv)
             json_decref(b);
             b = shared;
         }
-        ops = wh_inject_json_diff(a, b);
-        status = print(ops);
+        {
+            wh_buf text = WH_BUF_INIT;
+            wh_inject_json_diff(a, b, &text);
+            ops = json_loadb(text.data, text.len, 0, NULL); /* (the text must be JSON) */
+            wh_buf_free(&text);
+        }
+        status = ops != NULL ? print(ops) : 1;
         goto out;
     }
     if (argc == 4 && strcmp(argv[1], "json") == 0) {
