@@ -42,8 +42,22 @@ const char *wh_strerror(wh_code code)
 static wh_code err_vset(wh_err *err, wh_code code, const char *fmt, va_list ap)
 {
     if (err != NULL) {
+        int n;
         err->code = code;
-        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        err->len = n < 0 ? 0 : (size_t)n < sizeof(err->msg) ? (size_t)n : sizeof(err->msg) - 1;
+        err->len = strnlen(err->msg, err->len); /* a %s of a C string stops at its end */
+    }
+    return code;
+}
+
+wh_code wh_err_set_bytes(wh_err *err, wh_code code, const char *msg, size_t len)
+{
+    if (err != NULL) {
+        err->code = code;
+        err->len = len < sizeof(err->msg) ? len : sizeof(err->msg) - 1;
+        memcpy(err->msg, msg, err->len);
+        err->msg[err->len] = '\0';
     }
     return code;
 }
@@ -67,6 +81,7 @@ wh_code wh_err_prefix(wh_err *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(head, sizeof(head), fmt, ap);
     va_end(ap);
+    size_t olen = wh_err_msg_len(err);
     memcpy(old, err->msg, sizeof(old));
     /* Truncation is acceptable: the message is for humans and stays bounded. */
     size_t n = strlen(head);
@@ -74,13 +89,14 @@ wh_code wh_err_prefix(wh_err *err, const char *fmt, ...)
         memcpy(err->msg, head, n);
         memcpy(err->msg + n, ": ", 2);
         size_t rest = sizeof(err->msg) - n - 3;
-        size_t olen = strlen(old);
         if (olen > rest)
             olen = rest;
         memcpy(err->msg + n + 2, old, olen);
         err->msg[n + 2 + olen] = '\0';
+        err->len = n + 2 + olen;
     } else {
         snprintf(err->msg, sizeof(err->msg), "%s", head);
+        err->len = strlen(err->msg);
     }
     return err->code;
 }
@@ -90,4 +106,14 @@ const char *wh_err_msg(const wh_err *err)
     if (err == NULL)
         return "";
     return err->msg[0] != '\0' ? err->msg : wh_strerror(err->code);
+}
+
+size_t wh_err_msg_len(const wh_err *err)
+{
+    const char *m = wh_err_msg(err);
+
+    /* len is trusted only as far as the text agrees (a wh_err filled by hand) */
+    if (err != NULL && m == err->msg && err->len < sizeof(err->msg) && err->len >= strlen(m))
+        return err->len;
+    return strlen(m);
 }

@@ -44,6 +44,7 @@ typedef enum wh_code {
 typedef struct wh_err {
     wh_code code;
     char msg[WH_ERR_MSG_MAX];
+    size_t len; /* msg's length: a message may hold a NUL (a Go string it quotes, e.g. an annotation's value) */
 } wh_err;
 
 /* Short constant name of a code, e.g. "invalid input". */
@@ -56,14 +57,21 @@ wh_code wh_err_set(wh_err *err, wh_code code, const char *fmt, ...) __attribute_
 /* Prefix the existing message with more context: "while X: <old message>". */
 wh_code wh_err_prefix(wh_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Record `code` and the `len` bytes of `msg` as they are, NULs included
+ * (cut at WH_ERR_MSG_MAX - 1); returns `code`. */
+wh_code wh_err_set_bytes(wh_err *err, wh_code code, const char *msg, size_t len);
+
 /* The message, or the code's name if no message was recorded. */
 const char *wh_err_msg(const wh_err *err);
+/* wh_err_msg's length in bytes (it may hold a NUL: wh_err_set_bytes). */
+size_t wh_err_msg_len(const wh_err *err);
 
 static inline void wh_err_clear(wh_err *err)
 {
     if (err != NULL) {
         err->code = WH_OK;
         err->msg[0] = '\0';
+        err->len = 0;
     }
 }
 

@@ -47,7 +47,9 @@ static wh_code parse_error(loader *ld)
 {
     yaml_parser_t *p = &ld->parser;
     if (p->error == YAML_MEMORY_ERROR)
-        wh_oom(0); /* libyaml allocates with its own malloc: the same policy (wh_alloc.h) */
+        wh_oom(0);                     /* libyaml allocates with its own malloc: the same policy (wh_alloc.h) */
+    if (p->error == YAML_READER_ERROR) /* no mark: go-yaml's fail() names no line ("control characters ...") */
+        return wh_err_set(ld->err, WH_E_PARSE, "yaml: %s", p->problem != NULL ? p->problem : "invalid YAML");
     if (p->context != NULL)
         return wh_err_set(ld->err, WH_E_PARSE, "yaml: line %zu: %s %s", p->problem_mark.line + 1, p->context,
                           p->problem != NULL ? p->problem : "");

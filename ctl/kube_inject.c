@@ -111,7 +111,10 @@ static int inject_object(kube_inject *ki, json_t *doc)
     req.deploy = is_pod ? NULL : &deploy; /* a Pod's owner comes from its ownerReferences */
     req.kube_inject = 1;
     if (wh_inject_pod(&req, &res, &err) != WH_OK) {
-        fprintf(stderr, "Error: %s\n", wh_err_msg(&err));
+        /* the message may quote a value holding a NUL: written whole, as istioctl prints it */
+        fputs("Error: ", stderr);
+        fwrite(wh_err_msg(&err), 1, wh_err_msg_len(&err), stderr);
+        fputc('\n', stderr);
         status = 1;
         goto out;
     }

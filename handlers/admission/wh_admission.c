@@ -9,6 +9,8 @@
  */
 #include "wh_admission.h"
 
+#include "wh_alloc.h"
+
 #include "wh_chars.h"
 #include "wh_go.h"
 #include "wh_json.h"
@@ -39,18 +41,18 @@ void wh_admission_response_clear(wh_admission_response *resp)
 /* A JSON string of `s` (new reference).  Messages
  * are built from user input and may have been cut mid-character, so bytes
  * that are not UTF-8 become U+FFFD instead of failing the whole reply. */
-static json_t *string_value(const char *s)
+static json_t *string_value_n(const char *s, size_t len)
 {
     wh_buf clean = WH_BUF_INIT;
-    const unsigned char *p = (const unsigned char *)s;
-    json_t *str = json_string(s);
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    json_t *str = json_stringn(s, len);
     size_t n;
 
     if (str != NULL)
         return str;
-    while (*p != '\0') {
+    while (p < end) {
         unsigned cp;
-        if ((n = wh_utf8_decode(p, strlen((const char *)p), &cp)) == 0) {
+        if ((n = wh_utf8_decode(p, (size_t)(end - p), &cp)) == 0) {
             wh_buf_puts(&clean, "\xef\xbf\xbd");
             p++;
         } else {
@@ -61,6 +63,23 @@ static json_t *string_value(const char *s)
     str = json_stringn(clean.data != NULL ? clean.data : "", clean.len);
     wh_buf_free(&clean);
     return str;
+}
+
+static json_t *string_value(const char *s)
+{
+    return string_value_n(s, strlen(s));
+}
+
+wh_code wh_admission_deny_bytes(wh_admission_response *resp, int status_code, const char *msg, size_t len)
+{
+    wh_admission_response_clear(resp);
+    resp->allowed = 0;
+    resp->status_code = status_code;
+    resp->message = wh_malloc(len + 1);
+    memcpy(resp->message, msg, len);
+    resp->message[len] = '\0';
+    resp->message_len = len;
+    return WH_OK;
 }
 
 wh_code wh_admission_deny(wh_admission_response *resp, int status_code, const char *fmt, ...)
@@ -74,7 +93,7 @@ wh_code wh_admission_deny(wh_admission_response *resp, int status_code, const ch
     wh_admission_response_clear(resp);
     resp->allowed = 0;
     resp->status_code = status_code;
-    resp->message = wh_buf_steal(&msg, NULL);
+    resp->message = wh_buf_steal(&msg, &resp->message_len);
     return WH_OK;
 }
 
@@ -293,6 +312,15 @@ static void put_json(wh_buf *out, const json_t *value)
     wh_go_json(out, value, WH_GO_JSON_MINIMAL);
 }
 
+/* Append the `len` bytes of `s` as a JSON string, repaired as string_value_n() does. */
+static void put_string_n(wh_buf *out, const char *s, size_t len)
+{
+    json_t *str = string_value_n(s, len);
+
+    wh_go_json_string(out, json_string_value(str), json_string_length(str), WH_GO_JSON_MINIMAL);
+    json_decref(str);
+}
+
 /* Append `s` as a JSON string, repaired as string_value() does. */
 static void put_string(wh_buf *out, const char *s)
 {
@@ -333,7 +361,7 @@ void wh_admission_encode(const wh_admission_request *req, const wh_admission_res
         PUT(out, ",\"status\":{\"metadata\":{}");
         if (resp->message != NULL) {
             PUT(out, ",\"message\":");
-            put_string(out, resp->message);
+            put_string_n(out, resp->message, resp->message_len ? resp->message_len : strlen(resp->message));
         }
         if (resp->reason != NULL) {
             PUT(out, ",\"reason\":");

@@ -52,6 +52,7 @@ typedef struct wh_admission_response {
     int allowed;
     int status_code;           /* status.code; 0 = omit */
     char *message;             /* status.message, malloc'd or NULL */
+    size_t message_len;        /* its length when it holds a NUL (wh_admission_deny_bytes); 0: strlen */
     char *reason;              /* status.reason, malloc'd or NULL */
     wh_buf patch;              /* the JSON Patch's compact JSON text (empty: none), written by the admit function
                                 * (handlers/inject/wh_inject_diff.h); the codec base64-encodes it */
@@ -68,6 +69,10 @@ void wh_admission_response_clear(wh_admission_response *resp);
  * `return wh_admission_deny(...)`. */
 wh_code wh_admission_deny(wh_admission_response *resp, int status_code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* wh_admission_deny with the `len` bytes of `msg` as they are (a message may
+ * hold a NUL: istiod's texts quote annotation values whole).  Always WH_OK. */
+wh_code wh_admission_deny_bytes(wh_admission_response *resp, int status_code, const char *msg, size_t len);
 
 /* Append one warning string (formatted) to resp->warnings.  Always WH_OK. */
 wh_code wh_admission_warn(wh_admission_response *resp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

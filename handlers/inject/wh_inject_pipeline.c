@@ -155,7 +155,7 @@ wh_code wh_inject_admit(void *ctx, const wh_admission_request *req, wh_admission
     }
     if ((rc = wh_inject_pod(&preq, &res, err)) != WH_OK) {
         call->failed = 1;
-        rc = wh_admission_deny(resp, 0, "%s", wh_err_msg(err));
+        rc = wh_admission_deny_bytes(resp, 0, wh_err_msg(err), wh_err_msg_len(err));
         goto out;
     }
     resp->allowed = 1;

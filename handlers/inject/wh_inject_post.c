@@ -565,10 +565,14 @@ static void app_probes(const pod_view *pv, const wh_inject_revision *rev, int st
         if (existing != NULL) {
             const char *key;
             json_t *v;
-            old =
-                json_loads(wh_inject_jstr(existing, "value") != NULL ? wh_inject_jstr(existing, "value") : "", 0, NULL);
-            if (json_is_object(old))
-                json_object_foreach(old, key, v) json_object_set(probers, key, v);
+            old = json_loads(wh_inject_jstr(existing, "value") != NULL ? wh_inject_jstr(existing, "value") : "",
+                             JSON_DECODE_ANY, NULL);
+            /* mergeOrAppendProbers: a value that does not decode as KubeAppProbers
+             * (an object of probers, or null) leaves the env as it was */
+            json_object_foreach(old, key, v) if (!json_is_object(v) && !json_is_null(v)) goto out;
+            if (!json_is_object(old) && !json_is_null(old))
+                goto out;
+            json_object_foreach(old, key, v) json_object_set(probers, key, v);
         }
         dump_sorted(probers, &text);
         if (existing != NULL)
@@ -576,6 +580,7 @@ static void app_probes(const pod_view *pv, const wh_inject_revision *rev, int st
         else if (!reinjected || wh_inject_release_has(release, WH_REL_PROBERS_APPEND_ON_REINJECT))
             wh_inject_append_env(proxy, "ISTIO_KUBE_APP_PROBERS", text.data);
     }
+out:
     json_decref(probers);
     json_decref(old);
     wh_buf_free(&text);

@@ -131,6 +131,7 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
     json_t *names = NULL, *pc = NULL, *pc_doc = NULL, *doc = NULL;
     wh_inject_owner owner = {0};
     char *bad = NULL, *proxy_image = NULL, *init_image = NULL;
+    size_t bad_len = 0;
     wh_buf text = WH_BUF_INIT;
     wh_tmpl_runs runs = {0}; /* where the render wrote constant text whose YAML was read once */
     wh_yaml_at *at = NULL;
@@ -164,8 +165,8 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
     labels = json_object_get(meta, "labels");
 
     /* 2. annotations */
-    if ((bad = wh_inject_validate_annotations(annotations, &rev->release)) != NULL) {
-        rc = wh_err_set(err, WH_E_INVALID, "%s", bad);
+    if ((bad = wh_inject_validate_annotations(annotations, &rev->release, &bad_len)) != NULL) {
+        rc = wh_err_set_bytes(err, WH_E_INVALID, bad, bad_len);
         goto fail;
     }
 

@@ -20,8 +20,9 @@
 #include "wh_tmpl.h"
 
 /* ---- Annotation validation (wh_inject_render_validate.c): NULL when valid,
- * else istiod's multi-error text (caller frees). */
-char *wh_inject_validate_annotations(const json_t *annotations, const wh_inject_release *rel);
+ * else istiod's multi-error text (caller frees), its length in *len: it
+ * quotes the values whole, a NUL included. */
+char *wh_inject_validate_annotations(const json_t *annotations, const wh_inject_release *rel, size_t *len);
 
 /* ---- Derived inputs (wh_inject_render_derive.c) */
 typedef struct wh_inject_owner {

@@ -17,61 +17,83 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* strconv.ParseUint(s, 10, bits) failure text, or NULL when it parses. */
-static int parse_uint(const char *s, int bits, wh_buf *why, const char *fn)
-{
-    unsigned long long v = 0, max = bits == 64 ? ~0ULL : (1ULL << bits) - 1;
-    const char *p = s;
+/* A Go string: the checks see an annotation's value whole, NULs included. */
+typedef struct {
+    const char *s;
+    size_t n;
+} gostr;
 
-    if (*p == '\0') {
-        wh_buf_printf(why, "strconv.%s: parsing \"%s\": invalid syntax", fn, s);
-        return -1;
-    }
-    for (; *p; p++) {
-        if (!isdigit((unsigned char)*p)) {
-            wh_buf_printf(why, "strconv.%s: parsing \"%s\": invalid syntax", fn, s);
-            return -1;
-        }
-        if (v > (max - (unsigned)(*p - '0')) / 10) {
-            /* keep scanning for syntax errors first, as Go does */
-            for (const char *q = p; *q; q++)
-                if (!isdigit((unsigned char)*q)) {
-                    wh_buf_printf(why, "strconv.%s: parsing \"%s\": invalid syntax", fn, s);
-                    return -1;
-                }
-            wh_buf_printf(why, "strconv.%s: parsing \"%s\": value out of range", fn, s);
-            return -1;
-        }
-        v = v * 10 + (unsigned)(*p - '0');
-    }
-    return 0;
+/* strconv.Quote(s) appended to `out`, as Go's parse errors quote their input. */
+static void quoted(wh_buf *out, gostr s)
+{
+    wh_go_quote(out, s.s, s.n, '"', 0);
 }
 
-static char *trim_dup(const char *s, size_t len)
+/* strconv.ParseUint(s, 10, bits): 0, or -1 with its error text in `why`
+ * (syntax for anything but digits, range as soon as the value overflows). */
+static int parse_uint(gostr s, int bits, wh_buf *why)
 {
-    while (len > 0 && isspace((unsigned char)*s)) {
-        s++;
-        len--;
+    unsigned long long v = 0, max = bits == 64 ? ~0ULL : (1ULL << bits) - 1;
+    const char *reason = s.n == 0 ? "invalid syntax" : NULL;
+
+    for (size_t i = 0; reason == NULL && i < s.n; i++) {
+        unsigned d = (unsigned)(unsigned char)s.s[i] - '0';
+        if (d > 9)
+            reason = "invalid syntax";
+        else if (v > (max - d) / 10)
+            reason = "value out of range";
+        else
+            v = v * 10 + d;
     }
-    while (len > 0 && isspace((unsigned char)s[len - 1]))
-        len--;
-    return wh_strndup(s, len);
+    if (reason == NULL)
+        return 0;
+    wh_buf_puts(why, "strconv.ParseUint: parsing ");
+    quoted(why, s);
+    wh_buf_printf(why, ": %s", reason);
+    return -1;
+}
+
+/* strings.TrimSpace (ASCII white space, U+0085 and U+00A0). */
+static gostr trim(gostr s)
+{
+    for (;;) {
+        if (s.n > 0 && isspace((unsigned char)s.s[0])) {
+            s.s++;
+            s.n--;
+        } else if (s.n > 1 && (unsigned char)s.s[0] == 0xC2 &&
+                   ((unsigned char)s.s[1] == 0x85 || (unsigned char)s.s[1] == 0xA0)) {
+            s.s += 2;
+            s.n -= 2;
+        } else {
+            break;
+        }
+    }
+    for (;;) {
+        if (s.n > 0 && isspace((unsigned char)s.s[s.n - 1])) {
+            s.n--;
+        } else if (s.n > 1 && (unsigned char)s.s[s.n - 2] == 0xC2 &&
+                   ((unsigned char)s.s[s.n - 1] == 0x85 || (unsigned char)s.s[s.n - 1] == 0xA0)) {
+            s.n -= 2;
+        } else {
+            break;
+        }
+    }
+    return s;
 }
 
 /* istiod's parsePort: "failed parsing port '<p>': <strconv error>". */
-static int parse_port(const char *port, wh_buf *why)
+static int parse_port(gostr port, wh_buf *why)
 {
-    char *t = trim_dup(port, strlen(port));
     wh_buf inner = WH_BUF_INIT;
     int rc = 0;
 
-    if (t == NULL)
-        return -1;
-    if (parse_uint(t, 16, &inner, "ParseUint") != 0) {
-        wh_buf_printf(why, "failed parsing port '%s': %s", port, inner.data);
+    if (parse_uint(trim(port), 16, &inner) != 0) {
+        wh_buf_puts(why, "failed parsing port '");
+        wh_buf_append(why, port.s, port.n);
+        wh_buf_puts(why, "': ");
+        wh_buf_append(why, inner.data, inner.len);
         rc = -1;
     }
-    free(t);
     wh_buf_free(&inner);
     return rc;
 }
@@ -80,187 +102,206 @@ static int parse_port(const char *port, wh_buf *why)
  * lists): every item of `list` through `parse`; the first that fails gives
  * "<param> invalid: failed parsing <what> '<item>': <its error>", or with no
  * `param` the item's error alone.  An empty list is valid. */
-static int each_item(const char *param, const char *what, const char *list, int (*parse)(const char *, wh_buf *),
-                     wh_buf *why)
+static int each_item(const char *param, const char *what, gostr list, int (*parse)(gostr, wh_buf *), wh_buf *why)
 {
-    char *copy, *p;
-    int rc = 0;
+    const char *p = list.s, *end = list.s + list.n;
 
-    if (list[0] == '\0')
+    if (list.n == 0)
         return 0;
-    copy = wh_strdup(list);
-    for (p = copy;;) {
-        char *comma = strchr(p, ',');
+    for (;;) {
+        const char *comma = memchr(p, ',', (size_t)(end - p));
+        gostr item = {p, (size_t)((comma ? comma : end) - p)};
         wh_buf inner = WH_BUF_INIT;
-        if (comma)
-            *comma = '\0';
-        if (parse(p, &inner) != 0) {
-            if (param != NULL)
-                wh_buf_printf(why, "%s invalid: failed parsing %s '%s': %s", param, what, p, inner.data);
-            else
-                wh_buf_puts(why, inner.data);
-            rc = -1;
+        int rc = parse(item, &inner);
+        if (rc != 0 && param != NULL) {
+            wh_buf_printf(why, "%s invalid: failed parsing %s '", param, what);
+            wh_buf_append(why, item.s, item.n);
+            wh_buf_puts(why, "': ");
+            wh_buf_append(why, inner.data, inner.len);
+        } else if (rc != 0) {
+            wh_buf_append(why, inner.data, inner.len);
         }
         wh_buf_free(&inner);
-        if (rc != 0 || !comma)
-            break;
+        if (rc != 0)
+            return -1;
+        if (comma == NULL)
+            return 0;
         p = comma + 1;
     }
-    free(copy);
-    return rc;
 }
 
 /* istiod's parsePorts: the whole list is trimmed first, each port again. */
-static int parse_ports(const char *param, const char *list, wh_buf *why)
+static int parse_ports(const char *param, gostr list, wh_buf *why)
 {
-    char *t = trim_dup(list, strlen(list));
-    int rc = each_item(param, "port", t, parse_port, why);
-
-    free(t);
-    return rc;
+    return each_item(param, "port", trim(list), parse_port, why);
 }
 
 /* Go's netip.ParsePrefix, reduced to its verdict and top-level message. */
-static int parse_prefix(const char *s, wh_buf *why)
+static int parse_prefix(gostr s, wh_buf *why)
 {
-    const char *slash = strrchr(s, '/');
+    const char *slash = NULL;
     char addr[128];
     unsigned char buf[16];
-    int v6, bits = 0, maxbits;
-    const char *b;
+    int v6, bits = 0;
+    gostr a = {NULL, 0}, b = {NULL, 0};
+    wh_buf detail = WH_BUF_INIT;
 
+    for (size_t i = s.n; i > 0 && slash == NULL; i--)
+        if (s.s[i - 1] == '/')
+            slash = s.s + i - 1;
+    if (slash != NULL) {
+        a = (gostr){s.s, (size_t)(slash - s.s)};
+        b = (gostr){slash + 1, s.n - a.n - 1};
+        v6 = memchr(a.s, ':', a.n) != NULL;
+        for (size_t i = 0; i < b.n && bits >= 0; i++)
+            bits = isdigit((unsigned char)b.s[i]) && i < 3 ? bits * 10 + (b.s[i] - '0') : -1;
+    }
     if (slash == NULL) {
-        wh_buf_printf(why, "netip.ParsePrefix(\"%s\"): no '/'", s);
-        return -1;
+        wh_buf_puts(&detail, "no '/'");
+    } else if (memchr(a.s, '%', a.n) != NULL) {
+        wh_buf_puts(&detail, "IPv6 zones cannot be present in a prefix");
+    } else if (a.n >= sizeof(addr) || memchr(a.s, '\0', a.n) != NULL ||
+               (memcpy(addr, a.s, a.n), addr[a.n] = '\0', inet_pton(v6 ? AF_INET6 : AF_INET, addr, buf) != 1)) {
+        wh_buf_puts(&detail, "ParseAddr(");
+        quoted(&detail, a);
+        wh_buf_puts(&detail, "): unable to parse IP");
+    } else if (b.n == 0 || bits < 0 || (b.s[0] == '0' && b.n > 1)) {
+        wh_buf_puts(&detail, "bad bits after slash: ");
+        quoted(&detail, b);
+    } else if (bits > (v6 ? 128 : 32)) {
+        wh_buf_puts(&detail, "prefix length out of range");
+    } else {
+        return 0;
     }
-    if ((size_t)(slash - s) >= sizeof(addr)) {
-        wh_buf_printf(why, "netip.ParsePrefix(\"%s\"): ParseAddr(\"%.*s\"): unable to parse IP", s, (int)(slash - s),
-                      s);
-        return -1;
-    }
-    memcpy(addr, s, (size_t)(slash - s));
-    addr[slash - s] = '\0';
-    if (strchr(addr, '%') != NULL) {
-        wh_buf_printf(why, "netip.ParsePrefix(\"%s\"): IPv6 zones cannot be present in a prefix", s);
-        return -1;
-    }
-    v6 = strchr(addr, ':') != NULL;
-    if (inet_pton(v6 ? AF_INET6 : AF_INET, addr, buf) != 1) {
-        wh_buf_printf(why, "netip.ParsePrefix(\"%s\"): ParseAddr(\"%s\"): unable to parse IP", s, addr);
-        return -1;
-    }
-    b = slash + 1;
-    if (*b == '\0' || (b[0] == '0' && b[1] != '\0') || strspn(b, "0123456789") != strlen(b) || strlen(b) > 3) {
-        wh_buf_printf(why, "netip.ParsePrefix(\"%s\"): bad bits after slash: \"%s\"", s, b);
-        return -1;
-    }
-    bits = atoi(b);
-    maxbits = v6 ? 128 : 32;
-    if (bits > maxbits) {
-        wh_buf_printf(why, "netip.ParsePrefix(\"%s\"): prefix length out of range", s);
-        return -1;
-    }
-    return 0;
+    wh_buf_puts(why, "netip.ParsePrefix(");
+    quoted(why, s);
+    wh_buf_printf(why, "): %s", detail.data);
+    wh_buf_free(&detail);
+    return -1;
 }
 
-static int cidr_list(const char *param, const char *list, wh_buf *why)
+static int cidr_list(const char *param, gostr list, wh_buf *why)
 {
     return each_item(param, "cidr", list, parse_prefix, why);
 }
 
-static int v_interception(const char *v, wh_buf *why)
+static int is(gostr v, const char *lit)
 {
-    if (strcmp(v, "REDIRECT") == 0 || strcmp(v, "TPROXY") == 0 || strcmp(v, "NONE") == 0)
+    return v.n == strlen(lit) && memcmp(v.s, lit, v.n) == 0;
+}
+
+static int v_interception(gostr v, wh_buf *why)
+{
+    if (is(v, "REDIRECT") || is(v, "TPROXY") || is(v, "NONE"))
         return 0;
-    wh_buf_printf(why, "interceptionMode invalid, use REDIRECT,TPROXY,NONE: %s", v);
+    wh_buf_puts(why, "interceptionMode invalid, use REDIRECT,TPROXY,NONE: ");
+    wh_buf_append(why, v.s, v.n);
     return -1;
 }
 
-static int v_status_port(const char *v, wh_buf *why)
+static int v_status_port(gostr v, wh_buf *why)
 {
     wh_buf inner = WH_BUF_INIT;
     int rc = parse_port(v, &inner);
 
-    if (rc != 0)
-        wh_buf_printf(why, "excludeInboundPorts invalid: %s", inner.data);
+    if (rc != 0) {
+        wh_buf_puts(why, "excludeInboundPorts invalid: ");
+        wh_buf_append(why, inner.data, inner.len);
+    }
     wh_buf_free(&inner);
     return rc;
 }
 
-static int v_uint32(const char *v, wh_buf *why)
+static int v_uint32(gostr v, wh_buf *why)
 {
-    return parse_uint(v, 32, why, "ParseUint");
+    return parse_uint(v, 32, why);
 }
 
-static int v_include_ip(const char *v, wh_buf *why)
+static int v_include_ip(gostr v, wh_buf *why)
 {
-    return strcmp(v, "*") == 0 ? 0 : cidr_list("includeIPRanges", v, why);
+    return is(v, "*") ? 0 : cidr_list("includeIPRanges", v, why);
 }
 
-static int v_exclude_ip(const char *v, wh_buf *why)
+static int v_exclude_ip(gostr v, wh_buf *why)
 {
     return cidr_list("excludeIPRanges", v, why);
 }
 
-static int v_include_in(const char *v, wh_buf *why)
+static int v_include_in(gostr v, wh_buf *why)
 {
-    return strcmp(v, "*") == 0 ? 0 : parse_ports("includeInboundPorts", v, why);
+    return is(v, "*") ? 0 : parse_ports("includeInboundPorts", v, why);
 }
 
-static int v_exclude_in(const char *v, wh_buf *why)
+static int v_exclude_in(gostr v, wh_buf *why)
 {
     return parse_ports("excludeInboundPorts", v, why);
 }
 
-static int v_exclude_out(const char *v, wh_buf *why)
+static int v_exclude_out(gostr v, wh_buf *why)
 {
     return parse_ports("excludeOutboundPorts", v, why);
 }
 
-static int v_bool(const char *v, wh_buf *why)
+static int v_bool(gostr v, wh_buf *why)
 {
-    if (wh_go_parse_bool(v) >= 0)
+    if (memchr(v.s, '\0', v.n) == NULL && wh_go_parse_bool(v.s) >= 0)
         return 0;
-    wh_buf_printf(why, "strconv.ParseBool: parsing \"%s\": invalid syntax", v);
+    wh_buf_puts(why, "strconv.ParseBool: parsing ");
+    quoted(why, v);
+    wh_buf_puts(why, ": invalid syntax");
     return -1;
 }
 
-/* A Linux interface name as istiod's ValidateInterfaces checks it. */
-static int interface_name(const char *item, wh_buf *why)
+/* A character of ^[a-zA-Z][a-zA-Z0-9_.\-]*$ (netutil's interfaceNameRegex). */
+static int interface_char(unsigned char c, int first)
 {
-    char *name = trim_dup(item, strlen(item));
-    size_t n = strlen(name);
-    int rc = 0;
-
-    if (n == 0 || n > 15 || !isalpha((unsigned char)name[0]) ||
-        strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != n) {
-        wh_buf_printf(why, "invalid interface name: \"%s\"", name);
-        rc = -1;
-    }
-    free(name);
-    return rc;
+    return isalpha(c) || (!first && (isdigit(c) || c == '_' || c == '.' || c == '-'));
 }
 
-static int v_interfaces(const char *v, wh_buf *why)
+/* One name of netutil.ValidateInterfaceNames (1.30 on): trimmed, not empty,
+ * at most 15 bytes, of interface_char's characters. */
+static int interface_name(gostr item, wh_buf *why)
+{
+    gostr name = trim(item);
+    size_t ok = 0;
+
+    if (name.n == 0) {
+        wh_buf_puts(why, "empty interface name");
+        return -1;
+    }
+    while (ok < name.n && interface_char((unsigned char)name.s[ok], ok == 0))
+        ok++;
+    if (name.n <= 15 && ok == name.n)
+        return 0;
+    wh_buf_puts(why, "interface name ");
+    quoted(why, name);
+    wh_buf_puts(why, name.n > 15 ? " too long (max 15 chars)" : " contains invalid characters");
+    return -1;
+}
+
+static int v_interfaces(gostr v, wh_buf *why)
 {
     return each_item(NULL, NULL, v, interface_name, why);
 }
 
 /* Kubernetes resource.ParseQuantity's grammar: sign, digits[.digits], then
  * a suffix (binary Ki..Ei, decimal n u m k M G T P E, or e/E exponent). */
-static int v_quantity(const char *v, wh_buf *why)
+static int v_quantity(gostr value, wh_buf *why)
 {
     static const char *const suffixes[] = {"",  "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n",
                                            "u", "m",  "k",  "M",  "G",  "T",  "P",  "E"};
-    const char *p = v;
+    const char *p = value.s;
     size_t nd = 0;
 
-    /* validateResourceQuantity refuses unicode.IsControl runes first: C0, DEL and C1 (U+0080-U+009F) */
-    for (const unsigned char *c = (const unsigned char *)v; *c; c++)
-        if (iscntrl(*c) || (c[0] == 0xC2 && c[1] >= 0x80 && c[1] <= 0x9F)) {
+    /* validateResourceQuantity refuses unicode.IsControl runes first: C0 (NUL
+     * too), DEL and C1 (U+0080-U+009F); past it the value holds no NUL. */
+    for (size_t i = 0; i < value.n; i++) {
+        const unsigned char *c = (const unsigned char *)value.s + i;
+        if (iscntrl(*c) || (c[0] == 0xC2 && i + 1 < value.n && c[1] >= 0x80 && c[1] <= 0x9F)) {
             wh_buf_puts(why, "value contains control characters");
             return -1;
         }
+    }
     if (*p == '+' || *p == '-')
         p++;
     while (isdigit((unsigned char)*p)) {
@@ -295,7 +336,7 @@ bad:
     return -1;
 }
 
-static char *v_proxy_config_msg(const char *v, const wh_inject_release *rel)
+static char *v_proxy_config_msg(gostr v, const wh_inject_release *rel)
 {
     json_t *pc = wh_inject_default_proxy_config(rel), *doc = NULL;
     wh_err err;
@@ -303,7 +344,7 @@ static char *v_proxy_config_msg(const char *v, const wh_inject_release *rel)
     wh_buf b = WH_BUF_INIT;
 
     wh_err_clear(&err);
-    if (wh_yaml_load(v, strlen(v), &doc, &err) != WH_OK || wh_inject_proxy_config_apply(pc, doc, &err) != WH_OK) {
+    if (wh_yaml_load(v.s, v.n, &doc, &err) != WH_OK || wh_inject_proxy_config_apply(pc, doc, &err) != WH_OK) {
         wh_buf_printf(&b, "failed to convert to apply proxy config: %s", wh_err_msg(&err));
         msg = wh_buf_steal(&b, NULL);
     } else {
@@ -320,7 +361,7 @@ static char *v_proxy_config_msg(const char *v, const wh_inject_release *rel)
  * table that says which releases check the annotation. */
 static const struct {
     const char *name;
-    int (*check)(const char *v, wh_buf *why);
+    int (*check)(gostr v, wh_buf *why);
     wh_release_behaviour release;
 } checks[] = {
     {"sidecar.istio.io/interceptionMode", v_interception, ALWAYS},
@@ -350,7 +391,7 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-char *wh_inject_validate_annotations(const json_t *annotations, const wh_inject_release *rel)
+char *wh_inject_validate_annotations(const json_t *annotations, const wh_inject_release *rel, size_t *len)
 {
     const char *names[sizeof(checks) / sizeof(checks[0])];
     size_t n = 0, nerr = 0;
@@ -365,17 +406,14 @@ char *wh_inject_validate_annotations(const json_t *annotations, const wh_inject_
     /* Go ranges over a map in random order; sorting makes ours stable. */
     qsort(names, n, sizeof(names[0]), cmp_str);
     for (size_t k = 0; k < n; k++) {
-        const char *v = wh_inject_jstr(annotations, names[k]);
+        const json_t *jv = json_object_get(annotations, names[k]);
+        gostr v = {json_string_value(jv), json_string_length(jv)};
         wh_buf why = WH_BUF_INIT;
         int bad = 0;
         for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {
             if (strcmp(checks[i].name, names[k]) != 0)
                 continue;
-            if (checks[i].check == v_quantity &&
-                memchr(v, '\0', json_string_length(json_object_get(annotations, names[k]))) != NULL) {
-                bad = 1; /* a NUL inside the value: a control character too */
-                wh_buf_puts(&why, "value contains control characters");
-            } else if (checks[i].check != NULL) {
+            if (checks[i].check != NULL) {
                 bad = checks[i].check(v, &why) != 0;
             } else {
                 char *m = v_proxy_config_msg(v, rel);
@@ -385,8 +423,11 @@ char *wh_inject_validate_annotations(const json_t *annotations, const wh_inject_
             }
         }
         if (bad) {
-            wh_buf_printf(&list, "\n\t* invalid value '%s' for annotation '%s': %s", v, names[k],
-                          why.data ? why.data : "invalid");
+            /* the value as it is, NULs included: Go's %s */
+            wh_buf_puts(&list, "\n\t* invalid value '");
+            wh_buf_append(&list, v.s, v.n);
+            wh_buf_printf(&list, "' for annotation '%s': ", names[k]);
+            wh_buf_append(&list, why.data ? why.data : "invalid", why.data ? why.len : strlen("invalid"));
             nerr++;
         }
         wh_buf_free(&why);
@@ -395,7 +436,9 @@ char *wh_inject_validate_annotations(const json_t *annotations, const wh_inject_
         wh_buf_free(&list);
         return NULL;
     }
-    wh_buf_printf(&msg, "%zu error%s occurred:%s\n\n", nerr, nerr == 1 ? "" : "s", list.data);
+    wh_buf_printf(&msg, "%zu error%s occurred:", nerr, nerr == 1 ? "" : "s");
+    wh_buf_append(&msg, list.data, list.len);
+    wh_buf_puts(&msg, "\n\n");
     wh_buf_free(&list);
-    return wh_buf_steal(&msg, NULL);
+    return wh_buf_steal(&msg, len);
 }

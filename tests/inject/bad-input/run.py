@@ -19,6 +19,7 @@ import tempfile
 import time
 
 import jsonpatch
+import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance"))
 import run as conformance  # noqa: E402
@@ -54,11 +55,27 @@ def main():
     failures = []
     try:
         revs = os.path.join(tmp, "revisions")
-        for rev in ("default", "broken"):
+        for rev in ("default", "broken", "meshzero"):
             os.makedirs(os.path.join(revs, rev))
         for name, fname in (("config", "inject-config.yaml"), ("values", "values.json"), ("mesh", "mesh.yaml")):
-            shutil.copy(os.path.join(args.corpus, fname), os.path.join(revs, "default", name))
-            shutil.copy(os.path.join(args.corpus, fname), os.path.join(revs, "broken", name))
+            for rev in ("default", "broken", "meshzero"):
+                shutil.copy(os.path.join(args.corpus, fname), os.path.join(revs, rev, name))
+        # a mesh whose defaultConfig sets fields to their zero value (istiod's /inject ignores them)
+        with open(os.path.join(revs, "meshzero", "mesh"), "a") as f:
+            f.write("\n# webhookd test: zero values\n")
+        with open(os.path.join(revs, "meshzero", "mesh")) as f:
+            text = f.read()
+        with open(os.path.join(revs, "meshzero", "mesh"), "w") as f:
+            f.write(text.replace("defaultConfig:\n", "defaultConfig:\n  statusPort: 0\n  configPath: \"\"\n", 1)
+                    .replace("discoveryAddress: istiod.istio-system.svc:15012", 'discoveryAddress: ""'))
+        with open(os.path.join(revs, "meshzero", "config")) as f:
+            config = yaml.safe_load(f)
+        config["templates"]["zeroes"] = ('metadata:\n  annotations:\n'
+                                         '    test/discovery: "{{ .ProxyConfig.DiscoveryAddress }}"\n'
+                                         '    test/status-port: "{{ .ProxyConfig.StatusPort }}"\n'
+                                         '    test/config-path: "{{ .ProxyConfig.ConfigPath }}"\n')
+        with open(os.path.join(revs, "meshzero", "config"), "w") as f:
+            yaml.safe_dump(config, f)
         with open(os.path.join(revs, "broken", "config"), "w") as f:
             f.write(BROKEN_CONFIG)
         srv = conformance.Server(args.webhookd, revs, [], tmp, os.path.join(tmp, "webhookd.log"))
@@ -169,7 +186,39 @@ def main():
             rv, resp, pod = patched("/inject", skip, "admission.k8s.io/v1beta1")
             if not resp.get("allowed") or resp.get("patch") or rv.get("apiVersion") != "admission.k8s.io/v1beta1":
                 failures.append("inject=false pod not skipped: %s" % json.dumps(rv)[:300])
-            print("ok  URL segments, v1beta1, named revision, skip")
+            # istiod's URL.Path: percent-decoded, without the query; a trailing slash is trimmed
+            for path, want_c, want_n in (("/inject/cluster/c%31/net/n1?timeout=10s", "c1", "n1"),
+                                         ("/inject/cluster/c1/net/n%2F1/x", "c1", "n"),  # n/1/x: "x" dangles
+                                         ("/inject/cluster/c1/net/n1/", "c1", "n1"),
+                                         ("/inject/rev/default/cluster/c2/?x=/net/n9", "c2", None)):
+                rv, resp, pod = patched(path, hello())
+                env = proxy_env(pod) or {}
+                if env.get("ISTIO_META_CLUSTER_ID") != want_c or env.get("ISTIO_META_NETWORK") != want_n:
+                    failures.append("%s: cluster %r network %r, want %r %r" % (
+                        path, env.get("ISTIO_META_CLUSTER_ID"), env.get("ISTIO_META_NETWORK"), want_c, want_n))
+            # an annotation value holding a NUL: istiod's message quotes it whole
+            nul = hello()
+            nul["metadata"]["annotations"] = {"sidecar.istio.io/proxyCPU": "100m\u0000x",
+                                              "sidecar.istio.io/interceptionMode": "TPROXY\u0000x"}
+            rv, resp, pod = patched("/inject", nul)
+            msg = (resp.get("status") or {}).get("message") or ""
+            want = ("2 errors occurred:\n\t* invalid value 'TPROXY\u0000x' for annotation "
+                    "'sidecar.istio.io/interceptionMode': interceptionMode invalid, use REDIRECT,TPROXY,NONE: "
+                    "TPROXY\u0000x\n\t* invalid value '100m\u0000x' for annotation 'sidecar.istio.io/proxyCPU': "
+                    "value contains control characters\n\n")
+            if resp.get("allowed") or want not in msg:
+                failures.append("NUL in annotations: message %r, want it to hold %r" % (msg[:400], want))
+            # the mesh's zero-valued defaultConfig fields: /inject starts from DefaultProxyConfig's
+            zp = hello()
+            zp["metadata"]["annotations"] = {"inject.istio.io/templates": "sidecar,zeroes"}
+            rv, resp, pod = patched("/inject/rev/meshzero", zp)
+            got = {k: v for k, v in (pod["metadata"].get("annotations") or {}).items() if k.startswith("test/")}
+            want = {"test/discovery": "istiod.istio-system.svc:15012", "test/status-port": "15020",
+                    "test/config-path": "./etc/istio/proxy"}
+            if got != want:
+                failures.append("mesh zero values: .ProxyConfig gave %r, want %r (%s)" % (got, want,
+                                                                                            json.dumps(resp)[:300]))
+            print("ok  URL segments, v1beta1, named revision, skip, odd paths, NUL, mesh zero values")
             # istiod's metric names, plus our per-revision series
             ms, metrics = srv.get("/metrics")
             text = metrics.decode(errors="replace")
