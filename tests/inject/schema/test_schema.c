@@ -4,7 +4,9 @@
  * wh_inject_schema_go.c): every field of every type is found by its JSON name
  * and nothing else is (checked against a plain scan, over near-miss names);
  * the stable leaves are exactly the list items the Go round trip leaves as
- * they are.
+ * they are; the decoded pod (handlers/inject/wh_inject_decode.c) is the
+ * request's with metadata's managedFields gone and its namespace filled in,
+ * keys in place, values shared, the request left as it came.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "wh_inject_decode.h"
 #include "wh_inject_schema.h"
 
 #define MAX_TYPES 128
@@ -212,11 +215,70 @@ static void stable_leaves(void **state)
     json_decref(pod);
 }
 
+/* The pod wh_inject_decode_pod makes of `in` with the AdmissionRequest's
+ * namespace `ns`: `want` exactly, keys in its order. */
+static void expect_decoded(const char *in, const char *ns, const char *want)
+{
+    json_t *pod = json_loads(in, 0, NULL), *before = json_deep_copy(pod), *out = NULL;
+    wh_err err = {0};
+    char *text;
+
+    assert_non_null(pod);
+    assert_int_equal(wh_inject_decode_pod(pod, ns, &out, NULL, &err), WH_OK);
+    text = json_dumps(out, JSON_COMPACT);
+    assert_string_equal(text, want);
+    free(text);
+    assert_true(json_equal(pod, before)); /* the request's pod as it came */
+    if (json_object_get(pod, "spec") != NULL)
+        assert_ptr_equal(json_object_get(out, "spec"), json_object_get(pod, "spec")); /* shared, not copied */
+    json_decref(out);
+    json_decref(before);
+    json_decref(pod);
+}
+
+static void decoded_pod(void **state)
+{
+    wh_err err = {0};
+    json_t *out = (json_t *)1, *bad = json_loads("{\"spec\":{\"containers\":{}}}", 0, NULL);
+    (void)state;
+
+    expect_decoded("{\"metadata\":{\"name\":\"p\",\"managedFields\":[{}],\"labels\":{\"a\":\"b\"}},\"spec\":{}}", "ns1",
+                   "{\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"b\"},\"namespace\":\"ns1\"},\"spec\":{}}");
+    /* an empty namespace is replaced where it stands */
+    expect_decoded("{\"metadata\":{\"namespace\":\"\",\"name\":\"p\"}}", "x",
+                   "{\"metadata\":{\"namespace\":\"x\",\"name\":\"p\"}}");
+    expect_decoded("{\"metadata\":{\"namespace\":\"own\"}}", "x", "{\"metadata\":{\"namespace\":\"own\"}}");
+    /* no metadata, a null one; no namespace to fill in */
+    expect_decoded("{\"spec\":{},\"kind\":\"Pod\"}", "x",
+                   "{\"spec\":{},\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"x\"}}");
+    expect_decoded("{\"metadata\":null,\"spec\":{}}", NULL, "{\"metadata\":{},\"spec\":{}}");
+    expect_decoded("{\"metadata\":{\"managedFields\":null}}", "", "{\"metadata\":{}}");
+    /* more members than the copy holds on its stack */
+    {
+        char in[2048], want[2048];
+        size_t i, a = 0, b = 0;
+        a += (size_t)snprintf(in + a, sizeof(in) - a, "{\"metadata\":{\"managedFields\":[]");
+        b += (size_t)snprintf(want + b, sizeof(want) - b, "{\"metadata\":{");
+        for (i = 0; i < 40; i++) {
+            a += (size_t)snprintf(in + a, sizeof(in) - a, ",\"uid%zu\":\"%zu\"", i, i);
+            b += (size_t)snprintf(want + b, sizeof(want) - b, "%s\"uid%zu\":\"%zu\"", i ? "," : "", i, i);
+        }
+        snprintf(in + a, sizeof(in) - a, "}}");
+        snprintf(want + b, sizeof(want) - b, ",\"namespace\":\"y\"}}");
+        expect_decoded(in, "y", want);
+    }
+    /* a pod Go cannot decode: the error, nothing made */
+    assert_int_equal(wh_inject_decode_pod(bad, "x", &out, NULL, &err), WH_E_INVALID);
+    assert_non_null(strstr(wh_err_msg(&err), "could not decode pod"));
+    json_decref(bad);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lookup),
         cmocka_unit_test(stable_leaves),
+        cmocka_unit_test(decoded_pod),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
