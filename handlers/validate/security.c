@@ -525,9 +525,26 @@ static const char *key_ops_problem(const json_t *v)
     return NULL;
 }
 
+/* x5c decodes into jwk.CertificateChain, whose UnmarshalJSON first reads a []string: NULL, or the part of
+ * encoding/json's text after "json: cannot unmarshal ".  (It then decodes each string with jwx's base64 and
+ * parses it with x509.ParseCertificate; those two steps are not checked here: see messages.tsv.) */
+static const char *x5c_problem(wh_vctx *c, const json_t *v)
+{
+    if (json_is_null(v))
+        return NULL;
+    if (!json_is_array(v))
+        return wh_vfmt(c, "%s into Go value of type []string", wh_go_json_kind(v));
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        const json_t *e = json_array_get(v, i);
+        if (!json_is_string(e) && !json_is_null(e))
+            return wh_vfmt(c, "%s into Go value of type string", wh_go_json_kind(e));
+    }
+    return NULL;
+}
+
 /* One key as jwx v1's ParseKey reads it: the "kty"/"d" hint, then the key type's UnmarshalJSON (its
  * members in order: strings must be strings, byte fields base64, crv a string, key_ops a list of strings;
- * then its required fields).  x5c (certificates jwx parses) is taken as it is.  NULL when it reads. */
+ * x5c a list of strings; then its required fields).  NULL when it reads. */
 static const char *jwk_key_problem(wh_vctx *c, const json_t *k)
 {
     static const struct {
@@ -590,6 +607,11 @@ static const char *jwk_key_problem(wh_vctx *c, const json_t *k)
             return wh_vfmt(c,
                            "failed to unmarshal JSON into key (*jwk.%s): failed to decode value for key %s: json: "
                            "cannot unmarshal %s",
+                           go_type, name, problem);
+        if (strcmp(name, "x5c") == 0 && (problem = x5c_problem(c, v)) != NULL)
+            return wh_vfmt(c,
+                           "failed to unmarshal JSON into key (*jwk.%s): failed to decode value for key %s: failed to "
+                           "unmarshal JSON into []string: json: cannot unmarshal %s",
                            go_type, name, problem);
         if (is_bytes && json_is_string(v) && !jwx_base64_ok(json_string_value(v)))
             return wh_vfmt(c,
