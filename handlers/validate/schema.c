@@ -68,10 +68,13 @@ MSG(m_loc_distribute, "LocalityLoadBalancerSetting.Distribute", S("from"), MP("t
 MSG(m_loc_failover, "LocalityLoadBalancerSetting.Failover", S("from"), S("to"));
 MSG(m_locality_lb, "LocalityLoadBalancerSetting", LM("distribute", m_loc_distribute), LM("failover", m_loc_failover),
     LS("failoverPriority"), T("enabled", WH_VT_BOOL));
+MSG(m_za_failover, "ZoneAwareLoadBalancerSetting.Failover", S("from"), S("to"));
+MSG(m_zone_aware_lb, "ZoneAwareLoadBalancerSetting", T("enabled", WH_VT_BOOL), LM("failover", m_za_failover),
+    LS("failoverPriority"));
 MSG(m_warmup, "WarmupConfiguration", T("duration", WH_VT_DUR), T("minimumPercent", WH_VT_DBL),
     T("aggression", WH_VT_DBL));
 MSG(m_load_balancer, "LoadBalancerSettings", OE("simple", e_simple_lb, 1), OM("consistentHash", m_consistent_hash, 1),
-    M("localityLbSetting", m_locality_lb), T("zoneAwareLbSetting", WH_VT_STRUCT), T("warmupDurationSecs", WH_VT_DUR),
+    M("localityLbSetting", m_locality_lb), M("zoneAwareLbSetting", m_zone_aware_lb), T("warmupDurationSecs", WH_VT_DUR),
     M("warmup", m_warmup));
 
 MSG(m_tcp_keepalive, "ConnectionPoolSettings.TCPSettings.TcpKeepalive", T("probes", WH_VT_U32), T("time", WH_VT_DUR),
