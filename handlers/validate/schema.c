@@ -95,7 +95,8 @@ MSG(m_conn_pool, "ConnectionPoolSettings", M("tcp", m_tcp_settings), M("http", m
 MSG(m_outlier, "OutlierDetection", T("consecutiveErrors", WH_VT_I32), T("splitExternalLocalOriginErrors", WH_VT_BOOL),
     T("consecutiveLocalOriginFailures", WH_VT_U32), T("consecutiveGatewayErrors", WH_VT_U32),
     P("consecutive5xxErrors", WH_VT_U32, "consecutive_5xx_errors"), T("interval", WH_VT_DUR),
-    T("baseEjectionTime", WH_VT_DUR), T("maxEjectionPercent", WH_VT_I32), T("minHealthPercent", WH_VT_I32));
+    T("baseEjectionTime", WH_VT_DUR), T("maxEjectionPercent", WH_VT_I32), T("minHealthPercent", WH_VT_I32),
+    L("outlierDetectionHttpErrorCodes", WH_VT_U32));
 
 ENUM(e_client_tls_mode, "istio.networking.v1alpha3.ClientTLSSettings.TLSmode", "DISABLE", "SIMPLE", "MUTUAL",
      "ISTIO_MUTUAL");
