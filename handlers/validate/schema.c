@@ -251,7 +251,8 @@ MSG(m_proxy_config, "ProxyConfig", M("selector", m_type_selector), T("concurrenc
 
 MSG(m_authz_source, "Source", LS("principals"), LS("notPrincipals"), LS("requestPrincipals"),
     LS("notRequestPrincipals"), LS("namespaces"), LS("notNamespaces"), LS("ipBlocks"), LS("notIpBlocks"),
-    LS("remoteIpBlocks"), LS("notRemoteIpBlocks"), LS("serviceAccounts"), LS("notServiceAccounts"));
+    LS("remoteIpBlocks"), LS("notRemoteIpBlocks"), LS("serviceAccounts"), LS("notServiceAccounts"), LS("trustDomains"),
+    LS("notTrustDomains"));
 MSG(m_authz_operation, "Operation", LS("hosts"), LS("notHosts"), LS("ports"), LS("notPorts"), LS("methods"),
     LS("notMethods"), LS("paths"), LS("notPaths"));
 MSG(m_authz_from, "Rule.From", M("source", m_authz_source));
