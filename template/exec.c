@@ -173,24 +173,32 @@ static wh_code not_a_function(wh_tmpl_ctx *ctx, tm_node *const *args, size_t nar
     return WH_OK;
 }
 
-static wh_code ideal_constant(wh_tmpl_ctx *ctx, const tm_node *n, wh_tmpl_value *out)
+/* Go's idealConstant without the render: 0 when the number overflows int. */
+static int ideal_value(const tm_node *n, wh_tmpl_value *out)
 {
     const char *t = n->u.num.text;
     int is_hex_int = strlen(t) > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X') && !strpbrk(t, "pP");
     int is_rune = t[0] == '\'';
 
-    ctx->node = n;
     if (n->u.num.is_float && !is_hex_int && !is_rune && strpbrk(t, ".eEpP") != NULL) {
         *out = wh_tmpl_float(n->u.num.f);
-        return WH_OK;
+        return 1;
     }
     if (n->u.num.is_int) {
         *out = wh_tmpl_int(n->u.num.i);
-        return WH_OK;
+        return 1;
     }
     if (n->u.num.is_uint)
-        return tm_errorf(ctx, "%s overflows int", t);
+        return 0;
     *out = wh_tmpl_invalid();
+    return 1;
+}
+
+static wh_code ideal_constant(wh_tmpl_ctx *ctx, const tm_node *n, wh_tmpl_value *out)
+{
+    ctx->node = n;
+    if (!ideal_value(n, out))
+        return tm_errorf(ctx, "%s overflows int", n->u.num.text);
     return WH_OK;
 }
 
@@ -358,12 +366,22 @@ static wh_code eval_field_chain(wh_tmpl_ctx *ctx, frame *fr, const wh_tmpl_value
     return eval_field(ctx, fr, idents[n - 1], node, args, nargs, final, &recv, out);
 }
 
+/* Bounds of the folding of one tree: what a set keeps of folded strings and
+ * the CPU it spends (a pure call over constants can still be costly, e.g.
+ * `repeat`); beyond them pipelines are left to the render. */
+#define TM_FOLD_MAX_STRING ((size_t)64 << 10)
+#define TM_FOLD_MAX_KEPT ((size_t)4 << 20)
+#define TM_FOLD_CPU_NS (200u * 1000000u)
+
 /* What the steps `idents` give on `v` where that needs no render: keys of
- * JSON maps (whose types have no methods) and no value below a missing key,
- * as eval_field takes them.  0 when a step needs the render (a host value,
- * an error). */
-static int fold_steps(unsigned flags, wh_tmpl_value v, const char *const *idents, size_t n, wh_tmpl_value *out)
+ * JSON maps (whose types have no methods), fields of non-nil host values
+ * whose types say they are pure (wh_tmpl_type.pure_fields; looked up in
+ * `ctx`, a string kept in the set's arena) and no value below a missing key,
+ * as eval_field takes them.  0 when a step needs the render (another host
+ * value, an error, a collection made by the lookup). */
+static int fold_steps(wh_tmpl_ctx *ctx, wh_tmpl_value v, const char *const *idents, size_t n, wh_tmpl_value *out)
 {
+    unsigned flags = ctx->set->flags;
     size_t i;
 
     for (i = 0; i < n; i++) {
@@ -373,6 +391,13 @@ static int fold_steps(unsigned flags, wh_tmpl_value v, const char *const *idents
                 return 0;
         } else if (v.kind == WH_TMPL_INVALID && !(flags & WH_TMPL_MISSINGKEY_ERROR)) {
             next = wh_tmpl_invalid();
+        } else if (v.kind == WH_TMPL_HOST && v.u.host != NULL && v.type->field != NULL && v.type->pure_fields) {
+            ctx->failed = 0;
+            next = wh_tmpl_invalid();
+            if (v.type->field(ctx, &v, idents[i], NULL, 0, &next) != WH_OK || engine_value(&next))
+                return 0;
+            if (next.kind == WH_TMPL_STRING)
+                next.u.s = tm_strndup((tm_arena *)&ctx->set->arena, next.len ? next.u.s : "", next.len);
         } else {
             return 0;
         }
@@ -383,7 +408,7 @@ static int fold_steps(unsigned flags, wh_tmpl_value v, const char *const *idents
 }
 
 /* The konst of a chain whose first step is `idents[0]`, or NULL. */
-static const tm_konst *fold_chain(wh_tmpl_set *set, const char *const *idents, size_t n)
+static const tm_konst *fold_chain(wh_tmpl_set *set, wh_tmpl_ctx *ctx, const char *const *idents, size_t n)
 {
     size_t i;
 
@@ -393,7 +418,8 @@ static const tm_konst *fold_chain(wh_tmpl_set *set, const char *const *idents, s
         tm_konst *k;
         if (strcmp(c->name, idents[0]) != 0)
             continue;
-        if (!fold_steps(set->flags, c->val, idents + 1, n - 1, &v))
+        tm_arena_reset(ctx->arena); /* what a pure lookup made is dropped (fold_steps keeps none of it) */
+        if (!fold_steps(ctx, c->val, idents + 1, n - 1, &v))
             return NULL;
         k = tm_alloc(&set->arena, sizeof(*k));
         k->type = c->type;
@@ -406,18 +432,19 @@ static const tm_konst *fold_chain(wh_tmpl_set *set, const char *const *idents, s
 /* A field, variable or chain node that starts with a constant field gets its konst. */
 static void fold_const_field(tm_node *n, void *arg)
 {
-    wh_tmpl_set *set = arg;
+    wh_tmpl_ctx *ctx = arg;
+    wh_tmpl_set *set = (wh_tmpl_set *)ctx->set;
 
     switch (n->kind) {
     case N_FIELD:
-        n->u.field.konst = fold_chain(set, n->u.field.idents, n->u.field.n);
+        n->u.field.konst = fold_chain(set, ctx, n->u.field.idents, n->u.field.n);
         break;
     case N_VARIABLE:
         if (n->u.field.n > 1)
-            n->u.field.konst = fold_chain(set, n->u.field.idents + 1, n->u.field.n - 1);
+            n->u.field.konst = fold_chain(set, ctx, n->u.field.idents + 1, n->u.field.n - 1);
         break;
     case N_CHAIN:
-        n->u.chain.konst = fold_chain(set, n->u.chain.fields, n->u.chain.n);
+        n->u.chain.konst = fold_chain(set, ctx, n->u.chain.fields, n->u.chain.n);
         break;
     default:
         break;
@@ -426,7 +453,20 @@ static void fold_const_field(tm_node *n, void *arg)
 
 void tm_fold_const_fields(wh_tmpl_set *set, tm_node *root)
 {
-    tm_node_walk(root, fold_const_field, set);
+    wh_tmpl_ctx ctx; /* what pure host lookups (fold_steps) run in */
+    wh_tmpl_scratch *sc = wh_tmpl_scratch_new();
+    wh_buf out = WH_BUF_INIT;
+
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.set = set;
+    ctx.scratch = sc;
+    ctx.arena = &sc->arena;
+    ctx.out = &out;
+    ctx.max_output = TM_FOLD_MAX_STRING;
+    ctx.max_memory = TM_FOLD_MAX_KEPT;
+    tm_node_walk(root, fold_const_field, &ctx);
+    wh_tmpl_scratch_free(sc);
+    wh_buf_free(&out);
 }
 
 static wh_code eval_field_node(wh_tmpl_ctx *ctx, frame *fr, const tm_node *field, tm_node *const *args, size_t nargs,
@@ -762,6 +802,62 @@ static wh_code eval_function(wh_tmpl_ctx *ctx, frame *fr, const tm_node *ident, 
     return eval_call(ctx, fr, ident->u.ident.fn, cmd, args, nargs, final, out);
 }
 
+/* A compiled call (tm_ccall): what eval_function does for it, the render's
+ * position moving over the same nodes, without the checks and dispatch the
+ * compilation did. */
+static wh_code run_call(wh_tmpl_ctx *ctx, frame *fr, const tm_node *cmd, const tm_ccall *c, const wh_tmpl_value *final,
+                        wh_tmpl_value *out)
+{
+    wh_tmpl_value argv[16], v;
+    size_t i;
+    wh_code rc;
+
+    argv[0] = wh_tmpl_invalid(); /* a call with no arguments still passes a defined array */
+    ctx->node = c->ident;
+    for (i = 0; i < c->nargs; i++) {
+        const tm_carg *a = &c->args[i];
+        const tm_node *n = a->n;
+        ctx->node = n;
+        switch (a->op) {
+        case TM_A_CONST:
+            argv[i] = a->k;
+            continue;
+        case TM_A_DOT:
+            v = fr->dot;
+            break;
+        case TM_A_FIELD: {
+            tm_node *self[1] = {(tm_node *)n};
+            rc = eval_field_chain(ctx, fr, &fr->dot, n, n->u.field.idents, n->u.field.n, n->u.field.konst, self, 1,
+                                  NULL, &v);
+            if (rc != WH_OK)
+                return rc;
+            break;
+        }
+        case TM_A_VAR:
+            if ((rc = eval_variable_node(ctx, fr, n, NULL, 0, NULL, &v)) != WH_OK)
+                return rc;
+            break;
+        case TM_A_PIPE:
+            if ((rc = eval_pipeline(ctx, fr, n, &v)) != WH_OK)
+                return rc;
+            break;
+        default:
+            if ((rc = eval_arg(ctx, fr, a->t, n, &argv[i])) != WH_OK)
+                return rc;
+            continue;
+        }
+        if ((rc = validate_type(ctx, &v, a->t, &argv[i])) != WH_OK)
+            return rc;
+    }
+    if (c->final && (rc = validate_type(ctx, final, c->tfinal, &argv[i++])) != WH_OK)
+        return rc;
+    if (ctx->memo_depth > 0)
+        for (size_t j = 0; j < i; j++)
+            if (engine_value(&argv[j]))
+                ctx->memo_taint = 1;
+    return call_fn(ctx, c->fn, cmd, c->fn->name, argv, i, out);
+}
+
 static wh_code eval_command(wh_tmpl_ctx *ctx, frame *fr, const tm_node *cmd, const wh_tmpl_value *final,
                             wh_tmpl_value *out)
 {
@@ -820,8 +916,13 @@ static wh_code eval_commands(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, w
 
     ctx->node = pipe;
     for (i = 0; i < pipe->u.pipe.ncmds; i++) {
+        const tm_node *cmd = pipe->u.pipe.cmds[i];
         wh_tmpl_value next;
-        if ((rc = eval_command(ctx, fr, pipe->u.pipe.cmds[i], i > 0 ? &value : NULL, &next)) != WH_OK)
+        if (cmd->u.cmd.call != NULL)
+            rc = run_call(ctx, fr, cmd, cmd->u.cmd.call, &value, &next);
+        else
+            rc = eval_command(ctx, fr, cmd, i > 0 ? &value : NULL, &next);
+        if (rc != WH_OK)
             return rc;
         /* a nil interface{} becomes no value, others leave their interface ("lovely!") */
         if (next.kind == WH_TMPL_NIL)
@@ -1492,13 +1593,6 @@ static int const_command(const tm_node *cmd, int head, guard *g)
     return 1;
 }
 
-/* Bounds of the folding of one tree: what a set keeps of folded strings and
- * the CPU it spends (a pure call over constants can still be costly, e.g.
- * `repeat`); beyond them pipelines are left to the render. */
-#define TM_FOLD_MAX_STRING ((size_t)64 << 10)
-#define TM_FOLD_MAX_KEPT ((size_t)4 << 20)
-#define TM_FOLD_CPU_NS (200u * 1000000u)
-
 typedef struct folder {
     wh_tmpl_set *set;
     wh_tmpl_ctx ctx;
@@ -1924,4 +2018,119 @@ void tm_memo_reserve(wh_tmpl_scratch *sc, size_t n)
     sc->memo = wh_realloc(sc->memo, n * sizeof(*sc->memo));
     memset(sc->memo + sc->capmemo, 0, (n - sc->capmemo) * sizeof(*sc->memo));
     sc->capmemo = n;
+}
+
+/* ---- compiled calls (tm_ccall) ---- */
+
+/* What eval_arg gives literal `n` for parameter `t`, when that cannot fail. */
+static int literal_arg(const tm_node *n, char t, wh_tmpl_value *out)
+{
+    switch (t) {
+    case 'b':
+        if (n->kind != N_BOOL)
+            return 0;
+        *out = wh_tmpl_bool(n->u.boolean);
+        return 1;
+    case 'f':
+        if (n->kind != N_NUMBER || !n->u.num.is_float)
+            return 0;
+        *out = wh_tmpl_float(n->u.num.f);
+        return 1;
+    case 'i':
+    case 'I':
+        if (n->kind != N_NUMBER || !n->u.num.is_int)
+            return 0;
+        *out = wh_tmpl_int_typed(n->u.num.i, t == 'I' ? &wh_tmpl_type_int64 : NULL);
+        return 1;
+    case 's':
+        if (n->kind != N_STRING)
+            return 0;
+        *out = wh_tmpl_strn(n->u.str.s, n->u.str.len);
+        return 1;
+    case 'v':
+    case 'r':
+    case 0:
+        switch (n->kind) {
+        case N_BOOL:
+            *out = wh_tmpl_bool(n->u.boolean);
+            return 1;
+        case N_NUMBER:
+            return ideal_value(n, out);
+        case N_STRING:
+            *out = wh_tmpl_strn(n->u.str.s, n->u.str.len);
+            return 1;
+        default:
+            return 0;
+        }
+    default:
+        return 0;
+    }
+}
+
+/* The letter of the parameter that takes argument `i` of fn. */
+static char param_at(const tm_func *fn, size_t i)
+{
+    return fn->variadic && i >= (size_t)fn->nparams - 1 ? fn->params[fn->nparams - 1] : fn->params[i];
+}
+
+static void compile_call(wh_tmpl_set *set, tm_node *cmd, int final)
+{
+    tm_node *const *args = cmd->u.cmd.args;
+    const tm_func *fn = args[0]->kind == N_IDENT ? args[0]->u.ident.fn : NULL;
+    size_t nargs = cmd->u.cmd.nargs - 1, numin = nargs + (final != 0), i;
+    tm_ccall *c;
+
+    cmd->u.cmd.call = NULL;
+    if (fn == NULL || fn->special != FN_PLAIN || numin > 16)
+        return;
+    if (fn->variadic ? numin + 1 < fn->nparams : numin != fn->nparams)
+        return; /* the render reports the count */
+    c = tm_alloc(&set->arena, sizeof(*c) + nargs * sizeof(c->args[0]));
+    c->fn = fn;
+    c->ident = args[0];
+    c->final = (uint8_t)(final != 0);
+    c->tfinal = final ? param_at(fn, numin - 1) : 0;
+    c->nargs = (uint8_t)nargs;
+    for (i = 0; i < nargs; i++) {
+        tm_carg *a = &c->args[i];
+        const tm_node *n = args[i + 1];
+        a->n = n;
+        a->t = param_at(fn, i);
+        a->op = TM_A_NODE;
+        switch (n->kind) {
+        case N_BOOL:
+        case N_NUMBER:
+        case N_STRING:
+            if (literal_arg(n, a->t, &a->k))
+                a->op = TM_A_CONST;
+            break;
+        case N_DOT:
+            a->op = TM_A_DOT;
+            break;
+        case N_FIELD:
+            a->op = TM_A_FIELD;
+            break;
+        case N_VARIABLE:
+            a->op = TM_A_VAR;
+            break;
+        case N_PIPE:
+            a->op = TM_A_PIPE;
+            break;
+        default:
+            break;
+        }
+    }
+    cmd->u.cmd.call = c;
+}
+
+static void compile_node(tm_node *n, void *arg)
+{
+    if (n->kind == N_PIPE)
+        for (size_t i = 0; i < n->u.pipe.ncmds; i++)
+            compile_call(arg, n->u.pipe.cmds[i], i > 0);
+}
+
+void tm_compile_calls(wh_tmpl_set *set, tm_node *root)
+{
+    tm_node_walk(root, compile_node, set);
 }

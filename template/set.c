@@ -103,6 +103,7 @@ wh_code wh_tmpl_parse(wh_tmpl_set *set, const char *name, const char *text, size
             tm_fold_pipes(set, defs.items[i].root);
             tm_fold_runs(set, defs.items[i].root);
             tm_memo_pipes(set, defs.items[i].root);
+            tm_compile_calls(set, defs.items[i].root);
         }
         if (old != NULL) {
             if (!tm_is_empty_tree(defs.items[i].root))

@@ -91,6 +91,29 @@ typedef struct tm_memo {
     const struct tm_node **nodes;
 } tm_memo;
 
+/* A command compiled when the set was made (tm_compile_calls): a call of a
+ * function (not and/or) whose argument count the text fixes, so the arity
+ * check is done, each argument's parameter type is looked up and literal
+ * arguments are converted to it once; the render then goes straight from
+ * the operands to the C function.  Operands whose evaluation could fail in
+ * a way that depends on the parameter (nil, a literal of the wrong type)
+ * stay TM_A_NODE: the general path, with its messages. */
+enum { TM_A_NODE = 0, TM_A_CONST, TM_A_DOT, TM_A_FIELD, TM_A_VAR, TM_A_PIPE };
+typedef struct tm_carg {
+    uint8_t op; /* TM_A_* */
+    char t;     /* the parameter's letter (wh_tmpl_func.params) */
+    const struct tm_node *n;
+    wh_tmpl_value k; /* TM_A_CONST: the argument as the parameter takes it */
+} tm_carg;
+typedef struct tm_ccall {
+    const tm_func *fn;
+    const struct tm_node *ident;
+    uint8_t final;  /* the command receives the previous command's value */
+    char tfinal;    /* ... as this parameter */
+    uint8_t nargs;  /* operands after the function's name */
+    tm_carg args[]; /* nargs */
+} tm_ccall;
+
 typedef enum {
     N_LIST,
     N_TEXT,
@@ -156,6 +179,7 @@ struct tm_node {
         struct {
             tm_node **args;
             size_t nargs;
+            const tm_ccall *call; /* the command compiled (NULL: evaluated node by node) */
         } cmd;
         struct {
             const char **idents; /* N_FIELD: without dots; N_VARIABLE: idents[0] = "$x" */
@@ -389,6 +413,9 @@ void tm_memo_pipes(wh_tmpl_set *set, tm_node *root);
 /* After a parse: memoise the pipelines whose text the set has more than once
  * (one alone gains nothing). */
 void tm_memo_share(wh_tmpl_set *set);
+/* Compile the function calls under `root` whose shape the text fixes
+ * (tm_ccall, in the set's arena). */
+void tm_compile_calls(wh_tmpl_set *set, tm_node *root);
 /* Make room for a set's memo in a scratch. */
 void tm_memo_reserve(wh_tmpl_scratch *sc, size_t n);
 int tm_eq(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, const wh_tmpl_value *b, wh_code *rc);

@@ -152,6 +152,12 @@ struct wh_tmpl_type {
     wh_tmpl_format_fn format; /* %v; NULL = the kind's default printing */
     wh_tmpl_json_fn to_json;  /* encoding/json form; NULL = the kind's default */
     int pointer;              /* 1 if this is a pointer type (a nil one prints "<nil>", is false) */
+    /* 1 if `field` without arguments reads nothing but the receiver's
+     * object (not the render's user data) and gives values that live as
+     * long as that object (or engine collections from the render's
+     * arena): on a const field's value (wh_tmpl_set_const_field) the engine
+     * then resolves such steps when the set is made. */
+    int pure_fields;
 };
 
 /* Types the engine knows (element types and typed collections). */

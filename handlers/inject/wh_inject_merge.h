@@ -42,10 +42,12 @@ wh_code wh_inject_smp_move(json_t *target, json_t *patch, const wh_inject_type *
  * after every template: a merge error of the same overlay comes first.
  * The overlays are used up: what only they hold is moved into *merged
  * (wh_inject_smp_move), so the caller may only release them afterwards.
- * *merged and *tmpl are new references; *tmpl holds only what later steps
- * read of the template pod: its containers, init containers, volumes and
- * image pull secrets, by name (and the containers' securityContext when
- * `release`, NULL: the newest, has WH_REL_OVERRIDE_RESETS_FOREIGN_UID).
+ * *merged and *tmpl are new references; of the template pod later steps
+ * read only the names of its containers, init containers, volumes and
+ * image pull secrets (and the containers' securityContext when `release`,
+ * NULL: the newest, has WH_REL_OVERRIDE_RESETS_FOREIGN_UID): *tmpl's items
+ * hold those, and may hold more (an overlay's item, shared with *merged),
+ * to be neither read nor changed.
  * The Go round trip (zero fields, quantities) is left to
  * wh_inject_postprocess: applying it once at the end gives the same pod. */
 wh_code wh_inject_apply_overlays(const json_t *merge_pod, wh_inject_go_leaves *leaves, json_t *overlays,

@@ -141,6 +141,183 @@ static json_t *names_view(const json_t *overlay, int security)
     return wh_json_arena_object(keys, values, n, 0);
 }
 
+/* Whether object `o` has a member whose key starts with '$' (a strategic
+ * merge directive). */
+static int has_directive(const json_t *o)
+{
+    void *it;
+
+    if (wh_json_object_layout_known) {
+        const struct wh_json_object_layout *jo = (const struct wh_json_object_layout *)o;
+        const struct wh_json_list_layout *l;
+        for (l = jo->ordered_list.next; l != &jo->ordered_list; l = l->next)
+            if (wh_json_pair_at(l)->key[0] == '$')
+                return 1;
+        return 0;
+    }
+    for (it = json_object_iter((json_t *)o); it != NULL; it = json_object_iter_next((json_t *)o, it))
+        if (json_object_iter_key(it)[0] == '$')
+            return 1;
+    return 0;
+}
+
+#define NAMES_MAX 64 /* items of a list the plain way takes (more: names_view) */
+
+/* One of the four lists as the template pod's plain merge sees it: the
+ * overlay's items, their names, the template's list (`have`, NULL: none)
+ * and, per overlay item, the index of the template's item of that name or
+ * -1. */
+typedef struct names_list {
+    const json_t *have;
+    json_t *items[NAMES_MAX];
+    const json_t *names[NAMES_MAX];
+    long match[NAMES_MAX];
+    size_t n;
+} names_list;
+
+/* The template pod's four lists, the overlay's part of them found plain
+ * (names_plain), to be merged after the overlay's merge (names_apply). */
+typedef struct names_merge {
+    const json_t *tspec; /* the template pod's spec, NULL: none yet */
+    unsigned present;    /* which lists the overlay has */
+    names_list lists[4];
+} names_merge;
+
+static const wh_json_key name_lists[4] = {
+    {"containers", 10}, {"initContainers", 14}, {"volumes", 7}, {"imagePullSecrets", 16}};
+
+static int same_name(const json_t *a, const json_t *b)
+{
+    size_t la, lb;
+    const char *sa = wh_json_string_text(a, &la), *sb = wh_json_string_text(b, &lb);
+
+    return la == lb && memcmp(sa, sb, la) == 0;
+}
+
+/* The items of `patch` and their names into `nl`, matched against the
+ * template's list `have`: 0 when merging them is not plain (an item not an
+ * object or with a directive, a name missing, not a string or given twice,
+ * a list too long, a template item without a string name). */
+static int names_of(names_list *nl, const json_t *patch, const json_t *have)
+{
+    size_t i, j, n = json_array_size(patch), nh = json_array_size(have);
+
+    if (!json_is_array(patch) || n > NAMES_MAX || (have != NULL && (!json_is_array(have) || nh > NAMES_MAX)))
+        return 0;
+    nl->have = have;
+    nl->n = n;
+    for (i = 0; i < n; i++) {
+        json_t *item = json_array_get(patch, i);
+        if (!json_is_object(item) || (nl->names[i] = wh_inject_name_json(item)) == NULL || has_directive(item))
+            return 0;
+        nl->items[i] = item;
+        for (j = 0; j < i; j++)
+            if (same_name(nl->names[j], nl->names[i]))
+                return 0;
+        nl->match[i] = -1;
+        for (j = 0; j < nh; j++) {
+            const json_t *name = wh_inject_name_json(json_array_get(have, j));
+            if (name == NULL)
+                return 0;
+            if (same_name(name, nl->names[i])) {
+                nl->match[i] = (long)j;
+                break;
+            }
+        }
+    }
+    return 1;
+}
+
+/* Whether merging names_view(overlay, 0) into `tmpl` is plain: no directive
+ * at the overlay's top, in its spec or in an item of the four lists, each
+ * list an array of objects each named once by a string, the template's
+ * lists alike (tests/inject/merge/cases/overlays-template-names*).  Then
+ * that merge only adds the overlay's new names to the template's lists
+ * (names_apply), and *m says how; nothing is changed here. */
+static int names_plain(const json_t *tmpl, const json_t *overlay, names_merge *m)
+{
+    const json_t *spec = wh_json_getn(overlay, "spec", 4);
+    size_t l;
+
+    m->tspec = wh_json_getn(tmpl, "spec", 4);
+    m->present = 0;
+    if (has_directive(overlay) || (spec != NULL && (!json_is_object(spec) || has_directive(spec))) ||
+        (m->tspec != NULL && !json_is_object(m->tspec)))
+        return 0;
+    for (l = 0; spec != NULL && l < 4; l++) {
+        const json_t *patch = wh_json_getn(spec, name_lists[l].text, name_lists[l].len);
+        if (patch == NULL)
+            continue;
+        if (!names_of(&m->lists[l], patch, wh_json_getn(m->tspec, name_lists[l].text, name_lists[l].len)))
+            return 0;
+        m->present |= 1u << l;
+    }
+    return 1;
+}
+
+/* Whether the template pod's list `l` holds `name` once the plain merge `m`
+ * is applied. */
+static int names_will_hold(const json_t *tmpl, const names_merge *m, size_t l, const char *name)
+{
+    size_t i, len;
+
+    if (wh_inject_find_named(wh_inject_spec_list(tmpl, name_lists[l].text), name, NULL) != NULL)
+        return 1;
+    for (i = 0; (m->present & (1u << l)) && i < m->lists[l].n; i++)
+        if (strcmp(wh_json_string_text(m->lists[l].names[i], &len), name) == 0)
+            return 1;
+    return 0;
+}
+
+/* The template's list merged with the overlay's names (nl), in the order
+ * the strategic merge gives (wh_inject_merge.c merge_keyed): the overlay's
+ * items in its order, the template's other items before an overlay item
+ * only when both were in the template and it came first there.  A new
+ * reference.  The overlay's new items are shared, not reduced to their
+ * names: later steps read only the names of the template pod's items (see
+ * wh_inject_apply_overlays). */
+static json_t *names_merged(const names_list *nl)
+{
+    size_t nh = json_array_size(nl->have), ns = 0, i, j, k;
+    json_t *items[2 * NAMES_MAX];
+    long server[NAMES_MAX];
+    unsigned char matched[NAMES_MAX] = {0};
+
+    for (i = 0; i < nl->n; i++)
+        if (nl->match[i] >= 0)
+            matched[nl->match[i]] = 1;
+    for (i = 0; i < nh; i++)
+        if (!matched[i])
+            server[ns++] = (long)i;
+    for (i = 0, j = 0, k = 0; i < ns || j < nl->n; k++) {
+        if (i < ns && (j >= nl->n || (nl->match[j] >= 0 && server[i] < nl->match[j])))
+            items[k] = json_incref(json_array_get(nl->have, (size_t)server[i++]));
+        else if (nl->match[j] >= 0)
+            items[k] = json_incref(json_array_get(nl->have, (size_t)nl->match[j++]));
+        else
+            items[k] = json_incref(nl->items[j++]);
+    }
+    return wh_json_arena_array(items, k);
+}
+
+/* Apply the plain merge `m` (names_plain) to `tmpl`: each list merged once,
+ * without a view or a strategic merge. */
+static void names_apply(json_t *tmpl, const names_merge *m)
+{
+    json_t *tspec = (json_t *)m->tspec;
+    size_t l;
+
+    if (m->present == 0)
+        return;
+    if (tspec == NULL) {
+        tspec = json_object();
+        json_object_setn_new_nocheck(tmpl, "spec", 4, tspec);
+    }
+    for (l = 0; l < 4; l++)
+        if ((m->present & (1u << l)) && !(m->lists[l].n == 0 && m->lists[l].have != NULL))
+            json_object_setn_new_nocheck(tspec, name_lists[l].text, name_lists[l].len, names_merged(&m->lists[l]));
+}
+
 /* ---- the merge target ---- */
 
 static json_t *target_copy(const json_t *value, const wh_inject_type *type, wh_inject_go_leaves *leaves, int depth);
@@ -260,6 +437,7 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, wh_inject_go_leaves *l
                                  const wh_inject_release *release, json_t **merged_out, json_t **tmpl_out, wh_err *err)
 {
     json_t *merged = target_copy(merge_pod, &wh_inject_type_pod, leaves, 0), *tmpl = json_object(), *view = NULL;
+    names_merge tnames;
     size_t i;
     wh_code rc = WH_OK;
     int security = wh_inject_release_has(release, WH_REL_OVERRIDE_RESETS_FOREIGN_UID);
@@ -268,21 +446,30 @@ wh_code wh_inject_apply_overlays(const json_t *merge_pod, wh_inject_go_leaves *l
     for (i = 0; i < json_array_size(overlays); i++) {
         json_t *overlay = json_array_get(overlays, i);
         const char *name = names != NULL ? names[i] : "?";
+        int plain = !security && names_plain(tmpl, overlay, &tnames);
         json_decref(view);
-        view = names_view(overlay, security);
-        if ((rc = wh_inject_smp_move(tmpl, view, &wh_inject_type_pod, err)) != WH_OK) {
+        view = NULL;
+        if (!plain &&
+            (rc = wh_inject_smp_move(tmpl, view = names_view(overlay, security), &wh_inject_type_pod, err)) != WH_OK) {
             wh_err_prefix(err,
                           "failed parsing generated injected YAML (check Istio sidecar injector "
                           "configuration): template %s",
                           name);
             goto out;
         }
-        if (native && wh_inject_find_named(wh_inject_spec_list(tmpl, "initContainers"), WH_PROXY, NULL) != NULL)
+        if (native &&
+            (plain ? names_will_hold(tmpl, &tnames, 1, WH_PROXY)
+                   : wh_inject_find_named(wh_inject_spec_list(tmpl, "initContainers"), WH_PROXY, NULL) != NULL))
             move_proxy_to_init(merged);
         if ((rc = wh_inject_smp_move(merged, overlay, &wh_inject_type_pod, err)) != WH_OK) {
             wh_err_prefix(err, "failed applying injection overlay: template %s", name);
             goto out;
         }
+        /* after the merge, which may move the overlay's items into merged:
+         * the template pod shares them then (sharing them before would make
+         * the merge copy them) */
+        if (plain)
+            names_apply(tmpl, &tnames);
         /* istiod decodes the patched pod into a corev1.Pod after every
          * template: a value the field's Go type cannot hold fails the
          * injection there.  The pod's own values passed that check when it

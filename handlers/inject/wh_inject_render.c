@@ -7,6 +7,7 @@
  */
 #include "wh_inject_render.h"
 #include "wh_inject_render_int.h"
+#include "wh_inject_render_funcs.h"
 #include "wh_inject_proxyconfig.h"
 
 #include "wh_inject_pod.h"
@@ -242,10 +243,7 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
     data.proxy_init_image = init_image;
     data.proxy_uid = out->proxy_uid;
     data.proxy_gid = out->proxy_gid;
-    {
-        const char *m = wh_inject_jstr(json_object_get(rev->mesh, "inboundTrafficPolicy"), "mode");
-        data.inbound_mode = m != NULL && strcmp(m, "LOCALHOST") == 0 ? "localhost" : "passthrough";
-    }
+    data.inbound_mode = wh_inject_inbound_mode(rev->mesh);
     data.compliance = wh_inject_settings_compliance(&settings);
     data.concurrency = estimate_concurrency(pc, annotations, rev->values);
     data.settings = &settings;
@@ -262,8 +260,8 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
         opts.user = &data;
         opts.max_output = 16u << 20;
         wh_buf_reset(&text);
-        if ((rc = wh_tmpl_render(wh_inject_revision_template(rev, name), "inject", wh_inject_data_value(&data), &opts,
-                                 &text, err)) != WH_OK) {
+        if ((rc = wh_tmpl_render(wh_inject_revision_template_pc(rev, name, pc), "inject", wh_inject_data_value(&data),
+                                 &opts, &text, err)) != WH_OK) {
             json_decref(data.captured);
             data.captured = NULL;
             goto fail;

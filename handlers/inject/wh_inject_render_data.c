@@ -61,7 +61,7 @@ static wh_code struct_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const c
 static json_t *struct_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v);
 
 #define STRUCT_TYPE(var, goname, ptr, fieldtab, isproto, isordered, listtype)                                          \
-    static const struct stype var = {{goname, WH_TMPL_HOST, NULL, struct_field, NULL, struct_json, ptr},               \
+    static const struct stype var = {{goname, WH_TMPL_HOST, NULL, struct_field, NULL, struct_json, ptr, 1},            \
                                      fieldtab,                                                                         \
                                      sizeof(fieldtab) / sizeof(fieldtab[0]),                                           \
                                      isproto,                                                                          \
@@ -78,16 +78,16 @@ static json_t *struct_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v);
 
 #define V1_TYPE(var, goname, isordered, listtype)                                                                      \
     static struct stype var = {                                                                                        \
-        {goname, WH_TMPL_HOST, NULL, struct_field, NULL, struct_json, 0}, NULL, 0, 0, isordered, listtype}
+        {goname, WH_TMPL_HOST, NULL, struct_field, NULL, struct_json, 0, 1}, NULL, 0, 0, isordered, listtype}
 
 static const wh_tmpl_type port_list_type, container_list_type;
 V1_TYPE(port_type, "v1.ContainerPort", 1, &port_list_type);
 V1_TYPE(container_type, "v1.Container", 0, &container_list_type);
 V1_TYPE(meta_type, "v1.ObjectMeta", 0, NULL);
 V1_TYPE(spec_type, "v1.PodSpec", 0, NULL);
-static const wh_tmpl_type port_list_type = {"[]v1.ContainerPort", WH_TMPL_LIST, &port_type.t, NULL, NULL, NULL, 0};
+static const wh_tmpl_type port_list_type = {"[]v1.ContainerPort", WH_TMPL_LIST, &port_type.t, NULL, NULL, NULL, 0, 0};
 static const wh_tmpl_type container_list_type = {
-    "[]v1.Container", WH_TMPL_LIST, &container_type.t, NULL, NULL, NULL, 0};
+    "[]v1.Container", WH_TMPL_LIST, &container_type.t, NULL, NULL, NULL, 0, 0};
 
 static struct sfield v1_fields[256]; /* the four types' fields (~90 today) */
 static char v1_names[4096];          /* their derived Go names (~1.3 KB) */
@@ -310,12 +310,12 @@ struct etype {
     const char *const *names;
 };
 static const struct etype interception_enum = {
-    {"v1alpha1.ProxyConfig_InboundInterceptionMode", WH_TMPL_INT, NULL, enum_field, enum_format, NULL, 0},
+    {"v1alpha1.ProxyConfig_InboundInterceptionMode", WH_TMPL_INT, NULL, enum_field, enum_format, NULL, 0, 1},
     interception_names};
 static const struct etype auth_enum = {
-    {"v1alpha1.AuthenticationPolicy", WH_TMPL_INT, NULL, enum_field, enum_format, NULL, 0}, auth_policy_names};
+    {"v1alpha1.AuthenticationPolicy", WH_TMPL_INT, NULL, enum_field, enum_format, NULL, 0, 1}, auth_policy_names};
 static const struct etype tracing_name_enum = {
-    {"v1alpha1.ProxyConfig_TracingServiceName", WH_TMPL_INT, NULL, enum_field, enum_format, NULL, 0},
+    {"v1alpha1.ProxyConfig_TracingServiceName", WH_TMPL_INT, NULL, enum_field, enum_format, NULL, 0, 1},
     tracing_service_names};
 
 static const char *enum_name(const wh_tmpl_value *v)
@@ -362,9 +362,9 @@ static wh_code wrapper_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const 
 static wh_code wrapper_format(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out);
 static json_t *wrapper_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v);
 static const wh_tmpl_type boolw_type = {"*wrapperspb.BoolValue", WH_TMPL_HOST, NULL, wrapper_field,
-                                        wrapper_format,          wrapper_json, 1};
+                                        wrapper_format,          wrapper_json, 1,    1};
 static const wh_tmpl_type i32w_type = {"*wrapperspb.Int32Value", WH_TMPL_HOST, NULL, wrapper_field,
-                                       wrapper_format,           wrapper_json, 1};
+                                       wrapper_format,           wrapper_json, 1,    1};
 
 static wh_tmpl_value wrapper_value(const wh_tmpl_value *recv)
 {
@@ -497,7 +497,7 @@ static wh_code dur_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char
     return WH_E_NOTFOUND;
 }
 
-static const wh_tmpl_type dur_type = {"*durationpb.Duration", WH_TMPL_HOST, NULL, dur_field, dur_format, NULL, 1};
+static const wh_tmpl_type dur_type = {"*durationpb.Duration", WH_TMPL_HOST, NULL, dur_field, dur_format, NULL, 1, 1};
 
 /* formatDuration's helper: the Go duration text of a Duration value. */
 wh_code wh_inject_duration_text(const wh_tmpl_value *v, wh_buf *out)
@@ -715,9 +715,10 @@ static json_t *deploymeta_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v)
     return json_pack("{ssss}", "Namespace", d->deploy_namespace, "Name", d->deploy_name);
 }
 
-static const wh_tmpl_type typemeta_type = {"v1.TypeMeta", WH_TMPL_HOST, NULL, typemeta_field, NULL, typemeta_json, 0};
+static const wh_tmpl_type typemeta_type = {"v1.TypeMeta", WH_TMPL_HOST,  NULL, typemeta_field,
+                                           NULL,          typemeta_json, 0,    0};
 static const wh_tmpl_type deploymeta_type = {
-    "types.NamespacedName", WH_TMPL_HOST, NULL, deploymeta_field, NULL, deploymeta_json, 0};
+    "types.NamespacedName", WH_TMPL_HOST, NULL, deploymeta_field, NULL, deploymeta_json, 0, 0};
 
 /* `.Values`: the revision's values, the same for every render of its
  * templates (wh_inject_bind_values). */
@@ -799,7 +800,7 @@ static wh_code data_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const cha
     return WH_OK;
 }
 
-static const wh_tmpl_type data_type = {"*inject.SidecarTemplateData", WH_TMPL_HOST, NULL, data_field, NULL, NULL, 1};
+static const wh_tmpl_type data_type = {"*inject.SidecarTemplateData", WH_TMPL_HOST, NULL, data_field, NULL, NULL, 1, 0};
 
 wh_tmpl_value wh_inject_data_value(const wh_inject_data *d)
 {
@@ -807,9 +808,25 @@ wh_tmpl_value wh_inject_data_value(const wh_inject_data *d)
     return wh_tmpl_host(&data_type, d);
 }
 
-wh_code wh_inject_bind_values(wh_tmpl_set *set, const json_t *values, wh_err *err)
+const char *wh_inject_inbound_mode(const json_t *mesh)
 {
-    return wh_tmpl_set_const_field(set, &data_type, "Values", values_value(values), err);
+    const char *m = wh_inject_jstr(json_object_get(mesh, "inboundTrafficPolicy"), "mode");
+    return m != NULL && strcmp(m, "LOCALHOST") == 0 ? "localhost" : "passthrough";
+}
+
+wh_code wh_inject_bind_values(wh_tmpl_set *set, const json_t *values, const json_t *mesh, const json_t *pc, wh_err *err)
+{
+    wh_code rc;
+
+    pthread_once(&v1_once, v1_build);
+    if ((rc = wh_tmpl_set_const_field(set, &data_type, "Values", values_value(values), err)) != WH_OK ||
+        (rc = wh_tmpl_set_const_field(set, &data_type, "MeshConfig", wh_tmpl_host(&mesh_type.t, mesh), err)) != WH_OK ||
+        (rc = wh_tmpl_set_const_field(set, &data_type, "InboundTrafficPolicyMode",
+                                      wh_tmpl_str(wh_inject_inbound_mode(mesh)), err)) != WH_OK)
+        return rc;
+    if (pc == NULL)
+        return WH_OK;
+    return wh_tmpl_set_const_field(set, &data_type, "ProxyConfig", wh_tmpl_host(&pc_type.t, pc), err);
 }
 
 /* ---- for the functions ---- */

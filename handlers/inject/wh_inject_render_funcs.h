@@ -14,9 +14,16 @@
 extern const wh_tmpl_func wh_inject_funcs[];
 extern const size_t wh_inject_nfuncs;
 
-/* Bind a template set of a revision to that revision's values (JSON it
- * owns and never changes; wh_inject_render_data.c): templates' `.Values...`
- * chains are resolved once, at load, instead of on every render. */
-wh_code wh_inject_bind_values(wh_tmpl_set *set, const json_t *values, wh_err *err);
+/* Bind a template set of a revision to that revision's values and mesh
+ * config (JSON it owns and never changes; wh_inject_render_data.c):
+ * templates' `.Values...`, `.MeshConfig...` and `.InboundTrafficPolicyMode`
+ * and the pure pipelines over them are computed once, at load, instead of
+ * on every render.  With `pc`, `.ProxyConfig` too: the set then renders
+ * only pods whose proxy config is that object
+ * (wh_inject_revision_template_pc). */
+wh_code wh_inject_bind_values(wh_tmpl_set *set, const json_t *values, const json_t *mesh, const json_t *pc,
+                              wh_err *err);
+/* What `.InboundTrafficPolicyMode` gives for a mesh config. */
+const char *wh_inject_inbound_mode(const json_t *mesh);
 
 #endif

@@ -26,6 +26,7 @@ static void revision_free(wh_inject_revision *rev)
         for (size_t i = 0; i < t->n; i++) {
             free(t->e[i].name);
             wh_tmpl_set_free(t->e[i].set);
+            wh_tmpl_set_free(t->e[i].set_pc);
         }
         free(t->e);
         free(t);
@@ -98,6 +99,16 @@ const wh_tmpl_set *wh_inject_revision_template(const wh_inject_revision *rev, co
     for (size_t i = 0; t != NULL && i < t->n; i++)
         if (strcmp(t->e[i].name, name) == 0)
             return t->e[i].set;
+    return NULL;
+}
+
+const wh_tmpl_set *wh_inject_revision_template_pc(const wh_inject_revision *rev, const char *name, const json_t *pc)
+{
+    const tmpl_table *t = rev->templates;
+
+    for (size_t i = 0; t != NULL && i < t->n; i++)
+        if (strcmp(t->e[i].name, name) == 0)
+            return pc == rev->webhook_pc && t->e[i].set_pc != NULL ? t->e[i].set_pc : t->e[i].set;
     return NULL;
 }
 

@@ -56,6 +56,7 @@ const wh_inject_release *wh_inject_revision_release(const wh_inject_revision *re
 struct tmpl_entry {
     char *name;
     wh_tmpl_set *set;
+    wh_tmpl_set *set_pc; /* the same, `.ProxyConfig` bound to webhook_pc: for pods that change nothing of it */
 };
 
 /* The parsed templates, sorted by name. */
@@ -91,6 +92,10 @@ struct wh_inject_revision {
 
 /* The parsed template `name` of a revision, or NULL. */
 const wh_tmpl_set *wh_inject_revision_template(const wh_inject_revision *rev, const char *name);
+/* The same template for a render whose proxy config is `pc`: where pc is
+ * the revision's own webhook_pc, the set that computed what depends only on
+ * it at load. */
+const wh_tmpl_set *wh_inject_revision_template_pc(const wh_inject_revision *rev, const char *name, const json_t *pc);
 
 /* ------------------------------------------------------------------------ */
 /* Registry: --revisions-dir DIR, one subdirectory per revision             */

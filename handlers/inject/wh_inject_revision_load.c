@@ -25,6 +25,23 @@ static int cmp_entry(const void *a, const void *b)
     return strcmp(((const struct tmpl_entry *)a)->name, ((const struct tmpl_entry *)b)->name);
 }
 
+/* One template's set, bound to the revision's constants (and to proxy
+ * config `pc`, when not NULL: wh_inject_bind_values). */
+static wh_code load_template(const wh_inject_revision *rev, const char *name, const json_t *text, const json_t *pc,
+                             wh_tmpl_set **set, wh_err *err)
+{
+    wh_code rc;
+
+    if ((*set = wh_tmpl_set_new(WH_TMPL_SPRIG)) == NULL) /* a bug in a built-in function table */
+        return wh_err_set(err, WH_E_INTERNAL, "config: template \"%s\": the engine's built-in functions do not load",
+                          name);
+    if ((rc = wh_tmpl_set_funcs(*set, wh_inject_funcs, wh_inject_nfuncs, err)) != WH_OK)
+        return rc;
+    if ((rc = wh_tmpl_parse(*set, "inject", json_string_value(text), json_string_length(text), err)) != WH_OK)
+        return wh_err_prefix(err, "config: template \"%s\"", name);
+    return wh_inject_bind_values(*set, rev->values, rev->mesh, pc, err);
+}
+
 /* Parse every template as istiod does: each is its own template named
  * "inject" with Sprig and Istio's functions. */
 static wh_code parse_templates(wh_inject_revision *rev, const json_t *templates, wh_err *err)
@@ -46,15 +63,10 @@ static wh_code parse_templates(wh_inject_revision *rev, const json_t *templates,
         if (!json_is_string(text))
             return wh_err_set(err, WH_E_INVALID, "config: template \"%s\" is not a string", name);
         e->name = wh_strdup(name);
-        if ((e->set = wh_tmpl_set_new(WH_TMPL_SPRIG)) == NULL) /* a bug in a built-in function table */
-            return wh_err_set(err, WH_E_INTERNAL,
-                              "config: template \"%s\": the engine's built-in functions do not load", name);
         t->n++;
-        if ((rc = wh_tmpl_set_funcs(e->set, wh_inject_funcs, wh_inject_nfuncs, err)) != WH_OK)
-            return rc;
-        if ((rc = wh_tmpl_parse(e->set, "inject", json_string_value(text), json_string_length(text), err)) != WH_OK)
-            return wh_err_prefix(err, "config: template \"%s\"", name);
-        if ((rc = wh_inject_bind_values(e->set, rev->values, err)) != WH_OK)
+        /* twice: the second for renders whose proxy config is the revision's own */
+        if ((rc = load_template(rev, name, text, NULL, &e->set, err)) != WH_OK ||
+            (rc = load_template(rev, name, text, rev->webhook_pc, &e->set_pc, err)) != WH_OK)
             return rc;
     }
     qsort(t->e, t->n, sizeof(*t->e), cmp_entry);

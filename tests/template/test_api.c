@@ -549,6 +549,98 @@ static void test_const_fields(void **state)
     }
 }
 
+/* A host type whose fields read only its object (wh_tmpl_type.pure_fields):
+ * on a const field's value its chains are resolved when the set is made. */
+struct cfg {
+    long long port;
+    const char *domain;
+    const struct cfg *inner;
+};
+static int cfg_lookups;
+static const wh_tmpl_type cfg_type;
+
+static wh_code cfg_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
+                         size_t nargs, wh_tmpl_value *out)
+{
+    const struct cfg *c = recv->u.host;
+
+    cfg_lookups++;
+    if (c == NULL)
+        return wh_tmpl_errorf(ctx, "nil pointer evaluating *x.Cfg.%s", name);
+    if (strcmp(name, "Port") == 0)
+        *out = wh_tmpl_int_typed(c->port, &wh_tmpl_type_int32);
+    else if (strcmp(name, "Domain") == 0)
+        *out = wh_tmpl_str(c->domain);
+    else if (strcmp(name, "Inner") == 0)
+        *out = wh_tmpl_host(&cfg_type, c->inner);
+    else if (strcmp(name, "List") == 0) /* made in the render: never kept from the set's making */
+        *out = wh_tmpl_list_new(ctx, 0, NULL);
+    else if (strcmp(name, "Twice") == 0) /* a method */
+        *out = wh_tmpl_int(nargs == 1 && args[0].kind == WH_TMPL_INT ? 2 * args[0].u.i : -1);
+    else
+        return WH_E_NOTFOUND;
+    return WH_OK;
+}
+
+static const wh_tmpl_type cfg_type = {
+    .name = "*x.Cfg", .kind = WH_TMPL_HOST, .field = cfg_field, .pointer = 1, .pure_fields = 1};
+static const struct cfg cfg_inner = {7, "inner.local", NULL}, the_cfg = {15001, "cluster.local", &cfg_inner};
+
+static wh_code root_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
+                          size_t nargs, wh_tmpl_value *out)
+{
+    if (strcmp(name, "Mesh") != 0)
+        return WH_E_NOTFOUND;
+    *out = wh_tmpl_host(&cfg_type, &the_cfg);
+    return WH_OK;
+}
+
+static const wh_tmpl_type root_type = {.name = "*x.Root", .kind = WH_TMPL_HOST, .field = root_field, .pointer = 1};
+
+static void test_const_pure_host(void **state)
+{
+    static const char *const texts[] = {
+        "{{ .Mesh.Port }}|{{ .Mesh.Domain }}|{{ .Mesh.Inner.Domain }}|{{ .Mesh.Inner.Port | default 3 | quote }}",
+        "{{ .Mesh.Port | printf \"%05d\" }}|{{ len .Mesh.List }}|{{ .Mesh.Twice 4 }}|{{ typeOf .Mesh.Inner }}",
+        "{{ with .Mesh.Inner }}{{ .Domain | upper }}{{ end }}|{{ $.Mesh.Domain }}|{{ if .Mesh.Port }}p{{ end }}",
+        "{{ .Mesh.Inner.Inner.Port }}",
+        "{{ .Mesh.Missing }}",
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        char *res[2];
+        int lookups[2];
+        for (int konst = 0; konst < 2; konst++) {
+            wh_tmpl_set *set = wh_tmpl_set_new(WH_TMPL_SPRIG | (konst ? 0 : WH_TMPL_NO_FOLD));
+            wh_buf out = WH_BUF_INIT;
+            wh_err err;
+            wh_code rc = WH_OK;
+            if (konst)
+                assert_int_equal(
+                    wh_tmpl_set_const_field(set, &root_type, "Mesh", wh_tmpl_host(&cfg_type, &the_cfg), &err), WH_OK);
+            assert_int_equal(wh_tmpl_parse(set, "t", texts[i], strlen(texts[i]), &err), WH_OK);
+            cfg_lookups = 0;
+            for (int r = 0; r < 3 && rc == WH_OK; r++) {
+                wh_buf_reset(&out);
+                rc = wh_tmpl_render(set, "t", wh_tmpl_host(&root_type, (void *)1), NULL, &out, &err);
+            }
+            lookups[konst] = cfg_lookups;
+            res[konst] = strdup(rc == WH_OK ? (out.data ? out.data : "") : wh_err_msg(&err));
+            wh_buf_free(&out);
+            wh_tmpl_set_free(set);
+        }
+        if (strcmp(res[0], res[1]) != 0)
+            fail_msg("%s: want %s, got %s", texts[i], res[0], res[1]);
+        if (i == 0 && lookups[1] != 0) /* all resolved when the set was made */
+            fail_msg("%s: %d lookups in the renders", texts[i], lookups[1]);
+        if (i == 0)
+            assert_true(lookups[0] > 0);
+        free(res[0]);
+        free(res[1]);
+    }
+}
+
 /* A pure function over constants runs once, when the set is made; over the
  * render's data, and an impure one always, on every render. */
 static int ticks;
@@ -751,10 +843,13 @@ static void test_threads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_host_values), cmocka_unit_test(test_host_errors), cmocka_unit_test(test_functions),
-        cmocka_unit_test(test_bad_params),  cmocka_unit_test(test_positions),   cmocka_unit_test(test_options),
-        cmocka_unit_test(test_budgets),     cmocka_unit_test(test_threads),     cmocka_unit_test(test_const_fields),
-        cmocka_unit_test(test_folding),     cmocka_unit_test(test_run_steps),   cmocka_unit_test(test_memo),
+        cmocka_unit_test(test_host_values),  cmocka_unit_test(test_host_errors),
+        cmocka_unit_test(test_functions),    cmocka_unit_test(test_bad_params),
+        cmocka_unit_test(test_positions),    cmocka_unit_test(test_options),
+        cmocka_unit_test(test_budgets),      cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_const_fields), cmocka_unit_test(test_const_pure_host),
+        cmocka_unit_test(test_folding),      cmocka_unit_test(test_run_steps),
+        cmocka_unit_test(test_memo),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -109,6 +109,26 @@ static int pod_untouched(const json_t *pod, const json_t *before)
     return 0;
 }
 
+/* What later steps read of the template pod (wh_inject_apply_overlays): the
+ * names of its four lists' items; an item may carry more (the overlay's own
+ * item, shared), which is left out.  A new reference. */
+static json_t *template_read(const json_t *tmpl)
+{
+    static const char *const lists[] = {"containers", "initContainers", "volumes", "imagePullSecrets"};
+    json_t *out = json_deep_copy(tmpl), *spec = json_object_get(out, "spec");
+    size_t l, i;
+
+    for (l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
+        json_t *list = json_object_get(spec, lists[l]);
+        for (i = 0; i < json_array_size(list); i++) {
+            json_t *item = json_array_get(list, i), *name = json_object_get(item, "name");
+            if (json_is_object(item))
+                json_array_set_new(list, i, name != NULL ? json_pack("{s:O}", "name", name) : json_object());
+        }
+    }
+    return out;
+}
+
 int main(int argc, char **argv)
 {
     wh_err err = {0};
@@ -197,7 +217,7 @@ int main(int argc, char **argv)
         if (rc != WH_OK)
             goto fail;
         {
-            json_t *both = json_pack("{s:O,s:O}", "merged", merged, "template", tmpl);
+            json_t *both = json_pack("{s:O,s:o}", "merged", merged, "template", template_read(tmpl));
             status = print(both);
             json_decref(both);
         }
