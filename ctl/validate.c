@@ -21,13 +21,14 @@
 #define VALIDATE_MAX_FILE (64u * 1024 * 1024)
 
 typedef struct run_state {
-    const char *ns; /* default namespace for objects without one */
+    const char *ns;                /* default namespace for objects without one */
+    wh_validate_settings settings; /* istiod's settings, from the WH_VALIDATE_SETTINGS flags */
     int valid, invalid, errors;
 } run_state;
 
 static void judge(run_state *r, const char *source, size_t index, const json_t *obj)
 {
-    wh_validate_input in = {NULL, NULL, r->ns, 0};
+    wh_validate_input in = {NULL, NULL, r->ns, r->settings};
     wh_validate_verdict v;
     wh_err err;
     char id[512];
@@ -190,9 +191,13 @@ static void validate_path(run_state *r, const char *path, int depth)
 
 static int run(const wh_ctl_args *a)
 {
-    run_state r = {wh_ctl_string(a, "namespace"), 0, 0, 0};
+    run_state r = {wh_ctl_string(a, "namespace"), {0}, 0, 0, 0};
     size_t nfiles, i;
     const char *const *files = wh_ctl_strings(a, "filename", &nfiles);
+
+#define READ_SETTING(field, flag, usage) r.settings.field = wh_ctl_bool(a, flag);
+    WH_VALIDATE_SETTINGS(READ_SETTING)
+#undef READ_SETTING
 
     if (a->nargs > 0)
         return wh_ctl_usage_error(a, "unexpected argument \"%s\": give the inputs with -f", a->args[0]);
@@ -215,6 +220,10 @@ static const wh_ctl_flag flags[] = {
      .type = WH_CTL_STRING,
      .usage = "Namespace for objects that have none",
      .def = "default"},
+/* the same switches as webhookd's /validate, declared once beside the validator (wh_validate.h) */
+#define SETTING_FLAG(field, flag, text) {.name = flag, .type = WH_CTL_BOOL, .usage = text},
+    WH_VALIDATE_SETTINGS(SETTING_FLAG)
+#undef SETTING_FLAG
 };
 
 const wh_ctl_cmd wh_ctl_cmd_validate = {

@@ -5,7 +5,6 @@
  * plugs it into the server through the AdmissionReview codec.
  */
 #include "wh_alloc.h"
-#include "wh_go.h"
 #include "wh_validate.h"
 #include "wh_validate_int.h"
 
@@ -69,10 +68,12 @@ wh_code wh_validate_admit(void *ctx, const wh_admission_request *req, wh_admissi
     const wh_validate_admit_ctx *ac = ctx;
     const wh_validate_metrics *m = ac != NULL ? &ac->metrics : NULL;
     const json_t *request = req->request, *object;
-    wh_validate_input in = {req->kind, req->namespace, NULL, ac != NULL && ac->alpha_gateway_api};
+    wh_validate_input in = {req->kind, req->namespace, NULL, {0}};
     wh_validate_verdict v;
     wh_code rc;
 
+    if (ac != NULL)
+        in.settings = ac->settings;
     if (strcmp(req->operation, "CREATE") != 0 && strcmp(req->operation, "UPDATE") != 0) {
         count_failed(m, req, WH_VALIDATE_UNSUPPORTED_OPERATION);
         resp->allowed = 1;
@@ -108,10 +109,10 @@ typedef struct validate_endpoint {
 } validate_endpoint;
 
 const wh_endpoint_flag wh_validate_endpoint_flags[] = {
-    {"enable-alpha-gateway-api", "false",
-     "true: know the alpha Gateway API kinds (UDPRoute, XBackend, XBackendTrafficPolicy) as istiod does with "
-     "PILOT_ENABLE_ALPHA_GATEWAY_API=true; false (istiod's default): they are unrecognized types"},
-    {NULL, NULL, NULL},
+#define ENDPOINT_FLAG(field, flag, usage) {flag, "false", usage},
+    WH_VALIDATE_SETTINGS(ENDPOINT_FLAG)
+#undef ENDPOINT_FLAG
+        {NULL, NULL, NULL},
 };
 
 static void serve(wh_endpoint *self, const wh_http_request *req, wh_http_response *res)
@@ -147,15 +148,14 @@ wh_code wh_validate_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, 
 {
     validate_endpoint *ve = wh_calloc(1, sizeof(*ve));
     wh_code rc;
-    const char *alpha = env->flag(env, "enable-alpha-gateway-api");
+    const wh_endpoint_flag *f;
 
     *out = NULL;
-    /* read as istiod reads its environment (strconv.ParseBool) */
-    ve->admit.alpha_gateway_api = alpha != NULL ? wh_go_parse_bool(alpha) : 0;
-    if (ve->admit.alpha_gateway_api < 0) {
-        free(ve);
-        return wh_err_set(err, WH_E_INVALID,
-                          "--enable-alpha-gateway-api: strconv.ParseBool: parsing \"%s\": invalid syntax", alpha);
+    for (f = wh_validate_endpoint_flags; f->name != NULL; f++) {
+        if ((rc = wh_validate_setting_parse(&ve->admit.settings, f->name, env->flag(env, f->name), err)) != WH_OK) {
+            free(ve);
+            return rc;
+        }
     }
     if ((rc = wh_validate_metrics_init(&ve->admit.metrics, env->metrics, err)) != WH_OK ||
         (rc = wh_admission_stats_init(&ve->stats, env->name, env->metrics, err)) != WH_OK) {

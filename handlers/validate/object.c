@@ -181,9 +181,26 @@ static void copy_field(char *dst, size_t len, const char *src)
     dst[n] = '\0';
 }
 
+wh_code wh_validate_setting_parse(wh_validate_settings *s, const char *flag, const char *value, wh_err *err)
+{
+    int v = value != NULL ? wh_go_parse_bool(value) : 0;
+
+    if (v < 0)
+        return wh_err_set(err, WH_E_INVALID, "--%s: strconv.ParseBool: parsing \"%s\": invalid syntax", flag, value);
+#define SET_SETTING(field, name, usage)                                                                                \
+    if (strcmp(flag, name) == 0) {                                                                                     \
+        if (value != NULL)                                                                                             \
+            s->field = v;                                                                                              \
+        return WH_OK;                                                                                                  \
+    }
+    WH_VALIDATE_SETTINGS(SET_SETTING)
+#undef SET_SETTING
+    return wh_err_set(err, WH_E_INVALID, "--%s: not a validation setting", flag);
+}
+
 wh_code wh_validate_object(const json_t *obj, const wh_validate_input *in, wh_validate_verdict *out, wh_err *err)
 {
-    static const wh_validate_input defaults = {NULL, NULL, NULL, 0};
+    static const wh_validate_input defaults = {NULL, NULL, NULL, {0}};
     const json_t *meta, *spec_in;
     const char *api_version, *kind_name, *slash, *ns, *name, *k, *gv_group, *gv_version;
     size_t glen;
@@ -240,7 +257,7 @@ wh_code wh_validate_object(const json_t *obj, const wh_validate_input *in, wh_va
         out->group[glen] = '\0';
     }
     copy_field(out->version, sizeof(out->version), gv_version);
-    kind = glen < sizeof(out->group) ? wh_vkind_find(out->group, kind_name, in->alpha_gateway_api) : NULL;
+    kind = glen < sizeof(out->group) ? wh_vkind_find(out->group, kind_name, in->settings.alpha_gateway_api) : NULL;
     if (kind == NULL) {
         rc = deny(out, WH_VALIDATE_UNKNOWN_TYPE, "unrecognized type %.*s/%s, Kind=%s", (int)glen, gv_group, gv_version,
                   kind_name);

@@ -68,10 +68,13 @@ MSG(m_loc_distribute, "LocalityLoadBalancerSetting.Distribute", S("from"), MP("t
 MSG(m_loc_failover, "LocalityLoadBalancerSetting.Failover", S("from"), S("to"));
 MSG(m_locality_lb, "LocalityLoadBalancerSetting", LM("distribute", m_loc_distribute), LM("failover", m_loc_failover),
     LS("failoverPriority"), T("enabled", WH_VT_BOOL));
+MSG(m_za_failover, "ZoneAwareLoadBalancerSetting.Failover", S("from"), S("to"));
+MSG(m_zone_aware_lb, "ZoneAwareLoadBalancerSetting", T("enabled", WH_VT_BOOL), LM("failover", m_za_failover),
+    LS("failoverPriority"), T("minClusterSize", WH_VT_U64));
 MSG(m_warmup, "WarmupConfiguration", T("duration", WH_VT_DUR), T("minimumPercent", WH_VT_DBL),
     T("aggression", WH_VT_DBL));
 MSG(m_load_balancer, "LoadBalancerSettings", OE("simple", e_simple_lb, 1), OM("consistentHash", m_consistent_hash, 1),
-    M("localityLbSetting", m_locality_lb), T("zoneAwareLbSetting", WH_VT_STRUCT), T("warmupDurationSecs", WH_VT_DUR),
+    M("localityLbSetting", m_locality_lb), M("zoneAwareLbSetting", m_zone_aware_lb), T("warmupDurationSecs", WH_VT_DUR),
     M("warmup", m_warmup));
 
 MSG(m_tcp_keepalive, "ConnectionPoolSettings.TCPSettings.TcpKeepalive", T("probes", WH_VT_U32), T("time", WH_VT_DUR),
@@ -92,7 +95,8 @@ MSG(m_conn_pool, "ConnectionPoolSettings", M("tcp", m_tcp_settings), M("http", m
 MSG(m_outlier, "OutlierDetection", T("consecutiveErrors", WH_VT_I32), T("splitExternalLocalOriginErrors", WH_VT_BOOL),
     T("consecutiveLocalOriginFailures", WH_VT_U32), T("consecutiveGatewayErrors", WH_VT_U32),
     P("consecutive5xxErrors", WH_VT_U32, "consecutive_5xx_errors"), T("interval", WH_VT_DUR),
-    T("baseEjectionTime", WH_VT_DUR), T("maxEjectionPercent", WH_VT_I32), T("minHealthPercent", WH_VT_I32));
+    T("baseEjectionTime", WH_VT_DUR), T("maxEjectionPercent", WH_VT_I32), T("minHealthPercent", WH_VT_I32),
+    L("outlierDetectionHttpErrorCodes", WH_VT_U32));
 
 ENUM(e_client_tls_mode, "istio.networking.v1alpha3.ClientTLSSettings.TLSmode", "DISABLE", "SIMPLE", "MUTUAL",
      "ISTIO_MUTUAL");
@@ -105,7 +109,8 @@ MSG(m_port_policy, "TrafficPolicy.PortTrafficPolicy", M("port", m_port_selector)
 MSG(m_tunnel, "TrafficPolicy.TunnelSettings", S("protocol"), S("targetHost"), T("targetPort", WH_VT_U32));
 ENUM(e_proxy_protocol_version, "istio.networking.v1alpha3.TrafficPolicy.ProxyProtocol.VERSION", "V1", "V2");
 MSG(m_proxy_protocol, "TrafficPolicy.ProxyProtocol", E("version", e_proxy_protocol_version));
-MSG(m_retry_budget, "TrafficPolicy.RetryBudget", T("percent", WH_VT_DBL), T("minRetryConcurrency", WH_VT_U32));
+MSG(m_retry_budget, "TrafficPolicy.RetryBudget", T("percent", WH_VT_DBL), T("minRetryConcurrency", WH_VT_U32),
+    T("budgetInterval", WH_VT_DUR));
 MSG(m_traffic_policy, "TrafficPolicy", M("loadBalancer", m_load_balancer), M("connectionPool", m_conn_pool),
     M("outlierDetection", m_outlier), M("tls", m_client_tls), LM("portLevelSettings", m_port_policy),
     M("tunnel", m_tunnel), M("proxyProtocol", m_proxy_protocol), M("retryBudget", m_retry_budget));
@@ -137,7 +142,7 @@ MSG(m_delegate, "Delegate", S("name"), S("namespace"));
 MSG(m_regex_rewrite, "RegexRewrite", S("match"), S("rewrite"));
 MSG(m_rewrite, "HTTPRewrite", S("uri"), S("authority"), M("uriRegexRewrite", m_regex_rewrite));
 MSG(m_retry, "HTTPRetry", T("attempts", WH_VT_I32), T("perTryTimeout", WH_VT_DUR), S("retryOn"),
-    T("retryRemoteLocalities", WH_VT_BOOL), T("backoff", WH_VT_DUR));
+    T("retryRemoteLocalities", WH_VT_BOOL), T("backoff", WH_VT_DUR), T("retryIgnorePreviousHosts", WH_VT_BOOL));
 MSG(m_fault_delay, "HTTPFaultInjection.Delay", T("percent", WH_VT_I32), O("fixedDelay", WH_VT_DUR, 1),
     O("exponentialDelay", WH_VT_DUR, 1), M("percentage", m_percent));
 MSG(m_fault_abort, "HTTPFaultInjection.Abort", O("httpStatus", WH_VT_I32, 1), O("grpcStatus", WH_VT_STR, 1),
@@ -146,7 +151,7 @@ MSG(m_fault, "HTTPFaultInjection", M("delay", m_fault_delay), M("abort", m_fault
 MSG(m_mirror_policy, "HTTPMirrorPolicy", M("destination", m_destination), M("percentage", m_percent));
 ENUM(e_unmatched_preflights, "istio.networking.v1alpha3.CorsPolicy.UnmatchedPreflights", "UNSPECIFIED", "FORWARD",
      "IGNORE");
-MSG(m_cors, "CorsPolicy", LM("allowOrigins", m_string_match), LS("allowMethods"), LS("allowHeaders"),
+MSG(m_cors, "CorsPolicy", LS("allowOrigin"), LM("allowOrigins", m_string_match), LS("allowMethods"), LS("allowHeaders"),
     LS("exposeHeaders"), T("maxAge", WH_VT_DUR), T("allowCredentials", WH_VT_BOOL),
     E("unmatchedPreflights", e_unmatched_preflights));
 MSG(m_http_route, "HTTPRoute", S("name"), LM("match", m_http_match), LM("route", m_http_route_dest),
@@ -201,7 +206,7 @@ MSG(m_server_tls, "ServerTLSSettings", T("httpsRedirect", WH_VT_BOOL), E("mode",
     S("serverCertificate"), S("privateKey"), S("caCertificates"), S("caCrl"), S("credentialName"),
     LS("credentialNames"), LM("tlsCertificates", m_tls_certificate), LS("subjectAltNames"), LS("verifyCertificateSpki"),
     LS("verifyCertificateHash"), E("minProtocolVersion", e_tls_protocol), E("maxProtocolVersion", e_tls_protocol),
-    LS("cipherSuites"));
+    LS("cipherSuites"), S("caCertCredentialName"), T("insecureSkipVerify", WH_VT_BOOL), LS("ecdhCurves"));
 MSG(m_server, "Server", M("port", m_port), S("bind"), LS("hosts"), M("tls", m_server_tls), S("defaultEndpoint"),
     S("name"));
 MSG(m_gateway, "Gateway", LM("servers", m_server), MPS("selector"));
@@ -247,7 +252,8 @@ MSG(m_proxy_config, "ProxyConfig", M("selector", m_type_selector), T("concurrenc
 
 MSG(m_authz_source, "Source", LS("principals"), LS("notPrincipals"), LS("requestPrincipals"),
     LS("notRequestPrincipals"), LS("namespaces"), LS("notNamespaces"), LS("ipBlocks"), LS("notIpBlocks"),
-    LS("remoteIpBlocks"), LS("notRemoteIpBlocks"), LS("serviceAccounts"), LS("notServiceAccounts"));
+    LS("remoteIpBlocks"), LS("notRemoteIpBlocks"), LS("serviceAccounts"), LS("notServiceAccounts"), LS("trustDomains"),
+    LS("notTrustDomains"));
 MSG(m_authz_operation, "Operation", LS("hosts"), LS("notHosts"), LS("ports"), LS("notPorts"), LS("methods"),
     LS("notMethods"), LS("paths"), LS("notPaths"));
 MSG(m_authz_from, "Rule.From", M("source", m_authz_source));
@@ -270,22 +276,38 @@ MSG(m_jwt_header, "JWTHeader", S("name"), S("prefix"));
 MSG(m_claim_to_header, "ClaimToHeader", S("header"), S("claim"));
 MSG(m_jwt_rule, "JWTRule", S("issuer"), LS("audiences"), S("jwksUri"), S("jwks"), LM("fromHeaders", m_jwt_header),
     LS("fromParams"), S("outputPayloadToHeader"), LS("fromCookies"), T("forwardOriginalToken", WH_VT_BOOL),
-    LM("outputClaimToHeaders", m_claim_to_header), T("timeout", WH_VT_DUR));
+    LM("outputClaimToHeaders", m_claim_to_header), T("timeout", WH_VT_DUR), LS("spaceDelimitedClaims"));
 MSG(m_request_authentication, "RequestAuthentication", M("selector", m_type_selector), M("targetRef", m_target_ref),
     LM("targetRefs", m_target_ref), LM("jwtRules", m_jwt_rule));
 
 /* ------------------------------------------------------------------ telemetry.istio.io, extensions.istio.io */
 
 MSG(m_provider_ref, "ProviderRef", S("name"));
-MSG(m_tracing, "Tracing", T("match", WH_VT_STRUCT), LM("providers", m_provider_ref),
-    T("randomSamplingPercentage", WH_VT_DBL), T("disableSpanReporting", WH_VT_BOOL), MP("customTags", WH_VT_STRUCT),
-    T("useRequestIdForTraceSampling", WH_VT_BOOL));
-MSG(m_metric_override, "MetricsOverrides", T("match", WH_VT_STRUCT), T("disabled", WH_VT_BOOL),
-    MP("tagOverrides", WH_VT_STRUCT));
+ENUM(e_telemetry_mode, "istio.telemetry.v1alpha1.WorkloadMode", "CLIENT_AND_SERVER", "CLIENT", "SERVER");
+ENUM(e_istio_metric, "istio.telemetry.v1alpha1.MetricSelector.IstioMetric", "ALL_METRICS", "REQUEST_COUNT",
+     "REQUEST_DURATION", "REQUEST_SIZE", "RESPONSE_SIZE", "TCP_OPENED_CONNECTIONS", "TCP_CLOSED_CONNECTIONS",
+     "TCP_SENT_BYTES", "TCP_RECEIVED_BYTES", "GRPC_REQUEST_MESSAGES", "GRPC_RESPONSE_MESSAGES");
+ENUM(e_tag_operation, "istio.telemetry.v1alpha1.MetricsOverrides.TagOverride.Operation", "UPSERT", "REMOVE");
+MSG(m_telemetry_selector, "istio.telemetry.v1alpha1.Selector", E("mode", e_telemetry_mode));
+MSG(m_tag_literal, "Tracing.Literal", S("value"));
+MSG(m_tag_environment, "Tracing.Environment", S("name"), S("defaultValue"));
+MSG(m_tag_header, "Tracing.RequestHeader", S("name"), S("defaultValue"));
+MSG(m_tag_formatter, "Tracing.Formatter", S("value"));
+MSG(m_custom_tag, "Tracing.CustomTag", OM("literal", m_tag_literal, 1), OM("environment", m_tag_environment, 1),
+    OM("header", m_tag_header, 1), OM("formatter", m_tag_formatter, 1));
+MSG(m_tracing, "Tracing", M("match", m_telemetry_selector), LM("providers", m_provider_ref),
+    T("randomSamplingPercentage", WH_VT_DBL), T("disableSpanReporting", WH_VT_BOOL), MPM("customTags", m_custom_tag),
+    T("useRequestIdForTraceSampling", WH_VT_BOOL), T("enableIstioTags", WH_VT_BOOL),
+    T("disableContextPropagation", WH_VT_BOOL));
+MSG(m_metric_selector, "MetricSelector", OE("metric", e_istio_metric, 1), O("customMetric", WH_VT_STR, 1),
+    E("mode", e_telemetry_mode));
+MSG(m_tag_override, "MetricsOverrides.TagOverride", E("operation", e_tag_operation), S("value"));
+MSG(m_metric_override, "MetricsOverrides", M("match", m_metric_selector), T("disabled", WH_VT_BOOL),
+    MPM("tagOverrides", m_tag_override));
 MSG(m_metrics, "Metrics", LM("providers", m_provider_ref), LM("overrides", m_metric_override),
     T("reportingInterval", WH_VT_DUR));
 MSG(m_access_log_filter, "AccessLogging.Filter", S("expression"));
-MSG(m_access_logging, "AccessLogging", T("match", WH_VT_STRUCT), LM("providers", m_provider_ref),
+MSG(m_access_logging, "AccessLogging", M("match", m_telemetry_selector), LM("providers", m_provider_ref),
     T("disabled", WH_VT_BOOL), M("filter", m_access_log_filter));
 MSG(m_telemetry, "Telemetry", M("selector", m_type_selector), M("targetRef", m_target_ref),
     LM("targetRefs", m_target_ref), LM("tracing", m_tracing), LM("metrics", m_metrics),

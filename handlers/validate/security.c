@@ -117,6 +117,39 @@ static void check_service_accounts(wh_vctx *c, const char *key, const json_t *va
         wh_verr(c, "%s", why);
 }
 
+/* security.CheckWildcardValues: no empty value, at most one '*', and only at the start or end. */
+static const char *wildcard_problem(wh_vctx *c, const char *key, const json_t *values)
+{
+    size_t i;
+
+    if (has_empty(values))
+        return wh_vfmt(c, "empty value not allowed, found in %s", key);
+    for (i = 0; i < json_array_size(values); i++) {
+        const char *v = json_string_value(json_array_get(values, i)), *star = strchr(v, '*');
+        size_t n = strlen(v);
+        if (star != NULL && strchr(star + 1, '*') != NULL)
+            return wh_vfmt(c, "at most one wildcard is allowed, found in %s: %s", key, wh_vq(c, v));
+        if (star != NULL && star != v && star != v + n - 1)
+            return wh_vfmt(c, "wildcard is only allowed at the start or end, found in %s: %s", key, wh_vq(c, v));
+    }
+    return NULL;
+}
+
+/* security.CheckTrustDomainValues: wildcard values that are not paths. */
+static void check_trust_domains(wh_vctx *c, const char *key, const json_t *values)
+{
+    const char *why = wildcard_problem(c, key, values);
+    size_t i;
+
+    for (i = 0; why == NULL && i < json_array_size(values); i++) {
+        const char *v = json_string_value(json_array_get(values, i));
+        if (strchr(v, '/') != NULL)
+            why = wh_vfmt(c, "trust domain must not contain '/', found in %s: %s", key, wh_vq(c, v));
+    }
+    if (why != NULL)
+        wh_verr(c, "%s", why);
+}
+
 static int literal_char(char ch)
 {
     return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
@@ -226,6 +259,8 @@ static const char *attribute_problem(wh_vctx *c, const char *key, const json_t *
     }
     if (strcmp(key, "source.serviceAccount") == 0)
         return service_account_problem(c, key, values);
+    if (strcmp(key, "source.trustDomain") == 0)
+        return wildcard_problem(c, key, values);
     if (strcmp(key, "destination.port") == 0) {
         /* security.ValidatePorts: strconv.ParseUint(v, 10, 32), then at most 65535; every bad value */
         for (i = 0; i < json_array_size(values); i++) {
@@ -272,6 +307,8 @@ static void check_custom_rule(wh_vctx *c, const json_t *rule)
                                                  {"notNamespaces", "From.NotNamespaces"},
                                                  {"serviceAccounts", "From.ServiceAccounts"},
                                                  {"notServiceAccounts", "From.NotServiceAccounts"},
+                                                 {"trustDomains", "From.TrustDomains"},
+                                                 {"notTrustDomains", "From.NotTrustDomains"},
                                                  {"principals", "From.Principals"},
                                                  {"notPrincipals", "From.NotPrincipals"},
                                                  {"requestPrincipals", "From.RequestPrincipals"},
@@ -288,7 +325,8 @@ static void check_custom_rule(wh_vctx *c, const json_t *rule)
     for (i = 0; i < json_array_size(when); i++) {
         const char *key = wh_vstr(json_array_get(when, i), "key");
         if (strcmp(key, "source.namespace") == 0 || strcmp(key, "source.serviceAccount") == 0 ||
-            strcmp(key, "source.principal") == 0 || strncmp(key, "request.auth.", 13) == 0)
+            strcmp(key, "source.trustDomain") == 0 || strcmp(key, "source.principal") == 0 ||
+            strncmp(key, "request.auth.", 13) == 0)
             wh_verr(c, "%s is currently not supported with CUSTOM action", key);
     }
 }
@@ -345,6 +383,7 @@ void wh_validate_authorization_policy(wh_vctx *c, const json_t *spec)
                 wh_verr(c, "cannot set serviceAccounts with namespaces or principals, found at rule %zu", i);
             for (k = 0; k < sizeof(source_lists) / sizeof(source_lists[0]); k++)
                 any |= wh_varr(src, source_lists[k]) != NULL;
+            any |= wh_varr(src, "trustDomains") != NULL || wh_varr(src, "notTrustDomains") != NULL;
             if (!any)
                 wh_verr(c, "`from.source` must not be empty, found at rule %zu", i);
             check_ips(c, wh_varr(src, "ipBlocks"));
@@ -355,15 +394,17 @@ void wh_validate_authorization_policy(wh_vctx *c, const json_t *spec)
             check_empty(c, "RequestPrincipals", wh_varr(src, "requestPrincipals"));
             check_empty(c, "Namespaces", wh_varr(src, "namespaces"));
             check_service_accounts(c, "ServiceAccounts", wh_varr(src, "serviceAccounts"));
+            check_trust_domains(c, "TrustDomains", wh_varr(src, "trustDomains"));
             check_empty(c, "IpBlocks", wh_varr(src, "ipBlocks"));
             check_empty(c, "RemoteIpBlocks", wh_varr(src, "remoteIpBlocks"));
             check_empty(c, "NotPrincipals", wh_varr(src, "notPrincipals"));
             check_empty(c, "NotRequestPrincipals", wh_varr(src, "notRequestPrincipals"));
             check_empty(c, "NotNamespaces", wh_varr(src, "notNamespaces"));
             check_service_accounts(c, "NotServiceAccounts", wh_varr(src, "notServiceAccounts"));
+            check_trust_domains(c, "NotTrustDomains", wh_varr(src, "notTrustDomains"));
             check_empty(c, "NotIpBlocks", wh_varr(src, "notIpBlocks"));
             check_empty(c, "NotRemoteIpBlocks", wh_varr(src, "notRemoteIpBlocks"));
-            /* any identity or address attribute also applies to TCP traffic */
+            /* any identity or address attribute also applies to TCP traffic (trust domains do not count) */
             for (k = 0; k < sizeof(source_lists) / sizeof(source_lists[0]); k++)
                 if (strstr(source_lists[k], "equestPrincipals") == NULL && wh_varr(src, source_lists[k]) != NULL)
                     tcp_from = 1;
@@ -525,9 +566,26 @@ static const char *key_ops_problem(const json_t *v)
     return NULL;
 }
 
+/* x5c decodes into jwk.CertificateChain, whose UnmarshalJSON first reads a []string: NULL, or the part of
+ * encoding/json's text after "json: cannot unmarshal ".  (It then decodes each string with jwx's base64 and
+ * parses it with x509.ParseCertificate; those two steps are not checked here: see messages.tsv.) */
+static const char *x5c_problem(wh_vctx *c, const json_t *v)
+{
+    if (json_is_null(v))
+        return NULL;
+    if (!json_is_array(v))
+        return wh_vfmt(c, "%s into Go value of type []string", wh_go_json_kind(v));
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        const json_t *e = json_array_get(v, i);
+        if (!json_is_string(e) && !json_is_null(e))
+            return wh_vfmt(c, "%s into Go value of type string", wh_go_json_kind(e));
+    }
+    return NULL;
+}
+
 /* One key as jwx v1's ParseKey reads it: the "kty"/"d" hint, then the key type's UnmarshalJSON (its
  * members in order: strings must be strings, byte fields base64, crv a string, key_ops a list of strings;
- * then its required fields).  x5c (certificates jwx parses) is taken as it is.  NULL when it reads. */
+ * x5c a list of strings; then its required fields).  NULL when it reads. */
 static const char *jwk_key_problem(wh_vctx *c, const json_t *k)
 {
     static const struct {
@@ -590,6 +648,11 @@ static const char *jwk_key_problem(wh_vctx *c, const json_t *k)
             return wh_vfmt(c,
                            "failed to unmarshal JSON into key (*jwk.%s): failed to decode value for key %s: json: "
                            "cannot unmarshal %s",
+                           go_type, name, problem);
+        if (strcmp(name, "x5c") == 0 && (problem = x5c_problem(c, v)) != NULL)
+            return wh_vfmt(c,
+                           "failed to unmarshal JSON into key (*jwk.%s): failed to decode value for key %s: failed to "
+                           "unmarshal JSON into []string: json: cannot unmarshal %s",
                            go_type, name, problem);
         if (is_bytes && json_is_string(v) && !jwx_base64_ok(json_string_value(v)))
             return wh_vfmt(c,

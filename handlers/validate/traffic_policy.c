@@ -193,6 +193,14 @@ static int check_localities(wh_vctx *c, const char **items, size_t n)
     return ok;
 }
 
+/* The topology labels of failoverPriority that locality failover and zone-aware load balancing treat apart:
+ * topology.kubernetes.io/region, .../zone and topology.istio.io/subzone. */
+static int is_topology_label(const char *l)
+{
+    return strcmp(l, "topology.kubernetes.io/region") == 0 || strcmp(l, "topology.kubernetes.io/zone") == 0 ||
+           strcmp(l, "topology.istio.io/subzone") == 0;
+}
+
 static void check_locality_lb(wh_vctx *c, const json_t *lb, const json_t *outlier)
 {
     const json_t *dist = wh_varr(lb, "distribute"), *fo = wh_varr(lb, "failover");
@@ -209,8 +217,7 @@ static void check_locality_lb(wh_vctx *c, const json_t *lb, const json_t *outlie
     if (fo != NULL && prio != NULL) {
         for (i = 0; i < json_array_size(prio); i++) {
             const char *l = json_string_value(json_array_get(prio, i));
-            if (strcmp(l, "topology.kubernetes.io/region") == 0 || strcmp(l, "topology.kubernetes.io/zone") == 0 ||
-                strcmp(l, "topology.istio.io/subzone") == 0) {
+            if (is_topology_label(l)) {
                 wh_verr(c, "can not simultaneously set 'failover' and topology label '%s' in 'failover_priority'", l);
                 return;
             }
@@ -266,6 +273,38 @@ out:
     free(srcs);
 }
 
+/* istiod's agent.ValidateZoneAwareLbSetting: failover orders regions only (Envoy handles zones and
+ * subzones), so failoverPriority must not name a topology label; every problem is reported. */
+static void check_zone_aware_lb(wh_vctx *c, const json_t *lb, const json_t *outlier)
+{
+    const json_t *fo = wh_varr(lb, "failover"), *prio = wh_varr(lb, "failoverPriority");
+    size_t i;
+
+    if (lb == NULL)
+        return;
+    for (i = 0; i < json_array_size(prio); i++) {
+        const char *l = json_string_value(json_array_get(prio, i));
+        if (is_topology_label(l))
+            wh_verr(c,
+                    "'failover_priority' for zone aware lb must not use topology label '%s'; region- and zone-level "
+                    "routing are handled automatically",
+                    l);
+    }
+    if ((fo != NULL || prio != NULL) && outlier == NULL)
+        wh_vwarn(c, "outlier detection policy must be provided for failover");
+    for (i = 0; i < json_array_size(fo); i++) {
+        const json_t *f = json_array_get(fo, i);
+        const char *from = wh_vstr(f, "from"), *to = wh_vstr(f, "to");
+        if (strcmp(from, to) == 0)
+            wh_verr(c, "zone aware lb failover settings must specify different regions");
+        if (strchr(from, '/') != NULL || strchr(to, '/') != NULL)
+            wh_verr(c, "zone aware lb failover only specifies region; zone and subzone failover are handled "
+                       "automatically");
+        if (strchr(from, '*') != NULL || strchr(to, '*') != NULL)
+            wh_verr(c, "zone aware lb failover region should not contain '*' wildcard");
+    }
+}
+
 static void check_load_balancer(wh_vctx *c, const json_t *lb, const json_t *outlier)
 {
     const json_t *ch = wh_vobj(lb, "consistentHash"), *warmup = wh_vobj(lb, "warmup");
@@ -312,6 +351,7 @@ static void check_load_balancer(wh_vctx *c, const json_t *lb, const json_t *outl
     if (wh_vget(lb, "localityLbSetting") != NULL && wh_vget(lb, "zoneAwareLbSetting") != NULL)
         wh_verr(c, "only one of localityLbSetting and zoneAwareLbSetting can be set");
     check_locality_lb(c, wh_vobj(lb, "localityLbSetting"), outlier);
+    check_zone_aware_lb(c, wh_vobj(lb, "zoneAwareLbSetting"), outlier);
     wh_vcheck_duration(c, wh_vget(lb, "warmupDurationSecs"));
     if (warmup != NULL) {
         if (wh_vget(warmup, "duration") == NULL)

@@ -49,6 +49,25 @@ typedef struct wh_validate_verdict {
 /* Release what the verdict owns and zero it. */
 void wh_validate_verdict_clear(wh_validate_verdict *v);
 
+/* istiod's settings that change verdicts, each declared once, here: X(field, flag, usage).  The struct
+ * below holds them (0 = false, istiod's default), webhookd's /validate flags (handlers/validate/admit.c)
+ * and `webhookctl validate`'s (ctl/validate.c) are generated from this list, and both read a value as
+ * istiod reads its environment (Go's strconv.ParseBool, wh_validate_setting_parse). */
+#define WH_VALIDATE_SETTINGS(X)                                                                                        \
+    X(alpha_gateway_api, "enable-alpha-gateway-api",                                                                   \
+      "true: know the alpha Gateway API kinds (UDPRoute, XBackend, XBackendTrafficPolicy) as istiod does with "        \
+      "PILOT_ENABLE_ALPHA_GATEWAY_API=true; false (istiod's default): they are unrecognized types")
+
+typedef struct wh_validate_settings {
+#define WH_VALIDATE_SETTING_FIELD(field, flag, usage) int field;
+    WH_VALIDATE_SETTINGS(WH_VALIDATE_SETTING_FIELD)
+#undef WH_VALIDATE_SETTING_FIELD
+} wh_validate_settings;
+
+/* Set the setting named `flag` (a WH_VALIDATE_SETTINGS flag name) from `value` (NULL: leave it); a value
+ * strconv.ParseBool refuses is WH_E_INVALID with its message ("--<flag>: strconv.ParseBool: parsing ..."). */
+wh_code wh_validate_setting_parse(wh_validate_settings *s, const char *flag, const char *value, wh_err *err);
+
 /* Options describing where the object came from. */
 typedef struct wh_validate_input {
     /* request.kind.kind (the unknown-field message names it); NULL = the object's own kind. */
@@ -58,9 +77,8 @@ typedef struct wh_validate_input {
     /* Namespace used for namespace-relative rules (exportTo ".", sidecar "./host") when the object's
      * metadata has none; NULL = "". */
     const char *default_namespace;
-    /* istiod's PILOT_ENABLE_ALPHA_GATEWAY_API (default off): only then does it know the alpha Gateway API
-     * kinds (UDPRoute, XBackend, XBackendTrafficPolicy); off, they are unrecognized types. */
-    int alpha_gateway_api;
+    /* istiod's settings (WH_VALIDATE_SETTINGS); all 0 = istiod's defaults. */
+    wh_validate_settings settings;
 } wh_validate_input;
 
 /* Judge one object (borrowed; JSON null is treated like Go's zero value, any other non-object is a decode
@@ -89,7 +107,7 @@ wh_code wh_validate_metrics_init(wh_validate_metrics *m, wh_metrics *registry, w
 /* What the admit function needs beside the request: metrics and istiod's settings that change verdicts. */
 typedef struct wh_validate_admit_ctx {
     wh_validate_metrics metrics;
-    int alpha_gateway_api; /* as wh_validate_input.alpha_gateway_api */
+    wh_validate_settings settings; /* as wh_validate_input.settings */
 } wh_validate_admit_ctx;
 
 /* The admit function for wh_admission_serve: operation check, then wh_validate_object on request.object,

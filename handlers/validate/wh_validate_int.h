@@ -249,7 +249,7 @@ typedef struct wh_vkind {
     const char *resource; /* plural */
     const wh_vmsg *schema;
     wh_vkind_fn validate; /* NULL: metadata checks only */
-    int alpha;            /* an alpha Gateway API kind: known only with wh_validate_input.alpha_gateway_api */
+    int alpha;            /* an alpha Gateway API kind: known only with settings.alpha_gateway_api */
 } wh_vkind;
 
 /* The kind `kind` of `group`; an alpha Gateway API kind only when `alpha` is set. */

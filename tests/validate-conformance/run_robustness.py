@@ -11,6 +11,7 @@ import json
 import os
 import random
 import re
+import subprocess
 import sys
 import time
 
@@ -207,8 +208,32 @@ def main():
         if health is None or health[0] != 200 or not server.alive():
             failed += 1
             print("FAIL webhookd is not healthy after the run")
+    p, f = alpha_switch(binary)
+    passed, failed = passed + p, failed + f
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1
+
+
+def alpha_switch(binary):
+    """--enable-alpha-gateway-api (declared once with `webhookctl validate`'s, WH_VALIDATE_SETTINGS): on, the
+    alpha Gateway API kinds are known as with istiod's PILOT_ENABLE_ALPHA_GATEWAY_API=true; a value
+    strconv.ParseBool refuses stops webhookd at start with Go's message."""
+    failed = 0
+    udp = {"apiVersion": "gateway.networking.k8s.io/v1alpha2", "kind": "UDPRoute",
+           "metadata": {"name": "u", "namespace": "ns5"}, "spec": {}}
+    with Webhookd(binary, "--enable-alpha-gateway-api=true") as server:
+        resp = server.request("POST", "/validate", review(udp))
+        out = json.loads(resp[2]).get("response", {}) if resp and resp[0] == 200 else {}
+        if out.get("allowed") is not True:
+            failed += 1
+            print("FAIL alpha switch on: UDPRoute not allowed: %r" % (resp,))
+    p = subprocess.run([binary, "--listen=127.0.0.1:0", "--enable-alpha-gateway-api=maybe"],
+                       capture_output=True, text=True, timeout=30)
+    want = '--enable-alpha-gateway-api: strconv.ParseBool: parsing \\"maybe\\": invalid syntax'
+    if p.returncode == 0 or want not in p.stderr:
+        failed += 1
+        print("FAIL alpha switch 'maybe': exit %d, %s" % (p.returncode, p.stderr[-300:]))
+    return 2 - failed, failed
 
 
 if __name__ == "__main__":

@@ -94,6 +94,27 @@ class TestValidateCommand(unittest.TestCase):
         self.assertEqual(code, 1)
         self.assertIn("cannot parse YAML", out)
 
+    def test_alpha_gateway_api_switch(self):
+        # istiod knows the alpha Gateway API kinds only with PILOT_ENABLE_ALPHA_GATEWAY_API; the switch is
+        # webhookd's /validate flag, declared once (WH_VALIDATE_SETTINGS) and read as strconv.ParseBool reads it
+        path = self.write("udp.yaml", "apiVersion: gateway.networking.k8s.io/v1alpha2\nkind: UDPRoute\n"
+                                      "metadata: {name: u, namespace: team}\nspec: {}\n")
+        code, out, _ = run("-f", path)
+        self.assertEqual(code, 1)
+        self.assertIn("unrecognized type gateway.networking.k8s.io/v1alpha2, Kind=UDPRoute", out)
+        for on in (["--enable-alpha-gateway-api"], ["--enable-alpha-gateway-api=true"],
+                   ["--enable-alpha-gateway-api=T"]):
+            code, out, _ = run(*on, "-f", path)
+            self.assertEqual((code, out), (0, '"UDPRoute/team/u" is valid\n'), on)
+        code, out, _ = run("--enable-alpha-gateway-api=false", "-f", path)
+        self.assertEqual(code, 1)
+        code, _, err = run("--enable-alpha-gateway-api=maybe", "-f", path)
+        self.assertEqual(code, 2)
+        self.assertIn('invalid argument "maybe" for "--enable-alpha-gateway-api" flag: strconv.ParseBool: '
+                      'parsing "maybe": invalid syntax', err)
+        _, out, _ = run("--help")
+        self.assertIn("--enable-alpha-gateway-api", out)
+
     def test_usage(self):
         code, _, err = run()
         self.assertEqual(code, 2)

@@ -19,7 +19,7 @@ int main(void)
 
     while ((item = json_loadf(stdin, JSON_DISABLE_EOF_CHECK | JSON_ALLOW_NUL, &jerr)) != NULL) {
         const char *ns = json_string_value(json_object_get(item, "namespace"));
-        wh_validate_input in = {NULL, NULL, ns ? ns : "default", 0};
+        wh_validate_input in = {NULL, NULL, ns ? ns : "default", {0}};
         wh_validate_verdict v;
         wh_err err;
         json_t *line;
