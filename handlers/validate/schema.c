@@ -235,9 +235,28 @@ ENUM(e_patch_op, "istio.networking.v1alpha3.EnvoyFilter.Patch.Operation", "INVAL
 ENUM(e_filter_class, "istio.networking.v1alpha3.EnvoyFilter.Patch.FilterClass", "UNSPECIFIED", "AUTHN", "AUTHZ",
      "STATS");
 MSG(m_proxy_match, "EnvoyFilter.ProxyMatch", S("proxyVersion"), MPS("metadata"));
+MSG(m_ef_sub_filter, "EnvoyFilter.ListenerMatch.SubFilterMatch", S("name"));
+MSG(m_ef_filter, "EnvoyFilter.ListenerMatch.FilterMatch", S("name"), M("subFilter", m_ef_sub_filter));
+MSG(m_ef_filter_chain, "EnvoyFilter.ListenerMatch.FilterChainMatch", S("name"), S("sni"), S("transportProtocol"),
+    S("applicationProtocols"), M("filter", m_ef_filter), T("destinationPort", WH_VT_U32), S("transportSocket"));
+MSG(m_ef_listener, "EnvoyFilter.ListenerMatch", T("portNumber", WH_VT_U32), S("portName"),
+    M("filterChain", m_ef_filter_chain), S("listenerFilter"), S("name"));
+ENUM(e_ef_route_action, "istio.networking.v1alpha3.EnvoyFilter.RouteConfigurationMatch.RouteMatch.Action", "ANY",
+     "ROUTE", "REDIRECT", "DIRECT_RESPONSE");
+MSG(m_ef_route, "EnvoyFilter.RouteConfigurationMatch.RouteMatch", S("name"), E("action", e_ef_route_action));
+MSG(m_ef_vhost, "EnvoyFilter.RouteConfigurationMatch.VirtualHostMatch", S("name"), M("route", m_ef_route),
+    S("domainName"));
+MSG(m_ef_route_config, "EnvoyFilter.RouteConfigurationMatch", T("portNumber", WH_VT_U32), S("portName"), S("gateway"),
+    M("vhost", m_ef_vhost), S("name"));
+MSG(m_ef_cluster, "EnvoyFilter.ClusterMatch", T("portNumber", WH_VT_U32), S("service"), S("subset"), S("name"));
+MSG(m_ef_wp_sub_filter, "EnvoyFilter.WaypointMatch.SubFilterMatch", S("name"));
+MSG(m_ef_wp_filter, "EnvoyFilter.WaypointMatch.FilterMatch", S("name"), M("subFilter", m_ef_wp_sub_filter));
+MSG(m_ef_wp_route, "EnvoyFilter.WaypointMatch.RouteMatch", S("name"));
+MSG(m_ef_waypoint, "EnvoyFilter.WaypointMatch", M("filter", m_ef_wp_filter), M("route", m_ef_wp_route),
+    T("portNumber", WH_VT_U32));
 MSG(m_ef_match, "EnvoyFilter.EnvoyConfigObjectMatch", E("context", e_patch_context), M("proxy", m_proxy_match),
-    O("listener", WH_VT_STRUCT, 1), O("routeConfiguration", WH_VT_STRUCT, 1), O("cluster", WH_VT_STRUCT, 1),
-    O("waypoint", WH_VT_STRUCT, 1));
+    OM("listener", m_ef_listener, 1), OM("routeConfiguration", m_ef_route_config, 1), OM("cluster", m_ef_cluster, 1),
+    OM("waypoint", m_ef_waypoint, 1));
 MSG(m_ef_patch, "EnvoyFilter.Patch", E("operation", e_patch_op), T("value", WH_VT_PBSTRUCT),
     E("filterClass", e_filter_class));
 MSG(m_ef_config_patch, "EnvoyFilter.EnvoyConfigObjectPatch", E("applyTo", e_apply_to), M("match", m_ef_match),
