@@ -5,6 +5,7 @@
  * previous injection, and the list of templates to render.
  */
 #include "wh_inject_render_int.h"
+#include "wh_inject_render_funcs.h"
 
 #include "wh_go.h"
 #include "wh_inject_pod.h"
@@ -194,6 +195,22 @@ char *wh_inject_image(const json_t *values, const char *name_key, const char *im
     wh_buf_putc(&b, ':');
     wh_buf_puts(&b, tag);
     return wh_buf_steal(&b, NULL);
+}
+
+char *wh_inject_proxy_image(const json_t *values, const json_t *pc, const json_t *annotations,
+                            const wh_inject_release *release)
+{
+    const json_t *image = json_object_get(pc, "image");
+    const char *type = wh_inject_jstr(image, "imageType");
+
+    return wh_inject_image(values, "proxy", image == NULL ? NULL : type ? type : "", annotations, release);
+}
+
+void wh_inject_revision_images(const json_t *values, const json_t *pc, const wh_inject_release *release,
+                               char **proxy_image, char **proxy_init_image)
+{
+    *proxy_image = wh_inject_proxy_image(values, pc, NULL, release);
+    *proxy_init_image = wh_inject_image(values, "proxy_init", NULL, NULL, release);
 }
 
 /* The largest id of "start/size" or "start-end" (first block of a comma

@@ -43,6 +43,8 @@ static void revision_free(wh_inject_revision *rev)
     json_decref(rev->mesh);
     json_decref(rev->webhook_pc);
     free(rev->default_pc_json);
+    free(rev->proxy_image);
+    free(rev->proxy_init_image);
     json_decref(rev->template_names);
     free(rev);
 }

@@ -82,6 +82,8 @@ struct wh_inject_revision {
     json_t *webhook_pc;                /* what /inject starts a pod's proxy config from
                                         * (wh_inject_webhook_proxy_config): mesh.defaultConfig itself
                                         * unless that has zero-valued fields */
+    char *proxy_image;                 /* .ProxyImage / .ProxyInitImage of a pod whose proxy config is webhook_pc */
+    char *proxy_init_image;            /* and that has no proxyImageType annotation: computed at load */
     json_t *template_names;            /* sorted array of the names in `templates` */
     struct wh_inject_tmpls *templates; /* every template parsed, each its own set */
     wh_inject_release release;         /* the Istio release whose behaviour applies */

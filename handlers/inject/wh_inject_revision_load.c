@@ -216,6 +216,7 @@ wh_code wh_inject_revision_load_release(const char *name, const char *config, si
         wh_inject_proxy_config_json(json_object_get(rev->mesh, "defaultConfig"), &rev->release, &pc_json);
         rev->default_pc_json = wh_buf_steal(&pc_json, NULL);
     }
+    wh_inject_revision_images(rev->values, rev->webhook_pc, &rev->release, &rev->proxy_image, &rev->proxy_init_image);
     if ((rc = parse_templates(rev, json_object_get(rev->config, "templates"), err)) != WH_OK)
         goto out;
     /* From now on requests share these without counting references (one
