@@ -1256,6 +1256,138 @@ static wh_code walk_template(wh_tmpl_ctx *ctx, frame *fr, const tm_node *t)
     return rc;
 }
 
+/* An action's output (its step taken): its pipeline's value printed as
+ * fmt's %v prints it, nothing when it declares variables. */
+static inline __attribute__((always_inline)) wh_code walk_action(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n)
+{
+    const tm_node *pipe = n->u.branch.pipe;
+    const tm_kpipe *k = pipe->u.pipe.konst;
+    wh_tmpl_value val;
+    wh_code rc;
+
+    if (k != NULL && k->printed != NULL && pipe->u.pipe.ndecl == 0 && kpipe_holds(ctx, fr, k))
+        return out_append(ctx->out, k->printed, k->printed_len); /* what printing its value gives */
+    if ((rc = eval_pipeline(ctx, fr, pipe, &val)) != WH_OK)
+        return rc;
+    if (pipe->u.pipe.ndecl == 0) {
+        ctx->node = n;
+        if (val.kind == WH_TMPL_STRING && (val.type == NULL || val.type->format == NULL))
+            rc = out_append(ctx->out, val.u.s, val.len);
+        else
+            rc = tm_print_value(ctx, &val, ctx->out, 1);
+        if (rc != WH_OK)
+            return located(ctx, rc);
+    }
+    return WH_OK;
+}
+
+/* ---- flat programs: a list's items compiled once (tm_compile_calls) ----
+ *
+ * walk() visits a list item by item, dispatching on each node's kind and
+ * recursing into the branches of every if.  A program lays the same visit
+ * out flat when the set is made: text, runs (tm_run), actions and ifs, the
+ * ifs' branches inline behind a jump, so a render steps through one array.
+ * Each op takes the steps walk() takes and leaves the render's position
+ * (ctx->node) where walk() leaves it, so budgets and messages are the
+ * same; with, range, template and the rest are walked as before (their
+ * bodies have programs of their own). */
+enum { OP_END = 0, OP_TEXT, OP_RUN, OP_ACTION, OP_IF, OP_ENDIF, OP_ENDIF_JUMP, OP_NODE };
+
+struct tm_op {
+    uint8_t op;
+    uint32_t jump;    /* OP_RUN: the op after its items; OP_IF: its else branch (or past it);
+                       * OP_ENDIF_JUMP: past the else branch */
+    const tm_node *n; /* the node walked (OP_RUN: the run's last item, where walk() leaves it) */
+    const void *p;    /* OP_TEXT: the text; OP_RUN: the run */
+};
+
+/* Ifs nested inline in one program; deeper ones are walked (and have programs of their own). */
+#define TM_PROG_MAX_IFS 32
+
+static wh_code run_prog(wh_tmpl_ctx *ctx, frame *fr, const struct tm_op *prog)
+{
+    const struct tm_op *op = prog;
+    size_t marks[TM_PROG_MAX_IFS]; /* ctx->nvars at each open if: what leaving its branch restores */
+    unsigned sp = 0;
+    wh_tmpl_value val;
+    wh_code rc;
+
+    for (;;) {
+        switch (op->op) {
+        case OP_TEXT:
+            ctx->node = op->n;
+            if ((rc = check_limits(ctx)) != WH_OK)
+                return rc;
+            out_append(ctx->out, op->p, op->n->u.text.len);
+            op++;
+            continue;
+        case OP_RUN: {
+            const tm_run *run = op->p;
+            if (!receivers_hold(ctx, fr, run->dot, run->dollar)) {
+                op++; /* its items, one by one */
+                continue;
+            }
+            /* what walking the run's items writes, written at once */
+            ctx->node = op->n;
+            ctx->steps += run->steps - 1;
+            if ((rc = check_limits(ctx)) != WH_OK)
+                return rc;
+            if (run->note != NULL && ctx->out == ctx->runs_out)
+                note_run(ctx, run);
+            out_append(ctx->out, run->text, run->len);
+            op = prog + op->jump;
+            continue;
+        }
+        case OP_ACTION:
+            ctx->node = op->n;
+            if ((rc = check_limits(ctx)) != WH_OK || (rc = walk_action(ctx, fr, op->n)) != WH_OK)
+                return rc;
+            op++;
+            continue;
+        case OP_IF: {
+            const tm_node *n = op->n, *branch;
+            ctx->node = n;
+            if ((rc = check_limits(ctx)) != WH_OK)
+                return rc;
+            marks[sp] = ctx->nvars;
+            if ((rc = eval_pipeline(ctx, fr, n->u.branch.pipe, &val)) != WH_OK)
+                return rc;
+            if (tm_truth(&val)) {
+                branch = n->u.branch.list;
+                op++;
+            } else {
+                branch = n->u.branch.else_list;
+                op = prog + op->jump;
+            }
+            if (branch == NULL) {
+                ctx->nvars = marks[sp];
+                continue;
+            }
+            sp++;
+            ctx->node = branch; /* walk(branch): the list's own step */
+            if ((rc = check_limits(ctx)) != WH_OK)
+                return rc;
+            continue;
+        }
+        case OP_ENDIF:
+            ctx->nvars = marks[--sp];
+            op++;
+            continue;
+        case OP_ENDIF_JUMP:
+            ctx->nvars = marks[--sp];
+            op = prog + op->jump;
+            continue;
+        case OP_NODE:
+            if ((rc = walk(ctx, fr, op->n)) != WH_OK)
+                return rc;
+            op++;
+            continue;
+        default:
+            return WH_OK;
+        }
+    }
+}
+
 static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n)
 {
     wh_code rc;
@@ -1265,25 +1397,8 @@ static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n)
     if ((rc = check_limits(ctx)) != WH_OK)
         return rc;
     switch (n->kind) {
-    case N_ACTION: {
-        const tm_node *pipe = n->u.branch.pipe;
-        const tm_kpipe *k = pipe->u.pipe.konst;
-        wh_tmpl_value val;
-        if (k != NULL && k->printed != NULL && pipe->u.pipe.ndecl == 0 && kpipe_holds(ctx, fr, k))
-            return out_append(ctx->out, k->printed, k->printed_len); /* what printing its value gives */
-        if ((rc = eval_pipeline(ctx, fr, n->u.branch.pipe, &val)) != WH_OK)
-            return rc;
-        if (n->u.branch.pipe->u.pipe.ndecl == 0) {
-            ctx->node = n;
-            if (val.kind == WH_TMPL_STRING && (val.type == NULL || val.type->format == NULL))
-                rc = out_append(ctx->out, val.u.s, val.len);
-            else
-                rc = tm_print_value(ctx, &val, ctx->out, 1);
-            if (rc != WH_OK)
-                return located(ctx, rc);
-        }
-        return WH_OK;
-    }
+    case N_ACTION:
+        return walk_action(ctx, fr, n);
     case N_BREAK:
         return TM_BREAK;
     case N_CONTINUE:
@@ -1294,6 +1409,8 @@ static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n)
     case N_WITH:
         return walk_if_with(ctx, fr, n);
     case N_LIST:
+        if (n->u.list.prog != NULL)
+            return run_prog(ctx, fr, n->u.list.prog);
         for (i = 0; i < n->u.list.n; i++) {
             const tm_node *item = n->u.list.items[i];
             const tm_run *run = n->u.list.runs != NULL ? &n->u.list.runs[i] : NULL;
@@ -1815,9 +1932,13 @@ static void fold_list_runs(tm_node *n, void *arg)
     wh_buf_free(&text);
 }
 
+static void compile_list(wh_tmpl_set *set, tm_node *list);
+
 void tm_fold_runs(wh_tmpl_set *set, tm_node *root)
 {
     tm_node_walk(root, fold_list_runs, set);
+    if (root->kind == N_LIST)
+        compile_list(set, root);
 }
 
 struct annotate {
@@ -2170,6 +2291,101 @@ static void compile_node(tm_node *n, void *arg)
     if (n->kind == N_PIPE)
         for (size_t i = 0; i < n->u.pipe.ncmds; i++)
             compile_call(arg, n->u.pipe.cmds[i], i > 0);
+}
+
+/* ---- compiling lists into flat programs (struct tm_op) ---- */
+
+typedef struct prog_builder {
+    struct tm_op *ops;
+    size_t n, cap;
+    unsigned ifs; /* ifs open inline */
+} prog_builder;
+
+static size_t emit(prog_builder *b, uint8_t op, const tm_node *n, const void *p)
+{
+    WH_GROW(b->ops, b->n, b->cap, 64);
+    b->ops[b->n] = (struct tm_op){op, 0, n, p};
+    return b->n++;
+}
+
+/* Emit the ops of a list's items: each item's ops start at at[i]; a run's
+ * op jumps to where the item after it starts. */
+static void compile_items(wh_tmpl_set *set, prog_builder *b, tm_node *list)
+{
+    size_t nitems = list->u.list.n, *at = wh_calloc(nitems + 1, sizeof(*at)), i;
+    const tm_run *runs = list->u.list.runs;
+
+    for (i = 0; i < nitems; i++) {
+        tm_node *item = list->u.list.items[i];
+        at[i] = b->n;
+        if (runs != NULL && runs[i].end != 0)
+            emit(b, OP_RUN, list->u.list.items[runs[i].end - 1], &runs[i]);
+        switch (item->kind) {
+        case N_TEXT:
+            emit(b, OP_TEXT, item, item->u.text.s);
+            break;
+        case N_ACTION:
+            emit(b, OP_ACTION, item, NULL);
+            break;
+        case N_IF:
+            if (b->ifs < TM_PROG_MAX_IFS) {
+                size_t at_if = emit(b, OP_IF, item, NULL), at_jump;
+                b->ifs++;
+                compile_items(set, b, item->u.branch.list);
+                if (item->u.branch.else_list != NULL) {
+                    at_jump = emit(b, OP_ENDIF_JUMP, item, NULL);
+                    b->ops[at_if].jump = (uint32_t)b->n;
+                    compile_items(set, b, item->u.branch.else_list);
+                    emit(b, OP_ENDIF, item, NULL);
+                    b->ops[at_jump].jump = (uint32_t)b->n;
+                } else {
+                    emit(b, OP_ENDIF, item, NULL);
+                    b->ops[at_if].jump = (uint32_t)b->n;
+                }
+                b->ifs--;
+                break;
+            }
+            __attribute__((fallthrough)); /* walked, its branches with programs of their own */
+        default:
+            emit(b, OP_NODE, item, NULL);
+            if (item->kind == N_IF || item->kind == N_WITH || item->kind == N_RANGE) {
+                compile_list(set, item->u.branch.list);
+                if (item->u.branch.else_list != NULL)
+                    compile_list(set, item->u.branch.else_list);
+            }
+            break;
+        }
+    }
+    at[nitems] = b->n;
+    for (i = 0; i < nitems; i++)
+        if (runs != NULL && runs[i].end != 0)
+            b->ops[at[i]].jump = (uint32_t)at[runs[i].end];
+    free(at);
+}
+
+/* A list's program, replacing the one an earlier fold made (its OP_END's
+ * jump is its slot in set->progs). */
+static void compile_list(wh_tmpl_set *set, tm_node *list)
+{
+    prog_builder b = {NULL, 0, 0, 0};
+    const struct tm_op *old = list->u.list.prog;
+    size_t slot, end;
+
+    compile_items(set, &b, list);
+    end = emit(&b, OP_END, list, NULL);
+    b.ops = wh_realloc(b.ops, b.n * sizeof(*b.ops));
+    if (old != NULL) {
+        while (old->op != OP_END)
+            old++;
+        slot = old->jump;
+        free(set->progs[slot]);
+    } else {
+        WH_GROW(set->progs, set->nprogs, set->capprogs, 16);
+        slot = set->nprogs++;
+    }
+    b.ops[end].jump = (uint32_t)slot;
+    set->progs[slot] = b.ops;
+    list->u.list.prog = b.ops;
 }
 
 void tm_compile_calls(wh_tmpl_set *set, tm_node *root)

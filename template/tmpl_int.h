@@ -153,7 +153,8 @@ struct tm_node {
         struct {
             tm_node **items;
             size_t n;
-            const tm_run *runs; /* per item (NULL: none) */
+            const tm_run *runs;       /* per item (NULL: none) */
+            const struct tm_op *prog; /* the items as one flat program (tm_fold_runs; NULL: none) */
         } list;
         struct {
             const char *s;
@@ -263,6 +264,8 @@ struct wh_tmpl_set {
     const void **notes;            /* wh_tmpl_set_annotate_runs's, released with the set */
     size_t nnotes, capnotes;
     void (*release_note)(const void *note);
+    struct tm_op **progs; /* the lists' flat programs (tm_fold_runs), malloc'd: a refold replaces them */
+    size_t nprogs, capprogs;
 };
 
 const tm_func *tm_find_func(const wh_tmpl_set *set, const char *name, size_t len);
@@ -410,7 +413,8 @@ void tm_fold_const_fields(wh_tmpl_set *set, tm_node *root);
  * constants (WH_TMPL_FN_PURE; their konst, in the set's arena). */
 void tm_fold_pipes(wh_tmpl_set *set, tm_node *root);
 /* Find the runs of items under `root` whose walk needs no render (their
- * output computed now, in the set's arena; after tm_fold_pipes). */
+ * output computed now, in the set's arena; after tm_fold_pipes), and lay
+ * the lists under it out as flat programs (struct tm_op, exec.c). */
 void tm_fold_runs(wh_tmpl_set *set, tm_node *root);
 /* Mark the pipelines under `root` that a render may compute once for each
  * `.` and `$` (their memo, in the set's arena; ids interned in the set). */
