@@ -247,6 +247,14 @@ static inline int fcache_hit(const wh_tmpl_scratch *sc, const tm_fcache_entry *e
     return e->gen == sc->gen && e->recv == recv->u.host && e->type == recv->type && e->name == name;
 }
 
+/* Whether two values are the same one: kind, type and the bits that hold
+ * it (a string's bytes are not compared: its pointer says which). */
+static inline int same_value(const wh_tmpl_value *a, const wh_tmpl_value *b)
+{
+    return a->kind == b->kind && a->rep == b->rep && a->flags_ == b->flags_ && a->len == b->len && a->type == b->type &&
+           (a->kind == WH_TMPL_BOOL ? a->u.b == b->u.b : a->u.u == b->u.u);
+}
+
 /* Go's evalField: one field/method/key step on `recv` (`out` is not `recv`). */
 static inline wh_code eval_field(wh_tmpl_ctx *ctx, frame *fr, const char *name, const tm_node *node,
                                  tm_node *const *args, size_t nargs, const wh_tmpl_value *final,
@@ -469,12 +477,51 @@ void tm_fold_const_fields(wh_tmpl_set *set, tm_node *root)
     wh_buf_free(&out);
 }
 
-static wh_code eval_field_node(wh_tmpl_ctx *ctx, frame *fr, const tm_node *field, tm_node *const *args, size_t nargs,
-                               const wh_tmpl_value *final, wh_tmpl_value *out)
+/* A field chain on `.` through its slot (tm_node.u.field.slot): chains
+ * written alike share one slot of the render's memo, which keeps the
+ * chain's value for the `.` it was computed on when every receiver along
+ * it is immutable (immutable_recv: what the field cache holds step by
+ * step), so `.ObjectMeta.Annotations` is looked up once per render and `.`
+ * instead of once per step and use. */
+static wh_code eval_slot_chain(wh_tmpl_ctx *ctx, frame *fr, const tm_node *field, tm_node *const *args, size_t nargs,
+                               wh_tmpl_value *out)
 {
+    const char *const *idents = field->u.field.idents;
+    tm_memo_entry *e = &ctx->memo[field->u.field.slot - 1];
+    wh_tmpl_value recv = fr->dot, next;
+    size_t i, n = field->u.field.n;
+    int keep = 1;
+    wh_code rc;
+
+    if (e->gen == ctx->scratch->gen && same_value(&e->dot, &fr->dot)) {
+        *out = e->val;
+        return WH_OK;
+    }
+    for (i = 0; i + 1 < n; i++) {
+        if ((rc = eval_field(ctx, fr, idents[i], field, NULL, 0, NULL, &recv, &next)) != WH_OK)
+            return rc;
+        recv = next;
+        keep &= immutable_recv(&recv);
+    }
+    if ((rc = eval_field(ctx, fr, idents[n - 1], field, args, nargs, NULL, &recv, out)) == WH_OK && keep) {
+        e->gen = ctx->scratch->gen;
+        e->dot = fr->dot;
+        e->val = *out;
+    }
+    return rc;
+}
+
+static inline wh_code eval_field_node(wh_tmpl_ctx *ctx, frame *fr, const tm_node *field, tm_node *const *args,
+                                      size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
+{
+    const tm_konst *konst = field->u.field.konst;
+
     ctx->node = field;
-    return eval_field_chain(ctx, fr, &fr->dot, field, field->u.field.idents, field->u.field.n, field->u.field.konst,
-                            args, nargs, final, out);
+    if (field->u.field.slot != 0 && ctx->memo != NULL && nargs <= 1 && final == NULL && immutable_recv(&fr->dot) &&
+        (konst == NULL || !const_recv(&fr->dot, konst->type)))
+        return eval_slot_chain(ctx, fr, field, args, nargs, out);
+    return eval_field_chain(ctx, fr, &fr->dot, field, field->u.field.idents, field->u.field.n, konst, args, nargs,
+                            final, out);
 }
 
 static wh_code eval_variable_node(wh_tmpl_ctx *ctx, frame *fr, const tm_node *var, tm_node *const *args, size_t nargs,
@@ -827,9 +874,7 @@ static wh_code run_call(wh_tmpl_ctx *ctx, frame *fr, const tm_node *cmd, const t
             break;
         case TM_A_FIELD: {
             tm_node *self[1] = {(tm_node *)n};
-            rc = eval_field_chain(ctx, fr, &fr->dot, n, n->u.field.idents, n->u.field.n, n->u.field.konst, self, 1,
-                                  NULL, &v);
-            if (rc != WH_OK)
+            if ((rc = eval_field_node(ctx, fr, n, self, 1, NULL, &v)) != WH_OK)
                 return rc;
             break;
         }
@@ -950,14 +995,6 @@ static inline int receivers_hold(wh_tmpl_ctx *ctx, const frame *fr, const wh_tmp
 static inline int kpipe_holds(wh_tmpl_ctx *ctx, const frame *fr, const tm_kpipe *k)
 {
     return receivers_hold(ctx, fr, k->dot, k->dollar);
-}
-
-/* Whether two values are the same one: kind, type and the bits that hold
- * it (a string's bytes are not compared: its pointer says which). */
-static inline int same_value(const wh_tmpl_value *a, const wh_tmpl_value *b)
-{
-    return a->kind == b->kind && a->rep == b->rep && a->flags_ == b->flags_ && a->len == b->len && a->type == b->type &&
-           (a->kind == WH_TMPL_BOOL ? a->u.b == b->u.b : a->u.u == b->u.u);
 }
 
 /* A memoised pipeline's commands (tm_memo): the value this render already
@@ -2286,8 +2323,22 @@ static void compile_call(wh_tmpl_set *set, tm_node *cmd, int final)
     cmd->u.cmd.call = c;
 }
 
+/* A chain on `.` gets the slot of chains written so (eval_slot_chain). */
+static void slot_field(wh_tmpl_set *set, tm_node *n)
+{
+    wh_buf key = WH_BUF_INIT;
+
+    wh_buf_puts(&key, "field:");
+    for (size_t i = 0; i < n->u.field.n; i++)
+        wh_buf_printf(&key, ".%s", n->u.field.idents[i]);
+    n->u.field.slot = memo_intern(set, &key) + 1;
+    wh_buf_free(&key);
+}
+
 static void compile_node(tm_node *n, void *arg)
 {
+    if (n->kind == N_FIELD && n->u.field.n > 0)
+        slot_field(arg, n);
     if (n->kind == N_PIPE)
         for (size_t i = 0; i < n->u.pipe.ncmds; i++)
             compile_call(arg, n->u.pipe.cmds[i], i > 0);

@@ -187,6 +187,7 @@ struct tm_node {
             const char **idents; /* N_FIELD: without dots; N_VARIABLE: idents[0] = "$x" */
             size_t n;
             const tm_konst *konst; /* the chain's value on a const field's receiver (NULL: none) */
+            uint32_t slot;         /* N_FIELD: 1 + the render memo's slot for its value (tm_compile_calls; 0: none) */
         } field;
         struct {
             tm_node *base;
