@@ -755,15 +755,10 @@ static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, char t, const tm_node *n, w
     }
 }
 
-static wh_code call_fn(wh_tmpl_ctx *ctx, const tm_func *fn, const tm_node *node, const char *name,
-                       const wh_tmpl_value *argv, size_t n, wh_tmpl_value *out)
+/* A function's failure, located at `node`: Go's "error calling NAME: ...". */
+static __attribute__((noinline)) wh_code call_failed(wh_tmpl_ctx *ctx, const tm_node *node, const char *name,
+                                                     wh_code rc)
 {
-    wh_code rc;
-
-    *out = wh_tmpl_invalid();
-    rc = fn->fn(ctx, argv, n, out);
-    if (rc == WH_OK)
-        return WH_OK;
     ctx->node = node;
     if (ctx->failed) { /* a nested template's complete message (include) is wrapped too */
         char msg[WH_ERR_MSG_MAX];
@@ -774,6 +769,17 @@ static wh_code call_fn(wh_tmpl_ctx *ctx, const tm_func *fn, const tm_node *node,
     }
     tm_errorf(ctx, "error calling %s: %s", name, wh_strerror(rc));
     return rc;
+}
+
+static inline wh_code call_fn(wh_tmpl_ctx *ctx, const tm_func *fn, const tm_node *node, const char *name,
+                              const wh_tmpl_value *argv, size_t n, wh_tmpl_value *out)
+{
+    wh_code rc;
+
+    *out = wh_tmpl_invalid();
+    if ((rc = fn->fn(ctx, argv, n, out)) == WH_OK)
+        return WH_OK;
+    return call_failed(ctx, node, name, rc);
 }
 
 static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, const tm_func *fn, const tm_node *node, tm_node *const *args,
@@ -859,6 +865,8 @@ static wh_code run_call(wh_tmpl_ctx *ctx, frame *fr, const tm_node *cmd, const t
     size_t i;
     wh_code rc;
 
+    if (c->fn->special != FN_PLAIN) /* and/or: evaluated lazily (compiled for flat pipelines only) */
+        return eval_function(ctx, fr, c->ident, cmd, cmd->u.cmd.args, cmd->u.cmd.nargs, c->final ? final : NULL, out);
     argv[0] = wh_tmpl_invalid(); /* a call with no arguments still passes a defined array */
     ctx->node = c->ident;
     for (i = 0; i < c->nargs; i++) {
@@ -952,6 +960,102 @@ static wh_code eval_command(wh_tmpl_ctx *ctx, frame *fr, const tm_node *cmd, con
     }
 }
 
+/* eval_commands for a flat pipeline (tm_node.u.pipe.flat): every command a
+ * compiled call (run_call) over compiled operands, in one loop that reads
+ * const and slotted field chains (eval_field_node) and reaches the C
+ * functions without the calls between; the render's position moves over
+ * the same nodes. */
+static inline __attribute__((always_inline)) wh_code run_flat(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe,
+                                                              wh_tmpl_value *out)
+{
+    tm_node *const *cmds = pipe->u.pipe.cmds;
+    size_t ncmds = pipe->u.pipe.ncmds, i;
+    wh_tmpl_value value = wh_tmpl_invalid(), argv[16], v, next;
+    wh_code rc;
+
+    ctx->node = pipe;
+    for (i = 0; i < ncmds; i++) {
+        const tm_ccall *c = cmds[i]->u.cmd.call;
+        const tm_carg *a = c->args, *end = a + c->nargs;
+        wh_tmpl_value *arg = argv;
+        uint8_t special = c->fn->special;
+        argv[0] = wh_tmpl_invalid(); /* a call with no arguments still passes a defined array */
+        ctx->node = c->ident;
+        for (; a < end; a++, arg++) {
+            const tm_node *n = a->n;
+            ctx->node = n;
+            switch (a->op) {
+            case TM_A_CONST:
+                *arg = a->k;
+                if (special != FN_PLAIN)
+                    goto and_or;
+                continue;
+            case TM_A_DOT:
+                v = fr->dot;
+                break;
+            case TM_A_FIELD: {
+                const tm_konst *konst = n->u.field.konst;
+                if (konst != NULL && const_recv(&fr->dot, konst->type)) {
+                    v = konst->val;
+                    break;
+                }
+                if (n->u.field.slot != 0 && ctx->memo != NULL && immutable_recv(&fr->dot)) {
+                    const tm_memo_entry *e = &ctx->memo[n->u.field.slot - 1];
+                    if (e->gen == ctx->scratch->gen && same_value(&e->dot, &fr->dot)) {
+                        v = e->val;
+                        break;
+                    }
+                }
+                tm_node *self[1] = {(tm_node *)n};
+                if ((rc = eval_field_node(ctx, fr, n, self, 1, NULL, &v)) != WH_OK)
+                    return rc;
+                break;
+            }
+            case TM_A_VAR:
+                if ((rc = eval_variable_node(ctx, fr, n, NULL, 0, NULL, &v)) != WH_OK)
+                    return rc;
+                break;
+            default: /* TM_A_PIPE */
+                if ((rc = eval_pipeline(ctx, fr, n, &v)) != WH_OK)
+                    return rc;
+                break;
+            }
+            if ((rc = validate_type(ctx, &v, a->t, arg)) != WH_OK)
+                return rc;
+            if (special == FN_PLAIN)
+                continue;
+        and_or: /* and/or: the first operand that decides, evaluated in turn */
+            if (engine_value(arg))
+                ctx->memo_taint = 1;
+            if (tm_truth(arg) == (special == FN_OR)) {
+                next = *arg;
+                goto have_next;
+            }
+        }
+        if (special != FN_PLAIN) { /* none decided: the last operand, or the previous command's value */
+            next = c->final ? value : arg > argv ? arg[-1] : wh_tmpl_invalid();
+            goto have_next;
+        }
+        if (c->final && (rc = validate_type(ctx, &value, c->tfinal, arg++)) != WH_OK)
+            return rc;
+        if (ctx->memo_depth > 0)
+            for (const wh_tmpl_value *x = argv; x < arg; x++)
+                if (engine_value(x))
+                    ctx->memo_taint = 1;
+        next = wh_tmpl_invalid();
+        if ((rc = c->fn->fn(ctx, argv, (size_t)(arg - argv), &next)) != WH_OK)
+            return call_failed(ctx, cmds[i], c->fn->name, rc);
+    have_next:
+        /* a nil interface{} becomes no value, others leave their interface ("lovely!") */
+        if (next.kind == WH_TMPL_NIL)
+            next = wh_tmpl_invalid();
+        next.flags_ &= (uint16_t)~TM_F_IFACE;
+        value = next;
+    }
+    *out = value;
+    return WH_OK;
+}
+
 /* The value of a pipeline's commands (its declarations aside). */
 static wh_code eval_commands(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, wh_tmpl_value *out)
 {
@@ -959,6 +1063,8 @@ static wh_code eval_commands(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, w
     size_t i;
     wh_code rc;
 
+    if (pipe->u.pipe.flat)
+        return run_flat(ctx, fr, pipe, out);
     ctx->node = pipe;
     for (i = 0; i < pipe->u.pipe.ncmds; i++) {
         const tm_node *cmd = pipe->u.pipe.cmds[i];
@@ -1058,7 +1164,8 @@ static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, w
     } else if (pipe->u.pipe.memo != NULL && pipe->u.pipe.memo->shared && ctx->memo != NULL) {
         if ((rc = eval_memo(ctx, fr, pipe, pipe->u.pipe.memo, &value)) != WH_OK)
             return rc;
-    } else if ((rc = eval_commands(ctx, fr, pipe, &value)) != WH_OK) {
+    } else if ((rc = pipe->u.pipe.flat ? run_flat(ctx, fr, pipe, &value) : eval_commands(ctx, fr, pipe, &value)) !=
+               WH_OK) {
         return rc;
     }
     for (i = 0; i < pipe->u.pipe.ndecl; i++) {
@@ -2281,7 +2388,7 @@ static void compile_call(wh_tmpl_set *set, tm_node *cmd, int final)
     tm_ccall *c;
 
     cmd->u.cmd.call = NULL;
-    if (fn == NULL || fn->special != FN_PLAIN || numin > 16)
+    if (fn == NULL || numin > 16)
         return;
     if (fn->variadic ? numin + 1 < fn->nparams : numin != fn->nparams)
         return; /* the render reports the count */
@@ -2320,6 +2427,9 @@ static void compile_call(wh_tmpl_set *set, tm_node *cmd, int final)
             break;
         }
     }
+    for (i = 0; fn->special != FN_PLAIN && i < nargs; i++)
+        if (c->args[i].op == TM_A_NODE)
+            return; /* and/or: run_flat's, whose operands are all compiled */
     cmd->u.cmd.call = c;
 }
 
@@ -2339,9 +2449,18 @@ static void compile_node(tm_node *n, void *arg)
 {
     if (n->kind == N_FIELD && n->u.field.n > 0)
         slot_field(arg, n);
-    if (n->kind == N_PIPE)
-        for (size_t i = 0; i < n->u.pipe.ncmds; i++)
-            compile_call(arg, n->u.pipe.cmds[i], i > 0);
+    if (n->kind != N_PIPE)
+        return;
+    n->u.pipe.flat = n->u.pipe.ncmds > 0;
+    for (size_t i = 0; i < n->u.pipe.ncmds; i++) {
+        const tm_ccall *c;
+        compile_call(arg, n->u.pipe.cmds[i], i > 0);
+        if ((c = n->u.pipe.cmds[i]->u.cmd.call) == NULL)
+            n->u.pipe.flat = 0;
+        for (size_t j = 0; c != NULL && j < c->nargs; j++)
+            if (c->args[j].op == TM_A_NODE)
+                n->u.pipe.flat = 0;
+    }
 }
 
 /* ---- compiling lists into flat programs (struct tm_op) ---- */

@@ -177,6 +177,7 @@ struct tm_node {
             size_t ncmds;
             const tm_kpipe *konst; /* the commands' value, computed once (NULL: none) */
             const tm_memo *memo;   /* the commands' value, computed once per render (NULL: never) */
+            uint8_t flat;          /* every command a compiled call over compiled operands (tm_compile_calls) */
         } pipe;
         struct {
             tm_node **args;
