@@ -1115,8 +1115,13 @@ static wh_code eval_memo(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, const
     uint32_t end;
     wh_code rc;
 
-    if (m->dot)
+    if (m->var != NULL) {
+        if ((v = find_var(ctx, m->var, fr->var_base)) == NULL)
+            return eval_commands(ctx, fr, pipe, out); /* its message */
+        dot = v->val;
+    } else if (m->dot) {
         dot = fr->dot;
+    }
     if (m->dollar && (v = find_var(ctx, tm_dollar, fr->var_base)) != NULL)
         dollar = v->val;
     if (engine_value(&dot) || engine_value(&dollar)) {
@@ -2133,6 +2138,7 @@ typedef struct memo_scan {
     const tm_node **nodes;
     size_t n, cap;
     int dot, dollar, calls;
+    const char *var; /* the one variable other than `$` read (it takes `.`'s place in the memo's key) */
 } memo_scan;
 
 static int memo_commands(memo_scan *m, const tm_node *pipe);
@@ -2179,9 +2185,18 @@ static int memo_operand(memo_scan *m, const tm_node *n)
         wh_buf_putc(&m->key, 'F');
         memo_idents(m, n->u.field.idents, n->u.field.n);
         return 1;
-    case N_VARIABLE: /* `$` is the one variable no template can set */
-        if (n->u.field.idents[0] != tm_dollar)
-            return 0;
+    case N_VARIABLE:
+        if (n->u.field.idents[0] != tm_dollar) {
+            /* another variable: a template can set it, so its value is part
+             * of the memo's key (in `.`'s place: the commands must not read
+             * `.` too), as `.` is (`structToJSON $p` twice in a range) */
+            if (m->var != NULL && m->var != n->u.field.idents[0])
+                return 0;
+            m->var = n->u.field.idents[0];
+            wh_buf_printf(&m->key, "V%s", m->var);
+            memo_idents(m, n->u.field.idents + 1, n->u.field.n - 1);
+            return 1;
+        }
         m->dollar = 1;
         wh_buf_putc(&m->key, '$');
         memo_idents(m, n->u.field.idents + 1, n->u.field.n - 1);
@@ -2283,12 +2298,13 @@ static void memo_pipe(tm_node *n, void *arg)
         return;
     memset(&m, 0, sizeof(m));
     n->u.pipe.memo = NULL;
-    if (memo_commands(&m, n) && m.calls > 0) {
+    if (memo_commands(&m, n) && m.calls > 0 && !(m.var != NULL && m.dot)) {
         memo = tm_alloc(&set->arena, sizeof(*memo));
         memo->id = memo_intern(set, &m.key);
         set->memo_uses[memo->id]++;
         memo->dot = (uint8_t)m.dot;
         memo->dollar = (uint8_t)m.dollar;
+        memo->var = m.var;
         memo->shared = 0; /* tm_memo_share decides */
         memo->nnodes = (uint32_t)m.n;
         memo->nodes = tm_alloc(&set->arena, m.n * sizeof(*memo->nodes));

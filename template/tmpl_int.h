@@ -87,6 +87,7 @@ typedef struct tm_run {
 typedef struct tm_memo {
     uint32_t id;
     uint8_t dot, dollar; /* whether the commands read `.` / `$` */
+    const char *var;     /* the one other variable they read (interned name; NULL: none), keyed as `.` is */
     uint8_t shared;      /* another pipeline of the set is written alike (tm_memo_share) */
     uint32_t nnodes;
     const struct tm_node **nodes;
