@@ -172,13 +172,13 @@ struct tm_node {
         } tmpl;
         struct {
             int is_assign;
+            uint8_t flat;   /* every command a compiled call over compiled operands (tm_compile_calls) */
             tm_node **decl; /* N_VARIABLE */
             size_t ndecl;
             tm_node **cmds; /* N_COMMAND */
             size_t ncmds;
             const tm_kpipe *konst; /* the commands' value, computed once (NULL: none) */
             const tm_memo *memo;   /* the commands' value, computed once per render (NULL: never) */
-            uint8_t flat;          /* every command a compiled call over compiled operands (tm_compile_calls) */
         } pipe;
         struct {
             tm_node **args;
