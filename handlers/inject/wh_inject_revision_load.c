@@ -27,7 +27,8 @@ static int cmp_entry(const void *a, const void *b)
 }
 
 /* One template's set, bound to the revision's constants (and to proxy
- * config `pc`, when not NULL: wh_inject_bind_values). */
+ * config `pc`, when not NULL: wh_inject_bind_values) before its text is
+ * parsed, so the parse folds what they decide once. */
 static wh_code load_template(const wh_inject_revision *rev, const char *name, const json_t *text, const json_t *pc,
                              wh_tmpl_set **set, wh_err *err)
 {
@@ -36,11 +37,12 @@ static wh_code load_template(const wh_inject_revision *rev, const char *name, co
     if ((*set = wh_tmpl_set_new(WH_TMPL_SPRIG)) == NULL) /* a bug in a built-in function table */
         return wh_err_set(err, WH_E_INTERNAL, "config: template \"%s\": the engine's built-in functions do not load",
                           name);
-    if ((rc = wh_tmpl_set_funcs(*set, wh_inject_funcs, wh_inject_nfuncs, err)) != WH_OK)
+    if ((rc = wh_tmpl_set_funcs(*set, wh_inject_funcs, wh_inject_nfuncs, err)) != WH_OK ||
+        (rc = wh_inject_bind_values(*set, rev->values, rev->mesh, pc, err)) != WH_OK)
         return rc;
     if ((rc = wh_tmpl_parse(*set, "inject", json_string_value(text), json_string_length(text), err)) != WH_OK)
         return wh_err_prefix(err, "config: template \"%s\"", name);
-    return wh_inject_bind_values(*set, rev->values, rev->mesh, pc, err);
+    return WH_OK;
 }
 
 /* A template's constant texts as the YAML loader reads them (wh_tmpl_set_annotate_runs). */
