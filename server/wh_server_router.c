@@ -511,7 +511,7 @@ static void serve(wh_router *r, const wh_http_request *orig, int monitoring, wh_
     clock_gettime(CLOCK_MONOTONIC, &start);
     authenticated = !r->client_cert_required || monitoring || orig->client_cert == WH_CLIENT_CERT_VERIFIED;
     if ((answered = canonical_path(orig, &canon, &heap, res)) != 0 && !authenticated) {
-        wh_buf_reset(&res->location);
+        wh_buf_free(&res->location);
         refuse_client(r, label, orig, res);
     }
     for (i = 0; i < r->nroutes && !answered; i++) {
