@@ -356,7 +356,7 @@ wh_code wh_inject_select_templates(const wh_inject_revision *rev, const json_t *
     }
     json_array_foreach(res, i, n)
     {
-        if (wh_inject_revision_template(rev, json_string_value(n)) == NULL) {
+        if (!wh_inject_revision_has_template(rev, json_string_value(n))) {
             wh_buf have = WH_BUF_INIT;
             size_t k;
             json_t *t;
