@@ -290,6 +290,35 @@ static void location_of(const char *path, size_t n, const char *query, size_t ql
     }
 }
 
+/* <a href="LOCATION">Moved Permanently</a>. with the Location HTML-escaped
+ * as Go's htmlEscape does. */
+static void redirect_body(const wh_buf *location, wh_buf *body)
+{
+    wh_buf_puts(body, "<a href=\"");
+    for (size_t i = 0; i < location->len; i++) {
+        switch (location->data[i]) {
+        case '&':
+            wh_buf_puts(body, "&amp;");
+            break;
+        case '<':
+            wh_buf_puts(body, "&lt;");
+            break;
+        case '>':
+            wh_buf_puts(body, "&gt;");
+            break;
+        case '"':
+            wh_buf_puts(body, "&#34;");
+            break;
+        case '\'':
+            wh_buf_puts(body, "&#39;");
+            break;
+        default:
+            wh_buf_putc(body, location->data[i]);
+        }
+    }
+    wh_buf_puts(body, "\">Moved Permanently</a>.\n\n");
+}
+
 /* The request as the mux routes it.  Returns 0 with *routed ready (its
  * `path` the decoded path, in *heap when it needed memory: free it), or
  * the status already written to res (301 to the clean path, 400 for a bad
@@ -315,17 +344,19 @@ static int canonical_path(const wh_http_request *req, wh_http_request *routed, c
         wh_buf_reset(&res->body);
         wh_buf_reset(&res->location);
         location_of(buf, clen, req->query, req->query_len, &res->location);
-        if (strcmp(req->method, "GET") == 0)
-            wh_buf_printf(&res->body, "<a href=\"%.*s\">Moved Permanently</a>.\n\n", (int)res->location.len,
-                          res->location.data);
+        if (strcmp(req->method, "GET") == 0) /* http.Redirect's body, for GET only */
+            redirect_body(&res->location, &res->body);
         goto answered;
     }
     if (memchr(raw, '%', n) == NULL) {
-        routed->path = raw;
-        routed->path_len = n;
-        goto out;
-    }
-    if ((len = unescape(raw, n, buf)) < 0) {
+        /* the path as sent; `path` must stay NUL-terminated (raw may go on
+         * with "?query"): the server's copy when it is the same text */
+        if (req->path_len == n && memcmp(req->path, raw, n) == 0)
+            goto out;
+        memcpy(buf, raw, n);
+        buf[n] = '\0';
+        len = (long)n;
+    } else if ((len = unescape(raw, n, buf)) < 0) {
         answer(res, 400, CT_TEXT, "400 Bad Request: invalid URL escape in the request path\n");
         goto answered;
     }
@@ -480,7 +511,7 @@ static void serve(wh_router *r, const wh_http_request *orig, int monitoring, wh_
     clock_gettime(CLOCK_MONOTONIC, &start);
     authenticated = !r->client_cert_required || monitoring || orig->client_cert == WH_CLIENT_CERT_VERIFIED;
     if ((answered = canonical_path(orig, &canon, &heap, res)) != 0 && !authenticated) {
-        wh_buf_reset(&res->location);
+        wh_buf_free(&res->location);
         refuse_client(r, label, orig, res);
     }
     for (i = 0; i < r->nroutes && !answered; i++) {

@@ -323,6 +323,7 @@ static void test_mux_paths(void **state)
         {"POST", "/inject/cluster/c1/..", "a=b", 301, "/inject/cluster?a=b"},
         {"POST", "/./inj%65ct/", NULL, 301, "/inj%2565ct/"}, /* net/url escapes the escaped path again */
         {"GET", "//healthz", NULL, 301, "/healthz"},
+        {"GET", "//healthz", "a=1&b='<x>\"", 301, "/healthz?a=1&b='<x>\""},
         {"POST", "/inject/c%3", NULL, 400, NULL},
         {"POST", "/inject/%zz", NULL, 400, NULL},
         {"POST", "/inject/%", NULL, 400, NULL},
@@ -349,6 +350,9 @@ static void test_mux_paths(void **state)
             assert_string_equal(res.location.data, cases[i].seen);
             /* Go's http.Redirect writes a body for GET only */
             assert_int_equal(res.body.len != 0, strcmp(cases[i].method, "GET") == 0);
+            if (cases[i].query != NULL && strcmp(cases[i].method, "GET") == 0)
+                assert_string_equal(res.body.data, "<a href=\"/healthz?a=1&amp;b=&#39;&lt;x&gt;&#34;\">Moved "
+                                                   "Permanently</a>.\n\n");
         } else if (cases[i].seen != NULL) {
             assert_string_equal(res.body.data, cases[i].seen);
         }
