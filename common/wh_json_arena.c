@@ -463,6 +463,8 @@ void wh_json_arena_end(wh_json_arena *a)
     struct wh_json_arena_chunk *c, *next, *best = NULL;
 
     if (current == a)
+        wh_json_mold_copies_end(); /* the pins off while their blocks are there */
+    if (current == a)
         current = NULL;
     VALGRIND_DESTROY_MEMPOOL(a);
 #if WH_ARENA_ASAN
@@ -1586,10 +1588,12 @@ json_t *wh_json_arena_clone(const json_t *v)
 /* A tree's objects and arrays as one image in jansson's layouts (wh_json_mold_new), copied into a request with one
  * bump and its pointers moved, as shape_object copies one object: the image's words, pointers into it as offsets from
  * its start, and all ones in `moves` at those; pointers to its (immortal) scalars as they are. */
+#define MOLD_NOTES 4
 struct wh_json_mold {
-    const json_t *tree;      /* the tree: its copy the slow way (no scope, a sanitizer, valgrind, over budget) */
-    size_t bytes, root;      /* the image's size (a multiple of 16); where the root is in it */
-    uint64_t *words, *moves; /* NULL: no image (the layouts unknown, a node made otherwise) */
+    const json_t *tree;          /* the tree: its copy the slow way (no scope, a sanitizer, valgrind, over budget) */
+    size_t bytes, root;          /* the image's size (a multiple of 16); where the root is in it */
+    uint64_t *words, *moves;     /* NULL: no image (the layouts unknown, a node made otherwise) */
+    uintptr_t notes[MOLD_NOTES]; /* wh_json_mold_note's: key | bit, 0 when free; read and claimed atomically */
 };
 
 /* A container of the tree being molded: where the construction made it, its extent, where it goes in the image. */
@@ -1741,6 +1745,122 @@ wh_json_mold *wh_json_mold_new(const json_t *tree)
     return m;
 }
 
+/* ---- the copies of molds, remembered (wh_json_mold_copies_begin) ----
+ * Per thread: an open-addressed table from a copy's address to its mold,
+ * and the copies in the order made (to unpin and clear them).  A copy is
+ * pinned while remembered: WH_JSON_MOLD_PIN added to its count, so no
+ * release frees it and no other value can come to have its address. */
+#define COPIES_SLOTS 1024 /* a power of two; at most half of it is used */
+struct copies {
+    int on;
+    size_t n;
+    json_t *made[COPIES_SLOTS / 2];
+    struct {
+        const json_t *node;
+        const wh_json_mold *mold;
+    } slot[COPIES_SLOTS];
+};
+static _Thread_local struct copies *copies;
+
+static size_t copies_slot(const json_t *v)
+{
+    return (size_t)(((uint64_t)(uintptr_t)v * 0x9e3779b97f4a7c15ull) >> 40) & (COPIES_SLOTS - 1);
+}
+
+static void copies_add(struct copies *c, json_t *v, const wh_json_mold *m)
+{
+    size_t at;
+
+    if (c->n == COPIES_SLOTS / 2)
+        return; /* not remembered: asked, it was made otherwise */
+    __atomic_add_fetch(&v->refcount, WH_JSON_MOLD_PIN, __ATOMIC_RELAXED);
+    c->made[c->n++] = v;
+    for (at = copies_slot(v); c->slot[at].node != NULL; at = (at + 1) & (COPIES_SLOTS - 1))
+        ;
+    c->slot[at].node = v;
+    c->slot[at].mold = m;
+}
+
+void wh_json_mold_copies_begin(void)
+{
+    if (current == NULL)
+        return;
+    if (copies == NULL) { /* once per thread, kept for its life (a thread's end may leak it: 12 KiB) */
+        copies = calloc(1, sizeof(*copies));
+        if (copies == NULL)
+            wh_oom(sizeof(*copies));
+    }
+    wh_json_mold_copies_end(); /* (a begin without an end) */
+    copies->on = 1;
+}
+
+const wh_json_mold *wh_json_mold_copy_of(const json_t *v)
+{
+    const struct copies *c = copies;
+    size_t at;
+
+    if (c == NULL || c->n == 0)
+        return NULL;
+    for (at = copies_slot(v); c->slot[at].node != NULL; at = (at + 1) & (COPIES_SLOTS - 1))
+        if (c->slot[at].node == v)
+            return c->slot[at].mold;
+    return NULL;
+}
+
+void wh_json_mold_copies_end(void)
+{
+    struct copies *c = copies;
+    size_t i, at;
+
+    if (c == NULL)
+        return;
+    for (i = 0; i < c->n; i++) {
+        json_t *v = c->made[i];
+        for (at = copies_slot(v); c->slot[at].node != NULL; at = (at + 1) & (COPIES_SLOTS - 1))
+            c->slot[at].node = NULL; /* its probe run: cleared whole */
+        /* unpinned with a release of its own: a copy nothing else holds goes the usual way */
+        __atomic_sub_fetch(&v->refcount, WH_JSON_MOLD_PIN - 1, __ATOMIC_RELAXED);
+        json_decref(v);
+    }
+    c->n = 0;
+    c->on = 0;
+}
+
+int wh_json_mold_note(const wh_json_mold *m, const void *key, unsigned *bit)
+{
+    for (size_t i = 0; i < MOLD_NOTES; i++) {
+        uintptr_t n = __atomic_load_n(&m->notes[i], __ATOMIC_ACQUIRE);
+        if (n == 0)
+            return 0;
+        if ((n & ~(uintptr_t)1) == (uintptr_t)key) {
+            *bit = (unsigned)(n & 1);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void wh_json_mold_set_note(const wh_json_mold *m, const void *key, unsigned bit)
+{
+    uintptr_t want = (uintptr_t)key | (bit & 1), *notes = (uintptr_t *)m->notes;
+
+    if ((uintptr_t)key & 1)
+        return; /* not a key: its bit would be the note's */
+    for (size_t i = 0; i < MOLD_NOTES; i++) {
+        uintptr_t expect = 0;
+        if (__atomic_compare_exchange_n(&notes[i], &expect, want, 0, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE) ||
+            (expect & ~(uintptr_t)1) == (uintptr_t)key)
+            return; /* claimed, or noted already (by a function of the tree and the key: the same bit) */
+    }
+}
+
+static json_t *mold_made(const wh_json_mold *m, json_t *v)
+{
+    if (copies != NULL && copies->on && (json_is_object(v) || json_is_array(v)))
+        copies_add(copies, v, m);
+    return v;
+}
+
 json_t *wh_json_mold_make(const wh_json_mold *m)
 {
     wh_json_arena *a = current;
@@ -1750,7 +1870,7 @@ json_t *wh_json_mold_make(const wh_json_mold *m)
     if (m->words == NULL || a == NULL ||
         (a->layouts & (LAYOUT_OBJECT | LAYOUT_ARRAY)) != (LAYOUT_OBJECT | LAYOUT_ARRAY) ||
         (p = bump(a, m->bytes)) == NULL)
-        return wh_json_arena_clone(m->tree);
+        return mold_made(m, wh_json_arena_clone(m->tree));
     a->last = NULL; /* its parts are freed one by one (and may outlive the root): never the image whole */
 #if defined(__SSE2__)
     {
@@ -1766,7 +1886,7 @@ json_t *wh_json_mold_make(const wh_json_mold *m)
         memcpy(p + 8 * i, &w, 8);
     }
 #endif
-    return (json_t *)(p + m->root);
+    return mold_made(m, (json_t *)(p + m->root));
 }
 
 void wh_json_mold_free(wh_json_mold *m)

@@ -192,6 +192,31 @@ wh_json_mold *wh_json_mold_new(const json_t *tree);
 json_t *wh_json_mold_make(const wh_json_mold *mold);
 void wh_json_mold_free(wh_json_mold *mold);
 
+/* Which mold made a value: between wh_json_mold_copies_begin and _end in
+ * this thread's open scope, every object or array wh_json_mold_make returns
+ * is remembered with its mold, and wh_json_mold_copy_of(v) gives the mold
+ * that made v, else NULL.  A copy is pinned while remembered (its count
+ * raised by WH_JSON_MOLD_PIN: no release frees it, so no other value can
+ * come to have its address); _end (or the scope's end) takes the pins off
+ * and forgets them.  Up to 512 copies are remembered per begin.  Why: a
+ * walk over a tree holding copies can reuse what it learnt of the mold's
+ * tree the first time (handlers/inject/wh_inject_shape.c), provided the
+ * copy is still what the mold made (the walk's caller knows: nothing edits
+ * the copies between the begin and the walk). */
+#define WH_JSON_MOLD_PIN ((size_t)1 << 40)
+void wh_json_mold_copies_begin(void);
+const wh_json_mold *wh_json_mold_copy_of(const json_t *v);
+void wh_json_mold_copies_end(void);
+
+/* A bit a user of molds keeps per mold and key (an address of its own, at
+ * least 2-aligned), e.g. a type check's verdict on the mold's tree as a
+ * value of a type: read with wh_json_mold_note (0: none noted yet), noted
+ * with wh_json_mold_set_note, by any thread, without a lock; a few keys per
+ * mold (more are not noted).  The bit must be a function of the tree and
+ * the key: two threads noting it at once note the same. */
+int wh_json_mold_note(const wh_json_mold *mold, const void *key, unsigned *bit);
+void wh_json_mold_set_note(const wh_json_mold *mold, const void *key, unsigned bit);
+
 /* Reading a container without a call per member, when install confirmed
  * jansson's layout: the
  * items of `array` as jansson holds them (*n of them, borrowed until the

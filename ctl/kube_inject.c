@@ -193,6 +193,10 @@ static int run(const wh_ctl_args *a)
 
     memset(&ki, 0, sizeof(ki));
     ki.settings = (wh_inject_settings)WH_INJECT_SETTINGS_INIT;
+    /* istioctl kube-inject on files has no Kubernetes client, so it reads no
+     * nodes: IntoResourceFile turns native sidecars on only when
+     * ENABLE_NATIVE_SIDECARS is explicitly true, and auto means off. */
+    ki.settings.nodes = json_false();
     if (a->nargs > 0) {
         status = wh_ctl_usage_error(a, "unexpected argument \"%s\": give the manifests with -f", a->args[0]);
         goto out;

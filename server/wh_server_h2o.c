@@ -257,6 +257,8 @@ static const char *reason_phrase(int status)
     switch (status) {
     case 200:
         return "OK";
+    case 301:
+        return "Moved Permanently";
     case 400:
         return "Bad Request";
     case 404:
@@ -514,6 +516,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     in.method = pool_strndup(&req->pool, req->method.base, req->method.len);
     in.path = pool_strndup(&req->pool, req->path_normalized.base, req->path_normalized.len);
     in.path_len = req->path_normalized.len;
+    in.raw_path = req->path.base; /* as sent: the router routes on it as Go's ServeMux does */
+    in.raw_path_len = req->query_at != SIZE_MAX ? req->query_at : req->path.len;
     if (req->query_at != SIZE_MAX) {
         in.query = req->path.base + req->query_at + 1;
         in.query_len = req->path.len - req->query_at - 1;
@@ -567,6 +571,10 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, content_type, strlen(content_type));
     if (out.allow != NULL)
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, out.allow, strlen(out.allow));
+    if (out.location.len != 0)
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_LOCATION, NULL,
+                       pool_strndup(&req->pool, out.location.data, out.location.len), out.location.len);
+    wh_buf_free(&out.location);
     req->res.content_length = out.body.len;
     /* 2.2.5 does not end HTTP/1.1 keep-alives on shutdown by itself (P10):
      * answer "Connection: close" so each busy connection ends after its

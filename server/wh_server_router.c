@@ -7,6 +7,14 @@
  * HTTP only: what a review amounted to is counted and logged by the
  * admission layer (handlers/admission/wh_admission.h).
  *
+ * Paths are taken as istiod's Go ServeMux (Go >= 1.22, istiod 1.22 on)
+ * takes them, since the API server's webhook URL is written for istiod
+ * (canonical_path): a path that is not clean ("//inject", "/inject/.",
+ * "/inject/x/..") is redirected (301) to its clean form, a path with a bad
+ * percent-escape is a 400, and a route matches segment by segment after each
+ * segment is decoded ("/inj%65ct" is /inject, "/inject%2Fcluster%2Fc1" is
+ * not; "/inject/cluster%2Fc1" is, with the decoded path /inject/cluster/c1).
+ *
  * Kept apart from the h2o adapter so that every routing rule is unit-tested
  * without a socket (tests/server/test_router.c).
  */
@@ -188,16 +196,229 @@ static void metrics(wh_router *r, wh_http_response *res)
     res->status = 200;
 }
 
+/* --- paths as Go's ServeMux takes them ----------------------------------- */
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Decode the percent-escapes of p[0..n) into out (n + 1 bytes, NUL-ended);
+ * -1 at a '%' without two hex digits after it (Go's url.ParseRequestURI
+ * fails: net/http answers 400), else the decoded length. */
+static long unescape(const char *p, size_t n, char *out)
+{
+    size_t i, o = 0;
+
+    for (i = 0; i < n; i++) {
+        if (p[i] != '%') {
+            out[o++] = p[i];
+            continue;
+        }
+        if (n - i < 3 || hexval(p[i + 1]) < 0 || hexval(p[i + 2]) < 0)
+            return -1;
+        out[o++] = (char)(hexval(p[i + 1]) << 4 | hexval(p[i + 2]));
+        i += 2;
+    }
+    out[o] = '\0';
+    return (long)o;
+}
+
+/* Go's cleanPath: path.Clean (one slash between elements, no "." elements,
+ * ".." eats the element before it and stays at the root) keeping a trailing
+ * slash.  p starts with '/'; out has room for n + 2 bytes; returns the length. */
+static size_t clean_path(const char *p, size_t n, char *out)
+{
+    size_t r = 0, w = 0;
+
+    out[w++] = '/';
+    while (r < n) {
+        size_t start, len;
+        while (r < n && p[r] == '/')
+            r++;
+        start = r;
+        while (r < n && p[r] != '/')
+            r++;
+        len = r - start;
+        if (len == 0 || (len == 1 && p[start] == '.'))
+            continue;
+        if (len == 2 && p[start] == '.' && p[start + 1] == '.') {
+            /* back to the slash before the last element (never past the root) */
+            if (w > 1) {
+                w--;
+                while (w > 1 && out[w - 1] != '/')
+                    w--;
+                if (w > 1)
+                    w--;
+            }
+            continue;
+        }
+        if (w > 1)
+            out[w++] = '/';
+        memcpy(out + w, p + start, len);
+        w += len;
+    }
+    if (n > 1 && p[n - 1] == '/' && w > 1)
+        out[w++] = '/';
+    out[w] = '\0';
+    return w;
+}
+
+/* What net/url's String() writes for a path: every byte but the unreserved
+ * ones and $&+,/:;=@ percent-escaped (so an escape of the redirected path
+ * is escaped once more, as istiod's mux does), then ?query when there is one. */
+static void location_of(const char *path, size_t n, const char *query, size_t qlen, wh_buf *out)
+{
+    static const char hex[] = "0123456789ABCDEF";
+
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)path[i];
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("-_.~$&+,/:;=@", c))
+            wh_buf_putc(out, (char)c);
+        else
+            wh_buf_printf(out, "%%%c%c", hex[c >> 4], hex[c & 15]);
+    }
+    if (query != NULL && qlen != 0) {
+        wh_buf_putc(out, '?');
+        wh_buf_append(out, query, qlen);
+    }
+}
+
+/* <a href="LOCATION">Moved Permanently</a>. with the Location HTML-escaped
+ * as Go's htmlEscape does. */
+static void redirect_body(const wh_buf *location, wh_buf *body)
+{
+    wh_buf_puts(body, "<a href=\"");
+    for (size_t i = 0; i < location->len; i++) {
+        switch (location->data[i]) {
+        case '&':
+            wh_buf_puts(body, "&amp;");
+            break;
+        case '<':
+            wh_buf_puts(body, "&lt;");
+            break;
+        case '>':
+            wh_buf_puts(body, "&gt;");
+            break;
+        case '"':
+            wh_buf_puts(body, "&#34;");
+            break;
+        case '\'':
+            wh_buf_puts(body, "&#39;");
+            break;
+        default:
+            wh_buf_putc(body, location->data[i]);
+        }
+    }
+    wh_buf_puts(body, "\">Moved Permanently</a>.\n\n");
+}
+
+/* The request as the mux routes it.  Returns 0 with *routed ready (its
+ * `path` the decoded path, in *heap when it needed memory: free it), or
+ * the status already written to res (301 to the clean path, 400 for a bad
+ * escape).  A request without a raw path, or whose raw path does not start
+ * with '/', is routed as it is. */
+static int canonical_path(const wh_http_request *req, wh_http_request *routed, char **heap, wh_http_response *res)
+{
+    const char *raw = req->raw_path;
+    size_t n = req->raw_path_len;
+    char stack[512], *buf;
+    long len;
+    size_t clen;
+
+    *routed = *req;
+    *heap = NULL;
+    if (raw == NULL || n == 0 || raw[0] != '/')
+        return 0;
+    buf = n + 2 <= sizeof(stack) ? stack : (*heap = wh_malloc(n + 2));
+    clen = clean_path(raw, n, buf);
+    if (clen != n || memcmp(buf, raw, n) != 0) {
+        res->status = 301;
+        res->content_type = CT_TEXT;
+        wh_buf_reset(&res->body);
+        wh_buf_reset(&res->location);
+        location_of(buf, clen, req->query, req->query_len, &res->location);
+        if (strcmp(req->method, "GET") == 0) /* http.Redirect's body, for GET only */
+            redirect_body(&res->location, &res->body);
+        goto answered;
+    }
+    if (memchr(raw, '%', n) == NULL) {
+        /* the path as sent; `path` must stay NUL-terminated (raw may go on
+         * with "?query"): the server's copy when it is the same text */
+        if (req->path_len == n && memcmp(req->path, raw, n) == 0)
+            goto out;
+        memcpy(buf, raw, n);
+        buf[n] = '\0';
+        len = (long)n;
+    } else if ((len = unescape(raw, n, buf)) < 0) {
+        answer(res, 400, CT_TEXT, "400 Bad Request: invalid URL escape in the request path\n");
+        goto answered;
+    }
+    if (*heap == NULL) {
+        *heap = wh_malloc((size_t)len + 1);
+        memcpy(*heap, buf, (size_t)len + 1);
+    }
+    routed->path = *heap;
+    routed->path_len = (size_t)len;
+out:
+    return 0;
+answered:
+    free(*heap);
+    *heap = NULL;
+    return res->status;
+}
+
+/* Whether the raw path's leading segments, each decoded, are those of
+ * `pattern` ("/inject"): exactly (`exact`) or with more segments after. */
+static int segments_match(const char *raw, size_t n, const char *pattern, int exact)
+{
+    size_t i = 0, plen = strlen(pattern);
+    const char *q = pattern;
+
+    while (*q == '/') {
+        const char *qend = strchr(q + 1, '/');
+        size_t qlen = qend != NULL ? (size_t)(qend - q - 1) : strlen(q + 1), k = 0;
+        if (i >= n || raw[i] != '/')
+            return 0;
+        i++;
+        while (i < n && raw[i] != '/') {
+            int c = (unsigned char)raw[i];
+            if (c == '%' && n - i >= 3 && hexval(raw[i + 1]) >= 0 && hexval(raw[i + 2]) >= 0) {
+                c = hexval(raw[i + 1]) << 4 | hexval(raw[i + 2]);
+                i += 2;
+            }
+            if (k >= qlen || q[1 + k] != c)
+                return 0;
+            k++;
+            i++;
+        }
+        if (k != qlen)
+            return 0;
+        q = qend != NULL ? qend : pattern + plen;
+    }
+    return exact ? i == n : (i == n || raw[i] == '/');
+}
+
 /* --- dispatch ------------------------------------------------------------- */
 
 static int has_prefix(const wh_http_request *req, const char *prefix)
 {
     size_t n = strlen(prefix);
+    if (req->raw_path != NULL && req->raw_path_len != 0 && req->raw_path[0] == '/')
+        return segments_match(req->raw_path, req->raw_path_len, prefix, 0);
     return req->path_len >= n && memcmp(req->path, prefix, n) == 0 && (req->path_len == n || req->path[n] == '/');
 }
 
 static int is_path(const wh_http_request *req, const char *path)
 {
+    if (req->raw_path != NULL && req->raw_path_len != 0 && req->raw_path[0] == '/')
+        return segments_match(req->raw_path, req->raw_path_len, path, 1);
     return req->path_len == strlen(path) && memcmp(req->path, path, req->path_len) == 0;
 }
 
@@ -276,25 +497,33 @@ static void status_label(char code[16], int status)
     memcpy(code, q, (size_t)(digits + sizeof(digits) - q));
 }
 
-static void serve(wh_router *r, const wh_http_request *req, int monitoring, wh_http_response *res)
+static void serve(wh_router *r, const wh_http_request *orig, int monitoring, wh_http_response *res)
 {
     struct timespec start;
     const char *label = "other";
     wh_endpoint *ep = NULL;
-    char code[16];
+    wh_http_request canon, *req = &canon;
+    char code[16], *heap;
     double elapsed;
-    int authenticated;
+    int authenticated, answered;
     size_t i;
 
     clock_gettime(CLOCK_MONOTONIC, &start);
-    for (i = 0; i < r->nroutes; i++) {
+    authenticated = !r->client_cert_required || monitoring || orig->client_cert == WH_CLIENT_CERT_VERIFIED;
+    if ((answered = canonical_path(orig, &canon, &heap, res)) != 0 && !authenticated) {
+        wh_buf_free(&res->location);
+        refuse_client(r, label, orig, res);
+    }
+    for (i = 0; i < r->nroutes && !answered; i++) {
         if (has_prefix(req, r->routes[i].prefix)) {
             ep = r->routes[i].endpoint;
             label = r->routes[i].prefix;
             break;
         }
     }
-    if (ep == NULL) {
+    if (answered) {
+        /* 301 or 400 (or the refusal) written above */
+    } else if (ep == NULL) {
         static const char *const system_paths[] = {"/healthz", "/readyz", "/metrics", "/version"};
         for (i = 0; i < sizeof(system_paths) / sizeof(system_paths[0]); i++)
             if (is_path(req, system_paths[i]))
@@ -302,8 +531,9 @@ static void serve(wh_router *r, const wh_http_request *req, int monitoring, wh_h
     }
 
     /* Everything but the kubelet's probes needs the client certificate. */
-    authenticated = !r->client_cert_required || monitoring || req->client_cert == WH_CLIENT_CERT_VERIFIED;
-    if (!authenticated && strcmp(label, "/healthz") != 0 && strcmp(label, "/readyz") != 0) {
+    if (answered) {
+        /* done */
+    } else if (!authenticated && strcmp(label, "/healthz") != 0 && strcmp(label, "/readyz") != 0) {
         refuse_client(r, label, req, res);
     } else if (ep != NULL) {
         /* the endpoint's: its methods, its answer to a body over the cap */
@@ -329,6 +559,7 @@ static void serve(wh_router *r, const wh_http_request *req, int monitoring, wh_h
         answer(res, 200, CT_JSON, "{\"name\":\"webhookd\",\"version\":\"" WH_VERSION "\"}");
     }
 
+    free(heap);
     elapsed = seconds_since(&start);
     status_label(code, res->status);
     wh_metric_add(r->requests, (const char *const[]){label, code}, 1);

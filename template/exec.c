@@ -247,6 +247,14 @@ static inline int fcache_hit(const wh_tmpl_scratch *sc, const tm_fcache_entry *e
     return e->gen == sc->gen && e->recv == recv->u.host && e->type == recv->type && e->name == name;
 }
 
+/* Whether two values are the same one: kind, type and the bits that hold
+ * it (a string's bytes are not compared: its pointer says which). */
+static inline int same_value(const wh_tmpl_value *a, const wh_tmpl_value *b)
+{
+    return a->kind == b->kind && a->rep == b->rep && a->flags_ == b->flags_ && a->len == b->len && a->type == b->type &&
+           (a->kind == WH_TMPL_BOOL ? a->u.b == b->u.b : a->u.u == b->u.u);
+}
+
 /* Go's evalField: one field/method/key step on `recv` (`out` is not `recv`). */
 static inline wh_code eval_field(wh_tmpl_ctx *ctx, frame *fr, const char *name, const tm_node *node,
                                  tm_node *const *args, size_t nargs, const wh_tmpl_value *final,
@@ -469,12 +477,51 @@ void tm_fold_const_fields(wh_tmpl_set *set, tm_node *root)
     wh_buf_free(&out);
 }
 
-static wh_code eval_field_node(wh_tmpl_ctx *ctx, frame *fr, const tm_node *field, tm_node *const *args, size_t nargs,
-                               const wh_tmpl_value *final, wh_tmpl_value *out)
+/* A field chain on `.` through its slot (tm_node.u.field.slot): chains
+ * written alike share one slot of the render's memo, which keeps the
+ * chain's value for the `.` it was computed on when every receiver along
+ * it is immutable (immutable_recv: what the field cache holds step by
+ * step), so `.ObjectMeta.Annotations` is looked up once per render and `.`
+ * instead of once per step and use. */
+static wh_code eval_slot_chain(wh_tmpl_ctx *ctx, frame *fr, const tm_node *field, tm_node *const *args, size_t nargs,
+                               wh_tmpl_value *out)
 {
+    const char *const *idents = field->u.field.idents;
+    tm_memo_entry *e = &ctx->memo[field->u.field.slot - 1];
+    wh_tmpl_value recv = fr->dot, next;
+    size_t i, n = field->u.field.n;
+    int keep = 1;
+    wh_code rc;
+
+    if (e->gen == ctx->scratch->gen && same_value(&e->dot, &fr->dot)) {
+        *out = e->val;
+        return WH_OK;
+    }
+    for (i = 0; i + 1 < n; i++) {
+        if ((rc = eval_field(ctx, fr, idents[i], field, NULL, 0, NULL, &recv, &next)) != WH_OK)
+            return rc;
+        recv = next;
+        keep &= immutable_recv(&recv);
+    }
+    if ((rc = eval_field(ctx, fr, idents[n - 1], field, args, nargs, NULL, &recv, out)) == WH_OK && keep) {
+        e->gen = ctx->scratch->gen;
+        e->dot = fr->dot;
+        e->val = *out;
+    }
+    return rc;
+}
+
+static inline wh_code eval_field_node(wh_tmpl_ctx *ctx, frame *fr, const tm_node *field, tm_node *const *args,
+                                      size_t nargs, const wh_tmpl_value *final, wh_tmpl_value *out)
+{
+    const tm_konst *konst = field->u.field.konst;
+
     ctx->node = field;
-    return eval_field_chain(ctx, fr, &fr->dot, field, field->u.field.idents, field->u.field.n, field->u.field.konst,
-                            args, nargs, final, out);
+    if (field->u.field.slot != 0 && ctx->memo != NULL && nargs <= 1 && final == NULL && immutable_recv(&fr->dot) &&
+        (konst == NULL || !const_recv(&fr->dot, konst->type)))
+        return eval_slot_chain(ctx, fr, field, args, nargs, out);
+    return eval_field_chain(ctx, fr, &fr->dot, field, field->u.field.idents, field->u.field.n, konst, args, nargs,
+                            final, out);
 }
 
 static wh_code eval_variable_node(wh_tmpl_ctx *ctx, frame *fr, const tm_node *var, tm_node *const *args, size_t nargs,
@@ -708,15 +755,10 @@ static wh_code eval_arg(wh_tmpl_ctx *ctx, frame *fr, char t, const tm_node *n, w
     }
 }
 
-static wh_code call_fn(wh_tmpl_ctx *ctx, const tm_func *fn, const tm_node *node, const char *name,
-                       const wh_tmpl_value *argv, size_t n, wh_tmpl_value *out)
+/* A function's failure, located at `node`: Go's "error calling NAME: ...". */
+static __attribute__((noinline)) wh_code call_failed(wh_tmpl_ctx *ctx, const tm_node *node, const char *name,
+                                                     wh_code rc)
 {
-    wh_code rc;
-
-    *out = wh_tmpl_invalid();
-    rc = fn->fn(ctx, argv, n, out);
-    if (rc == WH_OK)
-        return WH_OK;
     ctx->node = node;
     if (ctx->failed) { /* a nested template's complete message (include) is wrapped too */
         char msg[WH_ERR_MSG_MAX];
@@ -727,6 +769,17 @@ static wh_code call_fn(wh_tmpl_ctx *ctx, const tm_func *fn, const tm_node *node,
     }
     tm_errorf(ctx, "error calling %s: %s", name, wh_strerror(rc));
     return rc;
+}
+
+static inline wh_code call_fn(wh_tmpl_ctx *ctx, const tm_func *fn, const tm_node *node, const char *name,
+                              const wh_tmpl_value *argv, size_t n, wh_tmpl_value *out)
+{
+    wh_code rc;
+
+    *out = wh_tmpl_invalid();
+    if ((rc = fn->fn(ctx, argv, n, out)) == WH_OK)
+        return WH_OK;
+    return call_failed(ctx, node, name, rc);
 }
 
 static wh_code eval_call(wh_tmpl_ctx *ctx, frame *fr, const tm_func *fn, const tm_node *node, tm_node *const *args,
@@ -812,6 +865,8 @@ static wh_code run_call(wh_tmpl_ctx *ctx, frame *fr, const tm_node *cmd, const t
     size_t i;
     wh_code rc;
 
+    if (c->fn->special != FN_PLAIN) /* and/or: evaluated lazily (compiled for flat pipelines only) */
+        return eval_function(ctx, fr, c->ident, cmd, cmd->u.cmd.args, cmd->u.cmd.nargs, c->final ? final : NULL, out);
     argv[0] = wh_tmpl_invalid(); /* a call with no arguments still passes a defined array */
     ctx->node = c->ident;
     for (i = 0; i < c->nargs; i++) {
@@ -827,9 +882,7 @@ static wh_code run_call(wh_tmpl_ctx *ctx, frame *fr, const tm_node *cmd, const t
             break;
         case TM_A_FIELD: {
             tm_node *self[1] = {(tm_node *)n};
-            rc = eval_field_chain(ctx, fr, &fr->dot, n, n->u.field.idents, n->u.field.n, n->u.field.konst, self, 1,
-                                  NULL, &v);
-            if (rc != WH_OK)
+            if ((rc = eval_field_node(ctx, fr, n, self, 1, NULL, &v)) != WH_OK)
                 return rc;
             break;
         }
@@ -907,6 +960,102 @@ static wh_code eval_command(wh_tmpl_ctx *ctx, frame *fr, const tm_node *cmd, con
     }
 }
 
+/* eval_commands for a flat pipeline (tm_node.u.pipe.flat): every command a
+ * compiled call (run_call) over compiled operands, in one loop that reads
+ * const and slotted field chains (eval_field_node) and reaches the C
+ * functions without the calls between; the render's position moves over
+ * the same nodes. */
+static inline __attribute__((always_inline)) wh_code run_flat(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe,
+                                                              wh_tmpl_value *out)
+{
+    tm_node *const *cmds = pipe->u.pipe.cmds;
+    size_t ncmds = pipe->u.pipe.ncmds, i;
+    wh_tmpl_value value = wh_tmpl_invalid(), argv[16], v, next;
+    wh_code rc;
+
+    ctx->node = pipe;
+    for (i = 0; i < ncmds; i++) {
+        const tm_ccall *c = cmds[i]->u.cmd.call;
+        const tm_carg *a = c->args, *end = a + c->nargs;
+        wh_tmpl_value *arg = argv;
+        uint8_t special = c->fn->special;
+        argv[0] = wh_tmpl_invalid(); /* a call with no arguments still passes a defined array */
+        ctx->node = c->ident;
+        for (; a < end; a++, arg++) {
+            const tm_node *n = a->n;
+            ctx->node = n;
+            switch (a->op) {
+            case TM_A_CONST:
+                *arg = a->k;
+                if (special != FN_PLAIN)
+                    goto and_or;
+                continue;
+            case TM_A_DOT:
+                v = fr->dot;
+                break;
+            case TM_A_FIELD: {
+                const tm_konst *konst = n->u.field.konst;
+                if (konst != NULL && const_recv(&fr->dot, konst->type)) {
+                    v = konst->val;
+                    break;
+                }
+                if (n->u.field.slot != 0 && ctx->memo != NULL && immutable_recv(&fr->dot)) {
+                    const tm_memo_entry *e = &ctx->memo[n->u.field.slot - 1];
+                    if (e->gen == ctx->scratch->gen && same_value(&e->dot, &fr->dot)) {
+                        v = e->val;
+                        break;
+                    }
+                }
+                tm_node *self[1] = {(tm_node *)n};
+                if ((rc = eval_field_node(ctx, fr, n, self, 1, NULL, &v)) != WH_OK)
+                    return rc;
+                break;
+            }
+            case TM_A_VAR:
+                if ((rc = eval_variable_node(ctx, fr, n, NULL, 0, NULL, &v)) != WH_OK)
+                    return rc;
+                break;
+            default: /* TM_A_PIPE */
+                if ((rc = eval_pipeline(ctx, fr, n, &v)) != WH_OK)
+                    return rc;
+                break;
+            }
+            if ((rc = validate_type(ctx, &v, a->t, arg)) != WH_OK)
+                return rc;
+            if (special == FN_PLAIN)
+                continue;
+        and_or: /* and/or: the first operand that decides, evaluated in turn */
+            if (engine_value(arg))
+                ctx->memo_taint = 1;
+            if (tm_truth(arg) == (special == FN_OR)) {
+                next = *arg;
+                goto have_next;
+            }
+        }
+        if (special != FN_PLAIN) { /* none decided: the last operand, or the previous command's value */
+            next = c->final ? value : arg > argv ? arg[-1] : wh_tmpl_invalid();
+            goto have_next;
+        }
+        if (c->final && (rc = validate_type(ctx, &value, c->tfinal, arg++)) != WH_OK)
+            return rc;
+        if (ctx->memo_depth > 0)
+            for (const wh_tmpl_value *x = argv; x < arg; x++)
+                if (engine_value(x))
+                    ctx->memo_taint = 1;
+        next = wh_tmpl_invalid();
+        if ((rc = c->fn->fn(ctx, argv, (size_t)(arg - argv), &next)) != WH_OK)
+            return call_failed(ctx, cmds[i], c->fn->name, rc);
+    have_next:
+        /* a nil interface{} becomes no value, others leave their interface ("lovely!") */
+        if (next.kind == WH_TMPL_NIL)
+            next = wh_tmpl_invalid();
+        next.flags_ &= (uint16_t)~TM_F_IFACE;
+        value = next;
+    }
+    *out = value;
+    return WH_OK;
+}
+
 /* The value of a pipeline's commands (its declarations aside). */
 static wh_code eval_commands(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, wh_tmpl_value *out)
 {
@@ -914,6 +1063,8 @@ static wh_code eval_commands(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, w
     size_t i;
     wh_code rc;
 
+    if (pipe->u.pipe.flat)
+        return run_flat(ctx, fr, pipe, out);
     ctx->node = pipe;
     for (i = 0; i < pipe->u.pipe.ncmds; i++) {
         const tm_node *cmd = pipe->u.pipe.cmds[i];
@@ -952,14 +1103,6 @@ static inline int kpipe_holds(wh_tmpl_ctx *ctx, const frame *fr, const tm_kpipe 
     return receivers_hold(ctx, fr, k->dot, k->dollar);
 }
 
-/* Whether two values are the same one: kind, type and the bits that hold
- * it (a string's bytes are not compared: its pointer says which). */
-static inline int same_value(const wh_tmpl_value *a, const wh_tmpl_value *b)
-{
-    return a->kind == b->kind && a->rep == b->rep && a->flags_ == b->flags_ && a->len == b->len && a->type == b->type &&
-           (a->kind == WH_TMPL_BOOL ? a->u.b == b->u.b : a->u.u == b->u.u);
-}
-
 /* A memoised pipeline's commands (tm_memo): the value this render already
  * computed for the same `.` and `$`, or computed now and kept when it read
  * nothing a template can change and is nothing a template can change. */
@@ -972,8 +1115,13 @@ static wh_code eval_memo(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, const
     uint32_t end;
     wh_code rc;
 
-    if (m->dot)
+    if (m->var != NULL) {
+        if ((v = find_var(ctx, m->var, fr->var_base)) == NULL)
+            return eval_commands(ctx, fr, pipe, out); /* its message */
+        dot = v->val;
+    } else if (m->dot) {
         dot = fr->dot;
+    }
     if (m->dollar && (v = find_var(ctx, tm_dollar, fr->var_base)) != NULL)
         dollar = v->val;
     if (engine_value(&dot) || engine_value(&dollar)) {
@@ -1021,7 +1169,8 @@ static wh_code eval_pipeline(wh_tmpl_ctx *ctx, frame *fr, const tm_node *pipe, w
     } else if (pipe->u.pipe.memo != NULL && pipe->u.pipe.memo->shared && ctx->memo != NULL) {
         if ((rc = eval_memo(ctx, fr, pipe, pipe->u.pipe.memo, &value)) != WH_OK)
             return rc;
-    } else if ((rc = eval_commands(ctx, fr, pipe, &value)) != WH_OK) {
+    } else if ((rc = pipe->u.pipe.flat ? run_flat(ctx, fr, pipe, &value) : eval_commands(ctx, fr, pipe, &value)) !=
+               WH_OK) {
         return rc;
     }
     for (i = 0; i < pipe->u.pipe.ndecl; i++) {
@@ -1256,6 +1405,138 @@ static wh_code walk_template(wh_tmpl_ctx *ctx, frame *fr, const tm_node *t)
     return rc;
 }
 
+/* An action's output (its step taken): its pipeline's value printed as
+ * fmt's %v prints it, nothing when it declares variables. */
+static inline __attribute__((always_inline)) wh_code walk_action(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n)
+{
+    const tm_node *pipe = n->u.branch.pipe;
+    const tm_kpipe *k = pipe->u.pipe.konst;
+    wh_tmpl_value val;
+    wh_code rc;
+
+    if (k != NULL && k->printed != NULL && pipe->u.pipe.ndecl == 0 && kpipe_holds(ctx, fr, k))
+        return out_append(ctx->out, k->printed, k->printed_len); /* what printing its value gives */
+    if ((rc = eval_pipeline(ctx, fr, pipe, &val)) != WH_OK)
+        return rc;
+    if (pipe->u.pipe.ndecl == 0) {
+        ctx->node = n;
+        if (val.kind == WH_TMPL_STRING && (val.type == NULL || val.type->format == NULL))
+            rc = out_append(ctx->out, val.u.s, val.len);
+        else
+            rc = tm_print_value(ctx, &val, ctx->out, 1);
+        if (rc != WH_OK)
+            return located(ctx, rc);
+    }
+    return WH_OK;
+}
+
+/* ---- flat programs: a list's items compiled once (tm_compile_calls) ----
+ *
+ * walk() visits a list item by item, dispatching on each node's kind and
+ * recursing into the branches of every if.  A program lays the same visit
+ * out flat when the set is made: text, runs (tm_run), actions and ifs, the
+ * ifs' branches inline behind a jump, so a render steps through one array.
+ * Each op takes the steps walk() takes and leaves the render's position
+ * (ctx->node) where walk() leaves it, so budgets and messages are the
+ * same; with, range, template and the rest are walked as before (their
+ * bodies have programs of their own). */
+enum { OP_END = 0, OP_TEXT, OP_RUN, OP_ACTION, OP_IF, OP_ENDIF, OP_ENDIF_JUMP, OP_NODE };
+
+struct tm_op {
+    uint8_t op;
+    uint32_t jump;    /* OP_RUN: the op after its items; OP_IF: its else branch (or past it);
+                       * OP_ENDIF_JUMP: past the else branch */
+    const tm_node *n; /* the node walked (OP_RUN: the run's last item, where walk() leaves it) */
+    const void *p;    /* OP_TEXT: the text; OP_RUN: the run */
+};
+
+/* Ifs nested inline in one program; deeper ones are walked (and have programs of their own). */
+#define TM_PROG_MAX_IFS 32
+
+static wh_code run_prog(wh_tmpl_ctx *ctx, frame *fr, const struct tm_op *prog)
+{
+    const struct tm_op *op = prog;
+    size_t marks[TM_PROG_MAX_IFS]; /* ctx->nvars at each open if: what leaving its branch restores */
+    unsigned sp = 0;
+    wh_tmpl_value val;
+    wh_code rc;
+
+    for (;;) {
+        switch (op->op) {
+        case OP_TEXT:
+            ctx->node = op->n;
+            if ((rc = check_limits(ctx)) != WH_OK)
+                return rc;
+            out_append(ctx->out, op->p, op->n->u.text.len);
+            op++;
+            continue;
+        case OP_RUN: {
+            const tm_run *run = op->p;
+            if (!receivers_hold(ctx, fr, run->dot, run->dollar)) {
+                op++; /* its items, one by one */
+                continue;
+            }
+            /* what walking the run's items writes, written at once */
+            ctx->node = op->n;
+            ctx->steps += run->steps - 1;
+            if ((rc = check_limits(ctx)) != WH_OK)
+                return rc;
+            if (run->note != NULL && ctx->out == ctx->runs_out)
+                note_run(ctx, run);
+            out_append(ctx->out, run->text, run->len);
+            op = prog + op->jump;
+            continue;
+        }
+        case OP_ACTION:
+            ctx->node = op->n;
+            if ((rc = check_limits(ctx)) != WH_OK || (rc = walk_action(ctx, fr, op->n)) != WH_OK)
+                return rc;
+            op++;
+            continue;
+        case OP_IF: {
+            const tm_node *n = op->n, *branch;
+            ctx->node = n;
+            if ((rc = check_limits(ctx)) != WH_OK)
+                return rc;
+            marks[sp] = ctx->nvars;
+            if ((rc = eval_pipeline(ctx, fr, n->u.branch.pipe, &val)) != WH_OK)
+                return rc;
+            if (tm_truth(&val)) {
+                branch = n->u.branch.list;
+                op++;
+            } else {
+                branch = n->u.branch.else_list;
+                op = prog + op->jump;
+            }
+            if (branch == NULL) {
+                ctx->nvars = marks[sp];
+                continue;
+            }
+            sp++;
+            ctx->node = branch; /* walk(branch): the list's own step */
+            if ((rc = check_limits(ctx)) != WH_OK)
+                return rc;
+            continue;
+        }
+        case OP_ENDIF:
+            ctx->nvars = marks[--sp];
+            op++;
+            continue;
+        case OP_ENDIF_JUMP:
+            ctx->nvars = marks[--sp];
+            op = prog + op->jump;
+            continue;
+        case OP_NODE:
+            if ((rc = walk(ctx, fr, op->n)) != WH_OK)
+                return rc;
+            op++;
+            continue;
+        default:
+            return WH_OK;
+        }
+    }
+}
+
 static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n)
 {
     wh_code rc;
@@ -1265,25 +1546,8 @@ static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n)
     if ((rc = check_limits(ctx)) != WH_OK)
         return rc;
     switch (n->kind) {
-    case N_ACTION: {
-        const tm_node *pipe = n->u.branch.pipe;
-        const tm_kpipe *k = pipe->u.pipe.konst;
-        wh_tmpl_value val;
-        if (k != NULL && k->printed != NULL && pipe->u.pipe.ndecl == 0 && kpipe_holds(ctx, fr, k))
-            return out_append(ctx->out, k->printed, k->printed_len); /* what printing its value gives */
-        if ((rc = eval_pipeline(ctx, fr, n->u.branch.pipe, &val)) != WH_OK)
-            return rc;
-        if (n->u.branch.pipe->u.pipe.ndecl == 0) {
-            ctx->node = n;
-            if (val.kind == WH_TMPL_STRING && (val.type == NULL || val.type->format == NULL))
-                rc = out_append(ctx->out, val.u.s, val.len);
-            else
-                rc = tm_print_value(ctx, &val, ctx->out, 1);
-            if (rc != WH_OK)
-                return located(ctx, rc);
-        }
-        return WH_OK;
-    }
+    case N_ACTION:
+        return walk_action(ctx, fr, n);
     case N_BREAK:
         return TM_BREAK;
     case N_CONTINUE:
@@ -1294,6 +1558,8 @@ static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n)
     case N_WITH:
         return walk_if_with(ctx, fr, n);
     case N_LIST:
+        if (n->u.list.prog != NULL)
+            return run_prog(ctx, fr, n->u.list.prog);
         for (i = 0; i < n->u.list.n; i++) {
             const tm_node *item = n->u.list.items[i];
             const tm_run *run = n->u.list.runs != NULL ? &n->u.list.runs[i] : NULL;
@@ -1815,9 +2081,13 @@ static void fold_list_runs(tm_node *n, void *arg)
     wh_buf_free(&text);
 }
 
+static void compile_list(wh_tmpl_set *set, tm_node *list);
+
 void tm_fold_runs(wh_tmpl_set *set, tm_node *root)
 {
     tm_node_walk(root, fold_list_runs, set);
+    if (root->kind == N_LIST)
+        compile_list(set, root);
 }
 
 struct annotate {
@@ -1868,6 +2138,7 @@ typedef struct memo_scan {
     const tm_node **nodes;
     size_t n, cap;
     int dot, dollar, calls;
+    const char *var; /* the one variable other than `$` read (it takes `.`'s place in the memo's key) */
 } memo_scan;
 
 static int memo_commands(memo_scan *m, const tm_node *pipe);
@@ -1914,9 +2185,18 @@ static int memo_operand(memo_scan *m, const tm_node *n)
         wh_buf_putc(&m->key, 'F');
         memo_idents(m, n->u.field.idents, n->u.field.n);
         return 1;
-    case N_VARIABLE: /* `$` is the one variable no template can set */
-        if (n->u.field.idents[0] != tm_dollar)
-            return 0;
+    case N_VARIABLE:
+        if (n->u.field.idents[0] != tm_dollar) {
+            /* another variable: a template can set it, so its value is part
+             * of the memo's key (in `.`'s place: the commands must not read
+             * `.` too), as `.` is (`structToJSON $p` twice in a range) */
+            if (m->var != NULL && m->var != n->u.field.idents[0])
+                return 0;
+            m->var = n->u.field.idents[0];
+            wh_buf_printf(&m->key, "V%s", m->var);
+            memo_idents(m, n->u.field.idents + 1, n->u.field.n - 1);
+            return 1;
+        }
         m->dollar = 1;
         wh_buf_putc(&m->key, '$');
         memo_idents(m, n->u.field.idents + 1, n->u.field.n - 1);
@@ -2018,12 +2298,13 @@ static void memo_pipe(tm_node *n, void *arg)
         return;
     memset(&m, 0, sizeof(m));
     n->u.pipe.memo = NULL;
-    if (memo_commands(&m, n) && m.calls > 0) {
+    if (memo_commands(&m, n) && m.calls > 0 && !(m.var != NULL && m.dot)) {
         memo = tm_alloc(&set->arena, sizeof(*memo));
         memo->id = memo_intern(set, &m.key);
         set->memo_uses[memo->id]++;
         memo->dot = (uint8_t)m.dot;
         memo->dollar = (uint8_t)m.dollar;
+        memo->var = m.var;
         memo->shared = 0; /* tm_memo_share decides */
         memo->nnodes = (uint32_t)m.n;
         memo->nodes = tm_alloc(&set->arena, m.n * sizeof(*memo->nodes));
@@ -2123,7 +2404,7 @@ static void compile_call(wh_tmpl_set *set, tm_node *cmd, int final)
     tm_ccall *c;
 
     cmd->u.cmd.call = NULL;
-    if (fn == NULL || fn->special != FN_PLAIN || numin > 16)
+    if (fn == NULL || numin > 16)
         return;
     if (fn->variadic ? numin + 1 < fn->nparams : numin != fn->nparams)
         return; /* the render reports the count */
@@ -2162,14 +2443,135 @@ static void compile_call(wh_tmpl_set *set, tm_node *cmd, int final)
             break;
         }
     }
+    for (i = 0; fn->special != FN_PLAIN && i < nargs; i++)
+        if (c->args[i].op == TM_A_NODE)
+            return; /* and/or: run_flat's, whose operands are all compiled */
     cmd->u.cmd.call = c;
+}
+
+/* A chain on `.` gets the slot of chains written so (eval_slot_chain). */
+static void slot_field(wh_tmpl_set *set, tm_node *n)
+{
+    wh_buf key = WH_BUF_INIT;
+
+    wh_buf_puts(&key, "field:");
+    for (size_t i = 0; i < n->u.field.n; i++)
+        wh_buf_printf(&key, ".%s", n->u.field.idents[i]);
+    n->u.field.slot = memo_intern(set, &key) + 1;
+    wh_buf_free(&key);
 }
 
 static void compile_node(tm_node *n, void *arg)
 {
-    if (n->kind == N_PIPE)
-        for (size_t i = 0; i < n->u.pipe.ncmds; i++)
-            compile_call(arg, n->u.pipe.cmds[i], i > 0);
+    if (n->kind == N_FIELD && n->u.field.n > 0)
+        slot_field(arg, n);
+    if (n->kind != N_PIPE)
+        return;
+    n->u.pipe.flat = n->u.pipe.ncmds > 0;
+    for (size_t i = 0; i < n->u.pipe.ncmds; i++) {
+        const tm_ccall *c;
+        compile_call(arg, n->u.pipe.cmds[i], i > 0);
+        if ((c = n->u.pipe.cmds[i]->u.cmd.call) == NULL)
+            n->u.pipe.flat = 0;
+        for (size_t j = 0; c != NULL && j < c->nargs; j++)
+            if (c->args[j].op == TM_A_NODE)
+                n->u.pipe.flat = 0;
+    }
+}
+
+/* ---- compiling lists into flat programs (struct tm_op) ---- */
+
+typedef struct prog_builder {
+    struct tm_op *ops;
+    size_t n, cap;
+    unsigned ifs; /* ifs open inline */
+} prog_builder;
+
+static size_t emit(prog_builder *b, uint8_t op, const tm_node *n, const void *p)
+{
+    WH_GROW(b->ops, b->n, b->cap, 64);
+    b->ops[b->n] = (struct tm_op){op, 0, n, p};
+    return b->n++;
+}
+
+/* Emit the ops of a list's items: each item's ops start at at[i]; a run's
+ * op jumps to where the item after it starts. */
+static void compile_items(wh_tmpl_set *set, prog_builder *b, tm_node *list)
+{
+    size_t nitems = list->u.list.n, *at = wh_calloc(nitems + 1, sizeof(*at)), i;
+    const tm_run *runs = list->u.list.runs;
+
+    for (i = 0; i < nitems; i++) {
+        tm_node *item = list->u.list.items[i];
+        at[i] = b->n;
+        if (runs != NULL && runs[i].end != 0)
+            emit(b, OP_RUN, list->u.list.items[runs[i].end - 1], &runs[i]);
+        switch (item->kind) {
+        case N_TEXT:
+            emit(b, OP_TEXT, item, item->u.text.s);
+            break;
+        case N_ACTION:
+            emit(b, OP_ACTION, item, NULL);
+            break;
+        case N_IF:
+            if (b->ifs < TM_PROG_MAX_IFS) {
+                size_t at_if = emit(b, OP_IF, item, NULL), at_jump;
+                b->ifs++;
+                compile_items(set, b, item->u.branch.list);
+                if (item->u.branch.else_list != NULL) {
+                    at_jump = emit(b, OP_ENDIF_JUMP, item, NULL);
+                    b->ops[at_if].jump = (uint32_t)b->n;
+                    compile_items(set, b, item->u.branch.else_list);
+                    emit(b, OP_ENDIF, item, NULL);
+                    b->ops[at_jump].jump = (uint32_t)b->n;
+                } else {
+                    emit(b, OP_ENDIF, item, NULL);
+                    b->ops[at_if].jump = (uint32_t)b->n;
+                }
+                b->ifs--;
+                break;
+            }
+            __attribute__((fallthrough)); /* walked, its branches with programs of their own */
+        default:
+            emit(b, OP_NODE, item, NULL);
+            if (item->kind == N_IF || item->kind == N_WITH || item->kind == N_RANGE) {
+                compile_list(set, item->u.branch.list);
+                if (item->u.branch.else_list != NULL)
+                    compile_list(set, item->u.branch.else_list);
+            }
+            break;
+        }
+    }
+    at[nitems] = b->n;
+    for (i = 0; i < nitems; i++)
+        if (runs != NULL && runs[i].end != 0)
+            b->ops[at[i]].jump = (uint32_t)at[runs[i].end];
+    free(at);
+}
+
+/* A list's program, replacing the one an earlier fold made (its OP_END's
+ * jump is its slot in set->progs). */
+static void compile_list(wh_tmpl_set *set, tm_node *list)
+{
+    prog_builder b = {NULL, 0, 0, 0};
+    const struct tm_op *old = list->u.list.prog;
+    size_t slot, end;
+
+    compile_items(set, &b, list);
+    end = emit(&b, OP_END, list, NULL);
+    b.ops = wh_realloc(b.ops, b.n * sizeof(*b.ops));
+    if (old != NULL) {
+        while (old->op != OP_END)
+            old++;
+        slot = old->jump;
+        free(set->progs[slot]);
+    } else {
+        WH_GROW(set->progs, set->nprogs, set->capprogs, 16);
+        slot = set->nprogs++;
+    }
+    b.ops[end].jump = (uint32_t)slot;
+    set->progs[slot] = b.ops;
+    list->u.list.prog = b.ops;
 }
 
 void tm_compile_calls(wh_tmpl_set *set, tm_node *root)

@@ -55,6 +55,9 @@ void wh_tmpl_set_free(wh_tmpl_set *set)
     for (size_t i = 0; i < set->nnotes; i++)
         set->release_note(set->notes[i]);
     free(set->notes);
+    for (size_t i = 0; i < set->nprogs; i++)
+        free(set->progs[i]);
+    free(set->progs);
     tm_arena_free(&set->arena);
     if (set->ctype != (locale_t)0)
         freelocale(set->ctype);

@@ -87,6 +87,7 @@ typedef struct tm_run {
 typedef struct tm_memo {
     uint32_t id;
     uint8_t dot, dollar; /* whether the commands read `.` / `$` */
+    const char *var;     /* the one other variable they read (interned name; NULL: none), keyed as `.` is */
     uint8_t shared;      /* another pipeline of the set is written alike (tm_memo_share) */
     uint32_t nnodes;
     const struct tm_node **nodes;
@@ -153,7 +154,8 @@ struct tm_node {
         struct {
             tm_node **items;
             size_t n;
-            const tm_run *runs; /* per item (NULL: none) */
+            const tm_run *runs;       /* per item (NULL: none) */
+            const struct tm_op *prog; /* the items as one flat program (tm_fold_runs; NULL: none) */
         } list;
         struct {
             const char *s;
@@ -170,6 +172,7 @@ struct tm_node {
         } tmpl;
         struct {
             int is_assign;
+            uint8_t flat;   /* every command a compiled call over compiled operands (tm_compile_calls) */
             tm_node **decl; /* N_VARIABLE */
             size_t ndecl;
             tm_node **cmds; /* N_COMMAND */
@@ -186,6 +189,7 @@ struct tm_node {
             const char **idents; /* N_FIELD: without dots; N_VARIABLE: idents[0] = "$x" */
             size_t n;
             const tm_konst *konst; /* the chain's value on a const field's receiver (NULL: none) */
+            uint32_t slot;         /* N_FIELD: 1 + the render memo's slot for its value (tm_compile_calls; 0: none) */
         } field;
         struct {
             tm_node *base;
@@ -263,6 +267,8 @@ struct wh_tmpl_set {
     const void **notes;            /* wh_tmpl_set_annotate_runs's, released with the set */
     size_t nnotes, capnotes;
     void (*release_note)(const void *note);
+    struct tm_op **progs; /* the lists' flat programs (tm_fold_runs), malloc'd: a refold replaces them */
+    size_t nprogs, capprogs;
 };
 
 const tm_func *tm_find_func(const wh_tmpl_set *set, const char *name, size_t len);
@@ -410,7 +416,8 @@ void tm_fold_const_fields(wh_tmpl_set *set, tm_node *root);
  * constants (WH_TMPL_FN_PURE; their konst, in the set's arena). */
 void tm_fold_pipes(wh_tmpl_set *set, tm_node *root);
 /* Find the runs of items under `root` whose walk needs no render (their
- * output computed now, in the set's arena; after tm_fold_pipes). */
+ * output computed now, in the set's arena; after tm_fold_pipes), and lay
+ * the lists under it out as flat programs (struct tm_op, exec.c). */
 void tm_fold_runs(wh_tmpl_set *set, tm_node *root);
 /* Mark the pipelines under `root` that a render may compute once for each
  * `.` and `$` (their memo, in the set's arena; ids interned in the set). */

@@ -88,6 +88,7 @@ int main(int argc, char **argv)
         memset(&in, 0, sizeof(in));
         in.rev = rev;
         in.pod = pod;
+        wh_json_mold_copies_begin(); /* as wh_inject_pod does */
         if (wh_inject_render(&in, &r, &err) != WH_OK) {
             fprintf(stderr, "render: %s\n", wh_err_msg(&err));
             json_decref(review);
@@ -98,6 +99,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "shape: %s\n", wh_err_msg(&err));
             goto out;
         }
+        wh_json_mold_copies_end();
         t0 = bench_cpu_now(), stage[S_SHAPE] += t0 - t, t = t0;
         if (wh_inject_apply_overlays(r.merge_pod, leaves, r.overlays, (const char *const *)r.names, shaped, r.native,
                                      wh_inject_revision_release(rev), &merged, &tmpl, &err) != WH_OK ||

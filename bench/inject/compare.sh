@@ -16,6 +16,8 @@
 #     into the kernel, TLS, h2o and webhookd's own code with its libraries),
 #     16 requests pipelined on one connection (served back to back) and under
 #     wrk (8 connections).
+#   - what a revision costs to hold and to load (memory.sh: RSS with 1 and 3
+#     master revisions, load Ir per revision), beside BASE_BUILD's when set.
 # Everything on CPU ${CPU:-1} with taskset.  Prints a Markdown table; the
 # hello and /healthz µs are medians of ROUNDS (default 3) interleaved rounds.
 set -euo pipefail
@@ -204,3 +206,6 @@ cat <<EOF
 | one connection, 16 requests pipelined (served back to back) | /healthz ${hz_pipe} µs; hello ${hi_pipe} µs ($(ratio "$hi_pipe" "$hz_pipe") /healthz) | — |
 | the same under wrk (8 connections) | /healthz ${hz_wrk} µs; hello ${hi_wrk} µs ($(ratio "$hi_wrk" "$hz_wrk") /healthz); big ${bi_wrk} µs | — |
 EOF
+echo
+# shellcheck disable=SC2086 # BASE_BUILD: one optional word
+"$here/memory.sh" "$build" ${BASE_BUILD:-}

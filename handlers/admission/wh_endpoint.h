@@ -37,7 +37,12 @@ typedef enum wh_http_client_cert {
 typedef struct wh_http_request {
     const char *method; /* "POST", "GET", ... (NUL-terminated) */
     const char *path;   /* path without query string, e.g. "/inject/rev/1-24/cluster/c1" (NUL-terminated) */
-    size_t path_len;
+    size_t path_len;    /* (percent-escapes decoded, as Go's r.URL.Path) */
+    /* The path as the client sent it (escapes kept, no query), or NULL: then
+     * `path` is routed as it is.  The server routes on it as istiod's Go
+     * ServeMux does (server/wh_server_router.c: canonical_path). */
+    const char *raw_path;
+    size_t raw_path_len;
     const char *prefix; /* the route prefix that matched, e.g. "/inject" */
     const char *query;  /* after '?', or NULL */
     size_t query_len;
@@ -55,6 +60,7 @@ typedef struct wh_http_response {
     const char *content_type; /* static string; "application/json" when NULL */
     const char *allow;        /* static string for the Allow header (405), or NULL */
     wh_buf body;              /* owned by the response; server frees it */
+    wh_buf location;          /* the Location header of a redirect (301), when len != 0; the server frees it */
 } wh_http_response;
 
 typedef struct wh_endpoint wh_endpoint;

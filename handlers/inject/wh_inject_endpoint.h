@@ -17,7 +17,7 @@
 #define WH_INJECT_SETTINGS_FLAGS(X)                                                                                    \
     X("native-sidecars", 0,                                                                                            \
       "istiod's ENABLE_NATIVE_SIDECARS: true, false or auto (the default: on when every node's kubelet is 1.33 or "    \
-      "newer, read from the API server; kube-inject knows no nodes and treats auto as true)")                          \
+      "newer, read from the API server; kube-inject, like istioctl on files, reads no nodes: auto is false there)")    \
     X("compliance-policy", 0, "istiod's COMPLIANCE_POLICY (e.g. fips-140-3)")                                          \
     X("platform", 0,                                                                                                   \
       "istiod's PLATFORM for the revisions whose values.global.platform names none (openshift: the webhook takes the " \

@@ -57,11 +57,16 @@ wh_code wh_inject_pod(const wh_inject_pod_request *req, wh_inject_pod_result *re
     in.deploy = req->deploy;
     in.proxyconfigs = req->proxyconfigs;
     in.kube_inject = req->kube_inject;
+    /* the copies of constant YAML the render makes, remembered until shape
+     * has walked them (nothing edits them in between) */
+    wh_json_mold_copies_begin();
     if ((rc = wh_inject_render(&in, &r, err)) != WH_OK) {
         wh_err_prefix(err, "%s", TEMPLATE_PREFIX); /* "failed to run injection template: <why>" */
         goto out;
     }
-    if ((rc = wh_inject_shape_overlays(r.overlays, (const char *const *)r.names, &shaped, err)) != WH_OK) {
+    rc = wh_inject_shape_overlays(r.overlays, (const char *const *)r.names, &shaped, err);
+    wh_json_mold_copies_end();
+    if (rc != WH_OK) {
         wh_err_prefix(err, "%s", TEMPLATE_PREFIX);
         goto out;
     }
@@ -79,6 +84,7 @@ wh_code wh_inject_pod(const wh_inject_pod_request *req, wh_inject_pod_result *re
     res->final = merged;
     merged = NULL;
 out:
+    wh_json_mold_copies_end(); /* (after a failed render) */
     free(shaped);
     wh_inject_go_leaves_free(leaves);
     wh_json_arena_drop(merged);

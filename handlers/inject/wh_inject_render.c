@@ -221,16 +221,16 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
     /* template data */
     revision = in->revision != NULL ? in->revision : rev->name;
     out->revision = wh_strdup(revision[0] ? revision : "default");
-    {
-        const json_t *image = json_object_get(pc, "image");
-        const char *type = wh_inject_jstr(image, "imageType");
-        proxy_image = wh_inject_image(rev->values, "proxy",
-                                      image == NULL ? NULL
-                                      : type        ? type
-                                                    : "",
-                                      annotations, &rev->release);
+    if (wh_inject_jstr(annotations, "sidecar.istio.io/proxyImageType") == NULL) { /* the revision's, from its load */
+        data.proxy_init_image = rev->proxy_init_image;
+        if (pc == rev->webhook_pc)
+            data.proxy_image = rev->proxy_image;
     }
-    init_image = wh_inject_image(rev->values, "proxy_init", NULL, annotations, &rev->release);
+    if (data.proxy_image == NULL)
+        data.proxy_image = proxy_image = wh_inject_proxy_image(rev->values, pc, annotations, &rev->release);
+    if (data.proxy_init_image == NULL)
+        data.proxy_init_image = init_image =
+            wh_inject_image(rev->values, "proxy_init", NULL, annotations, &rev->release);
     data.type_api_version = owner.api_version;
     data.type_kind = owner.kind;
     data.deploy_name = owner.name;
@@ -244,8 +244,6 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
     data.values = rev->values;
     data.revision = revision;
     data.native = native_global;
-    data.proxy_image = proxy_image;
-    data.proxy_init_image = init_image;
     data.proxy_uid = out->proxy_uid;
     data.proxy_gid = out->proxy_gid;
     data.inbound_mode = wh_inject_inbound_mode(rev->mesh);

@@ -5,6 +5,7 @@
  * previous injection, and the list of templates to render.
  */
 #include "wh_inject_render_int.h"
+#include "wh_inject_render_funcs.h"
 
 #include "wh_go.h"
 #include "wh_inject_pod.h"
@@ -196,6 +197,22 @@ char *wh_inject_image(const json_t *values, const char *name_key, const char *im
     return wh_buf_steal(&b, NULL);
 }
 
+char *wh_inject_proxy_image(const json_t *values, const json_t *pc, const json_t *annotations,
+                            const wh_inject_release *release)
+{
+    const json_t *image = json_object_get(pc, "image");
+    const char *type = wh_inject_jstr(image, "imageType");
+
+    return wh_inject_image(values, "proxy", image == NULL ? NULL : type ? type : "", annotations, release);
+}
+
+void wh_inject_revision_images(const json_t *values, const json_t *pc, const wh_inject_release *release,
+                               char **proxy_image, char **proxy_init_image)
+{
+    *proxy_image = wh_inject_proxy_image(values, pc, NULL, release);
+    *proxy_init_image = wh_inject_image(values, "proxy_init", NULL, NULL, release);
+}
+
 /* The largest id of "start/size" or "start-end" (first block of a comma
  * list); -1 when it does not parse. */
 static long long range_max(const char *s)
@@ -356,7 +373,7 @@ wh_code wh_inject_select_templates(const wh_inject_revision *rev, const json_t *
     }
     json_array_foreach(res, i, n)
     {
-        if (wh_inject_revision_template(rev, json_string_value(n)) == NULL) {
+        if (!wh_inject_revision_has_template(rev, json_string_value(n))) {
             wh_buf have = WH_BUF_INIT;
             size_t k;
             json_t *t;

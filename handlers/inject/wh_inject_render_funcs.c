@@ -756,6 +756,7 @@ static void image_tag_digest(const char *image, char *tag, size_t ts, char *dige
 static wh_code fn_otel(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tmpl_value *out)
 {
     const json_t *mesh = wh_inject_host_json(&a[0], NULL), *p;
+    json_t *providers = json_object_get(mesh, "extensionProviders"); /* once: json_array_foreach reads it per item */
     json_t *ann = NULL, *labels = NULL;
     wh_buf *b = wh_tmpl_tmpbuf(ctx);
     size_t i;
@@ -765,7 +766,7 @@ static wh_code fn_otel(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh_tm
     long nc = wh_tmpl_len(&a[4]);
     wh_code rc;
 
-    json_array_foreach(json_object_get(mesh, "extensionProviders"), i, p)
+    json_array_foreach(providers, i, p)
     {
         const char *e = wh_inject_jstr(json_object_get(p, "opentelemetry"), "serviceAttributeEnrichment");
         if (e && strcmp(e, "OTEL_SEMANTIC_CONVENTIONS") == 0)

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "wh_tmpl.h"
+#include "wh_inject_release.h"
 
 extern const wh_tmpl_func wh_inject_funcs[];
 extern const size_t wh_inject_nfuncs;
@@ -23,6 +24,12 @@ extern const size_t wh_inject_nfuncs;
  * (wh_inject_revision_template_pc). */
 wh_code wh_inject_bind_values(wh_tmpl_set *set, const json_t *values, const json_t *mesh, const json_t *pc,
                               wh_err *err);
+/* `.ProxyImage` and `.ProxyInitImage` (malloc'd) of every pod whose proxy
+ * config is `pc` and that has no sidecar.istio.io/proxyImageType
+ * annotation: what a revision computes once, at load, for its webhook_pc
+ * (wh_inject_render_derive.c). */
+void wh_inject_revision_images(const json_t *values, const json_t *pc, const wh_inject_release *release,
+                               char **proxy_image, char **proxy_init_image);
 /* What `.InboundTrafficPolicyMode` gives for a mesh config. */
 const char *wh_inject_inbound_mode(const json_t *mesh);
 

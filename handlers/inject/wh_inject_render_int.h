@@ -37,6 +37,9 @@ void wh_inject_owner_clear(wh_inject_owner *o);
  * WH_REL_VARIANT_FILLS_EMPTY_IMAGE_TYPE). */
 char *wh_inject_image(const json_t *values, const char *name_key, const char *image_type, const json_t *annotations,
                       const wh_inject_release *release);
+/* ProxyImage for a pod whose effective proxy config is `pc`. */
+char *wh_inject_proxy_image(const json_t *values, const json_t *pc, const json_t *annotations,
+                            const wh_inject_release *release);
 /* OpenShift UID/GID from a Namespace object (3.2.5). */
 void wh_inject_openshift_ids(const json_t *ns, long long *uid, long long *gid);
 /* 3.1 step 4: a copy of `pod` with a previous injection removed. */

@@ -19,6 +19,7 @@
 #define WH_INJECT_REVISION_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
@@ -52,17 +53,30 @@ int wh_inject_revision_status_port(const wh_inject_revision *rev);
 const wh_inject_release *wh_inject_revision_release(const wh_inject_revision *rev);
 
 /* Inside handlers/inject: the revision's parsed files, for the stages. */
-/* A revision's templates, each parsed into its own set (wh_inject_revision_load.c). */
+/* A revision's templates, each parsed into its own set (wh_inject_revision_load.c).
+ * The sets of the revision's defaultTemplates are made at load; the others
+ * (gateway, waypoint, ... templates most revisions' pods never use) only
+ * had their text parsed there, to refuse a broken config, and are made on
+ * their first render: a revision pays memory for the templates it renders.
+ * Either way a set is made once the revision's JSON is immortal
+ * (wh_json_freeze), so every set goes before the thaw. */
 struct tmpl_entry {
     char *name;
-    wh_tmpl_set *set;
-    wh_tmpl_set *set_pc; /* the same, `.ProxyConfig` bound to webhook_pc: for pods that change nothing of it */
+    const json_t *text; /* the template's text: a string in the revision's config */
+    /* NULL until made (then never changed): read with acquire, made under the table's lock */
+    _Atomic(wh_tmpl_set *) set;
+    _Atomic(wh_tmpl_set *) set_pc; /* the same, `.ProxyConfig` bound to webhook_pc: for pods that change nothing
+                                    * of it */
 };
 
-/* The parsed templates, sorted by name. */
+/* The parsed templates, sorted by name, and how the loader makes a set:
+ * `make` (wh_inject_revision_load.c; pc: bound to webhook_pc) returns NULL
+ * only where the engine itself fails (the text parsed at load). */
 struct wh_inject_tmpls {
     size_t n;
     struct tmpl_entry *e;
+    pthread_mutex_t make_mu;
+    wh_tmpl_set *(*make)(const struct wh_inject_revision *rev, const struct tmpl_entry *e, int pc);
 };
 
 struct wh_inject_revision {
@@ -82,6 +96,8 @@ struct wh_inject_revision {
     json_t *webhook_pc;                /* what /inject starts a pod's proxy config from
                                         * (wh_inject_webhook_proxy_config): mesh.defaultConfig itself
                                         * unless that has zero-valued fields */
+    char *proxy_image;                 /* .ProxyImage / .ProxyInitImage of a pod whose proxy config is webhook_pc */
+    char *proxy_init_image;            /* and that has no proxyImageType annotation: computed at load */
     json_t *template_names;            /* sorted array of the names in `templates` */
     struct wh_inject_tmpls *templates; /* every template parsed, each its own set */
     wh_inject_release release;         /* the Istio release whose behaviour applies */
@@ -90,11 +106,12 @@ struct wh_inject_revision {
     wh_json_frozen *frozen;
 };
 
-/* The parsed template `name` of a revision, or NULL. */
-const wh_tmpl_set *wh_inject_revision_template(const wh_inject_revision *rev, const char *name);
-/* The same template for a render whose proxy config is `pc`: where pc is
- * the revision's own webhook_pc, the set that computed what depends only on
- * it at load. */
+/* Whether the revision has a template `name` (no set is made). */
+int wh_inject_revision_has_template(const wh_inject_revision *rev, const char *name);
+/* The parsed template `name` for a render whose proxy config is `pc`: where
+ * pc is the revision's own webhook_pc, the set that computed what depends
+ * only on it when it was made.  Made now if this is its first use; NULL: no
+ * such template, or the engine failed to make its set. */
 const wh_tmpl_set *wh_inject_revision_template_pc(const wh_inject_revision *rev, const char *name, const json_t *pc);
 
 /* ------------------------------------------------------------------------ */

@@ -3,7 +3,8 @@
  * `config`, `values` and `mesh` files: the config's fields checked, values
  * read as JSON (or YAML), its Istio release detected, the mesh applied onto
  * that release's defaults and every template parsed as istiod does, against
- * Sprig and Istio's template functions.  Those functions belong to the render
+ * Sprig and Istio's template functions (the defaultTemplates' sets made now,
+ * the others' on first use: make_late).  Those functions belong to the render
  * stage (wh_inject_render_funcs.h), so loading sits above the stages while a
  * loaded revision (wh_inject_revision.h) sits below them.
  */
@@ -26,8 +27,19 @@ static int cmp_entry(const void *a, const void *b)
     return strcmp(((const struct tmpl_entry *)a)->name, ((const struct tmpl_entry *)b)->name);
 }
 
+/* Whether `name` is one of the revision's defaultTemplates. */
+static int is_default_template(const wh_inject_revision *rev, const char *name)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(rev->default_templates, i, v) if (strcmp(json_string_value(v), name) == 0) return 1;
+    return 0;
+}
+
 /* One template's set, bound to the revision's constants (and to proxy
- * config `pc`, when not NULL: wh_inject_bind_values). */
+ * config `pc`, when not NULL: wh_inject_bind_values) before its text is
+ * parsed, so the parse folds what they decide once. */
 static wh_code load_template(const wh_inject_revision *rev, const char *name, const json_t *text, const json_t *pc,
                              wh_tmpl_set **set, wh_err *err)
 {
@@ -36,11 +48,30 @@ static wh_code load_template(const wh_inject_revision *rev, const char *name, co
     if ((*set = wh_tmpl_set_new(WH_TMPL_SPRIG)) == NULL) /* a bug in a built-in function table */
         return wh_err_set(err, WH_E_INTERNAL, "config: template \"%s\": the engine's built-in functions do not load",
                           name);
-    if ((rc = wh_tmpl_set_funcs(*set, wh_inject_funcs, wh_inject_nfuncs, err)) != WH_OK)
+    if ((rc = wh_tmpl_set_funcs(*set, wh_inject_funcs, wh_inject_nfuncs, err)) != WH_OK ||
+        (rc = wh_inject_bind_values(*set, rev->values, rev->mesh, pc, err)) != WH_OK)
         return rc;
     if ((rc = wh_tmpl_parse(*set, "inject", json_string_value(text), json_string_length(text), err)) != WH_OK)
         return wh_err_prefix(err, "config: template \"%s\"", name);
-    return wh_inject_bind_values(*set, rev->values, rev->mesh, pc, err);
+    return WH_OK;
+}
+
+/* A template's text parsed as load_template parses it (Go's syntax, the
+ * functions known), the tree then dropped: what refuses a broken template
+ * whose set is made on first use. */
+static wh_code check_template(const char *name, const json_t *text, wh_err *err)
+{
+    wh_tmpl_set *set = wh_tmpl_set_new(WH_TMPL_SPRIG | WH_TMPL_NO_FOLD);
+    wh_code rc;
+
+    if (set == NULL)
+        return wh_err_set(err, WH_E_INTERNAL, "config: template \"%s\": the engine's built-in functions do not load",
+                          name);
+    if ((rc = wh_tmpl_set_funcs(set, wh_inject_funcs, wh_inject_nfuncs, err)) == WH_OK &&
+        (rc = wh_tmpl_parse(set, "inject", json_string_value(text), json_string_length(text), err)) != WH_OK)
+        wh_err_prefix(err, "config: template \"%s\"", name);
+    wh_tmpl_set_free(set);
+    return rc;
 }
 
 /* A template's constant texts as the YAML loader reads them (wh_tmpl_set_annotate_runs). */
@@ -55,8 +86,35 @@ static void yaml_pieces_free(const void *pieces)
     wh_yaml_pieces_free(pieces);
 }
 
-/* Parse every template as istiod does: each is its own template named
- * "inject" with Sprig and Istio's functions. */
+/* Entry `e`'s set (pc: bound to webhook_pc) with the YAML of its constant
+ * text read once (wh_inject_render.c hands it to the loader). */
+static wh_code make_set(const wh_inject_revision *rev, const struct tmpl_entry *e, int pc, wh_tmpl_set **set,
+                        wh_err *err)
+{
+    wh_code rc;
+
+    if ((rc = load_template(rev, e->name, e->text, pc ? rev->webhook_pc : NULL, set, err)) != WH_OK) {
+        wh_tmpl_set_free(*set);
+        *set = NULL;
+        return rc;
+    }
+    wh_tmpl_set_annotate_runs(*set, yaml_pieces_new, NULL, yaml_pieces_free);
+    return WH_OK;
+}
+
+/* wh_inject_tmpls.make: a set on its first use (its text parsed at load). */
+static wh_tmpl_set *make_late(const wh_inject_revision *rev, const struct tmpl_entry *e, int pc)
+{
+    wh_tmpl_set *set;
+    wh_err err = {0};
+
+    return make_set(rev, e, pc, &set, &err) == WH_OK ? set : NULL;
+}
+
+/* Read the config's templates: each is its own template named "inject" with
+ * Sprig and Istio's functions, as istiod parses them.  The sets are made
+ * later (make_default_sets, make_late); here each text not among the
+ * defaultTemplates is parsed to refuse a broken one now. */
 static wh_code parse_templates(wh_inject_revision *rev, const json_t *templates, wh_err *err)
 {
     tmpl_table *t = wh_calloc(1, sizeof(*t));
@@ -64,6 +122,8 @@ static wh_code parse_templates(wh_inject_revision *rev, const json_t *templates,
     json_t *text;
     wh_code rc;
 
+    pthread_mutex_init(&t->make_mu, NULL);
+    t->make = make_late;
     rev->templates = t;
     if (templates == NULL || json_is_null(templates))
         return WH_OK;
@@ -76,18 +136,36 @@ static wh_code parse_templates(wh_inject_revision *rev, const json_t *templates,
         if (!json_is_string(text))
             return wh_err_set(err, WH_E_INVALID, "config: template \"%s\" is not a string", name);
         e->name = wh_strdup(name);
+        e->text = text;
         t->n++;
-        /* twice: the second for renders whose proxy config is the revision's own */
-        if ((rc = load_template(rev, name, text, NULL, &e->set, err)) != WH_OK ||
-            (rc = load_template(rev, name, text, rev->webhook_pc, &e->set_pc, err)) != WH_OK)
+        if (!is_default_template(rev, name) && (rc = check_template(name, text, err)) != WH_OK)
             return rc;
-        /* the YAML of the template's constant text, read once (wh_inject_render.c hands it to the loader) */
-        wh_tmpl_set_annotate_runs(e->set, yaml_pieces_new, NULL, yaml_pieces_free);
-        wh_tmpl_set_annotate_runs(e->set_pc, yaml_pieces_new, NULL, yaml_pieces_free);
     }
     qsort(t->e, t->n, sizeof(*t->e), cmp_entry);
     for (size_t i = 0; i < t->n; i++) /* keys of a decoded object: UTF-8 */
         json_array_append_new(rev->template_names, json_string_nocheck(t->e[i].name));
+    return WH_OK;
+}
+
+/* The sets of the defaultTemplates, which nearly every pod renders: made at
+ * load (and a broken one refused), both of each (wh_inject_revision_template_pc). */
+static wh_code make_default_sets(wh_inject_revision *rev, wh_err *err)
+{
+    tmpl_table *t = rev->templates;
+    wh_tmpl_set *set;
+    wh_code rc;
+
+    for (size_t i = 0; i < t->n; i++) {
+        struct tmpl_entry *e = &t->e[i];
+        if (!is_default_template(rev, e->name))
+            continue;
+        if ((rc = make_set(rev, e, 0, &set, err)) != WH_OK)
+            return rc;
+        atomic_store(&e->set, set);
+        if ((rc = make_set(rev, e, 1, &set, err)) != WH_OK)
+            return rc;
+        atomic_store(&e->set_pc, set);
+    }
     return WH_OK;
 }
 
@@ -216,6 +294,7 @@ wh_code wh_inject_revision_load_release(const char *name, const char *config, si
         wh_inject_proxy_config_json(json_object_get(rev->mesh, "defaultConfig"), &rev->release, &pc_json);
         rev->default_pc_json = wh_buf_steal(&pc_json, NULL);
     }
+    wh_inject_revision_images(rev->values, rev->webhook_pc, &rev->release, &rev->proxy_image, &rev->proxy_init_image);
     if ((rc = parse_templates(rev, json_object_get(rev->config, "templates"), err)) != WH_OK)
         goto out;
     /* From now on requests share these without counting references (one
@@ -238,6 +317,8 @@ wh_code wh_inject_revision_load_release(const char *name, const char *config, si
                 goto out;
             }
     }
+    if ((rc = make_default_sets(rev, err)) != WH_OK)
+        goto out;
     *out = rev;
     rev = NULL;
     rc = WH_OK;

@@ -231,6 +231,16 @@ typedef struct wh_inject_go_leaves wh_inject_go_leaves;
  * list items (free with wh_inject_go_leaves_free), else NULL. */
 wh_code wh_inject_go_decode(json_t *value, const wh_inject_type *type, int drop, wh_inject_go_leaves **leaves,
                             wh_err *err);
+/* wh_inject_go_decode with `drop` and without leaves, for a value that may
+ * hold copies of molds (wh_json_mold_copy_of, common/wh_json_arena.h):
+ * the walk of a copy, as a struct of a type or a list of a field, is
+ * skipped when the walk of the mold's tree as such found nothing to drop
+ * and no error, which the first walk of a copy notes in the mold.  The
+ * caller keeps copies unedited between their making and this walk (the
+ * pipeline: render, then shape); WH_INJECT_SHAPE_CHECK=1 in the
+ * environment walks every skipped copy anyway and aborts when that walk is
+ * not clean (the tests set it, tests/CMakeLists.txt). */
+wh_code wh_inject_go_decode_molded(json_t *value, const wh_inject_type *type, wh_err *err);
 /* The items of `list`, a list of struct values inside the value that
  * produced `leaves`, that were stable leaves when it was checked: an array
  * of *n entries, entry i the item then at index i or NULL (not a stable

@@ -506,10 +506,13 @@ typedef struct decode_walk {
     wh_code rc;
     wh_err *err;
     wh_inject_go_leaves *leaves;
+    int molds;           /* copies of molds are looked up (wh_inject_go_decode_molded) */
+    size_t fails, drops; /* type errors met, keys dropped: what makes a walk not clean */
 } decode_walk;
 
 static int fail(decode_walk *w, const char *value, const wh_inject_type *owner, const check_path *p, const char *want)
 {
+    w->fails++;
     if (w->rc == WH_OK)
         w->rc = type_error(w->err, value, owner, p, want);
     return !w->drop; /* 1: stop walking */
@@ -629,6 +632,60 @@ static inline __attribute__((always_inline)) int flat_item(const json_t *elem, c
     return keeps && fills == 0;
 }
 
+static int walk_items(json_t *v, const wh_inject_field *f, const wh_inject_type *owner, const check_path *path,
+                      decode_walk *w);
+
+/* WH_INJECT_SHAPE_CHECK=1 (read before main; the tests set it): every copy
+ * of a mold that a walk skips as noted clean is walked as a copy of its own
+ * first, and a walk that is not clean aborts naming its type. */
+static int shape_check;
+__attribute__((constructor)) static void shape_check_read(void)
+{
+    const char *v = getenv("WH_INJECT_SHAPE_CHECK");
+    shape_check = v != NULL && v[0] == '1';
+}
+
+/* The walk of `v`, a copy of mold `m` (an object of `type`, or else a list
+ * of field `f` in an object of `owner`), in a walk that drops: skipped when
+ * the mold's tree was walked clean as such before (no type error, nothing
+ * dropped: the walk would change nothing and find nothing); else walked,
+ * and whether that walk was clean noted in the mold.  A walk's result is a
+ * function of the tree and its type alone (`up` only names the path in
+ * errors), and the caller of wh_inject_go_decode_molded edits no copy
+ * between its making and the walk. */
+static __attribute__((noinline)) int walk_copy(json_t *v, const wh_json_mold *m, const wh_inject_type *type,
+                                               const wh_inject_field *f, const wh_inject_type *owner,
+                                               const check_path *path, decode_walk *w)
+{
+    const void *key = type != NULL ? (const void *)type : (const void *)f;
+    size_t fails = w->fails, drops = w->drops;
+    unsigned bit;
+    int noted = wh_json_mold_note(m, key, &bit), stop, leaf = 0;
+
+    if (noted && bit) {
+        if (shape_check) {
+            json_t *copy = wh_inject_json_copy(v);
+            wh_err err;
+            decode_walk cw = {1, WH_OK, &err, NULL, 0, 0, 0};
+            if (type != NULL)
+                walk_object(copy, type, path, &cw, &leaf);
+            else
+                walk_items(copy, f, owner, path, &cw);
+            if (cw.fails != 0 || cw.drops != 0) {
+                fprintf(stderr, "wh_inject_go_decode_molded: a copy noted clean as %s is not\n",
+                        type != NULL ? type->name : f->name);
+                abort();
+            }
+            json_decref(copy);
+        }
+        return 0;
+    }
+    stop = type != NULL ? walk_object(v, type, path, w, &leaf) : walk_items(v, f, owner, path, w);
+    if (!noted)
+        wh_json_mold_set_note(m, key, w->fails == fails && w->drops == drops);
+    return stop;
+}
+
 /* The check of the items of list `v` of field `f` (a WH_K_LIST or WH_K_PLIST;
  * `path` names it), recording the stable leaves among them when the walk
  * wants them: one loop per kind, so that each item costs one test. */
@@ -655,8 +712,14 @@ static int walk_items(json_t *v, const wh_inject_field *f, const wh_inject_type 
             break;
         case JSON_OBJECT:
             if (type != NULL) {
-                if ((leaf = flat_item(elem, type, fills)) < 0 && ((leaf = 0), walk_object(elem, type, path, w, &leaf)))
+                const wh_json_mold *m;
+                if (w->molds && (m = wh_json_mold_copy_of(elem)) != NULL) { /* (not in a walk for leaves) */
+                    if (walk_copy(elem, m, type, NULL, owner, path, w))
+                        return 1;
+                } else if ((leaf = flat_item(elem, type, fills)) < 0 &&
+                           ((leaf = 0), walk_object(elem, type, path, w, &leaf))) {
                     return 1;
+                }
             } else if (f->kind == WH_K_PLIST && fail(w, "object", owner, path, want)) {
                 return 1;
             }
@@ -683,9 +746,13 @@ static __attribute__((noinline)) int walk_field(json_t *v, const wh_inject_field
                                                 const check_path *up, const char *key, decode_walk *w)
 {
     const check_path here = {up, key}, *path = &here;
+    const wh_json_mold *mold;
 
     if (json_is_null(v))
         return 0; /* a nil pointer, slice or map: every field takes it */
+    if (w->molds && (json_is_object(v) || json_is_array(v)) && (mold = wh_json_mold_copy_of(v)) != NULL &&
+        (f->kind == WH_K_OBJ ? json_is_object(v) : (f->kind == WH_K_LIST || f->kind == WH_K_PLIST) && json_is_array(v)))
+        return walk_copy(v, mold, f->kind == WH_K_OBJ ? f->type : NULL, f, owner, path, w);
     switch (f->kind) {
     case WH_K_STR:
         return json_is_string(v) ? 0 : fail(w, wh_go_json_kind(v), owner, path, "string");
@@ -760,8 +827,10 @@ static int walk_object(json_t *value, const wh_inject_type *type, const check_pa
         }
         if ((f = wh_inject_schema_fieldn_at(type, &at, key, len)) == NULL) {
             keeps = keeps && leaf_keeps(NULL, v);
-            if (w->drop && type->closed && key[0] != '$')
+            if (w->drop && type->closed && key[0] != '$') {
                 json_object_deln(value, key, len);
+                w->drops++;
+            }
             continue;
         }
         fills -= f->flags & WH_F_FILL;
@@ -790,10 +859,20 @@ static int walk_object(json_t *value, const wh_inject_type *type, const check_pa
     return stop;
 }
 
+wh_code wh_inject_go_decode_molded(json_t *value, const wh_inject_type *type, wh_err *err)
+{
+    decode_walk w = {1, WH_OK, err, NULL, 1, 0, 0};
+
+    if (!json_is_object(value))
+        return type_error(err, wh_go_json_kind(value), NULL, NULL, type->name);
+    walk_object(value, type, NULL, &w, NULL);
+    return w.rc;
+}
+
 wh_code wh_inject_go_decode(json_t *value, const wh_inject_type *type, int drop, wh_inject_go_leaves **leaves,
                             wh_err *err)
 {
-    decode_walk w = {drop, WH_OK, err, NULL};
+    decode_walk w = {drop, WH_OK, err, NULL, 0, 0, 0};
 
     if (leaves != NULL)
         *leaves = NULL;

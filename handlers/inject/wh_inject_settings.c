@@ -9,6 +9,7 @@
 #include "wh_alloc.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,26 +180,73 @@ const char *wh_inject_settings_compliance(const wh_inject_settings *s)
     return v != NULL ? v : "";
 }
 
-/* A kubelet version at least 1.33 (Kubernetes' generic version parse:
- * optional "v", at least major.minor, anything may follow). */
+/* A character of a go-version pre-release or metadata identifier. */
+static int version_ident_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '-' || c == '~';
+}
+
+/* Skip identifiers "C+('.'C+)*" from *p; 0 when the first is empty. */
+static int version_idents(const char **p, int first_may_be_empty)
+{
+    const char *q = *p;
+
+    if (!first_may_be_empty && !version_ident_char(*q))
+        return 0;
+    for (;;) {
+        while (version_ident_char(*q))
+            q++;
+        if (q[0] != '.' || !version_ident_char(q[1]))
+            break;
+        q++;
+    }
+    *p = q;
+    return 1;
+}
+
+/* istiod's DetectNativeSidecar reads a node's kubelet version with
+ * hashicorp/go-version's NewVersion (the whole text, no trimming: "v"?,
+ * dot-separated int64 segments, then optionally a pre-release starting with
+ * a letter, '-' or '~', then optionally "+metadata"; fewer than three
+ * segments are padded with 0) and compares only the second segment with 33:
+ * "v1.33.1-eks-1", "1.35.0+k3s1" and even "2.40" are eligible, "v2.0", "v1",
+ * "1.33.x" and anything malformed are not. */
 static int kubelet_eligible(const char *v)
 {
-    unsigned long major, minor;
-    char *end;
+    const char *p = v;
+    long long minor = 0;
+    int nseg = 0;
 
-    if (v == NULL)
+    if (p == NULL)
         return 0;
-    while (isspace((unsigned char)*v))
-        v++;
-    if (*v == 'v')
-        v++;
-    if (!isdigit((unsigned char)*v))
-        return 0;
-    major = strtoul(v, &end, 10);
-    if (*end != '.' || !isdigit((unsigned char)end[1]))
-        return 0;
-    minor = strtoul(end + 1, &end, 10);
-    return major > 1 || (major == 1 && minor >= 33);
+    if (*p == 'v')
+        p++;
+    for (;;) {
+        long long seg = 0;
+        if (!isdigit((unsigned char)*p))
+            return 0;
+        for (; isdigit((unsigned char)*p); p++) {
+            if (seg > (LLONG_MAX - (*p - '0')) / 10)
+                return 0; /* strconv.ParseInt: out of range */
+            seg = seg * 10 + (*p - '0');
+        }
+        if (nseg++ == 1)
+            minor = seg;
+        if (p[0] != '.' || !isdigit((unsigned char)p[1]))
+            break;
+        p++;
+    }
+    /* pre-release: [A-Za-z~-] then identifier characters, more after dots */
+    if (isalpha((unsigned char)*p) || *p == '-' || *p == '~') {
+        p++;
+        version_idents(&p, 1);
+    }
+    if (*p == '+') {
+        p++;
+        if (!version_idents(&p, 0))
+            return 0;
+    }
+    return *p == '\0' && minor >= 33;
 }
 
 int wh_inject_settings_native(const wh_inject_settings *s, const char *node_name, const wh_inject_release *rel)

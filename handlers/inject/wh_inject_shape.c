@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "wh_alloc.h"
+#include "wh_json_arena.h"
 #include "wh_inject_schema.h"
 
 wh_code wh_inject_shape(json_t **doc, const char *name, wh_inject_shaped *out, wh_err *err)
@@ -20,7 +21,10 @@ wh_code wh_inject_shape(json_t **doc, const char *name, wh_inject_shaped *out, w
     }
     if (!json_is_object(*doc))
         return wh_err_set(err, WH_E_RENDER, "template \"%s\" did not render a YAML mapping", name);
-    out->type_rc = wh_inject_go_decode(*doc, &wh_inject_type_pod, 1, NULL, &out->type_err);
+    /* the YAML of constant template text is made of copies of molds
+     * (common/wh_yaml_fast.c's pieces): each one's walk, once clean, is
+     * skipped (wh_json_mold_copies_begin: the pipeline asks them noted) */
+    out->type_rc = wh_inject_go_decode_molded(*doc, &wh_inject_type_pod, &out->type_err);
     return WH_OK;
 }
 

@@ -1,7 +1,10 @@
 /*
  * wh_inject_shape.h - stage 4 of injection: each rendered overlay made what
  * istiod's decoding of it into a corev1.Pod would leave, in one walk per
- * overlay against the Pod type table (wh_inject_schema.h).
+ * overlay against the Pod type table (wh_inject_schema.h).  Parts that
+ * are copies of a revision's constant YAML (wh_json_mold_copy_of) are
+ * checked once per revision, not per review: see
+ * wh_inject_go_decode_molded.
  *
  * A template's output must be a mapping (nothing at all counts as {}); keys
  * the Go types lack are dropped where the type is closed; a value the Go

@@ -3,7 +3,9 @@
  * carved from it, the newest block is given back on free, large blocks and
  * everything over the budget fall back to malloc, values made before a scope
  * (or on another thread, or while paused) are untouched by it, and a
- * dropped document is reclaimed at the end of its scope without a walk.  Leaks and
+ * dropped document is reclaimed at the end of its scope without a walk; the
+ * copies molds make are known as theirs while asked (and kept from being
+ * freed).  Leaks and
  * bad frees show up under valgrind and ASan, which run this test too.
  */
 #include <pthread.h>
@@ -59,6 +61,73 @@ static void values_come_from_the_arena(void **state)
     wh_json_arena_end(&a);
     assert_null(a.chunks);
     assert_int_equal(a.reserved, 0);
+}
+
+/* Between wh_json_mold_copies_begin and _end, each copy a mold makes is
+ * known as the mold's and pinned: released, it is not freed, so nothing made
+ * meanwhile takes its address; _end forgets and unpins them (a copy
+ * released meanwhile goes then).  Notes are kept per mold and key. */
+static void copies_of_molds_are_remembered_and_pinned(void **state)
+{
+    json_t *tree = json_loads("{\"a\":[1,{\"b\":2}],\"c\":\"d\"}", 0, NULL), *c1, *c2, *plain, *made[64];
+    wh_json_frozen *frozen = NULL;
+    wh_json_mold *m;
+    wh_json_arena a;
+    wh_err err;
+    unsigned bit = 7;
+    static const int key1 = 1, key2 = 2; /* 2-aligned addresses */
+    size_t i;
+
+    (void)state;
+    assert_int_equal(wh_json_freeze(tree, 16, &frozen, &err), WH_OK);
+    m = wh_json_mold_new(tree);
+    wh_json_arena_begin(&a);
+    plain = wh_json_mold_make(m); /* before the begin: not remembered */
+    wh_json_mold_copies_begin();
+    c1 = wh_json_mold_make(m);
+    c2 = wh_json_mold_make(m);
+    assert_true(json_equal(c1, tree) && json_equal(c2, tree));
+    assert_ptr_equal(wh_json_mold_copy_of(c1), m);
+    assert_ptr_equal(wh_json_mold_copy_of(c2), m);
+    assert_null(wh_json_mold_copy_of(plain));
+    assert_null(wh_json_mold_copy_of(json_object_get(c1, "a"))); /* the copy's root only */
+    /* released while remembered: not freed, its address not given again */
+    json_decref(c1);
+    assert_int_equal(c1->refcount, WH_JSON_MOLD_PIN);
+    for (i = 0; i < 64; i++) {
+        made[i] = i % 2 ? json_object() : json_pack("{s:[i,{s:i}],s:s}", "a", 1, "b", 2, "c", "d");
+        assert_ptr_not_equal(made[i], c1);
+    }
+    assert_ptr_equal(wh_json_mold_copy_of(c1), m);
+    wh_json_mold_copies_end(); /* c1 goes now */
+    assert_null(wh_json_mold_copy_of(c2));
+    assert_int_equal(c2->refcount, 1);
+    for (i = 0; i < 64; i++)
+        json_decref(made[i]);
+    json_decref(c2);
+    json_decref(plain);
+    /* a scope's end forgets what a begin left remembered */
+    wh_json_mold_copies_begin();
+    c1 = wh_json_mold_make(m);
+    json_decref(c1);
+    wh_json_arena_end(&a);
+    wh_json_arena_begin(&a);
+    c2 = wh_json_mold_make(m);
+    assert_null(wh_json_mold_copy_of(c2));
+    json_decref(c2);
+    wh_json_arena_end(&a);
+
+    assert_false(wh_json_mold_note(m, &key1, &bit));
+    wh_json_mold_set_note(m, &key1, 1);
+    wh_json_mold_set_note(m, &key2, 0);
+    wh_json_mold_set_note(m, &key1, 0); /* noted already: kept */
+    assert_true(wh_json_mold_note(m, &key1, &bit));
+    assert_int_equal(bit, 1);
+    assert_true(wh_json_mold_note(m, &key2, &bit));
+    assert_int_equal(bit, 0);
+    wh_json_mold_free(m);
+    wh_json_thaw(frozen);
+    json_decref(tree);
 }
 
 static void newest_block_is_given_back(void **state)
@@ -896,6 +965,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(values_come_from_the_arena),
         cmocka_unit_test(newest_block_is_given_back),
+        cmocka_unit_test(copies_of_molds_are_remembered_and_pinned),
         cmocka_unit_test(large_blocks_use_malloc),
         cmocka_unit_test(values_from_before_the_scope_are_freed_normally),
         cmocka_unit_test(paused_scope_makes_lasting_values),

@@ -1,6 +1,7 @@
 /*
  * test_router.c - webhookd's routing rules, without sockets: which path and
- * method reach which answer, readiness, metrics, the body cap.
+ * method reach which answer (paths as istiod's Go ServeMux takes them),
+ * readiness, metrics, the body cap.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -295,6 +296,130 @@ static void test_http_metrics(void **state)
     wh_buf_free(&res.body);
 }
 
+/* Paths as istiod's Go ServeMux (Go >= 1.22) takes them: the raw path is
+ * what the client sent, `seen` what the endpoint gets (Go's r.URL.Path), or
+ * for a 301 the Location. */
+static void test_mux_paths(void **state)
+{
+    static const struct {
+        const char *method, *raw, *query;
+        int status;
+        const char *seen; /* endpoint body (200), Location (301), or NULL */
+    } cases[] = {
+        {"POST", "/inject", NULL, 200, "inject /inject /inject"},
+        {"POST", "/inject/", NULL, 200, "inject /inject /inject/"},
+        {"POST", "/inject/cluster/c%31", NULL, 200, "inject /inject /inject/cluster/c1"},
+        {"POST", "/inj%65ct", NULL, 200, "inject /inject /inject"},
+        {"POST", "/inject/cluster%2Fc1", NULL, 200, "inject /inject /inject/cluster/c1"},
+        {"POST", "/inject/%2E%2E", NULL, 200, "inject /inject /inject/.."}, /* escaped dots are a name */
+        {"POST", "/inject%2Fcluster%2Fc1", NULL, 404, NULL},                /* one segment "inject/cluster/c1" */
+        {"POST", "/inject%2F", NULL, 404, NULL},
+        {"POST", "//inject", NULL, 301, "/inject"},
+        {"POST", "/inject//cluster/c1", NULL, 301, "/inject/cluster/c1"},
+        {"POST", "/inject/.", NULL, 301, "/inject"},
+        {"POST", "/inject/./", NULL, 301, "/inject/"},
+        {"POST", "/inject/..", NULL, 301, "/"},
+        {"POST", "/inject/../../validate", NULL, 301, "/validate"},
+        {"POST", "/inject/cluster/c1/..", "a=b", 301, "/inject/cluster?a=b"},
+        {"POST", "/./inj%65ct/", NULL, 301, "/inj%2565ct/"}, /* net/url escapes the escaped path again */
+        {"GET", "//healthz", NULL, 301, "/healthz"},
+        {"GET", "//healthz", "a=1&b='<x>\"", 301, "/healthz?a=1&b='<x>\""},
+        {"POST", "/inject/c%3", NULL, 400, NULL},
+        {"POST", "/inject/%zz", NULL, 400, NULL},
+        {"POST", "/inject/%", NULL, 400, NULL},
+        {"GET", "/health%7A", NULL, 200, "ok\n"},
+        {"GET", "/healthz/", NULL, 404, NULL},
+    };
+    fixture *fx = *state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        wh_http_request req = {.method = cases[i].method,
+                               .path = "/ignored",
+                               .path_len = 8,
+                               .raw_path = cases[i].raw,
+                               .raw_path_len = strlen(cases[i].raw),
+                               .query = cases[i].query,
+                               .query_len = cases[i].query != NULL ? strlen(cases[i].query) : 0};
+        wh_http_response res = {0};
+
+        wh_router_serve(fx->router, &req, &res);
+        if (res.status != cases[i].status)
+            fail_msg("%s %s: status %d, want %d", cases[i].method, cases[i].raw, res.status, cases[i].status);
+        if (cases[i].status == 301) {
+            assert_non_null(res.location.data);
+            assert_string_equal(res.location.data, cases[i].seen);
+            /* Go's http.Redirect writes a body for GET only */
+            assert_int_equal(res.body.len != 0, strcmp(cases[i].method, "GET") == 0);
+            if (cases[i].query != NULL && strcmp(cases[i].method, "GET") == 0)
+                assert_string_equal(res.body.data, "<a href=\"/healthz?a=1&amp;b=&#39;&lt;x&gt;&#34;\">Moved "
+                                                   "Permanently</a>.\n\n");
+        } else if (cases[i].seen != NULL) {
+            assert_string_equal(res.body.data, cases[i].seen);
+        }
+        if (cases[i].status != 301)
+            assert_int_equal(res.location.len, 0);
+        wh_buf_free(&res.body);
+        wh_buf_free(&res.location);
+    }
+}
+
+/* Paths longer than the router's stack buffer: a redirect and a decoded path. */
+static void test_mux_long_paths(void **state)
+{
+    fixture *fx = *state;
+    wh_buf raw = WH_BUF_INIT, want = WH_BUF_INIT;
+    wh_http_request req = {.method = "POST", .path = "/x", .path_len = 2};
+    wh_http_response res = {0};
+
+    wh_buf_puts(&raw, "/inject/k/");
+    wh_buf_puts(&want, "inject /inject /inject/k/");
+    for (int i = 0; i < 300; i++) {
+        wh_buf_puts(&raw, "%41");
+        wh_buf_putc(&want, 'A');
+    }
+    req.raw_path = raw.data;
+    req.raw_path_len = raw.len;
+    wh_router_serve(fx->router, &req, &res);
+    assert_int_equal(res.status, 200);
+    assert_string_equal(res.body.data, want.data);
+    wh_buf_free(&res.body);
+
+    wh_buf_puts(&raw, "//x");
+    req.raw_path = raw.data;
+    req.raw_path_len = raw.len;
+    memset(&res, 0, sizeof(res));
+    wh_router_serve(fx->router, &req, &res);
+    assert_int_equal(res.status, 301);
+    assert_int_equal(res.location.len, raw.len - 1 + 300 * 2); /* one slash fewer, each %41 escaped as %2541 */
+    wh_buf_free(&res.body);
+    wh_buf_free(&res.location);
+    wh_buf_free(&raw);
+    wh_buf_free(&want);
+}
+
+/* With --client-ca-file a caller without a certificate learns nothing from
+ * a redirect either. */
+static void test_mux_redirect_needs_client_cert(void **state)
+{
+    fixture *fx = *state;
+    wh_http_request req = {
+        .method = "POST", .path = "/inject", .path_len = 7, .raw_path = "//inject", .raw_path_len = 8};
+    wh_http_response res = {0};
+
+    assert_int_equal(wh_router_require_client_cert(fx->router, NULL), WH_OK);
+    wh_router_serve(fx->router, &req, &res);
+    assert_int_equal(res.status, 403);
+    assert_int_equal(res.location.len, 0);
+    wh_buf_free(&res.body);
+    memset(&res, 0, sizeof(res));
+    req.client_cert = WH_CLIENT_CERT_VERIFIED;
+    wh_router_serve(fx->router, &req, &res);
+    assert_int_equal(res.status, 301);
+    assert_string_equal(res.location.data, "/inject");
+    wh_buf_free(&res.body);
+    wh_buf_free(&res.location);
+}
+
 /* The placeholder endpoint: a clear denial in the review's own version. */
 static void test_not_configured(void **state)
 {
@@ -343,6 +468,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_body_cap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_http_metrics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client_cert, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mux_paths, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mux_long_paths, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mux_redirect_needs_client_cert, setup, teardown),
         cmocka_unit_test(test_not_configured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

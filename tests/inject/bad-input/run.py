@@ -11,6 +11,7 @@ one /healthz must still answer 200.
 """
 import argparse
 import base64
+import http.client
 import json
 import os
 import shutil
@@ -196,6 +197,30 @@ def main():
                 if env.get("ISTIO_META_CLUSTER_ID") != want_c or env.get("ISTIO_META_NETWORK") != want_n:
                     failures.append("%s: cluster %r network %r, want %r %r" % (
                         path, env.get("ISTIO_META_CLUSTER_ID"), env.get("ISTIO_META_NETWORK"), want_c, want_n))
+            # paths as istiod's Go ServeMux takes them: a route matches segment by segment, each
+            # decoded (so an escaped slash does not end "inject"); escaped dots are a name
+            for path, want_c in (("/inj%65ct/cluster/c1", "c1"), ("/inject/%2E%2E", "Kubernetes")):
+                rv, resp, pod = patched(path, hello())
+                env = proxy_env(pod) or {}
+                if env.get("ISTIO_META_CLUSTER_ID") != want_c:
+                    failures.append("%s: cluster %r, want %r" % (path, env.get("ISTIO_META_CLUSTER_ID"), want_c))
+            # ... a path that is not clean is redirected (301, no body for a POST) to its clean
+            # form, a bad escape is a 400; what the caller sees before following anything
+            for path, want_status, want_location in (("//inject", 301, "/inject"),
+                                                     ("/inject/./cluster/c1?timeout=10s", 301,
+                                                      "/inject/cluster/c1?timeout=10s"),
+                                                     ("/inject/cluster/c1/..", 301, "/inject/cluster"),
+                                                     ("/inject%2Fcluster%2Fc1", 404, None),
+                                                     ("/inject/cluster/c%3", 400, None)):
+                conn = http.client.HTTPSConnection("127.0.0.1", srv.port, context=srv.ctx, timeout=30)
+                conn.request("POST", path, review(hello()), {"Content-Type": "application/json"})
+                r = conn.getresponse()
+                body = r.read()
+                conn.close()
+                if r.status != want_status or r.getheader("Location") != want_location or (
+                        want_status == 301 and body):
+                    failures.append("%s: %d Location %r body %r, want %d Location %r" % (
+                        path, r.status, r.getheader("Location"), body[:100], want_status, want_location))
             # an annotation value holding a NUL: istiod's message quotes it whole
             nul = hello()
             nul["metadata"]["annotations"] = {"sidecar.istio.io/proxyCPU": "100m\u0000x",

@@ -83,8 +83,7 @@ def run(ctl, set_dir, case, tmp):
     cmd = [ctl, "kube-inject", "-f", path,
            "--injectConfigFile", os.path.join(set_dir, "inject-config.yaml"),
            "--valuesFile", values,
-           "--meshConfigFile", mesh,
-           "--native-sidecars", "false"] + case.get("flags", [])
+           "--meshConfigFile", mesh] + case.get("flags", [])
     if case.get("version"):
         cmd += ["--istio-version", case["version"]]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)

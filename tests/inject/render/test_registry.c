@@ -2,8 +2,10 @@
  * test_registry.c - the revision registry: loading a --revisions-dir,
  * reload on change, a broken config keeping the old snapshot serving (and
  * showing in readiness), removal, the default/embedded fallback, a
- * revision's `version` file (readiness detail, metric, reload), and
- * references staying valid across reloads while readers run concurrently.
+ * revision's `version` file (readiness detail, metric, reload), template
+ * sets made on first use (once, under concurrent renders, .ProxyConfig
+ * bound; a broken one refused at load), and references staying valid
+ * across reloads while readers run concurrently.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "wh_inject_render.h"
 #include "wh_inject_revision.h"
 
 static char root[256];
@@ -246,6 +249,112 @@ static void test_deep_values(void **state)
     wh_inject_registry_free(reg);
 }
 
+/* A template outside defaultTemplates gets its sets on first use, each kind
+ * when it is asked for, once (the same set for every thread asking at the
+ * same time); the one for the revision's own proxy config has .ProxyConfig
+ * bound, rendered through the pipeline as an eager one is.  A broken one is still refused
+ * at load, with the template's name. */
+struct first_use {
+    const wh_inject_revision *rev;
+    pthread_barrier_t *go;
+    const wh_tmpl_set *got;
+};
+
+static void *first_use_main(void *arg)
+{
+    struct first_use *u = arg;
+    pthread_barrier_wait(u->go);
+    u->got = wh_inject_revision_template_pc(u->rev, "gw", NULL);
+    return NULL;
+}
+
+static void test_template_sets_on_first_use(void **state)
+{
+    static const char config[] = "policy: enabled\n"
+                                 "templates:\n"
+                                 "  sidecar: |\n"
+                                 "    metadata: {labels: {side: car}}\n"
+                                 "  gw: |\n"
+                                 "    metadata: {labels: {addr: \"{{ .ProxyConfig.DiscoveryAddress }}\", "
+                                 "hub: \"{{ .Values.global.hub }}\"}}\n";
+    wh_inject_registry *reg = NULL;
+    wh_inject_revision *rev;
+    struct first_use u[4];
+    pthread_t t[4];
+    pthread_barrier_t go;
+    const struct tmpl_entry *gw = NULL, *sidecar = NULL;
+    wh_inject_input in;
+    wh_inject_rendered r;
+    wh_buf detail = WH_BUF_INIT;
+    json_t *pod, *labels;
+    wh_err err;
+
+    put_revision("lazy", config, "{\"global\": {\"hub\": \"h.example\"}}");
+    put("lazy", "mesh", "defaultConfig:\n  discoveryAddress: istiod-lazy.istio-system.svc:15012\n");
+    put_revision("bad", "policy: enabled\ntemplates:\n  sidecar: 'a: b'\n  gw: '{{ nosuch 1 }}'\n", "{}");
+    assert_int_equal(wh_inject_registry_open(root, NULL, &reg, &err), WH_OK);
+    assert_null(wh_inject_registry_get(reg, "bad"));
+    assert_int_equal(wh_inject_registry_ready(reg, &detail), 1);
+    assert_non_null(strstr(detail.data, "revision bad: config: template \"gw\""));
+    assert_non_null(strstr(detail.data, "\"nosuch\" not defined"));
+    wh_buf_free(&detail);
+
+    rev = wh_inject_registry_get(reg, "lazy");
+    assert_non_null(rev);
+    for (size_t i = 0; i < rev->templates->n; i++) {
+        const struct tmpl_entry *e = &rev->templates->e[i];
+        if (strcmp(e->name, "gw") == 0)
+            gw = e;
+        else if (strcmp(e->name, "sidecar") == 0)
+            sidecar = e;
+    }
+    assert_non_null(gw);
+    assert_non_null(sidecar);
+    assert_non_null(atomic_load(&sidecar->set)); /* the default: made at load */
+    assert_non_null(atomic_load(&sidecar->set_pc));
+    assert_null(atomic_load(&gw->set)); /* not yet used */
+    assert_null(atomic_load(&gw->set_pc));
+
+    /* rendered as a pod asking for it: the revision's own proxy config */
+    pod = json_loads("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\","
+                     "\"annotations\":{\"inject.istio.io/templates\":\"gw\"}},"
+                     "\"spec\":{\"containers\":[{\"name\":\"app\",\"image\":\"app:1\"}]}}",
+                     0, NULL);
+    memset(&in, 0, sizeof(in));
+    in.rev = rev;
+    in.pod = pod;
+    assert_int_equal(wh_inject_render(&in, &r, &err), WH_OK);
+    assert_int_equal(r.n, 1);
+    labels = json_object_get(json_object_get(json_array_get(r.overlays, 0), "metadata"), "labels");
+    assert_string_equal(json_string_value(json_object_get(labels, "addr")), "istiod-lazy.istio-system.svc:15012");
+    assert_string_equal(json_string_value(json_object_get(labels, "hub")), "h.example");
+    assert_non_null(atomic_load(&gw->set_pc));
+    assert_null(atomic_load(&gw->set)); /* the other kind is made only when asked for */
+
+    /* threads asking for the other kind at once: one set, made once */
+    assert_int_equal(pthread_barrier_init(&go, NULL, 4), 0);
+    for (int i = 0; i < 4; i++) {
+        u[i] = (struct first_use){rev, &go, NULL};
+        assert_int_equal(pthread_create(&t[i], NULL, first_use_main, &u[i]), 0);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&go);
+    assert_non_null(u[0].got);
+    for (int i = 1; i < 4; i++)
+        assert_ptr_equal(u[i].got, u[0].got);
+    assert_ptr_equal(atomic_load(&gw->set), u[0].got);
+    assert_ptr_not_equal(atomic_load(&gw->set_pc), u[0].got);
+    assert_ptr_equal(wh_inject_revision_template_pc(rev, "gw", NULL), u[0].got);
+    assert_true(wh_inject_revision_has_template(rev, "gw"));
+    assert_false(wh_inject_revision_has_template(rev, "nope"));
+    assert_null(wh_inject_revision_template_pc(rev, "nope", NULL));
+    wh_inject_rendered_clear(&r);
+    json_decref(pod);
+    wh_inject_revision_unref(rev);
+    wh_inject_registry_free(reg);
+}
+
 static void test_bad_dir(void **state)
 {
     wh_inject_registry *reg = NULL;
@@ -311,6 +420,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_load_reload_broken_remove, setup, teardown),
         cmocka_unit_test_setup_teardown(test_version_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deep_values, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_template_sets_on_first_use, setup, teardown),
         cmocka_unit_test(test_bad_dir),
         cmocka_unit_test_setup_teardown(test_concurrent_readers, setup, teardown),
     };

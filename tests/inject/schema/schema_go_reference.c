@@ -14,6 +14,7 @@
 #define wh_inject_go_roundtrip ref_go_roundtrip
 #define wh_inject_go_roundtrip_beside ref_go_roundtrip_beside
 #define wh_inject_go_ordered ref_go_ordered
+#define wh_inject_go_decode_molded ref_go_decode_molded
 #include "wh_inject_schema_go.c"
 
 /* The round trip's shortcut for quantities already canonical, for the test. */

@@ -6,7 +6,9 @@
  * the stable leaves are exactly the list items the Go round trip leaves as
  * they are; the decoded pod (handlers/inject/wh_inject_decode.c) is the
  * request's with metadata's managedFields gone and its namespace filled in,
- * keys in place, values shared, the request left as it came.
+ * keys in place, values shared, the request left as it came; a copy of a
+ * revision's constant YAML (a mold's) is type-checked in full once, then
+ * skipped while clean.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,7 +21,9 @@
 #include <cmocka.h>
 
 #include "wh_inject_decode.h"
+#include "wh_inject_pod.h"
 #include "wh_inject_schema.h"
+#include "wh_json_arena.h"
 
 #define MAX_TYPES 128
 
@@ -273,12 +277,120 @@ static void decoded_pod(void **state)
     json_decref(bad);
 }
 
+/* One review's overlay as shape meets it: a pod whose first container is a
+ * copy of mold `item` and whose second container's volumeMounts are a copy
+ * of mold `list` (copies remembered, as wh_inject_pod asks), walked by
+ * wh_inject_go_decode_molded.  `edit` (NULL: none) is put into the first
+ * copy's capabilities before the walk, which the caller must never do:
+ * it shows whether the walk skipped the copy.  Returns the walk's code;
+ * *caps: the copy's capabilities after it (a new reference). */
+static wh_code molded_review(const wh_json_mold *item, const wh_json_mold *list, const char *edit, json_t **caps,
+                             wh_err *err)
+{
+    wh_json_arena a;
+    json_t *pod, *c1, *mounts;
+    wh_code rc;
+
+    wh_json_arena_begin(&a);
+    wh_json_mold_copies_begin();
+    c1 = wh_json_mold_make(item);
+    mounts = wh_json_mold_make(list);
+    if (edit != NULL)
+        json_object_set_new(json_object_get(json_object_get(c1, "securityContext"), "capabilities"), edit,
+                            json_integer(1));
+    pod = json_pack("{s:{s:[o,{s:s,s:o}]}}", "spec", "containers", c1, "name", "second", "volumeMounts", mounts);
+    rc = wh_inject_go_decode_molded(pod, &wh_inject_type_pod, err);
+    wh_json_mold_copies_end();
+    *caps = wh_inject_json_copy(json_object_get(json_object_get(c1, "securityContext"), "capabilities"));
+    wh_json_arena_pause(); /* *caps outlives the scope: made again outside it */
+    {
+        json_t *kept = json_deep_copy(*caps);
+        wh_json_arena_resume(&a);
+        json_decref(*caps);
+        *caps = kept;
+    }
+    json_decref(pod);
+    wh_json_arena_end(&a);
+    return rc;
+}
+
+/* A mold of the tree `text` (frozen, as a revision's are: thaw and release
+ * *tree after freeing the mold). */
+static wh_json_mold *mold_of(const char *text, wh_json_frozen **frozen, json_t **tree)
+{
+    wh_err err;
+
+    *tree = json_loads(text, 0, NULL);
+    assert_non_null(*tree);
+    assert_int_equal(wh_json_freeze(*tree, 32, frozen, &err), WH_OK);
+    return wh_json_mold_new(*tree);
+}
+
+/* The type check of a copy of a revision's constant YAML: walked in full
+ * the first time, its cleanness noted in its mold under its type (or list
+ * field); a clean one is skipped from then on, an unclean one (a key to
+ * drop, a type error) walked every time. */
+static void mold_copies_checked_once(void **state)
+{
+    const wh_inject_field *mounts_field = wh_inject_schema_field(&wh_inject_type_container, "volumeMounts");
+    const char *clean_item =
+                   "{\"name\":\"c\",\"image\":\"i\",\"securityContext\":{\"capabilities\":{\"drop\":[\"ALL\"]}}}",
+               *drop_item =
+                   "{\"name\":\"c\",\"securityContext\":{\"capabilities\":{\"drop\":[\"ALL\"],\"fsGroup\":1}}}",
+               *bad_item = "{\"name\":\"c\",\"image\":5,\"securityContext\":{\"capabilities\":{}}}",
+               *list_text = "[{\"name\":\"v\",\"mountPath\":\"/v\"}]";
+    wh_json_frozen *f1 = NULL, *f2 = NULL, *f3 = NULL, *f4 = NULL;
+    json_t *caps, *t1, *t2, *t3, *t4;
+    wh_json_mold *clean = mold_of(clean_item, &f1, &t1), *drop = mold_of(drop_item, &f2, &t2),
+                 *bad = mold_of(bad_item, &f3, &t3), *list = mold_of(list_text, &f4, &t4);
+    unsigned bit;
+    wh_err err;
+    int i;
+
+    (void)state;
+    assert_non_null(mounts_field);
+    /* clean: noted so at the first walk, then skipped (an edit the walk would drop stays) */
+    assert_false(wh_json_mold_note(clean, &wh_inject_type_container, &bit));
+    assert_int_equal(molded_review(clean, list, NULL, &caps, &err), WH_OK);
+    json_decref(caps);
+    assert_true(wh_json_mold_note(clean, &wh_inject_type_container, &bit));
+    assert_int_equal(bit, 1);
+    assert_true(wh_json_mold_note(list, mounts_field, &bit));
+    assert_int_equal(bit, 1);
+    assert_int_equal(molded_review(clean, list, "fsGroup", &caps, &err), WH_OK);
+    assert_non_null(json_object_get(caps, "fsGroup")); /* skipped: the contract broken shows */
+    json_decref(caps);
+    /* a key to drop: noted unclean, dropped at every walk */
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(molded_review(drop, list, NULL, &caps, &err), WH_OK);
+        assert_null(json_object_get(caps, "fsGroup"));
+        assert_non_null(json_object_get(caps, "drop"));
+        json_decref(caps);
+        assert_true(wh_json_mold_note(drop, &wh_inject_type_container, &bit));
+        assert_int_equal(bit, 0);
+    }
+    /* a type error: reported at every walk, with Go's words */
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(molded_review(bad, list, "fsGroup", &caps, &err), WH_E_INVALID);
+        assert_non_null(strstr(wh_err_msg(&err), "cannot unmarshal number into Go struct field Container"));
+        assert_null(json_object_get(caps, "fsGroup")); /* walked: the closed type's key dropped */
+        json_decref(caps);
+    }
+    wh_json_mold_free(clean);
+    wh_json_mold_free(drop);
+    wh_json_mold_free(bad);
+    wh_json_mold_free(list);
+    wh_json_thaw(f1), wh_json_thaw(f2), wh_json_thaw(f3), wh_json_thaw(f4);
+    json_decref(t1), json_decref(t2), json_decref(t3), json_decref(t4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lookup),
         cmocka_unit_test(stable_leaves),
         cmocka_unit_test(decoded_pod),
+        cmocka_unit_test(mold_copies_checked_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
