@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "wh_alloc.h"
+#include "wh_chars.h"
 #include "wh_log.h"
 #include "wh_server.h"
 
@@ -198,17 +199,6 @@ static void metrics(wh_router *r, wh_http_response *res)
 
 /* --- paths as Go's ServeMux takes them ----------------------------------- */
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Decode the percent-escapes of p[0..n) into out (n + 1 bytes, NUL-ended);
  * -1 at a '%' without two hex digits after it (Go's url.ParseRequestURI
  * fails: net/http answers 400), else the decoded length. */
@@ -221,9 +211,9 @@ static long unescape(const char *p, size_t n, char *out)
             out[o++] = p[i];
             continue;
         }
-        if (n - i < 3 || hexval(p[i + 1]) < 0 || hexval(p[i + 2]) < 0)
+        if (n - i < 3 || wh_hex_digit(p[i + 1]) < 0 || wh_hex_digit(p[i + 2]) < 0)
             return -1;
-        out[o++] = (char)(hexval(p[i + 1]) << 4 | hexval(p[i + 2]));
+        out[o++] = (char)(wh_hex_digit(p[i + 1]) << 4 | wh_hex_digit(p[i + 2]));
         i += 2;
     }
     out[o] = '\0';
@@ -389,8 +379,8 @@ static int segments_match(const char *raw, size_t n, const char *pattern, int ex
         i++;
         while (i < n && raw[i] != '/') {
             int c = (unsigned char)raw[i];
-            if (c == '%' && n - i >= 3 && hexval(raw[i + 1]) >= 0 && hexval(raw[i + 2]) >= 0) {
-                c = hexval(raw[i + 1]) << 4 | hexval(raw[i + 2]);
+            if (c == '%' && n - i >= 3 && wh_hex_digit(raw[i + 1]) >= 0 && wh_hex_digit(raw[i + 2]) >= 0) {
+                c = wh_hex_digit(raw[i + 1]) << 4 | wh_hex_digit(raw[i + 2]);
                 i += 2;
             }
             if (k >= qlen || q[1 + k] != c)
