@@ -855,6 +855,42 @@ static wh_code eval_function(wh_tmpl_ctx *ctx, frame *fr, const tm_node *ident, 
     return eval_call(ctx, fr, ident->u.ident.fn, cmd, args, nargs, final, out);
 }
 
+/* The value of a compiled operand a of kind TM_A_DOT, TM_A_FIELD (a
+ * revision constant or a render slot's when its receiver allows, else
+ * evaluated), TM_A_VAR or TM_A_PIPE, before its type is checked: shared by
+ * run_call and run_flat. */
+static inline __attribute__((always_inline)) wh_code carg_value(wh_tmpl_ctx *ctx, frame *fr, const tm_carg *a,
+                                                                wh_tmpl_value *v)
+{
+    const tm_node *n = a->n;
+
+    switch (a->op) {
+    case TM_A_DOT:
+        *v = fr->dot;
+        return WH_OK;
+    case TM_A_FIELD: {
+        const tm_konst *konst = n->u.field.konst;
+        if (konst != NULL && const_recv(&fr->dot, konst->type)) {
+            *v = konst->val;
+            return WH_OK;
+        }
+        if (n->u.field.slot != 0 && ctx->memo != NULL && immutable_recv(&fr->dot)) {
+            const tm_memo_entry *e = &ctx->memo[n->u.field.slot - 1];
+            if (e->gen == ctx->scratch->gen && same_value(&e->dot, &fr->dot)) {
+                *v = e->val;
+                return WH_OK;
+            }
+        }
+        tm_node *self[1] = {(tm_node *)n};
+        return eval_field_node(ctx, fr, n, self, 1, NULL, v);
+    }
+    case TM_A_VAR:
+        return eval_variable_node(ctx, fr, n, NULL, 0, NULL, v);
+    default: /* TM_A_PIPE */
+        return eval_pipeline(ctx, fr, n, v);
+    }
+}
+
 /* A compiled call (tm_ccall): what eval_function does for it, the render's
  * position moving over the same nodes, without the checks and dispatch the
  * compilation did. */
@@ -878,20 +914,10 @@ static wh_code run_call(wh_tmpl_ctx *ctx, frame *fr, const tm_node *cmd, const t
             argv[i] = a->k;
             continue;
         case TM_A_DOT:
-            v = fr->dot;
-            break;
-        case TM_A_FIELD: {
-            tm_node *self[1] = {(tm_node *)n};
-            if ((rc = eval_field_node(ctx, fr, n, self, 1, NULL, &v)) != WH_OK)
-                return rc;
-            break;
-        }
+        case TM_A_FIELD:
         case TM_A_VAR:
-            if ((rc = eval_variable_node(ctx, fr, n, NULL, 0, NULL, &v)) != WH_OK)
-                return rc;
-            break;
         case TM_A_PIPE:
-            if ((rc = eval_pipeline(ctx, fr, n, &v)) != WH_OK)
+            if ((rc = carg_value(ctx, fr, a, &v)) != WH_OK)
                 return rc;
             break;
         default:
@@ -990,33 +1016,8 @@ static inline __attribute__((always_inline)) wh_code run_flat(wh_tmpl_ctx *ctx, 
                 if (special != FN_PLAIN)
                     goto and_or;
                 continue;
-            case TM_A_DOT:
-                v = fr->dot;
-                break;
-            case TM_A_FIELD: {
-                const tm_konst *konst = n->u.field.konst;
-                if (konst != NULL && const_recv(&fr->dot, konst->type)) {
-                    v = konst->val;
-                    break;
-                }
-                if (n->u.field.slot != 0 && ctx->memo != NULL && immutable_recv(&fr->dot)) {
-                    const tm_memo_entry *e = &ctx->memo[n->u.field.slot - 1];
-                    if (e->gen == ctx->scratch->gen && same_value(&e->dot, &fr->dot)) {
-                        v = e->val;
-                        break;
-                    }
-                }
-                tm_node *self[1] = {(tm_node *)n};
-                if ((rc = eval_field_node(ctx, fr, n, self, 1, NULL, &v)) != WH_OK)
-                    return rc;
-                break;
-            }
-            case TM_A_VAR:
-                if ((rc = eval_variable_node(ctx, fr, n, NULL, 0, NULL, &v)) != WH_OK)
-                    return rc;
-                break;
-            default: /* TM_A_PIPE */
-                if ((rc = eval_pipeline(ctx, fr, n, &v)) != WH_OK)
+            default:
+                if ((rc = carg_value(ctx, fr, a, &v)) != WH_OK)
                     return rc;
                 break;
             }
