@@ -73,9 +73,14 @@ MSG(m_zone_aware_lb, "ZoneAwareLoadBalancerSetting", T("enabled", WH_VT_BOOL), L
     LS("failoverPriority"), T("minClusterSize", WH_VT_U64));
 MSG(m_warmup, "WarmupConfiguration", T("duration", WH_VT_DUR), T("minimumPercent", WH_VT_DBL),
     T("aggression", WH_VT_DBL));
+/* The third member of the lb_policy oneof at istio master (crd-all.gen.yaml): ORCA utilization weights.  istiod
+ * only decodes it (no Go check reads it), so its type errors are all there is to match. */
+MSG(m_backend_util, "LoadBalancerSettings.BackendUtilizationLB", T("weightUpdatePeriod", WH_VT_DUR),
+    T("weightExpirationPeriod", WH_VT_DUR), T("weightStabilizationPeriod", WH_VT_DUR),
+    T("errorUtilizationPenaltyPercent", WH_VT_U32), LS("metricNamesForComputingUtilization"));
 MSG(m_load_balancer, "LoadBalancerSettings", OE("simple", e_simple_lb, 1), OM("consistentHash", m_consistent_hash, 1),
-    M("localityLbSetting", m_locality_lb), M("zoneAwareLbSetting", m_zone_aware_lb), T("warmupDurationSecs", WH_VT_DUR),
-    M("warmup", m_warmup));
+    OM("backendUtilization", m_backend_util, 1), M("localityLbSetting", m_locality_lb),
+    M("zoneAwareLbSetting", m_zone_aware_lb), T("warmupDurationSecs", WH_VT_DUR), M("warmup", m_warmup));
 
 MSG(m_tcp_keepalive, "ConnectionPoolSettings.TCPSettings.TcpKeepalive", T("probes", WH_VT_U32), T("time", WH_VT_DUR),
     T("interval", WH_VT_DUR));
