@@ -373,11 +373,17 @@ static _Thread_local int kept_registered;
 static pthread_key_t kept_key;
 static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
 
+struct copies;
+static _Thread_local struct copies *copies; /* see wh_json_mold_copies_begin */
+
+/* kept_key's destructor: what a thread held for its next review (the kept chunk, the copies table) goes with it. */
 static void free_kept(void *unused)
 {
     (void)unused;
     free(kept);
     kept = NULL;
+    free(copies);
+    copies = NULL;
 }
 
 static void make_kept_key(void)
@@ -399,8 +405,8 @@ static void use_chunk(wh_json_arena *a, struct wh_json_arena_chunk *c)
     a->last = NULL;
 }
 
-/* Keep c for this thread's next scope (see kept), when the thread's end can free it. */
-static int keep_chunk(struct wh_json_arena_chunk *c)
+/* 1 when this thread's end will run free_kept (registered on first use), else 0. */
+static int thread_end_frees(void)
 {
     if (!kept_registered) {
         pthread_once(&kept_once, make_kept_key);
@@ -408,6 +414,14 @@ static int keep_chunk(struct wh_json_arena_chunk *c)
             return 0;
         kept_registered = 1;
     }
+    return 1;
+}
+
+/* Keep c for this thread's next scope (see kept), when the thread's end can free it. */
+static int keep_chunk(struct wh_json_arena_chunk *c)
+{
+    if (!thread_end_frees())
+        return 0;
     free(kept);
     kept = c;
     return 1;
@@ -1760,7 +1774,6 @@ struct copies {
         const wh_json_mold *mold;
     } slot[COPIES_SLOTS];
 };
-static _Thread_local struct copies *copies;
 
 static size_t copies_slot(const json_t *v)
 {
@@ -1785,7 +1798,9 @@ void wh_json_mold_copies_begin(void)
 {
     if (current == NULL)
         return;
-    if (copies == NULL) { /* once per thread, kept for its life (a thread's end may leak it: 12 KiB) */
+    if (copies == NULL) { /* once per thread, kept for its life and freed at its end (free_kept) */
+        if (!thread_end_frees())
+            return; /* nothing remembered: shape walks every copy */
         copies = calloc(1, sizeof(*copies));
         if (copies == NULL)
             wh_oom(sizeof(*copies));
