@@ -1275,6 +1275,21 @@ static inline __attribute__((always_inline)) wh_code check_limits(wh_tmpl_ctx *c
     return limits_hit(ctx);
 }
 
+/* What walking a run's items writes, written at once (its steps counted, its
+ * place noted for the YAML loader): shared by run_prog and the list walk. */
+static inline __attribute__((always_inline)) wh_code write_run(wh_tmpl_ctx *ctx, const tm_run *run)
+{
+    wh_code rc;
+
+    ctx->steps += run->steps - 1;
+    if ((rc = check_limits(ctx)) != WH_OK)
+        return rc;
+    if (run->note != NULL && ctx->out == ctx->runs_out)
+        note_run(ctx, run);
+    out_append(ctx->out, run->text, run->len);
+    return WH_OK;
+}
+
 static wh_code walk_if_with(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n)
 {
     size_t mark = ctx->nvars;
@@ -1477,14 +1492,9 @@ static wh_code run_prog(wh_tmpl_ctx *ctx, frame *fr, const struct tm_op *prog)
                 op++; /* its items, one by one */
                 continue;
             }
-            /* what walking the run's items writes, written at once */
             ctx->node = op->n;
-            ctx->steps += run->steps - 1;
-            if ((rc = check_limits(ctx)) != WH_OK)
+            if ((rc = write_run(ctx, run)) != WH_OK)
                 return rc;
-            if (run->note != NULL && ctx->out == ctx->runs_out)
-                note_run(ctx, run);
-            out_append(ctx->out, run->text, run->len);
             op = prog + op->jump;
             continue;
         }
@@ -1565,15 +1575,10 @@ static wh_code walk(wh_tmpl_ctx *ctx, frame *fr, const tm_node *n)
             const tm_node *item = n->u.list.items[i];
             const tm_run *run = n->u.list.runs != NULL ? &n->u.list.runs[i] : NULL;
             if (run != NULL && run->end != 0 && receivers_hold(ctx, fr, run->dot, run->dollar)) {
-                /* what walking the run's items writes, written at once */
                 i = run->end - 1;
                 ctx->node = n->u.list.items[i];
-                ctx->steps += run->steps - 1;
-                if ((rc = check_limits(ctx)) != WH_OK)
+                if ((rc = write_run(ctx, run)) != WH_OK)
                     return rc;
-                if (run->note != NULL && ctx->out == ctx->runs_out)
-                    note_run(ctx, run);
-                out_append(ctx->out, run->text, run->len);
             } else if (item->kind == N_TEXT) { /* half the nodes: walked here, without a call */
                 ctx->node = item;
                 if ((rc = check_limits(ctx)) != WH_OK)
