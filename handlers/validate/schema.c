@@ -70,7 +70,7 @@ MSG(m_locality_lb, "LocalityLoadBalancerSetting", LM("distribute", m_loc_distrib
     LS("failoverPriority"), T("enabled", WH_VT_BOOL));
 MSG(m_za_failover, "ZoneAwareLoadBalancerSetting.Failover", S("from"), S("to"));
 MSG(m_zone_aware_lb, "ZoneAwareLoadBalancerSetting", T("enabled", WH_VT_BOOL), LM("failover", m_za_failover),
-    LS("failoverPriority"), T("minClusterSize", WH_VT_U64));
+    LS("failoverPriority"), T("minClusterSize", WH_VT_U32));
 MSG(m_warmup, "WarmupConfiguration", T("duration", WH_VT_DUR), T("minimumPercent", WH_VT_DBL),
     T("aggression", WH_VT_DBL));
 /* The third member of the lb_policy oneof at istio master (crd-all.gen.yaml): ORCA utilization weights.  istiod
@@ -147,7 +147,7 @@ MSG(m_delegate, "Delegate", S("name"), S("namespace"));
 MSG(m_regex_rewrite, "RegexRewrite", S("match"), S("rewrite"));
 MSG(m_rewrite, "HTTPRewrite", S("uri"), S("authority"), M("uriRegexRewrite", m_regex_rewrite));
 MSG(m_retry, "HTTPRetry", T("attempts", WH_VT_I32), T("perTryTimeout", WH_VT_DUR), S("retryOn"),
-    T("retryRemoteLocalities", WH_VT_BOOL), T("backoff", WH_VT_DUR), T("retryIgnorePreviousHosts", WH_VT_BOOL));
+    T("retryRemoteLocalities", WH_VT_BOOL), T("retryIgnorePreviousHosts", WH_VT_BOOL), T("backoff", WH_VT_DUR));
 MSG(m_fault_delay, "HTTPFaultInjection.Delay", T("percent", WH_VT_I32), O("fixedDelay", WH_VT_DUR, 1),
     O("exponentialDelay", WH_VT_DUR, 1), M("percentage", m_percent));
 MSG(m_fault_abort, "HTTPFaultInjection.Abort", O("httpStatus", WH_VT_I32, 1), O("grpcStatus", WH_VT_STR, 1),
@@ -209,9 +209,9 @@ MSG(m_tls_certificate, "ServerTLSSettings.TLSCertificate", S("serverCertificate"
     S("caCertificates"));
 MSG(m_server_tls, "ServerTLSSettings", T("httpsRedirect", WH_VT_BOOL), E("mode", e_server_tls_mode),
     S("serverCertificate"), S("privateKey"), S("caCertificates"), S("caCrl"), S("credentialName"),
-    LS("credentialNames"), LM("tlsCertificates", m_tls_certificate), LS("subjectAltNames"), LS("verifyCertificateSpki"),
-    LS("verifyCertificateHash"), E("minProtocolVersion", e_tls_protocol), E("maxProtocolVersion", e_tls_protocol),
-    LS("cipherSuites"), S("caCertCredentialName"), T("insecureSkipVerify", WH_VT_BOOL), LS("ecdhCurves"));
+    LS("credentialNames"), S("caCertCredentialName"), LM("tlsCertificates", m_tls_certificate), LS("subjectAltNames"),
+    LS("verifyCertificateSpki"), LS("verifyCertificateHash"), E("minProtocolVersion", e_tls_protocol),
+    E("maxProtocolVersion", e_tls_protocol), LS("cipherSuites"), T("insecureSkipVerify", WH_VT_BOOL), LS("ecdhCurves"));
 MSG(m_server, "Server", M("port", m_port), S("bind"), LS("hosts"), M("tls", m_server_tls), S("defaultEndpoint"),
     S("name"));
 MSG(m_gateway, "Gateway", LM("servers", m_server), MPS("selector"));
@@ -236,7 +236,7 @@ ENUM(e_apply_to, "istio.networking.v1alpha3.EnvoyFilter.ApplyTo", "INVALID", "LI
 ENUM(e_patch_context, "istio.networking.v1alpha3.EnvoyFilter.PatchContext", "ANY", "SIDECAR_INBOUND",
      "SIDECAR_OUTBOUND", "GATEWAY", "WAYPOINT");
 ENUM(e_patch_op, "istio.networking.v1alpha3.EnvoyFilter.Patch.Operation", "INVALID", "MERGE", "ADD", "REMOVE",
-     "INSERT_BEFORE", "INSERT_AFTER", "INSERT_FIRST", "REPLACE");
+     "INSERT_BEFORE", "INSERT_AFTER", "INSERT_FIRST", "REPLACE", "MERGE_AND_REPLACE_LIST");
 ENUM(e_filter_class, "istio.networking.v1alpha3.EnvoyFilter.Patch.FilterClass", "UNSPECIFIED", "AUTHN", "AUTHZ",
      "STATS");
 MSG(m_proxy_match, "EnvoyFilter.ProxyMatch", S("proxyVersion"), MPS("metadata"));
@@ -249,16 +249,16 @@ MSG(m_ef_listener, "EnvoyFilter.ListenerMatch", T("portNumber", WH_VT_U32), S("p
 ENUM(e_ef_route_action, "istio.networking.v1alpha3.EnvoyFilter.RouteConfigurationMatch.RouteMatch.Action", "ANY",
      "ROUTE", "REDIRECT", "DIRECT_RESPONSE");
 MSG(m_ef_route, "EnvoyFilter.RouteConfigurationMatch.RouteMatch", S("name"), E("action", e_ef_route_action));
-MSG(m_ef_vhost, "EnvoyFilter.RouteConfigurationMatch.VirtualHostMatch", S("name"), M("route", m_ef_route),
-    S("domainName"));
+MSG(m_ef_vhost, "EnvoyFilter.RouteConfigurationMatch.VirtualHostMatch", S("name"), S("domainName"),
+    M("route", m_ef_route));
 MSG(m_ef_route_config, "EnvoyFilter.RouteConfigurationMatch", T("portNumber", WH_VT_U32), S("portName"), S("gateway"),
     M("vhost", m_ef_vhost), S("name"));
 MSG(m_ef_cluster, "EnvoyFilter.ClusterMatch", T("portNumber", WH_VT_U32), S("service"), S("subset"), S("name"));
 MSG(m_ef_wp_sub_filter, "EnvoyFilter.WaypointMatch.SubFilterMatch", S("name"));
 MSG(m_ef_wp_filter, "EnvoyFilter.WaypointMatch.FilterMatch", S("name"), M("subFilter", m_ef_wp_sub_filter));
 MSG(m_ef_wp_route, "EnvoyFilter.WaypointMatch.RouteMatch", S("name"));
-MSG(m_ef_waypoint, "EnvoyFilter.WaypointMatch", M("filter", m_ef_wp_filter), M("route", m_ef_wp_route),
-    T("portNumber", WH_VT_U32));
+MSG(m_ef_waypoint, "EnvoyFilter.WaypointMatch", T("portNumber", WH_VT_U32), M("route", m_ef_wp_route),
+    M("filter", m_ef_wp_filter));
 MSG(m_ef_match, "EnvoyFilter.EnvoyConfigObjectMatch", E("context", e_patch_context), M("proxy", m_proxy_match),
     OM("listener", m_ef_listener, 1), OM("routeConfiguration", m_ef_route_config, 1), OM("cluster", m_ef_cluster, 1),
     OM("waypoint", m_ef_waypoint, 1));
@@ -275,8 +275,8 @@ MSG(m_proxy_config, "ProxyConfig", M("selector", m_type_selector), T("concurrenc
 /* ------------------------------------------------------------------ security.istio.io */
 
 MSG(m_authz_source, "Source", LS("principals"), LS("notPrincipals"), LS("requestPrincipals"),
-    LS("notRequestPrincipals"), LS("namespaces"), LS("notNamespaces"), LS("ipBlocks"), LS("notIpBlocks"),
-    LS("remoteIpBlocks"), LS("notRemoteIpBlocks"), LS("serviceAccounts"), LS("notServiceAccounts"), LS("trustDomains"),
+    LS("notRequestPrincipals"), LS("namespaces"), LS("notNamespaces"), LS("serviceAccounts"), LS("notServiceAccounts"),
+    LS("ipBlocks"), LS("notIpBlocks"), LS("remoteIpBlocks"), LS("notRemoteIpBlocks"), LS("trustDomains"),
     LS("notTrustDomains"));
 MSG(m_authz_operation, "Operation", LS("hosts"), LS("notHosts"), LS("ports"), LS("notPorts"), LS("methods"),
     LS("notMethods"), LS("paths"), LS("notPaths"));
@@ -298,9 +298,14 @@ MSG(m_peer_authentication, "PeerAuthentication", M("selector", m_type_selector),
 
 MSG(m_jwt_header, "JWTHeader", S("name"), S("prefix"));
 MSG(m_claim_to_header, "ClaimToHeader", S("header"), S("claim"));
+/* presence (istio/api #3737, in master's CRD): an enum nested in JWTRule (istio's policy_applier reads
+ * JWTRule_REQUIRED), OPTIONAL = 0; its type name is the one the API change gave it (JWTRequirement).  istiod's
+ * validateJwtRule does not read it, so only its decode is checked. */
+ENUM(e_jwt_presence, "istio.security.v1beta1.JWTRule.JWTRequirement", "OPTIONAL", "REQUIRED");
 MSG(m_jwt_rule, "JWTRule", S("issuer"), LS("audiences"), S("jwksUri"), S("jwks"), LM("fromHeaders", m_jwt_header),
     LS("fromParams"), S("outputPayloadToHeader"), LS("fromCookies"), T("forwardOriginalToken", WH_VT_BOOL),
-    LM("outputClaimToHeaders", m_claim_to_header), T("timeout", WH_VT_DUR), LS("spaceDelimitedClaims"));
+    LM("outputClaimToHeaders", m_claim_to_header), T("timeout", WH_VT_DUR), LS("spaceDelimitedClaims"),
+    E("presence", e_jwt_presence));
 MSG(m_request_authentication, "RequestAuthentication", M("selector", m_type_selector), M("targetRef", m_target_ref),
     LM("targetRefs", m_target_ref), LM("jwtRules", m_jwt_rule));
 
