@@ -9,6 +9,8 @@ Chart-wide invariants (every set that renders):
   - no injector entry of the release (tags included) selects webhookd's own pods, whatever the
     labels of webhookd's namespace (none, istio-injection=enabled, istio.io/rev=<any revision>);
   - every webhook calls the release's Service on one of its ports;
+  - every webhook configuration gets the serving CA: a caBundle, cert-manager's CA injection, or
+    webhookd's --patch-ca-bundle naming it (with get/update on it in the ClusterRole);
   - every flag in the Deployment's args is one `webhookd --help` lists;
   - shutdownDelay + shutdownTimeout stay below terminationGracePeriodSeconds.
 """
@@ -104,6 +106,7 @@ class TestValueSets(unittest.TestCase):
                     self.assertEqual((ref["namespace"], ref["name"]), (namespace, "wh-webhookd"), (name, cfg))
                     self.assertIn(ref.get("port", 443), ports, (name, cfg))
         c = dep["spec"]["template"]["spec"]["containers"][0]
+        self.check_ca_bundles(name, objs, c["args"])
         if self.flags is not None:
             for a in c["args"]:
                 flag = a[2:].split("=", 1)[0]
@@ -111,6 +114,28 @@ class TestValueSets(unittest.TestCase):
         args = dict(a[2:].split("=", 1) for a in c["args"] if "=" in a)
         grace = dep["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
         self.assertLess(seconds(args.get("shutdown-delay")) + seconds(args.get("shutdown-timeout")), grace, name)
+
+    def check_ca_bundles(self, name, objs, argv):
+        """Each webhook configuration's caBundle comes from somewhere: the API server would otherwise
+        verify webhookd's certificate against its own trust roots and refuse every call."""
+        args = dict(a[2:].split("=", 1) for a in argv if "=" in a)
+        patched = {kind: set(filter(None, args.get(flag, "").split(","))) if "--patch-ca-bundle" in argv else set()
+                   for kind, flag in (("MutatingWebhookConfiguration", "ca-bundle-mutating"),
+                                      ("ValidatingWebhookConfiguration", "ca-bundle-validating"))}
+        role = objs.get(("ClusterRole", "wh-webhookd"), {"rules": []})
+        for (kind, cfg), o in objs.items():
+            if not kind.endswith("WebhookConfiguration"):
+                continue
+            injected = "cert-manager.io/inject-ca-from" in (o["metadata"].get("annotations") or {})
+            for w in o["webhooks"]:
+                self.assertTrue(w["clientConfig"].get("caBundle") or injected or cfg in patched[kind],
+                                "%s: %s/%s has no CA: no caBundle, no cert-manager injection, not patched by webhookd"
+                                % (name, cfg, w["name"]))
+            if cfg in patched[kind]:
+                resource = kind.lower() + "s"
+                self.assertTrue(any(resource in r["resources"] and {"get", "update"} <= set(r["verbs"]) and
+                                    cfg in r.get("resourceNames", [cfg]) for r in role["rules"] or []),
+                                "%s: webhookd may not patch %s %s" % (name, kind, cfg))
 
     def test_value_sets(self):
         self.assertGreaterEqual(len([s for s in SETS if "fails" not in s]), 7)

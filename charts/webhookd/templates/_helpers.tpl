@@ -47,6 +47,9 @@ scheme: HTTPS
 {{- define "webhookd.tlsSecretName" -}}
 {{- if eq .Values.certificates.mode "secret" -}}
 {{- required "certificates.existingSecret is required with mode=secret" .Values.certificates.existingSecret -}}
+{{- if not (or .Values.certificates.caBundle (index (.Values.certificates.patchCABundle | default dict) "enabled")) -}}
+{{- fail "certificates.mode=secret needs certificates.caBundle or certificates.patchCABundle.enabled: without the CA the API server verifies no call to webhookd" -}}
+{{- end -}}
 {{- else -}}
 {{- printf "%s-tls" (include "webhookd.fullname" .) -}}
 {{- end -}}
@@ -124,8 +127,10 @@ Names of this chart's webhook configurations, shared by their templates and by
 webhookd's --patch-ca-bundle wiring (Deployment args, RBAC resourceNames):
   webhookd.injectorName (dict "root" $ "rev" R): R "" = the default revision
   webhookd.validatorName $ / webhookd.defaultValidatorName $
+  webhookd.tagName (dict "root" $ "tag" T): revisionTags' configuration, as
+  `webhookctl tag generate` names it (its validator is istiod-default-validator)
   webhookd.mutatingConfigNames $ / webhookd.validatingConfigNames $: the
-  rendered ones, comma-separated ("" when none).
+  rendered ones, revisionTags' included, comma-separated ("" when none).
 */}}
 {{- define "webhookd.injectorName" -}}
 {{- if .rev -}}
@@ -144,6 +149,14 @@ webhookd's --patch-ca-bundle wiring (Deployment args, RBAC resourceNames):
 {{- printf "%s-default-validator" (include "webhookd.fullname" .) | trunc 253 -}}
 {{- end -}}
 
+{{- define "webhookd.tagName" -}}
+{{- if eq .root.Release.Namespace "istio-system" -}}
+{{- printf "istio-revision-tag-%s" (toString .tag) -}}
+{{- else -}}
+{{- printf "istio-revision-tag-%s-%s" (toString .tag) .root.Release.Namespace -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "webhookd.mutatingConfigNames" -}}
 {{- $v := .Values.injection | default dict -}}
 {{- $names := list -}}
@@ -153,6 +166,9 @@ webhookd's --patch-ca-bundle wiring (Deployment args, RBAC resourceNames):
 {{- end -}}
 {{- if index $v "defaultRevision" -}}
 {{- $names = append $names (include "webhookd.injectorName" (dict "root" $ "rev" "")) -}}
+{{- end -}}
+{{- range .Values.revisionTags -}}
+{{- $names = append $names (include "webhookd.tagName" (dict "root" $ "tag" .)) -}}
 {{- end -}}
 {{- end -}}
 {{- join "," $names -}}
@@ -166,6 +182,9 @@ webhookd's --patch-ca-bundle wiring (Deployment args, RBAC resourceNames):
 {{- if index $v "defaultValidator" -}}
 {{- $names = append $names (include "webhookd.defaultValidatorName" .) -}}
 {{- end -}}
+{{- end -}}
+{{- if has "default" .Values.revisionTags -}}
+{{- $names = append $names "istiod-default-validator" -}}
 {{- end -}}
 {{- join "," $names -}}
 {{- end -}}
