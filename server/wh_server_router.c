@@ -1,7 +1,7 @@
 /*
  * wh_server_router.c - what webhookd answers, independent of how bytes
  * arrive: every request under an endpoint's prefix to that endpoint (which
- * answers its own 405/413: wh_endpoint.h), health, readiness, metrics and
+ * answers its own 413: wh_endpoint.h), health, readiness, metrics and
  * version, 404/405/413 elsewhere, which paths need a verified client
  * certificate (--client-ca-file), plus the HTTP request metrics.  It knows
  * HTTP only: what a review amounted to is counted and logged by the

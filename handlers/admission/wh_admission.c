@@ -2,7 +2,7 @@
  * wh_admission.c - the AdmissionReview codec (see wh_admission.h).
  *
  * Every webhook answers through wh_admission_serve(), so the HTTP rules
- * (405/413/400/415 texts), the review versions, uid echo, key order and patch
+ * (413/400/415 texts; like istiod, no method check), the review versions, uid echo, key order and patch
  * encoding are decided here once, the way istiod decides them, and so is
  * what is counted and logged of each review (the server's router knows
  * HTTP only: tests/server/test_router.c).
@@ -472,14 +472,9 @@ void wh_admission_serve(const wh_admission_stats *stats, const wh_http_request *
     if (timed)
         clock_gettime(CLOCK_MONOTONIC, &start);
     memset(&o, 0, sizeof(o));
-    if (strcmp(http->method != NULL ? http->method : "POST", "POST") != 0) {
-        o.refused = 1;
-        res->status = 405;
-        res->content_type = CT_JSON;
-        res->allow = "POST";
-        wh_buf_reset(&res->body);
-        wh_buf_puts(&res->body, "{\"error\":\"method not allowed\"}");
-    } else if (http->body_limit != 0 && http->body_len > http->body_limit) {
+    /* No method check: istiod's /inject and /validate handlers take any
+     * method (a GET after our 301 gets the 400 "no body found" istiod gives). */
+    if (http->body_limit != 0 && http->body_len > http->body_limit) {
         char text[96];
         o.refused = 1;
         snprintf(text, sizeof(text), "Request entity too large: limit is %zu", http->body_limit);

@@ -90,7 +90,7 @@ typedef wh_code (*wh_admit_fn)(void *ctx, const wh_admission_request *req, wh_ad
 /* What an AdmissionReview exchange amounted to, for an endpoint's metrics
  * and the access log. */
 typedef struct wh_admission_outcome {
-    int refused; /* 1 when answered 405 or 413 (not a POST, or a body over the cap) */
+    int refused; /* 1 when answered 413 (a body over the cap) */
     int decoded; /* 1 when the body was a usable AdmissionReview */
     int allowed;
     int has_patch;
@@ -114,12 +114,12 @@ typedef struct wh_admission_stats {
  * by a family of another shape. */
 wh_code wh_admission_stats_init(wh_admission_stats *stats, const char *endpoint, wh_metrics *registry, wh_err *err);
 
-/* Serve one HTTP request end to end: HTTP checks (POST only: 405; a body
- * over http->body_limit: 413 with istiod's text; no body: 400; not JSON:
- * 415), decode, admit, encode.  Fills res->status, res->content_type,
- * res->allow and res->body, and `outcome` unless NULL; counts and logs the
- * exchange in `stats` unless NULL.  Never fails to answer.  A NULL
- * http->method counts as POST (in-process callers: fuzzers, benchmarks). */
+/* Serve one HTTP request end to end: HTTP checks (a body over
+ * http->body_limit: 413 with istiod's text; no body: 400; not JSON: 415;
+ * the method is not looked at, as istiod's handlers never do), decode,
+ * admit, encode.  Fills res->status, res->content_type and res->body, and
+ * `outcome` unless NULL; counts and logs the exchange in `stats` unless
+ * NULL.  Never fails to answer. */
 void wh_admission_serve(const wh_admission_stats *stats, const wh_http_request *http, wh_admit_fn admit, void *ctx,
                         wh_http_response *res, wh_admission_outcome *outcome);
 

@@ -102,7 +102,7 @@ static void serve(wh_endpoint *self, const wh_http_request *req, wh_http_respons
     wh_admission_serve(&ep->stats, req, wh_inject_admit, &call, res, &outcome);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     wh_inject_cluster_view_unref(view);
-    /* a 405 or 413 is webhookd's, counted as "rejected" in
+    /* a 413 is webhookd's, counted as "rejected" in
      * webhookd_admission_reviews_total only, not in istiod's counters */
     if (outcome.refused)
         return;

@@ -121,7 +121,7 @@ static void serve(wh_endpoint *self, const wh_http_request *req, wh_http_respons
     wh_admission_outcome outcome;
 
     wh_admission_serve(&ve->stats, req, wh_validate_admit, &ve->admit, res, &outcome);
-    /* a 405 or 413 (outcome.refused) is webhookd's, counted as "rejected"
+    /* a 413 (outcome.refused) is webhookd's, counted as "rejected"
      * in webhookd_admission_reviews_total only */
     if (res->status != 200 && !outcome.refused && ve->admit.metrics.http_error != NULL) {
         char status[16];

@@ -69,8 +69,12 @@ class TestHTTP1(unittest.TestCase):
         self.assertEqual(json.loads(body), {"error": "not found"})
         self.assertEqual(headers["content-type"], JSON)
         self.assertEqual(once(self.server.port, "POST", "/injectx", b"{}")[0], 404)
-        status, headers, _ = once(self.server.port, "GET", "/inject")
-        self.assertEqual((status, headers["allow"]), (405, "POST"))
+        # istiod's /inject takes any method: a client that follows our 301
+        # for an unclean path with a GET gets istiod's 400, not a 405.
+        status, headers, _ = once(self.server.port, "GET", "//inject")
+        self.assertEqual((status, headers["location"]), (301, "/inject"))
+        status, headers, body = once(self.server.port, "GET", headers["location"])
+        self.assertEqual((status, body, "allow" in headers), (400, b"no body found\n", False))
         status, headers, _ = once(self.server.port, "POST", "/healthz", b"x")
         self.assertEqual((status, headers["allow"]), (405, "GET, HEAD"))
         out = curl("-I", self.server.url + "/healthz")
