@@ -377,7 +377,10 @@ static h2o_send_state_t pull_answer(h2o_generator_t *g, h2o_req_t *req, h2o_iove
     return H2O_SEND_STATE_FINAL;
 }
 
-/* Start the answer (its status and headers set) with `body`, taken. */
+/* Start the answer (its status and headers set) with `body`, taken.  The
+ * answer to HEAD has the Content-Length GET's would have and no body, as Go's
+ * server answers it: h2o sends whatever it is given, and on a keep-alive
+ * connection those bytes were read as the start of the next answer. */
 static void send_answer(wh_http_server *s, h2o_req_t *req, wh_buf *body)
 {
     answer_body *a = h2o_mem_alloc_shared(&req->pool, sizeof(*a), on_answer_disposed);
@@ -386,6 +389,8 @@ static void send_answer(wh_http_server *s, h2o_req_t *req, wh_buf *body)
     a->server = s;
     a->counted = body->cap + body->len;
     a->data = wh_buf_steal(body, &a->len);
+    if (h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD")))
+        a->len = 0;
     atomic_fetch_add(&s->response_bytes, a->counted);
     h2o_start_response(req, &a->super);
     if (req->_ostr_top->start_pull != NULL) { /* no filter between us and the protocol */

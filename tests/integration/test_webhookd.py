@@ -19,8 +19,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from whtest import (BINARY, SLOW, Server, client_context, connect, install, metric, once, peer_serial,  # noqa: E402
-                    read_response, request, review, scaled, self_signed)
+from whtest import (BINARY, H2, SLOW, Server, client_context, connect, install, metric, once,  # noqa: E402
+                    peer_serial, read_response, request, review, scaled, self_signed)
 
 JSON = "application/json"
 
@@ -79,6 +79,21 @@ class TestHTTP1(unittest.TestCase):
         self.assertEqual((status, headers["allow"]), (405, "GET, HEAD"))
         out = curl("-I", self.server.url + "/healthz")
         self.assertIn("HTTP/1.1 200", out.stdout)
+
+    def test_head_has_no_body(self):
+        """HEAD gets GET's status and Content-Length and no body (RFC 9110 9.3.2, as Go's server answers it): on a
+        keep-alive connection a body would be read as the start of the next answer."""
+        with connect(self.server.port) as s:
+            s.sendall(b"HEAD /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"
+                      b"GET /version HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            buf = b""
+            while buf.count(b"\r\n\r\n") < 2:
+                buf += s.recv(65536)
+            head, rest = buf.split(b"\r\n\r\n", 1)
+            self.assertIn(b"\r\nContent-Length: 3\r\n", head)
+            self.assertTrue(rest.startswith(b"HTTP/1.1 200 OK\r\n"), rest[:40])
+            status, _, body = read_response(s, rest)
+            self.assertEqual((status, json.loads(body)["name"]), (200, "webhookd"))
 
     def test_query_string_ignored_for_routing(self):
         status, _, body = once(self.server.port, "POST", "/validate?timeout=10s", review("q"))
@@ -321,6 +336,12 @@ class TestHTTP2(unittest.TestCase):
             self.assertTrue(out.stdout.endswith("limit is 6291456\n\n413"), out.stdout[-200:])
             self.assertNotIn("REFUSED_STREAM", out.stderr)
             self.assertNotIn("retry", out.stderr)
+            h2 = H2(server.port, client_context(alpn=("h2",)))
+            sid = h2.headers("HEAD", "/healthz", end=True)
+            self.assertEqual(h2.response(sid), (200, b"", None))  # no DATA for HEAD
+            sid = h2.headers("GET", "/healthz", end=True)
+            self.assertEqual(h2.response(sid), (200, b"ok\n", None))
+            h2.close()
             with connect(server.port) as s:  # HTTP/1.1 clients are still served
                 self.assertEqual(request(s, "GET", "/healthz")[0], 200)
             status, _ = server.stop()
