@@ -4,12 +4,15 @@
  */
 #include "wh_kube_informer.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "wh_alloc.h"
 #include "kube_internal.h"
@@ -22,7 +25,7 @@ enum watch_end { WATCH_ENDED, WATCH_EXPIRED, WATCH_FAILED };
 
 struct wh_kube_informer {
     wh_kube_informer_options o;
-    char *ns, *label_selector, *field_selector;
+    char *ns, *label_selector, *field_selector, *cache_file;
     char what[160]; /* "configmaps in istio-system" */
     wh_kube_client *client;
     pthread_t thread;
@@ -35,6 +38,7 @@ struct wh_kube_informer {
     char rv[64];
     int expired;      /* the watch saw a 410 */
     int watch_failed; /* the watch saw another ERROR event */
+    int save_failed;  /* the last write of cache_file failed (logged once) */
     long events;      /* events in the current watch */
     char event_error[256];
 
@@ -42,6 +46,7 @@ struct wh_kube_informer {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int synced, unavailable, healthy;
+    int from_snapshot;       /* the cache is cache_file's until a LIST succeeds */
     struct timespec last_ok; /* CLOCK_MONOTONIC */
     size_t nobjects;
     char problem[512];
@@ -131,6 +136,9 @@ void wh_kube_informer_describe(wh_kube_informer *inf, wh_buf *out)
         wh_buf_printf(out, "%s: not available (%s); none assumed", inf->what, inf->problem);
     else if (!inf->synced)
         wh_buf_printf(out, "%s: waiting for the first list%s%s", inf->what, inf->problem[0] ? ": " : "", inf->problem);
+    else if (inf->from_snapshot)
+        wh_buf_printf(out, "%s: %zu objects from the snapshot %s; reconnecting (%s)", inf->what, inf->nobjects,
+                      inf->cache_file, inf->problem);
     else if (!inf->healthy)
         wh_buf_printf(out, "%s: %zu objects as last seen; reconnecting (%s)", inf->what, inf->nobjects, inf->problem);
     else
@@ -202,6 +210,75 @@ static json_t *trim(wh_kube_informer *inf, const json_t *obj)
     return inf->o.trim != NULL ? inf->o.trim(obj, inf->o.ctx) : json_incref((json_t *)obj);
 }
 
+/* ---- snapshot on disk ------------------------------------------------------- */
+
+/* What a snapshot must say to be loaded: written by this build (the trimmed
+ * shape may change between releases) for the same collection. */
+static json_t *snapshot_header(const wh_kube_informer *inf)
+{
+    return json_pack("{s:s, s:s}", "writer", "webhookd " WH_VERSION, "what", inf->what);
+}
+
+/* Write the cache to cache_file (a temporary file renamed over it, so a
+ * crash never leaves half a snapshot); a failure is logged once and never
+ * stops the informer. */
+static void snapshot_save(wh_kube_informer *inf)
+{
+    json_t *doc = snapshot_header(inf);
+    wh_buf tmp = WH_BUF_INIT;
+    int ok;
+
+    json_object_set_new(doc, "unavailable", json_boolean(inf->unavailable));
+    json_object_set_new(doc, "objects", json_incref(inf->cache != NULL ? inf->cache : json_object()));
+    wh_buf_printf(&tmp, "%s.tmp", inf->cache_file);
+    ok = json_dump_file(doc, tmp.data, JSON_COMPACT) == 0 && rename(tmp.data, inf->cache_file) == 0;
+    if (!ok) {
+        remove(tmp.data);
+        if (!inf->save_failed)
+            wh_log(WH_LOG_WARN, "kube: cannot write the snapshot; a restart during an API server outage will wait",
+                   "resource", inf->what, "file", inf->cache_file, "error", strerror(errno), NULL);
+    } else if (inf->save_failed) {
+        wh_log(WH_LOG_INFO, "kube: snapshot written again", "resource", inf->what, "file", inf->cache_file, NULL);
+    }
+    inf->save_failed = !ok;
+    json_decref(doc);
+    wh_buf_free(&tmp);
+}
+
+/* Load cache_file as the cache (and whether the kind was unavailable); 0
+ * when it is there and ours. */
+static int snapshot_load(wh_kube_informer *inf)
+{
+    json_error_t jerr;
+    json_t *doc = NULL, *want = snapshot_header(inf), *objects;
+    int ok = 0;
+
+    if (access(inf->cache_file, F_OK) != 0) /* none written yet */
+        goto out;
+    if ((doc = json_load_file(inf->cache_file, 0, &jerr)) == NULL) {
+        wh_log(WH_LOG_WARN, "kube: snapshot unreadable; ignored", "resource", inf->what, "file", inf->cache_file,
+               "error", jerr.text, NULL);
+        goto out;
+    }
+    objects = json_object_get(doc, "objects");
+    if (!json_is_object(objects) || !json_equal(json_object_get(doc, "writer"), json_object_get(want, "writer")) ||
+        !json_equal(json_object_get(doc, "what"), json_object_get(want, "what"))) {
+        wh_log(WH_LOG_WARN, "kube: snapshot of another collection or webhookd release; ignored", "resource", inf->what,
+               "file", inf->cache_file, NULL);
+        goto out;
+    }
+    json_decref(inf->cache);
+    inf->cache = json_incref(objects);
+    pthread_mutex_lock(&inf->mu);
+    inf->unavailable = json_is_true(json_object_get(doc, "unavailable"));
+    pthread_mutex_unlock(&inf->mu);
+    ok = 1;
+out:
+    json_decref(doc);
+    json_decref(want);
+    return ok ? 0 : -1;
+}
+
 static void notify(wh_kube_informer *inf)
 {
     size_t n = json_object_size(inf->cache);
@@ -213,6 +290,8 @@ static void notify(wh_kube_informer *inf)
         wh_metric_set(inf->m_objects, label(inf), (double)n);
     if (inf->o.on_change != NULL)
         inf->o.on_change(inf->o.ctx, inf, inf->cache);
+    if (inf->cache_file != NULL && !inf->from_snapshot)
+        snapshot_save(inf);
 }
 
 /* Put (trimmed != NULL) or remove `key`; 1 when the cache changed.  The
@@ -294,18 +373,22 @@ static wh_code list_all(wh_kube_informer *inf, long *http_status, wh_err *err)
         free(token);
         token = next != NULL && next[0] != '\0' ? wh_strdup(next) : NULL;
     } while (token != NULL && !atomic_load(&inf->stop));
-    changed = inf->cache == NULL || !json_equal(inf->cache, fresh) || !inf->synced;
+    changed = inf->cache == NULL || !json_equal(inf->cache, fresh) || !inf->synced || inf->from_snapshot;
     json_decref(inf->cache);
     inf->cache = fresh;
     fresh = NULL;
     snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
+    /* Available again before the consumer hears of it (it reads unavailable in on_change). */
+    pthread_mutex_lock(&inf->mu);
+    changed |= inf->unavailable;
+    inf->from_snapshot = inf->unavailable = 0;
+    pthread_mutex_unlock(&inf->mu);
     set_healthy(inf);
     if (changed)
         notify(inf);
     /* Synced only once the consumer has seen the list (revisions loaded before /readyz says 200). */
     pthread_mutex_lock(&inf->mu);
     inf->synced = 1;
-    inf->unavailable = 0;
     pthread_mutex_unlock(&inf->mu);
 out:
     json_decref(fresh);
@@ -399,6 +482,23 @@ out:
     return WATCH_ENDED;
 }
 
+/* The first LIST failed: serve cache_file's objects, when there are some of
+ * ours, until a LIST succeeds. */
+static void serve_snapshot(wh_kube_informer *inf)
+{
+    if (snapshot_load(inf) != 0)
+        return;
+    pthread_mutex_lock(&inf->mu);
+    inf->from_snapshot = 1;
+    pthread_mutex_unlock(&inf->mu);
+    wh_log(WH_LOG_WARN, "kube: API server unreachable at start; serving the last snapshot until it answers", "resource",
+           inf->what, "file", inf->cache_file, NULL);
+    notify(inf);
+    pthread_mutex_lock(&inf->mu);
+    inf->synced = 1;
+    pthread_mutex_unlock(&inf->mu);
+}
+
 static void *run(void *arg)
 {
     wh_kube_informer *inf = arg;
@@ -431,6 +531,8 @@ static void *run(void *arg)
                     continue;
                 }
                 set_problem(inf, "list", &err);
+                if (!listed_once && inf->cache_file != NULL && !inf->synced)
+                    serve_snapshot(inf);
                 nap(inf, next_wait(inf, &backoff));
                 continue;
             }
@@ -484,7 +586,8 @@ wh_code wh_kube_informer_start(const wh_kube_informer_options *o, wh_kube_inform
     inf->ns = dup_opt(o->ns);
     inf->label_selector = dup_opt(o->label_selector);
     inf->field_selector = dup_opt(o->field_selector);
-    inf->o.ns = inf->o.label_selector = inf->o.field_selector = NULL;
+    inf->cache_file = dup_opt(o->cache_file);
+    inf->o.ns = inf->o.label_selector = inf->o.field_selector = inf->o.cache_file = NULL;
     inf->o.kube = NULL;
     inf->seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)inf;
     atomic_init(&inf->stop, 0);
@@ -535,6 +638,7 @@ void wh_kube_informer_stop(wh_kube_informer *inf)
     free(inf->ns);
     free(inf->label_selector);
     free(inf->field_selector);
+    free(inf->cache_file);
     pthread_mutex_destroy(&inf->mu);
     pthread_cond_destroy(&inf->cv);
     free(inf);

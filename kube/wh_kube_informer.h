@@ -28,6 +28,13 @@
  * "name") -> trimmed object.  The cache is borrowed for the call only; the
  * objects in it are never modified afterwards, so a consumer may keep
  * references to them (or a shallow copy of the cache) in its snapshots.
+ *
+ * With a cache_file, the trimmed cache is also written there (atomically)
+ * after every change the API server reported.  When the first LIST fails -
+ * webhookd restarted while the API server is away - the informer loads that
+ * file if this build wrote it for the same resource, namespace and selectors,
+ * hands it to on_change and counts as synced: the consumer serves what was
+ * last seen instead of nothing, and the next LIST replaces it.
  */
 #ifndef WH_KUBE_INFORMER_H
 #define WH_KUBE_INFORMER_H
@@ -57,6 +64,7 @@ typedef struct wh_kube_informer_options {
     const char *label_selector; /* NULL: everything */
     const char *field_selector; /* NULL: everything */
     wh_kube_trim_fn trim;       /* NULL: keep whole objects */
+    const char *cache_file;     /* NULL: no snapshot on disk */
     wh_kube_change_fn on_change;
     void *ctx;
     wh_metrics *metrics;    /* optional: restarts, relists, objects, sync age by resource */

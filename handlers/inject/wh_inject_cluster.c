@@ -35,6 +35,7 @@ struct wh_inject_cluster {
     char *kube_strings[4];
     wh_metrics *metrics;
     int watch_timeout_s;
+    char *cache_dir;        /* NULL: no snapshots */
     pthread_mutex_t inf_mu; /* guards inf[] (the namespaces informer may start late) and ready_once */
     wh_kube_informer *inf[SRC_N];
     source_ctx ctx[SRC_N];
@@ -360,6 +361,8 @@ static wh_code start_source(wh_inject_cluster *c, enum source k, wh_err *err)
 {
     wh_kube_informer_options io = {
         .kube = &c->kube, .on_change = on_change, .metrics = c->metrics, .watch_timeout_s = c->watch_timeout_s};
+    wh_buf file = WH_BUF_INIT;
+    wh_code rc;
 
     if (c->inf[k] != NULL || c->stopping)
         return WH_OK;
@@ -385,7 +388,13 @@ static wh_code start_source(wh_inject_cluster *c, enum source k, wh_err *err)
         io.trim = trim_namespace;
         break;
     }
-    return wh_kube_informer_start(&io, &c->inf[k], err);
+    if (c->cache_dir != NULL) {
+        wh_buf_printf(&file, "%s/%s.json", c->cache_dir, io.resource->plural);
+        io.cache_file = file.data;
+    }
+    rc = wh_kube_informer_start(&io, &c->inf[k], err);
+    wh_buf_free(&file);
+    return rc;
 }
 
 static char *dup_or_null(const char *s)
@@ -408,6 +417,7 @@ wh_code wh_inject_cluster_start(const wh_inject_cluster_options *o, wh_inject_cl
     c->kube.service_account_dir = c->kube_strings[3] = dup_or_null(o->kube->service_account_dir);
     c->metrics = o->metrics;
     c->watch_timeout_s = o->watch_timeout_s;
+    c->cache_dir = o->cache_dir != NULL && o->cache_dir[0] != '\0' ? wh_strdup(o->cache_dir) : NULL;
     pthread_mutex_init(&c->inf_mu, NULL);
     pthread_mutex_init(&c->publish_mu, NULL);
     pthread_mutex_init(&c->view_mu, NULL);
@@ -459,6 +469,7 @@ void wh_inject_cluster_stop(wh_inject_cluster *c)
     for (size_t i = 0; i < sizeof(c->kube_strings) / sizeof(c->kube_strings[0]); i++)
         free(c->kube_strings[i]);
     free(c->istio_namespace);
+    free(c->cache_dir);
     free(c);
 }
 

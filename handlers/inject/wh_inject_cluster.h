@@ -17,6 +17,9 @@
  *
  * Every callback runs on an informer thread; requests only take a reference
  * to the current view (wh_inject_cluster_view_get), never wait for the API.
+ * With a cache_dir, each source keeps its last state in <cache_dir>/<plural>.json
+ * and a webhookd started while the API server is away serves that
+ * (wh_kube_informer.h, cache_file).
  */
 #ifndef WH_INJECT_CLUSTER_H
 #define WH_INJECT_CLUSTER_H
@@ -47,7 +50,8 @@ typedef struct wh_inject_cluster_options {
     int nodes;                    /* read node kubelet versions */
     int namespaces;               /* read namespaces */
     wh_metrics *metrics;
-    int watch_timeout_s; /* 0: the informer's default */
+    int watch_timeout_s;   /* 0: the informer's default */
+    const char *cache_dir; /* each source's snapshot, for restarts while the API server is away; NULL: none */
 } wh_inject_cluster_options;
 
 /* Start the informers (they keep retrying while the API server is away). */

@@ -40,6 +40,10 @@ const wh_endpoint_flag wh_inject_endpoint_flags[] = {
      "`default`), or auto: dir when --revisions-dir is given, else cluster when a Kubernetes configuration is "
      "found (--kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster), else builtin"},
     {"istio-namespace", "istio-system", "the namespace of istiod and its ConfigMaps (cluster source)"},
+    {"cluster-cache-dir", "",
+     "directory (writable, e.g. an emptyDir) where what is read from the cluster (revisions' ConfigMaps, "
+     "ProxyConfigs, nodes, namespaces) is kept after every change: started while the API server is unreachable, "
+     "webhookd serves and is ready with that instead of waiting for the API server (default: none)"},
     {"revisions-dir", "",
      "directory with one subdirectory per injection revision, named after it, holding the files config, values "
      "and mesh (the ConfigMaps istio-sidecar-injector-<rev> and istio-<rev>) and optionally version (the "
@@ -259,6 +263,7 @@ wh_code wh_inject_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh
         co.registry = ep->registry;
         wh_inject_registry_cluster_mode(ep->registry);
     }
+    co.cache_dir = env->flag(env, "cluster-cache-dir");
     wh_log(WH_LOG_INFO, "inject: revisions source", "source", source, "istio_namespace",
            co.istio_namespace != NULL ? co.istio_namespace : "", NULL);
     /* With API access there is always a cluster, maybe without informers:

@@ -7,8 +7,8 @@ created after start and then deleted, a broken template keeping the last good on
 namespace and workload level (with the annotation under the workload's resource), an invalid meshNetworks
 (istiod's warning, injection unaffected), native sidecars from
 node kubelet versions, a quiet period without requests, an API server outage (still injecting, still
-ready), history compacted during an outage (changes made meanwhile served), no node access (native off)
-and readiness that waits for the first sync.
+ready), history compacted during an outage (changes made meanwhile served), no node access (native off),
+readiness that waits for the first sync, and restarts during an outage served from --cluster-cache-dir.
 """
 import json
 import os
@@ -315,6 +315,67 @@ def main():
             check("no node access: native sidecars off under auto", proxy(inject(s, pod())[0])[1] == "sidecar")
     finally:
         api.close()
+
+    # Restarted while the API server is away (a container restart: the cache directory is the chart's emptyDir).
+    # Without --cluster-cache-dir webhookd waits, unready (above); with it, it serves what it last saw, revisions,
+    # ProxyConfigs and nodes alike, and is ready, until a LIST answers.  A snapshot of another collection is not
+    # taken for this one.
+    cache = os.path.join(os.environ.get("TMPDIR", "/tmp"), "cluster-cache-%d" % os.getpid())
+    os.makedirs(cache, exist_ok=True)
+    state2 = state + ".2"
+    api = kubetest.FakeApi(args=("--state", state2))
+    try:
+        api.load([ns(NS), ns("app"), corpus.injector(hub="example.com/cached"), corpus.meshcm(),
+                  corpus.injector(rev="canary", hub="example.com/canary", version="1.29.0"), corpus.meshcm("canary"),
+                  proxyconfig(NS, "root", {"A": "root"}), node("n1", "v1.32.3")])
+        args = ("--kubeconfig=" + api.kubeconfig(), "--self-signed-cert-out=" + api.path("wh.pem"),
+                "--cluster-cache-dir=" + cache, "--shutdown-timeout=2s")
+
+        def env_a(s):
+            final, _ = inject(s, pod("app"))
+            return {e["name"]: e.get("value") for e in proxy(final)[0].get("env") or []}.get("A") if final else None
+        with whtest.Server(*args) as s:
+            until(lambda: readyz(s), lambda r: r[0] == 200)
+            until(lambda: env_a(s), lambda v: v == "root")
+        check("a snapshot per source", sorted(os.listdir(cache)) == ["configmaps.json", "nodes.json",
+                                                                      "proxyconfigs.json"], os.listdir(cache))
+        api.down()
+        with whtest.Server(*args) as s:
+            st, body = until(lambda: readyz(s), lambda r: r[0] == 200, timeout=20)
+            check("restarted during an outage, with a snapshot: ready, and says so",
+                  st == 200 and body.count("from the snapshot") == 3, body)
+            check("restarted during an outage: every revision serves as last seen",
+                  image_of(s).startswith("example.com/cached/") and
+                  image_of(s, "/inject/rev/canary").startswith("example.com/canary/"),
+                  (image_of(s), image_of(s, "/inject/rev/canary")))
+            check("restarted during an outage: ProxyConfigs as last seen", env_a(s) == "root", env_a(s))
+            check("restarted during an outage: nodes as last seen (a 1.32 kubelet: not native)",
+                  proxy(inject(s, pod())[0])[1] == "sidecar")
+            api.up()
+            api.control("replace", {"object": corpus.injector(hub="example.com/live")})
+            img = until(lambda: image_of(s), lambda v: v.startswith("example.com/live/"), timeout=40)
+            check("API server back: the snapshot gives way to the cluster", img.startswith("example.com/live/") and
+                  "snapshot" not in until(lambda: readyz(s)[1], lambda b: "snapshot" not in b), img)
+        api.down()
+        with whtest.Server(*(args + ("--istio-namespace=mesh",))) as s:
+            time.sleep(1.5)
+            st, body = readyz(s)
+            check("a snapshot of another namespace's ConfigMaps is not served", st == 503 and
+                  "configmaps in mesh: waiting for the first list" in body and
+                  any(r.get("msg", "").startswith("kube: snapshot of another collection") for r in s.records()), body)
+        with open(os.path.join(cache, "nodes.json"), "w") as f:
+            f.write("{not json")
+        with whtest.Server(*args) as s:
+            time.sleep(1.5)
+            st, body = readyz(s)
+            check("a damaged snapshot is not served (that source waits)", st == 503 and
+                  "nodes: waiting for the first list" in body and
+                  "configmaps in istio-system: 4 objects from the snapshot" in body, body)
+    finally:
+        api.close()
+        for f in os.listdir(cache):
+            os.remove(os.path.join(cache, f))
+        os.rmdir(cache)
 
     # A revision on OpenShift (its own values.global.platform) without RBAC on namespaces: the error names
     # the cost and the fix, readiness shows it, and its proxies get 1337 (no namespace range is known).
