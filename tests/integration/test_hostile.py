@@ -961,5 +961,188 @@ class TestKeyFiles(unittest.TestCase):
                 self.assertIn("BEGIN CERTIFICATE", f.read())
 
 
+class GoodClient:
+    """A well-behaved client beside the hostile ones: a review every 50 ms on
+    a new TLS connection of its own, each one to be answered within `budget`
+    seconds (the API server waits 10 s by default; loopback needs far less)."""
+
+    def __init__(self, port, budget=2):
+        self.port, self.budget = port, scaled(budget)
+        self.served, self.failures = [], []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        n = 0
+        while not self.stop.is_set():
+            n += 1
+            start = time.time()
+            try:
+                with connect(self.port, timeout=self.budget) as s:
+                    status, _, body = request(s, "POST", "/validate", review("good-%d" % n))
+                took = time.time() - start
+                if status != 200 or json.loads(body)["response"]["uid"] != "good-%d" % n or took > self.budget:
+                    self.failures.append((n, status, round(took, 3)))
+                else:
+                    self.served.append(took)
+            except (OSError, ValueError) as e:
+                self.failures.append((n, repr(e), round(time.time() - start, 3)))
+            self.stop.wait(0.05)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        # one more review begun after the hostile clients are done
+        seen = len(self.served) + len(self.failures)
+        deadline = time.time() + 2 * self.budget + 1
+        while len(self.served) + len(self.failures) < seen + 2 and time.time() < deadline:
+            time.sleep(0.01)
+        self.stop.set()
+        self.thread.join(scaled(30))
+
+    def check(self, test, what):
+        test.assertEqual(self.failures, [], "the good client was not served during %s" % what)
+        test.assertGreaterEqual(len(self.served), 2, "the good client hardly ran during %s" % what)
+
+
+def bounded_close(sock, within):
+    """Seconds until the server ends the connection (EOF, reset or an answer
+    followed by EOF), or None if it is still open after `within` seconds;
+    the bytes it sent meanwhile."""
+    start, got = time.time(), b""
+    while time.time() - start < within:
+        sock.settimeout(max(0.01, within - (time.time() - start)))
+        try:
+            more = sock.recv(65536)
+        except socket.timeout:
+            return None, got
+        except (ConnectionError, ssl.SSLError, OSError):
+            return time.time() - start, got
+        if not more:
+            return time.time() - start, got
+        got += more
+    return None, got
+
+
+class TestSlowAndSilentClients(unittest.TestCase):
+    """Clients that open a connection and then stall — slowloris headers and
+    bodies (a byte a second), a TLS handshake cut short, a TCP connection
+    that never says anything — each holds a connection only until h2o's
+    request or handshake timeout (10 s) ends it, while a good client on
+    other connections is served throughout.  Plain HTTP on the TLS port and
+    an endless header get an immediate close or a 400."""
+
+    def test_stalled_connections_end_and_others_are_served(self):
+        with Server() as srv, GoodClient(srv.port) as good:
+            p = srv.port
+            results = {}
+
+            def trickle(name, head, byte):
+                with connect(p) as s:
+                    s.sendall(head)
+                    start = time.time()
+                    while time.time() - start < scaled(25):
+                        try:
+                            s.sendall(byte)
+                        except (ConnectionError, ssl.SSLError, OSError):
+                            break
+                        took, got = bounded_close(s, 1)
+                        if took is not None:
+                            break
+                    results[name] = time.time() - start if time.time() - start < scaled(25) else None
+
+            def raw(name, first):
+                with socket.create_connection(("127.0.0.1", p)) as r:
+                    if first:
+                        r.sendall(first)
+                    results[name] = bounded_close(r, scaled(25))[0]
+
+            clients = [
+                threading.Thread(target=trickle, args=("slow headers", b"POST /validate HTTP/1.1\r\n", b"X: y\r\n")),
+                threading.Thread(target=trickle, args=(
+                    "slow body", b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                 b"Content-Length: 100000\r\n\r\n", b" ")),
+                # a ClientHello record that promises 512 bytes and sends 26
+                threading.Thread(target=raw, args=("truncated handshake",
+                                                   b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 15)),
+                threading.Thread(target=raw, args=("silent connection", b"")),
+            ]
+            for t in clients:
+                t.start()
+            # Not TLS at all: ended at once.
+            with socket.create_connection(("127.0.0.1", p)) as r:
+                r.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
+                took, _ = bounded_close(r, scaled(5))
+                self.assertIsNotNone(took, "plain HTTP on the TLS port was not refused")
+            # A header line that never ends: refused once past h2o's bound, not buffered on.
+            with connect(p) as s:
+                s.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nX-Big: ")
+                sent, refused = 0, False
+                try:
+                    while sent < 64 << 20:
+                        s.sendall(b"a" * 65536)
+                        sent += 65536
+                except (ConnectionError, ssl.SSLError, OSError):
+                    refused = True
+                self.assertTrue(refused, "a %d-byte header line was still being read" % sent)
+                self.assertLess(sent, 8 << 20)
+            for t in clients:
+                t.join(scaled(40))
+            for name in ("slow headers", "slow body", "truncated handshake", "silent connection"):
+                self.assertIsNotNone(results.get(name), "%s: the connection was never closed" % name)
+                self.assertLess(results[name], scaled(15), name)
+        good.check(self, "the stalled connections")
+
+
+class TestHostileJSON(unittest.TestCase):
+    """Bodies built to hurt a JSON reader: deep nesting, numbers past any
+    float or integer, a megabyte of escapes, a body shorter or longer than
+    its Content-Length.  Each gets a clear answer at once (a review denied
+    with the decoder's reason, or the verdict on what was sent), on both
+    endpoints, and the connection stays usable where HTTP allows it."""
+
+    def test_clear_answers(self):
+        obj = review()[:-2]  # '...}}' without the request's and the review's closing braces
+        cases = [
+            ("nested arrays", b"[" * 3000000, b"maximum parsing depth"),
+            ("nested objects", b'{"a":' * 1000000, b"maximum parsing depth"),
+            ("deep in the pod", obj[:-1] + b',"x":' + b"[" * 100000 + b"]" * 100000 + b"}}}", b"maximum parsing depth"),
+            ("nested in the pod", obj[:-1] + b',"x":' + b"[" * 500 + b"]" * 500 + b"}}}", None),
+            ("a million-digit integer", obj + b',"x":' + b"1" * 1000000 + b"}}", b"too big integer"),
+            ("an exponent past float64", obj + b',"x":1e99999999}}', b"real number overflow"),
+            ("a denormal past float64", obj + b',"x":-0.' + b"0" * 100000 + b"1e-999999999}}", None),
+            ("a megabyte of escapes", obj + b',"x":"' + b"\\u00e9\\n" * 150000 + b'"}}', None),
+            ("a lone surrogate", obj + b',"x":"\\ud800"}}', b"could not decode body"),
+        ]
+        with Server() as srv, GoodClient(srv.port) as good:
+            with connect(srv.port) as s:
+                for name, body, phrase in cases:
+                    for path in ("/validate", "/inject"):
+                        start = time.time()
+                        status, _, answer = request(s, "POST", path, body)
+                        self.assertLess(time.time() - start, scaled(5), (name, path))
+                        self.assertEqual(status, 200, (name, path, answer[:200]))
+                        doc = json.loads(answer)
+                        if phrase is not None:
+                            self.assertIs(doc["response"]["allowed"], False, (name, path))
+                            self.assertIn(phrase.decode(), doc["response"]["status"]["message"], (name, path))
+                        else:  # decoded: the verdict on the request, with its uid
+                            self.assertEqual(doc["response"]["uid"], "uid-1", (name, path, answer[:300]))
+            # Content-Length shorter than the body: the first bytes are the
+            # body, the rest is no request at all (400 and close).
+            with connect(srv.port) as s:
+                s.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                          b"Content-Length: 10\r\n\r\n" + review())
+                status, _, answer = read_response(s)
+                self.assertEqual(status, 200)
+                self.assertIn(b"could not decode body", answer)
+                took, rest = bounded_close(s, scaled(5))
+                self.assertIsNotNone(took, "the rest of the body was not refused")
+                self.assertTrue(rest == b"" or rest.startswith(b"HTTP/1.1 400"), rest[:100])
+        good.check(self, "the hostile bodies")
+
+
 if __name__ == "__main__":
     unittest.main()
