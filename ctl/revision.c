@@ -510,6 +510,19 @@ static void duration_text(long long ns, char *buf, size_t n)
         snprintf(buf, n, "%lldh%lldm%llds", s / 3600, (s % 3600) / 60, s % 60);
 }
 
+/* "istio-injection=enabled", "istio.io/rev=1-9", "no injection label". */
+static void label_text(const json_t *labels, wh_buf *b)
+{
+    const char *inj = json_string_value(json_object_get(labels, INJECTION_LABEL));
+    const char *rev = json_string_value(json_object_get(labels, REV_LABEL));
+    if (inj != NULL)
+        wh_buf_printf(b, "%s=%s", INJECTION_LABEL, inj);
+    if (rev != NULL)
+        wh_buf_printf(b, "%s%s=%s", inj != NULL ? "," : "", REV_LABEL, rev);
+    if (inj == NULL && rev == NULL)
+        wh_buf_puts(b, "no injection label");
+}
+
 /* ---- lease ------------------------------------------------------------------------- */
 /* Two migrations of one namespace at once would restart its workloads twice and report each
  * other's rollouts.  A run claims every chosen namespace first with the annotation
@@ -531,6 +544,7 @@ typedef struct lease_ctx {
     long long duration_s;
     long long next_renewal_ms; /* monotonic (now_ms) */
     int force, renewing;       /* renewing: the lease must still be this run's */
+    json_t *planned;           /* namespace -> its injection labels as the plan read them (label_text) */
     json_t *lost;              /* namespace -> why this run lost its lease there */
 } lease_ctx;
 
@@ -615,6 +629,22 @@ static wh_code lease_take(json_t *ns, void *vctx, int *unchanged, wh_err *err)
                           "namespace %s is being migrated by %s. Wait for that run to finish; if it is gone (killed), "
                           "run again with --force to take the namespace over",
                           l->ns, other);
+    if (!l->renewing) {
+        /* the plan (and the answer to its question) was made on the labels read before; someone
+         * relabelling the namespace since (kubectl label, another tool) must not be overwritten */
+        const char *was = json_string_value(json_object_get(l->planned, l->ns));
+        wh_buf now = WH_BUF_INIT;
+        wh_code rc = WH_OK;
+        label_text(json_object_get(json_object_get(ns, "metadata"), "labels"), &now);
+        if (was != NULL && strcmp(was, now.data) != 0)
+            rc = wh_err_set(err, WH_E_INVALID,
+                            "namespace %s was relabelled after the plan was made: it was %s, it is now %s. Run the "
+                            "same command again to plan with its labels as they are now",
+                            l->ns, was, now.data);
+        wh_buf_free(&now);
+        if (rc != WH_OK)
+            return rc;
+    }
     cur = json_loads(str(ann, LEASE_ANNOTATION), 0, NULL);
     if (l->renewing)
         snprintf(acquired, sizeof(acquired), "%s", str(cur, "acquired"));
@@ -830,19 +860,6 @@ static void plan_free(migrate_plan *p)
     json_decref(p->already);
     json_decref(p->restarts);
     free(p->jobs);
-}
-
-/* "istio-injection=enabled", "istio.io/rev=1-9", "no injection label". */
-static void label_text(const json_t *labels, wh_buf *b)
-{
-    const char *inj = json_string_value(json_object_get(labels, INJECTION_LABEL));
-    const char *rev = json_string_value(json_object_get(labels, REV_LABEL));
-    if (inj != NULL)
-        wh_buf_printf(b, "%s=%s", INJECTION_LABEL, inj);
-    if (rev != NULL)
-        wh_buf_printf(b, "%s%s=%s", inj != NULL ? "," : "", REV_LABEL, rev);
-    if (inj == NULL && rev == NULL)
-        wh_buf_puts(b, "no injection label");
 }
 
 /* Which namespaces to relabel; 0, or an exit status after the message. */
@@ -1337,6 +1354,7 @@ static int run_migrate(const wh_ctl_args *a)
     wh_err err = {0};
     int rc;
 
+    lease.planned = json_object();
     wh_ctl_strings(a, "namespace", &nns);
     if (a->nargs > 0) {
         rc = wh_ctl_usage_error(a, "unexpected argument \"%s\": name namespaces with -n", a->args[0]);
@@ -1393,6 +1411,12 @@ static int run_migrate(const wh_ctl_args *a)
         json_array_foreach(chosen, k, v) is_chosen |= strcmp(json_string_value(v), meta(e, "name")) == 0;
         if (!is_chosen)
             continue;
+        {
+            wh_buf was = WH_BUF_INIT;
+            label_text(labels, &was);
+            json_object_set_new(lease.planned, meta(e, "name"), json_string(was.data));
+            wh_buf_free(&was);
+        }
         if (labels == NULL) {
             labels = json_object();
             json_object_set_new(json_object_get(e, "metadata"), "labels", labels);
@@ -1406,14 +1430,12 @@ static int run_migrate(const wh_ctl_args *a)
             continue;
         }
         {
-            wh_buf from = WH_BUF_INIT;
             json_t *plabels = json_pack("{s:s}", REV_LABEL, to);
-            label_text(labels, &from);
             if (json_object_get(labels, INJECTION_LABEL) != NULL)
                 json_object_set_new(plabels, INJECTION_LABEL, json_null());
-            json_array_append_new(p.relabel, json_pack("{s:s, s:s, s:{s:{s:o}}}", "name", meta(e, "name"), "from",
-                                                       from.data, "patch", "metadata", "labels", plabels));
-            wh_buf_free(&from);
+            json_array_append_new(p.relabel, json_pack("{s:s, s:O, s:{s:{s:o}}}", "name", meta(e, "name"), "from",
+                                                       json_object_get(lease.planned, meta(e, "name")), "patch",
+                                                       "metadata", "labels", plabels));
         }
         json_object_del(labels, INJECTION_LABEL);
         json_object_set_new(labels, REV_LABEL, json_string(to));
@@ -1499,6 +1521,7 @@ out:
             rc = 130;
     }
     json_decref(lease.lost);
+    json_decref(lease.planned);
     plan_free(&p);
     json_decref(after);
     json_decref(ns_copy);
