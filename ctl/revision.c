@@ -1335,6 +1335,45 @@ static int report_laggards(const wh_ctl_args *a, wh_kube_client *c, const json_t
     return rc;
 }
 
+/* The Service the injector of `to` calls must exist: namespaces moved to a tag or revision
+ * whose control plane is gone could create no pod, or only pods without a sidecar (istioctl's
+ * IST0139 "Injector refers to a control plane service that does not exist", checked before
+ * anything changes).  0, or 1 after the message. */
+static int injector_installed(wh_kube_client *c, const char *to, const char *rev, const json_t *mwc)
+{
+    size_t i;
+    json_t *e;
+
+    json_array_foreach(json_object_get(mwc, "webhooks"), i, e)
+    {
+        const json_t *ref = json_object_get(json_object_get(e, "clientConfig"), "service");
+        const char *sn = str(ref, "name"), *sns = str(ref, "namespace");
+        const char *what = strcmp(str(e, "failurePolicy"), "Ignore") == 0 ? "would get no sidecar"
+                                                                          : "would be refused (failurePolicy Fail)";
+        wh_err err = {0};
+        wh_code rc;
+        if (!diag_is_injector(e) || sn[0] == '\0')
+            continue;
+        rc = wh_kube_get(c, &wh_kube_services, sns, sn, NULL, &err);
+        if (rc == WH_OK)
+            return 0;
+        if (rc != WH_E_NOTFOUND)
+            return wh_ctl_fail("cannot check the injector Service %s/%s: %s", sns, sn, wh_err_msg(&err));
+        if (strcmp(to, rev) != 0)
+            return wh_ctl_fail("tag \"%s\" points to revision %s, whose injector (MutatingWebhookConfiguration %s) "
+                               "calls the Service %s/%s, which does not exist: pods created in the migrated "
+                               "namespaces %s. Point the tag at an installed revision first (webhookctl tag set %s "
+                               "--revision REVISION --overwrite; webhookctl revision list shows them)",
+                               to, rev, meta(mwc, "name"), sns, sn, what, to);
+        return wh_ctl_fail("the injector of revision %s (MutatingWebhookConfiguration %s) calls the Service %s/%s, "
+                           "which does not exist: pods created in the migrated namespaces %s. Install that "
+                           "revision's control plane first, or migrate to another (webhookctl revision list shows "
+                           "them)",
+                           rev, meta(mwc, "name"), sns, sn, what);
+    }
+    return 0;
+}
+
 static int run_migrate(const wh_ctl_args *a)
 {
     const char *to = wh_ctl_string(a, "to");
@@ -1350,6 +1389,7 @@ static int run_migrate(const wh_ctl_args *a)
     inv_cluster cl = {0};
     json_t *inv = NULL, *after = NULL, *chosen = json_array(), *ns_copy = NULL, *probe = NULL, *none = json_object();
     json_t *e;
+    const json_t *target_mwc = NULL;
     migrate_plan p = {0};
     wh_err err = {0};
     int rc;
@@ -1388,7 +1428,7 @@ static int run_migrate(const wh_ctl_args *a)
     /* what a namespace labelled istio.io/rev=<to> gets: the revision itself, or the one the tag points to */
     probe = json_pack("{s:s}", REV_LABEL, to);
     p.to = to;
-    p.target_rev = diag_injecting_revision(cl.mwcs, probe, none, NULL, NULL);
+    p.target_rev = diag_injecting_revision(cl.mwcs, probe, none, &target_mwc, NULL);
     if (p.target_rev == NULL) {
         wh_ctl_fail(
             "no injector serves \"%s\": it is neither an installed revision nor a revision tag (webhookctl revision "
@@ -1396,6 +1436,8 @@ static int run_migrate(const wh_ctl_args *a)
             to);
         goto out;
     }
+    if (injector_installed(c, to, p.target_rev, target_mwc) != 0)
+        goto out;
     if ((rc = choose_namespaces(a, &cl, &p, chosen)) != 0)
         goto out;
     rc = 1;
