@@ -1634,11 +1634,46 @@ static void print_istiod_leftovers(wh_kube_client *c, const char *istio_ns, cons
     wh_buf_free(&sel);
 }
 
+/* Workloads outside `nss` (the namespaces already listed) whose pod template selects the
+ * revision, directly or through a tag (pod label istio.io/rev in a namespace without an
+ * injection label), and none of whose pods is in `pods`: scaled to zero, or running another
+ * revision until their next restart.  Their next pods would lose the sidecar once the
+ * revision is gone.  ["Kind ns/name"] (new reference). */
+static json_t *workloads_selecting(const inv_cluster *cl, const char *name, const json_t *nss, const json_t *pods)
+{
+    const json_t *lists[] = {cl->deployments, cl->statefulsets, cl->daemonsets};
+    const char *kinds[] = {"Deployment", "StatefulSet", "DaemonSet"};
+    json_t *out = json_array(), *w, *it;
+    size_t k, i, j;
+
+    for (k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
+        json_array_foreach(lists[k], i, w)
+        {
+            const char *ns = meta(w, "namespace"), *sel;
+            char owner[512];
+            int listed = 0;
+            json_t *none = json_object();
+            const json_t *ns_labels = inv_namespace_labels(cl, ns);
+            snprintf(owner, sizeof(owner), "%s/%s", kinds[k], meta(w, "name"));
+            json_array_foreach(nss, j, it) listed |= strcmp(str(it, "name"), ns) == 0;
+            json_array_foreach(pods, j, it) listed |=
+                strcmp(str(it, "namespace"), ns) == 0 && strcmp(str(it, "owner"), owner) == 0;
+            sel = listed ? NULL
+                         : diag_injecting_revision(cl->mwcs, ns_labels != NULL ? ns_labels : none,
+                                                   inv_pod_template_labels(w, NULL), NULL, NULL);
+            if (sel != NULL && strcmp(sel, name) == 0)
+                json_array_append_new(out, json_sprintf("%s %s/%s", kinds[k], ns, meta(w, "name")));
+            json_decref(none);
+        }
+    }
+    return out;
+}
+
 static int run_remove(const wh_ctl_args *a)
 {
     wh_kube_client *c = NULL;
     inv_cluster cl = {0};
-    json_t *inv = NULL, *nss = NULL, *pods = NULL, *mwcs = NULL, *it, *v;
+    json_t *inv = NULL, *nss = NULL, *pods = NULL, *workloads = NULL, *mwcs = NULL, *it, *v;
     const json_t *rev;
     const char *name, *istio_ns = wh_ctl_string(a, "istioNamespace");
     size_t i, j, ntags;
@@ -1663,7 +1698,8 @@ static int run_remove(const wh_ctl_args *a)
     }
     nss = namespace_details(&cl, rev, NULL);
     pods = pods_running(&cl, name, NULL);
-    if (json_array_size(nss) > 0 || json_array_size(pods) > 0) {
+    workloads = workloads_selecting(&cl, name, nss, pods);
+    if (json_array_size(nss) > 0 || json_array_size(pods) > 0 || json_array_size(workloads) > 0) {
         fprintf(stderr, "Error: cannot remove revision \"%s\": it is still in use by\n", name);
         json_array_foreach(nss, i, it) fprintf(stderr, "  namespace %s (%s)\n", str(it, "name"), str(it, "labels"));
         json_array_foreach(json_object_get(rev, "tags"), i, v)
@@ -1688,6 +1724,9 @@ static int run_remove(const wh_ctl_args *a)
             fprintf(stderr, "  pod %s/%s%s%s%s\n", str(it, "namespace"), str(it, "pod"),
                     str(it, "owner")[0] ? " (" : "", str(it, "owner"), str(it, "owner")[0] ? ")" : "");
         }
+        json_array_foreach(workloads, i, it) fprintf(
+            stderr, "  %s (its pod template's labels select it: change them, or its next pods get no sidecar)\n",
+            json_string_value(it));
         fprintf(stderr, "Move them to another revision first: point the tags elsewhere (webhookctl tag set TAG "
                         "--revision NEW --overwrite), relabel the namespaces and restart their workloads (webhookctl "
                         "revision migrate --to NEW --all-namespaces --restart), then run this again.\n");
@@ -1747,6 +1786,7 @@ static int run_remove(const wh_ctl_args *a)
 out:
     json_decref(nss);
     json_decref(pods);
+    json_decref(workloads);
     json_decref(mwcs);
     json_decref(inv);
     inv_free(&cl);
@@ -1891,8 +1931,10 @@ static const wh_ctl_cmd revision_remove = {
     .summary = "Remove a control plane revision nobody uses any more",
     .long_help =
         "Remove a revision once nothing uses it.  It refuses, listing them, while namespaces select it (directly,\n"
-        "through a tag, or through istio-injection=enabled and the default tag) or pods run its proxy.  Otherwise\n"
-        "it removes the tags still pointing to it and the injector webhook configurations webhookd serves for it.\n"
+        "through a tag, or through istio-injection=enabled and the default tag), pods run its proxy, or the pod\n"
+        "template of a Deployment, StatefulSet or DaemonSet selects it (its next pods would get no sidecar).\n"
+        "Otherwise it removes the tags still pointing to it and the injector webhook configurations webhookd\n"
+        "serves for it.\n"
         "An istiod revision's own objects are left to its installer: what \"istioctl uninstall\" or \"helm\n"
         "uninstall\" would still remove is listed, with the command.\n",
     .examples = "  # After migrating everything to 1-25-0\n"
