@@ -136,9 +136,15 @@ wh_code wh_inject_admit(void *ctx, const wh_admission_request *req, wh_admission
     if ((rev = wh_inject_registry_get(call->registry, rev_name)) != NULL && wh_json_arena_defer(release_revision, rev))
         deferred = 1;
     if (rev == NULL) {
+        char *why = wh_inject_registry_refusal(call->registry, rev_name);
         call->failed = 1;
-        rc = wh_admission_deny(resp, 0, "unknown revision \"%s\": this webhookd serves no such revision",
-                               rev_name != NULL ? rev_name : "default");
+        if (why != NULL)
+            rc = wh_admission_deny(resp, 0, "revision \"%s\" is not served: its config was refused: %s",
+                                   rev_name != NULL ? rev_name : "default", why);
+        else
+            rc = wh_admission_deny(resp, 0, "unknown revision \"%s\": this webhookd serves no such revision",
+                                   rev_name != NULL ? rev_name : "default");
+        free(why);
         goto out;
     }
     snprintf(call->revision, sizeof(call->revision), "%s", wh_inject_revision_name(rev));

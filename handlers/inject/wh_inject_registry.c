@@ -522,6 +522,19 @@ wh_inject_revision *wh_inject_registry_get(wh_inject_registry *reg, const char *
     return rev;
 }
 
+char *wh_inject_registry_refusal(wh_inject_registry *reg, const char *name)
+{
+    char *why = NULL;
+    entry *e;
+
+    pthread_rwlock_rdlock(&reg->lock);
+    if ((e = find(reg, name != NULL && name[0] != '\0' ? name : "default")) != NULL && e->rev == NULL &&
+        e->error != NULL)
+        why = wh_strdup(e->error);
+    pthread_rwlock_unlock(&reg->lock);
+    return why;
+}
+
 int wh_inject_registry_ready(wh_inject_registry *reg, wh_buf *detail)
 {
     pthread_rwlock_rdlock(&reg->lock);

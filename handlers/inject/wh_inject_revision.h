@@ -141,6 +141,9 @@ wh_code wh_inject_registry_watch(wh_inject_registry *reg, unsigned interval_ms, 
 /* New reference to a revision, or NULL if unknown.  name NULL or "" means
  * the revision named "default", else the embedded default revision. */
 wh_inject_revision *wh_inject_registry_get(wh_inject_registry *reg, const char *name);
+/* Why revision `name` (NULL/"": default) has no config to serve: its last
+ * config's error (new string, free()), or NULL when it is simply unknown. */
+char *wh_inject_registry_refusal(wh_inject_registry *reg, const char *name);
 /* Always 1 (webhookd can serve).  detail gets a line per serving revision
  * naming its Istio release, and one per revision whose latest config was
  * refused, saying whether its previous config keeps serving. */

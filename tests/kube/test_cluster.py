@@ -327,6 +327,7 @@ def main():
     try:
         api.load([ns(NS), ns("app"), corpus.injector(hub="example.com/cached"), corpus.meshcm(),
                   corpus.injector(rev="canary", hub="example.com/canary", version="1.29.0"), corpus.meshcm("canary"),
+                  corpus.injector(rev="bad", config="templates: [\n"),
                   proxyconfig(NS, "root", {"A": "root"}), node("n1", "v1.32.3")])
         args = ("--kubeconfig=" + api.kubeconfig(), "--self-signed-cert-out=" + api.path("wh.pem"),
                 "--cluster-cache-dir=" + cache, "--shutdown-timeout=2s")
@@ -334,9 +335,18 @@ def main():
         def env_a(s):
             final, _ = inject(s, pod("app"))
             return {e["name"]: e.get("value") for e in proxy(final)[0].get("env") or []}.get("A") if final else None
+        def isolated(s, when):
+            bad = image_of(s, "/inject/rev/bad")
+            check(when + ": a revision broken from the start is refused with its reason, ready all the same",
+                  bad.startswith('revision "bad" is not served: its config was refused: ') and readyz(s)[0] == 200,
+                  bad)
+            check(when + ": the broken revision affects no other", image_of(s).startswith("example.com/cached/") and
+                  image_of(s, "/inject/rev/canary").startswith("example.com/canary/"),
+                  (image_of(s), image_of(s, "/inject/rev/canary")))
         with whtest.Server(*args) as s:
             until(lambda: readyz(s), lambda r: r[0] == 200)
             until(lambda: env_a(s), lambda v: v == "root")
+            isolated(s, "first start")
         check("a snapshot per source", sorted(os.listdir(cache)) == ["configmaps.json", "nodes.json",
                                                                       "proxyconfigs.json"], os.listdir(cache))
         api.down()
@@ -344,10 +354,7 @@ def main():
             st, body = until(lambda: readyz(s), lambda r: r[0] == 200, timeout=20)
             check("restarted during an outage, with a snapshot: ready, and says so",
                   st == 200 and body.count("from the snapshot") == 3, body)
-            check("restarted during an outage: every revision serves as last seen",
-                  image_of(s).startswith("example.com/cached/") and
-                  image_of(s, "/inject/rev/canary").startswith("example.com/canary/"),
-                  (image_of(s), image_of(s, "/inject/rev/canary")))
+            isolated(s, "restarted during an outage")
             check("restarted during an outage: ProxyConfigs as last seen", env_a(s) == "root", env_a(s))
             check("restarted during an outage: nodes as last seen (a 1.32 kubelet: not native)",
                   proxy(inject(s, pod())[0])[1] == "sidecar")
@@ -370,7 +377,7 @@ def main():
             st, body = readyz(s)
             check("a damaged snapshot is not served (that source waits)", st == 503 and
                   "nodes: waiting for the first list" in body and
-                  "configmaps in istio-system: 4 objects from the snapshot" in body, body)
+                  "configmaps in istio-system: 5 objects from the snapshot" in body, body)
     finally:
         api.close()
         for f in os.listdir(cache):
