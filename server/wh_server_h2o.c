@@ -38,6 +38,13 @@
  *      OpenSSL's work per record is ~7 k instructions, a quarter of a
  *      /healthz; pulled (start_pull, as h2o's file handler does), the head
  *      and the body are written from one buffer: one record (send_answer).
+ *  P20 2.2.5 serves every stream a client opens, even one it cancels at once:
+ *      opening and resetting streams (rapid reset, CVE-2023-44487) stays
+ *      under the 100-stream limit (P4) while the loop works for nothing,
+ *      and h2o decodes a whole read's frames in one go, so the other
+ *      connections of that worker wait seconds.  on_h2_frame counts the
+ *      client's RST_STREAMs: beyond RESET_BUDGET, once they are more than
+ *      half of its requests, GOAWAY ENHANCE_YOUR_CALM ends the connection.
  *  P8  paths register as prefixes: the router checks them exactly.
  *  P9  one evloop and context per thread with its own SO_REUSEPORT listener;
  *      closing a listener resets the connections queued on it.
@@ -120,6 +127,9 @@
 
 typedef struct worker worker;
 
+/* Streams an HTTP/2 client may cancel (RST_STREAM) before cancelling more
+ * than half of those it opened ends its connection (P20). */
+#define RESET_BUDGET 100
 /* The answer to a request refused at the in-flight bound (503, Retry-After: 1). */
 #define INFLIGHT_TEXT "webhookd is at its in-flight memory bound (--max-inflight-bytes); retry later\n"
 
@@ -154,6 +164,7 @@ typedef struct conn {
     ssize_t (*h2_next)(h2o_http2_conn_t *h, const uint8_t *src, size_t len, const char **err_desc);
     h2o_linklist_t streams; /* what webhookd keeps about its HTTP/2 streams (stream_rec) */
     size_t held_now;        /* held_by() at this sweep */
+    unsigned resets;        /* RST_STREAM frames the client sent (P20) */
 } conn;
 
 struct wh_http_server {
@@ -934,7 +945,8 @@ static int over_limit(const h2o_http2_conn_t *h, const h2o_http2_stream_t *strea
  * the hook is put back after each).  A body over the limit is answered 413
  * at its HEADERS when its Content-Length says so, else at the DATA frame
  * that crosses it, where h2o would reset the stream with REFUSED_STREAM
- * (an invitation to retry); DATA for a stream answered that way is dropped. */
+ * (an invitation to retry); DATA for a stream answered that way is dropped.
+ * It also counts the client's RST_STREAMs against RESET_BUDGET (P20). */
 static ssize_t on_h2_frame(h2o_http2_conn_t *h, const uint8_t *src, size_t len, const char **err_desc)
 {
     conn *c = h->sock->on_close.data;
@@ -972,6 +984,11 @@ static ssize_t on_h2_frame(h2o_http2_conn_t *h, const uint8_t *src, size_t len, 
     if (h->_read_expect != on_h2_frame) {
         c->h2_next = h->_read_expect;
         h->_read_expect = on_h2_frame;
+    }
+    if (ret > 0 && type == H2O_HTTP2_FRAME_TYPE_RST_STREAM && id != 0 && ++c->resets > RESET_BUDGET &&
+        2 * (size_t)c->resets > c->answers) {
+        *err_desc = "too many streams cancelled";
+        return H2O_HTTP2_ERROR_ENHANCE_YOUR_CALM; /* h2o sends GOAWAY with it and closes (P20) */
     }
     if (ret > 0 && (type == H2O_HTTP2_FRAME_TYPE_HEADERS || type == H2O_HTTP2_FRAME_TYPE_CONTINUATION) &&
         h->state == H2O_HTTP2_CONN_STATE_OPEN && !monitoring && (stream = find_stream(&h->scheduler, id)) != NULL &&

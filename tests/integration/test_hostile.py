@@ -1144,5 +1144,81 @@ class TestHostileJSON(unittest.TestCase):
         good.check(self, "the hostile bodies")
 
 
+class TestHTTP2Floods(unittest.TestCase):
+    """HTTP/2 frame floods from one connection: rapid reset (streams opened
+    and cancelled at once, CVE-2023-44487: h2o 2.2.5 served every one of
+    them, and the good client waited seconds for its handshake on the same
+    worker; now GOAWAY ENHANCE_YOUR_CALM), SETTINGS and PING floods whose
+    ACKs are never read, CONTINUATION without end (CVE-2024-27316), more
+    streams than SETTINGS_MAX_CONCURRENT_STREAMS.  Each must end in a bounded
+    close or leave the server answering, with memory bounded, while a good
+    client on another connection is served throughout."""
+
+    FLOOD_SECONDS = 4
+
+    def flood(self, srv, name, batch):
+        h = H2(srv.port, client_context(alpn=("h2",)))
+        rss_before = proc_status(srv.proc.pid, "VmRSS")
+        start, i, cut = time.time(), 0, False
+        try:
+            while time.time() - start < self.FLOOD_SECONDS:
+                h.sock.sendall(batch(i))
+                i += 1
+        except (ConnectionError, ssl.SSLError, OSError):
+            cut = True
+            h.sock.settimeout(1)
+            try:
+                h.read_until_closed()  # a GOAWAY still in flight
+            except (ConnectionError, ssl.SSLError, OSError):
+                pass
+        if not cut:
+            # Still open: it must still answer (a PING, then a request), or
+            # close within the idle timeout.
+            h.sock.settimeout(scaled(15))
+            try:
+                h.ping()
+                status, _, _ = h.request("POST", "/validate", review("after-" + name))
+                self.assertEqual(status, 200, name)
+            except (ConnectionError, ssl.SSLError, OSError):
+                pass
+        h.close()
+        if name == "rapid reset":  # P20 in server/wh_server_h2o.c
+            self.assertTrue(cut, "a client cancelling every stream it opens was served on for %d s" %
+                            self.FLOOD_SECONDS)
+            self.assertLess(time.time() - start, scaled(2))
+            if h.goaway is not None:  # else lost in the reset of a connection closed with unread frames
+                self.assertEqual(h.goaway[1], 11, "GOAWAY ENHANCE_YOUR_CALM")
+        grew = proc_status(srv.proc.pid, "VmRSS") - rss_before
+        self.assertLess(grew, 128 * 1024, "%s: RSS grew by %d KiB" % (name, grew))
+        self.assertIsNone(srv.proc.poll(), name)
+
+    def test_floods(self):
+        frame = H2.frame
+        ping = frame(6, 0, 0, b"12345678")
+        settings = frame(4, 0, 0, b"\x00\x03\x00\x00\x00\x64")
+
+        def rapid_reset(i):  # 50 streams a write: a request each, cancelled at once
+            out = b""
+            for k in range(50):
+                sid = 1 + 2 * (i * 50 + k)
+                out += H2.headers_frame(sid, "GET", "/metrics", end=True) + frame(3, 0, sid, (8).to_bytes(4, "big"))
+            return out
+
+        def continuation(i):
+            first = frame(1, 0, 1, b"\x00\x01a\x01b") if i == 0 else b""
+            return first + frame(9, 0, 1, b"\x00\x01a\x01b" * 1000) * 10
+
+        def many_streams(i):  # bodies announced and never sent
+            return b"".join(H2.headers_frame(1 + 2 * (i * 20 + k), "POST", "/validate", 100) for k in range(20))
+
+        with Server("--http2") as srv, GoodClient(srv.port) as good:
+            for name, batch in (("rapid reset", rapid_reset), ("SETTINGS flood", lambda i: settings * 200),
+                                ("PING flood", lambda i: ping * 200), ("CONTINUATION flood", continuation),
+                                ("too many streams", many_streams)):
+                self.flood(srv, name, batch)
+            self.assertEqual(once(srv.port, "GET", "/healthz")[0], 200)
+        good.check(self, "the HTTP/2 floods")
+
+
 if __name__ == "__main__":
     unittest.main()
