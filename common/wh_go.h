@@ -125,13 +125,17 @@ void wh_go_base64(wh_buf *out, const void *data, size_t len);
 
 enum {
     WH_GO_BASE64_LENIENT = 1, /* also accept a final quantum without padding, and spaces and tabs */
+    WH_GO_BASE64_URL = 2,     /* the URL alphabet ('-' and '_' for '+' and '/') */
+    WH_GO_BASE64_RAW = 4,     /* no padding: a short final quantum ends the text, '=' is illegal */
 };
 
 /* base64.StdEncoding.DecodeString(in): padding required, \r and \n
  * ignored.  Appends the bytes to `out` and returns -1, or returns the
  * offset Go's CorruptInputError names ("illegal base64 data at input byte
- * N") and leaves what it decoded so far in `out`.  WH_GO_BASE64_LENIENT is
- * for hand-edited files (kubeconfig *-data fields), not for Go's wire. */
+ * N") and leaves what it decoded so far in `out`.  WH_GO_BASE64_URL and
+ * WH_GO_BASE64_RAW make it URLEncoding, RawStdEncoding or RawURLEncoding.
+ * WH_GO_BASE64_LENIENT is for hand-edited files (kubeconfig *-data fields),
+ * not for Go's wire. */
 long wh_go_base64_decode(wh_buf *out, const char *in, size_t len, int flags);
 
 #endif

@@ -152,7 +152,7 @@ void wh_go_base64(wh_buf *out, const void *data, size_t len)
     out->data[out->len] = '\0';
 }
 
-static int digit_value(unsigned char c)
+static int digit_value(unsigned char c, int url)
 {
     if (c >= 'A' && c <= 'Z')
         return c - 'A';
@@ -160,9 +160,9 @@ static int digit_value(unsigned char c)
         return c - 'a' + 26;
     if (c >= '0' && c <= '9')
         return c - '0' + 52;
-    if (c == '+')
+    if (c == (url ? '-' : '+'))
         return 62;
-    if (c == '/')
+    if (c == (url ? '_' : '/'))
         return 63;
     return -1;
 }
@@ -170,7 +170,8 @@ static int digit_value(unsigned char c)
 long wh_go_base64_decode(wh_buf *out, const char *in, size_t len, int flags)
 {
     const unsigned char *src = (const unsigned char *)in;
-    const int lenient = (flags & WH_GO_BASE64_LENIENT) != 0;
+    const int lenient = (flags & WH_GO_BASE64_LENIENT) != 0, url = (flags & WH_GO_BASE64_URL) != 0;
+    const int raw = (flags & WH_GO_BASE64_RAW) != 0;
     size_t si = 0;
 #define is_newline(c) ((c) == '\n' || (c) == '\r' || (lenient && ((c) == ' ' || (c) == '\t')))
 
@@ -185,13 +186,13 @@ long wh_go_base64_decode(wh_buf *out, const char *in, size_t len, int flags)
             if (si == len) {
                 if (j == 0)
                     return -1;
-                if (!lenient || j < 2)
+                if (!(lenient || raw) || j < 2)
                     return (long)(si - (size_t)j); /* a quantum cut short */
                 dlen = j;
                 break;
             }
             c = src[si++];
-            if ((v = digit_value(c)) >= 0) {
+            if ((v = digit_value(c, url)) >= 0) {
                 dbuf[j] = v;
                 continue;
             }
@@ -199,7 +200,7 @@ long wh_go_base64_decode(wh_buf *out, const char *in, size_t len, int flags)
                 j--;
                 continue;
             }
-            if (c != '=' || j < 2)
+            if (c != '=' || raw || j < 2) /* without padding '=' is just another stranger */
                 return (long)(si - 1);
             if (j == 2) { /* "xx=" needs a second '=' */
                 while (si < len && is_newline(src[si]))

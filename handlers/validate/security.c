@@ -521,26 +521,23 @@ static void check_jwks_uri(wh_vctx *c, const char *uri)
 }
 
 /* jwx's base64.Decode: the alphabet (URL unless '+' or '/' appear) and padding (when the text ends in
- * '=') chosen from the text, then Go's decoder of that encoding (newlines skipped). */
-static int jwx_base64_ok(const char *s)
+ * '=') chosen from the text, then Go's decoder of that encoding.  Returns -1 with the bytes in out, or the
+ * offset of Go's CorruptInputError. */
+static long jwx_base64_decode(wh_buf *out, const char *s)
 {
-    size_t n = strlen(s), len = 0, pad = 0;
-    int raw = n == 0 || s[n - 1] != '=', url = strpbrk(s, "+/") == NULL;
+    size_t n = strlen(s);
+    int flags = (n == 0 || s[n - 1] != '=' ? WH_GO_BASE64_RAW : 0) | (strpbrk(s, "+/") == NULL ? WH_GO_BASE64_URL : 0);
 
-    for (; *s; s++) {
-        if (*s == '\r' || *s == '\n')
-            continue;
-        if (*s == '=') {
-            pad++;
-            continue;
-        }
-        if (pad > 0 || !(isalnum((unsigned char)*s) || *s == (url ? '-' : '+') || *s == (url ? '_' : '/')))
-            return 0;
-        len++;
-    }
-    if (raw)
-        return len % 4 != 1;
-    return (len + pad) % 4 == 0 && ((len % 4 == 2 && pad == 2) || (len % 4 == 3 && pad == 1));
+    return wh_go_base64_decode(out, s, n, flags);
+}
+
+static int jwx_base64_valid(const char *s)
+{
+    wh_buf bytes = WH_BUF_INIT;
+    long at = jwx_base64_decode(&bytes, s);
+
+    wh_buf_free(&bytes);
+    return at < 0;
 }
 
 /* key_ops decodes into jwk.KeyOperationList ([]jwk.KeyOperation, strings): NULL, or the part of
@@ -566,21 +563,43 @@ static const char *key_ops_problem(const json_t *v)
     return NULL;
 }
 
-/* x5c decodes into jwk.CertificateChain, whose UnmarshalJSON first reads a []string: NULL, or the part of
- * encoding/json's text after "json: cannot unmarshal ".  (It then decodes each string with jwx's base64 and
- * parses it with x509.ParseCertificate; those two steps are not checked here: see messages.tsv.) */
+/* x5c decodes into jwk.CertificateChain: its UnmarshalJSON reads a []string, then each string (null reads
+ * as "") is jwx base64 that x509.ParseCertificate must accept.  NULL, or the error after "failed to decode
+ * value for key x5c: ". */
 static const char *x5c_problem(wh_vctx *c, const json_t *v)
 {
+    const char *why = NULL;
+    size_t i;
+
     if (json_is_null(v))
         return NULL;
     if (!json_is_array(v))
-        return wh_vfmt(c, "%s into Go value of type []string", wh_go_json_kind(v));
-    for (size_t i = 0; i < json_array_size(v); i++) {
+        return wh_vfmt(c,
+                       "failed to unmarshal JSON into []string: json: cannot unmarshal %s into Go value of type "
+                       "[]string",
+                       wh_go_json_kind(v));
+    for (i = 0; i < json_array_size(v); i++) {
         const json_t *e = json_array_get(v, i);
         if (!json_is_string(e) && !json_is_null(e))
-            return wh_vfmt(c, "%s into Go value of type string", wh_go_json_kind(e));
+            return wh_vfmt(c,
+                           "failed to unmarshal JSON into []string: json: cannot unmarshal %s into Go value of type "
+                           "string",
+                           wh_go_json_kind(e));
     }
-    return NULL;
+    for (i = 0; i < json_array_size(v) && why == NULL; i++) {
+        const char *text = json_is_string(json_array_get(v, i)) ? json_string_value(json_array_get(v, i)) : "";
+        wh_buf der = WH_BUF_INIT;
+        long at = jwx_base64_decode(&der, text);
+        if (at >= 0)
+            why = wh_vfmt(c,
+                          "failed to base64 decode list element: failed to decode source: illegal base64 data at "
+                          "input byte %ld",
+                          at);
+        else if ((why = wh_vx509_problem(c, (const unsigned char *)der.data, der.len)) != NULL)
+            why = wh_vfmt(c, "failed to parse certificate: %s", why);
+        wh_buf_free(&der);
+    }
+    return why;
 }
 
 /* One key as jwx v1's ParseKey reads it: the "kty"/"d" hint, then the key type's UnmarshalJSON (its
@@ -650,11 +669,9 @@ static const char *jwk_key_problem(wh_vctx *c, const json_t *k)
                            "cannot unmarshal %s",
                            go_type, name, problem);
         if (strcmp(name, "x5c") == 0 && (problem = x5c_problem(c, v)) != NULL)
-            return wh_vfmt(c,
-                           "failed to unmarshal JSON into key (*jwk.%s): failed to decode value for key %s: failed to "
-                           "unmarshal JSON into []string: json: cannot unmarshal %s",
+            return wh_vfmt(c, "failed to unmarshal JSON into key (*jwk.%s): failed to decode value for key %s: %s",
                            go_type, name, problem);
-        if (is_bytes && json_is_string(v) && !jwx_base64_ok(json_string_value(v)))
+        if (is_bytes && json_is_string(v) && !jwx_base64_valid(json_string_value(v)))
             return wh_vfmt(c,
                            "failed to unmarshal JSON into key (*jwk.%s): failed to decode value for key %s: expected "
                            "base64 encoded []byte (string)",

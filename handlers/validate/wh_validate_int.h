@@ -171,6 +171,9 @@ int wh_vgo_json_check(const char *text, size_t len, wh_buf *err);
  * when s is a prefix, else 0 with Go's "netip.ParsePrefix(...): ..." text appended to err. */
 int wh_vnetip_addr(const char *s, int *zoned, wh_buf *err);
 int wh_vnetip_prefix(const char *s, wh_buf *err);
+/* Go's x509.ParseCertificate of n DER bytes (x509.c): NULL when Go parses them, else its error text (owned
+ * by the context). */
+const char *wh_vx509_problem(wh_vctx *c, const unsigned char *der, size_t n);
 
 int wh_vis_dns1123_label(const char *s);
 int wh_vis_wildcard_label(const char *s, size_t n);

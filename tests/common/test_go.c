@@ -705,6 +705,36 @@ static void base64_decode_errors(void **state)
     }
 }
 
+/* URLEncoding, RawStdEncoding and RawURLEncoding (jwx picks one from the text) */
+static void base64_decode_encodings(void **state)
+{
+    static const struct {
+        const char *in;
+        int flags;
+        long bad;
+        const char *out;
+    } cases[] = {
+        {"-_8=", WH_GO_BASE64_URL, -1, "\xfb\xff"},
+        {"-_8", WH_GO_BASE64_URL | WH_GO_BASE64_RAW, -1, "\xfb\xff"},
+        {"+/8", WH_GO_BASE64_RAW, -1, "\xfb\xff"},
+        {"+/8=", WH_GO_BASE64_URL, 0, NULL},
+        {"-_8=", 0, 0, NULL},
+        {"Zg", WH_GO_BASE64_URL | WH_GO_BASE64_RAW, -1, "f"},
+        {"Zg==", WH_GO_BASE64_RAW, 2, NULL},
+        {"Zm9vZ", WH_GO_BASE64_RAW, 4, NULL},
+        {"Zm9v\nYg", WH_GO_BASE64_URL | WH_GO_BASE64_RAW, -1, "foob"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        wh_buf b = WH_BUF_INIT;
+        assert_int_equal(wh_go_base64_decode(&b, cases[i].in, strlen(cases[i].in), cases[i].flags), cases[i].bad);
+        if (cases[i].out != NULL)
+            assert_string_equal(b.data, cases[i].out);
+        wh_buf_free(&b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -719,6 +749,7 @@ int main(void)
         cmocka_unit_test(go_type_names),
         cmocka_unit_test(unmarshal_error),
         cmocka_unit_test(base64_vectors),
+        cmocka_unit_test(base64_decode_encodings),
         cmocka_unit_test(base64_binary_roundtrip),
         cmocka_unit_test(base64_every_length),
         cmocka_unit_test(base64_decode_errors),
