@@ -268,21 +268,40 @@ class Cluster:
         srv.start()
         with self.lock:
             self.pods[name] = {"server": srv, "deployment": dep["metadata"]["name"], "namespace": ns,
-                               "volumes": volumes, "ready": False, "hash": h, "pod": pod}
+                               "volumes": volumes, "ready": False, "hash": h, "pod": pod, "args": args}
+        if not self._wait_ready(name, timeout):
+            raise AssertionError("webhookd pod %s never became ready:\n%s" % (name, srv.log()))
+        return name
+
+    def _wait_ready(self, name, timeout):
+        """The readiness probe until it passes or `timeout` s pass; the Endpoints follow.  True when ready."""
+        pod = self.pods[name]
         deadline = time.time() + whtest.scaled(timeout)
         while time.time() < deadline:
             try:
-                status, _, _ = whtest.once(srv.port, "GET", "/readyz")
-                if status == 200:
+                if whtest.once(pod["server"].port, "GET", "/readyz")[0] == 200:
+                    pod["ready"] = True
                     break
             except OSError:
                 pass
             time.sleep(0.05)
-        else:
-            raise AssertionError("webhookd pod %s never became ready:\n%s" % (name, srv.log()))
-        self.pods[name]["ready"] = True
-        self._publish_endpoints(ns)
-        return name
+        self._publish_endpoints(pod["namespace"])
+        return pod["ready"]
+
+    def restart_container(self, name, timeout=5):
+        """The kubelet restarting a killed container (OOM kill, failed liveness probe): the same pod, its
+        volumes as they are (an emptyDir keeps its files), the process started again.  Unready (out of
+        the Endpoints) until its probe passes; True when it does within `timeout` s."""
+        pod = self.pods[name]
+        pod["ready"] = False
+        self._publish_endpoints(pod["namespace"])
+        pod["server"].proc.send_signal(signal.SIGKILL)
+        pod["server"].proc.wait(60)
+        pod["server"].reader.join(whtest.scaled(5))
+        pod["server"].proc.stderr.close()
+        pod["server"] = whtest.Server(*pod["args"], "--kubeconfig=" + self.kubeconfig, threads=2)
+        pod["server"].start()
+        return self._wait_ready(name, timeout)
 
     def _terminate_pod(self, name):
         """Pod deletion: SIGTERM now; the endpoint goes away endpoint_lag seconds later."""

@@ -8,6 +8,8 @@ Every step asserts the pods and objects the API server holds.
   TestCanaryUpgrade   README "Canary upgrade with tags", step by step, to `helm uninstall`
   TestNeverInjectsItself  enableNamespacesByDefault: webhookd's own pods are never injected and
                       webhookd restarts under failurePolicy Fail
+  TestApiServerOutage webhookd cut off from the API server: injection goes on, and a container
+                      restarted meanwhile serves the snapshot of cluster.snapshot (without it: unready)
   TestIstiodHandover  a revision moved from istiod's injector to webhookd and back, tag included
   TestRollingUpdate   a rolling update of webhookd under steady pod creation (failurePolicy
                       Fail) loses no create: the chart's shutdown delay outlasts the endpoints lag
@@ -222,6 +224,42 @@ class TestNeverInjectsItself(Base):
         c.sync()
         self.assertEqual(len(c.list("v1", "Pod", "webhookd")), 2)
         self.assertTrue(scenario.has_sidecar(self.pod("app", B_RELEASE)))
+
+
+class TestApiServerOutage(Base):
+    """webhookd cut off from the API server (its reads answered 503, its watches cut) while the API
+    server still calls its webhooks: injection goes on from what webhookd last saw, and a webhookd
+    container restarted meanwhile serves the snapshot its previous run kept in the chart's emptyDir
+    (cluster.snapshot).  Without the snapshot (the control) a restarted replica stays unready, and
+    once every replica restarted, pods the webhooks select are refused (failurePolicy Fail)."""
+    READS = ("/api/v1/namespaces/istio-system/configmaps", "/apis/networking.istio.io/", "/api/v1/nodes")
+
+    def run_outage(self, snapshot):
+        c = self.c
+        for cm in scenario.revision_configmaps(B, B_RELEASE):
+            c.create(cm)
+        vals = scenario.values("canary")
+        vals["injection"]["revisions"] = [B]
+        vals["revision"] = B
+        vals["cluster"] = {"snapshot": {"enabled": snapshot}}
+        c.install(vals)
+        c.sync()
+        self.ns("app", **{"istio.io/rev": B})
+        self.assert_injected(self.pod("app", B_RELEASE), B_RELEASE, B)
+        c.api.faults([{"path_contains": p, "action": "status", "status": 503, "count": 10 ** 6} for p in self.READS])
+        c.api.control("watch/cut", {})
+        self.assert_injected(self.pod("app", B_RELEASE), B_RELEASE, B)
+        return [c.restart_container(name) for name in sorted(c.pods)]
+
+    def test_restart_serves_the_snapshot(self):
+        self.assertEqual(self.run_outage(snapshot=True), [True, True])
+        self.assert_injected(self.pod("app", B_RELEASE), B_RELEASE, B)
+
+    def test_restart_without_snapshot_refuses_pods(self):
+        self.assertEqual(self.run_outage(snapshot=False), [False, False])
+        with self.assertRaises(sim.ApiError) as e:
+            self.pod("app", B_RELEASE)
+        self.assertIn('no endpoints available for service "webhookd"', e.exception.status["message"])
 
 
 class TestIstiodHandover(Base):
