@@ -2,9 +2,9 @@
  * wh_inject_revision.c - one control-plane revision's injection
  * configuration (the `config`, `values` and `mesh` files istiod reads),
  * parsed once into an immutable, reference-counted snapshot: every template
- * is parsed ahead of time so that a request only renders (the sets of
- * templates outside defaultTemplates are made on their first render, once:
- * see struct tmpl_entry).  This file holds the snapshot's accessors and
+ * is parsed ahead of time so that a request only renders (the sets not
+ * made at load, e.g. those of templates outside defaultTemplates, are made
+ * on their first render, once: see struct tmpl_entry).  This file holds the snapshot's accessors and
  * lifetime; making one is wh_inject_revision_load.c's job.
  */
 #include "wh_inject_revision.h"

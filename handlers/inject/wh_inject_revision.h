@@ -54,10 +54,12 @@ const wh_inject_release *wh_inject_revision_release(const wh_inject_revision *re
 
 /* Inside handlers/inject: the revision's parsed files, for the stages. */
 /* A revision's templates, each parsed into its own set (wh_inject_revision_load.c).
- * The sets of the revision's defaultTemplates are made at load; the others
- * (gateway, waypoint, ... templates most revisions' pods never use) only
- * had their text parsed there, to refuse a broken config, and are made on
- * their first render: a revision pays memory for the templates it renders.
+ * The sets of the revision's defaultTemplates bound to its own proxy config
+ * (set_pc, what pods without a proxy config of their own render) are made at
+ * load; the others (their plain sets; gateway, waypoint, ... templates most
+ * revisions' pods never use) only had their text parsed there, to refuse a
+ * broken config, and are made on their first render: a revision pays memory
+ * for the sets it renders.
  * Either way a set is made once the revision's JSON is immortal
  * (wh_json_freeze), so every set goes before the thaw. */
 struct tmpl_entry {

@@ -3,8 +3,8 @@
  * `config`, `values` and `mesh` files: the config's fields checked, values
  * read as JSON (or YAML), its Istio release detected, the mesh applied onto
  * that release's defaults and every template parsed as istiod does, against
- * Sprig and Istio's template functions (the defaultTemplates' sets made now,
- * the others' on first use: make_late).  Those functions belong to the render
+ * Sprig and Istio's template functions (the defaultTemplates' sets for the
+ * revision's own proxy config made now, the others on first use: make_late).  Those functions belong to the render
  * stage (wh_inject_render_funcs.h), so loading sits above the stages while a
  * loaded revision (wh_inject_revision.h) sits below them.
  */
@@ -147,8 +147,11 @@ static wh_code parse_templates(wh_inject_revision *rev, const json_t *templates,
     return WH_OK;
 }
 
-/* The sets of the defaultTemplates, which nearly every pod renders: made at
- * load (and a broken one refused), both of each (wh_inject_revision_template_pc). */
+/* The sets of the defaultTemplates that nearly every pod renders: made at
+ * load (and a broken one refused), the kind bound to the revision's own proxy
+ * config, which every pod without a proxy config of its own (annotation,
+ * ProxyConfig resource) renders.  The plain kind is made on first use, as
+ * the other templates' sets are: a parse per template at load, not two. */
 static wh_code make_default_sets(wh_inject_revision *rev, wh_err *err)
 {
     tmpl_table *t = rev->templates;
@@ -159,9 +162,6 @@ static wh_code make_default_sets(wh_inject_revision *rev, wh_err *err)
         struct tmpl_entry *e = &t->e[i];
         if (!is_default_template(rev, e->name))
             continue;
-        if ((rc = make_set(rev, e, 0, &set, err)) != WH_OK)
-            return rc;
-        atomic_store(&e->set, set);
         if ((rc = make_set(rev, e, 1, &set, err)) != WH_OK)
             return rc;
         atomic_store(&e->set_pc, set);

@@ -249,11 +249,13 @@ static void test_deep_values(void **state)
     wh_inject_registry_free(reg);
 }
 
-/* A template outside defaultTemplates gets its sets on first use, each kind
- * when it is asked for, once (the same set for every thread asking at the
- * same time); the one for the revision's own proxy config has .ProxyConfig
- * bound, rendered through the pipeline as an eager one is.  A broken one is still refused
- * at load, with the template's name. */
+/* A default template has one set made at load, the one for the revision's
+ * own proxy config: its plain set is made for the first pod with a proxy
+ * config of its own.  A template outside defaultTemplates gets its sets on
+ * first use, each kind when it is asked for, once (the same set for every
+ * thread asking at the same time); the one for the revision's own proxy
+ * config has .ProxyConfig bound, rendered through the pipeline as an eager
+ * one is.  A broken one is still refused at load, with the template's name. */
 struct first_use {
     const wh_inject_revision *rev;
     pthread_barrier_t *go;
@@ -268,12 +270,35 @@ static void *first_use_main(void *arg)
     return NULL;
 }
 
+/* Render `rev`'s default template for a plain pod whose proxy.istio.io/config
+ * annotation is `pc` (NULL: none): its "addr" label is `want`. */
+static void sidecar_addr(const wh_inject_revision *rev, const char *pc, const char *want)
+{
+    json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:{s:[{s:s, s:s}]}}", "apiVersion", "v1", "kind", "Pod",
+                            "metadata", "name", "p", "namespace", "ns", "annotations",
+                            pc != NULL ? json_pack("{s:s}", "proxy.istio.io/config", pc) : json_object(), "spec",
+                            "containers", "name", "app", "image", "app:1");
+    wh_inject_input in = {0};
+    wh_inject_rendered r = {0};
+    json_t *labels;
+    wh_err err;
+
+    in.rev = rev;
+    in.pod = pod;
+    assert_int_equal(wh_inject_render(&in, &r, &err), WH_OK);
+    assert_int_equal(r.n, 1);
+    labels = json_object_get(json_object_get(json_array_get(r.overlays, 0), "metadata"), "labels");
+    assert_string_equal(json_string_value(json_object_get(labels, "addr")), want);
+    wh_inject_rendered_clear(&r);
+    json_decref(pod);
+}
+
 static void test_template_sets_on_first_use(void **state)
 {
     static const char config[] = "policy: enabled\n"
                                  "templates:\n"
                                  "  sidecar: |\n"
-                                 "    metadata: {labels: {side: car}}\n"
+                                 "    metadata: {labels: {side: car, addr: \"{{ .ProxyConfig.DiscoveryAddress }}\"}}\n"
                                  "  gw: |\n"
                                  "    metadata: {labels: {addr: \"{{ .ProxyConfig.DiscoveryAddress }}\", "
                                  "hub: \"{{ .Values.global.hub }}\"}}\n";
@@ -310,8 +335,10 @@ static void test_template_sets_on_first_use(void **state)
     }
     assert_non_null(gw);
     assert_non_null(sidecar);
-    assert_non_null(atomic_load(&sidecar->set)); /* the default: made at load */
+    /* the default: made at load for the revision's own proxy config (one
+     * parse); the plain kind only for a pod with a proxy config of its own */
     assert_non_null(atomic_load(&sidecar->set_pc));
+    assert_null(atomic_load(&sidecar->set));
     assert_null(atomic_load(&gw->set)); /* not yet used */
     assert_null(atomic_load(&gw->set_pc));
 
@@ -346,11 +373,19 @@ static void test_template_sets_on_first_use(void **state)
     assert_ptr_equal(atomic_load(&gw->set), u[0].got);
     assert_ptr_not_equal(atomic_load(&gw->set_pc), u[0].got);
     assert_ptr_equal(wh_inject_revision_template_pc(rev, "gw", NULL), u[0].got);
+    wh_inject_rendered_clear(&r);
+    json_decref(pod);
+
+    /* the default template for a pod without a proxy config of its own: the
+     * set made at load, nothing more; with one: the plain set, made now */
+    sidecar_addr(rev, NULL, "istiod-lazy.istio-system.svc:15012");
+    assert_null(atomic_load(&sidecar->set));
+    sidecar_addr(rev, "discoveryAddress: istiod-own.istio-system.svc:15012", "istiod-own.istio-system.svc:15012");
+    assert_non_null(atomic_load(&sidecar->set));
+    assert_ptr_not_equal(atomic_load(&sidecar->set), atomic_load(&sidecar->set_pc));
     assert_true(wh_inject_revision_has_template(rev, "gw"));
     assert_false(wh_inject_revision_has_template(rev, "nope"));
     assert_null(wh_inject_revision_template_pc(rev, "nope", NULL));
-    wh_inject_rendered_clear(&r);
-    json_decref(pod);
     wh_inject_revision_unref(rev);
     wh_inject_registry_free(reg);
 }
