@@ -102,11 +102,13 @@ static const wh_tmpl_set *entry_set(const wh_inject_revision *rev, struct tmpl_e
     wh_tmpl_set *set = atomic_load_explicit(slot, memory_order_acquire);
 
     if (set == NULL) {
+        wh_json_arena *request = wh_json_arena_pause(); /* the set outlives the request that asks first */
         pthread_mutex_lock(&rev->templates->make_mu);
         if ((set = atomic_load_explicit(slot, memory_order_relaxed)) == NULL &&
             (set = rev->templates->make(rev, e, pc)) != NULL)
             atomic_store_explicit(slot, set, memory_order_release);
         pthread_mutex_unlock(&rev->templates->make_mu);
+        wh_json_arena_resume(request);
     }
     return set;
 }
