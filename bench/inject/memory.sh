@@ -8,7 +8,10 @@
 #     (what serving adds: sets made on first use, the render's scratch);
 #   - the instructions of loading one master revision: callgrind Ir inside
 #     wh_inject_revision_load_release (bench_inject with no review), three
-#     revisions minus one, / 2 (so the embedded fallback revision cancels out).
+#     revisions minus one, / 2.
+# Each directory has a revision named "default" (the others are copies of it
+# named b and c), so the built-in revision is not what serves "default":
+# a build that loads it only when it serves does not load it in either run.
 # The Ir rows of compare.sh are per review; these are per revision.  Reported,
 # not asserted (bench/inject/README.md).
 set -euo pipefail
@@ -21,7 +24,7 @@ pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 python3 "$here/make_reviews.py" "$corpus" "$work" >/dev/null 2>&1
 mkdir -p "$work/three"
-for r in a b c; do cp -r "$work/revisions/default" "$work/three/$r"; done
+for r in default b c; do cp -r "$work/revisions/default" "$work/three/$r"; done
 
 rss() { # build revisions-dir [hello reviews] -> VmRSS in kB
   local port=$((20000 + RANDOM % 20000)) kb

@@ -67,7 +67,12 @@ struct wh_inject_registry {
     entry *entries;
     size_t n;
     char *dir;
-    wh_inject_revision *embedded; /* NULL in cluster mode: "default" is what the cluster says */
+    /* The built-in revision (wh_inject_embedded.c), loaded only while it
+     * serves "default" (no revision of that name does: serving_default);
+     * never in cluster mode, where "default" is what the cluster says. */
+    wh_inject_revision *embedded;
+    int cluster;
+    pthread_mutex_t embed_mu; /* one load of it at a time */
     wh_metric *reloads, *loaded, *refused, *release;
     /* wh_inject_registry_on_serve: held while the callback runs, so that a
      * callback being replaced is not running any more */
@@ -197,12 +202,87 @@ static void served(wh_inject_registry *reg, const char *name, const wh_inject_re
     pthread_mutex_unlock(&reg->serve_mu);
 }
 
+static entry *find(wh_inject_registry *reg, const char *name)
+{
+    for (size_t i = 0; i < reg->n; i++)
+        if (strcmp(reg->entries[i].name, name) == 0)
+            return &reg->entries[i];
+    return NULL;
+}
+
+/* Whether a revision named "default" serves (else the built-in one does,
+ * outside cluster mode).  Under the lock. */
+static int serving_default(wh_inject_registry *reg)
+{
+    const entry *e = find(reg, "default");
+    return e != NULL && e->rev != NULL;
+}
+
+/* A new reference to the built-in revision when it is what serves "default"
+ * (NULL otherwise, or when it does not load: logged), loaded now if this is
+ * the first need since it last served; *fresh (optional): loaded by this
+ * call, and the on_serve callback told. */
+static wh_inject_revision *builtin_default(wh_inject_registry *reg, int *fresh)
+{
+    wh_inject_revision *rev = NULL;
+    wh_err err = {0};
+    int wanted;
+
+    if (fresh != NULL)
+        *fresh = 0;
+    pthread_mutex_lock(&reg->embed_mu);
+    pthread_rwlock_rdlock(&reg->lock);
+    wanted = !reg->cluster && !serving_default(reg);
+    if (wanted)
+        rev = wh_inject_revision_ref(reg->embedded);
+    pthread_rwlock_unlock(&reg->lock);
+    if (wanted && rev == NULL) {
+        wh_json_arena *request = wh_json_arena_pause(); /* a request's first need: it outlives the request */
+        if (wh_inject_revision_embedded("default", &rev, &err) != WH_OK) {
+            wh_log(WH_LOG_ERROR, "the built-in revision does not load; \"default\" is not served", "error",
+                   wh_err_msg(&err), NULL);
+        } else {
+            pthread_rwlock_wrlock(&reg->lock);
+            reg->embedded = wh_inject_revision_ref(rev);
+            pthread_rwlock_unlock(&reg->lock);
+            served(reg, "default", rev);
+            if (fresh != NULL)
+                *fresh = 1;
+        }
+        wh_json_arena_resume(request);
+    }
+    pthread_mutex_unlock(&reg->embed_mu);
+    return rev;
+}
+
+/* After a change of what serves: the built-in revision loaded when it
+ * serves "default" from now on, released when a revision of that name
+ * does (requests holding it keep their reference). */
+static void update_builtin(wh_inject_registry *reg)
+{
+    wh_inject_revision *rev = builtin_default(reg, NULL), *old = NULL;
+
+    if (rev == NULL) {
+        pthread_mutex_lock(&reg->embed_mu);
+        pthread_rwlock_wrlock(&reg->lock);
+        if (serving_default(reg)) {
+            old = reg->embedded;
+            reg->embedded = NULL;
+        }
+        pthread_rwlock_unlock(&reg->lock);
+        pthread_mutex_unlock(&reg->embed_mu);
+    }
+    wh_inject_revision_unref(rev);
+    wh_inject_revision_unref(old);
+}
+
 void wh_inject_registry_on_serve(wh_inject_registry *reg, wh_inject_serve_fn fn, void *ctx)
 {
     wh_inject_revision *embedded;
     json_t *names;
     size_t i;
     json_t *v;
+    int fresh;
 
     pthread_mutex_lock(&reg->serve_mu);
     reg->on_serve = fn;
@@ -220,10 +300,7 @@ void wh_inject_registry_on_serve(wh_inject_registry *reg, wh_inject_serve_fn fn,
         wh_inject_revision_unref(rev);
     }
     json_decref(names);
-    pthread_rwlock_rdlock(&reg->lock);
-    embedded = wh_inject_revision_ref(reg->embedded);
-    pthread_rwlock_unlock(&reg->lock);
-    if (embedded != NULL)
+    if ((embedded = builtin_default(reg, &fresh)) != NULL && !fresh)
         served(reg, "default", embedded);
     wh_inject_revision_unref(embedded);
 }
@@ -234,14 +311,6 @@ static void entry_clear(entry *e)
     free(e->error);
     json_decref(e->inputs);
     wh_inject_revision_unref(e->rev);
-}
-
-static entry *find(wh_inject_registry *reg, const char *name)
-{
-    for (size_t i = 0; i < reg->n; i++)
-        if (strcmp(reg->entries[i].name, name) == 0)
-            return &reg->entries[i];
-    return NULL;
 }
 
 static int valid_name(const char *n)
@@ -393,6 +462,7 @@ wh_code wh_inject_registry_reload(wh_inject_registry *reg, wh_err *err)
         wh_metric_set(reg->refused, labels, reg->entries[i].error != NULL);
     }
     pthread_rwlock_unlock(&reg->lock);
+    update_builtin(reg);
     pthread_mutex_unlock(&reg->reload_mu);
     /* Each refused config was logged once, when it changed; saying so again
      * on every scan (the caller logs errors) would be an ERROR line a second. */
@@ -406,7 +476,6 @@ wh_code wh_inject_registry_open(const char *dir, wh_metrics *metrics, wh_inject_
     static const char *const l_labels[] = {"revision", NULL};
     static const char *const r_labels[] = {"revision", "release", "source", NULL};
     wh_inject_registry *reg = wh_calloc(1, sizeof(*reg));
-    wh_code rc;
 
     *out = NULL;
     pthread_rwlock_init(&reg->lock, NULL);
@@ -414,10 +483,7 @@ wh_code wh_inject_registry_open(const char *dir, wh_metrics *metrics, wh_inject_
     pthread_mutex_init(&reg->serve_mu, NULL);
     pthread_mutex_init(&reg->watch_mu, NULL);
     pthread_cond_init(&reg->watch_cv, NULL);
-    if ((rc = wh_inject_revision_embedded("default", &reg->embedded, err)) != WH_OK) {
-        wh_inject_registry_free(reg);
-        return rc;
-    }
+    pthread_mutex_init(&reg->embed_mu, NULL);
     if (metrics != NULL) {
         reg->reloads = wh_metrics_counter(metrics, "webhookd_inject_revision_reload_total",
                                           "Revision configuration loads by result.", rl_labels);
@@ -504,6 +570,7 @@ void wh_inject_registry_free(wh_inject_registry *reg)
     pthread_mutex_destroy(&reg->serve_mu);
     pthread_mutex_destroy(&reg->watch_mu);
     pthread_cond_destroy(&reg->watch_cv);
+    pthread_mutex_destroy(&reg->embed_mu);
     free(reg);
 }
 
@@ -512,13 +579,18 @@ wh_inject_revision *wh_inject_registry_get(wh_inject_registry *reg, const char *
     wh_inject_revision *rev = NULL;
     const char *want = name != NULL && name[0] != '\0' ? name : "default";
     entry *e;
+    int builtin = 0;
 
     pthread_rwlock_rdlock(&reg->lock);
     if ((e = find(reg, want)) != NULL)
         rev = wh_inject_revision_ref(e->rev);
-    pthread_rwlock_unlock(&reg->lock);
-    if (rev == NULL && strcmp(want, "default") == 0 && reg->embedded != NULL)
+    if (rev == NULL && strcmp(want, "default") == 0) {
         rev = wh_inject_revision_ref(reg->embedded);
+        builtin = !reg->cluster;
+    }
+    pthread_rwlock_unlock(&reg->lock);
+    if (rev == NULL && builtin)
+        rev = builtin_default(reg, NULL); /* its first need (or a reload has not loaded it yet) */
     return rev;
 }
 
@@ -569,10 +641,16 @@ json_t *wh_inject_registry_names(wh_inject_registry *reg)
 
 void wh_inject_registry_cluster_mode(wh_inject_registry *reg)
 {
+    wh_inject_revision *old;
+
+    pthread_mutex_lock(&reg->embed_mu);
     pthread_rwlock_wrlock(&reg->lock);
-    wh_inject_revision_unref(reg->embedded);
+    reg->cluster = 1;
+    old = reg->embedded;
     reg->embedded = NULL;
     pthread_rwlock_unlock(&reg->lock);
+    pthread_mutex_unlock(&reg->embed_mu);
+    wh_inject_revision_unref(old);
 }
 
 int wh_inject_registry_unchanged(wh_inject_registry *reg, const char *name, const json_t *inputs)

@@ -141,7 +141,10 @@ wh_code wh_inject_registry_reload(wh_inject_registry *reg, wh_err *err);
 wh_code wh_inject_registry_watch(wh_inject_registry *reg, unsigned interval_ms, wh_err *err);
 
 /* New reference to a revision, or NULL if unknown.  name NULL or "" means
- * the revision named "default", else the embedded default revision. */
+ * the revision named "default", else (outside cluster mode) the embedded
+ * default revision, which is loaded only while it serves so: on first need,
+ * or by the scan that finds no "default" serving; released by the scan that
+ * finds one. */
 wh_inject_revision *wh_inject_registry_get(wh_inject_registry *reg, const char *name);
 /* Why revision `name` (NULL/"": default) has no config to serve: its last
  * config's error (new string, free()), or NULL when it is simply unknown. */

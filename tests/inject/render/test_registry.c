@@ -1,7 +1,8 @@
 /*
  * test_registry.c - the revision registry: loading a --revisions-dir,
  * reload on change, a broken config keeping the old snapshot serving (and
- * showing in readiness), removal, the default/embedded fallback, a
+ * showing in readiness), removal, the default/embedded fallback (the
+ * embedded revision loaded only while it serves), a
  * revision's `version` file (readiness detail, metric, reload), template
  * sets made on first use (once, under concurrent renders, .ProxyConfig
  * bound; a broken one refused at load), and references staying valid
@@ -390,6 +391,87 @@ static void test_template_sets_on_first_use(void **state)
     wh_inject_registry_free(reg);
 }
 
+/* What the on_serve callback was told about "default": the revision from the
+ * directory, or the built-in one (which alone has a "grpc-simple" template). */
+struct told {
+    int dir, builtin;
+};
+
+static void tell(void *ctx, const char *name, const wh_inject_revision *rev)
+{
+    struct told *t = ctx;
+    if (strcmp(name, "default") == 0)
+        (wh_inject_revision_has_template(rev, "grpc-simple") ? &t->builtin : &t->dir)[0]++;
+}
+
+static int get_is_builtin(wh_inject_registry *reg)
+{
+    wh_inject_revision *rev = wh_inject_registry_get(reg, NULL);
+    int builtin;
+    assert_non_null(rev);
+    builtin = wh_inject_revision_has_template(rev, "grpc-simple");
+    wh_inject_revision_unref(rev);
+    return builtin;
+}
+
+/* The built-in revision is loaded only while it serves "default": not while
+ * a revision of that name from the directory does, at once when none does
+ * (removed, or refused before it ever served: the fallback), released when
+ * one serves again; never in cluster mode. */
+static void test_builtin_loaded_when_served(void **state)
+{
+    wh_inject_registry *reg = NULL;
+    struct told told = {0};
+    wh_err err;
+
+    put_revision("default", "policy: disabled\n", "{}");
+    assert_int_equal(wh_inject_registry_open(root, NULL, &reg, &err), WH_OK);
+    wh_inject_registry_on_serve(reg, tell, &told);
+    assert_int_equal(told.dir, 1);
+    assert_int_equal(told.builtin, 0); /* not loaded */
+    assert_false(get_is_builtin(reg));
+
+    rm_rev("default");
+    assert_int_equal(wh_inject_registry_reload(reg, &err), WH_OK);
+    assert_int_equal(told.builtin, 1); /* loaded by the scan, serving */
+    assert_true(get_is_builtin(reg));
+    assert_int_equal(told.builtin, 1);
+
+    put_revision("default", "policy: [unclosed\n", "{}"); /* refused: the built-in one keeps serving */
+    assert_int_equal(wh_inject_registry_reload(reg, &err), WH_OK);
+    assert_true(get_is_builtin(reg));
+    assert_int_equal(told.builtin, 1);
+
+    put_revision("default", "policy: disabled\n", "{}");
+    assert_int_equal(wh_inject_registry_reload(reg, &err), WH_OK);
+    assert_false(get_is_builtin(reg));
+    assert_int_equal(told.dir, 2);
+
+    rm_rev("default"); /* released above: loaded again */
+    assert_int_equal(wh_inject_registry_reload(reg, &err), WH_OK);
+    assert_int_equal(told.builtin, 2);
+    assert_true(get_is_builtin(reg));
+    wh_inject_registry_on_serve(reg, NULL, NULL);
+    wh_inject_registry_free(reg);
+
+    /* no directory: loaded on first need; cluster mode: never */
+    memset(&told, 0, sizeof(told));
+    assert_int_equal(wh_inject_registry_open(NULL, NULL, &reg, &err), WH_OK);
+    assert_true(get_is_builtin(reg));
+    wh_inject_registry_on_serve(reg, tell, &told);
+    assert_int_equal(told.builtin, 1);
+    wh_inject_registry_on_serve(reg, NULL, NULL);
+    wh_inject_registry_free(reg);
+    memset(&told, 0, sizeof(told));
+    assert_int_equal(wh_inject_registry_open(NULL, NULL, &reg, &err), WH_OK);
+    wh_inject_registry_cluster_mode(reg);
+    wh_inject_registry_on_serve(reg, tell, &told);
+    assert_null(wh_inject_registry_get(reg, NULL));
+    assert_int_equal(told.builtin, 0);
+    wh_inject_registry_on_serve(reg, NULL, NULL);
+    wh_inject_registry_free(reg);
+}
+
 static void test_bad_dir(void **state)
 {
     wh_inject_registry *reg = NULL;
@@ -456,6 +538,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_version_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deep_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_template_sets_on_first_use, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_builtin_loaded_when_served, setup, teardown),
         cmocka_unit_test(test_bad_dir),
         cmocka_unit_test_setup_teardown(test_concurrent_readers, setup, teardown),
     };
