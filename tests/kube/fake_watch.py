@@ -15,10 +15,12 @@ DELETED from deletes) and hands `GET ...?watch=true` requests to serve():
   410 Expired Status; history is compacted on request, beyond MAX_HISTORY
   events, and at a restart;
 - /_fake/watch/cut drops every open stream without the closing chunk (what a
-  client sees when the API server restarts or a proxy resets it).
+  client sees when the API server restarts or a proxy resets it);
+- /_fake/watch/raw {"line": text} sends `text` and a newline, as it is, on
+  every open stream (what a broken proxy or API server could send).
 
 Control API (POST, no auth): /_fake/watch/compact, /_fake/watch/cut,
-/_fake/watch/config {"bookmark_interval": seconds}.
+/_fake/watch/raw, /_fake/watch/config {"bookmark_interval": seconds}.
 
 persist(path) keeps the objects (not the history) across a restart of the
 server: loaded at start, written at SIGTERM - an API server that comes back
@@ -41,6 +43,7 @@ class Hub:
         self.bookmark_interval = 1.0
         self.generation = 0
         self.muted = 0
+        self.raw = []  # lines for /_fake/watch/raw, sent by every stream open when they came
         self.reset(1000)
 
     def reset(self, rv):
@@ -80,6 +83,10 @@ class Hub:
             self.compact()
         elif path == "/_fake/watch/cut":
             self.cut()
+        elif path == "/_fake/watch/raw":
+            with self.cond:
+                self.raw.append(json.loads(raw)["line"].encode() + b"\n")
+                self.cond.notify_all()
         elif path == "/_fake/watch/config":
             cfg = json.loads(raw or b"{}")
             self.bookmark_interval = float(cfg.get("bookmark_interval", self.bookmark_interval))
@@ -116,6 +123,7 @@ def serve(handler, store, resources, plural, ns, query, selector_matches, reqs):
     with store.lock:
         with HUB.cond:
             gen = HUB.generation
+            raw_pos = len(HUB.raw)
             if rv_text in ("", "0"):
                 pos = HUB.latest
                 initial = [copy.deepcopy(o) for k, o in sorted(store.objects.items(), key=lambda kv: str(kv[0]))
@@ -140,11 +148,13 @@ def serve(handler, store, resources, plural, ns, query, selector_matches, reqs):
         last_sent, told = time.time(), pos
         while True:
             with HUB.cond:
-                if HUB.latest <= pos and HUB.generation == gen and time.time() < deadline:
+                if HUB.latest <= pos and HUB.generation == gen and len(HUB.raw) == raw_pos and \
+                        time.time() < deadline:
                     HUB.cond.wait(min(0.5, max(0.01, deadline - time.time())))
                 cut = HUB.generation != gen
                 batch = [e for e in HUB.events if e[0] > pos]
                 latest = HUB.latest
+                raw_lines, raw_pos = HUB.raw[raw_pos:], len(HUB.raw)
             if cut:
                 # no closing chunk: the client sees the connection drop
                 handler.close_connection = True
@@ -153,6 +163,8 @@ def serve(handler, store, resources, plural, ns, query, selector_matches, reqs):
                 except OSError:
                     pass
                 return
+            for line in raw_lines:
+                _send_chunk(handler, line)
             for rv, typ, key, obj, old in batch:
                 was, now = visible(key, old), visible(key, obj)
                 if typ == "DELETED":

@@ -190,6 +190,22 @@ def main():
             api.load([cm("after-restart", {"k": "1"})])
             c = p.until(lambda c: NS + "/after-restart" in c, timeout=10)
             check("API server restart: reconnected, the change arrives", c is not None)
+
+            # Lines that are no watch event (a proxy's error page, an event without its object, a
+            # nesting bomb, a server error): the informer drops that stream, watches or lists again,
+            # caches nothing of it, and the next change arrives.
+            for i, raw in enumerate(["<html><body>502 Bad Gateway</body></html>", '{"type":"ADDED"}',
+                                     '{"type":"MODIFIED","object":"x"}', "[" * 100000, '{"type":',
+                                     '{"type":"ERROR","object":{"code":500,"message":"internal error"}}']):
+                nw = len(watches(api))
+                api.control("watch/raw", {"line": raw})
+                time.sleep(0.3)
+                api.load([cm("after-raw-%d" % i, {"k": "1"})])
+                c = p.until(lambda c: NS + "/after-raw-%d" % i in c, timeout=10)
+                check("a watch line that is no event (%s): the stream is dropped, the next change arrives, "
+                      "nothing else is cached" % raw[:24],
+                      c is not None and all(k.startswith(NS + "/") for k in c) and len(watches(api)) > nw,
+                      (c and sorted(c)[:3], len(watches(api)), nw))
         finally:
             p.close()
 
