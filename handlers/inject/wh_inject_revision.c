@@ -4,8 +4,9 @@
  * parsed once into an immutable, reference-counted snapshot: every template
  * is parsed ahead of time so that a request only renders (the sets not
  * made at load, e.g. those of templates outside defaultTemplates, are made
- * on their first render, once: see struct tmpl_entry).  This file holds the snapshot's accessors and
- * lifetime; making one is wh_inject_revision_load.c's job.
+ * on their first render, once: see struct tmpl_entry).  This file holds the
+ * snapshot's accessors and lifetime; making one is
+ * wh_inject_revision_load.c's job.
  */
 #include "wh_inject_revision.h"
 

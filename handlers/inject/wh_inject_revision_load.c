@@ -4,8 +4,9 @@
  * read as JSON (or YAML), its Istio release detected, the mesh applied onto
  * that release's defaults and every template parsed as istiod does, against
  * Sprig and Istio's template functions (the defaultTemplates' sets for the
- * revision's own proxy config made now, the others on first use: make_late).  Those functions belong to the render
- * stage (wh_inject_render_funcs.h), so loading sits above the stages while a
+ * revision's own proxy config made now, the others on first use:
+ * make_late).  Those functions belong to the render stage
+ * (wh_inject_render_funcs.h), so loading sits above the stages while a
  * loaded revision (wh_inject_revision.h) sits below them.
  */
 #include "wh_inject_revision_load.h"
