@@ -14,6 +14,7 @@ Chart-wide invariants (every set that renders):
   - every flag in the Deployment's args is one `webhookd --help` lists;
   - shutdownDelay + shutdownTimeout stay below terminationGracePeriodSeconds.
 """
+import json
 import os
 import re
 import subprocess
@@ -136,6 +137,19 @@ class TestValueSets(unittest.TestCase):
                 self.assertTrue(any(resource in r["resources"] and {"get", "update"} <= set(r["verbs"]) and
                                     cfg in r.get("resourceNames", [cfg]) for r in role["rules"] or []),
                                 "%s: webhookd may not patch %s %s" % (name, kind, cfg))
+
+    def test_schema_names_each_property_once(self):
+        """A JSON object with a name twice keeps the last one: a second, looser definition would
+        silently replace the strict one (as a loose "cluster" once did)."""
+        twice = []
+
+        def pairs(items):
+            names = [k for k, _ in items]
+            twice.extend(sorted({k for k in names if names.count(k) > 1}))
+            return dict(items)
+        with open(os.path.join(helmtest.CHART, "values.schema.json")) as f:
+            json.load(f, object_pairs_hook=pairs)
+        self.assertEqual(twice, [], "values.schema.json defines these names twice in one object")
 
     def test_value_sets(self):
         self.assertGreaterEqual(len([s for s in SETS if "fails" not in s]), 7)
