@@ -116,3 +116,18 @@ wh_code wh_tmpl_set_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t n,
         return wh_err_set(err, WH_E_INVALID, "template functions must be added before parsing");
     return tm_add_funcs(set, funcs, n, 0, err);
 }
+
+wh_code wh_tmpl_set_drop_funcs(wh_tmpl_set *set, const char *const *names, size_t n, wh_err *err)
+{
+    if (set->defs.n != 0)
+        return wh_err_set(err, WH_E_INVALID, "template functions must be dropped before parsing");
+    for (size_t i = 0; i < n; i++) {
+        const tm_func *f = tm_find_func(set, names[i], strlen(names[i]));
+        if (f == NULL)
+            continue;
+        /* the rest stays sorted */
+        memmove((tm_func *)f, f + 1, (size_t)(set->funcs + set->nfuncs - (f + 1)) * sizeof(*f));
+        set->nfuncs--;
+    }
+    return WH_OK;
+}

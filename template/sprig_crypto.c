@@ -1,6 +1,7 @@
 /*
  * sprig_crypto.c - Sprig's encodings and digests (crypto.go and strings.go's
- * base64): b64enc/b64dec, sha1sum, sha256sum, adler32sum, uuidv4.
+ * base64): b64enc/b64dec, sha1sum, sha256sum, sha512sum (Sprig 3.3.0 on),
+ * adler32sum, uuidv4.
  */
 #define _GNU_SOURCE
 #include <openssl/evp.h>
@@ -48,6 +49,11 @@ FN(fn_sha256sum)
     return digest_hex(ctx, EVP_sha256(), &a[0], out);
 }
 
+FN(fn_sha512sum)
+{
+    return digest_hex(ctx, EVP_sha512(), &a[0], out);
+}
+
 FN(fn_sha1sum)
 {
     return digest_hex(ctx, EVP_sha1(), &a[0], out);
@@ -78,8 +84,12 @@ FN(fn_uuidv4)
 }
 
 const wh_tmpl_func tm_sprig_crypto_funcs[] = {
-    {"adler32sum", fn_adler32sum, "s", WH_TMPL_FN_PURE}, {"b64dec", fn_b64dec, "s", WH_TMPL_FN_PURE},
-    {"b64enc", fn_b64enc, "s", WH_TMPL_FN_PURE},         {"sha1sum", fn_sha1sum, "s", WH_TMPL_FN_PURE},
-    {"sha256sum", fn_sha256sum, "s", WH_TMPL_FN_PURE},   {"uuidv4", fn_uuidv4, "", 0},
+    {"adler32sum", fn_adler32sum, "s", WH_TMPL_FN_PURE},
+    {"b64dec", fn_b64dec, "s", WH_TMPL_FN_PURE},
+    {"b64enc", fn_b64enc, "s", WH_TMPL_FN_PURE},
+    {"sha1sum", fn_sha1sum, "s", WH_TMPL_FN_PURE},
+    {"sha256sum", fn_sha256sum, "s", WH_TMPL_FN_PURE},
+    {"sha512sum", fn_sha512sum, "s", WH_TMPL_FN_PURE},
+    {"uuidv4", fn_uuidv4, "", 0},
 };
 const size_t tm_sprig_crypto_nfuncs = sizeof(tm_sprig_crypto_funcs) / sizeof(tm_sprig_crypto_funcs[0]);

@@ -324,6 +324,10 @@ void wh_tmpl_set_free(wh_tmpl_set *set);
  * parsing.  The table's strings and data are borrowed: keep them alive as
  * long as the set (static tables).  Fails on a bad `params` string. */
 wh_code wh_tmpl_set_funcs(wh_tmpl_set *set, const wh_tmpl_func *funcs, size_t n, wh_err *err);
+/* Take the functions `names` out of the set (a name it lacks is skipped),
+ * before parsing: a FuncMap without them, e.g. the older Sprig an
+ * application vendored, so that a call is "function \"x\" not defined". */
+wh_code wh_tmpl_set_drop_funcs(wh_tmpl_set *set, const char *const *names, size_t n, wh_err *err);
 
 /* Delimiters (Template.Delims); NULL restores "{{" / "}}".  Copied. */
 wh_code wh_tmpl_set_delims(wh_tmpl_set *set, const char *left, const char *right, wh_err *err);

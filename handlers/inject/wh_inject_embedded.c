@@ -31,9 +31,9 @@ wh_code wh_inject_revision_embedded(const char *name, wh_inject_revision **out, 
     if (config == NULL) /* json_pack checks the templates' text: embedded/ holds UTF-8 files only */
         return wh_err_set(err, WH_E_INVALID, "embedded revision: a template is not UTF-8 text");
     if ((rc = wh_yaml_dump(config, &text, err)) == WH_OK)
-        rc = wh_inject_revision_load(name != NULL ? name : "default", text.data, text.len, wh_inject_embedded_values,
-                                     wh_inject_embedded_values_len, wh_inject_embedded_mesh,
-                                     wh_inject_embedded_mesh_len, out, err);
+        rc = wh_inject_revision_load_own(name != NULL ? name : "default", text.data, text.len,
+                                         wh_inject_embedded_values, wh_inject_embedded_values_len,
+                                         wh_inject_embedded_mesh, wh_inject_embedded_mesh_len, out, err);
     if (rc != WH_OK)
         wh_err_prefix(err, "embedded revision");
     json_decref(config);

@@ -3,7 +3,7 @@
  * release-dependent injection behaviour (see wh_inject_release.h).
  *
  * Each row was read from istio/istio's release tags (pkg/kube/inject,
- * pkg/config/mesh; patch tags for backports) and, where a golden exercises it, checked against
+ * pkg/config/mesh, go.mod's Sprig; patch tags for backports) and, where a golden exercises it, checked against
  * ../shared/conformance/istio-inject/<set> by tests/inject/conformance.
  */
 #include "wh_inject_release.h"
@@ -63,6 +63,12 @@ static const wh_release_row table[] = {
     {WH_REL_ADJUST_INIT_CONTAINER_USER, "adjust-init-container-user", "1.23", "", "1.20.7 1.21.3 1.22.1",
      "the pod's own istio-proxy runAsUser/runAsGroup reach the init side: with TPROXY the proxy runs as 0, otherwise "
      "istio-validation takes them"},
+    {WH_REL_FUNC_MERGE_MAPS, "func-mergeMaps", "1.21", "", "", "templates may call Istio's mergeMaps"},
+    {WH_REL_FUNC_SPRIG_3_3, "func-sprig-3.3.0", "1.24", "", "",
+     "istiod vendors Sprig v3.3.0 (before: v3.2.3): templates may call sha512sum"},
+    {WH_REL_FUNC_OMIT_NIL, "func-omitNil", "1.30", "", "1.28.6 1.29.1", "templates may call Istio's omitNil"},
+    {WH_REL_FUNC_OTEL_RES_ATTRS, "func-otelResourceAttributes", "1.30", "", "",
+     "templates may call Istio's otelResourceAttributes"},
 };
 #define NROWS (sizeof(table) / sizeof(table[0]))
 

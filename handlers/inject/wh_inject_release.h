@@ -144,6 +144,13 @@ typedef enum wh_release_behaviour {
      * istio-validation takes them; it came with the backport that ended
      * WH_REL_OVERRIDE_RESETS_FOREIGN_UID (1.20.7, 1.21.3, 1.22.1). */
     WH_REL_ADJUST_INIT_CONTAINER_USER,
+    /* Template functions (createInjectionFuncmap, and the Sprig in go.mod):
+     * a template of a release without one fails to parse when the config
+     * loads, "function \"x\" not defined" (wh_inject_set_funcs). */
+    WH_REL_FUNC_MERGE_MAPS,     /* Istio's mergeMaps */
+    WH_REL_FUNC_SPRIG_3_3,      /* Sprig v3.3.0 (before: v3.2.3): sha512sum */
+    WH_REL_FUNC_OMIT_NIL,       /* Istio's omitNil (backported to 1.28.6, 1.29.1) */
+    WH_REL_FUNC_OTEL_RES_ATTRS, /* Istio's otelResourceAttributes */
     WH_REL_NBEHAVIOURS
 } wh_release_behaviour;
 

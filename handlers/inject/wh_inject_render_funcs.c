@@ -868,7 +868,7 @@ static wh_code fn_overlay(wh_tmpl_ctx *ctx, const wh_tmpl_value *a, size_t n, wh
     return WH_OK;
 }
 
-const wh_tmpl_func wh_inject_funcs[] = {
+static const wh_tmpl_func inject_funcs[] = {
     {"overlay", fn_overlay, "v", 0},
     {"formatDuration", fn_format_duration, "v", WH_TMPL_FN_PURE},
     {"isset", fn_isset, "Ms", WH_TMPL_FN_PURE},
@@ -897,4 +897,27 @@ const wh_tmpl_func wh_inject_funcs[] = {
     {"omitNil", fn_omit_nil, "v", WH_TMPL_FN_PURE},
     {"otelResourceAttributes", fn_otel, "vMMsv", WH_TMPL_FN_STABLE},
 };
-const size_t wh_inject_nfuncs = sizeof(wh_inject_funcs) / sizeof(wh_inject_funcs[0]);
+
+wh_code wh_inject_set_funcs(wh_tmpl_set *set, const wh_inject_release *release, int own, wh_err *err)
+{
+    /* what each release's istiod lacks of the table above and of Sprig v3.3.0 */
+    static const struct {
+        const char *name;
+        wh_release_behaviour since;
+    } later[] = {{"mergeMaps", WH_REL_FUNC_MERGE_MAPS},
+                 {"sha512sum", WH_REL_FUNC_SPRIG_3_3},
+                 {"omitNil", WH_REL_FUNC_OMIT_NIL},
+                 {"otelResourceAttributes", WH_REL_FUNC_OTEL_RES_ATTRS}};
+    const char *drop[1 + sizeof(later) / sizeof(later[0])];
+    size_t n = 0;
+    wh_code rc;
+
+    if ((rc = wh_tmpl_set_funcs(set, inject_funcs, sizeof(inject_funcs) / sizeof(inject_funcs[0]), err)) != WH_OK)
+        return rc;
+    if (!own)
+        drop[n++] = "overlay";
+    for (size_t i = 0; i < sizeof(later) / sizeof(later[0]); i++)
+        if (!wh_inject_release_has(release, later[i].since))
+            drop[n++] = later[i].name;
+    return wh_tmpl_set_drop_funcs(set, drop, n, err);
+}

@@ -1,8 +1,8 @@
 /*
  * wh_inject_render_funcs.h - the functions istiod adds to Sprig for its
  * templates (wh_inject_render_funcs.c, stage 3 of injection): a revision's
- * templates are parsed against this table when it loads, and the render
- * stage runs them.
+ * templates are parsed against them, as its release has them, when it
+ * loads, and the render stage runs them.
  */
 #ifndef WH_INJECT_RENDER_FUNCS_H
 #define WH_INJECT_RENDER_FUNCS_H
@@ -12,8 +12,14 @@
 #include "wh_tmpl.h"
 #include "wh_inject_release.h"
 
-extern const wh_tmpl_func wh_inject_funcs[];
-extern const size_t wh_inject_nfuncs;
+/* Give a new set (made with WH_TMPL_SPRIG, nothing parsed yet) the
+ * functions istiod of `release` parses its templates with: Istio's
+ * (createInjectionFuncmap) and Sprig's as that release has them, so a call
+ * of one it lacks fails to parse, "function \"x\" not defined", as it
+ * does there (the table's WH_REL_FUNC_* rows).  `own`: webhookd's own
+ * templates (handlers/inject/embedded), which may also call `overlay`, a
+ * function no istiod has. */
+wh_code wh_inject_set_funcs(wh_tmpl_set *set, const wh_inject_release *release, int own, wh_err *err);
 
 /* Bind a template set of a revision to that revision's values and mesh
  * config (JSON it owns and never changes; wh_inject_render_data.c):

@@ -103,6 +103,7 @@ struct wh_inject_revision {
     json_t *template_names;            /* sorted array of the names in `templates` */
     struct wh_inject_tmpls *templates; /* every template parsed, each its own set */
     wh_inject_release release;         /* the Istio release whose behaviour applies */
+    int own_templates;                 /* webhookd's embedded templates (wh_inject_revision_load_own) */
     /* The JSON above is immortal once loaded (wh_json_freeze): requests share
      * it into their trees without reference counts; thawed when freed. */
     wh_json_frozen *frozen;

@@ -3,11 +3,12 @@
  * `config`, `values` and `mesh` files: the config's fields checked, values
  * read as JSON (or YAML), its Istio release detected, the mesh applied onto
  * that release's defaults and every template parsed as istiod does, against
- * Sprig and Istio's template functions (the defaultTemplates' sets for the
- * revision's own proxy config made now, the others on first use:
- * make_late).  Those functions belong to the render stage
- * (wh_inject_render_funcs.h), so loading sits above the stages while a
- * loaded revision (wh_inject_revision.h) sits below them.
+ * Sprig and Istio's template functions as that release has them
+ * (wh_inject_set_funcs; the defaultTemplates' sets for the revision's own
+ * proxy config made now, the others on first use: make_late).  Those
+ * functions belong to the render stage (wh_inject_render_funcs.h), so
+ * loading sits above the stages while a loaded revision
+ * (wh_inject_revision.h) sits below them.
  */
 #include "wh_inject_revision_load.h"
 
@@ -49,7 +50,7 @@ static wh_code load_template(const wh_inject_revision *rev, const char *name, co
     if ((*set = wh_tmpl_set_new(WH_TMPL_SPRIG)) == NULL) /* a bug in a built-in function table */
         return wh_err_set(err, WH_E_INTERNAL, "config: template \"%s\": the engine's built-in functions do not load",
                           name);
-    if ((rc = wh_tmpl_set_funcs(*set, wh_inject_funcs, wh_inject_nfuncs, err)) != WH_OK ||
+    if ((rc = wh_inject_set_funcs(*set, &rev->release, rev->own_templates, err)) != WH_OK ||
         (rc = wh_inject_bind_values(*set, rev->values, rev->mesh, pc, err)) != WH_OK)
         return rc;
     if ((rc = wh_tmpl_parse(*set, "inject", json_string_value(text), json_string_length(text), err)) != WH_OK)
@@ -60,7 +61,7 @@ static wh_code load_template(const wh_inject_revision *rev, const char *name, co
 /* A template's text parsed as load_template parses it (Go's syntax, the
  * functions known), the tree then dropped: what refuses a broken template
  * whose set is made on first use. */
-static wh_code check_template(const char *name, const json_t *text, wh_err *err)
+static wh_code check_template(const wh_inject_revision *rev, const char *name, const json_t *text, wh_err *err)
 {
     wh_tmpl_set *set = wh_tmpl_set_new(WH_TMPL_SPRIG | WH_TMPL_NO_FOLD);
     wh_code rc;
@@ -68,7 +69,7 @@ static wh_code check_template(const char *name, const json_t *text, wh_err *err)
     if (set == NULL)
         return wh_err_set(err, WH_E_INTERNAL, "config: template \"%s\": the engine's built-in functions do not load",
                           name);
-    if ((rc = wh_tmpl_set_funcs(set, wh_inject_funcs, wh_inject_nfuncs, err)) == WH_OK &&
+    if ((rc = wh_inject_set_funcs(set, &rev->release, rev->own_templates, err)) == WH_OK &&
         (rc = wh_tmpl_parse(set, "inject", json_string_value(text), json_string_length(text), err)) != WH_OK)
         wh_err_prefix(err, "config: template \"%s\"", name);
     wh_tmpl_set_free(set);
@@ -139,7 +140,7 @@ static wh_code parse_templates(wh_inject_revision *rev, const json_t *templates,
         e->name = wh_strdup(name);
         e->text = text;
         t->n++;
-        if (!is_default_template(rev, name) && (rc = check_template(name, text, err)) != WH_OK)
+        if (!is_default_template(rev, name) && (rc = check_template(rev, name, text, err)) != WH_OK)
             return rc;
     }
     qsort(t->e, t->n, sizeof(*t->e), cmp_entry);
@@ -186,6 +187,10 @@ static wh_code take(const json_t *config, const char *key, json_type type, json_
     return WH_OK;
 }
 
+static wh_code load(const char *name, const char *config, size_t config_len, const char *values, size_t values_len,
+                    const char *mesh, size_t mesh_len, const wh_release_hints *hints, int own, wh_inject_revision **out,
+                    wh_err *err);
+
 wh_code wh_inject_revision_load(const char *name, const char *config, size_t config_len, const char *values,
                                 size_t values_len, const char *mesh, size_t mesh_len, wh_inject_revision **out,
                                 wh_err *err)
@@ -194,9 +199,24 @@ wh_code wh_inject_revision_load(const char *name, const char *config, size_t con
                                            err);
 }
 
+wh_code wh_inject_revision_load_own(const char *name, const char *config, size_t config_len, const char *values,
+                                    size_t values_len, const char *mesh, size_t mesh_len, wh_inject_revision **out,
+                                    wh_err *err)
+{
+    return load(name, config, config_len, values, values_len, mesh, mesh_len, NULL, 1, out, err);
+}
+
 wh_code wh_inject_revision_load_release(const char *name, const char *config, size_t config_len, const char *values,
                                         size_t values_len, const char *mesh, size_t mesh_len,
                                         const wh_release_hints *hints, wh_inject_revision **out, wh_err *err)
+{
+    return load(name, config, config_len, values, values_len, mesh, mesh_len, hints, 0, out, err);
+}
+
+/* `own`: webhookd's templates (wh_inject_revision_load_own). */
+static wh_code load(const char *name, const char *config, size_t config_len, const char *values, size_t values_len,
+                    const char *mesh, size_t mesh_len, const wh_release_hints *hints, int own, wh_inject_revision **out,
+                    wh_err *err)
 {
     wh_release_hints h = {0};
     wh_inject_revision *rev = wh_calloc(1, sizeof(*rev));
@@ -208,6 +228,7 @@ wh_code wh_inject_revision_load_release(const char *name, const char *config, si
     *out = NULL;
     atomic_init(&rev->refs, 1);
     rev->name = wh_strdup(name != NULL ? name : "default");
+    rev->own_templates = own;
     rev->template_names = json_array();
 
     /* config */

@@ -28,6 +28,12 @@ wh_code wh_inject_revision_load(const char *name, const char *config, size_t con
 wh_code wh_inject_revision_load_release(const char *name, const char *config, size_t config_len, const char *values,
                                         size_t values_len, const char *mesh, size_t mesh_len,
                                         const wh_release_hints *hints, wh_inject_revision **out, wh_err *err);
+/* wh_inject_revision_load for webhookd's own templates (wh_inject_embedded.c,
+ * handlers/inject/embedded), which may call its `overlay` function; no
+ * istiod has it, so a ConfigMap's template that calls it fails to load. */
+wh_code wh_inject_revision_load_own(const char *name, const char *config, size_t config_len, const char *values,
+                                    size_t values_len, const char *mesh, size_t mesh_len, wh_inject_revision **out,
+                                    wh_err *err);
 /* The revision compiled into the binary (our own template, values, mesh).
  * New reference, named `name` (NULL: "default"). */
 wh_code wh_inject_revision_embedded(const char *name, wh_inject_revision **out, wh_err *err);

@@ -8,6 +8,10 @@ their edges (behaviour.yaml) and Istio's injector unit tests beyond the goldens
 SET_DIR is a conformance set (inject-config.yaml, values.json, mesh.yaml);
 each case injects a small Deployment (with --istio-version when it names a
 `version`) and says what istiod of that release does (see behaviour.yaml's header).
+A case whose version is older than SET_DIR's runs with the templates
+(inject-config.yaml) of the newest sibling set (SET_DIR/../*) not newer than it,
+else the oldest, and SET_DIR's values and mesh: a release's istiod ships its own
+templates, and newer ones may call functions it lacks.
 """
 import copy
 import json
@@ -53,6 +57,26 @@ def overlay(base, over):
     return out
 
 
+def minor(version):
+    return tuple(int(x) for x in re.match(r"v?(\d+)\.(\d+)", version.strip()).groups())
+
+
+def set_for(set_dir, version):
+    """The conformance set whose templates istiod `version` would ship (see the module doc)."""
+    sets = []
+    for d in os.listdir(os.path.dirname(set_dir)):
+        path = os.path.join(os.path.dirname(set_dir), d)
+        if os.path.isfile(os.path.join(path, "version")):
+            with open(os.path.join(path, "version")) as f:
+                sets.append((minor(f.read()), path))
+    sets.sort()
+    own = [m for m, path in sets if os.path.samefile(path, set_dir)]
+    if not version or not re.match(r"v?\d+\.\d+", version) or not own or minor(version) >= own[0]:
+        return set_dir
+    older = [path for m, path in sets if m <= minor(version)]
+    return older[-1] if older else sets[0][1]
+
+
 def run(ctl, set_dir, case, tmp):
     dep = copy.deepcopy(BASE)
     tmpl = dep["spec"]["template"]
@@ -73,6 +97,17 @@ def run(ctl, set_dir, case, tmp):
         values = os.path.join(tmp, case["name"] + ".values.json")
         with open(values, "w") as f:
             json.dump(merged, f)
+    templates = set_for(set_dir, case.get("version"))
+    if case.get("templates_of"):
+        templates = os.path.join(os.path.dirname(set_dir), case["templates_of"])
+    templates = os.path.join(templates, "inject-config.yaml")
+    if case.get("templates"):
+        with open(templates) as f:
+            config = yaml.safe_load(f)
+        config["templates"].update(case["templates"])
+        templates = os.path.join(tmp, case["name"] + ".inject-config.yaml")
+        with open(templates, "w") as f:
+            yaml.safe_dump(config, f)
     mesh = os.path.join(set_dir, "mesh.yaml")
     if case.get("mesh"):
         with open(mesh) as f:
@@ -81,7 +116,7 @@ def run(ctl, set_dir, case, tmp):
         with open(mesh, "w") as f:
             yaml.safe_dump(merged, f)
     cmd = [ctl, "kube-inject", "-f", path,
-           "--injectConfigFile", os.path.join(set_dir, "inject-config.yaml"),
+           "--injectConfigFile", templates,
            "--valuesFile", values,
            "--meshConfigFile", mesh] + case.get("flags", [])
     if case.get("version"):

@@ -120,7 +120,8 @@ static void expect_str(size_t i, const char *what, const json_t *want, const cha
     json_decref(g);
 }
 
-/* A revision from {"config": "...yaml...", "values": {...}, "mesh": "...yaml..."}. */
+/* A revision from {"config": "...yaml...", "values": {...}, "mesh": "...yaml...", "own": true|false}
+ * (own: loaded as webhookd's embedded templates are, wh_inject_revision_load_own). */
 static wh_inject_revision *load_rev(size_t i, json_t *c)
 {
     const char *config = json_string_value(json_object_get(c, "config"));
@@ -129,8 +130,9 @@ static wh_inject_revision *load_rev(size_t i, json_t *c)
     wh_inject_revision *rev = NULL;
     wh_err err;
 
-    if (wh_inject_revision_load("default", config ? config : "", config ? strlen(config) : 0, values,
-                                values ? strlen(values) : 0, mesh, mesh ? strlen(mesh) : 0, &rev, &err) != WH_OK) {
+    if ((json_is_true(json_object_get(c, "own")) ? wh_inject_revision_load_own : wh_inject_revision_load)(
+            "default", config ? config : "", config ? strlen(config) : 0, values, values ? strlen(values) : 0, mesh,
+            mesh ? strlen(mesh) : 0, &rev, &err) != WH_OK) {
         json_t *m = json_string(wh_err_msg(&err));
         fail(i, "revision load", NULL, m);
         json_decref(m);
