@@ -37,7 +37,8 @@
  *      (one SSL_write per buffer: the head h2o writes, then the body), and
  *      OpenSSL's work per record is ~7 k instructions, a quarter of a
  *      /healthz; pulled (start_pull, as h2o's file handler does), the head
- *      and the body are written from one buffer: one record (send_answer).
+ *      and the body are written from one buffer: one record when they fit
+ *      in one (send_answer).
  *  P20 2.2.5 serves every stream a client opens, even one it cancels at once:
  *      opening and resetting streams (rapid reset, CVE-2023-44487) stays
  *      under the 100-stream limit (P4) while the loop works for nothing,
