@@ -15,6 +15,22 @@
  * segment is decoded ("/inj%65ct" is /inject, "/inject%2Fcluster%2Fc1" is
  * not; "/inject/cluster%2Fc1" is, with the decoded path /inject/cluster/c1).
  *
+ * For every revision, also one of release 1.20 or 1.21: their istiod was
+ * built with go 1.21 in go.mod, so its mux is Go's older one (GODEBUG
+ * httpmuxgo121), which decodes the path first and cleans and matches the
+ * decoded text.  The two differ only for %2F and %2E: "/inject/%2E%2E" is a
+ * 301 to "/" there, "/inject%2Fcluster%2Fc1" is served there.  The router
+ * cannot route as the addressed revision's release would, because which
+ * revision is addressed is read from that same path (/inject/rev/<name>/...,
+ * wh_inject_decode.c) and the two readings can name different revisions:
+ * "/inject/rev/a%2F..%2Fb" is revision a (with the decoded suffix) read as
+ * Go >= 1.22 reads it, and a 301 to revision b's "/inject/rev/b" read as Go
+ * 1.21 does.  Picking the release would need the path already read.  No
+ * istiod-written URL has either escape (istioctl and the charts write
+ * "/inject/cluster/X/net/Y", values escaped as --slash--), so one rule for
+ * every revision, the newer one (tests/server/test_router.c:
+ * test_mux_paths).
+ *
  * Kept apart from the h2o adapter so that every routing rule is unit-tested
  * without a socket (tests/server/test_router.c).
  */
