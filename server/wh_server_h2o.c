@@ -116,7 +116,9 @@
 /* Accepts per wake-up, like h2o's own server. */
 #define ACCEPT_BATCH 16
 /* Every SWEEP_MS each worker looks at its connections: write timeouts, the
- * in-flight bound, and resuming accepts after EMFILE. */
+ * in-flight bound, and resuming accepts after EMFILE.  It runs only while
+ * there is something to look at (sweep_soon): a worker with no connection
+ * sleeps until one arrives, where it woke 100 times a second. */
 #define SWEEP_MS 10
 /* How long a refused upload's client may keep sending after its answer
  * (refuse_arriving_request, linger): what it sends is read and dropped, so
@@ -694,6 +696,14 @@ static void on_sock_close(void *data)
 
 static void on_accept(h2o_socket_t *listener, const char *err);
 
+/* Have the sweep run within SWEEP_MS (it re-arms itself while it has
+ * connections, lingerers or a paused accept to look after). */
+static void sweep_soon(worker *w)
+{
+    if (!h2o_timeout_is_linked(&w->sweep_entry))
+        h2o_timeout_link(w->loop, &w->sweep_timeout, &w->sweep_entry);
+}
+
 /* Out of descriptors: the pending connection stays queued and the listener
  * stays readable, so accepting again at once would spin.  Stop for
  * ACCEPT_PAUSE_MS (the sweep resumes), say so at most once a second. */
@@ -712,6 +722,7 @@ static void stop_accepting_for_a_moment(worker *w, int err)
         w->accept_stopped = 1;
     }
     w->accept_resume_at = h2o_now(w->loop) + ACCEPT_PAUSE_MS;
+    sweep_soon(w);
 }
 
 static void accept_some(worker *w, size_t max)
@@ -739,6 +750,7 @@ static void accept_some(worker *w, size_t max)
         h2o_socket_setpeername(c->sock, (struct sockaddr *)&peer, peerlen);
         h2o_linklist_insert(&w->conns, &c->link);
         w->num_conns++;
+        sweep_soon(w);
         wh_metric_add(w->server->open_connections, w->server->listener, 1);
         wh_metric_add(w->server->accepted, w->server->listener, 1);
         c->sock->on_close.cb = on_sock_close; /* the only per-connection close hook in 2.2.5 */
@@ -1620,7 +1632,8 @@ static void on_sweep(h2o_timeout_entry_t *entry)
         h2o_socket_read_start(w->listener, on_accept);
         w->accept_stopped = 0;
     }
-    h2o_timeout_link(w->loop, &w->sweep_timeout, &w->sweep_entry);
+    if (w->num_conns != 0 || !h2o_linklist_is_empty(&w->lingering) || w->accept_stopped)
+        h2o_timeout_link(w->loop, &w->sweep_timeout, &w->sweep_entry);
 }
 
 static void *worker_main(void *arg)
@@ -1642,7 +1655,6 @@ static void *worker_main(void *arg)
     h2o_timeout_init(w->loop, &w->sweep_timeout, SWEEP_MS);
     w->sweep_entry.cb = on_sweep;
     w->hook_entry.cb = on_handshakes_done;
-    h2o_timeout_link(w->loop, &w->sweep_timeout, &w->sweep_entry);
     h2o_barrier_wait(&s->started); /* every receiver exists before main sends anything */
 
     while (!w->stop)
@@ -1658,7 +1670,8 @@ static void *worker_main(void *arg)
         if (h2o_timeout_is_linked(&w->ctx.http2._graceful_shutdown_timeout))
             h2o_timeout_unlink(&w->ctx.http2._graceful_shutdown_timeout);
         h2o_multithread_queue_t *queue = w->ctx.queue;
-        h2o_timeout_unlink(&w->sweep_entry);
+        if (h2o_timeout_is_linked(&w->sweep_entry))
+            h2o_timeout_unlink(&w->sweep_entry);
         if (h2o_timeout_is_linked(&w->hook_entry))
             h2o_timeout_unlink(&w->hook_entry);
         h2o_timeout_dispose(w->loop, &w->sweep_timeout);

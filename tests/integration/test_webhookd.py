@@ -95,6 +95,24 @@ class TestHTTP1(unittest.TestCase):
             status, _, body = read_response(s, rest)
             self.assertEqual((status, json.loads(body)["name"]), (200, "webhookd"))
 
+    @unittest.skipIf(os.environ.get("WH_TEST_WRAPPER"), "valgrind's own scheduling is counted too")
+    def test_idle_workers_sleep(self):
+        """A worker with no connection sleeps until one arrives: its sweep (write timeouts, the in-flight bound)
+        has nothing to look at.  It woke every 10 ms (200 times a second for two workers)."""
+        def switches(pid):
+            total = 0
+            for task in os.listdir("/proc/%d/task" % pid):
+                with open("/proc/%d/task/%s/schedstat" % (pid, task)) as f:
+                    total += int(f.read().split()[2])  # timeslices run on a CPU
+            return total
+        with Server() as server:
+            self.assertEqual(once(server.port, "GET", "/healthz")[0], 200)  # a connection came and went
+            time.sleep(0.2)
+            before = switches(server.proc.pid)
+            time.sleep(1)
+            self.assertLess(switches(server.proc.pid) - before, 20)
+            self.assertEqual(once(server.port, "GET", "/healthz")[0], 200)  # and the next one is served
+
     def test_query_string_ignored_for_routing(self):
         status, _, body = once(self.server.port, "POST", "/validate?timeout=10s", review("q"))
         self.assertEqual(status, 200)
