@@ -69,6 +69,12 @@ static const wh_release_row table[] = {
     {WH_REL_FUNC_OMIT_NIL, "func-omitNil", "1.30", "", "1.28.6 1.29.1", "templates may call Istio's omitNil"},
     {WH_REL_FUNC_OTEL_RES_ATTRS, "func-otelResourceAttributes", "1.30", "", "",
      "templates may call Istio's otelResourceAttributes"},
+    {WH_REL_DATA_COMPLIANCE_POLICY, "data-CompliancePolicy", "1.21", "", "1.20.4",
+     "templates may read .CompliancePolicy"},
+    {WH_REL_DATA_INBOUND_MODE, "data-InboundTrafficPolicyMode", "1.22", "", "",
+     "templates may read .InboundTrafficPolicyMode"},
+    {WH_REL_DATA_NATIVE_SIDECARS, "data-NativeSidecars", "1.27", "", "", "templates may read .NativeSidecars"},
+    {WH_REL_DATA_PROXY_INIT_IMAGE, "data-ProxyInitImage", "1.31", "", "", "templates may read .ProxyInitImage"},
 };
 #define NROWS (sizeof(table) / sizeof(table[0]))
 

@@ -151,6 +151,13 @@ typedef enum wh_release_behaviour {
     WH_REL_FUNC_SPRIG_3_3,      /* Sprig v3.3.0 (before: v3.2.3): sha512sum */
     WH_REL_FUNC_OMIT_NIL,       /* Istio's omitNil (backported to 1.28.6, 1.29.1) */
     WH_REL_FUNC_OTEL_RES_ATTRS, /* Istio's otelResourceAttributes */
+    /* Fields of SidecarTemplateData: a template of a release without one
+     * fails when it renders, "can't evaluate field X in type
+     * *inject.SidecarTemplateData" (wh_inject_render_data.c). */
+    WH_REL_DATA_COMPLIANCE_POLICY, /* .CompliancePolicy (backported to 1.20.4) */
+    WH_REL_DATA_INBOUND_MODE,      /* .InboundTrafficPolicyMode */
+    WH_REL_DATA_NATIVE_SIDECARS,   /* .NativeSidecars */
+    WH_REL_DATA_PROXY_INIT_IMAGE,  /* .ProxyInitImage */
     WH_REL_NBEHAVIOURS
 } wh_release_behaviour;
 

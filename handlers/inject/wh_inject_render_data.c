@@ -771,12 +771,16 @@ static wh_code data_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const cha
         *out = wh_tmpl_str(d->revision);
         break;
     case 8:
+        if (!wh_inject_release_has(d->release, WH_REL_DATA_NATIVE_SIDECARS))
+            return WH_E_NOTFOUND;
         *out = wh_tmpl_bool(d->native);
         break;
     case 9:
         *out = wh_tmpl_str(d->proxy_image);
         break;
     case 10:
+        if (!wh_inject_release_has(d->release, WH_REL_DATA_PROXY_INIT_IMAGE))
+            return WH_E_NOTFOUND;
         *out = wh_tmpl_str(d->proxy_init_image);
         break;
     case 11:
@@ -786,9 +790,13 @@ static wh_code data_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const cha
         *out = wh_tmpl_int_typed(d->proxy_gid, &wh_tmpl_type_int64);
         break;
     case 13:
+        if (!wh_inject_release_has(d->release, WH_REL_DATA_INBOUND_MODE))
+            return WH_E_NOTFOUND;
         *out = wh_tmpl_str(d->inbound_mode);
         break;
     case 14:
+        if (!wh_inject_release_has(d->release, WH_REL_DATA_COMPLIANCE_POLICY))
+            return WH_E_NOTFOUND;
         *out = wh_tmpl_str(d->compliance);
         break;
     case 15:
@@ -814,13 +822,17 @@ const char *wh_inject_inbound_mode(const json_t *mesh)
     return m != NULL && strcmp(m, "LOCALHOST") == 0 ? "localhost" : "passthrough";
 }
 
-wh_code wh_inject_bind_values(wh_tmpl_set *set, const json_t *values, const json_t *mesh, const json_t *pc, wh_err *err)
+wh_code wh_inject_bind_values(wh_tmpl_set *set, const json_t *values, const json_t *mesh, const json_t *pc,
+                              const wh_inject_release *release, wh_err *err)
 {
     wh_code rc;
 
     pthread_once(&v1_once, v1_build);
     if ((rc = wh_tmpl_set_const_field(set, &data_type, "Values", values_value(values), err)) != WH_OK ||
-        (rc = wh_tmpl_set_const_field(set, &data_type, "MeshConfig", wh_tmpl_host(&mesh_type.t, mesh), err)) != WH_OK ||
+        (rc = wh_tmpl_set_const_field(set, &data_type, "MeshConfig", wh_tmpl_host(&mesh_type.t, mesh), err)) != WH_OK)
+        return rc;
+    /* a release without the field fails at render (data_field) */
+    if (wh_inject_release_has(release, WH_REL_DATA_INBOUND_MODE) &&
         (rc = wh_tmpl_set_const_field(set, &data_type, "InboundTrafficPolicyMode",
                                       wh_tmpl_str(wh_inject_inbound_mode(mesh)), err)) != WH_OK)
         return rc;

@@ -25,11 +25,12 @@ wh_code wh_inject_set_funcs(wh_tmpl_set *set, const wh_inject_release *release, 
  * config (JSON it owns and never changes; wh_inject_render_data.c):
  * templates' `.Values...`, `.MeshConfig...` and `.InboundTrafficPolicyMode`
  * and the pure pipelines over them are computed once, at load, instead of
- * on every render.  With `pc`, `.ProxyConfig` too: the set then renders
+ * on every render (`.InboundTrafficPolicyMode` where `release` has it).
+ * With `pc`, `.ProxyConfig` too: the set then renders
  * only pods whose proxy config is that object
  * (wh_inject_revision_template_pc). */
 wh_code wh_inject_bind_values(wh_tmpl_set *set, const json_t *values, const json_t *mesh, const json_t *pc,
-                              wh_err *err);
+                              const wh_inject_release *release, wh_err *err);
 /* `.ProxyImage` and `.ProxyInitImage` (malloc'd) of every pod whose proxy
  * config is `pc` and that has no sidecar.istio.io/proxyImageType
  * annotation: what a revision computes once, at load, for its webhook_pc

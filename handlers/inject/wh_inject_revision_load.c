@@ -51,7 +51,7 @@ static wh_code load_template(const wh_inject_revision *rev, const char *name, co
         return wh_err_set(err, WH_E_INTERNAL, "config: template \"%s\": the engine's built-in functions do not load",
                           name);
     if ((rc = wh_inject_set_funcs(*set, &rev->release, rev->own_templates, err)) != WH_OK ||
-        (rc = wh_inject_bind_values(*set, rev->values, rev->mesh, pc, err)) != WH_OK)
+        (rc = wh_inject_bind_values(*set, rev->values, rev->mesh, pc, &rev->release, err)) != WH_OK)
         return rc;
     if ((rc = wh_tmpl_parse(*set, "inject", json_string_value(text), json_string_length(text), err)) != WH_OK)
         return wh_err_prefix(err, "config: template \"%s\"", name);

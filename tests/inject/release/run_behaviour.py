@@ -101,10 +101,14 @@ def run(ctl, set_dir, case, tmp):
     if case.get("templates_of"):
         templates = os.path.join(os.path.dirname(set_dir), case["templates_of"])
     templates = os.path.join(templates, "inject-config.yaml")
-    if case.get("templates"):
+    added = dict(case.get("templates") or {})
+    for name, file in (case.get("templates_file") or {}).items():
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), file)) as f:
+            added[name] = f.read()
+    if added:
         with open(templates) as f:
             config = yaml.safe_load(f)
-        config["templates"].update(case["templates"])
+        config["templates"].update(added)
         templates = os.path.join(tmp, case["name"] + ".inject-config.yaml")
         with open(templates, "w") as f:
             yaml.safe_dump(config, f)
