@@ -229,14 +229,16 @@ static void snapshot_save(wh_kube_informer *inf)
     int ok;
 
     json_object_set_new(doc, "unavailable", json_boolean(inf->unavailable));
-    json_object_set_new(doc, "objects", json_incref(inf->cache != NULL ? inf->cache : json_object()));
+    json_object_set_new(doc, "objects", inf->cache != NULL ? json_incref(inf->cache) : json_object());
     wh_buf_printf(&tmp, "%s.tmp", inf->cache_file);
+    errno = 0;
     ok = json_dump_file(doc, tmp.data, JSON_COMPACT) == 0 && rename(tmp.data, inf->cache_file) == 0;
     if (!ok) {
-        remove(tmp.data);
+        const char *why = errno != 0 ? strerror(errno) : "cannot write the file";
         if (!inf->save_failed)
             wh_log(WH_LOG_WARN, "kube: cannot write the snapshot; a restart during an API server outage will wait",
-                   "resource", inf->what, "file", inf->cache_file, "error", strerror(errno), NULL);
+                   "resource", inf->what, "file", inf->cache_file, "error", why, NULL);
+        remove(tmp.data);
     } else if (inf->save_failed) {
         wh_log(WH_LOG_INFO, "kube: snapshot written again", "resource", inf->what, "file", inf->cache_file, NULL);
     }

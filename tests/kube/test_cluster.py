@@ -349,6 +349,14 @@ def main():
             isolated(s, "first start")
         check("a snapshot per source", sorted(os.listdir(cache)) == ["configmaps.json", "nodes.json",
                                                                       "proxyconfigs.json"], os.listdir(cache))
+        with whtest.Server(*(args[:2] + ("--cluster-cache-dir=/proc/no-such-dir",))) as s:
+            until(lambda: readyz(s), lambda r: r[0] == 200)
+            warned = until(lambda: [r["resource"] for r in s.records()
+                                    if r.get("msg", "").startswith("kube: cannot write the snapshot")],
+                           lambda v: len(v) >= 3)
+            check("an unwritable cache directory: a warning per source, injection unaffected",
+                  sorted(warned) == ["configmaps in istio-system", "nodes", "proxyconfigs"] and
+                  image_of(s).startswith("example.com/cached/"), warned)
         api.down()
         with whtest.Server(*args) as s:
             st, body = until(lambda: readyz(s), lambda r: r[0] == 200, timeout=20)
