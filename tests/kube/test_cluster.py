@@ -146,6 +146,9 @@ def main():
         print("usage: test_cluster.py CORPUS (the istio-inject/master folder)")
         return kubetest.SKIP
     corpus = Corpus(sys.argv[1])
+    # The canary revision is Istio 1.29.0 with that release's own ConfigMaps (master's template calls
+    # functions 1.29's istiod lacks, and such a revision is refused as it would be there).
+    corpus_129 = Corpus(os.path.join(os.path.dirname(os.path.abspath(sys.argv[1])), "1.29.0"))
     state = os.path.join(os.environ.get("TMPDIR", "/tmp"), "cluster-state-%d.json" % os.getpid())
     api = kubetest.FakeApi(args=("--state", state))
     try:
@@ -170,8 +173,8 @@ def main():
                   time.time() - t0 < whtest.scaled(5), (img, time.time() - t0))
 
             # A revision created after start, then deleted.
-            api.load([corpus.injector(rev="canary", hub="example.com/canary", version="1.29.0"),
-                      corpus.meshcm("canary")])
+            api.load([corpus_129.injector(rev="canary", hub="example.com/canary", version="1.29.0"),
+                      corpus_129.meshcm("canary")])
             img = until(lambda: image_of(s, "/inject/rev/canary"), lambda v: v.startswith("example.com/canary/"))
             check("revision created after start is served", img.startswith("example.com/canary/"), img)
             check("its release comes from app.kubernetes.io/version",
@@ -179,7 +182,7 @@ def main():
                                 '{revision="canary",release="1.29",source="configmap-label"}') == 1)
             # meshNetworks: istiod validates it and, when it is invalid, warns and keeps its last networks; injection
             # does not read them, so the revision keeps injecting and no other revision notices.
-            mcm = corpus.meshcm("canary")
+            mcm = corpus_129.meshcm("canary")
             mcm["data"]["meshNetworks"] = ("networks:\n  n1:\n    endpoints: [{fromRegistry: cluster.local}]\n"
                                            "    gateways: [{address: 1.2.3.4}]\n")
             api.control("replace", {"object": mcm})
@@ -326,7 +329,8 @@ def main():
     api = kubetest.FakeApi(args=("--state", state2))
     try:
         api.load([ns(NS), ns("app"), corpus.injector(hub="example.com/cached"), corpus.meshcm(),
-                  corpus.injector(rev="canary", hub="example.com/canary", version="1.29.0"), corpus.meshcm("canary"),
+                  corpus_129.injector(rev="canary", hub="example.com/canary", version="1.29.0"),
+                  corpus_129.meshcm("canary"),
                   corpus.injector(rev="bad", config="templates: [\n"),
                   proxyconfig(NS, "root", {"A": "root"}), node("n1", "v1.32.3")])
         args = ("--kubeconfig=" + api.kubeconfig(), "--self-signed-cert-out=" + api.path("wh.pem"),
