@@ -749,8 +749,9 @@ out:
 
 /* ---- remove ------------------------------------------------------------------ */
 
-/* Delete every object of `items`; 404 counts as done (someone was faster). */
-static int delete_all(wh_kube_client *c, const wh_kube_resource *r, const json_t *items, const char *what)
+/* Delete every object of `items`; 404 counts as done (someone was faster); *removed counts them. */
+static int delete_all(wh_kube_client *c, const wh_kube_resource *r, const json_t *items, const char *what,
+                      size_t *removed)
 {
     size_t i;
     json_t *it;
@@ -765,6 +766,7 @@ static int delete_all(wh_kube_client *c, const wh_kube_resource *r, const json_t
             wh_buf_printf(&errs, "%s%s", errs.len > 0 ? "; " : "", wh_err_msg(&err));
             continue;
         }
+        (*removed)++;
         printf("%s %s%s%s removed\n", r->kind, obj_ns(it) != NULL ? obj_ns(it) : "", obj_ns(it) != NULL ? "/" : "",
                obj_name(it));
     }
@@ -778,6 +780,7 @@ int tag_delete_objects(wh_kube_client *c, const char *istio_ns, const char *tag,
 {
     json_t *own_mwcs = NULL, *own_svcs = NULL, *vwcs = NULL;
     wh_buf sel = WH_BUF_INIT;
+    size_t removed = 0;
     int rc = 1;
 
     wh_buf_printf(&sel, "%s=%s", TAG_LABEL, tag);
@@ -787,13 +790,20 @@ int tag_delete_objects(wh_kube_client *c, const char *istio_ns, const char *tag,
                                       "failed to delete Istio revision tag Services")))
         goto out;
     /* webhooks first (the tag stops injecting), then the validator, then the Service */
-    if (delete_all(c, &wh_kube_mutating_webhooks, mwcs != NULL ? mwcs : own_mwcs, "MutatingConfigurationWebhook") !=
-            0 ||
+    if (delete_all(c, &wh_kube_mutating_webhooks, mwcs != NULL ? mwcs : own_mwcs, "MutatingConfigurationWebhook",
+                   &removed) != 0 ||
         list_or_fail(c, &wh_kube_validating_webhooks, NULL, sel.data, &vwcs,
                      "failed to delete Istio revision tag ValidatingWebhookConfiguration") ||
-        delete_all(c, &wh_kube_validating_webhooks, vwcs, "ValidatingWebhookConfiguration") != 0 ||
-        delete_all(c, &wh_kube_services, svcs != NULL ? svcs : own_svcs, "Services") != 0)
+        delete_all(c, &wh_kube_validating_webhooks, vwcs, "ValidatingWebhookConfiguration", &removed) != 0 ||
+        delete_all(c, &wh_kube_services, svcs != NULL ? svcs : own_svcs, "Services", &removed) != 0) {
+        /* the Service goes last, so what remains still names the tag and a re-run finds it */
+        if (removed > 0)
+            fprintf(stderr,
+                    "The objects listed above were removed; the rest of tag \"%s\" remains: run the same "
+                    "command again to remove it.\n",
+                    tag);
         goto out;
+    }
     rc = 0;
 out:
     json_decref(own_mwcs);
