@@ -832,7 +832,8 @@ static int lease_preview(const wh_ctl_args *a, const inv_cluster *cl, const json
 
 /* ---- migrate ----------------------------------------------------------------------- */
 
-typedef enum { JOB_PENDING, JOB_RUNNING, JOB_DONE, JOB_FAILED, JOB_LEFT } job_state; /* LEFT: lease lost */
+/* LEFT: lease lost; GONE: the workload was deleted since the plan (nothing left to restart) */
+typedef enum { JOB_PENDING, JOB_RUNNING, JOB_DONE, JOB_FAILED, JOB_LEFT, JOB_GONE } job_state;
 
 typedef struct job {
     const char *kind, *ns, *name; /* borrowed from the plan */
@@ -1059,14 +1060,12 @@ static int start_job(wh_kube_client *c, const migrate_plan *p, job *j, size_t k,
     time_t t = time(NULL);
     struct tm tm;
     const char *prev;
+    wh_code rc;
 
     j->started = now_ms();
     j->state = JOB_RUNNING;
-    if (wh_kube_get(c, r, j->ns, j->name, &obj, &err) != WH_OK) {
-        snprintf(j->msg, sizeof(j->msg), "%s", wh_err_msg(&err));
-        j->state = JOB_FAILED;
-        return 1;
-    }
+    if ((rc = wh_kube_get(c, r, j->ns, j->name, &obj, &err)) != WH_OK)
+        goto failed;
     prev = str(json_object_get(json_object_get(json_object_get(json_object_get(obj, "spec"), "template"), "metadata"),
                                "annotations"),
                RESTARTED_FOR);
@@ -1082,16 +1081,23 @@ static int start_job(wh_kube_client *c, const migrate_plan *p, job *j, size_t k,
     strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
     patch = json_pack("{s:{s:{s:{s:{s:s, s:s}}}}}", "spec", "template", "metadata", "annotations", RESTARTED_AT, stamp,
                       RESTARTED_FOR, p->target_rev);
-    if (wh_kube_patch(c, r, j->ns, j->name, WH_KUBE_PATCH_STRATEGIC, patch, "webhookctl", 0, NULL, &err) != WH_OK) {
-        snprintf(j->msg, sizeof(j->msg), "cannot restart: %s", wh_err_msg(&err));
-        j->state = JOB_FAILED;
-        json_decref(patch);
-        return 1;
-    }
+    rc = wh_kube_patch(c, r, j->ns, j->name, WH_KUBE_PATCH_STRATEGIC, patch, "webhookctl", 0, NULL, &err);
     json_decref(patch);
+    if (rc != WH_OK)
+        goto failed;
     printf("[%zu/%zu] %s %s/%s restarted\n", k, total, j->kind, j->ns, j->name);
     fflush(stdout);
     return 0;
+failed:
+    if (rc == WH_E_NOTFOUND) {
+        j->state = JOB_GONE;
+        printf("[%zu/%zu] %s %s/%s: deleted since the plan was made; nothing to restart\n", k, total, j->kind, j->ns,
+               j->name);
+        return 0;
+    }
+    snprintf(j->msg, sizeof(j->msg), "cannot restart: %s", wh_err_msg(&err));
+    j->state = JOB_FAILED;
+    return 1;
 }
 
 /* Poll a running job once: done, failed (error or timeout) or still waiting. */
@@ -1101,8 +1107,14 @@ static void poll_job(wh_kube_client *c, job *j, long long timeout_ms)
     wh_err err = {0};
     char msg[512];
     ro_state s;
+    wh_code rc;
 
-    if (wh_kube_get(c, workload_resource(j->kind), j->ns, j->name, &obj, &err) != WH_OK) {
+    if ((rc = wh_kube_get(c, workload_resource(j->kind), j->ns, j->name, &obj, &err)) == WH_E_NOTFOUND) {
+        printf("    %s %s/%s: deleted while it rolled out; nothing left to wait for\n", j->kind, j->ns, j->name);
+        j->state = JOB_GONE;
+        return;
+    }
+    if (rc != WH_OK) {
         snprintf(j->msg, sizeof(j->msg), "%s", wh_err_msg(&err));
         j->state = JOB_FAILED;
         return;
@@ -1171,7 +1183,7 @@ static int restart_all(wh_kube_client *c, migrate_plan *p, lease_ctx *l, const j
             if (start_job(c, p, j, k, total) != 0) {
                 failed++;
                 first_failed = j;
-            } else {
+            } else if (j->state == JOB_RUNNING) {
                 running++;
             }
         }
@@ -1202,6 +1214,8 @@ static int restart_all(wh_kube_client *c, migrate_plan *p, lease_ctx *l, const j
                 failed++;
                 if (first_failed == NULL)
                     first_failed = j;
+            } else if (j->state == JOB_GONE) {
+                running--;
             }
         }
         fflush(stdout);
