@@ -1666,18 +1666,15 @@ static json_t *workloads_selecting(const inv_cluster *cl, const char *name, cons
             const char *ns = meta(w, "namespace"), *sel;
             char owner[512];
             int listed = 0;
-            json_t *none = json_object();
-            const json_t *ns_labels = inv_namespace_labels(cl, ns);
             snprintf(owner, sizeof(owner), "%s/%s", kinds[k], meta(w, "name"));
             json_array_foreach(nss, j, it) listed |= strcmp(str(it, "name"), ns) == 0;
             json_array_foreach(pods, j, it) listed |=
                 strcmp(str(it, "namespace"), ns) == 0 && strcmp(str(it, "owner"), owner) == 0;
             sel = listed ? NULL
-                         : diag_injecting_revision(cl->mwcs, ns_labels != NULL ? ns_labels : none,
+                         : diag_injecting_revision(cl->mwcs, inv_namespace_labels(cl, ns),
                                                    inv_pod_template_labels(w, NULL), NULL, NULL);
             if (sel != NULL && strcmp(sel, name) == 0)
                 json_array_append_new(out, json_sprintf("%s %s/%s", kinds[k], ns, meta(w, "name")));
-            json_decref(none);
         }
     }
     return out;
