@@ -157,8 +157,9 @@ static const wh_ctl_cmd tag_remove = {
     .summary = "Remove Istio control plane revision tag",
     .long_help = "Remove a revision tag: its MutatingWebhookConfiguration(s), the ValidatingWebhookConfiguration\n"
                  "it owns (\"istiod-default-validator\" for \"default\") and its Service.  Namespaces labeled\n"
-                 "with the tag are not relabeled; you are asked first if any exist, because their new pods will\n"
-                 "no longer be injected.  Running pods are not touched.\n",
+                 "with the tag (for \"default\", also those labeled istio-injection=enabled) are not relabeled;\n"
+                 "you are asked first if any exist, because their new pods will no longer be injected.  Running\n"
+                 "pods are not touched.\n",
     .examples = "  # Remove the tag \"prod\"\n"
                 "  webhookctl tag remove prod\n",
     WH_CTL_FLAGS(remove_flags),
@@ -877,7 +878,7 @@ out:
 static int cmd_remove(tag_cli *cli)
 {
     wh_kube_client *c = NULL;
-    json_t *svcs = NULL, *mwcs = NULL, *nss = NULL;
+    json_t *svcs = NULL, *mwcs = NULL, *nss = NULL, *legacy_nss = NULL;
     wh_buf sel = WH_BUF_INIT, prompt = WH_BUF_INIT;
     wh_err err = {0};
     const char *tag;
@@ -908,10 +909,17 @@ static int cmd_remove(tag_cli *cli)
     wh_buf_printf(&sel, "%s=%s", REV_LABEL, tag);
     if (list_or_fail(c, &wh_kube_namespaces, NULL, sel.data, &nss, "failed to retrieve namespaces dependent on tag"))
         goto out;
-    if (json_array_size(nss) > 0 && !cli->skip_confirmation) {
-        wh_buf_printf(&prompt, "Caution, found %zu namespace(s) still injected by tag \"%s\":", json_array_size(nss),
-                      tag);
+    /* the default tag also injects istio-injection=enabled namespaces (its namespace. entry); istioctl
+     * does not count them, and removing the tag silently stops their injection */
+    if (strcmp(tag, TAG_DEFAULT) == 0 &&
+        list_or_fail(c, &wh_kube_namespaces, NULL, "istio-injection=enabled," REV_LABEL "!=" TAG_DEFAULT, &legacy_nss,
+                     "failed to retrieve namespaces dependent on tag"))
+        goto out;
+    if (json_array_size(nss) + json_array_size(legacy_nss) > 0 && !cli->skip_confirmation) {
+        wh_buf_printf(&prompt, "Caution, found %zu namespace(s) still injected by tag \"%s\":",
+                      json_array_size(nss) + json_array_size(legacy_nss), tag);
         json_array_foreach(nss, i, it) wh_buf_printf(&prompt, " %s", obj_name(it));
+        json_array_foreach(legacy_nss, i, it) wh_buf_printf(&prompt, " %s (istio-injection=enabled)", obj_name(it));
         wh_buf_puts(&prompt, "\nProceed with operation? [y/N] ");
         if (!wh_ctl_ask(prompt.data)) {
             printf("Aborting operation.\n");
@@ -927,6 +935,7 @@ out:
     json_decref(svcs);
     json_decref(mwcs);
     json_decref(nss);
+    json_decref(legacy_nss);
     wh_buf_free(&sel);
     wh_buf_free(&prompt);
     wh_kube_client_free(c);
