@@ -730,21 +730,38 @@ static wh_tmpl_value values_value(const json_t *values)
 static wh_code data_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const char *name, const wh_tmpl_value *args,
                           size_t nargs, wh_tmpl_value *out)
 {
-    static const char *const names[] = {"TypeMeta",         "DeploymentMeta",
-                                        "ObjectMeta",       "Spec",
-                                        "ProxyConfig",      "MeshConfig",
-                                        "Values",           "Revision",
-                                        "NativeSidecars",   "ProxyImage",
-                                        "ProxyInitImage",   "ProxyUID",
-                                        "ProxyGID",         "InboundTrafficPolicyMode",
-                                        "CompliancePolicy", "EstimatedConcurrency"};
+    /* in the order of the cases below; `since`: the release row the field
+     * needs (WH_REL_NBEHAVIOURS: every release has it) */
+    static const struct {
+        const char *name;
+        wh_release_behaviour since;
+    } fields[] = {{"TypeMeta", WH_REL_NBEHAVIOURS},
+                  {"DeploymentMeta", WH_REL_NBEHAVIOURS},
+                  {"ObjectMeta", WH_REL_NBEHAVIOURS},
+                  {"Spec", WH_REL_NBEHAVIOURS},
+                  {"ProxyConfig", WH_REL_NBEHAVIOURS},
+                  {"MeshConfig", WH_REL_NBEHAVIOURS},
+                  {"Values", WH_REL_NBEHAVIOURS},
+                  {"Revision", WH_REL_NBEHAVIOURS},
+                  {"NativeSidecars", WH_REL_DATA_NATIVE_SIDECARS},
+                  {"ProxyImage", WH_REL_NBEHAVIOURS},
+                  {"ProxyInitImage", WH_REL_DATA_PROXY_INIT_IMAGE},
+                  {"ProxyUID", WH_REL_NBEHAVIOURS},
+                  {"ProxyGID", WH_REL_NBEHAVIOURS},
+                  {"InboundTrafficPolicyMode", WH_REL_DATA_INBOUND_MODE},
+                  {"CompliancePolicy", WH_REL_DATA_COMPLIANCE_POLICY},
+                  {"EstimatedConcurrency", WH_REL_NBEHAVIOURS}};
+    const size_t nfields = sizeof(fields) / sizeof(fields[0]);
     const wh_inject_data *d = recv->u.host;
     size_t i;
 
     /* the first letter rules out most names without a call */
-    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (names[i][0] == name[0] && strcmp(names[i], name) == 0)
+    for (i = 0; i < nfields; i++)
+        if (fields[i].name[0] == name[0] && strcmp(fields[i].name, name) == 0)
             break;
+    /* a field its release's SidecarTemplateData lacks: Go's "can't evaluate field" */
+    if (i < nfields && fields[i].since != WH_REL_NBEHAVIOURS && !wh_inject_release_has(d->release, fields[i].since))
+        return WH_E_NOTFOUND;
     switch (i) {
     case 0:
         *out = wh_tmpl_host(&typemeta_type, d);
@@ -771,16 +788,12 @@ static wh_code data_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const cha
         *out = wh_tmpl_str(d->revision);
         break;
     case 8:
-        if (!wh_inject_release_has(d->release, WH_REL_DATA_NATIVE_SIDECARS))
-            return WH_E_NOTFOUND;
         *out = wh_tmpl_bool(d->native);
         break;
     case 9:
         *out = wh_tmpl_str(d->proxy_image);
         break;
     case 10:
-        if (!wh_inject_release_has(d->release, WH_REL_DATA_PROXY_INIT_IMAGE))
-            return WH_E_NOTFOUND;
         *out = wh_tmpl_str(d->proxy_init_image);
         break;
     case 11:
@@ -790,13 +803,9 @@ static wh_code data_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const cha
         *out = wh_tmpl_int_typed(d->proxy_gid, &wh_tmpl_type_int64);
         break;
     case 13:
-        if (!wh_inject_release_has(d->release, WH_REL_DATA_INBOUND_MODE))
-            return WH_E_NOTFOUND;
         *out = wh_tmpl_str(d->inbound_mode);
         break;
     case 14:
-        if (!wh_inject_release_has(d->release, WH_REL_DATA_COMPLIANCE_POLICY))
-            return WH_E_NOTFOUND;
         *out = wh_tmpl_str(d->compliance);
         break;
     case 15:
