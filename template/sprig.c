@@ -3,7 +3,7 @@
  * Istio's injection templates use them.  Like Sprig's own sources, one file per
  * group (sprig_strings.c, sprig_list.c, ...) each with its table; this one holds
  * what they share (Sprig's spf13/cast conversions, emptiness, kinds) and the
- * functions of Sprig's functions.go (paths, env); set.c lists the tables, so
+ * functions of Sprig's functions.go (paths, path/filepath's os* ones, env); set.c lists the tables, so
  * that the shared half sits below every file that uses it.
  * Behaviour on nil, empty and wrong-typed arguments is Sprig's; the cases are in
  * tests/template (ctest template.*).
@@ -409,9 +409,18 @@ FN(fn_hello)
 }
 
 const wh_tmpl_func tm_sprig_functions_funcs[] = {
-    {"base", fn_base, "s", WH_TMPL_FN_PURE},   {"clean", fn_clean, "s", WH_TMPL_FN_PURE},
-    {"dir", fn_dir, "s", WH_TMPL_FN_PURE},     {"env", fn_env, "s", 0},
-    {"ext", fn_ext, "s", WH_TMPL_FN_PURE},     {"hello", fn_hello, "", WH_TMPL_FN_PURE},
+    {"base", fn_base, "s", WH_TMPL_FN_PURE},
+    {"clean", fn_clean, "s", WH_TMPL_FN_PURE},
+    {"dir", fn_dir, "s", WH_TMPL_FN_PURE},
+    {"env", fn_env, "s", 0},
+    {"ext", fn_ext, "s", WH_TMPL_FN_PURE},
+    {"hello", fn_hello, "", WH_TMPL_FN_PURE},
     {"isAbs", fn_isabs, "s", WH_TMPL_FN_PURE},
+    /* path/filepath's: on Linux the same as path's (one separator, '/') */
+    {"osBase", fn_base, "s", WH_TMPL_FN_PURE},
+    {"osClean", fn_clean, "s", WH_TMPL_FN_PURE},
+    {"osDir", fn_dir, "s", WH_TMPL_FN_PURE},
+    {"osExt", fn_ext, "s", WH_TMPL_FN_PURE},
+    {"osIsAbs", fn_isabs, "s", WH_TMPL_FN_PURE},
 };
 const size_t tm_sprig_functions_nfuncs = sizeof(tm_sprig_functions_funcs) / sizeof(tm_sprig_functions_funcs[0]);
