@@ -160,9 +160,14 @@ class TestCanaryUpgrade(Base):
         self.assertFalse(scenario.has_sidecar(self.pod("tagged")))
         self.assertIsNone(c.get("v1", "Service", "istiod-revision-tag-prod", "istio-system"))
 
-        # 7. Revision A is removed (its ConfigMaps) while B keeps serving.
-        self.ok(scenario.kubectl(c, "label", "namespace", "rev-a", "istio.io/rev=%s" % B, "--overwrite"),
-                "relabel rev-a")
+        # 7. Revision A is removed (its ConfigMaps) while B keeps serving: webhookctl refuses while pods
+        #    still run A's proxy, then moves rev-a to B.
+        code, out, err = c.ctl("revision", "remove", A, "-y")
+        self.assertEqual(code, 1, out + err)
+        self.assertIn('cannot remove revision "%s": it is still in use by' % A, err)
+        self.assertIn("  namespace rev-a (istio.io/rev=%s)" % A, err)
+        out = self.ok(c.ctl("revision", "migrate", "--to", B, "-n", "rev-a", "-y"), "revision migrate rev-a")
+        self.assertIn("namespace rev-a relabelled: istio.io/rev=%s" % B, out)
         self.ok(scenario.kubectl(c, "-n", "istio-system", "delete", "configmap", "istio-sidecar-injector-" + A,
                                  "istio-" + A), "kubectl delete configmap")
         c.resync_volumes()
