@@ -2,7 +2,7 @@
  * wh_admission.c - the AdmissionReview codec (see wh_admission.h).
  *
  * Every webhook answers through wh_admission_serve(), so the HTTP rules
- * (413/400/415 texts; like istiod, no method check), the review versions, uid echo, key order and patch
+ * (400/415 texts; like istiod, no method check), the review versions, uid echo, key order and patch
  * encoding are decided here once, the way istiod decides them, and so is
  * what is counted and logged of each review (the server's router knows
  * HTTP only: tests/server/test_router.c).
@@ -478,7 +478,7 @@ void wh_admission_serve(const wh_admission_stats *stats, const wh_http_request *
         char text[96];
         o.refused = 1;
         snprintf(text, sizeof(text), "Request entity too large: limit is %zu", http->body_limit);
-        plain(res, 413, text);
+        plain(res, 400, text); /* istiod: http.Error(..., StatusBadRequest) */
     } else {
         serve(http, admit, ctx, res, &o);
     }
