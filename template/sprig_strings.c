@@ -1,7 +1,7 @@
 /*
  * sprig_strings.c - Sprig's strings.go: trim, case, split/join, quote, indent,
- * substr, repeat, plural, toString(s), ... with Go's Unicode rules (see sprig.c
- * for the family).
+ * substr, repeat, plural, abbrev, wrap, swapcase, toString(s), ... with Go's
+ * Unicode rules (see sprig.c for the family).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -643,7 +643,147 @@ FN(fn_initials)
     return tm_ret_buf(ctx, out, b);
 }
 
+/* goutils.AbbreviateFull: at most `width` bytes, "..." marking what was cut,
+ * the cut starting near `offset`.  Sprig leaves the string alone when the
+ * width is too small for the marker (4, or 7 with a left offset), which are
+ * AbbreviateFull's only errors. */
+static wh_code abbreviate(wh_tmpl_ctx *ctx, const wh_tmpl_value *s, int64_t offset, int64_t width, wh_tmpl_value *out)
+{
+    size_t len = s->len, keep;
+    wh_buf *b;
+
+    if (width < 4 || (offset > 0 && width < 7) || (uint64_t)width >= len) {
+        *out = wh_tmpl_strn(s->u.s, s->len);
+        return WH_OK;
+    }
+    keep = (size_t)width - 3;
+    if (offset > (int64_t)len)
+        offset = (int64_t)len;
+    if ((int64_t)len - offset < (int64_t)keep)
+        offset = (int64_t)(len - keep);
+    b = wh_tmpl_tmpbuf(ctx);
+    if (offset <= 4) {
+        wh_buf_append(b, s->u.s, keep);
+        wh_buf_append(b, "...", 3);
+    } else if ((size_t)offset + keep < len) {
+        /* the rest abbreviated again from its start, behind the marker */
+        wh_buf_append(b, "...", 3);
+        if (len - (size_t)offset <= keep) {
+            wh_buf_append(b, s->u.s + offset, len - (size_t)offset);
+        } else {
+            wh_buf_append(b, s->u.s + offset, keep - 3);
+            wh_buf_append(b, "...", 3);
+        }
+    } else {
+        wh_buf_append(b, "...", 3);
+        wh_buf_append(b, s->u.s + len - keep, keep);
+    }
+    return tm_ret_buf(ctx, out, b);
+}
+
+FN(fn_abbrev)
+{
+    return abbreviate(ctx, &a[1], 0, a[0].u.i, out);
+}
+
+FN(fn_abbrevboth)
+{
+    return abbreviate(ctx, &a[2], a[0].u.i, a[1].u.i, out);
+}
+
+/* goutils.WrapCustom: lines of at most `width` bytes broken at spaces (the
+ * space dropped, leading spaces of a line skipped); a longer word is cut
+ * (wrapWith) or left whole (wrap) */
+static wh_code wrap_text(wh_tmpl_ctx *ctx, int64_t width, const char *nl, size_t nllen, int cut_long, const char *s,
+                         size_t len, wh_tmpl_value *out)
+{
+    wh_buf *b = wh_tmpl_tmpbuf(ctx);
+    size_t off = 0, w, sp, k;
+    int found;
+
+    if (nllen == 0) {
+        nl = "\n";
+        nllen = 1;
+    }
+    w = width < 1 ? 1 : (uint64_t)width > len ? len + 1 : (size_t)width;
+    while (len - off > w) {
+        if (s[off] == ' ') {
+            off++;
+            continue;
+        }
+        /* the last space in the next w+1 bytes */
+        found = 0;
+        for (k = off + w + 1; k > off; k--)
+            if (s[k - 1] == ' ') {
+                sp = k - 1;
+                found = 1;
+                break;
+            }
+        if (!found && cut_long) {
+            wh_buf_append(b, s + off, w);
+            wh_buf_append(b, nl, nllen);
+            off += w;
+            continue;
+        }
+        if (!found) {
+            const char *next = memchr(s + off + w, ' ', len - off - w);
+            if (next == NULL)
+                break;
+            sp = (size_t)(next - s);
+        }
+        wh_buf_append(b, s + off, sp - off);
+        wh_buf_append(b, nl, nllen);
+        off = sp + 1;
+    }
+    wh_buf_append(b, s + off, len - off);
+    return tm_ret_buf(ctx, out, b);
+}
+
+FN(fn_wrap)
+{
+    return wrap_text(ctx, a[0].u.i, "", 0, 0, a[1].u.s, a[1].len, out);
+}
+
+FN(fn_wrapwith)
+{
+    return wrap_text(ctx, a[0].u.i, a[1].u.s, a[1].len, 1, a[2].u.s, a[2].len, out);
+}
+
+/* goutils.SwapCase: upper (and title) case to lower, lower to upper (title
+ * case after white space, which is upper case but for Unicode's few digraphs) */
+FN(fn_swapcase)
+{
+    locale_t loc = ctx->set->ctype;
+    wh_buf *b = wh_tmpl_tmpbuf(ctx);
+    size_t i = 0, w;
+    unsigned r;
+
+    while (i < a[0].len) {
+        w = tm_utf8_decode(a[0].u.s + i, a[0].len - i, &r);
+        if (w == 0) {
+            w = 1;
+            r = 0xfffd;
+        }
+        if (r < 0x80) {
+            if (isupper((int)r))
+                r = (unsigned)tolower((int)r);
+            else if (islower((int)r))
+                r = (unsigned)toupper((int)r);
+        } else if (loc != (locale_t)0) {
+            if (iswupper_l((wint_t)r, loc))
+                r = (unsigned)towlower_l((wint_t)r, loc);
+            else if (iswlower_l((wint_t)r, loc))
+                r = (unsigned)towupper_l((wint_t)r, loc);
+        }
+        tm_put_rune(b, r);
+        i += w;
+    }
+    return tm_ret_buf(ctx, out, b);
+}
+
 const wh_tmpl_func tm_sprig_strings_funcs[] = {
+    {"abbrev", fn_abbrev, "is", WH_TMPL_FN_PURE},
+    {"abbrevboth", fn_abbrevboth, "iis", WH_TMPL_FN_PURE},
     {"cat", fn_cat, "v*", WH_TMPL_FN_PURE},
     {"contains", fn_contains, "ss", WH_TMPL_FN_PURE},
     {"hasPrefix", fn_hasprefix, "ss", WH_TMPL_FN_PURE},
@@ -664,6 +804,7 @@ const wh_tmpl_func tm_sprig_strings_funcs[] = {
     {"splitn", fn_splitn, "sis", WH_TMPL_FN_PURE},
     {"squote", fn_squote, "v*", WH_TMPL_FN_PURE},
     {"substr", fn_substr, "iis", WH_TMPL_FN_PURE},
+    {"swapcase", fn_swapcase, "s", WH_TMPL_FN_PURE},
     {"title", fn_title, "s", WH_TMPL_FN_PURE},
     {"toString", fn_tostring, "v", WH_TMPL_FN_PURE},
     {"toStrings", fn_tostrings, "v", WH_TMPL_FN_PURE},
@@ -675,5 +816,7 @@ const wh_tmpl_func tm_sprig_strings_funcs[] = {
     {"trunc", fn_trunc, "is", WH_TMPL_FN_PURE},
     {"untitle", fn_untitle, "s", WH_TMPL_FN_PURE},
     {"upper", fn_upper, "s", WH_TMPL_FN_PURE},
+    {"wrap", fn_wrap, "is", WH_TMPL_FN_PURE},
+    {"wrapWith", fn_wrapwith, "iss", WH_TMPL_FN_PURE},
 };
 const size_t tm_sprig_strings_nfuncs = sizeof(tm_sprig_strings_funcs) / sizeof(tm_sprig_strings_funcs[0]);
