@@ -19,11 +19,17 @@
 
 /* Sprig's functions (sprig.TxtFuncMap): one table per file of template/sprig*.c. */
 static const tm_func_table tm_sprig_tables[] = {
-    {tm_sprig_functions_funcs, &tm_sprig_functions_nfuncs}, {tm_sprig_strings_funcs, &tm_sprig_strings_nfuncs},
-    {tm_sprig_crypto_funcs, &tm_sprig_crypto_nfuncs},       {tm_sprig_numeric_funcs, &tm_sprig_numeric_nfuncs},
-    {tm_sprig_defaults_funcs, &tm_sprig_defaults_nfuncs},   {tm_sprig_reflect_funcs, &tm_sprig_reflect_nfuncs},
-    {tm_sprig_dict_funcs, &tm_sprig_dict_nfuncs},           {tm_sprig_list_funcs, &tm_sprig_list_nfuncs},
-    {tm_sprig_regex_funcs, &tm_sprig_regex_nfuncs},         {tm_sprig_semver_funcs, &tm_sprig_semver_nfuncs},
+    {tm_sprig_unsupported_funcs, &tm_sprig_unsupported_nfuncs}, /* first: the rest override it */
+    {tm_sprig_functions_funcs, &tm_sprig_functions_nfuncs},
+    {tm_sprig_strings_funcs, &tm_sprig_strings_nfuncs},
+    {tm_sprig_crypto_funcs, &tm_sprig_crypto_nfuncs},
+    {tm_sprig_numeric_funcs, &tm_sprig_numeric_nfuncs},
+    {tm_sprig_defaults_funcs, &tm_sprig_defaults_nfuncs},
+    {tm_sprig_reflect_funcs, &tm_sprig_reflect_nfuncs},
+    {tm_sprig_dict_funcs, &tm_sprig_dict_nfuncs},
+    {tm_sprig_list_funcs, &tm_sprig_list_nfuncs},
+    {tm_sprig_regex_funcs, &tm_sprig_regex_nfuncs},
+    {tm_sprig_semver_funcs, &tm_sprig_semver_nfuncs},
 };
 static const size_t tm_sprig_ntables = sizeof(tm_sprig_tables) / sizeof(tm_sprig_tables[0]);
 

@@ -272,6 +272,18 @@ static void test_host_errors(void **state)
     the_pod.hold = NULL;
 }
 
+/* Sprig's functions this engine does not compute load, and fail when called
+ * (template/sprig_unsupported.c); their Go parameter types still apply */
+static void test_sprig_unsupported(void **state)
+{
+    expect("{{ if false }}{{ genCA \"x\" 1 }}{{ now }}{{ end }}ok", "ok");
+    expect_error("{{ genCA \"x\" 365 }}",
+                 "template: t:1:3: executing \"t\" at <genCA \"x\" 365>: error calling genCA: this "
+                 "Sprig function is not supported by webhookd's template engine");
+    expect_error("{{ randInt 1 }}", "template: t:1:3: executing \"t\" at <randInt>: wrong number of args for "
+                                    "randInt: want 2 got 1");
+}
+
 static void test_functions(void **state)
 {
     /* the caller's indent replaces Sprig's (first line not indented) */
@@ -843,13 +855,13 @@ static void test_threads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_host_values),  cmocka_unit_test(test_host_errors),
-        cmocka_unit_test(test_functions),    cmocka_unit_test(test_bad_params),
-        cmocka_unit_test(test_positions),    cmocka_unit_test(test_options),
-        cmocka_unit_test(test_budgets),      cmocka_unit_test(test_threads),
-        cmocka_unit_test(test_const_fields), cmocka_unit_test(test_const_pure_host),
-        cmocka_unit_test(test_folding),      cmocka_unit_test(test_run_steps),
-        cmocka_unit_test(test_memo),
+        cmocka_unit_test(test_host_values),       cmocka_unit_test(test_host_errors),
+        cmocka_unit_test(test_sprig_unsupported), cmocka_unit_test(test_functions),
+        cmocka_unit_test(test_bad_params),        cmocka_unit_test(test_positions),
+        cmocka_unit_test(test_options),           cmocka_unit_test(test_budgets),
+        cmocka_unit_test(test_threads),           cmocka_unit_test(test_const_fields),
+        cmocka_unit_test(test_const_pure_host),   cmocka_unit_test(test_folding),
+        cmocka_unit_test(test_run_steps),         cmocka_unit_test(test_memo),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
