@@ -215,19 +215,23 @@ typedef struct sink {
     long timeout_ms;
 } sink;
 
-/* Hand over every complete line buffered so far; keep the rest. */
-static int flush_lines(sink *s)
+/* Hand over every complete line buffered so far; keep the rest.  `from`:
+ * where the bytes appended since the last call begin. */
+static int flush_lines(sink *s, size_t from)
 {
     size_t start = 0;
+    const char *nl;
 
-    for (size_t i = 0; i < s->body.len; i++) {
-        if (s->body.data[i] != '\n')
-            continue;
+    /* Only the bytes appended since the last call can hold a new '\n': what
+     * was kept before is one unfinished line, so a long line arriving in
+     * small pieces costs linear time, not quadratic. */
+    while (from < s->body.len && (nl = memchr(s->body.data + from, '\n', s->body.len - from)) != NULL) {
+        size_t i = (size_t)(nl - s->body.data);
         if (i > start && s->on_line(s->line_ctx, s->body.data + start, i - start) != 0) {
             s->stopped = 1;
             return -1;
         }
-        start = i + 1;
+        start = from = i + 1;
     }
     if (start > 0) {
         memmove(s->body.data, s->body.data + start, s->body.len - start);
@@ -251,8 +255,9 @@ static size_t on_data(char *p, size_t size, size_t n, void *ud)
         s->too_big = 1;
         return 0;
     }
+    size_t kept = s->body.len;
     wh_buf_append(&s->body, p, len);
-    if (s->streaming == 1 && flush_lines(s) != 0)
+    if (s->streaming == 1 && flush_lines(s, kept) != 0)
         return 0;
     return len;
 }
