@@ -1,6 +1,6 @@
 /*
  * sprig_numeric.c - Sprig's numeric.go: arithmetic, int/float conversions with
- * spf13/cast's rules, min/max, floor/ceil/round, until/untilStep.
+ * spf13/cast's rules, min/max, floor/ceil/round, until/untilStep, seq.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -208,16 +208,67 @@ FN(fn_untilstep)
     return until_step(ctx, a[0].u.i, a[1].u.i, a[2].u.i, out);
 }
 
+/* Go's int arithmetic wraps */
+static int64_t wrap_add(int64_t x, int64_t y)
+{
+    return (int64_t)((uint64_t)x + (uint64_t)y);
+}
+
+/* Sprig's seq, like GNU seq: [START [STEP]] END inclusive, counting down when
+ * END < START (a positive STEP then gives nothing); the numbers joined by
+ * spaces, any other argument count gives "" */
+FN(fn_seq)
+{
+    int64_t start = 1, step = 1, end, stop, i, count = 0;
+    wh_buf *b = wh_tmpl_tmpbuf(ctx);
+
+    if (n == 0 || n > 3) {
+        *out = wh_tmpl_strn("", 0);
+        return WH_OK;
+    }
+    end = a[n - 1].u.i;
+    if (n > 1)
+        start = a[0].u.i;
+    if (end < start)
+        step = -1;
+    stop = wrap_add(end, step);
+    if (n == 3) {
+        if (end < start && a[1].u.i > 0) {
+            *out = wh_tmpl_strn("", 0);
+            return WH_OK;
+        }
+        step = a[1].u.i;
+    }
+    /* untilStep(start, stop, step) */
+    for (i = start; stop < start ? step < 0 && i > stop : step > 0 && i < stop; i = wrap_add(i, step)) {
+        if (++count > 1000000)
+            return wh_tmpl_errorf(ctx, "seq: too many elements");
+        wh_buf_printf(b, count > 1 ? " %lld" : "%lld", (long long)i);
+    }
+    return tm_ret_buf(ctx, out, b);
+}
+
 const wh_tmpl_func tm_sprig_numeric_funcs[] = {
-    {"add", fn_add, "v*", WH_TMPL_FN_PURE},        {"add1", fn_add1, "v", WH_TMPL_FN_PURE},
-    {"atoi", fn_atoi, "s", WH_TMPL_FN_PURE},       {"biggest", fn_max, "vv*", WH_TMPL_FN_PURE},
-    {"ceil", fn_ceil, "v", WH_TMPL_FN_PURE},       {"div", fn_div, "vv", WH_TMPL_FN_PURE},
-    {"float64", fn_float64, "v", WH_TMPL_FN_PURE}, {"floor", fn_floor, "v", WH_TMPL_FN_PURE},
-    {"int", fn_int, "v", WH_TMPL_FN_PURE},         {"int64", fn_int64, "v", WH_TMPL_FN_PURE},
-    {"max", fn_max, "vv*", WH_TMPL_FN_PURE},       {"maxf", fn_maxf, "vv*", WH_TMPL_FN_PURE},
-    {"min", fn_min, "vv*", WH_TMPL_FN_PURE},       {"minf", fn_minf, "vv*", WH_TMPL_FN_PURE},
-    {"mod", fn_mod, "vv", WH_TMPL_FN_PURE},        {"mul", fn_mul, "vv*", WH_TMPL_FN_PURE},
-    {"round", fn_round, "vif*", WH_TMPL_FN_PURE},  {"sub", fn_sub, "vv", WH_TMPL_FN_PURE},
-    {"until", fn_until, "i", WH_TMPL_FN_PURE},     {"untilStep", fn_untilstep, "iii", WH_TMPL_FN_PURE},
+    {"add", fn_add, "v*", WH_TMPL_FN_PURE},
+    {"add1", fn_add1, "v", WH_TMPL_FN_PURE},
+    {"atoi", fn_atoi, "s", WH_TMPL_FN_PURE},
+    {"biggest", fn_max, "vv*", WH_TMPL_FN_PURE},
+    {"ceil", fn_ceil, "v", WH_TMPL_FN_PURE},
+    {"div", fn_div, "vv", WH_TMPL_FN_PURE},
+    {"float64", fn_float64, "v", WH_TMPL_FN_PURE},
+    {"floor", fn_floor, "v", WH_TMPL_FN_PURE},
+    {"int", fn_int, "v", WH_TMPL_FN_PURE},
+    {"int64", fn_int64, "v", WH_TMPL_FN_PURE},
+    {"max", fn_max, "vv*", WH_TMPL_FN_PURE},
+    {"maxf", fn_maxf, "vv*", WH_TMPL_FN_PURE},
+    {"min", fn_min, "vv*", WH_TMPL_FN_PURE},
+    {"minf", fn_minf, "vv*", WH_TMPL_FN_PURE},
+    {"mod", fn_mod, "vv", WH_TMPL_FN_PURE},
+    {"mul", fn_mul, "vv*", WH_TMPL_FN_PURE},
+    {"round", fn_round, "vif*", WH_TMPL_FN_PURE},
+    {"seq", fn_seq, "i*", WH_TMPL_FN_PURE},
+    {"sub", fn_sub, "vv", WH_TMPL_FN_PURE},
+    {"until", fn_until, "i", WH_TMPL_FN_PURE},
+    {"untilStep", fn_untilstep, "iii", WH_TMPL_FN_PURE},
 };
 const size_t tm_sprig_numeric_nfuncs = sizeof(tm_sprig_numeric_funcs) / sizeof(tm_sprig_numeric_funcs[0]);

@@ -26,7 +26,6 @@ const wh_tmpl_func tm_sprig_unsupported_funcs[] = {
     {"mulf", fn_unsupported, "vv*", 0},
     {"subf", fn_unsupported, "vv*", 0},
     {"toDecimal", fn_unsupported, "v", 0},
-    {"seq", fn_unsupported, "i*", 0},
     /* strings (xstrings) */
     {"camelcase", fn_unsupported, "s", 0},
     {"kebabcase", fn_unsupported, "s", 0},

@@ -84,7 +84,8 @@ class Gen:
         "plural": 3, "until": 1, "sortAlpha": 1, "semverCompare": 2, "slice": 2, "merge": 2, "deepEqual": 2,
         "toStrings": 1, "initial": 1, "dig": 3, "round": 2, "ceil": 1, "floor": 1, "html": 1, "js": 1,
         "urlquery": 1, "required": 2, "fromYaml": 1, "tpl": 2, "include": 2, "abbrev": 2, "abbrevboth": 3,
-        "wrap": 2, "wrapWith": 3, "swapcase": 1, "osBase": 1, "osDir": 1, "osClean": 1, "osExt": 1,
+        "wrap": 2, "wrapWith": 3, "swapcase": 1, "osBase": 1, "osDir": 1, "osClean": 1, "osExt": 1, "seq": 2,
+        "mustChunk": 2,
     }
 
     def call(self, depth):
