@@ -335,7 +335,7 @@ static wh_code load(const char *name, const char *config, size_t config_len, con
                                             "config", "values", "mesh",   "mesh",   "config"};
         for (i = 0; i < sizeof(trees) / sizeof(trees[0]); i++)
             if ((rc = wh_json_freeze(trees[i], WH_YAML_MAX_DEPTH, &rev->frozen, err)) != WH_OK) {
-                wh_err_prefix(err, names[i]);
+                wh_err_prefix(err, "%s", names[i]);
                 goto out;
             }
     }
