@@ -1,12 +1,13 @@
 /*
  * sprig_crypto.c - Sprig's encodings and digests (crypto.go and strings.go's
- * base64): b64enc/b64dec, sha1sum, sha256sum, sha512sum (Sprig 3.3.0 on),
- * adler32sum, uuidv4.
+ * base32/base64): b32enc/b32dec, b64enc/b64dec, sha1sum, sha256sum, sha512sum (Sprig 3.3.0 on),
+ * adler32sum, uuidv4 and the rand* strings.
  */
 #define _GNU_SOURCE
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "sprig_int.h"
 #include "wh_go.h"
@@ -28,6 +29,93 @@ FN(fn_b64dec)
 
     if (bad >= 0)
         return wh_tmpl_printf(ctx, out, "illegal base64 data at input byte %ld", bad);
+    return tm_ret_buf(ctx, out, b);
+}
+
+static const char b32_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+
+/* base32.StdEncoding.EncodeToString */
+FN(fn_b32enc)
+{
+    wh_buf *b = wh_tmpl_tmpbuf(ctx);
+    const unsigned char *p = (const unsigned char *)a[0].u.s;
+    size_t len = a[0].len, i, k, take;
+    static const size_t chars[] = {0, 2, 4, 5, 7, 8};
+
+    for (i = 0; i < len; i += 5) {
+        unsigned char q[5] = {0};
+        uint64_t bits = 0;
+        take = len - i < 5 ? len - i : 5;
+        memcpy(q, p + i, take);
+        for (k = 0; k < 5; k++)
+            bits = bits << 8 | q[k];
+        for (k = 0; k < 8; k++)
+            wh_buf_putc(b, k < chars[take] ? b32_alphabet[(bits >> (35 - 5 * k)) & 31] : '=');
+    }
+    return tm_ret_buf(ctx, out, b);
+}
+
+static int b32_value(unsigned char c)
+{
+    const char *at = c != 0 ? strchr(b32_alphabet, c) : NULL;
+    return at != NULL ? (int)(at - b32_alphabet) : -1;
+}
+
+/* base32.StdEncoding.DecodeString (CR and LF dropped first, offsets counted
+ * without them): the position of the first bad byte, or -1 */
+static long b32_decode(wh_buf *b, const char *in, size_t inlen, char *src)
+{
+    size_t olen = 0, pos = 0, i, k;
+
+    for (i = 0; i < inlen; i++)
+        if (in[i] != '\r' && in[i] != '\n')
+            src[olen++] = in[i];
+    while (pos < olen) {
+        unsigned char v[8] = {0};
+        size_t j = 0, dlen = 8, left;
+        int end = 0;
+        uint64_t bits = 0;
+        while (j < 8) {
+            if (pos == olen)
+                return (long)(olen - j);
+            left = olen - pos - 1;
+            if (src[pos] == '=' && j >= 2 && left < 8) {
+                pos++;
+                if (left + j < 7)
+                    return (long)olen;
+                for (k = 0; k < 7 - j; k++)
+                    if (left > k && src[pos + k] != '=')
+                        return (long)(pos + k - 1); /* Go's offset, one short */
+                dlen = j;
+                end = 1;
+                if (dlen == 1 || dlen == 3 || dlen == 6)
+                    return (long)(pos - 1);
+                break;
+            }
+            if (b32_value((unsigned char)src[pos]) < 0)
+                return (long)pos;
+            v[j++] = (unsigned char)b32_value((unsigned char)src[pos++]);
+        }
+        for (k = 0; k < 8; k++)
+            bits = bits << 5 | v[k];
+        /* 2, 4, 5, 7, 8 characters carry 1, 2, 3, 4, 5 bytes */
+        for (k = 0; k < (dlen * 5) / 8; k++)
+            wh_buf_putc(b, (char)(bits >> (32 - 8 * k)));
+        if (end)
+            break;
+    }
+    return -1;
+}
+
+/* Sprig answers a bad input with the decoder's error text */
+FN(fn_b32dec)
+{
+    wh_buf *b = wh_tmpl_tmpbuf(ctx);
+    char *src = wh_tmpl_alloc(ctx, a[0].len + 1);
+    long bad = b32_decode(b, a[0].u.s, a[0].len, src);
+
+    if (bad >= 0)
+        return wh_tmpl_printf(ctx, out, "illegal base32 data at input byte %ld", bad);
     return tm_ret_buf(ctx, out, b);
 }
 
@@ -83,10 +171,117 @@ FN(fn_uuidv4)
                           u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
 }
 
+/* ---- random (crypto-strength, as goutils' CryptoRandom* and crypto/rand) ---- */
+
+/* a uniform number below n (n > 0), by rejection */
+static wh_code rand_below(wh_tmpl_ctx *ctx, uint64_t n, uint64_t *r)
+{
+    uint64_t limit = UINT64_MAX - UINT64_MAX % n, v;
+
+    do {
+        if (RAND_bytes((unsigned char *)&v, sizeof(v)) != 1)
+            return wh_tmpl_errorf(ctx, "no randomness available");
+    } while (v >= limit);
+    *r = v % n;
+    return WH_OK;
+}
+
+/* Go would allocate whatever is asked; a template gets a megabyte */
+#define RAND_MAX_COUNT (1 << 20)
+
+/* `count` characters drawn from `set`; Sprig answers a negative count with "" */
+static wh_code rand_string(wh_tmpl_ctx *ctx, int64_t count, const char *set, wh_tmpl_value *out)
+{
+    wh_buf *b = wh_tmpl_tmpbuf(ctx);
+    size_t setlen = strlen(set);
+    uint64_t r = 0;
+    wh_code rc;
+
+    if (count > RAND_MAX_COUNT)
+        return wh_tmpl_errorf(ctx, "count %lld is over the limit of %d", (long long)count, RAND_MAX_COUNT);
+    for (; count > 0; count--) {
+        if ((rc = rand_below(ctx, setlen, &r)) != WH_OK)
+            return rc;
+        wh_buf_putc(b, set[r]);
+    }
+    return tm_ret_buf(ctx, out, b);
+}
+
+#define LETTERS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+#define DIGITS "0123456789"
+
+FN(fn_randalpha)
+{
+    return rand_string(ctx, a[0].u.i, LETTERS, out);
+}
+
+FN(fn_randalphanum)
+{
+    return rand_string(ctx, a[0].u.i, LETTERS DIGITS, out);
+}
+
+FN(fn_randnumeric)
+{
+    return rand_string(ctx, a[0].u.i, DIGITS, out);
+}
+
+/* printable ASCII, ' ' to '~' */
+FN(fn_randascii)
+{
+    char set[96];
+    int c;
+
+    for (c = ' '; c <= '~'; c++)
+        set[c - ' '] = (char)c;
+    set[c - ' '] = 0;
+    return rand_string(ctx, a[0].u.i, set, out);
+}
+
+/* `count` random bytes, base64 */
+FN(fn_randbytes)
+{
+    int64_t count = a[0].u.i;
+    unsigned char *buf;
+    wh_buf *b;
+
+    if (count < 0)
+        return wh_tmpl_errorf(ctx, "runtime error: makeslice: len out of range");
+    if (count > RAND_MAX_COUNT)
+        return wh_tmpl_errorf(ctx, "count %lld is over the limit of %d", (long long)count, RAND_MAX_COUNT);
+    buf = wh_tmpl_alloc(ctx, (size_t)count + 1);
+    if (count > 0 && RAND_bytes(buf, (int)count) != 1)
+        return wh_tmpl_errorf(ctx, "no randomness available");
+    b = wh_tmpl_tmpbuf(ctx);
+    wh_go_base64(b, (const char *)buf, (size_t)count);
+    return tm_ret_buf(ctx, out, b);
+}
+
+/* rand.Intn(max-min) + min, with Go's wrapping int arithmetic */
+FN(fn_randint)
+{
+    int64_t span = (int64_t)((uint64_t)a[1].u.i - (uint64_t)a[0].u.i);
+    uint64_t r = 0;
+    wh_code rc;
+
+    if (span <= 0)
+        return wh_tmpl_errorf(ctx, "invalid argument to Intn");
+    if ((rc = rand_below(ctx, (uint64_t)span, &r)) != WH_OK)
+        return rc;
+    return sprig_ret_int(out, (int64_t)(r + (uint64_t)a[0].u.i));
+}
+
 const wh_tmpl_func tm_sprig_crypto_funcs[] = {
     {"adler32sum", fn_adler32sum, "s", WH_TMPL_FN_PURE},
+    {"b32dec", fn_b32dec, "s", WH_TMPL_FN_PURE},
+    {"b32enc", fn_b32enc, "s", WH_TMPL_FN_PURE},
     {"b64dec", fn_b64dec, "s", WH_TMPL_FN_PURE},
     {"b64enc", fn_b64enc, "s", WH_TMPL_FN_PURE},
+    {"randAlpha", fn_randalpha, "i", 0},
+    {"randAlphaNum", fn_randalphanum, "i", 0},
+    {"randAscii", fn_randascii, "i", 0},
+    {"randBytes", fn_randbytes, "i", 0},
+    {"randInt", fn_randint, "ii", 0},
+    {"randNumeric", fn_randnumeric, "i", 0},
     {"sha1sum", fn_sha1sum, "s", WH_TMPL_FN_PURE},
     {"sha256sum", fn_sha256sum, "s", WH_TMPL_FN_PURE},
     {"sha512sum", fn_sha512sum, "s", WH_TMPL_FN_PURE},

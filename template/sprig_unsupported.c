@@ -53,20 +53,11 @@ const wh_tmpl_func tm_sprig_unsupported_funcs[] = {
     {"urlParse", fn_unsupported, "s", 0},
     {"semver", fn_unsupported, "s", 0},
     /* encodings, passwords, encryption */
-    {"b32dec", fn_unsupported, "s", 0},
-    {"b32enc", fn_unsupported, "s", 0},
     {"bcrypt", fn_unsupported, "s", 0},
     {"htpasswd", fn_unsupported, "ss", 0},
     {"derivePassword", fn_unsupported, "vssss", 0},
     {"encryptAES", fn_unsupported, "ss", 0},
     {"decryptAES", fn_unsupported, "ss", 0},
-    /* random */
-    {"randAlpha", fn_unsupported, "i", 0},
-    {"randAlphaNum", fn_unsupported, "i", 0},
-    {"randAscii", fn_unsupported, "i", 0},
-    {"randBytes", fn_unsupported, "i", 0},
-    {"randInt", fn_unsupported, "ii", 0},
-    {"randNumeric", fn_unsupported, "i", 0},
     /* certificates and keys */
     {"buildCustomCert", fn_unsupported, "ss", 0},
     {"genCA", fn_unsupported, "si", 0},
