@@ -3,8 +3,8 @@
  * Istio's injection templates use them.  Like Sprig's own sources, one file per
  * group (sprig_strings.c, sprig_list.c, ...) each with its table; this one holds
  * what they share (Sprig's spf13/cast conversions, emptiness, kinds) and the
- * functions of Sprig's functions.go (paths, path/filepath's os* ones, env); set.c lists the tables, so
- * that the shared half sits below every file that uses it.
+ * functions of Sprig's functions.go (path's and path/filepath's, env); set.c
+ * lists the tables, so that the shared half sits below every file that uses it.
  * Behaviour on nil, empty and wrong-typed arguments is Sprig's; the cases are in
  * tests/template (ctest template.*).
  */

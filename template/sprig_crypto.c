@@ -1,7 +1,7 @@
 /*
- * sprig_crypto.c - Sprig's encodings and digests (crypto.go and strings.go's
- * base32/base64): b32enc/b32dec, b64enc/b64dec, sha1sum, sha256sum, sha512sum (Sprig 3.3.0 on),
- * adler32sum, uuidv4 and the rand* strings.
+ * sprig_crypto.c - Sprig's encodings, digests and randomness (crypto.go and
+ * strings.go's base32/base64): b32enc/b32dec, b64enc/b64dec, sha1sum,
+ * sha256sum, sha512sum (Sprig 3.3.0 on), adler32sum, uuidv4, rand*.
  */
 #define _GNU_SOURCE
 #include <openssl/evp.h>
