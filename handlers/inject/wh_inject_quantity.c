@@ -92,7 +92,9 @@ static void put_quantity(char *out, size_t out_len, int negative, const char *di
 }
 
 /* Parses a quantity into sign, mantissa (binary suffixes already multiplied
- * in), power of ten and format family; -1 when `text` is not a quantity. */
+ * in), power of ten and format family; -1 when `text` is not a quantity.
+ * Like Go's, the number may have no digit ("+", ".", "-.Ki" are zero) unless
+ * its scale is below nano, where Go's inf.Dec reparse refuses it. */
 static int parse_quantity(const char *text, int *negative_out, u128 *m_out, int *e10_out, enum qfmt *fmt_out)
 {
     const char *p = text, *suffix;
@@ -100,6 +102,8 @@ static int parse_quantity(const char *text, int *negative_out, u128 *m_out, int 
     enum qfmt fmt = Q_DECIMAL_SI;
     u128 m = 0;
 
+    if (*p == '\0')
+        return -1;
     if (*p == '+' || *p == '-')
         negative = (*p++ == '-');
     for (; isdigit((unsigned char)*p); p++, ndigits++) {
@@ -115,8 +119,6 @@ static int parse_quantity(const char *text, int *negative_out, u128 *m_out, int 
             e10--;
         }
     }
-    if (ndigits == 0)
-        return -1;
     suffix = p;
     if (*suffix == '\0') {
         fmt = Q_DECIMAL_SI;
@@ -144,6 +146,8 @@ static int parse_quantity(const char *text, int *negative_out, u128 *m_out, int 
     } else {
         return -1;
     }
+    if (ndigits == 0 && e10 < -9)
+        return -1;
     for (i = 0; i < bin; i++)
         if (mul_small(&m, 1024) != 0)
             return -1;
