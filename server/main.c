@@ -29,6 +29,7 @@ extern char **environ;
 
 /* The flag rows: the core ones, the certificate's, then the endpoints'. */
 #define ENDPOINT_FLAGS (WH_SERVER_CORE_FLAGS + WH_SERVER_CERTS_FLAGS)
+#define MAX_ENDPOINTS 16
 
 typedef struct app {
     wh_server_config cfg;
@@ -166,6 +167,33 @@ static wh_code create_endpoints(app *a, endpoint_impl *impls, wh_router_route *r
     return WH_OK;
 }
 
+/* What a start checks before it reads a file or the network, and all that
+ * --check-config checks: the flags' values and how they combine, the
+ * certificate's (a->certs, which reads nothing yet) and each endpoint's. */
+static wh_code check_config(app *a, int *level, int *format, wh_err *err)
+{
+    wh_code rc;
+    size_t i;
+
+    if ((*level = wh_log_level_parse(a->cfg.log_level)) < 0 || (*format = wh_log_format_parse(a->cfg.log_format)) < 0)
+        return wh_err_set(err, WH_E_INVALID,
+                          "--log-level must be debug|info|warn|error|off and --log-format json|text");
+    if (a->cfg.threads < 0 || a->cfg.threads > 1024 || a->cfg.max_request_bytes == 0 ||
+        wh_server_endpoint_ndefs > MAX_ENDPOINTS)
+        return wh_err_set(err, WH_E_INVALID, "--threads must be 0..1024 and --max-request-bytes positive");
+    if ((rc = wh_server_certs_new(&a->certs_cfg, a->cfg.kubeconfig, a->cfg.kube_timeout, &a->certs, err)) != WH_OK)
+        return rc;
+    for (i = 0; i < wh_server_endpoint_ndefs; i++) {
+        const wh_server_endpoint_def *def = &wh_server_endpoint_defs[i];
+        endpoint_impl impl = {a, def};
+        wh_endpoint_env env = {def->name, def->prefix, NULL, endpoint_flag, &impl};
+
+        if (def->check != NULL && (rc = def->check(&env, err)) != WH_OK)
+            return wh_err_prefix(err, "cannot set up the %s endpoint", def->name);
+    }
+    return WH_OK;
+}
+
 /* --shutdown-delay: keep serving while the endpoint goes away (the kubelet
  * and the endpoints controller learn about the terminating pod in parallel,
  * so the API server may still open connections to it for a few seconds).
@@ -205,14 +233,14 @@ static void shutdown_delay(app *a, const sigset_t *signals)
 
 static int run(app *a, char **argv, int argc)
 {
-    endpoint_impl impls[16];
-    wh_router_route routes[16];
+    endpoint_impl impls[MAX_ENDPOINTS];
+    wh_router_route routes[MAX_ENDPOINTS];
     wh_http_config hc;
     SSL_CTX *ctx = NULL;
     sigset_t signals;
     struct timespec tick;
     wh_err err;
-    int level, format, sig, status = 1;
+    int level = 0, format = 0, sig, status = 1;
     double interval;
     char threads[16], inflight[32];
     size_t cut;
@@ -231,18 +259,13 @@ static int run(app *a, char **argv, int argc)
         printf("webhookd %s\n", WH_VERSION);
         return 0;
     }
-    if ((level = wh_log_level_parse(a->cfg.log_level)) < 0 || (format = wh_log_format_parse(a->cfg.log_format)) < 0) {
-        fprintf(stderr, "webhookd: --log-level must be debug|info|warn|error|off and --log-format json|text\n");
-        return 2;
-    }
-    if (a->cfg.threads < 0 || a->cfg.threads > 1024 || a->cfg.max_request_bytes == 0 ||
-        wh_server_endpoint_ndefs > sizeof(routes) / sizeof(routes[0])) {
-        fprintf(stderr, "webhookd: --threads must be 0..1024 and --max-request-bytes positive\n");
-        return 2;
-    }
-    if (wh_server_certs_new(&a->certs_cfg, a->cfg.kubeconfig, a->cfg.kube_timeout, &a->certs, &err) != WH_OK) {
+    if (check_config(a, &level, &format, &err) != WH_OK) {
         fprintf(stderr, "webhookd: %s\n", wh_err_msg(&err));
         return 2;
+    }
+    if (a->cfg.check_config) {
+        printf("config ok\n");
+        return 0;
     }
     if (a->cfg.threads == 0)
         a->cfg.threads = cpu_count();

@@ -54,6 +54,7 @@ typedef struct wh_server_config {
     const char *log_format;
     int help;
     int version;
+    int check_config;       /* --check-config: run the start-up checks, print the verdict, exit */
     const char *kubeconfig; /* the cluster reads of /inject and the caBundle patcher */
     double kube_timeout;
 } wh_server_config;
@@ -62,7 +63,7 @@ typedef struct wh_server_config {
  * certificate's flags are beside it (wh_server_certs.h), the endpoints'
  * beside each endpoint. */
 void wh_server_core_flags(wh_server_config *cfg, wh_server_flag *rows, size_t nrows);
-#define WH_SERVER_CORE_FLAGS 15
+#define WH_SERVER_CORE_FLAGS 16
 
 /* Set every flag from its default, then WEBHOOKD_<NAME> (dashes become
  * underscores), then argv (--name=value, --name value, --bool).  `rows` is
@@ -86,6 +87,7 @@ typedef struct wh_server_endpoint_def {
     const char *name;              /* "inject" */
     const char *prefix;            /* "/inject": serves /inject and /inject/... */
     const wh_endpoint_flag *flags; /* declared beside the endpoint; ends with a NULL name; NULL for none */
+    wh_endpoint_check_fn check;    /* NULL: nothing to check before create */
     wh_endpoint_create_fn create;
 } wh_server_endpoint_def;
 

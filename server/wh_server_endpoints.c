@@ -20,8 +20,8 @@
 /* --- the table ------------------------------------------------------------ */
 
 const wh_server_endpoint_def wh_server_endpoint_defs[] = {
-    {"inject", "/inject", wh_inject_endpoint_flags, wh_inject_endpoint_new},
-    {"validate", "/validate", wh_validate_endpoint_flags, wh_validate_endpoint_new},
+    {"inject", "/inject", wh_inject_endpoint_flags, wh_inject_endpoint_check, wh_inject_endpoint_new},
+    {"validate", "/validate", wh_validate_endpoint_flags, wh_validate_endpoint_check, wh_validate_endpoint_new},
 };
 const size_t wh_server_endpoint_ndefs = sizeof(wh_server_endpoint_defs) / sizeof(wh_server_endpoint_defs[0]);
 

@@ -49,6 +49,11 @@ void wh_server_core_flags(wh_server_config *cfg, wh_server_flag *rows, size_t nr
         {"kube-timeout", WH_FLAG_SECONDS, &cfg->kube_timeout, "10s", "deadline of each Kubernetes API request"},
         {"help", WH_FLAG_BOOL, &cfg->help, "false", "print this help and exit"},
         {"version", WH_FLAG_BOOL, &cfg->version, "false", "print the version and exit"},
+        {"check-config", WH_FLAG_BOOL, &cfg->check_config, "false",
+         "read every flag and $WEBHOOKD_* variable as a start would, run the checks a start runs before it "
+         "reads any file or the network (values, flags that conflict or need each other), print \"config ok\" "
+         "and exit 0, or the error a start would print and exit 2; the files the flags name (certificates, "
+         "--revisions-dir, kubeconfig) need not exist yet and the cluster is not contacted"},
     };
     size_t i;
 

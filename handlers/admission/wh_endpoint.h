@@ -113,4 +113,10 @@ struct wh_endpoint_env {
  * stops webhookd with err's message. *out is owned by the server (destroy()). */
 typedef wh_code (*wh_endpoint_create_fn)(const wh_endpoint_env *env, wh_endpoint **out, wh_err *err);
 
+/* An endpoint's checks of its flags' values and of how they combine, without
+ * reading a file or the network: webhookd runs them before any constructor
+ * and for --check-config (env->metrics is NULL).  The constructor relies on
+ * them having passed. */
+typedef wh_code (*wh_endpoint_check_fn)(const wh_endpoint_env *env, wh_err *err);
+
 #endif

@@ -179,8 +179,37 @@ static void destroy(wh_endpoint *self)
     endpoint_free(self->data);
 }
 
+static int is_set(const char *v)
+{
+    return v != NULL && *v != '\0';
+}
+
+wh_code wh_inject_endpoint_check(const wh_endpoint_env *env, wh_err *err)
+{
+    const char *src = env->flag(env, "revisions-source"), *dir = env->flag(env, "revisions-dir");
+    wh_inject_settings settings;
+    wh_code rc;
+
+    rc = settings_init(&settings, env, err);
+    wh_inject_settings_clear(&settings);
+    if (rc != WH_OK)
+        return rc;
+    if (!is_set(src) || strcmp(src, "auto") == 0)
+        return WH_OK; /* dir when --revisions-dir is given: nothing conflicts */
+    if (strcmp(src, "dir") != 0 && strcmp(src, "cluster") != 0 && strcmp(src, "builtin") != 0)
+        return wh_err_set(err, WH_E_INVALID, "--revisions-source must be auto, cluster, dir or builtin, not \"%s\"",
+                          src);
+    if (strcmp(src, "dir") != 0 && is_set(dir))
+        return wh_err_set(err, WH_E_INVALID,
+                          "--revisions-dir is read only with --revisions-source dir (or auto), not %s", src);
+    if (strcmp(src, "dir") == 0 && !is_set(dir))
+        return wh_err_set(err, WH_E_INVALID, "--revisions-source dir needs --revisions-dir");
+    return WH_OK;
+}
+
 /* --revisions-source auto: the directory when given, else the cluster when a
- * Kubernetes configuration is found, else the built-in revision. */
+ * Kubernetes configuration is found, else the built-in revision.  The flags
+ * passed wh_inject_endpoint_check. */
 static wh_code pick_source(const wh_endpoint_env *env, const wh_kube_options *ko, const char **source, int *kube_ok,
                            wh_err *err)
 {
@@ -190,19 +219,11 @@ static wh_code pick_source(const wh_endpoint_env *env, const wh_kube_options *ko
 
     *kube_ok = wh_kube_config_load(ko, &cfg, &kerr) == WH_OK;
     wh_kube_config_free(cfg);
-    if (src == NULL || *src == '\0' || strcmp(src, "auto") == 0)
-        src = dir != NULL && *dir != '\0' ? "dir" : *kube_ok ? "cluster" : "builtin";
-    if (strcmp(src, "dir") != 0 && dir != NULL && *dir != '\0')
-        return wh_err_set(err, WH_E_INVALID,
-                          "--revisions-dir is read only with --revisions-source dir (or auto), not %s", src);
-    if (strcmp(src, "dir") == 0 && (dir == NULL || *dir == '\0'))
-        return wh_err_set(err, WH_E_INVALID, "--revisions-source dir needs --revisions-dir");
+    if (!is_set(src) || strcmp(src, "auto") == 0)
+        src = is_set(dir) ? "dir" : *kube_ok ? "cluster" : "builtin";
     if (strcmp(src, "cluster") == 0 && !*kube_ok)
         return wh_err_set(err, WH_E_INVALID, "--revisions-source cluster: no Kubernetes configuration: %s",
                           wh_err_msg(&kerr));
-    if (strcmp(src, "dir") != 0 && strcmp(src, "cluster") != 0 && strcmp(src, "builtin") != 0)
-        return wh_err_set(err, WH_E_INVALID, "--revisions-source must be auto, cluster, dir or builtin, not \"%s\"",
-                          src);
     *source = src;
     return WH_OK;
 }

@@ -31,4 +31,8 @@ extern const wh_endpoint_flag wh_inject_endpoint_flags[];
 
 wh_code wh_inject_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh_err *err);
 
+/* The endpoint's wh_endpoint_check_fn: istiod's settings and how
+ * --revisions-source and --revisions-dir combine. */
+wh_code wh_inject_endpoint_check(const wh_endpoint_env *env, wh_err *err);
+
 #endif

@@ -144,20 +144,31 @@ static void destroy(wh_endpoint *self)
     free(self->data);
 }
 
+static wh_code parse_settings(const wh_endpoint_env *env, wh_validate_settings *s, wh_err *err)
+{
+    const wh_endpoint_flag *f;
+    wh_code rc;
+
+    for (f = wh_validate_endpoint_flags; f->name != NULL; f++)
+        if ((rc = wh_validate_setting_parse(s, f->name, env->flag(env, f->name), err)) != WH_OK)
+            return rc;
+    return WH_OK;
+}
+
+wh_code wh_validate_endpoint_check(const wh_endpoint_env *env, wh_err *err)
+{
+    wh_validate_settings s = {0};
+    return parse_settings(env, &s, err);
+}
+
 wh_code wh_validate_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh_err *err)
 {
     validate_endpoint *ve = wh_calloc(1, sizeof(*ve));
     wh_code rc;
-    const wh_endpoint_flag *f;
 
     *out = NULL;
-    for (f = wh_validate_endpoint_flags; f->name != NULL; f++) {
-        if ((rc = wh_validate_setting_parse(&ve->admit.settings, f->name, env->flag(env, f->name), err)) != WH_OK) {
-            free(ve);
-            return rc;
-        }
-    }
-    if ((rc = wh_validate_metrics_init(&ve->admit.metrics, env->metrics, err)) != WH_OK ||
+    if ((rc = parse_settings(env, &ve->admit.settings, err)) != WH_OK ||
+        (rc = wh_validate_metrics_init(&ve->admit.metrics, env->metrics, err)) != WH_OK ||
         (rc = wh_admission_stats_init(&ve->stats, env->name, env->metrics, err)) != WH_OK) {
         free(ve);
         return rc;

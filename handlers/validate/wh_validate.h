@@ -119,6 +119,9 @@ wh_code wh_validate_admit(void *ctx, const wh_admission_request *req, wh_admissi
  * env->metrics (when not NULL). */
 wh_code wh_validate_endpoint_new(const wh_endpoint_env *env, wh_endpoint **out, wh_err *err);
 
+/* Its wh_endpoint_check_fn: each setting's value. */
+wh_code wh_validate_endpoint_check(const wh_endpoint_env *env, wh_err *err);
+
 /* The /validate endpoint's own flags (--help, --name, WEBHOOKD_NAME). */
 extern const wh_endpoint_flag wh_validate_endpoint_flags[];
 

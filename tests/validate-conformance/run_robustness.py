@@ -229,7 +229,7 @@ def alpha_switch(binary):
             print("FAIL alpha switch on: UDPRoute not allowed: %r" % (resp,))
     p = subprocess.run([binary, "--listen=127.0.0.1:0", "--enable-alpha-gateway-api=maybe"],
                        capture_output=True, text=True, timeout=30)
-    want = '--enable-alpha-gateway-api: strconv.ParseBool: parsing \\"maybe\\": invalid syntax'
+    want = '--enable-alpha-gateway-api: strconv.ParseBool: parsing "maybe": invalid syntax'
     if p.returncode == 0 or want not in p.stderr:
         failed += 1
         print("FAIL alpha switch 'maybe': exit %d, %s" % (p.returncode, p.stderr[-300:]))
