@@ -11,7 +11,9 @@ Chart-wide invariants (every set that renders):
   - every webhook calls the release's Service on one of its ports;
   - every webhook configuration gets the serving CA: a caBundle, cert-manager's CA injection, or
     webhookd's --patch-ca-bundle naming it (with get/update on it in the ClusterRole);
-  - every flag in the Deployment's args is one `webhookd --help` lists;
+  - every flag in the Deployment's args is one `webhookd --help` lists, and webhookd accepts the
+    args and environment together (`webhookd --check-config`, the checks a start runs before it
+    reads a file: flags that conflict crash-loop every pod otherwise);
   - shutdownDelay + shutdownTimeout stay below terminationGracePeriodSeconds.
 """
 import json
@@ -73,6 +75,15 @@ def webhookd_flags():
     return set(re.findall(r"^\s+--([a-z0-9-]+)", out.stdout + out.stderr, re.M))
 
 
+def check_config(container):
+    """`webhookd --check-config` with the container's args and environment (entries with a value;
+    a valueFrom is unknown at render time): (exit status, output)."""
+    env = {e["name"]: e["value"] for e in container.get("env") or [] if "value" in e}
+    out = subprocess.run([WEBHOOKD, "--check-config", *container.get("args", [])], capture_output=True, text=True,
+                         env=dict(env, PATH=os.environ.get("PATH", "")), timeout=30)
+    return out.returncode, out.stdout + out.stderr
+
+
 class TestValueSets(unittest.TestCase):
     flags = webhookd_flags()
 
@@ -82,7 +93,7 @@ class TestValueSets(unittest.TestCase):
             f.flush()
             return helmtest.helm("lint", "--strict", helmtest.CHART, "--namespace", namespace, "-f", f.name)
 
-    def check_invariants(self, name, objs, namespace):
+    def check_invariants(self, name, objs, namespace, refused=None):
         errs = helmtest.schema_errors(list(objs.values()))
         self.assertEqual(errs, [], "%s: objects the schemas refuse" % name)
         dep = objs[("Deployment", "wh-webhookd")]
@@ -109,9 +120,16 @@ class TestValueSets(unittest.TestCase):
         c = dep["spec"]["template"]["spec"]["containers"][0]
         self.check_ca_bundles(name, objs, c["args"])
         if self.flags is not None:
-            for a in c["args"]:
+            for a in (a for a in c["args"] if a.startswith("--")):  # not a flag's value ("--f", "v")
                 flag = a[2:].split("=", 1)[0]
                 self.assertIn(flag, self.flags, "%s: webhookd has no flag --%s" % (name, flag))
+        if WEBHOOKD:
+            status, out = check_config(c)
+            if refused is None:
+                self.assertEqual((status, out.strip()), (0, "config ok"), "%s: webhookd refuses its args" % name)
+            else:
+                self.assertEqual(status, 2, "%s: webhookd accepts its args: %s" % (name, out))
+                self.assertIn(refused, out, name)
         args = dict(a[2:].split("=", 1) for a in c["args"] if "=" in a)
         grace = dep["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
         self.assertLess(seconds(args.get("shutdown-delay")) + seconds(args.get("shutdown-timeout")), grace, name)
@@ -165,7 +183,7 @@ class TestValueSets(unittest.TestCase):
                 self.assertEqual(lint.returncode, 0, lint.stdout + lint.stderr)
                 objs = {(d["kind"], d["metadata"]["name"]): d
                         for d in helmtest.docs(helmtest.template_text(vs["values"], namespace=ns))}
-                self.check_invariants(vs["name"], objs, ns)
+                self.check_invariants(vs["name"], objs, ns, vs.get("webhookdRefuses"))
                 for ref in vs.get("present", []):
                     self.assertIn(tuple(ref.split("/", 1)), objs, "%s: %s missing" % (vs["name"], ref))
                 for ref in vs.get("absent", []):
