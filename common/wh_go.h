@@ -4,6 +4,7 @@
  * standard library's formats live here and nowhere else.
  *
  *   strconv        ParseBool, float formatting      (wh_go_strconv.c)
+ *   strings        TrimSpace                        (wh_go_strings.c)
  *   encoding/json  string escaping, floats, the     (wh_go_json.c)
  *                  compact writer, "cannot
  *                  unmarshal"; omitempty's "empty"  (inline below)
@@ -43,6 +44,12 @@ int wh_go_is_print(unsigned r);
  * QuoteRune (q '\''): s with Go's escapes between two q, appended to out;
  * invalid UTF-8 bytes are written \xHH. */
 void wh_go_quote(wh_buf *out, const char *s, size_t len, char q, int ascii_only);
+
+/* ---- strings ---- */
+
+/* strings.TrimSpace: narrows [*s, *s + *len) past the leading and trailing
+ * runes unicode.IsSpace calls space (ASCII, U+0085, U+00A0, U+2000...). */
+void wh_go_trim_space(const char **s, size_t *len);
 
 /* ---- encoding/json ---- */
 

@@ -349,13 +349,11 @@ wh_code wh_inject_select_templates(const wh_inject_revision *rev, const json_t *
     *out = NULL;
     if (ann != NULL) {
         for (const char *s = ann;;) {
-            const char *c = strchr(s, ','), *e = c ? c : s + strlen(s);
-            while (s < e && isspace((unsigned char)*s))
-                s++;
-            while (e > s && isspace((unsigned char)e[-1]))
-                e--;
-            /* cut at ASCII (',' and spaces) in a JSON string: still UTF-8 */
-            json_array_append_new(names, json_stringn_nocheck(s, (size_t)(e - s)));
+            const char *c = strchr(s, ','), *name = s;
+            size_t len = (size_t)((c ? c : s + strlen(s)) - s);
+            wh_go_trim_space(&name, &len);
+            /* cut at ',' and whole space runes in a JSON string: still UTF-8 */
+            json_array_append_new(names, json_stringn_nocheck(name, len));
             if (!c)
                 break;
             s = c + 1;

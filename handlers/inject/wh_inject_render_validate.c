@@ -54,31 +54,9 @@ static int parse_uint(gostr s, int bits, wh_buf *why)
     return -1;
 }
 
-/* strings.TrimSpace (ASCII white space, U+0085 and U+00A0). */
 static gostr trim(gostr s)
 {
-    for (;;) {
-        if (s.n > 0 && isspace((unsigned char)s.s[0])) {
-            s.s++;
-            s.n--;
-        } else if (s.n > 1 && (unsigned char)s.s[0] == 0xC2 &&
-                   ((unsigned char)s.s[1] == 0x85 || (unsigned char)s.s[1] == 0xA0)) {
-            s.s += 2;
-            s.n -= 2;
-        } else {
-            break;
-        }
-    }
-    for (;;) {
-        if (s.n > 0 && isspace((unsigned char)s.s[s.n - 1])) {
-            s.n--;
-        } else if (s.n > 1 && (unsigned char)s.s[s.n - 2] == 0xC2 &&
-                   ((unsigned char)s.s[s.n - 1] == 0x85 || (unsigned char)s.s[s.n - 1] == 0xA0)) {
-            s.n -= 2;
-        } else {
-            break;
-        }
-    }
+    wh_go_trim_space(&s.s, &s.n);
     return s;
 }
 

@@ -36,6 +36,30 @@ static void parse_bool(void **state)
     assert_int_equal(wh_go_parse_bool(NULL), -1);
 }
 
+/* --- strings ---------------------------------------------------------------- */
+
+static void trim_space(void **state)
+{
+    /* input, then what strings.TrimSpace leaves of it */
+    static const char *const cases[][2] = {
+        {" \t\n\v\f\rx y\r\n", "x y"},
+        {"\xc2\xa0x\xc2\x85", "x"},
+        {"\xe2\x80\x80\xe2\x80\x8a\xe1\x9a\x80x\xe3\x80\x80\xe2\x81\x9f\xe2\x80\xaf\xe2\x80\xa8\xe2\x80\xa9", "x"},
+        {"\xe2\x80\x8bx\xe2\x80\x8b", "\xe2\x80\x8bx\xe2\x80\x8b"}, /* U+200B is not a space */
+        {"\xc2x\xa0", "\xc2x\xa0"},                                 /* halves of U+00A0 are not */
+        {"   ", ""},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *s = cases[i][0];
+        size_t n = strlen(s);
+        wh_go_trim_space(&s, &n);
+        assert_int_equal(n, strlen(cases[i][1]));
+        assert_memory_equal(s, cases[i][1], n);
+    }
+}
+
 /* What `write` (a call that appends to the wh_buf b) writes must be `want`. */
 #define EXPECT_TEXT(want, write)                                                                                       \
     do {                                                                                                               \
@@ -739,6 +763,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parse_bool),
+        cmocka_unit_test(trim_space),
         cmocka_unit_test(quote),
         cmocka_unit_test(format_float),
         cmocka_unit_test(format_float32),
