@@ -670,6 +670,28 @@ class TestCommandLine(unittest.TestCase):
         self.assertEqual(out.returncode, 2)
         self.assertIn("WEBHOOKD_THREADS", out.stderr)
 
+    def test_check_config(self):
+        """--check-config: a start's checks and its very error, before any file is read."""
+        run = lambda args, **env: subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=scaled(20),
+                                                 env=dict(os.environ, **env))  # noqa: E731
+        out = run(["--check-config", "--tls-cert-file=/nonexistent/tls.crt", "--tls-key-file=/nonexistent/tls.key",
+                   "--revisions-dir=/nonexistent/revisions"])
+        self.assertEqual((out.returncode, out.stdout, out.stderr), (0, "config ok\n", ""))
+        for args, env, want in (
+                (["--revisions-dir=/nonexistent"], {"WEBHOOKD_REVISIONS_SOURCE": "cluster"},
+                 "--revisions-dir is read only with --revisions-source dir (or auto), not cluster"),
+                (["--revisions-source=dir"], {}, "--revisions-source dir needs --revisions-dir"),
+                (["--patch-ca-bundle"], {}, "--patch-ca-bundle needs --ca-bundle-mutating"),
+                (["--tls-cert-file=/nonexistent"], {}, "--tls-cert-file and --tls-key-file go together"),
+                (["--enable-alpha-gateway-api=maybe"], {}, "strconv.ParseBool"),
+                (["--threads=2000"], {}, "--threads must be 0..1024")):
+            with self.subTest(args=args, env=env):
+                checked = run(["--check-config", *args], **env)
+                self.assertEqual(checked.returncode, 2, checked.stdout + checked.stderr)
+                self.assertIn(want, checked.stderr)
+                started = run(["--listen=127.0.0.1:0", *args], **env)
+                self.assertEqual((started.returncode, started.stderr), (2, checked.stderr))
+
     def test_environment_and_access_log(self):
         env = {"WEBHOOKD_LOG_LEVEL": "debug", "WEBHOOKD_MAX_REQUEST_BYTES": "1KiB", "WEBHOOKD_THREADS": "1"}
         with Server(env=env) as server:
