@@ -110,7 +110,7 @@ typedef struct wh_router_route {
 /* `routes` is copied; the endpoints stay owned by the caller.  The router
  * registers its HTTP metric families in `metrics`.  Every request under a
  * route's prefix goes to its endpoint, with body_limit = max_body (a body
- * over it is not handed over: the endpoint answers it, 400 as istiod); elsewhere the
+ * over it is not handed over: the endpoint words the 413); elsewhere the
  * router answers a body over max_body with 413 itself. */
 wh_code wh_router_new(const wh_router_route *routes, size_t nroutes, size_t max_body, wh_metrics *metrics,
                       wh_router **out, wh_err *err);

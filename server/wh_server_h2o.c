@@ -437,7 +437,7 @@ static void send_refusal(h2o_ostream_t *self, h2o_req_t *req, h2o_iovec_t *bufs,
 
 /* h2o refused a body over the limit before our handler saw the request
  * (413, P6): answer what the router answers any body over the cap (an
- * admission endpoint's 400, istiod's "Request entity too large: limit is N"),
+ * endpoint's own 413, istiod's "Request entity too large: limit is N"),
  * with the connection closed as h2o decided.  Other answers pass as they are. */
 static void on_setup_refusal(h2o_filter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
 {

@@ -2,7 +2,7 @@
  * wh_admission.c - the AdmissionReview codec (see wh_admission.h).
  *
  * Every webhook answers through wh_admission_serve(), so the HTTP rules
- * (400/415 texts; like istiod, no method check), the review versions, uid echo, key order and patch
+ * (413/400/415 texts; like istiod, no method check), the review versions, uid echo, key order and patch
  * encoding are decided here once, the way istiod decides them, and so is
  * what is counted and logged of each review (the server's router knows
  * HTTP only: tests/server/test_router.c).
@@ -478,7 +478,11 @@ void wh_admission_serve(const wh_admission_stats *stats, const wh_http_request *
         char text[96];
         o.refused = 1;
         snprintf(text, sizeof(text), "Request entity too large: limit is %zu", http->body_limit);
-        plain(res, 400, text); /* istiod: http.Error(..., StatusBadRequest) */
+        /* istiod answers this 400 (http.Error with StatusBadRequest); 413 is
+         * the accurate status, the one the validation corpus's
+         * http-body-too-large pins, and the API server treats any non-200
+         * alike (a failed call), so the text is istiod's and the status ours. */
+        plain(res, 413, text);
     } else {
         serve(http, admit, ctx, res, &o);
     }

@@ -11,9 +11,8 @@
  *
  * Wire details follow istiod (tests/admission/cases.json holds each):
  *   - 400 `no body found`, 415 ``invalid Content-Type, want `application/json` ``
- *     (exact string equality, checked after the empty-body check), and a body over the cap 400
- *     `Request entity too large: limit is N` (istiod's HTTPConfigReader error,
- *     answered StatusBadRequest, not 413); all three are plain text.
+ *     (exact string equality, checked after the empty-body check), 413
+ *     `Request entity too large: limit is N`; all three are plain text.
  *   - Reply key order: kind, apiVersion, response{uid, allowed, status{metadata,
  *     message, reason, code}, patch, patchType, auditAnnotations, warnings}.
  *   - A body that is not an AdmissionReview of a known version is answered
@@ -91,7 +90,7 @@ typedef wh_code (*wh_admit_fn)(void *ctx, const wh_admission_request *req, wh_ad
 /* What an AdmissionReview exchange amounted to, for an endpoint's metrics
  * and the access log. */
 typedef struct wh_admission_outcome {
-    int refused; /* 1 when refused for a body over the cap (400, as istiod) */
+    int refused; /* 1 when answered 413 (a body over the cap) */
     int decoded; /* 1 when the body was a usable AdmissionReview */
     int allowed;
     int has_patch;
@@ -116,7 +115,7 @@ typedef struct wh_admission_stats {
 wh_code wh_admission_stats_init(wh_admission_stats *stats, const char *endpoint, wh_metrics *registry, wh_err *err);
 
 /* Serve one HTTP request end to end: HTTP checks (a body over
- * http->body_limit: 400 with istiod's text; no body: 400; not JSON: 415;
+ * http->body_limit: 413 with istiod's text; no body: 400; not JSON: 415;
  * the method is not looked at, as istiod's handlers never do), decode,
  * admit, encode.  Fills res->status, res->content_type and res->body, and
  * `outcome` unless NULL; counts and logs the exchange in `stats` unless

@@ -6,7 +6,7 @@
  * under a path prefix, whatever its method or size, to the endpoint
  * registered for it, as h2o hands a path to its handler.  The server speaks
  * HTTP only (status, headers, body): which methods an endpoint takes and
- * how it answers a body over the cap (400, as istiod) are the endpoint's, and so is what a
+ * how it words a refusal (413) are the endpoint's, and so is what a
  * review amounted to (wh_admission_serve counts and logs it).  An endpoint
  * is pure: bytes in, status + bytes out, no h2o and no I/O on the request
  * path, so it is unit-testable and fuzzable alone.  serve() is called

@@ -180,7 +180,7 @@ class TestInflightBytes(unittest.TestCase):
                       b"Content-Length: %d\r\n\r\n" % (12 * 1024 * 1024))
             s.settimeout(scaled(5))
             status, _, _ = read_response(s)
-            self.assertEqual(status, 400)  # istiod's answer to a body over its cap
+            self.assertEqual(status, 413)
             self.assertLess(time.time() - start, scaled(2))
             self.assertTrue(closed_after(s))
 
@@ -297,7 +297,7 @@ def upload_chunked(sock, path, body, piece=65536, first=16384, pause=0, first_pa
 class TestBodyLimits(unittest.TestCase):
     """Leftover of #15: the body cap is exact and decided as early as the
     framing allows (a Content-Length at the head, a chunked body at the byte
-    that crosses it), with istiod's 400 and text, and a chunked upload admitted
+    that crosses it), with istiod's 413 text, and a chunked upload admitted
     under --max-inflight-bytes is never refused part-way."""
 
     LIMIT = 1 << 20
@@ -305,11 +305,11 @@ class TestBodyLimits(unittest.TestCase):
     def test_chunked_bodies_at_and_over_the_cap(self):
         text = b"Request entity too large: limit is %d\n" % self.LIMIT  # http.Error adds the newline
         with Server("--max-request-bytes=%d" % self.LIMIT) as srv:
-            for size, status in ((self.LIMIT, 200), (self.LIMIT + 1, 400)):
+            for size, status in ((self.LIMIT, 200), (self.LIMIT + 1, 413)):
                 with connect(srv.port) as s:
                     got, _, answer, _ = upload_chunked(s, "/validate", b"x" * size)
                     self.assertEqual(got, status, answer)
-                    if status == 400:
+                    if status == 413:
                         self.assertEqual(answer, text)
                         self.assertTrue(closed_after(s))
                     else:
@@ -318,7 +318,7 @@ class TestBodyLimits(unittest.TestCase):
             with connect(srv.port, timeout=30) as s:
                 start = time.time()
                 got, headers, answer, sent = upload_chunked(s, "/inject", b"x" * (64 << 20))
-                self.assertEqual((got, answer), (400, text))
+                self.assertEqual((got, answer), (413, text))
                 self.assertEqual(headers["content-type"], "text/plain; charset=utf-8")
                 self.assertEqual(headers.get("connection"), "close")
                 self.assertLess(sent, 32 << 20, "the answer came only after %d MiB" % (sent >> 20))
@@ -330,17 +330,17 @@ class TestBodyLimits(unittest.TestCase):
                           (b"10000\r\n" + b"x" * 65536 + b"\r\n") * 64 +
                           b"0\r\n\r\n")
                 status, _, answer = read_response(s)
-                self.assertEqual((status, answer), (400, text))
+                self.assertEqual((status, answer), (413, text))
                 self.assertTrue(closed_after(s))
             # a declared length over the cap: at the head, the same text (the router's JSON off the endpoints)
-            for path, code, want in (("/validate", 400, text), ("/nowhere", 413, b'{"error":"request body too large"}')):
+            for path, want in (("/validate", text), ("/nowhere", b'{"error":"request body too large"}')):
                 with connect(srv.port) as s:
                     s.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                               b"Content-Length: %d\r\n\r\n" % (path.encode(), self.LIMIT + 2))
                     status, _, answer = read_response(s)
-                    self.assertEqual((status, answer), (code, want))
+                    self.assertEqual((status, answer), (413, want))
                     self.assertTrue(closed_after(s))
-            self.assertEqual(metric(srv, "webhookd_http_requests_total", '{path="/validate",code="400"}'), 3)
+            self.assertEqual(metric(srv, "webhookd_http_requests_total", '{path="/validate",code="413"}'), 3)
 
     def test_admitted_chunked_uploads_are_never_refused_part_way(self):
         """Four chunked uploads just under the cap, each admitted at its head
@@ -380,9 +380,8 @@ class H2Uploads:
     uploads several bodies on one connection at once, piece by piece and
     stream by stream, honouring flow control; every stream stops before its
     last byte until all have reached theirs or been reset (so that all bodies
-    are held at once), then ends.  result[i]: "200", "<status> after <bytes
-    sent>" (a literal :status, or 400), "status" (another), or "reset <code>
-    after <bytes sent>"."""
+    are held at once), then ends.  result[i]: "200", "status" (another
+    status), or "reset <code> after <bytes sent>"."""
 
     def __init__(self, port, path, bodies, piece=16384, pause=0.005, first=16384, first_pause=0.3, declare=True):
         self.sock = connect(port, client_context(alpn=("h2",)), timeout=60)
@@ -438,8 +437,6 @@ class H2Uploads:
             elif ftype == 1 and sid in self.sent and sid not in self.result:  # HEADERS: 0x88 is :status 200
                 if payload[:1] == b"\x88":
                     self.result[sid] = "200"
-                elif payload[:1] == b"\x8c":  # :status 400, HPACK's static entry 12
-                    self.result[sid] = "400 after %d" % self.sent[sid]
                 elif payload[:2] == b"\x08\x03":  # literal :status without indexing, as h2o writes it
                     self.result[sid] = "%s after %d" % (payload[2:5].decode(), self.sent[sid])
                 else:
@@ -491,7 +488,7 @@ class H2Uploads:
 
 class TestHTTP2Bodies(unittest.TestCase):
     """An HTTP/2 body over the cap (--max-request-bytes) gets the answer
-    istiod's Go server gives, 400 "Request entity too large: limit is N", on
+    istiod's Go server gives, 413 "Request entity too large: limit is N", on
     its stream, not the RST_STREAM REFUSED_STREAM h2o sends (which clients
     retry): at its HEADERS when its Content-Length says so, else at the DATA
     frame that crosses the cap, never buffering the excess (on_h2_frame in
@@ -499,7 +496,7 @@ class TestHTTP2Bodies(unittest.TestCase):
     stop sending, as Go's server does; what it still sends is dropped but
     given back to the connection's flow-control window, so the connection
     keeps serving.  A body at the cap is served (one byte over it gets the
-    endpoint's 400 too: integration.TestHTTP2)."""
+    endpoint's 413 too: integration.TestHTTP2)."""
 
     LIMIT = 1 << 20
 
@@ -514,7 +511,7 @@ class TestHTTP2Bodies(unittest.TestCase):
             results = H2Uploads(srv.port, "/validate", [b"x" * (64 << 20)], piece=16384, pause=0,
                                 first_pause=0, declare=False).run(scaled(30))
             self.assertEqual(len(results), 1)
-            self.assertTrue(re.fullmatch(r"400 after \d+", results[0]), results)
+            self.assertTrue(re.fullmatch(r"413 after \d+", results[0]), results)
             self.assertLess(int(results[0].split()[-1]), 32 << 20, "answered only after %s" % results[0])
             self.assertLess((proc_status(srv.proc.pid, "VmHWM") - base) * 1024, 32 << 20)  # half the body
 
@@ -523,7 +520,7 @@ class TestHTTP2Bodies(unittest.TestCase):
             h2 = H2(srv.port, client_context(alpn=("h2",)))
             try:
                 sid = h2.headers("POST", "/validate", length=self.LIMIT + 2)
-                self.assertEqual(h2.response(sid), (400, self.too_large(), None))
+                self.assertEqual(h2.response(sid), (413, self.too_large(), None))
                 while sid not in h2.resets:
                     self.assertIsNotNone(h2.read_frame(), "closed before RST_STREAM")
                 self.assertEqual(h2.resets[sid], 0)  # NO_ERROR: stop sending
@@ -546,7 +543,7 @@ class TestHTTP2Bodies(unittest.TestCase):
                 h2.ping()  # the whole cap is in: served if it ended here
                 self.assertNotIn(sid, h2.status)
                 h2.data(sid, b"xx")  # cap + 2: crosses
-                self.assertEqual(h2.response(sid), (400, self.too_large(), None))
+                self.assertEqual(h2.response(sid), (413, self.too_large(), None))
             finally:
                 h2.close()
 
@@ -563,9 +560,9 @@ class TestHTTP2Bodies(unittest.TestCase):
                      H2.headers_frame(5, "POST", "/inject", length=limit + 2) + H2.frame(0, 0, 5, b"x" * 100))
             h2 = H2(srv.port, client_context(alpn=("h2",)), first=first, first_streams=3)
             try:
-                self.assertEqual(h2.response(1), (400, too_large, None))  # crossing in a DATA frame
-                self.assertEqual(h2.response(3), (400, too_large, None))  # .. that ends the stream
-                self.assertEqual(h2.response(5), (400, too_large, None))  # declared at its HEADERS
+                self.assertEqual(h2.response(1), (413, too_large, None))  # crossing in a DATA frame
+                self.assertEqual(h2.response(3), (413, too_large, None))  # .. that ends the stream
+                self.assertEqual(h2.response(5), (413, too_large, None))  # declared at its HEADERS
                 body = review()
                 self.assertLessEqual(len(body), limit)
                 status, text, _ = h2.request("POST", "/validate", body)
@@ -585,7 +582,7 @@ class TestHTTP2Bodies(unittest.TestCase):
 
     def test_over_the_cap_by_prior_knowledge(self):
         """A client that speaks HTTP/2 over TLS without ALPN (prior knowledge:
-        its first bytes are the preface) gets the 400 an ALPN client gets.
+        its first bytes are the preface) gets the 413 an ALPN client gets.
         h2o turns such a connection into HTTP/2 from its HTTP/1.1 reader and
         read the frames that came with the preface at once, before
         on_h2_frame was in place: a body over the cap got REFUSED_STREAM.
@@ -602,9 +599,9 @@ class TestHTTP2Bodies(unittest.TestCase):
                     ctx = client_context(alpn=alpn)
                     h2 = H2(srv.port, ctx, first_streams=3, prior_knowledge=True, **{how: frames})
                     try:
-                        self.assertEqual(h2.response(1), (400, too_large, None), (how, alpn))
-                        self.assertEqual(h2.response(3), (400, too_large, None), (how, alpn))
-                        self.assertEqual(h2.response(5), (400, too_large, None), (how, alpn))
+                        self.assertEqual(h2.response(1), (413, too_large, None), (how, alpn))
+                        self.assertEqual(h2.response(3), (413, too_large, None), (how, alpn))
+                        self.assertEqual(h2.response(5), (413, too_large, None), (how, alpn))
                         status, text, _ = h2.request("POST", "/validate", review())
                         self.assertEqual(status, 200, text)
                     finally:

@@ -167,7 +167,7 @@ class TestHTTP1(unittest.TestCase):
         body = b"x" * (6 * 1024 * 1024 + 1)
         with connect(self.server.port) as s:
             status, _, answer = request(s, "POST", "/validate", body)
-            self.assertEqual(status, 400)  # istiod: http.Error(..., StatusBadRequest), not 413
+            self.assertEqual(status, 413)
             self.assertEqual(answer, b"Request entity too large: limit is 6291456\n")
             # The connection is still usable: no reset, nothing for a client to retry.
             self.assertEqual(request(s, "GET", "/healthz")[0], 200)
@@ -342,7 +342,7 @@ class TestHTTP2(unittest.TestCase):
             out = curl("--http2", "-X", "POST", "-H", "Content-Type: text/plain", "--data-binary", "x",
                        "-w", "\n%{http_code}", server.url + "/validate")
             self.assertTrue(out.stdout.endswith("\n415"))
-            # Oversize h2 body: istiod's 400, not a REFUSED_STREAM that clients retry.
+            # Oversize h2 body: a real 413, not a REFUSED_STREAM that clients retry.
             big = os.path.join(tempfile.gettempdir(), "wh-big-%d" % os.getpid())
             with open(big, "wb") as f:
                 f.write(b"x" * (6 * 1024 * 1024 + 1))
@@ -351,7 +351,7 @@ class TestHTTP2(unittest.TestCase):
                            "@" + big, "-w", "\n%{http_code}", server.url + "/validate")
             finally:
                 os.unlink(big)
-            self.assertTrue(out.stdout.endswith("limit is 6291456\n\n400"), out.stdout[-200:])
+            self.assertTrue(out.stdout.endswith("limit is 6291456\n\n413"), out.stdout[-200:])
             self.assertNotIn("REFUSED_STREAM", out.stderr)
             self.assertNotIn("retry", out.stderr)
             h2 = H2(server.port, client_context(alpn=("h2",)))
@@ -696,7 +696,7 @@ class TestCommandLine(unittest.TestCase):
         env = {"WEBHOOKD_LOG_LEVEL": "debug", "WEBHOOKD_MAX_REQUEST_BYTES": "1KiB", "WEBHOOKD_THREADS": "1"}
         with Server(env=env) as server:
             status, _, body = once(server.port, "POST", "/validate", b"x" * 1025)
-            self.assertEqual((status, body), (400, b"Request entity too large: limit is 1024\n"))
+            self.assertEqual((status, body), (413, b"Request entity too large: limit is 1024\n"))
             once(server.port, "POST", "/inject/rev/a", review("logged", dryRun=True))
             deadline = time.time() + scaled(10)
             while not [r for r in server.records() if r.get("uid") == "logged"] and time.time() < deadline:

@@ -157,7 +157,7 @@ def main():
 
         # Transport errors and the metrics istiod exports.
         checks = [
-            ("oversize-body", server.request("POST", "/validate", b"x" * (6 * 1024 * 1024 + 1), close=True), 400),
+            ("oversize-body", server.request("POST", "/validate", b"x" * (6 * 1024 * 1024 + 1), close=True), 413),
             ("no-content-type", server.request("POST", "/validate", review(dr({"host": "r"})),
                                                content_type=None), 415),
             ("empty-body", server.request("POST", "/validate", b""), 400),

@@ -102,7 +102,7 @@ class Webhookd:
                 try:
                     self.conn.sock.sendall(data)
                 except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
-                    pass  # the server may answer (400, over the cap) before reading everything
+                    pass  # the server may answer (413) before reading everything
                 resp = self.conn.read_response()
             except (ConnectionError, ssl.SSLError, socket.timeout):
                 resp = None
