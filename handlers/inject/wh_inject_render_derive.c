@@ -285,41 +285,88 @@ static int has_named(const json_t *list, const char *name)
     return 0;
 }
 
+/* json.Unmarshal of a sidecar.istio.io/status value into istiod's
+ * SidecarInjectionStatus: 0 with the container and init-container names it
+ * lists (either may be NULL), or -1 where Go fails and istiod strips nothing.
+ * Keys match the fields whatever their case, a later key replacing an
+ * earlier; null is an empty status, a null name ""; a field of the wrong type
+ * (a string for a list, a number for a name) fails the whole. */
+static int injection_status(const char *text, json_t **containers, json_t **init)
+{
+    static const char *const fields[] = {"containers", "initContainers", "volumes", "imagePullSecrets", "revision"};
+    json_t *st = json_loads(text, JSON_DECODE_ANY, NULL), *v, *item;
+    int rc = st != NULL && (json_is_object(st) || json_is_null(st)) ? 0 : -1;
+
+    *containers = *init = NULL;
+    for (void *it = json_object_iter(st); it != NULL && rc == 0; it = json_object_iter_next(st, it)) {
+        const char *key = json_object_iter_key(it);
+        size_t f = 0, i;
+        v = json_object_iter_value(it);
+        while (f < 5 && !(strlen(fields[f]) == json_object_iter_key_len(it) && strcasecmp(key, fields[f]) == 0))
+            f++;
+        if (f == 4 && !json_is_string(v) && !json_is_null(v))
+            rc = -1;
+        if (f >= 4)
+            continue;
+        if (!json_is_array(v) && !json_is_null(v))
+            rc = -1;
+        json_array_foreach(v, i, item) if (!json_is_string(item) && !json_is_null(item)) rc = -1;
+        if (f < 2) {
+            json_t **list = f == 0 ? containers : init;
+            json_decref(*list);
+            *list = json_incref(json_is_array(v) ? v : NULL);
+        }
+    }
+    json_decref(st);
+    if (rc != 0) {
+        json_decref(*containers);
+        json_decref(*init);
+        *containers = *init = NULL;
+    }
+    return rc;
+}
+
+static void remove_listed(json_t *spec, const char *key, const json_t *names)
+{
+    size_t i;
+    json_t *c;
+
+    json_array_foreach((json_t *)names, i, c)
+        remove_named(json_object_get(spec, key), json_is_string(c) ? json_string_value(c) : "");
+}
+
 json_t *wh_inject_strip(const json_t *pod, int status_port)
 {
     const json_t *ann = wh_inject_jpath(pod, "metadata", "annotations", NULL);
-    const char *status = wh_inject_jstr(ann, "sidecar.istio.io/status");
-    json_t *st, *copy, *spec, *meta_ann, *list, *c, *ov;
-    const char *port, *overrides;
+    const char *status = wh_inject_jstr(ann, "sidecar.istio.io/status"),
+               *overrides = wh_inject_jstr(ann, "proxy.istio.io/overrides"), *port;
+    json_t *copy, *spec, *meta_ann, *list, *c, *ov, *names = NULL, *init_names = NULL;
+    int strip = status != NULL && injection_status(status, &names, &init_names) == 0;
     char target[16];
     size_t i;
 
-    if (status == NULL || (st = json_loads(status, 0, NULL)) == NULL)
+    if (!strip && overrides == NULL)
         return json_incref((json_t *)pod);
-    if (!json_is_object(st)) {
-        json_decref(st);
-        return json_incref((json_t *)pod);
-    }
     copy = json_deep_copy(pod);
     spec = json_object_get(copy, "spec");
-    json_array_foreach(json_object_get(st, "containers"), i, c) if (json_is_string(c))
-        remove_named(json_object_get(spec, "containers"), json_string_value(c));
-    json_array_foreach(json_object_get(st, "initContainers"), i, c) if (json_is_string(c))
-        remove_named(json_object_get(spec, "initContainers"), json_string_value(c));
-    json_decref(st);
-
     meta_ann = (json_t *)wh_inject_jpath(copy, "metadata", "annotations", NULL);
-    snprintf(target, sizeof(target), "%d", status_port);
-    if ((port = wh_inject_jstr(meta_ann, "prometheus.io/port")) != NULL && strcmp(port, target) == 0) {
-        json_object_del(meta_ann, "prometheus.io/scrape");
-        json_object_del(meta_ann, "prometheus.io/port");
-        json_object_del(meta_ann, "prometheus.io/path");
+    if (strip) {
+        remove_listed(spec, "containers", names);
+        remove_listed(spec, "initContainers", init_names);
+        json_decref(names);
+        json_decref(init_names);
+        snprintf(target, sizeof(target), "%d", status_port);
+        if ((port = wh_inject_jstr(meta_ann, "prometheus.io/port")) != NULL && strcmp(port, target) == 0) {
+            json_object_del(meta_ann, "prometheus.io/scrape");
+            json_object_del(meta_ann, "prometheus.io/port");
+            json_object_del(meta_ann, "prometheus.io/path");
+        }
+        json_object_del(meta_ann, "sidecar.istio.io/status");
     }
-    json_object_del(meta_ann, "sidecar.istio.io/status");
 
-    /* Containers the user had overridden come back (they were recorded). */
-    if ((overrides = wh_inject_jstr(meta_ann, "proxy.istio.io/overrides")) != NULL &&
-        (ov = json_loads(overrides, 0, NULL)) != NULL) {
+    /* Containers the user had overridden come back (they were recorded),
+     * previous status or not. */
+    if (overrides != NULL && (ov = json_loads(overrides, 0, NULL)) != NULL) {
         static const char *const lists[] = {"containers", "initContainers"};
         for (size_t l = 0; l < 2; l++) {
             json_array_foreach(json_object_get(ov, lists[l]), i, c)
