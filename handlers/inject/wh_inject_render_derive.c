@@ -419,14 +419,16 @@ wh_code wh_inject_select_templates(const wh_inject_revision *rev, const json_t *
     json_array_foreach(res, i, n)
     {
         if (!wh_inject_revision_has_template(rev, json_string_value(n))) {
-            wh_buf have = WH_BUF_INIT;
+            wh_buf have = WH_BUF_INIT, quoted = WH_BUF_INIT;
             size_t k;
             json_t *t;
             json_array_foreach(rev->template_names, k, t)
                 wh_buf_printf(&have, "%s%s", k ? ", " : "", json_string_value(t));
-            wh_err_set(err, WH_E_NOTFOUND, "requested template \"%s\" not found; have %s", json_string_value(n),
+            wh_go_quote(&quoted, json_string_value(n), json_string_length(n), '"', 0); /* Go's %q */
+            wh_err_set(err, WH_E_NOTFOUND, "requested template %s not found; have %s", quoted.data,
                        have.data ? have.data : "");
             wh_buf_free(&have);
+            wh_buf_free(&quoted);
             json_decref(names);
             json_decref(res);
             return WH_E_NOTFOUND;
