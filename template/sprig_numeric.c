@@ -1,6 +1,7 @@
 /*
  * sprig_numeric.c - Sprig's numeric.go: arithmetic, int/float conversions with
- * spf13/cast's rules, min/max, floor/ceil/round, until/untilStep, seq.
+ * spf13/cast's rules, min/max, floor/ceil/round, until/untilStep, seq, and
+ * the float functions (add1f ... divf) with shopspring/decimal's arithmetic.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -9,7 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/bn.h>
+
 #include "sprig_int.h"
+#include "wh_alloc.h"
+#include "wh_buf.h"
+#include "wh_go.h"
 
 FN(fn_atoi)
 {
@@ -248,27 +254,222 @@ FN(fn_seq)
     return tm_ret_buf(ctx, out, b);
 }
 
+/* ---- add1f, addf, subf, mulf, divf: shopspring/decimal between floats ----
+ * Sprig turns every argument into a decimal (the shortest digits that read
+ * back as its float64), adds, subtracts and multiplies them exactly, divides
+ * to 16 places rounding half away from zero (decimal.DivisionPrecision), and
+ * reads the exact result back as the nearest float64: so 0.1 + 0.2 is 0.3
+ * here where float arithmetic would give 0.30000000000000004. */
+
+/* value = v * 10^exp */
+typedef struct {
+    BIGNUM *v;
+    long exp;
+} decimal;
+
+#define DECIMAL_DIV_PLACES 16
+
+static BIGNUM *bn_new(void)
+{
+    BIGNUM *b = BN_new();
+    if (!b)
+        wh_oom(sizeof(BIGNUM *));
+    return b;
+}
+
+static void bn_ok(int ok)
+{
+    if (!ok)
+        wh_oom(0);
+}
+
+/* b *= 10^e, e >= 0 */
+static void bn_scale10(BIGNUM *b, long e, BN_CTX *bc)
+{
+    BIGNUM *p, *ten;
+    if (e <= 0)
+        return;
+    p = bn_new();
+    ten = bn_new();
+    bn_ok(BN_set_word(ten, 10) && BN_set_word(p, (BN_ULONG)e) && BN_exp(p, ten, p, bc) && BN_mul(b, b, p, bc));
+    BN_free(p);
+    BN_free(ten);
+}
+
+/* decimal.NewFromFloat(cast.ToFloat64(v)), which panics on NaN and the infinities */
+static wh_code decimal_from(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, decimal *d)
+{
+    double f = sprig_to_float64(v);
+    wh_buf b = WH_BUF_INIT;
+    char *e;
+    size_t i, j = 0;
+    if (!isfinite(f)) {
+        wh_go_float(&b, f, 'g', -1);
+        wh_code rc = wh_tmpl_errorf(ctx, "Cannot create a Decimal from %s", b.data);
+        wh_buf_free(&b);
+        return rc;
+    }
+    d->v = bn_new();
+    d->exp = 0;
+    if (f == 0)
+        return WH_OK;
+    /* "-d.ddde+XX": the digits without the point, the exponent of the last one */
+    wh_go_float(&b, f, 'e', -1);
+    wh_buf_putc(&b, 0);
+    e = strchr(b.data, 'e');
+    d->exp = strtol(e + 1, NULL, 10);
+    for (i = 0; b.data + i < e; i++)
+        if (b.data[i] == '.')
+            d->exp -= e - (b.data + i) - 1;
+        else
+            b.data[j++] = b.data[i];
+    b.data[j] = 0;
+    bn_ok(BN_dec2bn(&d->v, b.data));
+    wh_buf_free(&b);
+    return WH_OK;
+}
+
+/* Both values at the smaller exponent. */
+static void decimal_align(decimal *x, decimal *y, BN_CTX *bc)
+{
+    if (x->exp > y->exp) {
+        bn_scale10(x->v, x->exp - y->exp, bc);
+        x->exp = y->exp;
+    } else {
+        bn_scale10(y->v, y->exp - x->exp, bc);
+        y->exp = x->exp;
+    }
+}
+
+/* decimal.Div: the quotient truncated at 10^-16, then one more unit away
+ * from zero when the remainder is at least half the divisor */
+static wh_code decimal_div(wh_tmpl_ctx *ctx, decimal *x, decimal *y, BN_CTX *bc)
+{
+    long e = x->exp - y->exp + DECIMAL_DIV_PLACES;
+    int neg = BN_is_negative(x->v) != BN_is_negative(y->v);
+    BIGNUM *q = bn_new(), *r = bn_new();
+    if (BN_is_zero(y->v)) {
+        BN_free(q);
+        BN_free(r);
+        return wh_tmpl_errorf(ctx, "decimal division by 0");
+    }
+    if (e < 0)
+        bn_scale10(y->v, -e, bc);
+    else
+        bn_scale10(x->v, e, bc);
+    bn_ok(BN_div(q, r, x->v, y->v, bc));
+    BN_set_negative(r, 0);
+    BN_set_negative(y->v, 0);
+    bn_ok(BN_lshift1(r, r));
+    if (BN_cmp(r, y->v) >= 0) {
+        if (neg)
+            bn_ok(BN_sub(q, q, BN_value_one()));
+        else
+            bn_ok(BN_add(q, q, BN_value_one()));
+    }
+    BN_free(x->v);
+    BN_free(r);
+    x->v = q;
+    x->exp = -DECIMAL_DIV_PLACES;
+    return WH_OK;
+}
+
+/* decimal.Float64: the float64 nearest the exact value (strtod rounds so) */
+static double decimal_float(const decimal *d)
+{
+    char *digits = BN_bn2dec(d->v);
+    wh_buf b = WH_BUF_INIT;
+    double f;
+    if (!digits)
+        wh_oom(0);
+    wh_buf_printf(&b, "%se%ld", digits, d->exp);
+    OPENSSL_free(digits);
+    f = strtod(b.data, NULL);
+    wh_buf_free(&b);
+    return f;
+}
+
+/* Sprig's execDecimalOp: first `op` each of rest, from left to right */
+static wh_code decimal_fold(wh_tmpl_ctx *ctx, char op, const wh_tmpl_value *first, const wh_tmpl_value *rest, size_t n,
+                            wh_tmpl_value *out)
+{
+    decimal acc = {NULL, 0}, x = {NULL, 0};
+    BN_CTX *bc = BN_CTX_new();
+    wh_code rc;
+    size_t i;
+    if (!bc)
+        wh_oom(0);
+    if ((rc = decimal_from(ctx, first, &acc)) != WH_OK)
+        goto out;
+    for (i = 0; i < n; i++) {
+        if ((rc = decimal_from(ctx, &rest[i], &x)) != WH_OK)
+            goto out;
+        switch (op) {
+        case '+':
+        case '-':
+            decimal_align(&acc, &x, bc);
+            bn_ok(op == '+' ? BN_add(acc.v, acc.v, x.v) : BN_sub(acc.v, acc.v, x.v));
+            break;
+        case '*':
+            bn_ok(BN_mul(acc.v, acc.v, x.v, bc));
+            acc.exp += x.exp;
+            break;
+        default:
+            if ((rc = decimal_div(ctx, &acc, &x, bc)) != WH_OK)
+                goto out;
+        }
+        BN_free(x.v);
+        x.v = NULL;
+    }
+    *out = wh_tmpl_float(decimal_float(&acc));
+out:
+    BN_free(acc.v);
+    BN_free(x.v);
+    BN_CTX_free(bc);
+    return rc;
+}
+
+FN(fn_add1f)
+{
+    wh_tmpl_value one = wh_tmpl_int(1);
+    (void)n;
+    return decimal_fold(ctx, '+', &a[0], &one, 1, out);
+}
+
+FN(fn_addf)
+{
+    wh_tmpl_value zero = wh_tmpl_float(0);
+    return decimal_fold(ctx, '+', &zero, a, n, out);
+}
+
+FN(fn_subf)
+{
+    return decimal_fold(ctx, '-', &a[0], a + 1, n - 1, out);
+}
+
+FN(fn_mulf)
+{
+    return decimal_fold(ctx, '*', &a[0], a + 1, n - 1, out);
+}
+
+FN(fn_divf)
+{
+    return decimal_fold(ctx, '/', &a[0], a + 1, n - 1, out);
+}
+
 const wh_tmpl_func tm_sprig_numeric_funcs[] = {
-    {"add", fn_add, "v*", WH_TMPL_FN_PURE},
-    {"add1", fn_add1, "v", WH_TMPL_FN_PURE},
-    {"atoi", fn_atoi, "s", WH_TMPL_FN_PURE},
-    {"biggest", fn_max, "vv*", WH_TMPL_FN_PURE},
-    {"ceil", fn_ceil, "v", WH_TMPL_FN_PURE},
-    {"div", fn_div, "vv", WH_TMPL_FN_PURE},
-    {"float64", fn_float64, "v", WH_TMPL_FN_PURE},
-    {"floor", fn_floor, "v", WH_TMPL_FN_PURE},
-    {"int", fn_int, "v", WH_TMPL_FN_PURE},
-    {"int64", fn_int64, "v", WH_TMPL_FN_PURE},
-    {"max", fn_max, "vv*", WH_TMPL_FN_PURE},
-    {"maxf", fn_maxf, "vv*", WH_TMPL_FN_PURE},
-    {"min", fn_min, "vv*", WH_TMPL_FN_PURE},
-    {"minf", fn_minf, "vv*", WH_TMPL_FN_PURE},
-    {"mod", fn_mod, "vv", WH_TMPL_FN_PURE},
-    {"mul", fn_mul, "vv*", WH_TMPL_FN_PURE},
-    {"round", fn_round, "vif*", WH_TMPL_FN_PURE},
-    {"seq", fn_seq, "i*", WH_TMPL_FN_PURE},
-    {"sub", fn_sub, "vv", WH_TMPL_FN_PURE},
-    {"until", fn_until, "i", WH_TMPL_FN_PURE},
-    {"untilStep", fn_untilstep, "iii", WH_TMPL_FN_PURE},
+    {"add", fn_add, "v*", WH_TMPL_FN_PURE},       {"add1", fn_add1, "v", WH_TMPL_FN_PURE},
+    {"add1f", fn_add1f, "v", WH_TMPL_FN_PURE},    {"addf", fn_addf, "v*", WH_TMPL_FN_PURE},
+    {"atoi", fn_atoi, "s", WH_TMPL_FN_PURE},      {"biggest", fn_max, "vv*", WH_TMPL_FN_PURE},
+    {"ceil", fn_ceil, "v", WH_TMPL_FN_PURE},      {"div", fn_div, "vv", WH_TMPL_FN_PURE},
+    {"divf", fn_divf, "vv*", WH_TMPL_FN_PURE},    {"float64", fn_float64, "v", WH_TMPL_FN_PURE},
+    {"floor", fn_floor, "v", WH_TMPL_FN_PURE},    {"int", fn_int, "v", WH_TMPL_FN_PURE},
+    {"int64", fn_int64, "v", WH_TMPL_FN_PURE},    {"max", fn_max, "vv*", WH_TMPL_FN_PURE},
+    {"maxf", fn_maxf, "vv*", WH_TMPL_FN_PURE},    {"min", fn_min, "vv*", WH_TMPL_FN_PURE},
+    {"minf", fn_minf, "vv*", WH_TMPL_FN_PURE},    {"mod", fn_mod, "vv", WH_TMPL_FN_PURE},
+    {"mul", fn_mul, "vv*", WH_TMPL_FN_PURE},      {"mulf", fn_mulf, "vv*", WH_TMPL_FN_PURE},
+    {"round", fn_round, "vif*", WH_TMPL_FN_PURE}, {"seq", fn_seq, "i*", WH_TMPL_FN_PURE},
+    {"sub", fn_sub, "vv", WH_TMPL_FN_PURE},       {"subf", fn_subf, "vv*", WH_TMPL_FN_PURE},
+    {"until", fn_until, "i", WH_TMPL_FN_PURE},    {"untilStep", fn_untilstep, "iii", WH_TMPL_FN_PURE},
 };
 const size_t tm_sprig_numeric_nfuncs = sizeof(tm_sprig_numeric_funcs) / sizeof(tm_sprig_numeric_funcs[0]);

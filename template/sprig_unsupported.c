@@ -20,11 +20,6 @@ FN(fn_unsupported)
 
 const wh_tmpl_func tm_sprig_unsupported_funcs[] = {
     /* numbers (shopspring/decimal) */
-    {"add1f", fn_unsupported, "v", 0},
-    {"addf", fn_unsupported, "v*", 0},
-    {"divf", fn_unsupported, "vv*", 0},
-    {"mulf", fn_unsupported, "vv*", 0},
-    {"subf", fn_unsupported, "vv*", 0},
     {"toDecimal", fn_unsupported, "v", 0},
     /* strings (xstrings) */
     {"camelcase", fn_unsupported, "s", 0},
