@@ -30,6 +30,7 @@ static const tm_func_table tm_sprig_tables[] = {
     {tm_sprig_list_funcs, &tm_sprig_list_nfuncs},
     {tm_sprig_regex_funcs, &tm_sprig_regex_nfuncs},
     {tm_sprig_semver_funcs, &tm_sprig_semver_nfuncs},
+    {tm_sprig_url_funcs, &tm_sprig_url_nfuncs},
 };
 static const size_t tm_sprig_ntables = sizeof(tm_sprig_tables) / sizeof(tm_sprig_tables[0]);
 

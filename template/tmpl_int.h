@@ -461,6 +461,8 @@ extern const wh_tmpl_func tm_sprig_regex_funcs[];
 extern const size_t tm_sprig_regex_nfuncs;
 extern const wh_tmpl_func tm_sprig_semver_funcs[];
 extern const size_t tm_sprig_semver_nfuncs;
+extern const wh_tmpl_func tm_sprig_url_funcs[];
+extern const size_t tm_sprig_url_nfuncs;
 extern const wh_tmpl_func tm_sprig_unsupported_funcs[];
 extern const size_t tm_sprig_unsupported_nfuncs;
 extern const wh_tmpl_func tm_helm_funcs[];
