@@ -251,7 +251,8 @@ static void on_configmaps(wh_inject_cluster *c, const json_t *cache, const char 
 /* ---- ProxyConfigs, nodes, namespaces ------------------------------------------ */
 
 /* What a ProxyConfig contributes (cluster.md §2): concurrency,
- * environmentVariables (as proxyMetadata) and image, plus its selector. */
+ * environmentVariables (as proxyMetadata) and image, plus its selector's
+ * matchLabels ({} when it has none). */
 static json_t *trim_proxyconfig(const json_t *obj, void *ctx)
 {
     const json_t *meta = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
@@ -266,9 +267,12 @@ static json_t *trim_proxyconfig(const json_t *obj, void *ctx)
         json_object_set(doc, "image", (json_t *)v);
     out = json_pack("{s:O?, s:O?, s:O?, s:o}", "namespace", json_object_get(meta, "namespace"), "name",
                     json_object_get(meta, "name"), "created", json_object_get(meta, "creationTimestamp"), "doc", doc);
-    v = json_object_get(json_object_get(spec, "selector"), "matchLabels");
-    if (json_is_object(v) && json_object_size(v) > 0)
-        json_object_set(out, "selector", (json_t *)v);
+    /* A selector without labels (`selector: {}`) still makes the resource a
+     * workload one, which then selects nothing: istiod ignores it. */
+    if (json_is_object(v = json_object_get(spec, "selector"))) {
+        v = json_object_get(v, "matchLabels");
+        json_object_set_new(out, "selector", json_is_object(v) ? json_incref((json_t *)v) : json_object());
+    }
     return out;
 }
 

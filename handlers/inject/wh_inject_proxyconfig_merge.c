@@ -13,7 +13,8 @@
 #include "wh_kube.h"
 
 /* The first (oldest) resource of namespace `ns` without a selector, or, for
- * the workload level, with a selector the pod's `labels` satisfy. */
+ * the workload level, with a selector of at least one label, all of which the
+ * pod's `labels` carry.  A selector without labels belongs to neither level. */
 static const json_t *oldest(const json_t *pcs, const char *ns, int workload, const json_t *labels)
 {
     size_t i;
@@ -27,7 +28,7 @@ static const json_t *oldest(const json_t *pcs, const char *ns, int workload, con
             continue;
         if (!workload && sel == NULL)
             return p;
-        if (workload && sel != NULL) {
+        if (workload && json_object_size(sel) > 0) {
             json_t *s = json_pack("{s:O}", "matchLabels", sel);
             int m = wh_kube_selector_matches(s, json_is_object(labels) ? labels : NULL);
             json_decref(s);

@@ -233,6 +233,11 @@ def main():
                   image_of(s).startswith("example.com/fixed/"), body)
 
             # ProxyConfig at root, namespace and workload level; the annotation under the workload's resource.
+            # The oldest of each namespace has a selector without labels: istiod counts it at neither level.
+            empty = [proxyconfig(ns, "aaa-empty-selector", {"A": "empty", "B": "empty", "C": "empty"}) for ns in (NS, "app")]
+            for pc in empty:
+                pc["spec"]["selector"] = {}
+            api.load(empty)
             api.load([proxyconfig(NS, "root", {"A": "root", "B": "root"}, concurrency=3),
                       proxyconfig("app", "ns", {"B": "ns", "C": "ns"}),
                       proxyconfig("app", "web", {"C": "workload"}, selector={"app": "web"})])
