@@ -43,8 +43,6 @@ const wh_tmpl_func tm_sprig_unsupported_funcs[] = {
     {"toDate", fn_unsupported, "ss", 0},
     {"mustToDate", fn_unsupported, "ss", 0},
     {"unixEpoch", fn_unsupported, "v", 0},
-    /* semver objects */
-    {"semver", fn_unsupported, "s", 0},
     /* encodings, passwords, encryption */
     {"bcrypt", fn_unsupported, "s", 0},
     {"htpasswd", fn_unsupported, "ss", 0},
