@@ -218,9 +218,10 @@ class TestRevisionTagsAsWebhookctl(unittest.TestCase):
         self.addCleanup(api.close)
         api.load([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}] + cluster)
         generated = []
+        auto = ["--auto-inject-namespaces"] if values.get("sidecarInjectorWebhook", {}).get("enableNamespacesByDefault") else []
         for t in tags:
             out = subprocess.run([WEBHOOKCTL, "tag", "generate", t, "--revision", values.get("revision") or "default",
-                                  "-i", namespace, "-y", "--kubeconfig", api.kubeconfig()],
+                                  "-i", namespace, "-y", "--kubeconfig", api.kubeconfig()] + auto,
                                  capture_output=True, text=True, timeout=60)
             self.assertEqual(out.returncode, 0, out.stderr)
             generated += helmtest.docs(out.stdout)
@@ -232,6 +233,12 @@ class TestRevisionTagsAsWebhookctl(unittest.TestCase):
     def test_named_revision(self):
         self.compare({"revision": "canary", "injection": {"revisions": ["canary"], "defaultRevision": False},
                       "revisionTags": ["prod", "default"]}, ["prod", "default"])
+
+    def test_default_tag_injects_unlabelled_namespaces(self):
+        # istiod's chart gives the default tag the auto. entry when enableNamespacesByDefault.
+        self.compare({"revision": "canary", "injection": {"revisions": ["canary"], "defaultRevision": False},
+                      "sidecarInjectorWebhook": {"enableNamespacesByDefault": True},
+                      "revisionTags": ["default"]}, ["default"])
 
     def test_default_revision_cert_manager_other_namespace(self):
         self.compare({"certificates": {"mode": "certManager"}, "revisionTags": ["stable"],
