@@ -1,7 +1,8 @@
 /*
  * sprig_numeric.c - Sprig's numeric.go: arithmetic, int/float conversions with
- * spf13/cast's rules, min/max, floor/ceil/round, until/untilStep, seq, and
- * the float functions (add1f ... divf) with shopspring/decimal's arithmetic.
+ * spf13/cast's rules, min/max, floor/ceil/round, until/untilStep, seq,
+ * toDecimal, and the float functions (add1f ... divf) with
+ * shopspring/decimal's arithmetic.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -33,6 +34,31 @@ FN(fn_atoi)
         }
     }
     return sprig_ret_int(out, i);
+}
+
+/* strconv.ParseInt(fmt.Sprint(v), 8, 64), 0 when it fails */
+FN(fn_todecimal)
+{
+    const char *s;
+    size_t len, i = 0;
+    uint64_t v = 0, limit;
+    int neg;
+    wh_code rc;
+    (void)n;
+
+    if ((rc = sprig_strval(ctx, &a[0], &s, &len)) != WH_OK)
+        return rc;
+    neg = len > 0 && s[0] == '-';
+    i = len > 0 && (s[0] == '-' || s[0] == '+');
+    limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    if (i == len)
+        return sprig_ret_int64(out, 0);
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '7' || v > (limit - (uint64_t)(s[i] - '0')) / 8)
+            return sprig_ret_int64(out, 0);
+        v = v * 8 + (uint64_t)(s[i] - '0');
+    }
+    return sprig_ret_int64(out, neg ? (int64_t)(0 - v) : (int64_t)v);
 }
 
 FN(fn_int)
@@ -458,18 +484,32 @@ FN(fn_divf)
 }
 
 const wh_tmpl_func tm_sprig_numeric_funcs[] = {
-    {"add", fn_add, "v*", WH_TMPL_FN_PURE},       {"add1", fn_add1, "v", WH_TMPL_FN_PURE},
-    {"add1f", fn_add1f, "v", WH_TMPL_FN_PURE},    {"addf", fn_addf, "v*", WH_TMPL_FN_PURE},
-    {"atoi", fn_atoi, "s", WH_TMPL_FN_PURE},      {"biggest", fn_max, "vv*", WH_TMPL_FN_PURE},
-    {"ceil", fn_ceil, "v", WH_TMPL_FN_PURE},      {"div", fn_div, "vv", WH_TMPL_FN_PURE},
-    {"divf", fn_divf, "vv*", WH_TMPL_FN_PURE},    {"float64", fn_float64, "v", WH_TMPL_FN_PURE},
-    {"floor", fn_floor, "v", WH_TMPL_FN_PURE},    {"int", fn_int, "v", WH_TMPL_FN_PURE},
-    {"int64", fn_int64, "v", WH_TMPL_FN_PURE},    {"max", fn_max, "vv*", WH_TMPL_FN_PURE},
-    {"maxf", fn_maxf, "vv*", WH_TMPL_FN_PURE},    {"min", fn_min, "vv*", WH_TMPL_FN_PURE},
-    {"minf", fn_minf, "vv*", WH_TMPL_FN_PURE},    {"mod", fn_mod, "vv", WH_TMPL_FN_PURE},
-    {"mul", fn_mul, "vv*", WH_TMPL_FN_PURE},      {"mulf", fn_mulf, "vv*", WH_TMPL_FN_PURE},
-    {"round", fn_round, "vif*", WH_TMPL_FN_PURE}, {"seq", fn_seq, "i*", WH_TMPL_FN_PURE},
-    {"sub", fn_sub, "vv", WH_TMPL_FN_PURE},       {"subf", fn_subf, "vv*", WH_TMPL_FN_PURE},
-    {"until", fn_until, "i", WH_TMPL_FN_PURE},    {"untilStep", fn_untilstep, "iii", WH_TMPL_FN_PURE},
+    {"add", fn_add, "v*", WH_TMPL_FN_PURE},
+    {"add1", fn_add1, "v", WH_TMPL_FN_PURE},
+    {"add1f", fn_add1f, "v", WH_TMPL_FN_PURE},
+    {"addf", fn_addf, "v*", WH_TMPL_FN_PURE},
+    {"atoi", fn_atoi, "s", WH_TMPL_FN_PURE},
+    {"biggest", fn_max, "vv*", WH_TMPL_FN_PURE},
+    {"ceil", fn_ceil, "v", WH_TMPL_FN_PURE},
+    {"div", fn_div, "vv", WH_TMPL_FN_PURE},
+    {"divf", fn_divf, "vv*", WH_TMPL_FN_PURE},
+    {"float64", fn_float64, "v", WH_TMPL_FN_PURE},
+    {"floor", fn_floor, "v", WH_TMPL_FN_PURE},
+    {"int", fn_int, "v", WH_TMPL_FN_PURE},
+    {"int64", fn_int64, "v", WH_TMPL_FN_PURE},
+    {"max", fn_max, "vv*", WH_TMPL_FN_PURE},
+    {"maxf", fn_maxf, "vv*", WH_TMPL_FN_PURE},
+    {"min", fn_min, "vv*", WH_TMPL_FN_PURE},
+    {"minf", fn_minf, "vv*", WH_TMPL_FN_PURE},
+    {"mod", fn_mod, "vv", WH_TMPL_FN_PURE},
+    {"mul", fn_mul, "vv*", WH_TMPL_FN_PURE},
+    {"mulf", fn_mulf, "vv*", WH_TMPL_FN_PURE},
+    {"round", fn_round, "vif*", WH_TMPL_FN_PURE},
+    {"seq", fn_seq, "i*", WH_TMPL_FN_PURE},
+    {"sub", fn_sub, "vv", WH_TMPL_FN_PURE},
+    {"subf", fn_subf, "vv*", WH_TMPL_FN_PURE},
+    {"toDecimal", fn_todecimal, "v", WH_TMPL_FN_PURE},
+    {"until", fn_until, "i", WH_TMPL_FN_PURE},
+    {"untilStep", fn_untilstep, "iii", WH_TMPL_FN_PURE},
 };
 const size_t tm_sprig_numeric_nfuncs = sizeof(tm_sprig_numeric_funcs) / sizeof(tm_sprig_numeric_funcs[0]);

@@ -19,8 +19,6 @@ FN(fn_unsupported)
 }
 
 const wh_tmpl_func tm_sprig_unsupported_funcs[] = {
-    /* numbers (shopspring/decimal) */
-    {"toDecimal", fn_unsupported, "v", 0},
     /* strings (xstrings) */
     {"camelcase", fn_unsupported, "s", 0},
     {"kebabcase", fn_unsupported, "s", 0},
