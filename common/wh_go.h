@@ -50,6 +50,9 @@ void wh_go_quote(wh_buf *out, const char *s, size_t len, char q, int ascii_only)
 /* strings.TrimSpace: narrows [*s, *s + *len) past the leading and trailing
  * runes unicode.IsSpace calls space (ASCII, U+0085, U+00A0, U+2000...). */
 void wh_go_trim_space(const char **s, size_t *len);
+/* The byte length of the unicode.IsSpace rune at s (len bytes), 0 when s does
+ * not start with one. */
+size_t wh_go_space_len(const char *s, size_t len);
 
 /* ---- encoding/json ---- */
 

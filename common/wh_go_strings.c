@@ -1,13 +1,12 @@
 /*
  * wh_go_strings.c - Go's strings.TrimSpace, which istiod applies to annotation
- * values (ports, template names) and Sprig's trim to template strings: the
+ * values (ports, template names) and Sprig's trim and nospace to template strings: the
  * Unicode white space of unicode.IsSpace, not C's isspace (see wh_go.h).
  */
 #include "wh_go.h"
 
-/* The byte length of the unicode.IsSpace rune at s, 0 when there is none:
- * ASCII \t \n \v \f \r and space, U+0085, U+00A0, U+1680, U+2000-U+200A,
- * U+2028, U+2029, U+202F, U+205F and U+3000. */
+/* The unicode.IsSpace runes: ASCII \t \n \v \f \r and space, U+0085,
+ * U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F and U+3000. */
 static size_t space_at(const unsigned char *s, size_t n)
 {
     if (n >= 1 && (s[0] == ' ' || (s[0] >= '\t' && s[0] <= '\r')))
@@ -22,6 +21,11 @@ static size_t space_at(const unsigned char *s, size_t n)
          ((s[2] >= 0x80 && s[2] <= 0x8A) || s[2] == 0xA8 || s[2] == 0xA9 || s[2] == 0xAF)))
         return 3;
     return 0;
+}
+
+size_t wh_go_space_len(const char *s, size_t len)
+{
+    return space_at((const unsigned char *)s, len);
 }
 
 void wh_go_trim_space(const char **s, size_t *len)

@@ -18,48 +18,12 @@ static int is_space_byte(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
-/* strings.TrimSpace (ASCII and the Unicode spaces U+0085, U+00A0 and friends) */
-static size_t uspace_len(const char *s, size_t len)
-{
-    unsigned r;
-    size_t w;
-
-    if (len == 0)
-        return 0;
-    if (is_space_byte(s[0]))
-        return 1;
-    w = tm_utf8_decode(s, len, &r);
-    if (w > 1 && (r == 0x85 || r == 0xa0 || r == 0x1680 || (r >= 0x2000 && r <= 0x200a) || r == 0x2028 || r == 0x2029 ||
-                  r == 0x202f || r == 0x205f || r == 0x3000))
-        return w;
-    return 0;
-}
-
-static size_t uspace_len_back(const char *s, size_t len)
-{
-    size_t k;
-
-    if (len == 0)
-        return 0;
-    if (is_space_byte(s[len - 1]))
-        return 1;
-    for (k = 2; k <= 3 && k <= len; k++)
-        if (uspace_len(s + len - k, k) == k)
-            return k;
-    return 0;
-}
-
 FN(fn_trim)
 {
     const char *s = a[0].u.s;
-    size_t len = a[0].len, w;
+    size_t len = a[0].len;
 
-    while ((w = uspace_len(s, len)) != 0) {
-        s += w;
-        len -= w;
-    }
-    while ((w = uspace_len_back(s, len)) != 0)
-        len -= w;
+    wh_go_trim_space(&s, &len);
     *out = wh_tmpl_strn(s, len);
     return WH_OK;
 }
@@ -279,7 +243,7 @@ FN(fn_nospace)
     size_t i = 0, w;
 
     while (i < a[0].len) {
-        if ((w = uspace_len(a[0].u.s + i, a[0].len - i)) != 0) {
+        if ((w = wh_go_space_len(a[0].u.s + i, a[0].len - i)) != 0) {
             i += w;
             continue;
         }

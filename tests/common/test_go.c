@@ -58,6 +58,13 @@ static void trim_space(void **state)
         assert_int_equal(n, strlen(cases[i][1]));
         assert_memory_equal(s, cases[i][1], n);
     }
+    /* the length of the space rune a string starts with; Sprig's nospace drops each */
+    assert_int_equal(wh_go_space_len("\vx", 2), 1);
+    assert_int_equal(wh_go_space_len("\xc2\x85x", 3), 2);
+    assert_int_equal(wh_go_space_len("\xe3\x80\x80", 3), 3);
+    assert_int_equal(wh_go_space_len("\xe3\x80\x80", 2), 0); /* cut short */
+    assert_int_equal(wh_go_space_len("\xe2\x80\x8b", 3), 0); /* U+200B */
+    assert_int_equal(wh_go_space_len("x ", 2), 0);
 }
 
 /* What `write` (a call that appends to the wh_buf b) writes must be `want`. */
