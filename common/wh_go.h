@@ -5,6 +5,7 @@
  *
  *   strconv        ParseBool, float formatting      (wh_go_strconv.c)
  *   strings        TrimSpace                        (wh_go_strings.c)
+ *   time           Duration.String                  (wh_go_time.c)
  *   encoding/json  string escaping, floats, the     (wh_go_json.c)
  *                  compact writer, "cannot
  *                  unmarshal"; omitempty's "empty"  (inline below)
@@ -18,6 +19,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "wh_buf.h"
 
@@ -53,6 +55,12 @@ void wh_go_trim_space(const char **s, size_t *len);
 /* The byte length of the unicode.IsSpace rune at s (len bytes), 0 when s does
  * not start with one. */
 size_t wh_go_space_len(const char *s, size_t len);
+
+/* ---- time ---- */
+
+/* time.Duration(ns).String(), appended to out: "0s", "1ns", "1.5µs", "1m0s",
+ * "2h3m4.5s", "-1s". */
+void wh_go_duration(wh_buf *out, int64_t ns);
 
 /* ---- encoding/json ---- */
 

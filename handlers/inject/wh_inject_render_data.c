@@ -404,74 +404,34 @@ static json_t *wrapper_json(wh_tmpl_ctx *ctx, const wh_tmpl_value *v)
     return json_pack("{sO}", "value", (json_t *)v->u.host);
 }
 
-/* Go's time.Duration.String() for a protobuf Duration ("45s", "1m30s",
- * "1.5s", "500ms"). */
+/* A protobuf Duration's JSON ("45s", "-1.5s") printed as istiod's templates
+ * print it: durationpb's AsDuration (which clamps what overflows int64
+ * nanoseconds to its minimum or maximum), then Go's Duration.String. */
 static wh_code go_duration_string(const char *proto, wh_buf *out)
 {
-    long long sec = 0, frac = 0;
+    unsigned long long sec = 0, frac = 0, ns, max = (unsigned long long)INT64_MAX;
     int nd = 0, neg = 0;
     const char *p = proto;
-    unsigned long long ns;
 
     if (*p == '-') {
         neg = 1;
         p++;
     }
-    while (*p >= '0' && *p <= '9')
-        sec = sec * 10 + (*p++ - '0');
+    for (; *p >= '0' && *p <= '9'; p++)
+        if (sec <= max / 1000000000ULL) /* past that, int64 nanoseconds overflow: clamped below */
+            sec = sec * 10 + (unsigned long long)(*p - '0');
     if (*p == '.')
         for (p++; *p >= '0' && *p <= '9' && nd < 9; p++, nd++)
-            frac = frac * 10 + (*p - '0');
+            frac = frac * 10 + (unsigned long long)(*p - '0');
     while (nd++ < 9)
         frac *= 10;
-    ns = (unsigned long long)sec * 1000000000ULL + (unsigned long long)frac;
     if (neg)
-        wh_buf_putc(out, '-');
-    if (ns == 0) {
-        wh_buf_puts(out, "0s");
-        return WH_OK;
-    }
-    if (ns < 1000000000ULL) {
-        /* sub-second: ns, µs or ms with a fraction */
-        const char *unit = "ns";
-        unsigned long long div = 1;
-        if (ns >= 1000000ULL) {
-            unit = "ms";
-            div = 1000000ULL;
-        } else if (ns >= 1000ULL) {
-            unit = "µs";
-            div = 1000ULL;
-        }
-        wh_buf_printf(out, "%llu", ns / div);
-        if (ns % div) {
-            char digits[16];
-            int w = div == 1000000ULL ? 6 : 3;
-            snprintf(digits, sizeof(digits), "%0*llu", w, ns % div);
-            for (int i = w - 1; i >= 0 && digits[i] == '0'; i--)
-                digits[i] = '\0';
-            wh_buf_printf(out, ".%s", digits);
-        }
-        wh_buf_puts(out, unit);
-        return WH_OK;
-    }
-    {
-        unsigned long long h = ns / 3600000000000ULL, m = (ns / 60000000000ULL) % 60, s = (ns / 1000000000ULL) % 60,
-                           f = ns % 1000000000ULL;
-        if (h > 0)
-            wh_buf_printf(out, "%lluh", h);
-        if (h > 0 || m > 0)
-            wh_buf_printf(out, "%llum", m);
-        wh_buf_printf(out, "%llu", s);
-        if (f) {
-            char digits[16];
-            snprintf(digits, sizeof(digits), "%09llu", f);
-            for (int i = 8; i >= 0 && digits[i] == '0'; i--)
-                digits[i] = '\0';
-            wh_buf_printf(out, ".%s", digits);
-        }
-        wh_buf_putc(out, 's');
-        return WH_OK;
-    }
+        max++; /* -2^63 */
+    ns = sec > max / 1000000000ULL ? max : sec * 1000000000ULL + frac;
+    if (ns > max)
+        ns = max;
+    wh_go_duration(out, neg ? (int64_t)(0ULL - ns) : (int64_t)ns);
+    return WH_OK;
 }
 
 static wh_code dur_format(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, wh_buf *out)

@@ -67,6 +67,39 @@ static void trim_space(void **state)
     assert_int_equal(wh_go_space_len("x ", 2), 0);
 }
 
+/* time.Duration.String, each row as Go prints it. */
+static void duration(void **state)
+{
+    static const struct {
+        int64_t ns;
+        const char *want;
+    } cases[] = {
+        {0, "0s"},
+        {1, "1ns"},
+        {999, "999ns"},
+        {1000, "1µs"},
+        {1500, "1.5µs"},
+        {1500000, "1.5ms"},
+        {1000000000, "1s"},
+        {60000000000LL, "1m0s"},
+        {3600000000000LL, "1h0m0s"},
+        {7384500000000LL, "2h3m4.5s"},
+        {-1500, "-1.5µs"},
+        {-90000000000LL, "-1m30s"},
+        {1000000001, "1.000000001s"},
+        {INT64_MAX, "2562047h47m16.854775807s"},
+        {INT64_MIN, "-2562047h47m16.854775808s"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        wh_buf b = WH_BUF_INIT;
+        wh_go_duration(&b, cases[i].ns);
+        assert_string_equal(b.data, cases[i].want);
+        wh_buf_free(&b);
+    }
+}
+
 /* What `write` (a call that appends to the wh_buf b) writes must be `want`. */
 #define EXPECT_TEXT(want, write)                                                                                       \
     do {                                                                                                               \
@@ -793,6 +826,7 @@ int main(void)
         cmocka_unit_test(json_string_byte_pairs),
         cmocka_unit_test(json_string_utf8),
         cmocka_unit_test(json_string_random),
+        cmocka_unit_test(duration),
     };
     int failed = cmocka_run_group_tests_name("jansson's calls", tests, NULL, NULL);
 
