@@ -1,7 +1,8 @@
 /*
  * sprig_crypto.c - Sprig's encodings, digests and randomness (crypto.go and
  * strings.go's base32/base64): b32enc/b32dec, b64enc/b64dec, sha1sum,
- * sha256sum, sha512sum (Sprig 3.3.0 on), adler32sum, uuidv4, rand*.
+ * sha256sum, sha512sum (Sprig 3.3.0 on), adler32sum, uuidv4, rand*, and
+ * encryptAES/decryptAES.
  */
 #define _GNU_SOURCE
 #include <openssl/evp.h>
@@ -270,12 +271,83 @@ FN(fn_randint)
     return sprig_ret_int(out, (int64_t)(r + (uint64_t)a[0].u.i));
 }
 
+/* ---- encryptAES / decryptAES: AES-256-CBC, the password's first 32 bytes
+ * (zero-padded) as the key, a random IV in front, PKCS#7 padding added and
+ * (without checking it) cut off by the last byte's value, base64 outside ---- */
+
+/* CBC over whole blocks, no padding of OpenSSL's own; 0 on failure */
+static int aes_cbc(const wh_tmpl_value *password, const unsigned char *iv, const unsigned char *in, size_t len,
+                   unsigned char *out, int enc)
+{
+    unsigned char key[32] = {0};
+    EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+    int n1 = 0, n2 = 0, ok;
+    memcpy(key, password->u.s, password->len < sizeof(key) ? password->len : sizeof(key));
+    ok = c && EVP_CipherInit_ex(c, EVP_aes_256_cbc(), NULL, key, iv, enc) && EVP_CIPHER_CTX_set_padding(c, 0) &&
+         EVP_CipherUpdate(c, out, &n1, in, (int)len) && EVP_CipherFinal_ex(c, out + n1, &n2);
+    EVP_CIPHER_CTX_free(c);
+    return ok;
+}
+
+FN(fn_encryptaes)
+{
+    wh_buf *b = wh_tmpl_tmpbuf(ctx);
+    size_t pad = 16 - a[1].len % 16, len = 16 + a[1].len + pad;
+    unsigned char *buf;
+    (void)n;
+
+    if (a[1].len == 0)
+        return wh_tmpl_strdup(ctx, "", 0, out);
+    buf = wh_tmpl_alloc(ctx, 2 * len);
+    memcpy(buf + len, a[1].u.s, a[1].len);
+    memset(buf + len + a[1].len, (int)pad, pad);
+    if (RAND_bytes(buf, 16) != 1)
+        return wh_tmpl_errorf(ctx, "no randomness available");
+    if (!aes_cbc(&a[0], buf, buf + len, len - 16, buf + 16, 1))
+        return wh_tmpl_errorf(ctx, "encryptAES: cipher failure");
+    wh_go_base64(b, buf, len);
+    return tm_ret_buf(ctx, out, b);
+}
+
+FN(fn_decryptaes)
+{
+    wh_buf *b = wh_tmpl_tmpbuf(ctx);
+    unsigned char *plain;
+    size_t len, cut;
+    long bad;
+    (void)n;
+
+    if (a[1].len == 0)
+        return wh_tmpl_strdup(ctx, "", 0, out);
+    if ((bad = wh_go_base64_decode(b, a[1].u.s, a[1].len, 0)) >= 0)
+        return wh_tmpl_errorf(ctx, "illegal base64 data at input byte %ld", bad);
+    /* what Go panics with when the text is too short or not whole blocks
+     * (the capacity is DecodeString's buffer, base64.DecodedLen of the text) */
+    if (b->len < 16)
+        return wh_tmpl_errorf(ctx, "runtime error: slice bounds out of range [:16] with capacity %zu",
+                              (size_t)a[1].len / 4 * 3);
+    len = b->len - 16;
+    if (len % 16 != 0)
+        return wh_tmpl_errorf(ctx, "crypto/cipher: input not full blocks");
+    if (len == 0)
+        return wh_tmpl_errorf(ctx, "runtime error: index out of range [-1]");
+    plain = wh_tmpl_alloc(ctx, len);
+    if (!aes_cbc(&a[0], (unsigned char *)b->data, (unsigned char *)b->data + 16, len, plain, 0))
+        return wh_tmpl_errorf(ctx, "decryptAES: cipher failure");
+    cut = plain[len - 1];
+    if (cut > len)
+        return wh_tmpl_errorf(ctx, "runtime error: slice bounds out of range [:%lld]", (long long)len - (long long)cut);
+    return wh_tmpl_strdup(ctx, (const char *)plain, len - cut, out);
+}
+
 const wh_tmpl_func tm_sprig_crypto_funcs[] = {
     {"adler32sum", fn_adler32sum, "s", WH_TMPL_FN_PURE},
     {"b32dec", fn_b32dec, "s", WH_TMPL_FN_PURE},
     {"b32enc", fn_b32enc, "s", WH_TMPL_FN_PURE},
     {"b64dec", fn_b64dec, "s", WH_TMPL_FN_PURE},
     {"b64enc", fn_b64enc, "s", WH_TMPL_FN_PURE},
+    {"decryptAES", fn_decryptaes, "ss", WH_TMPL_FN_PURE},
+    {"encryptAES", fn_encryptaes, "ss", 0},
     {"randAlpha", fn_randalpha, "i", 0},
     {"randAlphaNum", fn_randalphanum, "i", 0},
     {"randAscii", fn_randascii, "i", 0},

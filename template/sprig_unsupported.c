@@ -41,12 +41,10 @@ const wh_tmpl_func tm_sprig_unsupported_funcs[] = {
     {"toDate", fn_unsupported, "ss", 0},
     {"mustToDate", fn_unsupported, "ss", 0},
     {"unixEpoch", fn_unsupported, "v", 0},
-    /* encodings, passwords, encryption */
+    /* passwords */
     {"bcrypt", fn_unsupported, "s", 0},
     {"htpasswd", fn_unsupported, "ss", 0},
     {"derivePassword", fn_unsupported, "vssss", 0},
-    {"encryptAES", fn_unsupported, "ss", 0},
-    {"decryptAES", fn_unsupported, "ss", 0},
     /* certificates and keys */
     {"buildCustomCert", fn_unsupported, "ss", 0},
     {"genCA", fn_unsupported, "si", 0},
