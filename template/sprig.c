@@ -408,6 +408,13 @@ FN(fn_hello)
     return WH_OK;
 }
 
+const char *sprig_arena_str(wh_tmpl_ctx *ctx, const char *s, size_t len)
+{
+    wh_tmpl_value v;
+    wh_tmpl_strdup(ctx, s, len, &v);
+    return v.u.s;
+}
+
 const wh_tmpl_func tm_sprig_functions_funcs[] = {
     {"base", fn_base, "s", WH_TMPL_FN_PURE},
     {"clean", fn_clean, "s", WH_TMPL_FN_PURE},

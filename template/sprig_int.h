@@ -33,6 +33,8 @@ wh_code sprig_strval(wh_tmpl_ctx *ctx, const wh_tmpl_value *v, const char **s, s
 /* spf13/cast's ToInt64 and ToFloat64 (0 when it cannot convert). */
 int64_t sprig_to_int64(const wh_tmpl_value *v);
 double sprig_to_float64(const wh_tmpl_value *v);
+/* A NUL-terminated copy of len bytes at s in the render's arena. */
+const char *sprig_arena_str(wh_tmpl_ctx *ctx, const char *s, size_t len);
 /* reflect.DeepEqual. */
 int sprig_deep_equal(wh_tmpl_ctx *ctx, const wh_tmpl_value *x, const wh_tmpl_value *y);
 

@@ -315,14 +315,6 @@ typedef struct {
 static const wh_tmpl_type version_ptr_type, version_type;
 static const wh_tmpl_type uint64_type = {.name = "uint64", .kind = WH_TMPL_UINT};
 
-static const char *arena_str(wh_tmpl_ctx *ctx, const char *s, size_t n)
-{
-    char *t = wh_tmpl_alloc(ctx, n + 1);
-    memcpy(t, s, n);
-    t[n] = 0;
-    return t;
-}
-
 static int ident_char(char c)
 {
     return isalnum((unsigned char)c) || c == '-';
@@ -428,9 +420,9 @@ static wh_code new_version(wh_tmpl_ctx *ctx, const char *s, size_t len, version 
                 (int)(end[k] - at[k]), s + at[k]);
     if (pre && (err = prerelease_error(s + pre, pre_end - pre)) != NULL)
         return wh_tmpl_errorf(ctx, "%s", err);
-    v->pre = pre ? arena_str(ctx, s + pre, pre_end - pre) : "";
-    v->meta = meta ? arena_str(ctx, s + meta, len - meta) : "";
-    v->orig = arena_str(ctx, s, len);
+    v->pre = pre ? sprig_arena_str(ctx, s + pre, pre_end - pre) : "";
+    v->meta = meta ? sprig_arena_str(ctx, s + meta, len - meta) : "";
+    v->orig = sprig_arena_str(ctx, s, len);
     return WH_OK;
 }
 
@@ -527,7 +519,7 @@ static wh_code version_field(wh_tmpl_ctx *ctx, const wh_tmpl_value *recv, const 
         if (args[0].len > 0 && (err = is_pre ? prerelease_error(args[0].u.s, args[0].len)
                                              : metadata_error(args[0].u.s, args[0].len)) != NULL)
             return wh_tmpl_errorf(ctx, "%s", err);
-        *(is_pre ? &next.pre : &next.meta) = arena_str(ctx, args[0].u.s, args[0].len);
+        *(is_pre ? &next.pre : &next.meta) = sprig_arena_str(ctx, args[0].u.s, args[0].len);
         *out = version_value(ctx, &next);
         return WH_OK;
     }

@@ -29,15 +29,6 @@ enum { ENC_PATH, ENC_USER, ENC_HOST, ENC_ZONE, ENC_FRAGMENT };
 
 static const span no_span = {"", 0};
 
-static span arena_copy(wh_tmpl_ctx *ctx, const char *p, size_t n)
-{
-    char *t = wh_tmpl_alloc(ctx, n + 1);
-    span s = {t, n};
-    memcpy(t, p, n);
-    t[n] = 0;
-    return s;
-}
-
 static int should_escape(unsigned char c, int mode)
 {
     if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
@@ -457,7 +448,8 @@ FN(fn_urlparse)
     if (u.has_user) {
         wh_buf_reset(err);
         userinfo_string(err, &u);
-        user = arena_copy(ctx, err->data, err->len);
+        user.p = sprig_arena_str(ctx, err->data, err->len);
+        user.n = err->len;
     }
     *out = wh_tmpl_map_new(ctx, NULL);
     if ((rc = put(ctx, out, "scheme", u.scheme)) || (rc = put(ctx, out, "host", u.host)) ||
@@ -505,7 +497,7 @@ FN(fn_urljoin)
     if (userinfo.n) {
         /* Sprig reads it back through url.Parse("proto://<userinfo>@host") */
         wh_buf_printf(b, "proto://%.*s@host", (int)userinfo.n, userinfo.p);
-        span raw = arena_copy(ctx, b->data, b->len);
+        span raw = {sprig_arena_str(ctx, b->data, b->len), b->len};
         wh_buf_reset(b);
         if (url_parse(ctx, raw, &tmp, b))
             return wh_tmpl_errorf(ctx, "unable to parse userinfo in dict: %.*s", (int)b->len, b->data);
