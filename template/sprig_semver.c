@@ -19,50 +19,11 @@ typedef struct semver {
     char pre[128];
 } semver;
 
-static int parse_semver(const char *s, size_t len, semver *v)
-{
-    char buf[256], *p, *end;
-    int parts = 0;
-    uint64_t nums[3] = {0, 0, 0};
-
-    if (len == 0 || len >= sizeof(buf))
-        return -1;
-    memcpy(buf, s, len);
-    buf[len] = 0;
-    p = buf;
-    if (*p == 'v')
-        p++;
-    memset(v, 0, sizeof(*v));
-    while (parts < 3) {
-        if (!isdigit((unsigned char)*p))
-            return -1;
-        errno = 0;
-        nums[parts++] = strtoull(p, &end, 10);
-        if (errno != 0)
-            return -1;
-        if (end - p > 1 && *p == '0')
-            return -1;
-        p = end;
-        if (*p != '.')
-            break;
-        p++;
-    }
-    v->major = nums[0];
-    v->minor = nums[1];
-    v->patch = nums[2];
-    if (*p == '-') {
-        char *q = p + 1;
-        size_t k = strcspn(q, "+");
-        if (k == 0 || k >= sizeof(v->pre))
-            return -1;
-        memcpy(v->pre, q, k);
-        v->pre[k] = 0;
-        p = q + k;
-    }
-    if (*p == '+')
-        p += strlen(p);
-    return *p == 0 ? 0 : -1;
-}
+/* semver.Version: the strings NUL-terminated in the render's arena */
+typedef struct version {
+    uint64_t major, minor, patch;
+    const char *pre, *meta, *orig;
+} version;
 
 static int cmp_pre(const char *a, const char *b)
 {
@@ -237,13 +198,28 @@ static int check_term(const char *t, const semver *v)
     return -1;
 }
 
+static int new_version(wh_tmpl_ctx *ctx, const char *s, size_t len, version *v, char *err, size_t errlen);
+
 FN(fn_semvercompare)
 {
     semver v;
     char cbuf[512], *alt, *save1 = NULL;
     int any = 0;
 
-    int bad_version = parse_semver(a[1].u.s, a[1].len, &v) != 0;
+    /* the version as semver.NewVersion reads it (its prerelease in the
+     * constraint checker's buffer) */
+    version nv;
+    char verr[160];
+    int bad_version = new_version(ctx, a[1].u.s, a[1].len, &nv, verr, sizeof(verr)) != 0;
+    if (!bad_version) {
+        v.major = nv.major;
+        v.minor = nv.minor;
+        v.patch = nv.patch;
+        if (strlen(nv.pre) >= sizeof(v.pre))
+            bad_version = snprintf(verr, sizeof(verr), "Invalid Semantic Version") > 0;
+        else
+            strcpy(v.pre, nv.pre);
+    }
 
     /* the constraint is checked first (on a stand-in version if need be) */
     if (bad_version)
@@ -300,17 +276,11 @@ FN(fn_semvercompare)
             any = 1;
     }
     if (bad_version)
-        return wh_tmpl_errorf(ctx, "Invalid Semantic Version");
+        return wh_tmpl_errorf(ctx, "%s", verr);
     return sprig_ret_bool(out, any);
 }
 
 /* ---- semver: Masterminds/semver's *Version, its methods as templates call them ---- */
-
-/* semver.Version: the strings NUL-terminated in the render's arena */
-typedef struct {
-    uint64_t major, minor, patch;
-    const char *pre, *meta, *orig;
-} version;
 
 static const wh_tmpl_type version_ptr_type, version_type;
 static const wh_tmpl_type uint64_type = {.name = "uint64", .kind = WH_TMPL_UINT};
@@ -379,12 +349,13 @@ static const char *metadata_error(const char *p, size_t n)
 }
 
 /* semver.NewVersion: v?N(.N)?(.N)?(-pre)?(+meta)?, the missing numbers 0;
- * the whole string must match before a number can be out of range */
-static wh_code new_version(wh_tmpl_ctx *ctx, const char *s, size_t len, version *v)
+ * the whole string must match before a number can be out of range.  -1 with
+ * its error text in err (semverCompare reports it only after the constraint's) */
+static int new_version(wh_tmpl_ctx *ctx, const char *s, size_t len, version *v, char *err, size_t errlen)
 {
     uint64_t *nums[3] = {&v->major, &v->minor, &v->patch};
     size_t at[3], end[3], i = len > 0 && s[0] == 'v', pre = 0, pre_end = 0, meta = 0;
-    const char *err;
+    const char *perr;
     int k, nn = 0;
 
     memset(v, 0, sizeof(*v));
@@ -396,34 +367,35 @@ static wh_code new_version(wh_tmpl_ctx *ctx, const char *s, size_t len, version 
         while (i < len && isdigit((unsigned char)s[i]))
             i++;
         if (i == at[k])
-            return wh_tmpl_errorf(ctx, "Invalid Semantic Version");
+            return snprintf(err, errlen, "Invalid Semantic Version"), -1;
         end[k] = i;
         nn++;
     }
     if (i < len && s[i] == '-') {
         pre = ++i;
         if (scan_idents(s, len, &i))
-            return wh_tmpl_errorf(ctx, "Invalid Semantic Version");
+            return snprintf(err, errlen, "Invalid Semantic Version"), -1;
         pre_end = i;
     }
     if (i < len && s[i] == '+') {
         meta = ++i;
         if (scan_idents(s, len, &i))
-            return wh_tmpl_errorf(ctx, "Invalid Semantic Version");
+            return snprintf(err, errlen, "Invalid Semantic Version"), -1;
     }
     if (i != len)
-        return wh_tmpl_errorf(ctx, "Invalid Semantic Version");
+        return snprintf(err, errlen, "Invalid Semantic Version"), -1;
     for (k = 0; k < nn; k++)
         if (parse_uint(s + at[k], end[k] - at[k], nums[k]))
             return wh_tmpl_errorf(
-                ctx, "Error parsing version segment: strconv.ParseUint: parsing \"%.*s\": value out of range",
-                (int)(end[k] - at[k]), s + at[k]);
-    if (pre && (err = prerelease_error(s + pre, pre_end - pre)) != NULL)
-        return wh_tmpl_errorf(ctx, "%s", err);
+                       ctx, "Error parsing version segment: strconv.ParseUint: parsing \"%.*s\": value out of range",
+                       (int)(end[k] - at[k]), s + at[k]),
+                   -1;
+    if (pre && (perr = prerelease_error(s + pre, pre_end - pre)) != NULL)
+        return snprintf(err, errlen, "%s", perr), -1;
     v->pre = pre ? sprig_arena_str(ctx, s + pre, pre_end - pre) : "";
     v->meta = meta ? sprig_arena_str(ctx, s + meta, len - meta) : "";
     v->orig = sprig_arena_str(ctx, s, len);
-    return WH_OK;
+    return 0;
 }
 
 /* Version.String() */
@@ -576,10 +548,10 @@ static const wh_tmpl_type version_type = {.name = "semver.Version",
 FN(fn_semver)
 {
     version *v = wh_tmpl_alloc(ctx, sizeof(*v));
-    wh_code rc;
     (void)n;
-    if ((rc = new_version(ctx, a[0].u.s, a[0].len, v)) != WH_OK)
-        return rc;
+    char err[160];
+    if (new_version(ctx, a[0].u.s, a[0].len, v, err, sizeof(err)))
+        return wh_tmpl_errorf(ctx, "%s", err);
     *out = wh_tmpl_host(&version_ptr_type, v);
     return WH_OK;
 }
