@@ -41,11 +41,12 @@ json_t *wh_inject_webhook_proxy_config(const json_t *mesh, const wh_inject_relea
  * namespace, then the parsed proxy.istio.io/config `annotation` (NULL: none)
  * under the workload's resource; `webhook` (istiod's /inject, not istioctl
  * kube-inject): the annotation's zero-valued fields change nothing, as
- * mergeWithPrecedence goes through protojson.  *out is a new reference
+ * mergeWithPrecedence goes through protojson; release `rel` breaks ties of
+ * creation time.  *out is a new reference
  * (`base` itself when nothing applies). */
 wh_code wh_inject_effective_proxy_config(const json_t *mesh, const json_t *base, const json_t *proxyconfigs,
-                                         const json_t *pod, const json_t *annotation, int webhook, json_t **out,
-                                         wh_err *err);
+                                         const json_t *pod, const json_t *annotation, int webhook,
+                                         const wh_inject_release *rel, json_t **out, wh_err *err);
 /* Drop from a normalised ProxyConfig what protojson does not print (EmitUnpopulated
  * false): fields at their proto3 zero value ("", 0, the enum's first name, an empty
  * list or map).  Messages, durations and wrappers stay whenever set. */

@@ -8,35 +8,65 @@
  */
 #include "wh_inject_proxyconfig.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "wh_kube.h"
 
-/* The first (oldest) resource of namespace `ns` without a selector, or, for
- * the workload level, with a selector of at least one label, all of which the
- * pod's `labels` carry.  A selector without labels belongs to neither level. */
-static const json_t *oldest(const json_t *pcs, const char *ns, int workload, const json_t *labels)
+static const char *field(const json_t *res, const char *key)
 {
+    const char *v = json_string_value(json_object_get(res, key));
+    return v != NULL ? v : "";
+}
+
+/* Whether the resource applies at its level: without a selector for the
+ * namespace level; for the workload level with a selector of at least one
+ * label, all of which the pod's `labels` carry.  A selector without labels
+ * belongs to neither level. */
+static int applies(const json_t *res, int workload, const json_t *labels)
+{
+    const json_t *sel = json_object_get(res, "selector");
+    json_t *s;
+    int m;
+
+    if (!workload || json_object_size(sel) == 0)
+        return !workload && sel == NULL;
+    s = json_pack("{s:O}", "matchLabels", sel);
+    m = wh_kube_selector_matches(s, json_is_object(labels) ? labels : NULL);
+    json_decref(s);
+    return m == 1;
+}
+
+/* Releases up to 1.22 order a creation-time tie by "<name>.<namespace>". */
+static int dotted_name_before(const json_t *a, const json_t *b)
+{
+    char ka[512], kb[512];
+
+    snprintf(ka, sizeof(ka), "%s.%s", field(a, "name"), field(a, "namespace"));
+    snprintf(kb, sizeof(kb), "%s.%s", field(b, "name"), field(b, "namespace"));
+    return strcmp(ka, kb) < 0;
+}
+
+/* The first resource of namespace `ns` that applies at its level in istiod's
+ * order: `pcs` is oldest first, a tie by name (wh_inject_cluster.c), which
+ * older releases break otherwise (WH_REL_PROXYCONFIG_TIE_DOTTED_NAME). */
+static const json_t *oldest(const json_t *pcs, const char *ns, int workload, const json_t *labels,
+                            const wh_inject_release *rel)
+{
+    int dotted = wh_inject_release_has(rel, WH_REL_PROXYCONFIG_TIE_DOTTED_NAME);
+    const json_t *p, *best = NULL;
     size_t i;
-    const json_t *p;
 
     json_array_foreach(pcs, i, p)
     {
-        const char *pns = json_string_value(json_object_get(p, "namespace"));
-        const json_t *sel = json_object_get(p, "selector");
-        if (pns == NULL || strcmp(pns, ns) != 0)
+        if (best != NULL && (!dotted || strcmp(field(p, "created"), field(best, "created")) != 0))
+            break;
+        if (strcmp(field(p, "namespace"), ns) != 0 || !applies(p, workload, labels))
             continue;
-        if (!workload && sel == NULL)
-            return p;
-        if (workload && json_object_size(sel) > 0) {
-            json_t *s = json_pack("{s:O}", "matchLabels", sel);
-            int m = wh_kube_selector_matches(s, json_is_object(labels) ? labels : NULL);
-            json_decref(s);
-            if (m == 1)
-                return p;
-        }
+        if (best == NULL || dotted_name_before(p, best))
+            best = p;
     }
-    return NULL;
+    return best;
 }
 
 /* A resource's contribution; one that does not apply (it would have failed
@@ -86,8 +116,8 @@ json_t *wh_inject_webhook_proxy_config(const json_t *mesh, const wh_inject_relea
 }
 
 wh_code wh_inject_effective_proxy_config(const json_t *mesh, const json_t *base, const json_t *proxyconfigs,
-                                         const json_t *pod, const json_t *annotation, int webhook, json_t **out,
-                                         wh_err *err)
+                                         const json_t *pod, const json_t *annotation, int webhook,
+                                         const wh_inject_release *rel, json_t **out, wh_err *err)
 {
     json_t *layer = NULL;
     const json_t *meta = json_object_get(pod, "metadata");
@@ -108,9 +138,9 @@ wh_code wh_inject_effective_proxy_config(const json_t *mesh, const json_t *base,
     if (ns == NULL)
         ns = "";
     if (json_array_size(proxyconfigs) > 0) {
-        apply_resource(pc, oldest(proxyconfigs, root, 0, NULL));
+        apply_resource(pc, oldest(proxyconfigs, root, 0, NULL, rel));
         if (strcmp(ns, root) != 0)
-            apply_resource(pc, oldest(proxyconfigs, ns, 0, NULL));
+            apply_resource(pc, oldest(proxyconfigs, ns, 0, NULL, rel));
     }
     /* Workload level: the annotation (kube-inject: ApplyProxyConfig, all of
      * it), then the matching resource over it. */
@@ -127,7 +157,7 @@ wh_code wh_inject_effective_proxy_config(const json_t *mesh, const json_t *base,
         return wh_err_prefix(err, "invalid value for annotation 'proxy.istio.io/config'");
     }
     if (json_array_size(proxyconfigs) > 0)
-        apply_resource(pc, oldest(proxyconfigs, ns, 1, json_object_get(meta, "labels")));
+        apply_resource(pc, oldest(proxyconfigs, ns, 1, json_object_get(meta, "labels"), rel));
     *out = pc;
     return WH_OK;
 }

@@ -63,6 +63,9 @@ static const wh_release_row table[] = {
     {WH_REL_ADJUST_INIT_CONTAINER_USER, "adjust-init-container-user", "1.23", "", "1.20.7 1.21.3 1.22.1",
      "the pod's own istio-proxy runAsUser/runAsGroup reach the init side: with TPROXY the proxy runs as 0, otherwise "
      "istio-validation takes them"},
+    {WH_REL_PROXYCONFIG_TIE_DOTTED_NAME, "proxyconfig-tie-dotted-name", "", "1.22", "",
+     "of the ProxyConfigs created in the same second the first by \"<name>.<namespace>\" counts (from 1.23: by name, "
+     "then namespace; \"a-b\" before \"a\" only before)"},
     {WH_REL_FUNC_MERGE_MAPS, "func-mergeMaps", "1.21", "", "", "templates may call Istio's mergeMaps"},
     {WH_REL_FUNC_SPRIG_3_3, "func-sprig-3.3.0", "1.24", "", "",
      "istiod vendors Sprig v3.3.0 (before: v3.2.3): templates may call sha512sum"},

@@ -144,6 +144,9 @@ typedef enum wh_release_behaviour {
      * istio-validation takes them; it came with the backport that ended
      * WH_REL_OVERRIDE_RESETS_FOREIGN_UID (1.20.7, 1.21.3, 1.22.1). */
     WH_REL_ADJUST_INIT_CONTAINER_USER,
+    /* ProxyConfigs created in the same second rank by "<name>.<namespace>"
+     * (sortConfigByCreationTime; from 1.23: by name, then namespace). */
+    WH_REL_PROXYCONFIG_TIE_DOTTED_NAME,
     /* Template functions (createInjectionFuncmap, and the Sprig in go.mod):
      * a template of a release without one fails to parse when the config
      * loads, "function \"x\" not defined" (wh_inject_set_funcs). */

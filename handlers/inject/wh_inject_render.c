@@ -182,8 +182,8 @@ wh_code wh_inject_render(const wh_inject_input *in, wh_inject_rendered *out, wh_
     }
     if ((rc = wh_inject_effective_proxy_config(
              rev->mesh, in->kube_inject ? json_object_get(rev->mesh, "defaultConfig") : rev->webhook_pc,
-             in->proxyconfigs, out->merge_pod, json_is_null(pc_doc) ? NULL : pc_doc, !in->kube_inject, &pc, err)) !=
-        WH_OK)
+             in->proxyconfigs, out->merge_pod, json_is_null(pc_doc) ? NULL : pc_doc, !in->kube_inject, &rev->release,
+             &pc, err)) != WH_OK)
         goto fail;
 
     /* deploy meta */

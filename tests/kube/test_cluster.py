@@ -149,6 +149,7 @@ def main():
     # The canary revision is Istio 1.29.0 with that release's own ConfigMaps (master's template calls
     # functions 1.29's istiod lacks, and such a revision is refused as it would be there).
     corpus_129 = Corpus(os.path.join(os.path.dirname(os.path.abspath(sys.argv[1])), "1.29.0"))
+    corpus_122 = Corpus(os.path.join(os.path.dirname(os.path.abspath(sys.argv[1])), "1.22.0"))
     state = os.path.join(os.environ.get("TMPDIR", "/tmp"), "cluster-state-%d.json" % os.getpid())
     api = kubetest.FakeApi(args=("--state", state))
     try:
@@ -260,6 +261,28 @@ def main():
             env, _ = envs(pod("default"))
             check("ProxyConfig: another namespace gets the root's only",
                   (env.get("A"), env.get("B"), env.get("C")) == ("root", "root", None), {k: env.get(k) for k in "ABC"})
+
+            # Two namespace-level ProxyConfigs created in the same second: from 1.23 the first by name counts
+            # ("x"), up to 1.22 the first by "<name>.<namespace>" ("x-y.tie" < "x.tie").
+            api.load([corpus_122.injector(rev="old", hub="example.com/old", version="1.22.0"),
+                      corpus_122.meshcm("old"), {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "tie"}}])
+            until(lambda: image_of(s, "/inject/rev/old"), lambda v: v.startswith("example.com/old/"))
+            while True:
+                api.load([proxyconfig("tie", n, {"T": n}) for n in ("x", "x-y")])
+                created = {o["metadata"]["name"]: o["metadata"]["creationTimestamp"] for o in api.state()
+                           if o["kind"] == "ProxyConfig" and o["metadata"]["namespace"] == "tie"}
+                if created["x"] == created["x-y"]:
+                    break
+                for n in created:
+                    api.control("delete", {"kind": "ProxyConfig", "namespace": "tie", "name": n})
+
+            def env_t(path):
+                c, _ = proxy(inject(s, pod("tie"), path)[0])
+                return {e["name"]: e.get("value") for e in c.get("env") or []}.get("T")
+            t_new = until(lambda: env_t("/inject"), lambda t: t is not None)
+            check("ProxyConfig: a creation-time tie goes to the first name (1.23 on)", t_new == "x", t_new)
+            check("ProxyConfig: a creation-time tie goes to the first <name>.<namespace> (1.22)",
+                  env_t("/inject/rev/old") == "x-y", env_t("/inject/rev/old"))
 
             # Native sidecars, auto: every node >= 1.33, else the pod's node.
             check("native auto: every node is 1.34 -> native", proxy(inject(s, pod())[0])[1] == "native")

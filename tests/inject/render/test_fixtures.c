@@ -209,7 +209,7 @@ static void check_proxyconfig(size_t i, json_t *c)
         json_t *pod = json_pack("{s{ss}}", "metadata", "namespace", "default"), *eff = NULL;
         const json_t *base = json_is_true(webhook) ? rev->webhook_pc : json_object_get(rev->mesh, "defaultConfig");
         if (wh_inject_effective_proxy_config(rev->mesh, base, NULL, pod, json_is_null(doc) ? NULL : doc,
-                                             json_is_true(webhook), &eff, &err) == WH_OK) {
+                                             json_is_true(webhook), &rev->release, &eff, &err) == WH_OK) {
             json_decref(pc);
             pc = json_deep_copy(eff);
             json_decref(doc);
