@@ -9,6 +9,7 @@
 #include "wh_inject_quantity.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -91,71 +92,116 @@ static void put_quantity(char *out, size_t out_len, int negative, const char *di
     out[n] = '\0';
 }
 
-/* Parses a quantity into sign, mantissa (binary suffixes already multiplied
- * in), power of ten and format family; -1 when `text` is not a quantity.
- * Like Go's, the number may have no digit ("+", ".", "-.Ki" are zero) unless
- * its scale is below nano, where Go's inf.Dec reparse refuses it. */
-static int parse_quantity(const char *text, int *negative_out, u128 *m_out, int *e10_out, enum qfmt *fmt_out)
+static const char QUANTITY_FORMAT[] =
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+
+/* The exponent of an e/E suffix ("e3", "E-2"): strconv.ParseInt(..., 10, 64),
+ * then Go's int32() conversion; -1 when ParseInt fails. */
+static int suffix_exponent(const char *p, const char *end, int32_t *out)
 {
-    const char *p = text, *suffix;
-    int negative = 0, e10 = 0, bin = 0, ndigits = 0, i;
+    int negative = 0;
+    unsigned long long u = 0;
+
+    if (p < end && (*p == '+' || *p == '-'))
+        negative = (*p++ == '-');
+    if (p == end)
+        return -1;
+    for (; p < end; p++) {
+        if (!isdigit((unsigned char)*p) || u > (1ULL << 63) / 10)
+            return -1;
+        u = u * 10 + (unsigned long long)(*p - '0');
+    }
+    if (u > (negative ? 1ULL << 63 : (1ULL << 63) - 1))
+        return -1;
+    *out = (int32_t)(uint32_t)(negative ? 0 - u : u);
+    return 0;
+}
+
+/* resource.ParseQuantity over text[0..len): sign, mantissa (binary suffixes
+ * already multiplied in), power of ten and format family.  Returns 0; 1 for a
+ * quantity Go takes whose value is beyond 128 bits here (or its exponent past
+ * 10^±10000); -1 when Go refuses it, with Go's error text in *why.  Like Go's,
+ * the number needs no digit ("+", ".", "-.Ki" are zero) unless its scale is
+ * below nano, where Go's inf.Dec reparse refuses it; the suffix is a run of
+ * [eEinumkKMGTP], a sign and digits, read whole and then looked up. */
+static int parse_quantity(const char *text, size_t len, int *negative_out, u128 *m_out, int *e10_out,
+                          enum qfmt *fmt_out, const char **why)
+{
+    const char *p = text, *end = text + len, *suffix, *q;
+    int negative = 0, e10 = 0, bin = 0, ndigits = 0, big = 0, i;
     enum qfmt fmt = Q_DECIMAL_SI;
+    int32_t scale = 0;
+    size_t sn;
     u128 m = 0;
 
-    if (*p == '\0')
+    *why = QUANTITY_FORMAT;
+    if (len == 0)
         return -1;
     if (*p == '+' || *p == '-')
         negative = (*p++ == '-');
-    for (; isdigit((unsigned char)*p); p++, ndigits++) {
-        if (m > U128_MAX_DIV10)
-            return -1;
-        m = m * 10 + (u128)(*p - '0');
-    }
-    if (*p == '.') {
-        for (p++; isdigit((unsigned char)*p); p++, ndigits++) {
-            if (m > U128_MAX_DIV10)
-                return -1;
-            m = m * 10 + (u128)(*p - '0');
-            e10--;
+    for (int frac = 0; p < end && (isdigit((unsigned char)*p) || (*p == '.' && !frac)); p++) {
+        if (*p == '.') {
+            frac = 1;
+            continue;
         }
+        ndigits++;
+        if (m > U128_MAX_DIV10)
+            big = 1;
+        else
+            m = m * 10 + (u128)(*p - '0');
+        e10 -= frac;
     }
     suffix = p;
-    if (*suffix == '\0') {
+    for (q = p; q < end && *q != '\0' && strchr("eEinumkKMGTP", *q) != NULL; q++)
+        ;
+    if (q < end && (*q == '+' || *q == '-'))
+        q++;
+    while (q < end && isdigit((unsigned char)*q))
+        q++;
+    if (q != end)
+        return -1;
+    sn = (size_t)(end - suffix);
+    if (sn == 0) {
         fmt = Q_DECIMAL_SI;
-    } else if (suffix[1] == 'i' && suffix[2] == '\0' && strchr("KMGTPE", suffix[0]) != NULL) {
+    } else if (sn == 2 && suffix[1] == 'i' && strchr("KMGTPE", suffix[0]) != NULL) {
         fmt = Q_BINARY_SI;
         bin = (int)(strchr("KMGTPE", suffix[0]) - "KMGTPE") + 1;
-    } else if ((suffix[0] == 'e' || suffix[0] == 'E') && suffix[1] != '\0') {
-        const char *q = suffix + 1;
-        int sign = 1, ev = 0;
-        if (*q == '+' || *q == '-')
-            sign = (*q++ == '-') ? -1 : 1;
-        if (*q == '\0')
-            return -1;
-        for (; *q != '\0'; q++) {
-            if (!isdigit((unsigned char)*q) || ev > 10000)
-                return -1;
-            ev = ev * 10 + (*q - '0');
-        }
-        fmt = Q_DECIMAL_EXP;
-        e10 += sign * ev;
-    } else if (suffix[1] == '\0' && strchr("numkMGTPE", suffix[0]) != NULL) {
+    } else if (sn == 1 && strchr("numkMGTPE", suffix[0]) != NULL) {
         static const int exps[] = {-9, -6, -3, 3, 6, 9, 12, 15, 18};
         fmt = Q_DECIMAL_SI;
-        e10 += exps[strchr("numkMGTPE", suffix[0]) - "numkMGTPE"];
+        scale = exps[strchr("numkMGTPE", suffix[0]) - "numkMGTPE"];
+    } else if (sn > 1 && (suffix[0] == 'e' || suffix[0] == 'E') && suffix_exponent(suffix + 1, end, &scale) == 0) {
+        fmt = Q_DECIMAL_EXP;
     } else {
+        *why = "unable to parse quantity's suffix";
         return -1;
     }
-    if (ndigits == 0 && e10 < -9)
+    if (ndigits == 0 && scale < -9) {
+        *why = "unable to parse numeric part of quantity";
         return -1;
+    }
+    *why = NULL;
+    if (big || scale > 10000 || scale < -10000)
+        return 1;
+    e10 += scale;
     for (i = 0; i < bin; i++)
         if (mul_small(&m, 1024) != 0)
-            return -1;
+            return 1;
     *negative_out = negative;
     *m_out = m;
     *e10_out = e10;
     *fmt_out = fmt;
     return 0;
+}
+
+const char *wh_inject_quantity_error(const char *text, size_t len)
+{
+    int negative, e10;
+    enum qfmt fmt;
+    const char *why;
+    u128 m;
+
+    return parse_quantity(text, len, &negative, &m, &e10, &fmt, &why) < 0 ? why : NULL;
 }
 
 wh_code wh_inject_quantity_canonical(const char *text, char *out, size_t out_len, wh_err *err)
@@ -164,8 +210,9 @@ wh_code wh_inject_quantity_canonical(const char *text, char *out, size_t out_len
     enum qfmt fmt;
     u128 m;
     char digits[48];
+    const char *why;
 
-    if (parse_quantity(text, &negative, &m, &e10, &fmt) != 0)
+    if (parse_quantity(text, strlen(text), &negative, &m, &e10, &fmt, &why) != 0)
         goto invalid;
     if (m == 0) {
         snprintf(out, out_len, "0");
@@ -220,10 +267,7 @@ wh_code wh_inject_quantity_canonical(const char *text, char *out, size_t out_len
         snprintf(out, out_len, "%s%se%d", negative ? "-" : "", digits, x);
     return WH_OK;
 invalid:
-    return wh_err_set(err, WH_E_INVALID,
-                      "quantities must match the regular expression "
-                      "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': \"%s\"",
-                      text);
+    return wh_err_set(err, WH_E_INVALID, "%s: \"%s\"", QUANTITY_FORMAT, text);
 }
 
 /* ceil(n / d) for d > 0. */
@@ -237,8 +281,9 @@ wh_code wh_inject_quantity_cores(const char *text, long long *out)
     int negative, e10, i;
     enum qfmt fmt;
     u128 m, milli, scale = 1;
+    const char *why;
 
-    if (text == NULL || parse_quantity(text, &negative, &m, &e10, &fmt) != 0)
+    if (text == NULL || parse_quantity(text, strlen(text), &negative, &m, &e10, &fmt, &why) != 0)
         return WH_E_INVALID;
     /* the milli value, rounded up as resource.Quantity.MilliValue does */
     e10 += 3;

@@ -8,6 +8,7 @@
 
 #include "wh_go.h"
 #include "wh_inject_pod.h"
+#include "wh_inject_quantity.h"
 #include "wh_yaml.h"
 #include "wh_alloc.h"
 
@@ -263,26 +264,13 @@ static int v_interfaces(gostr v, wh_buf *why)
     return each_item(NULL, NULL, v, interface_name, why);
 }
 
-/* resource.ParseQuantity's verdict and error text.  Its number needs no digit
- * ("+", ".", "-.Ki" are zero); the suffix is a run of [eEinumkKMGTP], a
- * sign and digits, read whole and then looked up: an SI suffix or e/E and a
- * 64-bit exponent (kept as int32).  A number without digits is reparsed by
- * inf.Dec, which refuses it, when the scale is below nano. */
+/* validateResourceQuantity: no unicode.IsControl rune, then
+ * resource.ParseQuantity's verdict and error text. */
 static int v_quantity(gostr value, wh_buf *why)
 {
-    /* each suffix with its scale (binary ones keep scale 0) */
-    static const struct {
-        const char *s;
-        int scale;
-    } suffixes[] = {{"", 0},   {"Ki", 0}, {"Mi", 0}, {"Gi", 0}, {"Ti", 0}, {"Pi", 0}, {"Ei", 0}, {"n", -9},
-                    {"u", -6}, {"m", -3}, {"k", 3},  {"M", 6},  {"G", 9},  {"T", 12}, {"P", 15}, {"E", 18}};
-    const char *p = value.s, *end = value.s + value.n, *suffix;
-    size_t nd = 0, sn;
-    long long scale = 0;
-    int known = 0;
+    const char *err;
 
-    /* validateResourceQuantity refuses unicode.IsControl runes first: C0 (NUL
-     * too), DEL and C1 (U+0080-U+009F); past it the value holds no NUL. */
+    /* C0 (NUL too), DEL and C1 (U+0080-U+009F); past it the value holds no NUL */
     for (size_t i = 0; i < value.n; i++) {
         const unsigned char *c = (const unsigned char *)value.s + i;
         if (iscntrl(*c) || (c[0] == 0xC2 && i + 1 < value.n && c[1] >= 0x80 && c[1] <= 0x9F)) {
@@ -290,59 +278,9 @@ static int v_quantity(gostr value, wh_buf *why)
             return -1;
         }
     }
-    if (value.n == 0)
-        goto format;
-    if (*p == '+' || *p == '-')
-        p++;
-    for (; p < end && isdigit((unsigned char)*p); p++)
-        nd++;
-    if (p < end && *p == '.')
-        for (p++; p < end && isdigit((unsigned char)*p); p++)
-            nd++;
-    suffix = p;
-    while (p < end && strchr("eEinumkKMGTP", *p) != NULL)
-        p++;
-    if (p < end && (*p == '+' || *p == '-'))
-        p++;
-    while (p < end && isdigit((unsigned char)*p))
-        p++;
-    if (p != end)
-        goto format;
-    sn = (size_t)(end - suffix);
-    for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]) && !known; i++)
-        if (sn == strlen(suffixes[i].s) && memcmp(suffix, suffixes[i].s, sn) == 0) {
-            known = 1;
-            scale = suffixes[i].scale;
-        }
-    if (!known && sn > 1 && (*suffix == 'e' || *suffix == 'E')) {
-        gostr exp = {suffix + 1, sn - 1};
-        wh_buf ignored = WH_BUF_INIT;
-        int negative = *exp.s == '-';
-        if (*exp.s == '+' || *exp.s == '-') {
-            exp.s++;
-            exp.n--;
-        }
-        /* strconv.ParseInt(…, 10, 64), then Go's int32() conversion */
-        if (parse_uint(exp, 64, &ignored) == 0) {
-            unsigned long long u = strtoull(exp.s, NULL, 10);
-            if (u <= (negative ? 1ULL << 63 : (1ULL << 63) - 1)) {
-                known = 1;
-                scale = (int32_t)(uint32_t)(negative ? 0 - u : u);
-            }
-        }
-        wh_buf_free(&ignored);
-    }
-    if (!known) {
-        wh_buf_puts(why, "unable to parse quantity's suffix");
-        return -1;
-    }
-    if (nd == 0 && scale < -9) {
-        wh_buf_puts(why, "unable to parse numeric part of quantity");
-        return -1;
-    }
-    return 0;
-format:
-    wh_buf_printf(why, "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+    if ((err = wh_inject_quantity_error(value.s, value.n)) == NULL)
+        return 0;
+    wh_buf_puts(why, err);
     return -1;
 }
 
