@@ -133,12 +133,13 @@ wh_code wh_inject_effective_proxy_config(const json_t *mesh, const json_t *base,
         return WH_OK;
     }
     pc = json_deep_copy(base);
-    if (root == NULL || root[0] == '\0')
-        root = "istio-system";
+    if (root == NULL) /* a mesh's rootNamespace "" means no mesh-wide level */
+        root = "";
     if (ns == NULL)
         ns = "";
     if (json_array_size(proxyconfigs) > 0) {
-        apply_resource(pc, oldest(proxyconfigs, root, 0, NULL, rel));
+        if (root[0] != '\0')
+            apply_resource(pc, oldest(proxyconfigs, root, 0, NULL, rel));
         if (strcmp(ns, root) != 0)
             apply_resource(pc, oldest(proxyconfigs, ns, 0, NULL, rel));
     }

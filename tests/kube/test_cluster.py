@@ -276,13 +276,25 @@ def main():
                 for n in created:
                     api.control("delete", {"kind": "ProxyConfig", "namespace": "tie", "name": n})
 
+            def envs_of(server, p, path):
+                return {e["name"]: e.get("value") for e in proxy(inject(server, p, path)[0])[0].get("env") or []}
+
             def env_t(path):
-                c, _ = proxy(inject(s, pod("tie"), path)[0])
-                return {e["name"]: e.get("value") for e in c.get("env") or []}.get("T")
+                return envs_of(s, pod("tie"), path).get("T")
             t_new = until(lambda: env_t("/inject"), lambda t: t is not None)
             check("ProxyConfig: a creation-time tie goes to the first name (1.23 on)", t_new == "x", t_new)
             check("ProxyConfig: a creation-time tie goes to the first <name>.<namespace> (1.22)",
                   env_t("/inject/rev/old") == "x-y", env_t("/inject/rev/old"))
+
+            # A mesh whose rootNamespace is "": no mesh-wide level, the namespace level in every namespace.
+            noroot = corpus.meshcm("noroot")
+            noroot["data"]["mesh"] = noroot["data"]["mesh"].replace("rootNamespace: istio-system", 'rootNamespace: ""')
+            api.load([corpus.injector(rev="noroot", hub="example.com/noroot"), noroot])
+            until(lambda: image_of(s, "/inject/rev/noroot"), lambda v: v.startswith("example.com/noroot/"))
+            env = envs_of(s, pod(NS), "/inject/rev/noroot")
+            check("ProxyConfig: rootNamespace \"\" -> no mesh-wide resource, istio-system's own for its pods",
+                  (env.get("A"), env.get("B")) == ("root", "root") and
+                  envs_of(s, pod("default"), "/inject/rev/noroot").get("A") is None, env)
 
             # Native sidecars, auto: every node >= 1.33, else the pod's node.
             check("native auto: every node is 1.34 -> native", proxy(inject(s, pod())[0])[1] == "native")
