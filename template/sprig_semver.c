@@ -14,11 +14,6 @@
 #include "wh_alloc.h"
 #include "wh_buf.h"
 
-typedef struct semver {
-    uint64_t major, minor, patch;
-    char pre[128];
-} semver;
-
 /* semver.Version: the strings NUL-terminated in the render's arena */
 typedef struct version {
     uint64_t major, minor, patch;
@@ -60,7 +55,8 @@ static int cmp_pre(const char *a, const char *b)
     return *a == 0 ? -1 : 1;
 }
 
-static int semver_cmp(const semver *a, const semver *b)
+/* Version.Compare */
+static int version_cmp(const version *a, const version *b)
 {
     if (a->major != b->major)
         return a->major < b->major ? -1 : 1;
@@ -73,11 +69,12 @@ static int semver_cmp(const semver *a, const semver *b)
 
 /* One constraint term like ">=1.2", "~1.2.3", "^1", "1.x", "!=2": 1 = ok,
  * 0 = no, -1 = bad syntax. */
-static int check_term(const char *t, const semver *v)
+static int check_term(const char *t, const version *v)
 {
     char op[3] = "";
     size_t ol = 0;
-    semver c;
+    version c;
+    char cpre[128];
     int wild_minor = 0, wild_patch = 0, nparts = 0, cmp;
     char buf[128];
     size_t i, k = 0;
@@ -104,6 +101,7 @@ static int check_term(const char *t, const semver *v)
         char *p = buf, *end;
         uint64_t nums[3] = {0, 0, 0};
         memset(&c, 0, sizeof(c));
+        c.pre = "";
         while (nparts < 3) {
             if (*p == 'x' || *p == 'X' || *p == '*') {
                 if (nparts == 0)
@@ -132,10 +130,11 @@ static int check_term(const char *t, const semver *v)
         c.patch = nums[2];
         if (*p == '-') {
             size_t pl = strcspn(p + 1, "+");
-            if (pl >= sizeof(c.pre))
+            if (pl >= sizeof(cpre))
                 return -1;
-            memcpy(c.pre, p + 1, pl);
-            c.pre[pl] = 0;
+            memcpy(cpre, p + 1, pl);
+            cpre[pl] = 0;
+            c.pre = cpre;
             p += 1 + pl;
         }
         if (*p == '+')
@@ -146,7 +145,7 @@ static int check_term(const char *t, const semver *v)
     /* a prerelease version only satisfies terms that carry a prerelease */
     if (v->pre[0] && !c.pre[0])
         return 0;
-    cmp = semver_cmp(v, &c);
+    cmp = version_cmp(v, &c);
     if (strcmp(op, "") == 0 || strcmp(op, "=") == 0) {
         if (wild_minor)
             return v->major == c.major;
@@ -202,28 +201,17 @@ static int new_version(wh_tmpl_ctx *ctx, const char *s, size_t len, version *v, 
 
 FN(fn_semvercompare)
 {
-    semver v;
-    char cbuf[512], *alt, *save1 = NULL;
+    version v;
+    char cbuf[512], *alt, *save1 = NULL, verr[160];
     int any = 0;
-
-    /* the version as semver.NewVersion reads it (its prerelease in the
-     * constraint checker's buffer) */
-    version nv;
-    char verr[160];
-    int bad_version = new_version(ctx, a[1].u.s, a[1].len, &nv, verr, sizeof(verr)) != 0;
-    if (!bad_version) {
-        v.major = nv.major;
-        v.minor = nv.minor;
-        v.patch = nv.patch;
-        if (strlen(nv.pre) >= sizeof(v.pre))
-            bad_version = snprintf(verr, sizeof(verr), "Invalid Semantic Version") > 0;
-        else
-            strcpy(v.pre, nv.pre);
-    }
+    /* the version as semver.NewVersion reads it */
+    int bad_version = new_version(ctx, a[1].u.s, a[1].len, &v, verr, sizeof(verr)) != 0;
 
     /* the constraint is checked first (on a stand-in version if need be) */
-    if (bad_version)
+    if (bad_version) {
         memset(&v, 0, sizeof(v));
+        v.pre = "";
+    }
     if (a[0].len >= sizeof(cbuf))
         return wh_tmpl_errorf(ctx, "improper constraint: %.*s", (int)a[0].len, a[0].u.s);
     memcpy(cbuf, a[0].u.s, a[0].len);
@@ -417,18 +405,6 @@ static wh_tmpl_value version_value(wh_tmpl_ctx *ctx, const version *v)
     version *nv = wh_tmpl_alloc(ctx, sizeof(*nv));
     *nv = *v;
     return wh_tmpl_host(&version_type, nv);
-}
-
-/* Version.Compare */
-static int version_cmp(const version *a, const version *b)
-{
-    if (a->major != b->major)
-        return a->major < b->major ? -1 : 1;
-    if (a->minor != b->minor)
-        return a->minor < b->minor ? -1 : 1;
-    if (a->patch != b->patch)
-        return a->patch < b->patch ? -1 : 1;
-    return cmp_pre(a->pre, b->pre);
 }
 
 static wh_code want_args(wh_tmpl_ctx *ctx, const char *name, size_t want, size_t got)
