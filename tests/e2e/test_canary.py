@@ -96,6 +96,17 @@ class Base(unittest.TestCase):
     def webhookd_pods(self):
         return self.c.list("v1", "Pod", "istio-system", selector="app.kubernetes.io/name=webhookd")
 
+    def install_b_only(self, **values):
+        """istiod's revision B's ConfigMaps, then the chart serving B alone; `values` replace top-level keys."""
+        for cm in scenario.revision_configmaps(B, B_RELEASE):
+            self.c.create(cm)
+        vals = scenario.values("canary")
+        vals["injection"]["revisions"] = [B]
+        vals["revision"] = B
+        vals.update(values)
+        self.c.install(vals)
+        self.c.sync()
+
 
 class TestCanaryUpgrade(Base):
     def test_canary_upgrade(self):
@@ -241,14 +252,7 @@ class TestApiServerOutage(Base):
 
     def run_outage(self, snapshot):
         c = self.c
-        for cm in scenario.revision_configmaps(B, B_RELEASE):
-            c.create(cm)
-        vals = scenario.values("canary")
-        vals["injection"]["revisions"] = [B]
-        vals["revision"] = B
-        vals["cluster"] = {"snapshot": {"enabled": snapshot}}
-        c.install(vals)
-        c.sync()
+        self.install_b_only(cluster={"snapshot": {"enabled": snapshot}})
         self.ns("app", **{"istio.io/rev": B})
         self.assert_injected(self.pod("app", B_RELEASE), B_RELEASE, B)
         c.api.faults([{"path_contains": p, "action": "status", "status": 503, "count": 10 ** 6} for p in self.READS])
@@ -385,15 +389,7 @@ class TestRollingUpdate(Base):
     def rolling_update(self, shutdown_delay):
         """Roll webhookd while pods are created without pause; returns the create outcomes."""
         c = self.c
-        for cm in scenario.revision_configmaps(B, B_RELEASE):
-            c.create(cm)
-        vals = scenario.values("canary")
-        vals["injection"]["revisions"] = [B]
-        vals["revision"] = B
-        if shutdown_delay is not None:
-            vals.setdefault("server", {})["shutdownDelay"] = shutdown_delay
-        c.install(vals)
-        c.sync()
+        self.install_b_only(**({} if shutdown_delay is None else {"server": {"shutdownDelay": shutdown_delay}}))
         self.ns("app", **{"istio.io/rev": B})
         results = []
         stop = threading.Event()
